@@ -1,0 +1,181 @@
+// Package prsm holds the domain types that every part of prsm shares: sessions,
+// tool calls, records, checkpoints and the line ranges of a change. Their JSON
+// field names are the product contract of ../shared/SPEC.md and must not change;
+// the packages below (store, worktree, tracker, sync, server) implement the
+// behaviour around them.
+package prsm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Version is the prsm version written into server.json and shown by `prsm status`.
+var Version = "0.1.0-dev"
+
+// Session modes and statuses.
+const (
+	ModeAuto   = "auto"
+	ModeReview = "review"
+
+	SessionActive = "active"
+	SessionEnded  = "ended"
+)
+
+// Record change types, statuses and sync states.
+const (
+	ChangeCreate = "create"
+	ChangeModify = "modify"
+	ChangeDelete = "delete"
+
+	StatusPending  = "pending"
+	StatusAccepted = "accepted"
+	StatusRejected = "rejected"
+
+	SyncSynced        = "synced"
+	SyncConflict      = "conflict"
+	SyncPendingReview = "pending_review"
+)
+
+// Checkpoint kinds.
+const (
+	CheckpointAuto   = "auto"
+	CheckpointManual = "manual"
+)
+
+// Session is one agent run with its own worktree and branch prsm/<id>.
+type Session struct {
+	ID           string     `json:"id"`
+	Name         string     `json:"name"`
+	AgentID      string     `json:"agent_id"`
+	Mode         string     `json:"mode"`
+	Status       string     `json:"status"`
+	WorktreePath string     `json:"worktree_path"`
+	Branch       string     `json:"branch"`
+	BaseCommit   string     `json:"base_commit"`
+	CreatedAt    time.Time  `json:"created_at"`
+	EndedAt      *time.Time `json:"ended_at"`
+	PendingCount int        `json:"pending_count"`
+}
+
+// ToolCall is one agent action, captured before it runs (pre-tool capture) and
+// completed after it ran.
+type ToolCall struct {
+	SessionID    string     `json:"session_id"`
+	ID           string     `json:"tool_call_id"`
+	ToolName     string     `json:"tool_name"`
+	Args         []byte     `json:"-"` // raw JSON of the tool's arguments
+	AgentID      string     `json:"agent_id"`
+	Cwd          string     `json:"cwd"`
+	MessageIndex int        `json:"message_index"`
+	Snapshot     []byte     `json:"-"` // tracker-owned encoding of the pre-tool hashes
+	Result       []byte     `json:"-"`
+	StartedAt    time.Time  `json:"started_at"`
+	CompletedAt  *time.Time `json:"completed_at,omitempty"`
+}
+
+// Range is a 1-based, inclusive span of lines.
+type Range struct {
+	StartLine int `json:"startLine"`
+	EndLine   int `json:"endLine"`
+}
+
+// Record is one file changed by one tool call (FileChangeRecord in SPEC.md).
+// Contents are kept in the blob store; the *Hash fields name them there and the
+// content fields are filled only where a response carries them.
+type Record struct {
+	ID             string    `json:"id"`
+	SessionID      string    `json:"session_id"`
+	FilePath       string    `json:"file_path"`
+	RelPath        string    `json:"rel_path"`
+	AgentID        string    `json:"agent_id"`
+	ChangeType     string    `json:"change_type"`
+	ToolCallID     string    `json:"tool_call_id"`
+	ToolName       string    `json:"tool_name"`
+	MessageIndex   int       `json:"message_index"`
+	OldContent     *string   `json:"old_content"`
+	NewContent     *string   `json:"new_content"`
+	PreToolContent *string   `json:"pre_tool_content"`
+	AddedRanges    []Range   `json:"added_ranges"`
+	RemovedRanges  []Range   `json:"removed_ranges"`
+	Timestamp      time.Time `json:"timestamp"`
+	Status         string    `json:"status"`
+	SyncState      string    `json:"sync_state"`
+	Binary         bool      `json:"binary"`
+	ModeBefore     uint32    `json:"mode_before"`
+	ModeAfter      uint32    `json:"mode_after"`
+	SizeBefore     int64     `json:"size_before"`
+	SizeAfter      int64     `json:"size_after"`
+
+	// Seq orders records of a session (insertion order).
+	Seq int64 `json:"-"`
+	// OldHash, NewHash and PreToolHash name the contents in the blob store;
+	// empty means the file did not exist on that side.
+	OldHash     string `json:"-"`
+	NewHash     string `json:"-"`
+	PreToolHash string `json:"-"`
+}
+
+// Checkpoint is the whole worktree state at a moment.
+type Checkpoint struct {
+	ID           string    `json:"id"`
+	SessionID    string    `json:"session_id"`
+	Kind         string    `json:"kind"`
+	Name         string    `json:"name"`
+	Annotation   string    `json:"annotation"`
+	MessageIndex int       `json:"message_index"`
+	ToolCallID   string    `json:"tool_call_id"`
+	Tree         string    `json:"tree"`
+	Commit       string    `json:"-"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// Sentinel errors shared by every layer; the server maps them to HTTP statuses
+// and the CLI to exit codes.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrAmbiguous = errors.New("ambiguous id prefix")
+	ErrConflict  = errors.New("conflict")
+	ErrInvalid   = errors.New("invalid input")
+)
+
+// Home returns PRSM_HOME, or ~/.prsm when it is unset.
+func Home() (string, error) {
+	if h := os.Getenv("PRSM_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	u, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("cannot find the home directory; set PRSM_HOME")
+	}
+	return filepath.Join(u, ".prsm"), nil
+}
+
+// ProjectDir is the directory that holds one workspace's database, server.json
+// and session worktrees.
+func ProjectDir(home, identity string) string {
+	return filepath.Join(home, "projects", identity)
+}
+
+// Error is an error the user can act on: a stable code for programs, a
+// message, and an optional hint that says what to do. Err is one of the
+// sentinels above and decides the HTTP status and the exit code.
+type Error struct {
+	Err  error
+	Code string
+	Msg  string
+	Hint string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the sentinel the error is a kind of.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an *Error of the given kind and code.
+func Errorf(kind error, code, hint, format string, args ...any) *Error {
+	return &Error{Err: kind, Code: code, Hint: hint, Msg: fmt.Sprintf(format, args...)}
+}
