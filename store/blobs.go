@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/prsm-dev/prsm"
+)
+
+// Blob encodings, as stored in blobs.encoding.
+const (
+	encodingRaw  = "raw"
+	encodingZstd = "zstd"
+)
+
+// One encoder and one decoder for the process: EncodeAll and DecodeAll are
+// safe for concurrent use, and building them is not cheap.
+var (
+	zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(2))
+		if err != nil {
+			panic(fmt.Sprintf("zstd encoder: %v", err)) // only on invalid options
+		}
+		return e
+	})
+	zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(2))
+		if err != nil {
+			panic(fmt.Sprintf("zstd decoder: %v", err)) // only on invalid options
+		}
+		return d
+	})
+)
+
+// HashBlob returns the hash under which PutBlob stores data: the lowercase
+// hex sha256 of the raw bytes.
+func HashBlob(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// PutBlob stores data under its hash and returns the hash. Storing content
+// that is already there changes nothing. Empty content is a valid blob.
+func PutBlob(ctx context.Context, q Querier, data []byte) (string, error) {
+	hash := HashBlob(data)
+	ok, err := HasBlob(ctx, q, hash)
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		return hash, nil
+	}
+	enc, stored := encodingRaw, data
+	if z := zstdEncoder().EncodeAll(data, nil); len(z) < len(data) {
+		enc, stored = encodingZstd, z
+	}
+	if stored == nil {
+		stored = []byte{} // nil would bind as NULL
+	}
+	_, err = q.ExecContext(ctx, `INSERT INTO blobs (hash, encoding, size, data) VALUES (?, ?, ?, ?)
+		ON CONFLICT (hash) DO NOTHING`, hash, enc, len(data), stored)
+	if err != nil {
+		return "", fmt.Errorf("put blob %s: %w", hash, mapErr(err))
+	}
+	return hash, nil
+}
+
+// GetBlob returns the content stored under hash. It fails with
+// prsm.ErrNotFound when there is none and with ErrCorrupt when the stored
+// bytes no longer hash to it.
+func GetBlob(ctx context.Context, q Querier, hash string) ([]byte, error) {
+	var (
+		enc    string
+		size   int64
+		stored []byte
+	)
+	err := q.QueryRowContext(ctx, "SELECT encoding, size, data FROM blobs WHERE hash = ?", hash).
+		Scan(&enc, &size, &stored)
+	if err != nil {
+		return nil, fmt.Errorf("get blob %s: %w", hash, mapErr(err))
+	}
+	data := stored
+	switch enc {
+	case encodingRaw:
+	case encodingZstd:
+		if size < 0 || size > 1<<31 {
+			return nil, fmt.Errorf("get blob %s: bad size %d: %w", hash, size, ErrCorrupt)
+		}
+		data, err = zstdDecoder().DecodeAll(stored, make([]byte, 0, size))
+		if err != nil {
+			return nil, fmt.Errorf("get blob %s: %w: %v", hash, ErrCorrupt, err)
+		}
+	default:
+		return nil, fmt.Errorf("get blob %s: unknown encoding %q: %w", hash, enc, ErrCorrupt)
+	}
+	if int64(len(data)) != size || HashBlob(data) != hash {
+		return nil, fmt.Errorf("get blob %s: content does not match its hash: %w", hash, ErrCorrupt)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data, nil
+}
+
+// HasBlob reports whether content is stored under hash.
+func HasBlob(ctx context.Context, q Querier, hash string) (bool, error) {
+	var one int
+	err := q.QueryRowContext(ctx, "SELECT 1 FROM blobs WHERE hash = ?", hash).Scan(&one)
+	if err != nil {
+		if err = mapErr(err); errors.Is(err, prsm.ErrNotFound) {
+			return false, nil
+		}
+		return false, fmt.Errorf("has blob %s: %w", hash, err)
+	}
+	return true, nil
+}

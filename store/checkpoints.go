@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prsm-dev/prsm"
+)
+
+const checkpointCols = `id, session_id, kind, name, annotation, message_index, tool_call_id, tree,
+	commit_id, created_at`
+
+func scanCheckpoint(sc scanner) (*prsm.Checkpoint, error) {
+	var (
+		c       prsm.Checkpoint
+		created string
+	)
+	if err := sc.Scan(&c.ID, &c.SessionID, &c.Kind, &c.Name, &c.Annotation, &c.MessageIndex,
+		&c.ToolCallID, &c.Tree, &c.Commit, &created); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// InsertCheckpoint stores c. It fails with prsm.ErrConflict when a
+// checkpoint with c.ID exists (in any session), and with prsm.ErrNotFound
+// when the session does not exist.
+func InsertCheckpoint(ctx context.Context, q Querier, c *prsm.Checkpoint) error {
+	if c.ID == "" {
+		return fmt.Errorf("insert checkpoint: empty id: %w", prsm.ErrInvalid)
+	}
+	_, err := q.ExecContext(ctx, "INSERT INTO checkpoints ("+checkpointCols+
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		c.ID, c.SessionID, c.Kind, c.Name, c.Annotation, c.MessageIndex, c.ToolCallID, c.Tree,
+		c.Commit, formatTime(c.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert checkpoint %s: %w", c.ID, mapErr(err))
+	}
+	return nil
+}
+
+// GetCheckpoint returns a checkpoint of a session; a checkpoint of another
+// session is prsm.ErrNotFound.
+func GetCheckpoint(ctx context.Context, q Querier, sessionID, id string) (*prsm.Checkpoint, error) {
+	c, err := scanCheckpoint(q.QueryRowContext(ctx, "SELECT "+checkpointCols+
+		" FROM checkpoints WHERE session_id = ? AND id = ?", sessionID, id))
+	if err != nil {
+		return nil, fmt.Errorf("get checkpoint %s: %w", id, mapErr(err))
+	}
+	return c, nil
+}
+
+// ListCheckpoints returns a session's checkpoints, oldest first.
+func ListCheckpoints(ctx context.Context, q Querier, sessionID string) ([]*prsm.Checkpoint, error) {
+	rows, err := q.QueryContext(ctx, "SELECT "+checkpointCols+
+		" FROM checkpoints WHERE session_id = ? ORDER BY created_at, rowid", sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoints: %w", mapErr(err))
+	}
+	cs, err := collect(rows, scanCheckpoint)
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoints: %w", mapErr(err))
+	}
+	return cs, nil
+}
+
+// UpdateCheckpointAnnotation replaces a checkpoint's annotation.
+func UpdateCheckpointAnnotation(ctx context.Context, q Querier, sessionID, id, annotation string) error {
+	res, err := q.ExecContext(ctx,
+		"UPDATE checkpoints SET annotation = ? WHERE session_id = ? AND id = ?",
+		annotation, sessionID, id)
+	if err == nil {
+		err = mustAffect(res)
+	}
+	if err != nil {
+		return fmt.Errorf("annotate checkpoint %s: %w", id, mapErr(err))
+	}
+	return nil
+}
+
+// DeleteCheckpoint removes a checkpoint of a session. The blobs it refers to
+// stay.
+func DeleteCheckpoint(ctx context.Context, q Querier, sessionID, id string) error {
+	res, err := q.ExecContext(ctx, "DELETE FROM checkpoints WHERE session_id = ? AND id = ?", sessionID, id)
+	if err == nil {
+		err = mustAffect(res)
+	}
+	if err != nil {
+		return fmt.Errorf("delete checkpoint %s: %w", id, mapErr(err))
+	}
+	return nil
+}
+
+// CountCheckpoints returns how many checkpoints of the given kind ("" for
+// any) a session has.
+func CountCheckpoints(ctx context.Context, q Querier, sessionID, kind string) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx,
+		"SELECT COUNT(*) FROM checkpoints WHERE session_id = ?1 AND (?2 = '' OR kind = ?2)",
+		sessionID, kind).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count checkpoints: %w", mapErr(err))
+	}
+	return n, nil
+}

@@ -1,0 +1,538 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+)
+
+func testRecord(sessionID, id, toolCallID, rel string) *prsm.Record {
+	return &prsm.Record{
+		ID: id, SessionID: sessionID, FilePath: "/ws/" + rel, RelPath: rel,
+		ChangeType: prsm.ChangeModify, ToolCallID: toolCallID, ToolName: "Edit",
+		Timestamp: t0, Status: prsm.StatusPending, SyncState: prsm.SyncSynced,
+	}
+}
+
+func TestSessionRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	zone := time.FixedZone("X", 3*3600)
+	ended := time.Date(2025, 3, 5, 1, 2, 3, 4, zone)
+	in := &prsm.Session{
+		ID: "s1", Name: "name", AgentID: "agent", Mode: prsm.ModeReview, Status: prsm.SessionActive,
+		WorktreePath: "/home/u/.prsm/projects/x/s1", Branch: "prsm/s1", BaseCommit: "abc123",
+		CreatedAt: time.Date(2025, 3, 4, 5, 6, 7, 8, zone), EndedAt: &ended,
+		PendingCount: 99, // ignored on write
+	}
+	if err := CreateSession(ctx, q, in); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []string{prsm.StatusPending, prsm.StatusPending, prsm.StatusAccepted} {
+		r := testRecord("s1", fmt.Sprintf("r%d", count(t, q, "SELECT COUNT(*) FROM records")), "t1", "a")
+		r.Status = st
+		if err := InsertRecord(ctx, q, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := GetSession(ctx, q, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *in
+	want.CreatedAt = in.CreatedAt.UTC()
+	endedUTC := ended.UTC()
+	want.EndedAt = &endedUTC
+	want.PendingCount = 2
+	if !reflect.DeepEqual(*got, want) {
+		t.Fatalf("GetSession =\n%+v\nwant\n%+v", *got, want)
+	}
+	if err := CreateSession(ctx, q, in); !errors.Is(err, prsm.ErrConflict) {
+		t.Fatalf("duplicate CreateSession error = %v, want ErrConflict", err)
+	}
+	if _, err := GetSession(ctx, q, "nope"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("GetSession(nope) error = %v, want ErrNotFound", err)
+	}
+}
+
+func TestListAndEndSessions(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	// Created out of order, and two share a time: order is created_at, id.
+	mustSession(t, q, "c", t0.Add(2*time.Second))
+	mustSession(t, q, "b", t0)
+	mustSession(t, q, "a", t0)
+	// A whole second must sort after a fraction of the second before it.
+	mustSession(t, q, "d", t0.Add(time.Second).Truncate(time.Second))
+	if err := InsertRecord(ctx, q, testRecord("b", "r1", "t1", "x")); err != nil {
+		t.Fatal(err)
+	}
+	end := t0.Add(time.Hour)
+	if err := EndSession(ctx, q, "c", end); err != nil {
+		t.Fatal(err)
+	}
+	if err := EndSession(ctx, q, "zzz", end); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("EndSession(zzz) error = %v, want ErrNotFound", err)
+	}
+
+	ids := func(ss []*prsm.Session) string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, fmt.Sprintf("%s:%s:%d", s.ID, s.Status, s.PendingCount))
+		}
+		return strings.Join(out, " ")
+	}
+	all, err := ListSessions(ctx, q, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(all), "a:active:0 b:active:1 d:active:0 c:ended:0"; got != want {
+		t.Fatalf("ListSessions(all) = %q, want %q", got, want)
+	}
+	active, err := ListSessions(ctx, q, prsm.SessionActive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(active), "a:active:0 b:active:1 d:active:0"; got != want {
+		t.Fatalf("ListSessions(active) = %q, want %q", got, want)
+	}
+	c, err := GetSession(ctx, q, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.EndedAt == nil || !c.EndedAt.Equal(end) {
+		t.Fatalf("EndedAt = %v, want %v", c.EndedAt, end)
+	}
+	none, err := ListSessions(ctx, q, "no-such-status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none == nil || len(none) != 0 {
+		t.Fatalf("ListSessions(no match) = %#v, want empty non-nil", none)
+	}
+}
+
+func TestResolveSession(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	for _, id := range []string{"ab", "abc123", "abd456", "abd789", "ABE000"} {
+		mustSession(t, q, id, t0)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"abc", "abc123"},
+		{"abc123", "abc123"},
+		{"ab", "ab"}, // exact id beats its prefix matches
+		{"abd7", "abd789"},
+	} {
+		s, err := ResolveSession(ctx, q, tc.in)
+		if err != nil {
+			t.Fatalf("ResolveSession(%q): %v", tc.in, err)
+		}
+		if got := s.ID; got != tc.want {
+			t.Fatalf("ResolveSession(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+
+	_, err := ResolveSession(ctx, q, "abd")
+	var amb *AmbiguousError
+	if !errors.As(err, &amb) {
+		t.Fatalf("ResolveSession(abd) error = %v, want *AmbiguousError", err)
+	}
+	if !errors.Is(err, prsm.ErrAmbiguous) {
+		t.Fatalf("error %v does not wrap ErrAmbiguous", err)
+	}
+	if got, want := strings.Join(amb.Matches, ","), "abd456,abd789"; got != want {
+		t.Fatalf("Matches = %q, want %q", got, want)
+	}
+	if got, want := amb.Prefix, "abd"; got != want {
+		t.Fatalf("Prefix = %q, want %q", got, want)
+	}
+	for _, id := range amb.Matches {
+		if !strings.Contains(err.Error(), id) {
+			t.Fatalf("error %q does not list %s", err, id)
+		}
+	}
+
+	for _, in := range []string{"x", "abe", "a%", "a_"} { // case-sensitive, no wildcards
+		if _, err := ResolveSession(ctx, q, in); !errors.Is(err, prsm.ErrNotFound) {
+			t.Fatalf("ResolveSession(%q) error = %v, want ErrNotFound", in, err)
+		}
+	}
+	if _, err := ResolveSession(ctx, q, ""); !errors.Is(err, prsm.ErrInvalid) {
+		t.Fatalf("ResolveSession(\"\") error = %v, want ErrInvalid", err)
+	}
+}
+
+func TestToolCallRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	mustSession(t, q, "s1", t0)
+	mustSession(t, q, "s2", t0)
+	in := &prsm.ToolCall{
+		SessionID: "s1", ID: "t1", ToolName: "Edit", Args: []byte(`{"file_path":"a"}`),
+		AgentID: "agent", Cwd: "/ws", MessageIndex: 7, Snapshot: []byte{0, 1, 2, 255},
+		StartedAt: t0,
+	}
+	if err := InsertToolCall(ctx, q, in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := GetToolCall(ctx, q, "s1", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, in) {
+		t.Fatalf("GetToolCall =\n%+v\nwant\n%+v", got, in)
+	}
+	if err := InsertToolCall(ctx, q, in); !errors.Is(err, prsm.ErrConflict) {
+		t.Fatalf("duplicate InsertToolCall error = %v, want ErrConflict", err)
+	}
+	// The same id in another session is a different tool call.
+	other := *in
+	other.SessionID = "s2"
+	if err := InsertToolCall(ctx, q, &other); err != nil {
+		t.Fatalf("same id in another session: %v", err)
+	}
+	missing := *in
+	missing.SessionID = "nope"
+	if err := InsertToolCall(ctx, q, &missing); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("InsertToolCall for a missing session error = %v, want ErrNotFound", err)
+	}
+
+	done := t0.Add(time.Minute)
+	if err := CompleteToolCall(ctx, q, "s1", "t1", []byte(`{"ok":true}`), done); err != nil {
+		t.Fatal(err)
+	}
+	if err := CompleteToolCall(ctx, q, "s1", "nope", nil, done); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("CompleteToolCall(nope) error = %v, want ErrNotFound", err)
+	}
+	got, err = GetToolCall(ctx, q, "s1", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *in
+	want.Result = []byte(`{"ok":true}`)
+	want.CompletedAt = &done
+	if !reflect.DeepEqual(got, &want) {
+		t.Fatalf("completed tool call =\n%+v\nwant\n%+v", got, &want)
+	}
+	if _, err := GetToolCall(ctx, q, "s2", "nope"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("GetToolCall(nope) error = %v, want ErrNotFound", err)
+	}
+
+	second := &prsm.ToolCall{SessionID: "s1", ID: "t0", ToolName: "Bash", StartedAt: t0.Add(time.Second)}
+	if err := InsertToolCall(ctx, q, second); err != nil {
+		t.Fatal(err)
+	}
+	list, err := ListToolCalls(ctx, q, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].ID != "t1" || list[1].ID != "t0" {
+		t.Fatalf("ListToolCalls = %+v, want t1 then t0", list)
+	}
+	if list[1].Args != nil || list[1].Result != nil || list[1].CompletedAt != nil {
+		t.Fatalf("unset fields came back set: %+v", list[1])
+	}
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	mustSession(t, q, "s1", t0)
+	mustSession(t, q, "s2", t0)
+	old, err := PutBlob(ctx, q, []byte("old\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := "new\n"
+	in := &prsm.Record{
+		ID: "r1", SessionID: "s1", FilePath: "/ws/dir/a.txt", RelPath: "dir/a.txt", AgentID: "agent",
+		ChangeType: prsm.ChangeModify, ToolCallID: "t1:0", ToolName: "MultiEdit", MessageIndex: 3,
+		NewContent:    &content, // ignored: contents live in blobs
+		AddedRanges:   []prsm.Range{{StartLine: 1, EndLine: 2}, {StartLine: 5, EndLine: 5}},
+		RemovedRanges: []prsm.Range{{StartLine: 1, EndLine: 1}},
+		Timestamp:     t0, Status: prsm.StatusPending, SyncState: prsm.SyncConflict, Binary: true,
+		ModeBefore: 0o644, ModeAfter: 0o755, SizeBefore: 4, SizeAfter: 1 << 40,
+		OldHash: old, NewHash: HashBlob([]byte("new\n")), PreToolHash: old,
+	}
+	if err := InsertRecord(ctx, q, in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Seq <= 0 {
+		t.Fatalf("Seq = %d, want > 0", in.Seq)
+	}
+	got, err := GetRecord(ctx, q, "s1", "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *in
+	want.NewContent = nil
+	if !reflect.DeepEqual(got, &want) {
+		t.Fatalf("GetRecord =\n%+v\nwant\n%+v", got, &want)
+	}
+
+	if err := InsertRecord(ctx, q, in); !errors.Is(err, prsm.ErrConflict) {
+		t.Fatalf("duplicate InsertRecord error = %v, want ErrConflict", err)
+	}
+	other := *in
+	other.SessionID = "s2"
+	if err := InsertRecord(ctx, q, &other); err != nil {
+		t.Fatalf("same id in another session: %v", err)
+	}
+	if other.Seq <= in.Seq {
+		t.Fatalf("second Seq %d not after first %d", other.Seq, in.Seq)
+	}
+	if _, err := GetRecord(ctx, q, "s1", "nope"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("GetRecord(nope) error = %v, want ErrNotFound", err)
+	}
+
+	// A delete record: no ranges and no new side.
+	del := testRecord("s1", "r2", "t2", "gone.txt")
+	del.ChangeType, del.OldHash = prsm.ChangeDelete, old
+	if err := InsertRecord(ctx, q, del); err != nil {
+		t.Fatal(err)
+	}
+	got, err = GetRecord(ctx, q, "s1", "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AddedRanges == nil || len(got.AddedRanges) != 0 || got.RemovedRanges == nil || len(got.RemovedRanges) != 0 {
+		t.Fatalf("ranges = %#v %#v, want empty non-nil", got.AddedRanges, got.RemovedRanges)
+	}
+	if got.NewHash != "" || got.PreToolHash != "" || got.OldHash != old {
+		t.Fatalf("hashes = %q %q %q", got.OldHash, got.NewHash, got.PreToolHash)
+	}
+}
+
+func TestUpdateRecordStateAndPendingCount(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	mustSession(t, q, "s1", t0)
+	for _, id := range []string{"r1", "r2", "r3"} {
+		if err := InsertRecord(ctx, q, testRecord("s1", id, "t-"+id, "a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := UpdateRecordState(ctx, q, "s1", "r2", prsm.StatusRejected, prsm.SyncConflict); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateRecordState(ctx, q, "s1", "nope", prsm.StatusRejected, prsm.SyncSynced); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("UpdateRecordState(nope) error = %v, want ErrNotFound", err)
+	}
+	if err := UpdateRecordState(ctx, q, "s2", "r1", prsm.StatusRejected, prsm.SyncSynced); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("UpdateRecordState(other session) error = %v, want ErrNotFound", err)
+	}
+	r, err := GetRecord(ctx, q, "s1", "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != prsm.StatusRejected || r.SyncState != prsm.SyncConflict {
+		t.Fatalf("state = %s/%s, want rejected/conflict", r.Status, r.SyncState)
+	}
+	n, err := PendingCount(ctx, q, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := n, 2; got != want {
+		t.Fatalf("PendingCount = %d, want %d", got, want)
+	}
+}
+
+func TestListRecordsFilters(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	mustSession(t, q, "s1", t0)
+	mustSession(t, q, "s2", t0)
+	add := func(sess, id, tc, rel, status string) {
+		t.Helper()
+		r := testRecord(sess, id, tc, rel)
+		r.Status = status
+		if err := InsertRecord(ctx, q, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("s1", "r1", "t1", "a", prsm.StatusPending)
+	add("s1", "r2", "t10", "a", prsm.StatusPending)
+	add("s1", "r3", "t1:0", "b", prsm.StatusAccepted)
+	add("s2", "r4", "t1", "a", prsm.StatusPending)
+	add("s1", "r5", "t1:1", "a", prsm.StatusPending)
+	add("s1", "r6", "t1:x", "a", prsm.StatusPending)
+	add("s1", "r7", "t1:", "a", prsm.StatusPending)
+	add("s1", "r8", "t1:12", "c", prsm.StatusRejected)
+	add("s1", "r9", "xt1", "a", prsm.StatusPending)
+
+	ids := func(f RecordFilter) string {
+		t.Helper()
+		rs, err := ListRecords(ctx, q, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		var last int64
+		for _, r := range rs {
+			if r.Seq <= last {
+				t.Fatalf("records not in seq order: %d after %d", r.Seq, last)
+			}
+			last = r.Seq
+			out = append(out, r.SessionID+"/"+r.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		f    RecordFilter
+		want string
+	}{
+		{RecordFilter{SessionID: "s1", ToolCallID: "t1"}, "s1/r1 s1/r3 s1/r5 s1/r8"},
+		{RecordFilter{ToolCallID: "t1"}, "s1/r1 s1/r3 s2/r4 s1/r5 s1/r8"},
+		{RecordFilter{SessionID: "s1", ToolCallID: "t1:0"}, "s1/r3"},
+		{RecordFilter{SessionID: "s1", ToolCallID: "t10"}, "s1/r2"},
+		{RecordFilter{SessionID: "s1", RelPath: "a", Status: prsm.StatusPending}, "s1/r1 s1/r2 s1/r5 s1/r6 s1/r7 s1/r9"},
+		{RecordFilter{Status: prsm.StatusAccepted}, "s1/r3"},
+		{RecordFilter{SessionID: "s2"}, "s2/r4"},
+		{RecordFilter{}, "s1/r1 s1/r2 s1/r3 s2/r4 s1/r5 s1/r6 s1/r7 s1/r8 s1/r9"},
+		{RecordFilter{SessionID: "nope"}, ""},
+	} {
+		if got := ids(tc.f); got != tc.want {
+			t.Errorf("ListRecords(%+v) = %q, want %q", tc.f, got, tc.want)
+		}
+	}
+	rs, err := ListRecords(ctx, q, RecordFilter{SessionID: "nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs == nil {
+		t.Fatal("ListRecords(no match) = nil, want empty non-nil")
+	}
+}
+
+func TestCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	mustSession(t, q, "s1", t0)
+	mustSession(t, q, "s2", t0)
+	in := &prsm.Checkpoint{
+		ID: "c1", SessionID: "s1", Kind: prsm.CheckpointManual, Name: "before refactor",
+		Annotation: "note", MessageIndex: 4, ToolCallID: "t9", Tree: "tree-sha", Commit: "commit-sha",
+		CreatedAt: t0.Add(time.Second),
+	}
+	if err := InsertCheckpoint(ctx, q, in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := GetCheckpoint(ctx, q, "s1", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, in) {
+		t.Fatalf("GetCheckpoint =\n%+v\nwant\n%+v", got, in)
+	}
+	if _, err := GetCheckpoint(ctx, q, "s2", "c1"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("GetCheckpoint(other session) error = %v, want ErrNotFound", err)
+	}
+	dup := *in
+	dup.SessionID = "s2"
+	if err := InsertCheckpoint(ctx, q, &dup); !errors.Is(err, prsm.ErrConflict) {
+		t.Fatalf("duplicate InsertCheckpoint error = %v, want ErrConflict", err)
+	}
+
+	// Two automatic checkpoints at the same instant keep insertion order,
+	// and both sort before c1.
+	for _, id := range []string{"c3", "c2"} {
+		c := &prsm.Checkpoint{ID: id, SessionID: "s1", Kind: prsm.CheckpointAuto, CreatedAt: t0}
+		if err := InsertCheckpoint(ctx, q, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := InsertCheckpoint(ctx, q, &prsm.Checkpoint{ID: "c4", SessionID: "s2", Kind: prsm.CheckpointAuto, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := ListCheckpoints(ctx, q, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, c := range list {
+		order = append(order, c.ID)
+	}
+	if got, want := strings.Join(order, " "), "c3 c2 c1"; got != want {
+		t.Fatalf("ListCheckpoints = %q, want %q", got, want)
+	}
+
+	for _, tc := range []struct {
+		kind string
+		want int
+	}{{"", 3}, {prsm.CheckpointAuto, 2}, {prsm.CheckpointManual, 1}} {
+		n, err := CountCheckpoints(ctx, q, "s1", tc.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != tc.want {
+			t.Fatalf("CountCheckpoints(%q) = %d, want %d", tc.kind, n, tc.want)
+		}
+	}
+
+	if err := UpdateCheckpointAnnotation(ctx, q, "s1", "c1", "new note"); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateCheckpointAnnotation(ctx, q, "s2", "c1", "x"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("UpdateCheckpointAnnotation(other session) error = %v, want ErrNotFound", err)
+	}
+	got, err = GetCheckpoint(ctx, q, "s1", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := got.Annotation, "new note"; got != want {
+		t.Fatalf("Annotation = %q, want %q", got, want)
+	}
+
+	if err := DeleteCheckpoint(ctx, q, "s2", "c1"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("DeleteCheckpoint(other session) error = %v, want ErrNotFound", err)
+	}
+	if err := DeleteCheckpoint(ctx, q, "s1", "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := DeleteCheckpoint(ctx, q, "s1", "c1"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("second DeleteCheckpoint error = %v, want ErrNotFound", err)
+	}
+	if _, err := GetCheckpoint(ctx, q, "s1", "c1"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("GetCheckpoint after delete error = %v, want ErrNotFound", err)
+	}
+}
+
+func TestKV(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	if _, err := GetKV(ctx, q, "k"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("GetKV(missing) error = %v, want ErrNotFound", err)
+	}
+	for _, v := range [][]byte{[]byte("one"), {0, 1, 2}, {}} {
+		if err := PutKV(ctx, q, "k", v); err != nil {
+			t.Fatal(err)
+		}
+		got, err := GetKV(ctx, q, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, v) {
+			t.Fatalf("GetKV = %q, want %q", got, v)
+		}
+	}
+	if got, want := count(t, q, "SELECT COUNT(*) FROM kv"), 1; got != want {
+		t.Fatalf("kv rows = %d, want %d", got, want)
+	}
+}

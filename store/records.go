@@ -1,0 +1,189 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/prsm-dev/prsm"
+)
+
+const recordCols = `seq, id, session_id, file_path, rel_path, agent_id, change_type, tool_call_id,
+	tool_name, message_index, old_hash, new_hash, pre_tool_hash, added_ranges, removed_ranges,
+	timestamp, status, sync_state, binary, mode_before, mode_after, size_before, size_after`
+
+func scanRecord(sc scanner) (*prsm.Record, error) {
+	var (
+		r              prsm.Record
+		added, removed string
+		ts             string
+	)
+	if err := sc.Scan(&r.Seq, &r.ID, &r.SessionID, &r.FilePath, &r.RelPath, &r.AgentID,
+		&r.ChangeType, &r.ToolCallID, &r.ToolName, &r.MessageIndex, &r.OldHash, &r.NewHash,
+		&r.PreToolHash, &added, &removed, &ts, &r.Status, &r.SyncState, &r.Binary,
+		&r.ModeBefore, &r.ModeAfter, &r.SizeBefore, &r.SizeAfter); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.Timestamp, err = parseTime(ts); err != nil {
+		return nil, err
+	}
+	if r.AddedRanges, err = decodeRanges(added); err != nil {
+		return nil, err
+	}
+	if r.RemovedRanges, err = decodeRanges(removed); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func encodeRanges(rs []prsm.Range) (string, error) {
+	if len(rs) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(rs)
+	return string(b), err
+}
+
+// decodeRanges always returns a non-nil slice, so a record without ranges
+// encodes them as [] rather than null.
+func decodeRanges(s string) ([]prsm.Range, error) {
+	rs := []prsm.Range{}
+	if err := json.Unmarshal([]byte(s), &rs); err != nil {
+		return nil, fmt.Errorf("decode ranges: %w", err)
+	}
+	if rs == nil {
+		rs = []prsm.Range{}
+	}
+	return rs, nil
+}
+
+// InsertRecord stores r and sets r.Seq. Contents are not stored here: put
+// them with PutBlob and set the *Hash fields; the content pointer fields are
+// ignored. It fails with prsm.ErrConflict when the session already has a
+// record with r.ID, and with prsm.ErrNotFound when the session does not
+// exist.
+func InsertRecord(ctx context.Context, q Querier, r *prsm.Record) error {
+	if r.ID == "" {
+		return fmt.Errorf("insert record: empty id: %w", prsm.ErrInvalid)
+	}
+	added, err := encodeRanges(r.AddedRanges)
+	if err != nil {
+		return fmt.Errorf("insert record %s: %w", r.ID, err)
+	}
+	removed, err := encodeRanges(r.RemovedRanges)
+	if err != nil {
+		return fmt.Errorf("insert record %s: %w", r.ID, err)
+	}
+	var seq int64
+	err = q.QueryRowContext(ctx, `INSERT INTO records (id, session_id, file_path, rel_path, agent_id,
+		change_type, tool_call_id, tool_name, message_index, old_hash, new_hash, pre_tool_hash,
+		added_ranges, removed_ranges, timestamp, status, sync_state, binary, mode_before,
+		mode_after, size_before, size_after)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		RETURNING seq`,
+		r.ID, r.SessionID, r.FilePath, r.RelPath, r.AgentID, r.ChangeType, r.ToolCallID,
+		r.ToolName, r.MessageIndex, r.OldHash, r.NewHash, r.PreToolHash, added, removed,
+		formatTime(r.Timestamp), r.Status, r.SyncState, r.Binary, r.ModeBefore, r.ModeAfter,
+		r.SizeBefore, r.SizeAfter).Scan(&seq)
+	if err != nil {
+		return fmt.Errorf("insert record %s: %w", r.ID, mapErr(err))
+	}
+	r.Seq = seq
+	return nil
+}
+
+// GetRecord returns one record of a session. Its content pointer fields are
+// nil; the caller fills them from the blob store.
+func GetRecord(ctx context.Context, q Querier, sessionID, id string) (*prsm.Record, error) {
+	r, err := scanRecord(q.QueryRowContext(ctx, "SELECT "+recordCols+
+		" FROM records WHERE session_id = ? AND id = ?", sessionID, id))
+	if err != nil {
+		return nil, fmt.Errorf("get record %s: %w", id, mapErr(err))
+	}
+	return r, nil
+}
+
+// RecordFilter selects records for ListRecords. Empty fields match
+// everything.
+type RecordFilter struct {
+	// SessionID limits the list to one session.
+	SessionID string
+	// RelPath limits the list to one workspace-relative path.
+	RelPath string
+	// Status limits the list to one status (prsm.StatusPending, ...).
+	Status string
+	// ToolCallID matches records of that tool call: the exact id, or the id
+	// with a ":N" suffix that a multi-file tool call gives its records.
+	ToolCallID string
+}
+
+// ListRecords returns the records that f selects, in the order they were
+// inserted. Their content pointer fields are nil.
+func ListRecords(ctx context.Context, q Querier, f RecordFilter) ([]*prsm.Record, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if f.SessionID != "" {
+		where = append(where, "session_id = ?")
+		args = append(args, f.SessionID)
+	}
+	if f.RelPath != "" {
+		where = append(where, "rel_path = ?")
+		args = append(args, f.RelPath)
+	}
+	if f.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, f.Status)
+	}
+	if f.ToolCallID != "" {
+		// Either the id itself, or id + ":" + one or more digits.
+		where = append(where, `(tool_call_id = ? OR (
+			substr(tool_call_id, 1, length(?) + 1) = ? || ':'
+			AND substr(tool_call_id, length(?) + 2) GLOB '[0-9]*'
+			AND substr(tool_call_id, length(?) + 2) NOT GLOB '*[^0-9]*'))`)
+		args = append(args, f.ToolCallID, f.ToolCallID, f.ToolCallID, f.ToolCallID, f.ToolCallID)
+	}
+	query := "SELECT " + recordCols + " FROM records"
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY seq"
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list records: %w", mapErr(err))
+	}
+	rs, err := collect(rows, scanRecord)
+	if err != nil {
+		return nil, fmt.Errorf("list records: %w", mapErr(err))
+	}
+	return rs, nil
+}
+
+// UpdateRecordState sets a record's status and sync state.
+func UpdateRecordState(ctx context.Context, q Querier, sessionID, id, status, syncState string) error {
+	res, err := q.ExecContext(ctx,
+		"UPDATE records SET status = ?, sync_state = ? WHERE session_id = ? AND id = ?",
+		status, syncState, sessionID, id)
+	if err == nil {
+		err = mustAffect(res)
+	}
+	if err != nil {
+		return fmt.Errorf("update record %s: %w", id, mapErr(err))
+	}
+	return nil
+}
+
+// PendingCount returns how many records of a session are pending.
+func PendingCount(ctx context.Context, q Querier, sessionID string) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx,
+		"SELECT COUNT(*) FROM records WHERE session_id = ? AND status = ?",
+		sessionID, prsm.StatusPending).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count pending records: %w", mapErr(err))
+	}
+	return n, nil
+}

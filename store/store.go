@@ -1,0 +1,181 @@
+// Package store owns prsm's per-workspace sqlite database: its schema and
+// embedded migrations, the one transaction helper, the functions that read
+// and write sessions, tool calls, records, checkpoints and small key-value
+// state, and the content-addressed blob store that keeps every file content
+// a rewind may need. Every function takes a Querier, so the caller decides
+// how wide a transaction is.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// pragmas are applied by the driver to every new connection. _txlock=immediate
+// makes every transaction take the write lock at BEGIN, so two writers never
+// deadlock upgrading a read lock; busy_timeout makes the loser wait instead
+// of failing with SQLITE_BUSY.
+const pragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+
+// Querier is what every store function runs its SQL on. Both *sql.DB and
+// *sql.Tx satisfy it (and so does *DB), so one function serves inside and
+// outside a transaction.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+var (
+	_ Querier = (*sql.DB)(nil)
+	_ Querier = (*sql.Tx)(nil)
+	_ Querier = (*DB)(nil)
+)
+
+// DB is an open workspace database. The embedded *sql.DB is safe for
+// concurrent use; Close closes it.
+type DB struct {
+	*sql.DB
+	path string
+}
+
+// Open opens (creating if needed) the database at path, makes sure it is in
+// WAL mode and readable by its owner only, and applies pending migrations.
+func Open(path string) (*DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	}
+	// Create the file ourselves so it never exists with a wider mode; sqlite
+	// gives the -wal and -shm files the mode of the database file.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	}
+
+	sqldb, err := sql.Open("sqlite", dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	}
+	db := &DB{DB: sqldb, path: abs}
+	if err := db.init(); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	}
+	return db, nil
+}
+
+func (db *DB) init() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("read journal mode: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal mode is %q, want wal", mode)
+	}
+	for _, p := range []string{db.path, db.path + "-wal", db.path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return migrate(ctx, db)
+}
+
+// dsn builds a sqlite URI for path. Each segment is percent-escaped, so
+// spaces, non-ASCII and even '?', '#' and '%' in the path survive.
+func dsn(path string) string {
+	segs := strings.Split(filepath.ToSlash(path), "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return "file:" + strings.Join(segs, "/") + "?" + pragmas
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Q returns the database itself as a Querier, for work that needs no
+// transaction.
+func (db *DB) Q() Querier { return db.DB }
+
+// Tx runs fn in one transaction and commits it when fn returns nil. It rolls
+// back when fn returns an error or panics (and then re-panics). fn's error is
+// returned as is, so errors.Is still finds the store's sentinels. Do not nest
+// Tx calls: the inner one would wait for the outer one's write lock.
+func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", mapErr(err))
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+			return errors.Join(err, fmt.Errorf("roll back transaction: %w", rerr))
+		}
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit transaction: %w", mapErr(err))
+	}
+	return nil
+}
+
+// timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction: unlike
+// time.RFC3339Nano it keeps text order equal to time order, and
+// time.RFC3339Nano still parses it.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("parse time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+func formatNullTime(t *time.Time) sql.NullString {
+	if t == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: formatTime(*t), Valid: true}
+}
+
+func parseNullTime(s sql.NullString) (*time.Time, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	t, err := parseTime(s.String)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}

@@ -1,0 +1,331 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+)
+
+// openTestDB opens a fresh database in a temp dir and closes it at cleanup.
+func openTestDB(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(filepath.Join(t.TempDir(), "prsm.db"))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// mustSession creates a session with the given id, created at created.
+func mustSession(t *testing.T, q Querier, id string, created time.Time) *prsm.Session {
+	t.Helper()
+	s := &prsm.Session{ID: id, Name: "n-" + id, Mode: prsm.ModeAuto, Status: prsm.SessionActive, CreatedAt: created}
+	if err := CreateSession(context.Background(), q, s); err != nil {
+		t.Fatalf("CreateSession %s: %v", id, err)
+	}
+	return s
+}
+
+func count(t *testing.T, q Querier, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := q.QueryRowContext(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+var t0 = time.Date(2025, 3, 4, 5, 6, 7, 123456789, time.UTC)
+
+func TestOpenWALAndPermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "home", "projects", "abc")
+	path := filepath.Join(dir, "prsm.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+
+	var mode string
+	if err := db.QueryRowContext(context.Background(), "PRAGMA journal_mode").Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mode, "wal"; got != want {
+		t.Fatalf("journal_mode = %q, want %q", got, want)
+	}
+	var fk int
+	if err := db.QueryRowContext(context.Background(), "PRAGMA foreign_keys").Scan(&fk); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fk, 1; got != want {
+		t.Fatalf("foreign_keys = %d, want %d", got, want)
+	}
+
+	// Write something so the -wal file surely exists.
+	mustSession(t, db.Q(), "s1", t0)
+	for _, p := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fi.Mode().Perm(), os.FileMode(0o600); got != want {
+			t.Fatalf("mode of %s = %v, want %v", filepath.Base(p), got, want)
+		}
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fi.Mode().Perm(), os.FileMode(0o700); got != want {
+			t.Fatalf("mode of %s = %v, want %v", d, got, want)
+		}
+	}
+	if got, want := db.Path(), path; got != want {
+		t.Fatalf("Path() = %q, want %q", got, want)
+	}
+}
+
+func TestOpenTightensExistingFileMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prsm.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fi.Mode().Perm(), os.FileMode(0o600); got != want {
+		t.Fatalf("mode = %v, want %v", got, want)
+	}
+}
+
+func TestOpenOddPath(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "dir with spaces", "ünï ?#%20&x=y", "prsm.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	mustSession(t, db.Q(), "s1", t0)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The database is exactly at path, not at some unescaped variant.
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("stat db: %v", err)
+	}
+	var files []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	for _, f := range files {
+		if !strings.HasPrefix(filepath.Base(f), "prsm.db") || filepath.Dir(f) != filepath.Dir(path) {
+			t.Fatalf("unexpected file %q", f)
+		}
+	}
+
+	db, err = Open(path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer db.Close()
+	s, err := GetSession(context.Background(), db.Q(), "s1")
+	if err != nil {
+		t.Fatalf("GetSession after reopen: %v", err)
+	}
+	if got, want := s.Name, "n-s1"; got != want {
+		t.Fatalf("name = %q, want %q", got, want)
+	}
+}
+
+func TestMigrationsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) == 0 {
+		t.Fatal("no migrations embedded")
+	}
+	path := filepath.Join(t.TempDir(), "prsm.db")
+	for i := range 3 {
+		db, err := Open(path)
+		if err != nil {
+			t.Fatalf("open #%d: %v", i, err)
+		}
+		v, err := SchemaVersion(ctx, db.Q())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := v, len(ms); got != want {
+			t.Fatalf("open #%d: schema version = %d, want %d", i, got, want)
+		}
+		if got, want := count(t, db.Q(), "SELECT COUNT(*) FROM schema_version"), len(ms); got != want {
+			t.Fatalf("open #%d: schema_version rows = %d, want %d", i, got, want)
+		}
+		if i == 0 {
+			mustSession(t, db.Q(), "kept", t0)
+		}
+		if got, want := count(t, db.Q(), "SELECT COUNT(*) FROM sessions"), 1; got != want {
+			t.Fatalf("open #%d: sessions = %d, want %d", i, got, want)
+		}
+		for _, table := range []string{"sessions", "tool_calls", "records", "checkpoints", "blobs", "kv", "intents"} {
+			if got := count(t, db.Q(), "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table); got != 1 {
+				t.Fatalf("table %s missing", table)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prsm.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(context.Background(),
+		"INSERT INTO schema_version (version, name, applied_at) VALUES (999, 'future.sql', '')"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, err = Open(path)
+	if err == nil {
+		db.Close()
+		t.Fatal("Open of a newer schema succeeded")
+	}
+	if !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("error = %v, want it to mention a newer schema", err)
+	}
+}
+
+func TestDSNEscapes(t *testing.T) {
+	got := dsn("/a b/ü?#%/x.db")
+	want := "file:/a%20b/%C3%BC%3F%23%25/x.db?" + pragmas
+	if got != want {
+		t.Fatalf("dsn = %q, want %q", got, want)
+	}
+}
+
+func TestTxRollsBackOnError(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	boom := errors.New("boom")
+	err := db.Tx(ctx, func(q Querier) error {
+		mustSession(t, q, "s1", t0)
+		if err := InsertRecord(ctx, q, testRecord("s1", "r1", "t1", "a.txt")); err != nil {
+			return err
+		}
+		if _, err := PutBlob(ctx, q, []byte("content")); err != nil {
+			return err
+		}
+		return fmt.Errorf("step: %w", boom)
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Tx error = %v, want it to wrap boom", err)
+	}
+	for _, table := range []string{"sessions", "records", "blobs"} {
+		if got := count(t, db.Q(), "SELECT COUNT(*) FROM "+table); got != 0 {
+			t.Fatalf("%s has %d rows after rollback, want 0", table, got)
+		}
+	}
+}
+
+func TestTxRollsBackOnPanic(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	func() {
+		defer func() {
+			if p := recover(); p != "kaboom" {
+				t.Fatalf("recovered %v, want kaboom", p)
+			}
+		}()
+		db.Tx(ctx, func(q Querier) error {
+			mustSession(t, q, "s1", t0)
+			panic("kaboom")
+		})
+	}()
+	if got := count(t, db.Q(), "SELECT COUNT(*) FROM sessions"); got != 0 {
+		t.Fatalf("sessions has %d rows after panic, want 0", got)
+	}
+	// The connection went back to the pool and the write lock is free.
+	if err := db.Tx(ctx, func(q Querier) error { return CreateSession(ctx, q, &prsm.Session{ID: "s2", CreatedAt: t0}) }); err != nil {
+		t.Fatalf("Tx after panic: %v", err)
+	}
+}
+
+func TestTxCommits(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	if err := db.Tx(ctx, func(q Querier) error {
+		mustSession(t, q, "s1", t0)
+		return InsertRecord(ctx, q, testRecord("s1", "r1", "t1", "a.txt"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := count(t, db.Q(), "SELECT COUNT(*) FROM records"), 1; got != want {
+		t.Fatalf("records = %d, want %d", got, want)
+	}
+}
+
+func TestConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	mustSession(t, db.Q(), "s1", t0)
+	const workers, each = 8, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				err := db.Tx(ctx, func(q Querier) error {
+					// Read then write in one transaction: with a deferred
+					// BEGIN this is where SQLITE_BUSY would show up.
+					if _, err := PendingCount(ctx, q, "s1"); err != nil {
+						return err
+					}
+					return InsertRecord(ctx, q, testRecord("s1", fmt.Sprintf("r-%d-%d", w, i), "t", "f.txt"))
+				})
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("writer: %v", err)
+	}
+	if got, want := count(t, db.Q(), "SELECT COUNT(*) FROM records"), workers*each; got != want {
+		t.Fatalf("records = %d, want %d", got, want)
+	}
+	if got, want := count(t, db.Q(), "SELECT COUNT(DISTINCT seq) FROM records"), workers*each; got != want {
+		t.Fatalf("distinct seq = %d, want %d", got, want)
+	}
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+)
+
+const toolCallCols = `session_id, id, tool_name, args, agent_id, cwd, message_index, snapshot,
+	result, started_at, completed_at`
+
+func scanToolCall(sc scanner) (*prsm.ToolCall, error) {
+	var (
+		tc        prsm.ToolCall
+		started   string
+		completed sql.NullString
+	)
+	if err := sc.Scan(&tc.SessionID, &tc.ID, &tc.ToolName, &tc.Args, &tc.AgentID, &tc.Cwd,
+		&tc.MessageIndex, &tc.Snapshot, &tc.Result, &started, &completed); err != nil {
+		return nil, err
+	}
+	var err error
+	if tc.StartedAt, err = parseTime(started); err != nil {
+		return nil, err
+	}
+	if tc.CompletedAt, err = parseNullTime(completed); err != nil {
+		return nil, err
+	}
+	return &tc, nil
+}
+
+// InsertToolCall stores tc. It fails with prsm.ErrConflict when the session
+// already has a tool call with tc.ID, and with prsm.ErrNotFound when the
+// session does not exist.
+func InsertToolCall(ctx context.Context, q Querier, tc *prsm.ToolCall) error {
+	if tc.ID == "" {
+		return fmt.Errorf("insert tool call: empty id: %w", prsm.ErrInvalid)
+	}
+	_, err := q.ExecContext(ctx, "INSERT INTO tool_calls ("+toolCallCols+
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		tc.SessionID, tc.ID, tc.ToolName, tc.Args, tc.AgentID, tc.Cwd, tc.MessageIndex,
+		tc.Snapshot, tc.Result, formatTime(tc.StartedAt), formatNullTime(tc.CompletedAt))
+	if err != nil {
+		return fmt.Errorf("insert tool call %s: %w", tc.ID, mapErr(err))
+	}
+	return nil
+}
+
+// GetToolCall returns one tool call of a session.
+func GetToolCall(ctx context.Context, q Querier, sessionID, id string) (*prsm.ToolCall, error) {
+	tc, err := scanToolCall(q.QueryRowContext(ctx, "SELECT "+toolCallCols+
+		" FROM tool_calls WHERE session_id = ? AND id = ?", sessionID, id))
+	if err != nil {
+		return nil, fmt.Errorf("get tool call %s: %w", id, mapErr(err))
+	}
+	return tc, nil
+}
+
+// CompleteToolCall stores the result of a tool call and when it completed.
+func CompleteToolCall(ctx context.Context, q Querier, sessionID, id string, result []byte, at time.Time) error {
+	res, err := q.ExecContext(ctx,
+		"UPDATE tool_calls SET result = ?, completed_at = ? WHERE session_id = ? AND id = ?",
+		result, formatTime(at), sessionID, id)
+	if err == nil {
+		err = mustAffect(res)
+	}
+	if err != nil {
+		return fmt.Errorf("complete tool call %s: %w", id, mapErr(err))
+	}
+	return nil
+}
+
+// ListToolCalls returns a session's tool calls in the order they started.
+func ListToolCalls(ctx context.Context, q Querier, sessionID string) ([]*prsm.ToolCall, error) {
+	rows, err := q.QueryContext(ctx, "SELECT "+toolCallCols+
+		" FROM tool_calls WHERE session_id = ? ORDER BY started_at, rowid", sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("list tool calls: %w", mapErr(err))
+	}
+	tcs, err := collect(rows, scanToolCall)
+	if err != nil {
+		return nil, fmt.Errorf("list tool calls: %w", mapErr(err))
+	}
+	return tcs, nil
+}
