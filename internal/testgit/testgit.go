@@ -1,0 +1,214 @@
+// Package testgit builds real git repositories for tests: a clean git
+// environment (HOME, global config) in temp dirs, helpers to write files,
+// modes and symlinks, and a byte-exact description of a directory tree to
+// compare workspaces with worktrees.
+package testgit
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Env points HOME, the global git config and PRSM_HOME at fresh temp dirs,
+// so tests never see the developer's own settings. It returns PRSM_HOME.
+func Env(t testing.TB) string {
+	t.Helper()
+	home := t.TempDir()
+	cfg := filepath.Join(home, ".gitconfig")
+	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_DIR", "")
+	t.Setenv("GIT_WORK_TREE", "")
+	os.Unsetenv("GIT_DIR")
+	os.Unsetenv("GIT_WORK_TREE")
+	prsmHome := filepath.Join(t.TempDir(), "prsm home")
+	t.Setenv("PRSM_HOME", prsmHome)
+	return prsmHome
+}
+
+// Git runs git in dir and returns its trimmed output; failure fails the test.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return strings.TrimRight(out.String(), "\n")
+}
+
+// Init makes a new repository in a temp dir named name and returns its path.
+func Init(t testing.TB, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	Git(t, dir, "init", "-q")
+	return dir
+}
+
+// Write writes content to root/rel with mode, creating parent dirs.
+func Write(t testing.TB, root, rel, content string, mode os.FileMode) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Symlink makes root/rel a symlink to target.
+func Symlink(t testing.TB, root, rel, target string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Tree describes every file under root except .git and the skipped paths:
+// "rel -> mode content" for files, "rel -> link target" for symlinks. Two
+// trees are byte-for-byte equal when their descriptions are.
+func Tree(t testing.TB, root string, skip map[string]bool) map[string]string {
+	t.Helper()
+	m, err := TreeOf(root, skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TreeOf is Tree for callers without a testing.TB.
+func TreeOf(root string, skip map[string]bool) (map[string]string, error) {
+	m := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		if d.Name() == ".git" || skip[rel] {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			m[rel] = "link " + target
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			m[rel] = fmt.Sprintf("%o %q", fi.Mode().Perm()&0o111, b)
+		}
+		return nil
+	})
+	return m, err
+}
+
+// Ignored lists the git-ignored files of a working tree, for Tree's skip.
+func Ignored(t testing.TB, root string) map[string]bool {
+	t.Helper()
+	skip, err := IgnoredOf(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return skip
+}
+
+// IgnoredOf is Ignored for callers without a testing.TB.
+func IgnoredOf(root string) (map[string]bool, error) {
+	cmd := exec.Command("git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files in %s: %w", root, err)
+	}
+	skip := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			skip[strings.TrimSuffix(p, "/")] = true
+		}
+	}
+	return skip, nil
+}
+
+// Diff reports the differences between two tree descriptions, sorted.
+func Diff(a, b map[string]string) string {
+	var out []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok {
+			out = append(out, "only in first: "+k)
+		} else if v != w {
+			out = append(out, fmt.Sprintf("differs %s: %.80s vs %.80s", k, v, w))
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, "only in second: "+k)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// State is what the user's repository must keep across prsm operations: the
+// porcelain status, the index bytes and HEAD.
+func State(t testing.TB, root string) string {
+	t.Helper()
+	gitDir := Git(t, root, "rev-parse", "--absolute-git-dir")
+	index, err := os.ReadFile(filepath.Join(gitDir, "index"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	// GIT_OPTIONAL_LOCKS=0 keeps status from refreshing (rewriting) the
+	// index it is asked to describe.
+	sc := exec.Command("git", "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	sc.Dir = root
+	sc.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	statusOut, err := sc.Output()
+	if err != nil {
+		t.Fatalf("git status: %v", err)
+	}
+	status := string(statusOut)
+	head, _ := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	cmd := exec.Command("git", "rev-parse", "-q", "--verify", "HEAD")
+	cmd.Dir = root
+	headID, _ := cmd.Output()
+	return fmt.Sprintf("status=%q\nhead=%q %q\nindex=%x", status, head, headID, index)
+}

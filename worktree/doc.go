@@ -1,0 +1,8 @@
+// Package worktree owns everything prsm does with git: the one runner that every
+// git call goes through, discovering the user's repository and its stable
+// identity, snapshotting the workspace (HEAD plus uncommitted and untracked
+// files) through a temporary index, and adding and removing the session
+// worktrees on branches prsm/<session-id>. It never moves the user's HEAD,
+// never writes the user's index and never runs destructive commands in the
+// user's working tree.
+package worktree

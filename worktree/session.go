@@ -1,0 +1,237 @@
+package worktree
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// identityEnv lets commit-tree run in repositories whose user has no name or
+// email configured; the commits are prsm's, not the user's.
+var identityEnv = []string{
+	"GIT_AUTHOR_NAME=prsm", "GIT_AUTHOR_EMAIL=prsm@localhost",
+	"GIT_COMMITTER_NAME=prsm", "GIT_COMMITTER_EMAIL=prsm@localhost",
+}
+
+var hexID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// Snapshot commits the workspace as the user sees it: HEAD plus staged,
+// unstaged and untracked-but-not-ignored files. It works on a copy of the
+// user's index in a temporary file (GIT_INDEX_FILE), so the user's index,
+// HEAD and files are never written; the copy keeps git's stat cache, so only
+// files that changed since the user's last git command are hashed. The
+// commit has HEAD as parent (none in a repository with no commits) and is
+// not on any branch yet.
+func (r *Repo) Snapshot(ctx context.Context, message string) (commit string, err error) {
+	head, err := r.Head(ctx)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp("", "prsm-index-*")
+	if err != nil {
+		return "", err
+	}
+	tmpIndex := tmp.Name()
+	defer os.Remove(tmpIndex)
+	src, err := os.Open(filepath.Join(r.GitDir, "index"))
+	switch {
+	case err == nil:
+		_, err = io.Copy(tmp, src)
+		src.Close()
+		if err != nil {
+			tmp.Close()
+			return "", fmt.Errorf("copy index: %w", err)
+		}
+	case errors.Is(err, os.ErrNotExist):
+		// No index yet: git treats an empty file as invalid, so remove it
+		// and let `git add` create a fresh one.
+		tmp.Close()
+		os.Remove(tmpIndex)
+		tmp = nil
+	default:
+		tmp.Close()
+		return "", fmt.Errorf("read index: %w", err)
+	}
+	if tmp != nil {
+		if err := tmp.Close(); err != nil {
+			return "", err
+		}
+	}
+	idx := "GIT_INDEX_FILE=" + tmpIndex
+	if _, err := r.git.Run(ctx, NewCmd("add", "-A").Paths(".").Dir(r.Root).Env(idx)); err != nil {
+		return "", fmt.Errorf("snapshot workspace: %w", err)
+	}
+	tree, err := r.git.Output(ctx, NewCmd("write-tree").Dir(r.Root).Env(idx))
+	if err != nil {
+		return "", fmt.Errorf("snapshot tree: %w", err)
+	}
+	return r.CommitTree(ctx, tree, head, message)
+}
+
+// CommitTree makes a commit of tree with an optional parent, without moving
+// any ref.
+func (r *Repo) CommitTree(ctx context.Context, tree, parent, message string) (string, error) {
+	if !hexID.MatchString(tree) || (parent != "" && !hexID.MatchString(parent)) {
+		return "", fmt.Errorf("commit tree: bad object id %q %q", tree, parent)
+	}
+	c := NewCmd("commit-tree", "-m", message).Arg(tree)
+	if parent != "" {
+		c.Opt("-p").Arg(parent)
+	}
+	out, err := r.git.Output(ctx, c.Dir(r.Root).Env(identityEnv...))
+	if err != nil {
+		return "", fmt.Errorf("commit tree: %w", err)
+	}
+	return out, nil
+}
+
+// BranchName is the branch of a session.
+func BranchName(sessionID string) string { return "prsm/" + sessionID }
+
+// AddWorktree checks commit out into a new worktree at path on a new branch.
+// The user's hooks are not run: they belong to the user's own checkouts.
+func (r *Repo) AddWorktree(ctx context.Context, path, branch, commit string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	c := NewCmd("-c", "core.hooksPath=/dev/null", "-c", "checkout.workers=0", "worktree", "add", "--quiet", "-b", branch).
+		Rev(path, commit).Dir(r.Root).Timeout(10 * time.Minute)
+	if _, err := r.git.Run(ctx, c); err != nil {
+		return fmt.Errorf("add worktree %s: %w", path, err)
+	}
+	return nil
+}
+
+// RemoveWorktree removes a session's worktree and branch. Callers decide
+// first that nothing in it is unreviewed. A worktree directory that is already
+// gone is cleaned from git's records too.
+func (r *Repo) RemoveWorktree(ctx context.Context, path, branch string) error {
+	if _, err := os.Lstat(path); err == nil {
+		if _, err := r.git.Run(ctx, NewCmd("worktree", "remove", "--force", "--force").Rev(path).Dir(r.Root)); err != nil {
+			return fmt.Errorf("remove worktree %s: %w", path, err)
+		}
+	} else if err := r.forgetWorktree(path); err != nil {
+		return err
+	}
+	if branch != "" {
+		if _, err := r.git.Run(ctx, NewCmd("branch", "-D").Rev(branch).Dir(r.Root)); err != nil && !strings.Contains(err.Error(), "not found") {
+			return fmt.Errorf("delete branch %s: %w", branch, err)
+		}
+	}
+	return nil
+}
+
+// forgetWorktree drops git's administrative entry for a worktree whose
+// directory was deleted by hand. Only the entry that points at path is
+// removed: `git worktree prune` would also prune the user's own worktrees.
+func (r *Repo) forgetWorktree(path string) error {
+	admin := filepath.Join(r.CommonDir, "worktrees")
+	entries, err := os.ReadDir(admin)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(admin, e.Name(), "gitdir"))
+		if err != nil {
+			continue
+		}
+		if filepath.Dir(strings.TrimSpace(string(b))) == path {
+			return os.RemoveAll(filepath.Join(admin, e.Name()))
+		}
+	}
+	return nil
+}
+
+// Status returns `git status --porcelain -z` of the worktree at dir, with
+// every untracked file listed.
+func (r *Repo) Status(ctx context.Context, dir string) ([]byte, error) {
+	return r.git.Run(ctx, NewCmd("status", "--porcelain", "-z", "--untracked-files=all").Dir(dir).Env("GIT_OPTIONAL_LOCKS=0"))
+}
+
+// CopyIncluded copies into dst the git-ignored files of the workspace that
+// .worktreeinclude (gitignore syntax) names, such as .env files that a fresh
+// checkout would lack. It returns the copied paths, relative and slash
+// separated.
+func (r *Repo) CopyIncluded(ctx context.Context, dst string) ([]string, error) {
+	spec, err := os.ReadFile(filepath.Join(r.Root, ".worktreeinclude"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var patterns []gitignore.Pattern
+	for _, line := range strings.Split(string(spec), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		patterns = append(patterns, gitignore.ParsePattern(line, nil))
+	}
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	m := gitignore.NewMatcher(patterns)
+	out, err := r.git.Run(ctx, NewCmd("ls-files", "-z", "--others", "--ignored", "--exclude-standard").Dir(r.Root))
+	if err != nil {
+		return nil, fmt.Errorf("list ignored files: %w", err)
+	}
+	var copied []string
+	for _, rel := range bytes.Split(out, []byte{0}) {
+		if len(rel) == 0 {
+			continue
+		}
+		p := string(rel)
+		if !m.Match(strings.Split(p, "/"), false) {
+			continue
+		}
+		if err := copyEntry(filepath.Join(r.Root, p), filepath.Join(dst, p)); err != nil {
+			return copied, fmt.Errorf("copy %s: %w", p, err)
+		}
+		copied = append(copied, p)
+	}
+	return copied, nil
+}
+
+// copyEntry copies a regular file (keeping its permission bits) or a symlink.
+func copyEntry(src, dst string) error {
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
