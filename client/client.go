@@ -1,0 +1,132 @@
+// Package client is the typed Go client of prsm's HTTP API. The CLI, the hook
+// adapter and the tests talk to a server only through it, so every route has
+// one caller-side shape.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/server"
+)
+
+// Client calls one prsm server.
+type Client struct {
+	BaseURL string
+	Token   string
+	HTTP    *http.Client
+}
+
+// New returns a client for the server described by info.
+func New(info *server.Info) *Client {
+	return &Client{BaseURL: "http://" + info.Addr, Token: info.Token, HTTP: &http.Client{Timeout: 10 * time.Minute}}
+}
+
+// APIError is an error answer of the server.
+type APIError struct {
+	Status int
+	Code   string `json:"code"`
+	Msg    string `json:"error"`
+	Hint   string `json:"hint"`
+}
+
+func (e *APIError) Error() string { return e.Msg }
+
+// Do sends a request with an optional JSON body and decodes a JSON answer
+// into out (when non-nil).
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("reach prsm server: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("read answer of %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode >= 400 {
+		ae := &APIError{Status: resp.StatusCode}
+		if json.Unmarshal(data, ae) != nil || ae.Msg == "" {
+			ae.Msg = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
+		}
+		return ae
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decode answer of %s %s: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// Healthz checks that the server answers.
+func (c *Client) Healthz(ctx context.Context) error {
+	return c.Do(ctx, http.MethodGet, "/healthz", nil, nil)
+}
+
+// Status returns the server's summary.
+func (c *Client) Status(ctx context.Context) (*server.StatusResponse, error) {
+	var st server.StatusResponse
+	return &st, c.Do(ctx, http.MethodGet, "/status", nil, &st)
+}
+
+// Shutdown asks the server to stop.
+func (c *Client) Shutdown(ctx context.Context) error {
+	return c.Do(ctx, http.MethodPost, "/shutdown", nil, nil)
+}
+
+// Sessions lists sessions; status may be "", "active" or "ended".
+func (c *Client) Sessions(ctx context.Context, status string) ([]prsm.Session, error) {
+	var list []prsm.Session
+	path := "/sessions"
+	if status != "" {
+		path += "?status=" + url.QueryEscape(status)
+	}
+	return list, c.Do(ctx, http.MethodGet, path, nil, &list)
+}
+
+// StartSession starts a session.
+func (c *Client) StartSession(ctx context.Context, req engine.StartRequest) (*prsm.Session, error) {
+	var s prsm.Session
+	return &s, c.Do(ctx, http.MethodPost, "/sessions", req, &s)
+}
+
+// Session returns a session by id or unique prefix.
+func (c *Client) Session(ctx context.Context, id string) (*prsm.Session, error) {
+	var s prsm.Session
+	return &s, c.Do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(id), nil, &s)
+}
+
+// EndSession ends a session; discard drops unreviewed work.
+func (c *Client) EndSession(ctx context.Context, id string, discard bool) (*prsm.Session, error) {
+	var s prsm.Session
+	path := "/sessions/" + url.PathEscape(id)
+	if discard {
+		path += "?discard=true"
+	}
+	return &s, c.Do(ctx, http.MethodDelete, path, nil, &s)
+}

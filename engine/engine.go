@@ -1,0 +1,269 @@
+// Package engine ties prsm together: it owns the lifecycle of sessions
+// (start, end), and is the one place where the store, the session worktrees,
+// change tracking and workspace sync meet. Every front end (the HTTP server,
+// and through it the CLI, the hook adapter and the extension) drives an
+// Engine; none of them touches git or the database directly.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	stdsync "sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// Engine serves one workspace.
+type Engine struct {
+	Repo       *worktree.Repo
+	DB         *store.DB
+	ProjectDir string
+	Events     *Hub
+	Log        *slog.Logger
+
+	// mu serializes session start and end: git's worktree bookkeeping is
+	// not safe against concurrent `worktree add`/`remove`.
+	mu stdsync.Mutex
+}
+
+// New builds an engine for repo whose state lives in projectDir.
+func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger) *Engine {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log}
+}
+
+// StartRequest is the body of POST /sessions.
+type StartRequest struct {
+	Name    string `json:"name"`
+	AgentID string `json:"agent_id"`
+	Mode    string `json:"mode"`
+}
+
+// maxNameLen bounds session names and agent ids.
+const maxNameLen = 100
+
+// checkLabel validates a user-given name: printable UTF-8, no control
+// characters (a newline in a name would forge lines in tables and logs).
+func checkLabel(field, s string) error {
+	if len(s) > maxNameLen {
+		return prsm.Errorf(prsm.ErrInvalid, "invalid_"+field, "", "%s is longer than %d bytes", field, maxNameLen)
+	}
+	if !utf8.ValidString(s) {
+		return prsm.Errorf(prsm.ErrInvalid, "invalid_"+field, "", "%s is not valid UTF-8", field)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return prsm.Errorf(prsm.ErrInvalid, "invalid_"+field, "use printable characters only", "%s %q contains a control character", field, s)
+		}
+	}
+	return nil
+}
+
+func newID() string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// WorktreeDir is where session worktrees live: under PRSM_HOME, not /tmp, so
+// a reboot loses nothing.
+func (e *Engine) WorktreeDir() string { return filepath.Join(e.ProjectDir, "worktrees") }
+
+// StartSession snapshots the workspace and gives a new session its own
+// worktree on branch prsm/<id>, seeded with that snapshot.
+func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Session, error) {
+	req.Name = strings.TrimSpace(req.Name)
+	req.AgentID = strings.TrimSpace(req.AgentID)
+	if err := checkLabel("name", req.Name); err != nil {
+		return nil, err
+	}
+	if err := checkLabel("agent_id", req.AgentID); err != nil {
+		return nil, err
+	}
+	if req.AgentID == "" {
+		req.AgentID = "unknown"
+	}
+	switch req.Mode {
+	case "":
+		req.Mode = prsm.ModeAuto
+	case prsm.ModeAuto, prsm.ModeReview:
+	default:
+		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_mode", "use auto or review", "unknown mode %q", req.Mode)
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	all, err := store.ListSessions(ctx, e.DB.Q(), "")
+	if err != nil {
+		return nil, err
+	}
+	if req.Name == "" {
+		req.Name = fmt.Sprintf("session-%d", len(all)+1)
+	}
+	for _, s := range all {
+		if s.Status == prsm.SessionActive && s.Name == req.Name {
+			return nil, prsm.Errorf(prsm.ErrConflict, "name_taken", "pick another --name, or use --session "+s.ID,
+				"an active session is already named %q (%s)", req.Name, s.ID)
+		}
+	}
+
+	id := newID()
+	s := &prsm.Session{
+		ID:           id,
+		Name:         req.Name,
+		AgentID:      req.AgentID,
+		Mode:         req.Mode,
+		Status:       prsm.SessionActive,
+		WorktreePath: filepath.Join(e.WorktreeDir(), id),
+		Branch:       worktree.BranchName(id),
+		CreatedAt:    time.Now().UTC(),
+	}
+	if err := os.MkdirAll(e.WorktreeDir(), 0o700); err != nil {
+		return nil, err
+	}
+	commit, err := e.Repo.Snapshot(ctx, fmt.Sprintf("prsm: base of session %s (%s)", id, s.Name))
+	if err != nil {
+		return nil, err
+	}
+	s.BaseCommit = commit
+	if err := e.Repo.AddWorktree(ctx, s.WorktreePath, s.Branch, commit); err != nil {
+		return nil, err
+	}
+	cleanup := func() {
+		if err := e.Repo.RemoveWorktree(context.WithoutCancel(ctx), s.WorktreePath, s.Branch); err != nil {
+			e.Log.Error("undo worktree of failed session start", "session", id, "err", err)
+		}
+	}
+	if copied, err := e.Repo.CopyIncluded(ctx, s.WorktreePath); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("copy .worktreeinclude files: %w", err)
+	} else if len(copied) > 0 {
+		e.Log.Info("copied .worktreeinclude files", "session", id, "files", len(copied))
+	}
+	if err := store.CreateSession(ctx, e.DB.Q(), s); err != nil {
+		cleanup()
+		return nil, err
+	}
+	e.Log.Info("session started", "session", id, "name", s.Name, "worktree", s.WorktreePath)
+	e.Events.Publish(EventSessionUpdated, s)
+	return s, nil
+}
+
+// Session returns the session named by id or a unique prefix of it.
+func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session, error) {
+	s, err := store.ResolveSession(ctx, e.DB.Q(), idOrPrefix)
+	if err != nil {
+		return nil, sessionError(idOrPrefix, err)
+	}
+	return s, nil
+}
+
+func sessionError(id string, err error) error {
+	var amb *store.AmbiguousError
+	switch {
+	case errors.As(err, &amb):
+		return prsm.Errorf(prsm.ErrAmbiguous, "ambiguous_id", "give more characters of the id",
+			"session id prefix %q matches %d sessions: %s", id, len(amb.Matches), strings.Join(amb.Matches, ", "))
+	case errors.Is(err, prsm.ErrNotFound):
+		return prsm.Errorf(prsm.ErrNotFound, "session_not_found", "list sessions with `prsm session list`", "no session %q", id)
+	case errors.Is(err, prsm.ErrInvalid):
+		return prsm.Errorf(prsm.ErrInvalid, "invalid_id", "", "empty session id")
+	}
+	return err
+}
+
+// Sessions lists sessions, all of them when status is empty.
+func (e *Engine) Sessions(ctx context.Context, status string) ([]*prsm.Session, error) {
+	switch status {
+	case "", prsm.SessionActive, prsm.SessionEnded:
+	default:
+		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use active or ended", "unknown session status %q", status)
+	}
+	return store.ListSessions(ctx, e.DB.Q(), status)
+}
+
+// EndSession removes the session's worktree and branch. While the session
+// holds unreviewed work it refuses, unless discard is set: prsm never deletes
+// unreviewed work silently.
+func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool) (*prsm.Session, error) {
+	s, err := e.Session(ctx, idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s.Status == prsm.SessionEnded {
+		return s, nil // ending twice is a no-op
+	}
+	if !discard {
+		if s.PendingCount > 0 {
+			return nil, prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
+				fmt.Sprintf("review them with `prsm changes --session %s`, or pass --discard to drop them", s.ID),
+				"session %s has %d pending change(s)", s.ID, s.PendingCount)
+		}
+		dirty, err := e.unrecorded(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		if dirty != "" {
+			return nil, prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
+				"pass --discard to drop them", "session %s's worktree has changes prsm has not recorded (%s)", s.ID, dirty)
+		}
+	}
+	if err := e.Repo.RemoveWorktree(ctx, s.WorktreePath, s.Branch); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	if err := store.EndSession(ctx, e.DB.Q(), s.ID, now); err != nil {
+		return nil, err
+	}
+	s.Status, s.EndedAt = prsm.SessionEnded, &now
+	e.Log.Info("session ended", "session", s.ID, "discard", discard)
+	e.Events.Publish(EventSessionUpdated, s)
+	return s, nil
+}
+
+// unrecorded reports (as a short list) files in the session's worktree that
+// differ from its base while no record describes them.
+func (e *Engine) unrecorded(ctx context.Context, s *prsm.Session) (string, error) {
+	if _, err := os.Lstat(s.WorktreePath); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	if err != nil {
+		return "", err
+	}
+	if len(recs) > 0 {
+		return "", nil
+	}
+	out, err := e.Repo.Status(ctx, s.WorktreePath)
+	if err != nil {
+		return "", err
+	}
+	var paths []string
+	for _, ent := range strings.Split(string(out), "\x00") {
+		if len(ent) > 3 {
+			paths = append(paths, ent[3:])
+		}
+	}
+	if len(paths) > 3 {
+		paths = append(paths[:3], fmt.Sprintf("and %d more", len(paths)-3))
+	}
+	return strings.Join(paths, ", "), nil
+}

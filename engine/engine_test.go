@@ -1,0 +1,137 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+func newEngine(t *testing.T) (*engine.Engine, string) {
+	t.Helper()
+	testgit.Env(t)
+	ws := testgit.Init(t, "ws")
+	testgit.Write(t, ws, "a.txt", "a\n", 0o644)
+	testgit.Git(t, ws, "add", "-A")
+	testgit.Git(t, ws, "commit", "-qm", "init")
+	repo, err := worktree.Discover(context.Background(), nil, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdir := t.TempDir()
+	db, err := store.Open(filepath.Join(pdir, "prsm.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return engine.New(repo, db, pdir, slog.New(slog.DiscardHandler)), ws
+}
+
+func TestEndRefusesPendingWork(t *testing.T) {
+	eng, ws := newEngine(t)
+	ctx := context.Background()
+	s, err := eng.StartSession(ctx, engine.StartRequest{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.AgentID != "unknown" || s.Mode != prsm.ModeAuto {
+		t.Errorf("defaults: %+v", s)
+	}
+	rec := &prsm.Record{ID: "t1", SessionID: s.ID, FilePath: filepath.Join(ws, "a.txt"), RelPath: "a.txt",
+		ChangeType: prsm.ChangeModify, ToolCallID: "t1", ToolName: "Edit", Timestamp: time.Now().UTC(),
+		Status: prsm.StatusPending, SyncState: prsm.SyncSynced}
+	if err := store.InsertRecord(ctx, eng.DB.Q(), rec); err != nil {
+		t.Fatal(err)
+	}
+	_, err = eng.EndSession(ctx, s.ID, false)
+	var pe *prsm.Error
+	if !errors.As(err, &pe) || pe.Code != "unreviewed_changes" || !errors.Is(err, prsm.ErrConflict) || !strings.Contains(pe.Msg, "1 pending") {
+		t.Fatalf("end with pending work: %v", err)
+	}
+	if _, err := os.Stat(s.WorktreePath); err != nil {
+		t.Fatalf("worktree removed despite refusal: %v", err)
+	}
+	got, err := eng.Session(ctx, s.ID)
+	if err != nil || got.Status != prsm.SessionActive || got.PendingCount != 1 {
+		t.Fatalf("session after refusal: %+v %v", got, err)
+	}
+	ended, err := eng.EndSession(ctx, s.ID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ended.Status != prsm.SessionEnded || ended.EndedAt == nil {
+		t.Errorf("ended = %+v", ended)
+	}
+	if _, err := os.Stat(s.WorktreePath); !os.IsNotExist(err) {
+		t.Errorf("worktree still there")
+	}
+	// Records stay readable after the end.
+	recs, err := store.ListRecords(ctx, eng.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	if err != nil || len(recs) != 1 {
+		t.Errorf("records after end: %v %v", recs, err)
+	}
+}
+
+func TestEndAfterWorktreeDeletedByHand(t *testing.T) {
+	eng, ws := newEngine(t)
+	ctx := context.Background()
+	s, err := eng.StartSession(ctx, engine.StartRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "session-1" {
+		t.Errorf("default name %q", s.Name)
+	}
+	if err := os.RemoveAll(s.WorktreePath); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.EndSession(ctx, s.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if list := testgit.Git(t, ws, "worktree", "list", "--porcelain"); strings.Contains(list, s.ID) {
+		t.Errorf("worktree still registered:\n%s", list)
+	}
+	if b := testgit.Git(t, ws, "branch", "--list", "prsm/*"); b != "" {
+		t.Errorf("branch left: %s", b)
+	}
+}
+
+func TestStartValidation(t *testing.T) {
+	eng, ws := newEngine(t)
+	ctx := context.Background()
+	before := testgit.State(t, ws)
+	for _, req := range []engine.StartRequest{
+		{Name: "bad\nname"},
+		{Name: strings.Repeat("n", 101)},
+		{Name: "bad\xffutf8"},
+		{AgentID: "a\x00b"},
+		{Mode: "fast"},
+	} {
+		if _, err := eng.StartSession(ctx, req); !errors.Is(err, prsm.ErrInvalid) {
+			t.Errorf("%+v: err = %v, want ErrInvalid", req, err)
+		}
+	}
+	list, err := eng.Sessions(ctx, "")
+	if err != nil || len(list) != 0 {
+		t.Fatalf("sessions after bad starts: %v %v", list, err)
+	}
+	if entries, _ := os.ReadDir(eng.WorktreeDir()); len(entries) != 0 {
+		t.Errorf("worktree dir not empty: %v", entries)
+	}
+	if got := testgit.State(t, ws); got != before {
+		t.Errorf("user repository changed")
+	}
+	if _, err := eng.StartSession(ctx, engine.StartRequest{Name: "日本語 name"}); err != nil {
+		t.Errorf("non-ASCII name refused: %v", err)
+	}
+}

@@ -1,0 +1,148 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+)
+
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{"ok": true, "version": prsm.Version})
+}
+
+// StatusResponse is the answer of GET /status.
+type StatusResponse struct {
+	Workspace      string `json:"workspace"`
+	Identity       string `json:"identity"`
+	Addr           string `json:"addr"`
+	PID            int    `json:"pid"`
+	Version        string `json:"version"`
+	ActiveSessions int    `json:"active_sessions"`
+	EndedSessions  int    `json:"ended_sessions"`
+	PendingCount   int    `json:"pending_count"`
+}
+
+func (s *Server) status(c echo.Context) error {
+	sessions, err := s.eng.Sessions(c.Request().Context(), "")
+	if err != nil {
+		return err
+	}
+	st := StatusResponse{
+		Workspace: s.eng.Repo.Root, Identity: s.eng.Repo.Identity, Addr: s.Addr(),
+		PID: os.Getpid(), Version: prsm.Version,
+	}
+	for _, ss := range sessions {
+		if ss.Status == prsm.SessionActive {
+			st.ActiveSessions++
+		} else {
+			st.EndedSessions++
+		}
+		st.PendingCount += ss.PendingCount
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+func (s *Server) shutdownHandler(c echo.Context) error {
+	select {
+	case <-s.shutdown:
+	default:
+		close(s.shutdown)
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"ok": true})
+}
+
+func (s *Server) listSessions(c echo.Context) error {
+	list, err := s.eng.Sessions(c.Request().Context(), c.QueryParam("status"))
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []*prsm.Session{}
+	}
+	return c.JSON(http.StatusOK, list)
+}
+
+func (s *Server) startSession(c echo.Context) error {
+	var req engine.StartRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	sess, err := s.eng.StartSession(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, sess)
+}
+
+func (s *Server) getSession(c echo.Context) error {
+	sess, err := s.eng.Session(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, sess)
+}
+
+func (s *Server) endSession(c echo.Context) error {
+	discard := false
+	if v := c.QueryParam("discard"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return apiError(http.StatusBadRequest, "bad_param", "discard must be true or false, not %q", v)
+		}
+		discard = b
+	}
+	sess, err := s.eng.EndSession(c.Request().Context(), c.Param("id"), discard)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, sess)
+}
+
+// events streams server-sent events until the client leaves or the server
+// shuts down.
+func (s *Server) events(c echo.Context) error {
+	ch, cancel := s.eng.Events.Subscribe()
+	defer cancel()
+	w := c.Response()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": connected\n\n")
+	w.Flush()
+	tick := time.NewTicker(s.cfg.Heartbeat)
+	defer tick.Stop()
+	ctx := c.Request().Context()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+				return nil
+			}
+			w.Flush()
+		case ev, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			data, err := json.Marshal(ev.Data)
+			if err != nil {
+				s.log.Error("encode event", "type", ev.Type, "err", err)
+				continue
+			}
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, data); err != nil {
+				return nil
+			}
+			w.Flush()
+		}
+	}
+}

@@ -1,0 +1,300 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+)
+
+// DefaultBodyLimit bounds request bodies; larger ones get 413. Tool
+// arguments (a Write's content) are the largest bodies prsm receives.
+const DefaultBodyLimit = 64 << 20
+
+// Config sets up a server.
+type Config struct {
+	// Addr to listen on; it must be a loopback address. Default 127.0.0.1:0.
+	Addr string
+	// BodyLimit in bytes; DefaultBodyLimit when zero.
+	BodyLimit int64
+	// Token for bearer auth; random when empty.
+	Token string
+	// ProjectDir receives server.json; none is written when empty.
+	ProjectDir string
+	// Heartbeat is the SSE keep-alive interval; 15 s when zero.
+	Heartbeat time.Duration
+}
+
+// Server is prsm's HTTP server for one workspace.
+type Server struct {
+	eng   *engine.Engine
+	cfg   Config
+	echo  *echo.Echo
+	http  *http.Server
+	ln    net.Listener
+	port  string
+	token string
+	log   *slog.Logger
+	// shutdown is closed when a client asks the server to stop.
+	shutdown chan struct{}
+}
+
+// New builds a server and binds its listener (so Addr is known at once).
+func New(eng *engine.Engine, cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.BodyLimit == 0 {
+		cfg.BodyLimit = DefaultBodyLimit
+	}
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	host, _, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, prsm.Errorf(prsm.ErrInvalid, "bad_addr", "use 127.0.0.1:PORT", "bad address %q: %v", cfg.Addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, prsm.Errorf(prsm.ErrInvalid, "bad_addr", "prsm listens on loopback only, for example 127.0.0.1:0",
+			"refusing to listen on %s: not a loopback address", cfg.Addr)
+	}
+	token := cfg.Token
+	if token == "" {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		token = hex.EncodeToString(b[:])
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	s := &Server{eng: eng, cfg: cfg, ln: ln, port: port, token: token, log: eng.Log, shutdown: make(chan struct{})}
+	s.echo = s.router()
+	s.http = &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Token is the bearer token clients must send.
+func (s *Server) Token() string { return s.token }
+
+// Handler is the server's HTTP handler (for tests).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// ShutdownRequested is closed when a client asked the server to stop.
+func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
+
+// Serve writes server.json and serves until ctx ends, then shuts down
+// gracefully and removes server.json.
+func (s *Server) Serve(ctx context.Context) error {
+	if s.cfg.ProjectDir != "" {
+		info := Info{PID: os.Getpid(), Addr: s.Addr(), Token: s.token, Workspace: s.eng.Repo.Root, Version: prsm.Version}
+		if err := WriteInfo(s.cfg.ProjectDir, info); err != nil {
+			return fmt.Errorf("write server.json: %w", err)
+		}
+		defer removeInfo(s.cfg.ProjectDir, s.token)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(s.ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	case <-s.shutdown:
+	}
+	// End SSE streams first: Shutdown waits for handlers to return.
+	s.eng.Events.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.http.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) router() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(s.hostCheck, middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/events", s.events)
+	e.GET("/status", s.status)
+	e.POST("/shutdown", s.shutdownHandler)
+
+	e.GET("/sessions", s.listSessions)
+	e.POST("/sessions", s.startSession)
+	e.GET("/sessions/:id", s.getSession)
+	e.DELETE("/sessions/:id", s.endSession)
+	return e
+}
+
+// hostCheck refuses Host headers other than loopback names on our port: a
+// page on another origin that rebinds its DNS name to 127.0.0.1 still sends
+// its own name, and is turned away.
+func (s *Server) hostCheck(next echo.HandlerFunc) echo.HandlerFunc {
+	allowed := map[string]bool{
+		"127.0.0.1:" + s.port: true,
+		"localhost:" + s.port: true,
+		"[::1]:" + s.port:     true,
+	}
+	return func(c echo.Context) error {
+		if !allowed[strings.ToLower(c.Request().Host)] {
+			return apiError(http.StatusForbidden, "forbidden_host", "host %q is not allowed", c.Request().Host)
+		}
+		return next(c)
+	}
+}
+
+// auth requires the bearer token on every route but /healthz. /events also
+// takes ?token= because EventSource cannot send headers.
+func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
+	want := []byte(s.token)
+	return func(c echo.Context) error {
+		if c.Path() == "/healthz" {
+			return next(c)
+		}
+		got := ""
+		if h := c.Request().Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+			got = strings.TrimPrefix(h, "Bearer ")
+		} else if c.Path() == "/events" {
+			got = c.QueryParam("token")
+		}
+		if got == "" || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			return apiError(http.StatusUnauthorized, "unauthorized", "missing or wrong token")
+		}
+		return next(c)
+	}
+}
+
+// httpError is an error with a status and a code, rendered as JSON.
+type httpError struct {
+	Status int
+	Code   string
+	Msg    string
+	Hint   string
+}
+
+func (e *httpError) Error() string { return e.Msg }
+
+func apiError(status int, code, format string, args ...any) error {
+	return &httpError{Status: status, Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// errorBody is the JSON shape of every error.
+type errorBody struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+	Hint  string `json:"hint,omitempty"`
+}
+
+// errorHandler turns every error into {"error","code"} with a fitting status.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	he := toHTTPError(err)
+	if he.Status >= 500 {
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Path(), "err", err)
+	}
+	if c.Request().Method == http.MethodHead {
+		c.NoContent(he.Status)
+		return
+	}
+	c.JSON(he.Status, errorBody{Error: he.Msg, Code: he.Code, Hint: he.Hint})
+}
+
+func toHTTPError(err error) *httpError {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he
+	}
+	var pe *prsm.Error
+	if errors.As(err, &pe) {
+		return &httpError{Status: statusOf(pe.Err), Code: pe.Code, Msg: pe.Msg, Hint: pe.Hint}
+	}
+	var ee *echo.HTTPError
+	if errors.As(err, &ee) {
+		msg := http.StatusText(ee.Code)
+		if m, ok := ee.Message.(string); ok {
+			msg = m
+		}
+		code := map[int]string{
+			http.StatusNotFound:              "not_found",
+			http.StatusMethodNotAllowed:      "method_not_allowed",
+			http.StatusRequestEntityTooLarge: "too_large",
+			http.StatusUnauthorized:          "unauthorized",
+		}[ee.Code]
+		if code == "" {
+			code = strings.ReplaceAll(strings.ToLower(http.StatusText(ee.Code)), " ", "_")
+		}
+		return &httpError{Status: ee.Code, Code: code, Msg: msg}
+	}
+	for _, kind := range []error{prsm.ErrNotFound, prsm.ErrAmbiguous, prsm.ErrInvalid, prsm.ErrConflict} {
+		if errors.Is(err, kind) {
+			return &httpError{Status: statusOf(kind), Code: strings.ReplaceAll(kind.Error(), " ", "_"), Msg: err.Error()}
+		}
+	}
+	return &httpError{Status: http.StatusInternalServerError, Code: "internal", Msg: err.Error()}
+}
+
+func statusOf(kind error) int {
+	switch {
+	case errors.Is(kind, prsm.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(kind, prsm.ErrAmbiguous), errors.Is(kind, prsm.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(kind, prsm.ErrConflict):
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
+}
+
+// bind decodes a JSON body strictly enough to give clear errors: bad JSON is
+// a 400, an empty body is an empty request.
+func bind(c echo.Context, v any) error {
+	req := c.Request()
+	if req.ContentLength == 0 && req.Body == http.NoBody {
+		return nil
+	}
+	dec := json.NewDecoder(req.Body)
+	if err := dec.Decode(v); err != nil {
+		if err.Error() == "EOF" {
+			return nil
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return apiError(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", mbe.Limit)
+		}
+		return apiError(http.StatusBadRequest, "bad_json", "invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return apiError(http.StatusBadRequest, "bad_json", "invalid JSON body: trailing data")
+	}
+	return nil
+}

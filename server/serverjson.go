@@ -1,0 +1,105 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Info is the content of server.json.
+type Info struct {
+	PID       int    `json:"pid"`
+	Addr      string `json:"addr"`
+	Token     string `json:"token"`
+	Workspace string `json:"workspace"`
+	Version   string `json:"version"`
+}
+
+// InfoFile is the name of the file in the project dir that says where the
+// server listens.
+const InfoFile = "server.json"
+
+// WriteInfo writes server.json atomically with mode 0600: it holds the token.
+func WriteInfo(projectDir string, info Info) error {
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(projectDir, ".server.json-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(projectDir, InfoFile))
+}
+
+// ReadInfo reads server.json; os.ErrNotExist when no server has written one.
+func ReadInfo(projectDir string) (*Info, error) {
+	b, err := os.ReadFile(filepath.Join(projectDir, InfoFile))
+	if err != nil {
+		return nil, err
+	}
+	var info Info
+	if err := json.Unmarshal(b, &info); err != nil {
+		return nil, fmt.Errorf("read %s: %w", InfoFile, err)
+	}
+	return &info, nil
+}
+
+// removeInfo deletes server.json if it is still ours (a newer server may have
+// replaced it).
+func removeInfo(projectDir, token string) {
+	info, err := ReadInfo(projectDir)
+	if err == nil && info.Token == token {
+		os.Remove(filepath.Join(projectDir, InfoFile))
+	}
+}
+
+// ErrRunning is returned when another server already holds the workspace.
+var ErrRunning = errors.New("a prsm server already runs for this workspace")
+
+// Lock holds the project's server lock for the life of the process: at most
+// one server per workspace, even when two start at the same instant.
+type Lock struct{ f *os.File }
+
+// AcquireLock takes the exclusive server lock of projectDir without waiting.
+func AcquireLock(projectDir string) (*Lock, error) {
+	f, err := os.OpenFile(filepath.Join(projectDir, "server.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, ErrRunning
+		}
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release drops the lock.
+func (l *Lock) Release() {
+	if l != nil && l.f != nil {
+		syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+		l.f.Close()
+	}
+}
