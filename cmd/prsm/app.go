@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// Stdio are the streams a command uses; tests give their own.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Main runs prsm with the process's arguments and streams.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+}
+
+// usageError is a mistake in how prsm was called: exit code 2.
+type usageError struct{ msg, hint string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(hint, format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), hint: hint}
+}
+
+// Run executes one prsm command and returns its exit code: 0 ok, 1 failure,
+// 2 usage error. Errors are printed here, once, with a hint where the user
+// can act.
+func Run(ctx context.Context, args []string, stdio Stdio) int {
+	app := &app{stdio: stdio}
+	root := app.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	msg, hint, code := explain(err)
+	fmt.Fprintf(stdio.Err, "error: %s\n", msg)
+	if hint != "" {
+		fmt.Fprintf(stdio.Err, "hint: %s\n", hint)
+	}
+	return code
+}
+
+// explain maps an error to its message, hint and exit code.
+func explain(err error) (msg, hint string, code int) {
+	var ue *usageError
+	var ae *client.APIError
+	var pe *prsm.Error
+	switch {
+	case errors.As(err, &ue):
+		return ue.msg, ue.hint, 2
+	case errors.As(err, &ae):
+		code = 1
+		if ae.Code == "ambiguous_id" || ae.Status == 400 && strings.HasPrefix(ae.Code, "invalid") {
+			code = 2
+		}
+		return ae.Msg, ae.Hint, code
+	case errors.As(err, &pe):
+		code = 1
+		if errors.Is(pe.Err, prsm.ErrInvalid) || errors.Is(pe.Err, prsm.ErrAmbiguous) {
+			code = 2
+		}
+		return pe.Msg, pe.Hint, code
+	case errors.Is(err, worktree.ErrNotRepo):
+		return err.Error(), "run prsm inside a git repository, or pass --workspace DIR", 1
+	case errors.Is(err, worktree.ErrBare):
+		return err.Error(), "prsm needs a working tree; run it in a non-bare clone", 1
+	}
+	return err.Error(), "", 1
+}
+
+type app struct {
+	stdio     Stdio
+	workspace string
+	jsonOut   bool
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "prsm",
+		Short:         "prsm gives every AI agent session its own worktree and lets you review each change",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       prsm.Version,
+	}
+	root.PersistentFlags().StringVar(&a.workspace, "workspace", "", "the workspace (git working tree); default: the current directory")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("see `"+c.CommandPath()+" --help`", "%v", err)
+	})
+	root.AddCommand(a.serveCmd(), a.stopCmd(), a.statusCmd(), a.sessionCmd())
+	return root
+}
+
+// exactArgs is cobra.ExactArgs as a usage error.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("usage: "+c.UseLine(), "%s takes %s", c.CommandPath(), what)
+		}
+		return nil
+	}
+}
+
+// workspaceDir is --workspace or the current directory.
+func (a *app) workspaceDir() (string, error) {
+	if a.workspace != "" {
+		return filepath.Abs(a.workspace)
+	}
+	return os.Getwd()
+}

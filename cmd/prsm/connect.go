@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/server"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// project is the workspace a command acts on and where its state lives.
+type project struct {
+	repo *worktree.Repo
+	dir  string // PRSM_HOME/projects/<identity>
+}
+
+func (a *app) project(ctx context.Context) (*project, error) {
+	dir, err := a.workspaceDir()
+	if err != nil {
+		return nil, err
+	}
+	repo, err := worktree.Discover(ctx, nil, dir)
+	if err != nil {
+		return nil, err
+	}
+	home, err := prsm.Home()
+	if err != nil {
+		return nil, err
+	}
+	return &project{repo: repo, dir: prsm.ProjectDir(home, repo.Identity)}, nil
+}
+
+// ensureDirs creates the project dir (and PRSM_HOME) private to the user.
+func (p *project) ensureDirs() error {
+	projects := filepath.Dir(p.dir)
+	for _, d := range []string{filepath.Dir(projects), projects, p.dir} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return fmt.Errorf("create %s: %w", d, err)
+			}
+		}
+	}
+	return os.Chmod(p.dir, 0o700)
+}
+
+// liveServer returns the server described by server.json if it answers with
+// the token it wrote.
+func liveServer(ctx context.Context, dir string) (*server.Info, *client.Client, bool) {
+	info, err := server.ReadInfo(dir)
+	if err != nil {
+		return nil, nil, false
+	}
+	if info.PID > 0 && syscall.Kill(info.PID, 0) != nil && !errors.Is(syscall.Kill(info.PID, 0), syscall.EPERM) {
+		return nil, nil, false
+	}
+	c := client.New(info)
+	c.HTTP.Timeout = 3 * time.Second
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if _, err := c.Status(cctx); err != nil {
+		return nil, nil, false
+	}
+	c.HTTP.Timeout = 10 * time.Minute
+	return info, c, true
+}
+
+// connect finds the workspace's server through server.json, starting one in
+// the background when none runs.
+func (a *app) connect(ctx context.Context) (*client.Client, *project, error) {
+	p, err := a.project(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, c, ok := liveServer(ctx, p.dir); ok {
+		return c, p, nil
+	}
+	_, c, err := a.startBackground(ctx, p, "")
+	return c, p, err
+}
+
+// selfPath is how this binary can run itself again. os.Executable would name
+// the test binary under testscript, so argv[0] is resolved first.
+func selfPath() string {
+	arg0 := os.Args[0]
+	if !strings.ContainsRune(arg0, filepath.Separator) {
+		if p, err := exec.LookPath(arg0); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs
+			}
+		}
+	} else if abs, err := filepath.Abs(arg0); err == nil {
+		return abs
+	}
+	exe, _ := os.Executable()
+	return exe
+}
+
+// startBackground starts `prsm serve` detached from this process (its own
+// session, output in server.log) and waits until it answers.
+func (a *app) startBackground(ctx context.Context, p *project, addr string) (*server.Info, *client.Client, error) {
+	if err := p.ensureDirs(); err != nil {
+		return nil, nil, err
+	}
+	logPath := filepath.Join(p.dir, "server.log")
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer logf.Close()
+	args := []string{"serve", "--workspace", p.repo.Root}
+	if addr != "" {
+		args = append(args, "--addr", addr)
+	}
+	cmd := exec.Command(selfPath(), args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir = p.repo.Root
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start prsm server: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(30 * time.Second)
+	for {
+		if info, c, ok := liveServer(ctx, p.dir); ok {
+			return info, c, nil
+		}
+		select {
+		case err := <-exited:
+			// Another server may have won the race for the lock.
+			if info, c, ok := liveServer(ctx, p.dir); ok {
+				return info, c, nil
+			}
+			return nil, nil, fmt.Errorf("prsm server exited (%v): %s", err, logTail(logPath))
+		case <-deadline:
+			return nil, nil, fmt.Errorf("prsm server did not become ready in 30s; see %s", logPath)
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

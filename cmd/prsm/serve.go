@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/server"
+	"github.com/prsm-dev/prsm/store"
+)
+
+func (a *app) serveCmd() *cobra.Command {
+	var addr string
+	var detach bool
+	c := &cobra.Command{
+		Use:   "serve [--workspace DIR] [--addr 127.0.0.1:0] [--detach]",
+		Short: "Serve the workspace: sessions, changes and the API (one server per workspace)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			p, err := a.project(ctx)
+			if err != nil {
+				return err
+			}
+			if info, _, ok := liveServer(ctx, p.dir); ok {
+				if detach {
+					fmt.Fprintf(a.stdio.Out, "prsm server for %s already runs at http://%s (pid %d)\n", info.Workspace, info.Addr, info.PID)
+					return nil
+				}
+				return alreadyRunning(info)
+			}
+			if detach {
+				info, _, err := a.startBackground(ctx, p, addr)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdio.Out, "prsm server for %s at http://%s (pid %d)\n", info.Workspace, info.Addr, info.PID)
+				return nil
+			}
+			return a.serve(ctx, p, addr)
+		},
+	}
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "loopback address to listen on")
+	c.Flags().BoolVar(&detach, "detach", false, "run the server in the background and return")
+	return c
+}
+
+func alreadyRunning(info *server.Info) error {
+	return prsm.Errorf(prsm.ErrConflict, "server_running", "use it as it is, or stop it with `prsm stop`",
+		"a prsm server for %s already runs at http://%s (pid %d)", info.Workspace, info.Addr, info.PID)
+}
+
+func (a *app) serve(ctx context.Context, p *project, addr string) error {
+	if err := p.ensureDirs(); err != nil {
+		return err
+	}
+	lock, err := server.AcquireLock(p.dir)
+	if errors.Is(err, server.ErrRunning) {
+		if info, _, ok := liveServer(ctx, p.dir); ok {
+			return alreadyRunning(info)
+		}
+		return fmt.Errorf("another prsm server for %s is starting; try again in a moment", p.repo.Root)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+
+	log := slog.New(slog.NewTextHandler(a.stdio.Err, nil))
+	db, err := store.Open(filepath.Join(p.dir, "prsm.db"))
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer db.Close()
+	eng := engine.New(p.repo, db, p.dir, log)
+	srv, err := server.New(eng, server.Config{Addr: addr, ProjectDir: p.dir})
+	if err != nil {
+		return err
+	}
+	log.Info("prsm serving", "workspace", p.repo.Root, "addr", "http://"+srv.Addr(), "pid", os.Getpid())
+	if err := srv.Serve(ctx); err != nil {
+		return err
+	}
+	log.Info("prsm stopped")
+	return nil
+}
+
+func (a *app) stopCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "stop",
+		Short: "Stop the workspace's server",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			p, err := a.project(ctx)
+			if err != nil {
+				return err
+			}
+			info, c, ok := liveServer(ctx, p.dir)
+			if !ok {
+				fmt.Fprintln(a.stdio.Out, "no prsm server runs for this workspace")
+				return nil
+			}
+			if err := c.Shutdown(ctx); err != nil {
+				return err
+			}
+			// Wait until it is gone, so the next command starts afresh.
+			for i := 0; i < 200; i++ {
+				if _, err := server.ReadInfo(p.dir); errors.Is(err, os.ErrNotExist) {
+					break
+				}
+				sleep(ctx, 25)
+			}
+			fmt.Fprintf(a.stdio.Out, "stopped prsm server (pid %d)\n", info.PID)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+)
+
+func (a *app) sessionCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "session",
+		Short: "Start, list, show and end agent sessions",
+		Args:  exactArgs(0, "a subcommand: start, list, show or end"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("see `prsm session --help`", "prsm session needs a subcommand: start, list, show or end")
+		},
+	}
+	c.AddCommand(a.sessionStartCmd(), a.sessionListCmd(), a.sessionShowCmd(), a.sessionEndCmd())
+	return c
+}
+
+func (a *app) sessionStartCmd() *cobra.Command {
+	var req engine.StartRequest
+	c := &cobra.Command{
+		Use:   "start [--name N] [--agent A] [--mode auto|review]",
+		Short: "Start a session in its own worktree, seeded with the workspace as it is",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if req.Mode != "" && req.Mode != prsm.ModeAuto && req.Mode != prsm.ModeReview {
+				return usagef("use --mode auto or --mode review", "unknown mode %q", req.Mode)
+			}
+			cl, _, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := cl.StartSession(ctx, req)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return printJSON(a.stdio.Out, s)
+			}
+			fmt.Fprintf(a.stdio.Out, "started session %s\n", s.ID)
+			a.showSession(s)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&req.Name, "name", "", "a name for the session")
+	c.Flags().StringVar(&req.AgentID, "agent", "", "the agent that works in it")
+	c.Flags().StringVar(&req.Mode, "mode", "", "auto (apply changes at once) or review (apply on accept)")
+	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
+	return c
+}
+
+func (a *app) showSession(s *prsm.Session) {
+	ended := "-"
+	if s.EndedAt != nil {
+		ended = s.EndedAt.Local().Format("2006-01-02 15:04:05")
+	}
+	fields(a.stdio.Out,
+		"id", s.ID,
+		"name", s.Name,
+		"agent", s.AgentID,
+		"mode", s.Mode,
+		"status", s.Status,
+		"worktree", s.WorktreePath,
+		"branch", s.Branch,
+		"base", s.BaseCommit,
+		"created", s.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+		"ended", ended,
+		"pending", strconv.Itoa(s.PendingCount),
+	)
+}
+
+func (a *app) sessionListCmd() *cobra.Command {
+	var status string
+	c := &cobra.Command{
+		Use:   "list [--status active|ended]",
+		Short: "List sessions",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cl, _, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			list, err := cl.Sessions(ctx, status)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return printJSON(a.stdio.Out, list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(a.stdio.Out, "no sessions; start one with `prsm session start`")
+				return nil
+			}
+			t := newTable(a.stdio.Out, "ID", "NAME", "AGENT", "MODE", "STATUS", "PENDING", "CREATED")
+			for _, s := range list {
+				t.row(s.ID, s.Name, s.AgentID, s.Mode, s.Status, strconv.Itoa(s.PendingCount), age(s.CreatedAt))
+			}
+			t.flush()
+			return nil
+		},
+	}
+	c.Flags().StringVar(&status, "status", "", "only sessions with this status")
+	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
+	return c
+}
+
+func (a *app) sessionShowCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one session (ID or a unique prefix)",
+		Args:  exactArgs(1, "one session id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cl, _, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := cl.Session(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return printJSON(a.stdio.Out, s)
+			}
+			a.showSession(s)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
+	return c
+}
+
+func (a *app) sessionEndCmd() *cobra.Command {
+	var discard bool
+	c := &cobra.Command{
+		Use:   "end ID [--discard]",
+		Short: "End a session: remove its worktree and branch (refused while changes are unreviewed)",
+		Args:  exactArgs(1, "one session id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cl, _, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := cl.EndSession(ctx, args[0], discard)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return printJSON(a.stdio.Out, s)
+			}
+			fmt.Fprintf(a.stdio.Out, "ended session %s (%s); its worktree and branch are removed\n", s.ID, s.Name)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&discard, "discard", false, "drop unreviewed changes")
+	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
+	return c
+}
