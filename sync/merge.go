@@ -1,0 +1,197 @@
+package sync
+
+import "bytes"
+
+// Merge3 merges the changes that ours and theirs each made to base, line by
+// line, the way `git merge-file -p ours base theirs` does with git's default
+// settings (Myers diff, "zealous alnum" level, no diff3 markers).
+//
+// prsm calls it with ours = the user's current workspace file and theirs =
+// the agent's new content to apply an agent change on top of user edits, and
+// with base = the agent's new content, theirs = the content before the tool
+// call to take an agent change back out again (reject, rewind).
+//
+// A change made by one side only is taken; the same change made by both is
+// taken once. Changes that overlap, or that touch with no unchanged line
+// between them, are a conflict unless both sides wrote the same lines there:
+// then clean is false and merged is nil, and the caller must leave the
+// target file alone. When clean is true, merged is byte for byte what git
+// would produce. Lines are compared as raw bytes including their terminator,
+// so CRLF files, a missing final newline and empty inputs need no special
+// care by the caller. Merge3 does not refuse binary content the way git
+// does; deciding what is text is the caller's business.
+func Merge3(base, ours, theirs []byte) (merged []byte, clean bool) {
+	// Same shortcuts as git: with one side unchanged the other side is the
+	// result as is, without splitting it into lines. The copy keeps callers
+	// from writing into each other's buffers through the result.
+	switch {
+	case bytes.Equal(ours, base):
+		return append([]byte{}, theirs...), true
+	case bytes.Equal(theirs, base), bytes.Equal(ours, theirs):
+		return append([]byte{}, ours...), true
+	}
+
+	b, o, t := splitLines(base), splitLines(ours), splitLines(theirs)
+	var c classifier
+	cb, co, ct := c.classify(b), c.classify(o), c.classify(t)
+	chunks := mergeChunks(b, o, t,
+		diffClassified(b, o, cb, co, c.count()),
+		diffClassified(b, t, cb, ct, c.count()))
+	for i := range chunks {
+		m := &chunks[i]
+		if m.mode != modeConflict {
+			continue
+		}
+		// git's zealous refinement diffs the two sides of a conflict and
+		// keeps whatever still differs as smaller conflicts; only a
+		// conflict whose sides are line-for-line equal goes away. An empty
+		// side is never refined.
+		if m.chg1 == 0 || m.chg2 == 0 || !equalLines(o[m.i1:m.i1+m.chg1], t[m.i2:m.i2+m.chg2]) {
+			return nil, false
+		}
+		m.mode = modeSame
+	}
+	return fillMerge(o, t, chunks), true
+}
+
+// Chunk modes of a merge, as in xdiff.
+const (
+	modeConflict = 0 // both sides changed this region differently
+	modeOurs     = 1 // only ours changed it
+	modeTheirs   = 2 // only theirs changed it
+	modeSame     = 4 // a conflict whose two sides turned out identical
+)
+
+// mergeChunk is one changed region of a merge. i0/chg0 are lines of base,
+// i1/chg1 of ours and i2/chg2 of theirs.
+type mergeChunk struct {
+	mode     int
+	i0, chg0 int
+	i1, chg1 int
+	i2, chg2 int
+}
+
+// mergeChunks walks both edit scripts in base order and pairs them up. A
+// change ending strictly before the other side's next change is taken
+// alone; anything else (overlap, or touching ends) becomes a conflict unless
+// both hunks are the very same edit. Regions that touch are coalesced.
+func mergeChunks(base, ours, theirs [][]byte, s1, s2 []hunk) []mergeChunk {
+	var chunks []mergeChunk
+	add := func(mode, i0, chg0, i1, chg1, i2, chg2 int) {
+		if n := len(chunks); n > 0 {
+			m := &chunks[n-1]
+			if i1 <= m.i1+m.chg1 || i2 <= m.i2+m.chg2 {
+				if mode != m.mode {
+					m.mode = modeConflict
+				}
+				m.chg0 = i0 + chg0 - m.i0
+				m.chg1 = i1 + chg1 - m.i1
+				m.chg2 = i2 + chg2 - m.i2
+				return
+			}
+		}
+		chunks = append(chunks, mergeChunk{mode: mode, i0: i0, chg0: chg0, i1: i1, chg1: chg1, i2: i2, chg2: chg2})
+	}
+
+	p1, p2 := 0, 0
+	for p1 < len(s1) && p2 < len(s2) {
+		x1, x2 := s1[p1], s2[p2]
+		if x1.i1+x1.chg1 < x2.i1 {
+			add(modeOurs, x1.i1, x1.chg1, x1.i2, x1.chg2, x2.i2-x2.i1+x1.i1, x1.chg1)
+			p1++
+			continue
+		}
+		if x2.i1+x2.chg1 < x1.i1 {
+			add(modeTheirs, x2.i1, x2.chg1, x1.i2-x1.i1+x2.i1, x2.chg1, x2.i2, x2.chg2)
+			p2++
+			continue
+		}
+		if x1.i1 != x2.i1 || x1.chg1 != x2.chg1 || x1.chg2 != x2.chg2 ||
+			!equalLines(ours[x1.i2:x1.i2+x1.chg2], theirs[x2.i2:x2.i2+x2.chg2]) {
+			// Widen both sides to the union of the two base ranges.
+			off := x1.i1 - x2.i1
+			ffo := off + x1.chg1 - x2.chg1
+			i0, i1, i2 := x1.i1, x1.i2, x2.i2
+			if off > 0 {
+				i0 -= off
+				i1 -= off
+			} else {
+				i2 += off
+			}
+			chg0 := x1.i1 + x1.chg1 - i0
+			chg1 := x1.i2 + x1.chg2 - i1
+			chg2 := x2.i2 + x2.chg2 - i2
+			if ffo < 0 {
+				chg0 -= ffo
+				chg1 -= ffo
+			} else {
+				chg2 += ffo
+			}
+			add(modeConflict, i0, chg0, i1, chg1, i2, chg2)
+		}
+		// Identical edits add no chunk: the lines are copied from ours
+		// along with the unchanged text.
+		e1, e2 := x1.i1+x1.chg1, x2.i1+x2.chg1
+		if e1 >= e2 {
+			p2++
+		}
+		if e2 >= e1 {
+			p1++
+		}
+	}
+	for ; p1 < len(s1); p1++ {
+		x1 := s1[p1]
+		add(modeOurs, x1.i1, x1.chg1, x1.i2, x1.chg2, x1.i1+len(theirs)-len(base), x1.chg1)
+	}
+	for ; p2 < len(s2); p2++ {
+		x2 := s2[p2]
+		add(modeTheirs, x2.i1, x2.chg1, x2.i1+len(ours)-len(base), x2.chg1, x2.i2, x2.chg2)
+	}
+	return chunks
+}
+
+// fillMerge writes the merge result of conflict-free chunks: ours with the
+// regions that only theirs changed taken from theirs.
+func fillMerge(ours, theirs [][]byte, chunks []mergeChunk) []byte {
+	size := 0
+	for _, l := range ours {
+		size += len(l)
+	}
+	out := make([]byte, 0, size+size/8)
+	i := 0 // next line of ours not yet written
+	for _, m := range chunks {
+		switch m.mode {
+		case modeOurs:
+			out = appendLines(out, ours[i:m.i1+m.chg1])
+		case modeTheirs:
+			// Unchanged lines before the chunk are equal on both sides;
+			// git copies them from theirs here, at the matching offset.
+			out = appendLines(out, theirs[m.i2-m.i1+i:m.i2+m.chg2])
+		default:
+			// modeSame: its lines are written from ours together with
+			// whatever comes next.
+			continue
+		}
+		i = m.i1 + m.chg1
+	}
+	return appendLines(out, ours[i:])
+}
+
+func appendLines(dst []byte, lines [][]byte) []byte {
+	for _, l := range lines {
+		dst = append(dst, l...)
+	}
+	return dst
+}
+
+func equalLines(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}

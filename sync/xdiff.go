@@ -1,0 +1,622 @@
+package sync
+
+import (
+	"bytes"
+	"math"
+)
+
+// This file holds the line diff that Merge3 is built on. It follows the
+// algorithm of git's xdiff (Myers' O(ND) diff with xdiff's pre-filtering,
+// cost cut-offs and group sliding) step for step rather than using a generic
+// diff: wherever several minimal diffs exist, which one is picked decides
+// whether a 3-way merge is clean and what it produces, and prsm promises the
+// result `git merge-file` would give. Any "improvement" here breaks that
+// promise, so keep the tie-breaking exactly as it is.
+//
+// Attribution: the algorithm follows git's xdiff (libxdiff by Davide Libenzi,
+// as modified in git, LGPL-2.1); this is an independent Go implementation of
+// it, with no C code copied.
+
+// Tuning constants of xdiff's Myers implementation. They shape which diff is
+// found when the edit cost gets high, so they are part of git compatibility.
+const (
+	xdMaxCostMin  = 256  // lower bound of the cost at which the search gives up on minimality
+	xdHeurMinCost = 256  // cost above which a long snake may end the search early
+	xdSnakeCnt    = 20   // length of a "good" snake for that heuristic
+	xdKHeur       = 4    // how far ahead of the cost a snake must reach to be taken
+	xdMaxEqLimit  = 1024 // cap on the "line is too common" threshold
+	xdScanWindow  = 100  // how far the common-line run scan looks each way
+	xdKpdisRun    = 4    // ratio of common to unmatched lines that still gets discarded
+)
+
+// splitLines cuts data after every '\n'. Each line keeps its terminator, so
+// CRLF, a missing final newline and the bytes of the line all take part in
+// comparisons, exactly as git compares records.
+func splitLines(data []byte) [][]byte {
+	if len(data) == 0 {
+		return nil
+	}
+	lines := make([][]byte, 0, bytes.Count(data, []byte{'\n'})+1)
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			lines = append(lines, data)
+			break
+		}
+		lines = append(lines, data[:i+1:i+1])
+		data = data[i+1:]
+	}
+	return lines
+}
+
+// diffFile is one side of a 2-way diff.
+type diffFile struct {
+	lines [][]byte
+	class []int // equal lines (byte for byte) share a class id
+	// changed[i+1] tells whether line i is not part of the common
+	// subsequence; changed[0] and changed[n+1] are always false so that group
+	// scans can run off either end without bounds checks.
+	changed []bool
+	// The core algorithm works on a reduced sequence: the lines between
+	// dstart and dend (the common prefix and suffix trimmed) minus the lines
+	// that cannot match anyway. rindex maps a reduced index to a line number
+	// and rclass holds that line's class.
+	rindex       []int
+	rclass       []int
+	dstart, dend int
+}
+
+func (f *diffFile) n() int                   { return len(f.lines) }
+func (f *diffFile) isChanged(i int) bool     { return f.changed[i+1] }
+func (f *diffFile) setChanged(i int, v bool) { f.changed[i+1] = v }
+
+// hunk is one change of a 2-way diff: lines [i1, i1+chg1) of the first file
+// became lines [i2, i2+chg2) of the second.
+type hunk struct {
+	i1, i2     int
+	chg1, chg2 int
+}
+
+// diffLines diffs a against b the way git's default (Myers) diff does and
+// returns the hunks in file order. It returns nil when a and b are equal.
+func diffLines(a, b [][]byte) []hunk {
+	var c classifier
+	return diffClassified(a, b, c.classify(a), c.classify(b), c.count())
+}
+
+// classifier numbers distinct lines, so that the diff compares small ints
+// instead of bytes. One classifier can serve several files (Merge3 shares
+// one among base, ours and theirs to hash each line once).
+type classifier struct{ ids map[string]int }
+
+func (c *classifier) classify(lines [][]byte) []int {
+	if c.ids == nil {
+		c.ids = make(map[string]int, 2*len(lines))
+	}
+	out := make([]int, len(lines))
+	for i, l := range lines {
+		id, ok := c.ids[string(l)]
+		if !ok {
+			id = len(c.ids)
+			c.ids[string(l)] = id
+		}
+		out[i] = id
+	}
+	return out
+}
+
+func (c *classifier) count() int { return len(c.ids) }
+
+// diffClassified is diffLines for lines already classified by one
+// classifier; nclass is the number of classes it handed out.
+func diffClassified(a, b [][]byte, ca, cb []int, nclass int) []hunk {
+	fa := &diffFile{lines: a, class: ca, changed: make([]bool, len(a)+2)}
+	fb := &diffFile{lines: b, class: cb, changed: make([]bool, len(b)+2)}
+	trimEnds(fa, fb)
+	cleanupRecords(fa, fb, nclass)
+	runMyers(fa, fb)
+	changeCompact(fa, fb)
+	changeCompact(fb, fa)
+	return buildScript(fa, fb)
+}
+
+// trimEnds skips the common prefix and suffix; those lines match trivially.
+func trimEnds(fa, fb *diffFile) {
+	na, nb := fa.n(), fb.n()
+	lim := min(na, nb)
+	i := 0
+	for i < lim && fa.class[i] == fb.class[i] {
+		i++
+	}
+	fa.dstart, fb.dstart = i, i
+	lim -= i
+	j := 0
+	for j < lim && fa.class[na-1-j] == fb.class[nb-1-j] {
+		j++
+	}
+	fa.dend = na - j - 1
+	fb.dend = nb - j - 1
+}
+
+// bogoSqrt is xdiff's cheap power-of-two square root estimate.
+func bogoSqrt(n int) int {
+	i := 1
+	for ; n > 0; n >>= 2 {
+		i <<= 1
+	}
+	return i
+}
+
+// cleanupRecords marks lines that have no equal in the other file as changed
+// up front, and so are very common lines that sit in a run of such lines.
+// Besides speed this decides where very common lines (blank lines, braces)
+// end up, so it must match git.
+func cleanupRecords(fa, fb *diffFile, nclass int) {
+	countA := make([]int, nclass)
+	countB := make([]int, nclass)
+	for _, c := range fa.class {
+		countA[c]++
+	}
+	for _, c := range fb.class {
+		countB[c]++
+	}
+	reduce(fa, countB)
+	reduce(fb, countA)
+}
+
+// reduce fills f.rindex and f.rclass; other holds how often each class
+// occurs in the other file.
+func reduce(f *diffFile, other []int) {
+	// dis: 0 = no match in the other file, 1 = some, 2 = too many.
+	dis := make([]byte, f.n()+1)
+	mlim := min(bogoSqrt(f.n()), xdMaxEqLimit)
+	for i := f.dstart; i <= f.dend; i++ {
+		nm := other[f.class[i]]
+		switch {
+		case nm == 0:
+			dis[i] = 0
+		case nm >= mlim:
+			dis[i] = 2
+		default:
+			dis[i] = 1
+		}
+	}
+	for i := f.dstart; i <= f.dend; i++ {
+		if dis[i] == 1 || (dis[i] == 2 && !cleanMultiMatch(dis, i, f.dstart, f.dend)) {
+			f.rindex = append(f.rindex, i)
+			f.rclass = append(f.rclass, f.class[i])
+		} else {
+			f.setChanged(i, true)
+		}
+	}
+}
+
+// cleanMultiMatch reports whether the too-common line i sits inside a run of
+// unmatched lines and is better treated as changed too.
+func cleanMultiMatch(dis []byte, i, s, e int) bool {
+	if i-s > xdScanWindow {
+		s = i - xdScanWindow
+	}
+	if e-i > xdScanWindow {
+		e = i + xdScanWindow
+	}
+	rdis0, rpdis0 := 0, 1
+scanBack:
+	for r := 1; i-r >= s; r++ {
+		switch dis[i-r] {
+		case 0:
+			rdis0++
+		case 2:
+			rpdis0++
+		default:
+			break scanBack
+		}
+	}
+	if rdis0 == 0 {
+		return false
+	}
+	rdis1, rpdis1 := 0, 1
+scanFwd:
+	for r := 1; i+r <= e; r++ {
+		switch dis[i+r] {
+		case 0:
+			rdis1++
+		case 2:
+			rpdis1++
+		default:
+			break scanFwd
+		}
+	}
+	if rdis1 == 0 {
+		return false
+	}
+	rdis1 += rdis0
+	rpdis1 += rpdis0
+	return rpdis1*xdKpdisRun < rpdis1+rdis1
+}
+
+// myers carries the state of one Myers run over the reduced sequences.
+type myers struct {
+	fa, fb *diffFile
+	a, b   []int // reduced class sequences
+	// kv holds the forward and the backward furthest-reaching vectors; both
+	// are indexed by diagonal k = i1 - i2, which may be negative, hence the
+	// offsets fo and bo.
+	kv     []int
+	fo, bo int
+	mxcost int
+}
+
+// split is the middle point of a box and whether each half must still be
+// solved minimally.
+type split struct {
+	i1, i2       int
+	minLo, minHi bool
+}
+
+func runMyers(fa, fb *diffFile) {
+	na, nb := len(fa.rindex), len(fb.rindex)
+	ndiags := na + nb + 3
+	m := &myers{
+		fa: fa, fb: fb,
+		a: fa.rclass, b: fb.rclass,
+		kv:     make([]int, 2*ndiags+2),
+		fo:     nb + 1,
+		bo:     ndiags + nb + 1,
+		mxcost: max(bogoSqrt(ndiags), xdMaxCostMin),
+	}
+	m.compare(0, na, 0, nb, false)
+}
+
+// compare marks the changed lines of the box [off1,lim1) x [off2,lim2) by
+// divide and conquer around the middle snake.
+func (m *myers) compare(off1, lim1, off2, lim2 int, needMin bool) {
+	for off1 < lim1 && off2 < lim2 && m.a[off1] == m.b[off2] {
+		off1++
+		off2++
+	}
+	for off1 < lim1 && off2 < lim2 && m.a[lim1-1] == m.b[lim2-1] {
+		lim1--
+		lim2--
+	}
+	switch {
+	case off1 == lim1:
+		for ; off2 < lim2; off2++ {
+			m.fb.setChanged(m.fb.rindex[off2], true)
+		}
+	case off2 == lim2:
+		for ; off1 < lim1; off1++ {
+			m.fa.setChanged(m.fa.rindex[off1], true)
+		}
+	default:
+		spl := m.split(off1, lim1, off2, lim2, needMin)
+		m.compare(off1, spl.i1, off2, spl.i2, spl.minLo)
+		m.compare(spl.i1, lim1, spl.i2, lim2, spl.minHi)
+	}
+}
+
+// split searches forward from (off1, off2) and backward from (lim1, lim2)
+// until the paths meet. When the cost grows large it settles for a good
+// enough point, as xdiff does, so big rewrites stay fast.
+func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) split {
+	a, b, kv, fo, bo := m.a, m.b, m.kv, m.fo, m.bo
+	dmin, dmax := off1-lim2, lim1-off2
+	fmid, bmid := off1-off2, lim1-lim2
+	odd := (fmid-bmid)&1 != 0
+	fmin, fmax := fmid, fmid
+	bmin, bmax := bmid, bmid
+
+	kv[fo+fmid] = off1
+	kv[bo+bmid] = lim1
+
+	for ec := 1; ; ec++ {
+		gotSnake := false
+
+		// Widen the forward diagonal range by one each way, or shrink it
+		// where it would leave the box; the slot just outside gets a
+		// sentinel so the loop below needs no bounds checks.
+		if fmin > dmin {
+			fmin--
+			kv[fo+fmin-1] = -1
+		} else {
+			fmin++
+		}
+		if fmax < dmax {
+			fmax++
+			kv[fo+fmax+1] = -1
+		} else {
+			fmax--
+		}
+		for d := fmax; d >= fmin; d -= 2 {
+			var i1 int
+			if kv[fo+d-1] >= kv[fo+d+1] {
+				i1 = kv[fo+d-1] + 1
+			} else {
+				i1 = kv[fo+d+1]
+			}
+			prev1 := i1
+			i2 := i1 - d
+			for i1 < lim1 && i2 < lim2 && a[i1] == b[i2] {
+				i1++
+				i2++
+			}
+			if i1-prev1 > xdSnakeCnt {
+				gotSnake = true
+			}
+			kv[fo+d] = i1
+			if odd && bmin <= d && d <= bmax && kv[bo+d] <= i1 {
+				return split{i1: i1, i2: i2, minLo: true, minHi: true}
+			}
+		}
+
+		if bmin > dmin {
+			bmin--
+			kv[bo+bmin-1] = math.MaxInt
+		} else {
+			bmin++
+		}
+		if bmax < dmax {
+			bmax++
+			kv[bo+bmax+1] = math.MaxInt
+		} else {
+			bmax--
+		}
+		for d := bmax; d >= bmin; d -= 2 {
+			var i1 int
+			if kv[bo+d-1] < kv[bo+d+1] {
+				i1 = kv[bo+d-1]
+			} else {
+				i1 = kv[bo+d+1] - 1
+			}
+			prev1 := i1
+			i2 := i1 - d
+			for i1 > off1 && i2 > off2 && a[i1-1] == b[i2-1] {
+				i1--
+				i2--
+			}
+			if prev1-i1 > xdSnakeCnt {
+				gotSnake = true
+			}
+			kv[bo+d] = i1
+			if !odd && fmin <= d && d <= fmax && i1 <= kv[fo+d] {
+				return split{i1: i1, i2: i2, minLo: true, minHi: true}
+			}
+		}
+
+		if needMin {
+			continue
+		}
+
+		// The cost is high and a long snake showed up: take the diagonal
+		// that got furthest (penalised by its distance from the middle) if
+		// it ends in a long enough run of matches.
+		if gotSnake && ec > xdHeurMinCost {
+			best := 0
+			var spl split
+			for d := fmax; d >= fmin; d -= 2 {
+				dd := d - fmid
+				if dd < 0 {
+					dd = -dd
+				}
+				i1 := kv[fo+d]
+				i2 := i1 - d
+				v := (i1 - off1) + (i2 - off2) - dd
+				if v > xdKHeur*ec && v > best &&
+					off1+xdSnakeCnt <= i1 && i1 < lim1 &&
+					off2+xdSnakeCnt <= i2 && i2 < lim2 {
+					for k := 1; a[i1-k] == b[i2-k]; k++ {
+						if k == xdSnakeCnt {
+							best = v
+							spl.i1, spl.i2 = i1, i2
+							break
+						}
+					}
+				}
+			}
+			if best > 0 {
+				spl.minLo, spl.minHi = true, false
+				return spl
+			}
+
+			for d := bmax; d >= bmin; d -= 2 {
+				dd := d - bmid
+				if dd < 0 {
+					dd = -dd
+				}
+				i1 := kv[bo+d]
+				i2 := i1 - d
+				v := (lim1 - i1) + (lim2 - i2) - dd
+				if v > xdKHeur*ec && v > best &&
+					off1 < i1 && i1 <= lim1-xdSnakeCnt &&
+					off2 < i2 && i2 <= lim2-xdSnakeCnt {
+					for k := 0; a[i1+k] == b[i2+k]; k++ {
+						if k == xdSnakeCnt-1 {
+							best = v
+							spl.i1, spl.i2 = i1, i2
+							break
+						}
+					}
+				}
+			}
+			if best > 0 {
+				spl.minLo, spl.minHi = false, true
+				return spl
+			}
+		}
+
+		// Too expensive: split at whichever end got furthest.
+		if ec >= m.mxcost {
+			fbest, fbest1 := -1, -1
+			for d := fmax; d >= fmin; d -= 2 {
+				i1 := min(kv[fo+d], lim1)
+				i2 := i1 - d
+				if lim2 < i2 {
+					i1 = lim2 + d
+					i2 = lim2
+				}
+				if fbest < i1+i2 {
+					fbest = i1 + i2
+					fbest1 = i1
+				}
+			}
+			bbest, bbest1 := math.MaxInt, math.MaxInt
+			for d := bmax; d >= bmin; d -= 2 {
+				i1 := max(off1, kv[bo+d])
+				i2 := i1 - d
+				if i2 < off2 {
+					i1 = off2 + d
+					i2 = off2
+				}
+				if i1+i2 < bbest {
+					bbest = i1 + i2
+					bbest1 = i1
+				}
+			}
+			if (lim1+lim2)-bbest < fbest-(off1+off2) {
+				return split{i1: fbest1, i2: fbest - fbest1, minLo: true, minHi: false}
+			}
+			return split{i1: bbest1, i2: bbest - bbest1, minLo: false, minHi: true}
+		}
+	}
+}
+
+// group is a run of changed lines [start, end) in one file; an empty group
+// (start == end) sits just above line start. Between any two unchanged lines
+// there is exactly one group, possibly empty, which keeps the groups of both
+// files in step while one of them is slid.
+type group struct{ start, end int }
+
+func groupInit(f *diffFile) group {
+	g := group{}
+	for f.isChanged(g.end) {
+		g.end++
+	}
+	return g
+}
+
+// next moves g to the following group; false at the end of the file.
+func (g *group) next(f *diffFile) bool {
+	if g.end == f.n() {
+		return false
+	}
+	g.start = g.end + 1
+	for g.end = g.start; f.isChanged(g.end); g.end++ {
+	}
+	return true
+}
+
+// previous moves g to the preceding group; false at the start of the file.
+func (g *group) previous(f *diffFile) bool {
+	if g.start == 0 {
+		return false
+	}
+	g.end = g.start - 1
+	for g.start = g.end; f.isChanged(g.start - 1); g.start-- {
+	}
+	return true
+}
+
+// slideDown moves g one line down if its first line equals the line after
+// it, absorbing a group it bumps into.
+func (g *group) slideDown(f *diffFile) bool {
+	if g.end < f.n() && f.class[g.start] == f.class[g.end] {
+		f.setChanged(g.start, false)
+		g.start++
+		f.setChanged(g.end, true)
+		g.end++
+		for f.isChanged(g.end) {
+			g.end++
+		}
+		return true
+	}
+	return false
+}
+
+// slideUp moves g one line up if its last line equals the line before it,
+// absorbing a group it bumps into.
+func (g *group) slideUp(f *diffFile) bool {
+	if g.start > 0 && f.class[g.start-1] == f.class[g.end-1] {
+		g.start--
+		f.setChanged(g.start, true)
+		g.end--
+		f.setChanged(g.end, false)
+		for f.isChanged(g.start - 1) {
+			g.start--
+		}
+		return true
+	}
+	return false
+}
+
+// changeCompact slides each group of changed lines in f as far down as it
+// goes, merging groups that touch, and then back up to line up with a change
+// in the other file o where it can. This is git's default slider placement
+// (without the indent heuristic, which merge-file does not use).
+func changeCompact(f, o *diffFile) {
+	g := groupInit(f)
+	gOther := groupInit(o)
+	mustStep := func(ok bool) {
+		if !ok {
+			panic("sync: diff group sync broken")
+		}
+	}
+	for {
+		if g.end != g.start {
+			var earliestEnd, endMatchingOther, groupSize int
+			for {
+				groupSize = g.end - g.start
+				endMatchingOther = -1
+				for g.slideUp(f) {
+					mustStep(gOther.previous(o))
+				}
+				earliestEnd = g.end
+				if gOther.end > gOther.start {
+					endMatchingOther = g.end
+				}
+				for g.slideDown(f) {
+					mustStep(gOther.next(o))
+					if gOther.end > gOther.start {
+						endMatchingOther = g.end
+					}
+				}
+				if groupSize == g.end-g.start {
+					break
+				}
+			}
+			if g.end != earliestEnd && endMatchingOther != -1 {
+				for gOther.end == gOther.start {
+					mustStep(g.slideUp(f))
+					mustStep(gOther.previous(o))
+				}
+			}
+		}
+		if !g.next(f) {
+			break
+		}
+		mustStep(gOther.next(o))
+	}
+	if gOther.next(o) {
+		panic("sync: diff group sync broken at end of file")
+	}
+}
+
+// buildScript turns the changed marks into hunks, in file order.
+func buildScript(fa, fb *diffFile) []hunk {
+	var rev []hunk
+	for i1, i2 := fa.n(), fb.n(); i1 >= 0 || i2 >= 0; i1, i2 = i1-1, i2-1 {
+		if fa.isChanged(i1-1) || fb.isChanged(i2-1) {
+			l1, l2 := i1, i2
+			for fa.isChanged(i1 - 1) {
+				i1--
+			}
+			for fb.isChanged(i2 - 1) {
+				i2--
+			}
+			rev = append(rev, hunk{i1: i1, i2: i2, chg1: l1 - i1, chg2: l2 - i2})
+		}
+	}
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	return rev
+}
