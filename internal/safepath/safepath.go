@@ -1,0 +1,144 @@
+// Package safepath owns confinement (SPEC.md rule 7): it turns untrusted paths,
+// from agents, hooks, HTTP requests and git output, into paths inside a root,
+// and refuses anything that escapes it, so that no other package has to get
+// `..`, absolute paths, symlinks or odd bytes right on its own.
+//
+// The checks are done on names and, in Join, on the directories that exist at
+// the time of the call. They keep untrusted input inside the root; they do not
+// guard against a process that swaps a directory for a symlink between the
+// check and the use.
+package safepath
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Sentinel errors, matched with errors.Is; callers map both to a client error.
+var (
+	// ErrOutside means the path leads out of the root: through "..", as an
+	// absolute path elsewhere, or through a symlinked directory.
+	ErrOutside = errors.New("path is outside the root")
+	// ErrBadPath means the path is not one prsm will touch even though it does
+	// not escape: empty, the root itself, holding a NUL byte, or inside .git.
+	ErrBadPath = errors.New("bad path")
+)
+
+// Rel turns p, absolute or relative to root, into a clean slash-separated path
+// relative to root, or refuses it. It refuses an empty path, a NUL byte, the
+// root itself, a path with a .git segment (in any letter case, as git does,
+// for case-insensitive file systems), a relative path that climbs out of root
+// after cleaning, and an absolute path that is not under root. Containment is
+// decided with filepath.Rel, never by string prefix ("/repo-evil" is not in
+// "/repo"), against both root as given and root with its symlinks resolved, so
+// that a path reached through either spelling (/tmp versus /private/tmp) is
+// accepted.
+//
+// Rel looks at names only, apart from resolving root: a symlink inside the
+// root is not followed. Use Join before touching the file system.
+func Rel(root, p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("empty path: %w", ErrBadPath)
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", fmt.Errorf("path %q holds a NUL byte: %w", p, ErrBadPath)
+	}
+	var rel string
+	if filepath.IsAbs(p) {
+		roots, err := rootForms(root)
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Clean(p)
+		found := false
+		for _, r := range roots {
+			if r2, err := filepath.Rel(r, p); err == nil && filepath.IsLocal(r2) {
+				rel, found = r2, true
+				break
+			}
+			if r == p {
+				return "", fmt.Errorf("path %q is the root itself: %w", p, ErrBadPath)
+			}
+		}
+		if !found {
+			return "", fmt.Errorf("path %q is not under %s: %w", p, root, ErrOutside)
+		}
+	} else {
+		rel = filepath.Clean(p)
+		if rel == "." {
+			return "", fmt.Errorf("path %q is the root itself: %w", p, ErrBadPath)
+		}
+		if !filepath.IsLocal(rel) {
+			return "", fmt.Errorf("path %q leads out of the root: %w", p, ErrOutside)
+		}
+	}
+	rel = filepath.ToSlash(rel)
+	if rel == "." || rel == "" {
+		return "", fmt.Errorf("path %q is the root itself: %w", p, ErrBadPath)
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if strings.EqualFold(seg, ".git") {
+			return "", fmt.Errorf("path %q is inside .git: %w", p, ErrBadPath)
+		}
+	}
+	return rel, nil
+}
+
+// Join validates rel as Rel does (it may also be absolute under root) and
+// returns the absolute path root/rel. It also refuses, with ErrOutside, a path
+// whose existing parent directories (those between root and the last element)
+// include a symlink, even one that points back inside: git refuses to go
+// "beyond a symbolic link" too, and following one could reach anywhere. The
+// last element may itself be a symlink; prsm handles links as links and never
+// follows them. Parents that do not exist yet are fine (a file may be created
+// in a new directory).
+func Join(root, rel string) (string, error) {
+	r, err := Rel(root, rel)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("root %s: %w", root, err)
+	}
+	segs := strings.Split(r, "/")
+	dir := abs
+	for _, seg := range segs[:len(segs)-1] {
+		dir = filepath.Join(dir, seg)
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			break // nothing below exists, so nothing below is a link
+		}
+		if err != nil {
+			return "", fmt.Errorf("check %s: %w", dir, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return "", fmt.Errorf("path %q is beyond a symbolic link at %s: %w", rel, dir, ErrOutside)
+		}
+		if !fi.IsDir() {
+			break // a file stands here; the OS refuses anything below it
+		}
+	}
+	return filepath.Join(abs, filepath.FromSlash(r)), nil
+}
+
+// rootForms returns root as given (made absolute and clean) and, when it
+// differs, with its symlinks resolved.
+func rootForms(root string) ([]string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("root %s: %w", root, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("resolve root %s: %w", root, err)
+	}
+	if real == abs {
+		return []string{abs}, nil
+	}
+	return []string{abs, real}, nil
+}

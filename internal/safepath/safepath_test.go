@@ -1,0 +1,191 @@
+package safepath
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// newRoot makes <tmp>/repo with a sibling <tmp>/repo-evil, so prefix bugs show.
+func newRoot(t *testing.T) (parent, root string) {
+	t.Helper()
+	parent = t.TempDir()
+	root = filepath.Join(parent, "repo")
+	for _, d := range []string{root, filepath.Join(parent, "repo-evil"), filepath.Join(root, "sub")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return parent, root
+}
+
+func TestRel(t *testing.T) {
+	parent, root := newRoot(t)
+	tests := []struct {
+		name string
+		p    string
+		want string
+		err  error
+	}{
+		{"plain", "a.txt", "a.txt", nil},
+		{"nested", "sub/b.go", "sub/b.go", nil},
+		{"dot slash", "./sub/./b.go", "sub/b.go", nil},
+		{"trailing slash", "sub/", "sub", nil},
+		{"inner dotdot", "sub/../c", "c", nil},
+		{"newline is a valid name", "a\nb", "a\nb", nil},
+		{"spaces", "my dir/my file.txt", "my dir/my file.txt", nil},
+		{"non-ascii", "données/日本.txt", "données/日本.txt", nil},
+		{"backslash is a name byte", `a\b`, `a\b`, nil},
+		{"dotdot-prefixed name", "..foo", "..foo", nil},
+		{"git-prefixed name", ".gitignore", ".gitignore", nil},
+		{"absolute inside", filepath.Join(root, "sub", "x"), "sub/x", nil},
+		{"absolute unclean inside", root + "/sub/../x", "x", nil},
+
+		{"empty", "", "", ErrBadPath},
+		{"nul", "a\x00b", "", ErrBadPath},
+		{"dot", ".", "", ErrBadPath},
+		{"climb to root", "sub/..", "", ErrBadPath},
+		{"absolute root", root, "", ErrBadPath},
+		{"absolute root slash", root + "/", "", ErrBadPath},
+		{".git", ".git", "", ErrBadPath},
+		{".git inside", ".git/config", "", ErrBadPath},
+		{"nested .git", "sub/.git/HEAD", "", ErrBadPath},
+		{".GIT case", ".GIT/config", "", ErrBadPath},
+		{"absolute .git", filepath.Join(root, ".git", "config"), "", ErrBadPath},
+
+		{"dotdot", "..", "", ErrOutside},
+		{"dotdot x", "../x", "", ErrOutside},
+		{"escape after cleaning", "a/../../x", "", ErrOutside},
+		{"sibling by dotdot", "../repo-evil/x", "", ErrOutside},
+		{"absolute outside", "/etc/passwd", "", ErrOutside},
+		{"absolute sibling", filepath.Join(parent, "repo-evil", "x"), "", ErrOutside},
+		{"absolute sibling itself", filepath.Join(parent, "repo-evil"), "", ErrOutside},
+		{"absolute parent", parent, "", ErrOutside},
+		{"absolute climbing out", root + "/../repo-evil/x", "", ErrOutside},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Rel(root, tt.p)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("Rel(%q) = %q, %v; want error %v", tt.p, got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("Rel(%q) = %q, %v; want %q", tt.p, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRelSymlinkedRoot covers a root reached through a symlink (as /tmp is on
+// macOS): given the link, absolute paths under either spelling are inside.
+// Given the resolved root, the link spelling is not recognized: Rel does not
+// resolve p, so callers should pass root as they got it.
+func TestRelSymlinkedRoot(t *testing.T) {
+	parent, real := newRoot(t)
+	link := filepath.Join(parent, "link")
+	mustSymlink(t, real, link)
+	for _, p := range []string{filepath.Join(link, "sub", "f"), filepath.Join(real, "sub", "f"), "sub/f"} {
+		if got, err := Rel(link, p); err != nil || got != "sub/f" {
+			t.Errorf("Rel(link, %q) = %q, %v; want sub/f", p, got, err)
+		}
+	}
+	for _, p := range []string{link, real} {
+		if _, err := Rel(link, p); !errors.Is(err, ErrBadPath) {
+			t.Errorf("Rel(link, %q) = %v; want ErrBadPath (the root)", p, err)
+		}
+	}
+	if _, err := Rel(link, filepath.Join(parent, "repo-evil", "f")); !errors.Is(err, ErrOutside) {
+		t.Errorf("Rel(link, sibling) = %v; want ErrOutside", err)
+	}
+	if _, err := Rel(link, filepath.Join(parent, "link-evil", "f")); !errors.Is(err, ErrOutside) {
+		t.Errorf("Rel(link, link sibling) = %v; want ErrOutside", err)
+	}
+	if _, err := Rel(real, filepath.Join(link, "sub", "f")); !errors.Is(err, ErrOutside) {
+		t.Errorf("Rel(real, link spelling) = %v; want ErrOutside", err)
+	}
+}
+
+func TestRelMissingRoot(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	if _, err := Rel(missing, filepath.Join(missing, "a")); err == nil {
+		t.Fatal("Rel with a missing root and an absolute path: want an error")
+	}
+}
+
+func TestJoin(t *testing.T) {
+	parent, root := newRoot(t)
+	outside := filepath.Join(parent, "repo-evil")
+	mustSymlink(t, outside, filepath.Join(root, "out"))      // dir link pointing out
+	mustSymlink(t, "sub", filepath.Join(root, "in"))         // dir link pointing in
+	mustSymlink(t, "/etc/passwd", filepath.Join(root, "pw")) // file link pointing out
+	if err := os.WriteFile(filepath.Join(root, "file"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name string
+		rel  string
+		want string // relative to root
+		err  error
+	}{
+		{"plain", "a.txt", "a.txt", nil},
+		{"existing dir", "sub/a.txt", "sub/a.txt", nil},
+		{"new dirs", "new/deeper/a.txt", "new/deeper/a.txt", nil},
+		{"final link out is the link itself", "pw", "pw", nil},
+		{"final dir link is the link itself", "out", "out", nil},
+		{"below a file", "file/x", "file/x", nil},
+		{"odd bytes", "sub/a\nb c é", "sub/a\nb c é", nil},
+		{"absolute inside", filepath.Join(root, "sub", "z"), "sub/z", nil},
+
+		{"through link out", "out/x", "", ErrOutside},
+		{"deep through link out", "out/a/b", "", ErrOutside},
+		{"through link in", "in/x", "", ErrOutside},
+		{"dotdot", "../repo-evil/x", "", ErrOutside},
+		{"absolute sibling", filepath.Join(outside, "x"), "", ErrOutside},
+		{"nul", "a\x00", "", ErrBadPath},
+		{"git", ".git/config", "", ErrBadPath},
+		{"root", ".", "", ErrBadPath},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Join(root, tt.rel)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("Join(%q) = %q, %v; want error %v", tt.rel, got, err, tt.err)
+				}
+				return
+			}
+			want := filepath.Join(root, filepath.FromSlash(tt.want))
+			if err != nil || got != want {
+				t.Fatalf("Join(%q) = %q, %v; want %q", tt.rel, got, err, want)
+			}
+		})
+	}
+}
+
+// TestJoinSymlinkedRoot checks that a root that is itself a symlink is fine:
+// only links below the root count.
+func TestJoinSymlinkedRoot(t *testing.T) {
+	parent, real := newRoot(t)
+	link := filepath.Join(parent, "link")
+	mustSymlink(t, real, link)
+	got, err := Join(link, "sub/f")
+	if want := filepath.Join(link, "sub", "f"); err != nil || got != want {
+		t.Fatalf("Join = %q, %v; want %q", got, err, want)
+	}
+	got, err = Join(link, filepath.Join(real, "sub", "f"))
+	if want := filepath.Join(link, "sub", "f"); err != nil || got != want {
+		t.Fatalf("Join(real spelling) = %q, %v; want %q", got, err, want)
+	}
+}
+
+func mustSymlink(t *testing.T, target, name string) {
+	t.Helper()
+	if err := os.Symlink(target, name); err != nil {
+		t.Fatal(err)
+	}
+}
