@@ -1,0 +1,180 @@
+package tracker
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// binaryCheckLen is how far IsBinary looks for a NUL byte; git looks at the
+// same first 8000 bytes (buffer_is_binary), so prsm and `git diff` agree on
+// which files are binary.
+const binaryCheckLen = 8000
+
+// IsBinary reports whether content must be treated as binary: records of such
+// files carry no inline content and no line ranges. It is binary when a NUL
+// byte appears in the first 8000 bytes (git's rule) or when the content is not
+// valid UTF-8 anywhere, since text content is served as a JSON string, which
+// would silently mangle invalid bytes. The UTF-8 check runs over the whole
+// content, so a multi-byte rune is never judged half-read.
+func IsBinary(b []byte) bool {
+	if bytes.IndexByte(b[:min(len(b), binaryCheckLen)], 0) >= 0 {
+		return true
+	}
+	return !utf8.Valid(b)
+}
+
+// UnifiedDiff returns the unified diff that turns old into new, as `diff -u`
+// and `git diff` print it, so that `git apply` and `patch` accept it: a
+// "--- oldName" / "+++ newName" header, then @@ hunks with context lines of
+// context around each change, and "\ No newline at end of file" after a last
+// line that lacks one. It returns "" when old and new are equal.
+//
+// The names are printed as given, so the caller picks the convention: "a/x"
+// and "b/x" for `git apply` (which strips one component), "/dev/null" for the
+// missing side of a creation or deletion. A name holding a quote, backslash or
+// control character (a newline would break the header) is C-quoted the way git
+// quotes it, which git apply understands. A name with a space gets a trailing
+// tab, as GNU diff writes one before its timestamp, so that tools do not take
+// the part after the space for a timestamp. A negative context counts as 0.
+func UnifiedDiff(oldName, newName string, old, new []byte, context int) string {
+	if bytes.Equal(old, new) {
+		return ""
+	}
+	context = max(context, 0)
+	a, b := splitLines(old), splitLines(new)
+	hunks := diffLines(a, b)
+	if len(hunks) == 0 {
+		return ""
+	}
+
+	var sb strings.Builder
+	sb.WriteString("--- ")
+	sb.WriteString(diffName(oldName))
+	sb.WriteString("\n+++ ")
+	sb.WriteString(diffName(newName))
+	sb.WriteString("\n")
+
+	for i := 0; i < len(hunks); {
+		// Merge blocks whose context would touch or overlap into one hunk.
+		j := i + 1
+		for j < len(hunks) && hunks[j].oldStart-hunks[j-1].oldEnd <= 2*context {
+			j++
+		}
+		first, last := hunks[i], hunks[j-1]
+		oldLo := max(first.oldStart-context, 0)
+		newLo := first.newStart - (first.oldStart - oldLo)
+		oldHi := min(last.oldEnd+context, len(a))
+		newHi := last.newEnd + (oldHi - last.oldEnd)
+
+		sb.WriteString("@@ -")
+		sb.WriteString(hunkRange(oldLo, oldHi-oldLo))
+		sb.WriteString(" +")
+		sb.WriteString(hunkRange(newLo, newHi-newLo))
+		sb.WriteString(" @@\n")
+
+		pos := oldLo
+		for _, h := range hunks[i:j] {
+			for _, l := range a[pos:h.oldStart] {
+				writeLine(&sb, ' ', l)
+			}
+			for _, l := range a[h.oldStart:h.oldEnd] {
+				writeLine(&sb, '-', l)
+			}
+			for _, l := range b[h.newStart:h.newEnd] {
+				writeLine(&sb, '+', l)
+			}
+			pos = h.oldEnd
+		}
+		for _, l := range a[pos:oldHi] {
+			writeLine(&sb, ' ', l)
+		}
+		i = j
+	}
+	return sb.String()
+}
+
+// hunkRange formats one side of an @@ header the way GNU diff does: the count
+// is left out when it is 1, and an empty side names the line before it.
+func hunkRange(start, count int) string {
+	switch count {
+	case 0:
+		return strconv.Itoa(start) + ",0"
+	case 1:
+		return strconv.Itoa(start + 1)
+	default:
+		return strconv.Itoa(start+1) + "," + strconv.Itoa(count)
+	}
+}
+
+// writeLine writes one diff line; a line without its newline is the file's
+// last and gets the marker that tells patch tools not to add one.
+func writeLine(sb *strings.Builder, prefix byte, line string) {
+	sb.WriteByte(prefix)
+	sb.WriteString(line)
+	if !strings.HasSuffix(line, "\n") {
+		sb.WriteString("\n\\ No newline at end of file\n")
+	}
+}
+
+// diffName prepares a file name for a ---/+++ header (see UnifiedDiff).
+func diffName(name string) string {
+	needQuote := false
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '"' || c == '\\' || c < 0x20 || c == 0x7f {
+			needQuote = true
+			break
+		}
+	}
+	if needQuote {
+		return gitQuote(name)
+	}
+	if strings.ContainsRune(name, ' ') {
+		return name + "\t"
+	}
+	return name
+}
+
+// gitQuote C-quotes name as git's quote_c_style does: the usual escapes for
+// \a \b \t \n \v \f \r " and \, octal for other control bytes. Bytes of 0x80
+// and above stay as they are, as with core.quotePath=false, so non-ASCII names
+// stay readable.
+func gitQuote(name string) string {
+	var sb strings.Builder
+	sb.WriteByte('"')
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch c {
+		case '\a':
+			sb.WriteString(`\a`)
+		case '\b':
+			sb.WriteString(`\b`)
+		case '\t':
+			sb.WriteString(`\t`)
+		case '\n':
+			sb.WriteString(`\n`)
+		case '\v':
+			sb.WriteString(`\v`)
+		case '\f':
+			sb.WriteString(`\f`)
+		case '\r':
+			sb.WriteString(`\r`)
+		case '"':
+			sb.WriteString(`\"`)
+		case '\\':
+			sb.WriteString(`\\`)
+		default:
+			if c < 0x20 || c == 0x7f {
+				sb.WriteByte('\\')
+				sb.WriteByte('0' + c>>6)
+				sb.WriteByte('0' + (c>>3)&7)
+				sb.WriteByte('0' + c&7)
+			} else {
+				sb.WriteByte(c)
+			}
+		}
+	}
+	sb.WriteByte('"')
+	return sb.String()
+}

@@ -1,0 +1,206 @@
+package tracker
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/prsm-dev/prsm/internal/safepath"
+	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// Session tracks one session's worktree. It knows what every file should
+// hold: the base commit's version, overridden by Known for every file that
+// changed since (the state after its latest record, or after prsm's own
+// revert). A file whose bytes, presence or kind differ from that changed.
+// Callers serialize access (one lock per session).
+type Session struct {
+	ID       string
+	Worktree string
+	Base     string // base commit
+	Repo     *worktree.Repo
+	// Known holds the files that differ from Base, by relative path.
+	Known map[string]store.FileState
+}
+
+// Change is one file that differs from what the tracker knew.
+type Change struct {
+	Rel    string
+	Before prsmsync.Version
+	After  prsmsync.Version
+}
+
+// Hash is the blob-store hash of content (lowercase hex sha256).
+func Hash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// StateOf is the FileState that describes v.
+func StateOf(v prsmsync.Version) store.FileState {
+	if !v.Present {
+		return store.FileState{}
+	}
+	return store.FileState{Present: true, Mode: v.Mode, Hash: Hash(v.Content), Size: int64(len(v.Content))}
+}
+
+// BlobReader reads contents by blob hash (the store).
+type BlobReader func(hash string) ([]byte, error)
+
+// KnownVersion returns what rel should hold: the Known state, else the base
+// commit's file, else absent.
+func (s *Session) KnownVersion(rel string, blobs BlobReader) (prsmsync.Version, error) {
+	if st, ok := s.Known[rel]; ok {
+		if !st.Present {
+			return prsmsync.Absent, nil
+		}
+		b, err := blobs(st.Hash)
+		if err != nil {
+			return prsmsync.Version{}, fmt.Errorf("known content of %s: %w", rel, err)
+		}
+		return prsmsync.Version{Present: true, Mode: st.Mode, Content: b}, nil
+	}
+	return s.BaseVersion(rel)
+}
+
+// BaseVersion returns rel as the session's base commit has it.
+func (s *Session) BaseVersion(rel string) (prsmsync.Version, error) {
+	objs, err := s.Repo.Objects()
+	if err != nil {
+		return prsmsync.Version{}, err
+	}
+	f, err := objs.ReadFile(s.Base, rel)
+	if errors.Is(err, worktree.ErrNoFile) {
+		return prsmsync.Absent, nil
+	}
+	if err != nil {
+		return prsmsync.Version{}, err
+	}
+	return prsmsync.Version{Present: true, Mode: f.Mode, Content: f.Content}, nil
+}
+
+// Current reads rel from the worktree. Something that is not a file (a
+// directory now stands where a file was) counts as absent: its files are
+// tracked one by one.
+func (s *Session) Current(rel string) (prsmsync.Version, error) {
+	v, err := prsmsync.ReadVersion(s.Worktree, rel)
+	if errors.Is(err, prsmsync.ErrNotFile) || errors.Is(err, safepath.ErrOutside) || errors.Is(err, safepath.ErrBadPath) {
+		return prsmsync.Absent, nil
+	}
+	return v, err
+}
+
+// KnownPaths lists the paths that differ from the base commit as far as the
+// tracker knows, without asking git.
+func (s *Session) KnownPaths() []string {
+	set := map[string]bool{}
+	for rel := range s.Known {
+		set[rel] = true
+	}
+	return sortedKeys(set)
+}
+
+// Dirty lists the paths that may differ from what the tracker knows: what
+// git status reports against the base commit (tracked changes and untracked,
+// not ignored files) and every Known path.
+func (s *Session) Dirty(ctx context.Context) ([]string, error) {
+	// The worktree's index is prsm's own: letting status refresh it and keep
+	// an untracked cache there makes the next status cheaper.
+	out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("-c", "core.untrackedCache=true", "status", "--porcelain", "-z",
+		"--untracked-files=all", "--no-renames", "--ignore-submodules").Dir(s.Worktree))
+	if err != nil {
+		return nil, fmt.Errorf("status of session %s: %w", s.ID, err)
+	}
+	set := map[string]bool{}
+	for _, ent := range bytes.Split(out, []byte{0}) {
+		if len(ent) > 3 {
+			set[string(ent[3:])] = true
+		}
+	}
+	for rel := range s.Known {
+		set[rel] = true
+	}
+	return sortedKeys(set), nil
+}
+
+func sortedKeys(set map[string]bool) []string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Filter drops paths that are never recorded (SPEC rule 8): scratch files,
+// anything under .git, and git-ignored files. Paths git status listed are
+// already not ignored; the others are asked of git check-ignore, which
+// counts tracked files as not ignored.
+func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) {
+	var keep []string
+	for _, p := range paths {
+		if !IsScratch(p) {
+			keep = append(keep, p)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	in := []byte(strings.Join(keep, "\x00") + "\x00")
+	out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).Dir(s.Worktree).
+		// check-ignore refuses the literal pathspec magic the runner sets.
+		Env("GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=0"))
+	if err != nil && worktree.ExitCode(err) != 1 { // 1: nothing ignored
+		return nil, fmt.Errorf("check-ignore: %w", err)
+	}
+	ignored := map[string]bool{}
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			ignored[string(p)] = true
+		}
+	}
+	var res []string
+	for _, p := range keep {
+		if !ignored[p] {
+			res = append(res, p)
+		}
+	}
+	return res, nil
+}
+
+// Detect compares the given paths (already filtered) with what the tracker
+// knows and returns the changes, in path order.
+func (s *Session) Detect(paths []string, blobs BlobReader) ([]Change, error) {
+	var changes []Change
+	for _, rel := range paths {
+		after, err := s.Current(rel)
+		if err != nil {
+			return nil, err
+		}
+		before, err := s.KnownVersion(rel, blobs)
+		if err != nil {
+			return nil, err
+		}
+		if prsmsync.Same(before, after) {
+			continue
+		}
+		changes = append(changes, Change{Rel: rel, Before: before, After: after})
+	}
+	return changes, nil
+}
+
+// Learn records that rel now holds v (after a record, or after prsm itself
+// wrote the worktree), so it is not seen as a change again.
+func (s *Session) Learn(rel string, v prsmsync.Version) {
+	if s.Known == nil {
+		s.Known = map[string]store.FileState{}
+	}
+	s.Known[rel] = StateOf(v)
+}
