@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	stdsync "sync"
 )
 
 // ErrNotRepo means the directory is not inside a git working tree.
@@ -30,6 +31,10 @@ type Repo struct {
 	Identity string
 
 	git *Runner
+
+	objOnce stdsync.Once
+	obj     *Objects
+	objErr  error
 }
 
 // Git returns the runner this repository uses.

@@ -1,0 +1,241 @@
+package sync
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"unicode/utf8"
+
+	"github.com/prsm-dev/prsm/internal/safepath"
+)
+
+// File modes as st_mode bits, the form records carry (mode_before,
+// mode_after): a regular file 0o100644 or 0o100755 (any permission bits),
+// a symlink 0o120000.
+const (
+	ModeRegular = 0o100000
+	ModeSymlink = 0o120000
+	modeType    = 0o170000
+)
+
+// Version is one state of a file: absent, a regular file with its mode and
+// bytes, or a symlink whose Content is the link target.
+type Version struct {
+	Present bool
+	Mode    uint32
+	Content []byte
+}
+
+// Absent is the version of a file that does not exist.
+var Absent = Version{}
+
+// IsLink reports whether v is a symlink.
+func (v Version) IsLink() bool { return v.Present && v.Mode&modeType == ModeSymlink }
+
+// exec reports whether a regular file has an exec bit.
+func (v Version) exec() bool { return v.Present && !v.IsLink() && v.Mode&0o111 != 0 }
+
+// kind is what a merge compares modes by: absent, link, executable or plain.
+// Other permission bits (a user's 0600) are the user's business and kept.
+func (v Version) kind() int {
+	switch {
+	case !v.Present:
+		return 0
+	case v.IsLink():
+		return 1
+	case v.exec():
+		return 2
+	}
+	return 3
+}
+
+// Same reports whether two versions are the same for prsm: presence, kind
+// (link, exec bit) and bytes.
+func Same(a, b Version) bool {
+	return a.kind() == b.kind() && (!a.Present || bytes.Equal(a.Content, b.Content))
+}
+
+// ErrNotFile means a path holds something prsm does not manage (a directory,
+// a device) where a file was expected.
+var ErrNotFile = errors.New("not a regular file or symlink")
+
+// ReadVersion reads root/rel without following a final symlink. rel is
+// confined to root (no "..", no symlinked parent directories).
+func ReadVersion(root, rel string) (Version, error) {
+	p, err := safepath.Join(root, rel)
+	if err != nil {
+		return Version{}, err
+	}
+	return readPath(p)
+}
+
+func readPath(p string) (Version, error) {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
+		return Absent, nil
+	}
+	if err != nil {
+		return Version{}, err
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(p)
+		if err != nil {
+			return Version{}, err
+		}
+		return Version{Present: true, Mode: ModeSymlink, Content: []byte(target)}, nil
+	case fi.Mode().IsRegular():
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return Version{}, err
+		}
+		return Version{Present: true, Mode: ModeRegular | uint32(fi.Mode().Perm()), Content: b}, nil
+	}
+	return Version{}, fmt.Errorf("%s: %w", p, ErrNotFile)
+}
+
+// IsText reports whether content can be merged line by line: no NUL byte and
+// valid UTF-8.
+func IsText(b []byte) bool {
+	return bytes.IndexByte(b, 0) < 0 && utf8.Valid(b)
+}
+
+// Merge combines two edits of a file made from base: ours (the user's side,
+// or the file as it is now) and theirs (the change to bring in). Presence,
+// kind and content merge separately: a side that left a property as in base
+// takes the other side's; two different edits of text merge by lines (as
+// git merge-file); anything else is a conflict (ok false). A deletion
+// against an edit, or two different symlink targets, conflict.
+func Merge(base, ours, theirs Version) (Version, bool) {
+	switch {
+	case Same(ours, theirs):
+		return ours, true
+	case Same(ours, base):
+		return withPerm(theirs, ours), true
+	case Same(theirs, base):
+		return ours, true
+	}
+	if !ours.Present || !theirs.Present || ours.IsLink() || theirs.IsLink() || base.IsLink() {
+		return Version{}, false
+	}
+	var baseContent []byte
+	if base.Present {
+		baseContent = base.Content
+	}
+	var content []byte
+	switch {
+	case bytes.Equal(ours.Content, baseContent):
+		content = theirs.Content
+	case bytes.Equal(theirs.Content, baseContent), bytes.Equal(ours.Content, theirs.Content):
+		content = ours.Content
+	default:
+		if !IsText(baseContent) || !IsText(ours.Content) || !IsText(theirs.Content) {
+			return Version{}, false
+		}
+		m, clean := Merge3(baseContent, ours.Content, theirs.Content)
+		if !clean {
+			return Version{}, false
+		}
+		content = m
+	}
+	// The exec bit: the side that changed it wins; both changing it
+	// differently cannot happen with one bit.
+	exec := ours.exec()
+	if ours.exec() == base.exec() {
+		exec = theirs.exec()
+	}
+	mode := ours.Mode &^ 0o111
+	if exec {
+		mode |= (ours.Mode & 0o444) >> 2
+		if mode&0o111 == 0 {
+			mode |= 0o100
+		}
+	}
+	return Version{Present: true, Mode: mode, Content: content}, true
+}
+
+// withPerm returns v with the permission bits of like where only the exec
+// bit matters: a user's 0600 stays 0600 when the agent's edit arrives.
+func withPerm(v, like Version) Version {
+	if !v.Present || v.IsLink() || !like.Present || like.IsLink() {
+		return v
+	}
+	mode := ModeRegular | like.Mode&0o666
+	if v.exec() {
+		mode |= (like.Mode & 0o444) >> 2
+		if mode&0o111 == 0 {
+			mode |= 0o100
+		}
+	}
+	v.Mode = mode
+	return v
+}
+
+// Outcome says what Apply did.
+type Outcome int
+
+const (
+	// Unchanged: the file already was the result.
+	Unchanged Outcome = iota
+	// Written: the file was replaced (or created, or removed) by the result.
+	Written
+	// Conflict: the edits could not be combined; the file was left as it was.
+	Conflict
+)
+
+func (o Outcome) String() string {
+	return [...]string{"unchanged", "written", "conflict"}[o]
+}
+
+// Apply brings the change base -> theirs into root/rel, keeping whatever
+// else the file holds (the user's edits): a 3-way Merge with the file as it
+// is now. On a conflict nothing is written. Writes are atomic; a removal
+// prunes directories it leaves empty, up to root. It returns the outcome and
+// the file as it is afterwards.
+func Apply(root, rel string, base, theirs Version) (Outcome, Version, error) {
+	p, err := safepath.Join(root, rel)
+	if err != nil {
+		return Conflict, Version{}, err
+	}
+	ours, err := readPath(p)
+	if errors.Is(err, ErrNotFile) {
+		return Conflict, Version{}, nil
+	}
+	if err != nil {
+		return Conflict, Version{}, err
+	}
+	result, ok := Merge(base, ours, theirs)
+	if !ok {
+		return Conflict, ours, nil
+	}
+	if Same(result, ours) && (!result.Present || result.Mode == ours.Mode) {
+		return Unchanged, ours, nil
+	}
+	if err := writeVersion(root, p, result); err != nil {
+		return Conflict, ours, err
+	}
+	return Written, result, nil
+}
+
+// writeVersion makes p hold v, atomically.
+func writeVersion(root, p string, v Version) error {
+	switch {
+	case !v.Present:
+		return RemoveFile(root, p)
+	case v.IsLink():
+		return WriteSymlinkAtomic(p, string(v.Content))
+	}
+	return WriteFileAtomic(p, v.Content, os.FileMode(v.Mode&0o777))
+}
+
+// Write makes root/rel hold v exactly (confined to root), for callers that
+// decided the result themselves.
+func Write(root, rel string, v Version) error {
+	p, err := safepath.Join(root, rel)
+	if err != nil {
+		return err
+	}
+	return writeVersion(root, p, v)
+}
