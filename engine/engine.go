@@ -36,6 +36,11 @@ type Engine struct {
 	// mu serializes session start and end: git's worktree bookkeeping is
 	// not safe against concurrent `worktree add`/`remove`.
 	mu stdsync.Mutex
+
+	statesMu stdsync.Mutex
+	states   map[string]*sessionState
+	filesMu  stdsync.Mutex
+	files    map[string]*stdsync.Mutex
 }
 
 // New builds an engine for repo whose state lives in projectDir.
@@ -43,7 +48,8 @@ func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger)
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	return &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log}
+	return &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log,
+		states: map[string]*sessionState{}, files: map[string]*stdsync.Mutex{}}
 }
 
 // StartRequest is the body of POST /sessions.
@@ -240,30 +246,34 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 }
 
 // unrecorded reports (as a short list) files in the session's worktree that
-// differ from its base while no record describes them.
+// changed while no record describes them.
 func (e *Engine) unrecorded(ctx context.Context, s *prsm.Session) (string, error) {
 	if _, err := os.Lstat(s.WorktreePath); errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
-	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	st, err := e.state(ctx, s)
 	if err != nil {
 		return "", err
 	}
-	if len(recs) > 0 {
-		return "", nil
-	}
-	out, err := e.Repo.Status(ctx, s.WorktreePath)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	paths, err := st.tracker.Dirty(ctx)
 	if err != nil {
 		return "", err
 	}
-	var paths []string
-	for _, ent := range strings.Split(string(out), "\x00") {
-		if len(ent) > 3 {
-			paths = append(paths, ent[3:])
-		}
+	if paths, err = st.tracker.Filter(ctx, paths); err != nil {
+		return "", err
 	}
-	if len(paths) > 3 {
-		paths = append(paths[:3], fmt.Sprintf("and %d more", len(paths)-3))
+	changes, err := st.tracker.Detect(paths, e.blobs(ctx))
+	if err != nil {
+		return "", err
 	}
-	return strings.Join(paths, ", "), nil
+	var names []string
+	for _, c := range changes {
+		names = append(names, c.Rel)
+	}
+	if len(names) > 3 {
+		names = append(names[:3], fmt.Sprintf("and %d more", len(names)-3))
+	}
+	return strings.Join(names, ", "), nil
 }

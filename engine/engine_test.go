@@ -17,7 +17,9 @@ import (
 	"github.com/prsm-dev/prsm/worktree"
 )
 
-func newEngine(t *testing.T) (*engine.Engine, string) {
+func newEngine(t *testing.T) (*engine.Engine, string) { return newEngineTB(t) }
+
+func newEngineTB(t testing.TB) (*engine.Engine, string) {
 	t.Helper()
 	testgit.Env(t)
 	ws := testgit.Init(t, "ws")

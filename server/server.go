@@ -151,6 +151,19 @@ func (s *Server) router() *echo.Echo {
 	e.POST("/sessions", s.startSession)
 	e.GET("/sessions/:id", s.getSession)
 	e.DELETE("/sessions/:id", s.endSession)
+
+	e.POST("/sessions/:id/tool-calls", s.startToolCall)
+	e.POST("/sessions/:id/tool-calls/:tc/complete", s.completeToolCall)
+	e.GET("/sessions/:id/file-changes", s.listChanges)
+	e.POST("/sessions/:id/file-changes/accept-all", s.bulk(true))
+	e.POST("/sessions/:id/file-changes/reject-all", s.bulk(false))
+	e.GET("/sessions/:id/file-changes/:tc", s.getChanges)
+	e.GET("/sessions/:id/file-changes/:tc/diff", s.diffChanges)
+	e.GET("/sessions/:id/file-changes/:tc/content", s.changeContent)
+	e.POST("/sessions/:id/file-changes/:tc/accept", s.accept)
+	e.POST("/sessions/:id/file-changes/:tc/reject", s.reject)
+	e.POST("/file-changes/accept-all", s.bulkAll(true))
+	e.POST("/file-changes/reject-all", s.bulkAll(false))
 	return e
 }
 

@@ -1,0 +1,311 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
+)
+
+// Accept accepts the record id (or every record of the tool call id). In
+// review mode it also applies it to the workspace, after the earlier pending
+// records of the same file. Accepting twice is a no-op; accepting a rejected
+// record is a conflict.
+func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*Records, error) {
+	s, _, unlock, err := e.lockSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	recs, err := e.recordsOf(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r.Status == prsm.StatusRejected {
+			return nil, prsm.Errorf(prsm.ErrConflict, "already_rejected", "", "change %s was rejected; it cannot be accepted", r.ID)
+		}
+	}
+	for _, r := range recs {
+		if _, err := e.accept(ctx, s, r); err != nil {
+			return nil, err
+		}
+	}
+	e.publishSession(ctx, s.ID)
+	return e.answer(ctx, recs)
+}
+
+// accept accepts r and, in review mode, applies the pending records of its
+// file up to it, oldest first.
+func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([]*prsm.Record, error) {
+	if r.Status != prsm.StatusPending {
+		return nil, nil
+	}
+	chain := []*prsm.Record{r}
+	if s.Mode == prsm.ModeReview {
+		pend, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
+		if err != nil {
+			return nil, err
+		}
+		chain = chain[:0]
+		for _, p := range pend {
+			if p.Seq <= r.Seq {
+				chain = append(chain, p)
+			}
+		}
+	}
+	for _, c := range chain {
+		state := c.SyncState
+		if s.Mode == prsm.ModeReview && c.SyncState == prsm.SyncPendingReview {
+			before, after, err := e.versions(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			if state, err = e.syncToWorkspace(ctx, s, c.RelPath, before, after); err != nil {
+				return nil, err
+			}
+		}
+		if err := e.setState(ctx, c, prsm.StatusAccepted, state); err != nil {
+			return nil, err
+		}
+		if c.ID == r.ID {
+			r.Status, r.SyncState = c.Status, c.SyncState
+		}
+	}
+	return chain, nil
+}
+
+// Reject removes the record id's delta (or that of every record of the tool
+// call id) from the worktree and the workspace, keeping every other edit,
+// and rejects every later pending record of the same file too (the cascade),
+// so that the worktree and workspace agree. Rejecting twice is a no-op.
+func (e *Engine) Reject(ctx context.Context, sessionID, id string) (*Records, error) {
+	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	recs, err := e.recordsOf(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.reject(ctx, s, st, recs)
+	if err != nil {
+		return nil, err
+	}
+	return e.answer(ctx, out)
+}
+
+// reject rejects recs and their cascades, newest first per file.
+func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) ([]*prsm.Record, error) {
+	targets := map[string]*prsm.Record{}
+	for _, r := range recs {
+		if r.Status == prsm.StatusRejected {
+			continue
+		}
+		targets[r.ID] = r
+		later, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range later {
+			if l.Seq > r.Seq {
+				targets[l.ID] = l
+			}
+		}
+	}
+	order := make([]*prsm.Record, 0, len(targets))
+	for _, r := range targets {
+		order = append(order, r)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].Seq > order[j].Seq })
+	for _, r := range order {
+		if err := e.revert(ctx, s, st, r); err != nil {
+			return nil, err
+		}
+	}
+	if len(order) > 0 {
+		e.publishSession(ctx, s.ID)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].Seq < order[j].Seq })
+	return order, nil
+}
+
+// revert takes one record's delta out of the worktree and (if it reached it)
+// the workspace by a reverse 3-way merge: base is the record's after side,
+// theirs its before side, so later edits stay.
+func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record) error {
+	before, after, err := e.versions(ctx, r)
+	if err != nil {
+		return err
+	}
+	state := prsm.SyncSynced
+	if s.Status == prsm.SessionActive {
+		out, now, err := prsmsync.Apply(s.WorktreePath, r.RelPath, after, before)
+		if err != nil {
+			return err
+		}
+		if out == prsmsync.Conflict {
+			e.Log.Warn("reject: worktree file changed since; left as it is", "session", s.ID, "record", r.ID)
+			state = prsm.SyncConflict
+		} else {
+			// prsm's own write: known, so it never becomes a record. A
+			// merged result is new content: keep it in the blob store.
+			if now.Present {
+				if _, err := store.PutBlob(ctx, e.DB.Q(), now.Content); err != nil {
+					return err
+				}
+			}
+			st.tracker.Learn(r.RelPath, now)
+			if err := store.PutFileState(ctx, e.DB.Q(), s.ID, r.RelPath, trackerState(now)); err != nil {
+				return err
+			}
+		}
+	}
+	// Only a delta that reached the workspace is taken out of it.
+	if r.SyncState == prsm.SyncSynced {
+		ws, err := e.syncToWorkspace(ctx, s, r.RelPath, after, before)
+		if err != nil {
+			return err
+		}
+		if ws == prsm.SyncConflict {
+			state = prsm.SyncConflict
+		}
+	}
+	return e.setState(ctx, r, prsm.StatusRejected, state)
+}
+
+// Bulk accepts or rejects every pending record of a session (of one file
+// when file is set).
+func (e *Engine) Bulk(ctx context.Context, sessionID string, accept bool, file string) (*Records, error) {
+	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	recs, err := e.bulk(ctx, s, st, accept, file)
+	if err != nil {
+		return nil, err
+	}
+	return e.answer(ctx, recs)
+}
+
+func (e *Engine) bulk(ctx context.Context, s *prsm.Session, st *sessionState, accept bool, file string) ([]*prsm.Record, error) {
+	f := store.RecordFilter{SessionID: s.ID, Status: prsm.StatusPending}
+	if file != "" {
+		rel, err := e.relPath(file)
+		if err != nil {
+			return nil, err
+		}
+		f.RelPath = rel
+	}
+	pend, err := store.ListRecords(ctx, e.DB.Q(), f)
+	if err != nil {
+		return nil, err
+	}
+	if accept {
+		var out []*prsm.Record
+		for _, r := range pend {
+			if r.Status != prsm.StatusPending {
+				continue // accepted already as part of an earlier chain
+			}
+			if _, err := e.accept(ctx, s, r); err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		if len(out) > 0 {
+			e.publishSession(ctx, s.ID)
+		}
+		return out, nil
+	}
+	// Rejecting the earliest pending record of each file cascades to the
+	// rest: the file goes back to that record's before state.
+	first := map[string]*prsm.Record{}
+	for _, r := range pend {
+		if _, ok := first[r.RelPath]; !ok {
+			first[r.RelPath] = r
+		}
+	}
+	var roots []*prsm.Record
+	for _, r := range first {
+		roots = append(roots, r)
+	}
+	return e.reject(ctx, s, st, roots)
+}
+
+// BulkAll accepts or rejects every pending record of every session.
+func (e *Engine) BulkAll(ctx context.Context, accept bool) (*Records, error) {
+	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
+	if err != nil {
+		return nil, err
+	}
+	var all []*prsm.Record
+	for _, s := range sessions {
+		if s.PendingCount == 0 {
+			continue
+		}
+		s, st, unlock, err := e.lockSession(ctx, s.ID)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := e.bulk(ctx, s, st, accept, "")
+		unlock()
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, recs...)
+	}
+	return e.answer(ctx, all)
+}
+
+// Diff returns the unified diff of the record id (or of every record of the
+// tool call id); binary files are named as binary.
+func (e *Engine) Diff(ctx context.Context, sessionID, id string) (string, error) {
+	s, err := e.Session(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	recs, err := e.recordsOf(ctx, s, id)
+	if err != nil {
+		return "", err
+	}
+	return e.diffRecords(ctx, recs)
+}
+
+func (e *Engine) diffRecords(ctx context.Context, recs []*prsm.Record) (string, error) {
+	var b strings.Builder
+	for _, r := range recs {
+		before, after, err := e.versions(ctx, r)
+		if err != nil {
+			return "", err
+		}
+		oldName, newName := "a/"+r.RelPath, "b/"+r.RelPath
+		if !before.Present {
+			oldName = "/dev/null"
+		}
+		if !after.Present {
+			newName = "/dev/null"
+		}
+		fmt.Fprintf(&b, "diff --git a/%s b/%s\n", r.RelPath, r.RelPath)
+		switch {
+		case !before.Present:
+			fmt.Fprintf(&b, "new file mode %o\n", after.Mode)
+		case !after.Present:
+			fmt.Fprintf(&b, "deleted file mode %o\n", before.Mode)
+		case before.Mode != after.Mode:
+			fmt.Fprintf(&b, "old mode %o\nnew mode %o\n", before.Mode, after.Mode)
+		}
+		if r.Binary {
+			fmt.Fprintf(&b, "Binary files %s and %s differ\n", oldName, newName)
+			continue
+		}
+		b.WriteString(tracker.UnifiedDiff(oldName, newName, before.Content, after.Content, 3))
+	}
+	return b.String(), nil
+}

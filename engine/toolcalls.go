@@ -1,0 +1,663 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	stdsync "sync"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/safepath"
+	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
+)
+
+// ToolCallRequest is the body of POST /sessions/{id}/tool-calls, the
+// pre-tool capture.
+type ToolCallRequest struct {
+	ToolCallID   string          `json:"tool_call_id"`
+	ToolName     string          `json:"tool_name"`
+	Args         json.RawMessage `json:"args"`
+	AgentID      string          `json:"agent_id"`
+	Cwd          string          `json:"cwd"`
+	MessageIndex int             `json:"message_index"`
+}
+
+// CompleteRequest is the body of POST .../tool-calls/{id}/complete. The
+// fields after Result are used only when the pre-tool capture never
+// arrived.
+type CompleteRequest struct {
+	Result       json.RawMessage `json:"result"`
+	ToolName     string          `json:"tool_name"`
+	Args         json.RawMessage `json:"args"`
+	AgentID      string          `json:"agent_id"`
+	Cwd          string          `json:"cwd"`
+	MessageIndex int             `json:"message_index"`
+}
+
+// ToolCallAnswer is the answer of a pre-tool capture.
+type ToolCallAnswer struct {
+	ToolCallID string `json:"tool_call_id"`
+	ToolName   string `json:"tool_name"`
+	Candidates int    `json:"candidates"`
+}
+
+// Records is the answer of complete and of the record lookups.
+type Records struct {
+	Records []*prsm.Record `json:"records"`
+}
+
+var toolCallIDRe = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
+
+func checkToolCallID(id string) error {
+	if !toolCallIDRe.MatchString(id) {
+		return prsm.Errorf(prsm.ErrInvalid, "invalid_tool_call_id", "use 1-128 letters, digits, '_', '-' or '.'",
+			"invalid tool_call_id %q", id)
+	}
+	return nil
+}
+
+// snapshot is what a pre-tool capture stores: the state of every candidate.
+type snapshot map[string]store.FileState
+
+// sessionState is the engine's in-memory state of an active session.
+type sessionState struct {
+	mu      stdsync.Mutex
+	tracker *tracker.Session
+}
+
+func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
+	e.statesMu.Lock()
+	defer e.statesMu.Unlock()
+	if st, ok := e.states[s.ID]; ok {
+		return st, nil
+	}
+	known, err := store.ListFileStates(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	st := &sessionState{tracker: &tracker.Session{
+		ID: s.ID, Worktree: s.WorktreePath, Base: s.BaseCommit, Repo: e.Repo, Known: known,
+	}}
+	e.states[s.ID] = st
+	return st, nil
+}
+
+// lockSession resolves id, requires an active session and locks it.
+func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
+	s, err := e.Session(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st, err := e.state(ctx, s)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st.mu.Lock()
+	return s, st, st.mu.Unlock, nil
+}
+
+func requireActive(s *prsm.Session) error {
+	if s.Status != prsm.SessionActive {
+		return prsm.Errorf(prsm.ErrConflict, "session_ended", "start a new session", "session %s has ended", s.ID)
+	}
+	return nil
+}
+
+func (e *Engine) blobs(ctx context.Context) tracker.BlobReader {
+	return func(hash string) ([]byte, error) { return store.GetBlob(ctx, e.DB.Q(), hash) }
+}
+
+// argPath finds the file a tool's arguments name and makes it relative to
+// the worktree. Paths outside the worktree (and the workspace, which agents
+// sometimes name instead) are ignored with a warning: they are never read.
+func (e *Engine) argPath(s *prsm.Session, args json.RawMessage, cwd string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	var p string
+	for _, k := range []string{"file_path", "notebook_path", "path", "target_file", "filename", "file"} {
+		if v, ok := m[k].(string); ok && v != "" {
+			p = v
+			break
+		}
+	}
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		base := s.WorktreePath
+		if cwd != "" && filepath.IsAbs(cwd) {
+			if _, err := safepath.Rel(s.WorktreePath, cwd); err == nil || filepath.Clean(cwd) == s.WorktreePath {
+				base = cwd
+			}
+		}
+		p = filepath.Join(base, p)
+	}
+	for _, root := range []string{s.WorktreePath, e.Repo.Root} {
+		if rel, err := safepath.Rel(root, p); err == nil {
+			return rel
+		}
+	}
+	e.Log.Warn("tool argument path outside the session's worktree ignored", "session", s.ID, "path", p)
+	return ""
+}
+
+// StartToolCall is the pre-tool capture: it records the call and snapshots
+// its candidate paths (the file its arguments name and the worktree's dirty
+// set), so complete can tell what the tool changed.
+func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCallRequest) (*ToolCallAnswer, error) {
+	if err := checkToolCallID(req.ToolCallID); err != nil {
+		return nil, err
+	}
+	if err := checkLabel("agent_id", req.AgentID); err != nil {
+		return nil, err
+	}
+	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := requireActive(s); err != nil {
+		return nil, err
+	}
+	name := tracker.CanonicalToolName(req.ToolName)
+	if old, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, req.ToolCallID); err == nil {
+		// A repeated capture is a no-op.
+		return &ToolCallAnswer{ToolCallID: old.ID, ToolName: old.ToolName}, nil
+	} else if !errors.Is(err, prsm.ErrNotFound) {
+		return nil, err
+	}
+	// The pre-tool state of what the agent changed so far and of the file
+	// the tool names; what else a tool changes is found at complete by git
+	// status, so the capture itself stays cheap.
+	paths := st.tracker.KnownPaths()
+	if p := e.argPath(s, req.Args, req.Cwd); p != "" {
+		paths = append(paths, p)
+	}
+	paths, err = st.tracker.Filter(ctx, dedupe(paths))
+	if err != nil {
+		return nil, err
+	}
+	snap := snapshot{}
+	err = e.DB.Tx(ctx, func(q store.Querier) error {
+		for _, rel := range paths {
+			v, err := st.tracker.Current(rel)
+			if err != nil {
+				return err
+			}
+			fs := tracker.StateOf(v)
+			if v.Present {
+				if _, err := store.PutBlob(ctx, q, v.Content); err != nil {
+					return err
+				}
+			}
+			snap[rel] = fs
+		}
+		b, err := json.Marshal(snap)
+		if err != nil {
+			return err
+		}
+		agent := req.AgentID
+		if agent == "" {
+			agent = s.AgentID
+		}
+		return store.InsertToolCall(ctx, q, &prsm.ToolCall{
+			SessionID: s.ID, ID: req.ToolCallID, ToolName: name, Args: req.Args, AgentID: agent,
+			Cwd: req.Cwd, MessageIndex: req.MessageIndex, Snapshot: b, StartedAt: time.Now().UTC(),
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
+}
+
+func dedupe(paths []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CompleteToolCall detects what the tool call changed, stores a record per
+// changed file, applies each to the workspace (auto mode) and only then
+// returns the records. A repeated complete returns the same records.
+func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req CompleteRequest) (*Records, error) {
+	if err := checkToolCallID(toolCallID); err != nil {
+		return nil, err
+	}
+	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	tc, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, toolCallID)
+	switch {
+	case err == nil && tc.CompletedAt != nil:
+		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: toolCallID})
+		if err != nil {
+			return nil, err
+		}
+		return e.answer(ctx, recs)
+	case errors.Is(err, prsm.ErrNotFound):
+		// The pre-tool capture never arrived: the tracker's known state is
+		// the base (path 2).
+		if err := requireActive(s); err != nil {
+			return nil, err
+		}
+		if err := checkLabel("agent_id", req.AgentID); err != nil {
+			return nil, err
+		}
+		agent := req.AgentID
+		if agent == "" {
+			agent = s.AgentID
+		}
+		tc = &prsm.ToolCall{SessionID: s.ID, ID: toolCallID, ToolName: tracker.CanonicalToolName(req.ToolName),
+			Args: req.Args, AgentID: agent, Cwd: req.Cwd, MessageIndex: req.MessageIndex, StartedAt: time.Now().UTC()}
+		if err := store.InsertToolCall(ctx, e.DB.Q(), tc); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	}
+	if err := requireActive(s); err != nil {
+		return nil, err
+	}
+	recs, err := e.detectAndRecord(ctx, s, st, tc, req.Result)
+	if err != nil {
+		return nil, err
+	}
+	return e.answer(ctx, recs)
+}
+
+// detectAndRecord is the heart of tracking: find the changed files, store
+// their records and the new known state in one transaction, then sync.
+func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, result []byte) ([]*prsm.Record, error) {
+	var snap snapshot
+	if len(tc.Snapshot) > 0 {
+		if err := json.Unmarshal(tc.Snapshot, &snap); err != nil {
+			return nil, fmt.Errorf("decode snapshot of %s: %w", tc.ID, err)
+		}
+	}
+	paths, err := st.tracker.Dirty(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for rel := range snap {
+		paths = append(paths, rel)
+	}
+	if p := e.argPath(s, tc.Args, tc.Cwd); p != "" {
+		paths = append(paths, p)
+	}
+	paths, err = st.tracker.Filter(ctx, dedupe(paths))
+	if err != nil {
+		return nil, err
+	}
+	changes, err := st.tracker.Detect(paths, e.blobs(ctx))
+	if err != nil {
+		return nil, err
+	}
+	suffix := len(changes) > 1 || tc.ToolName == "Bash" || tc.ToolName == "Watch"
+	now := time.Now().UTC()
+	var recs []*prsm.Record
+	err = e.DB.Tx(ctx, func(q store.Querier) error {
+		for i, ch := range changes {
+			id := tc.ID
+			if suffix {
+				id = fmt.Sprintf("%s:%d", tc.ID, i)
+			}
+			r, err := e.newRecord(ctx, q, s, tc, ch, snap, id, now)
+			if err != nil {
+				return err
+			}
+			if err := store.InsertRecord(ctx, q, r); err != nil {
+				return err
+			}
+			if err := store.PutFileState(ctx, q, s.ID, ch.Rel, tracker.StateOf(ch.After)); err != nil {
+				return err
+			}
+			recs = append(recs, r)
+		}
+		return store.CompleteToolCall(ctx, q, s.ID, tc.ID, result, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, ch := range changes {
+		st.tracker.Learn(ch.Rel, ch.After)
+	}
+	for i, r := range recs {
+		e.Events.Publish(EventFileChanged, r)
+		if s.Mode == prsm.ModeAuto {
+			state, err := e.syncToWorkspace(ctx, s, changes[i].Rel, changes[i].Before, changes[i].After)
+			if err != nil {
+				e.Log.Error("sync failed", "session", s.ID, "record", r.ID, "err", err)
+			}
+			if err := e.setState(ctx, r, r.Status, state); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(recs) > 0 {
+		e.publishSession(ctx, s.ID)
+	}
+	return recs, nil
+}
+
+// newRecord builds the record of one change and stores its contents.
+func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session, tc *prsm.ToolCall, ch tracker.Change, snap snapshot, id string, now time.Time) (*prsm.Record, error) {
+	r := &prsm.Record{
+		ID: id, SessionID: s.ID, FilePath: filepath.Join(e.Repo.Root, filepath.FromSlash(ch.Rel)), RelPath: ch.Rel,
+		AgentID: tc.AgentID, ToolCallID: tc.ID, ToolName: tc.ToolName, MessageIndex: tc.MessageIndex,
+		Timestamp: now, Status: prsm.StatusPending, SyncState: prsm.SyncPendingReview,
+		AddedRanges: []prsm.Range{}, RemovedRanges: []prsm.Range{},
+	}
+	switch {
+	case !ch.Before.Present:
+		r.ChangeType = prsm.ChangeCreate
+	case !ch.After.Present:
+		r.ChangeType = prsm.ChangeDelete
+	default:
+		r.ChangeType = prsm.ChangeModify
+	}
+	put := func(v prsmsync.Version) (string, error) {
+		if !v.Present {
+			return "", nil
+		}
+		return store.PutBlob(ctx, q, v.Content)
+	}
+	var err error
+	if r.OldHash, err = put(ch.Before); err != nil {
+		return nil, err
+	}
+	if r.NewHash, err = put(ch.After); err != nil {
+		return nil, err
+	}
+	r.PreToolHash = r.OldHash
+	if fs, ok := snap[ch.Rel]; ok {
+		r.PreToolHash = fs.Hash
+	}
+	r.ModeBefore, r.ModeAfter = ch.Before.Mode, ch.After.Mode
+	r.SizeBefore, r.SizeAfter = int64(len(ch.Before.Content)), int64(len(ch.After.Content))
+	r.Binary = (ch.Before.Present && !ch.Before.IsLink() && tracker.IsBinary(ch.Before.Content)) ||
+		(ch.After.Present && !ch.After.IsLink() && tracker.IsBinary(ch.After.Content))
+	if !r.Binary {
+		var old, new []byte
+		if ch.Before.Present {
+			old = ch.Before.Content
+		}
+		if ch.After.Present {
+			new = ch.After.Content
+		}
+		r.AddedRanges, r.RemovedRanges = tracker.LineRanges(old, new)
+		if r.AddedRanges == nil {
+			r.AddedRanges = []prsm.Range{}
+		}
+		if r.RemovedRanges == nil {
+			r.RemovedRanges = []prsm.Range{}
+		}
+	}
+	return r, nil
+}
+
+// fileLock serializes writes to one workspace file across sessions.
+func (e *Engine) fileLock(rel string) func() {
+	e.filesMu.Lock()
+	mu, ok := e.files[rel]
+	if !ok {
+		mu = &stdsync.Mutex{}
+		e.files[rel] = mu
+	}
+	e.filesMu.Unlock()
+	mu.Lock()
+	return mu.Unlock
+}
+
+// syncToWorkspace brings base -> theirs into the workspace file, merging
+// with the user's edits; it returns the record's sync state.
+func (e *Engine) syncToWorkspace(ctx context.Context, s *prsm.Session, rel string, base, theirs prsmsync.Version) (string, error) {
+	unlock := e.fileLock(rel)
+	defer unlock()
+	out, _, err := prsmsync.Apply(e.Repo.Root, rel, base, theirs)
+	if err != nil {
+		return prsm.SyncConflict, err
+	}
+	if out == prsmsync.Conflict {
+		e.Log.Warn("conflict: workspace file left as it is", "session", s.ID, "file", rel)
+		return prsm.SyncConflict, nil
+	}
+	return prsm.SyncSynced, nil
+}
+
+// setState stores a record's status and sync state and announces it.
+func (e *Engine) setState(ctx context.Context, r *prsm.Record, status, syncState string) error {
+	if r.Status == status && r.SyncState == syncState {
+		return nil
+	}
+	if err := store.UpdateRecordState(ctx, e.DB.Q(), r.SessionID, r.ID, status, syncState); err != nil {
+		return err
+	}
+	r.Status, r.SyncState = status, syncState
+	e.Events.Publish(EventFileChangeStatus, StatusEvent{
+		SessionID: r.SessionID, ID: r.ID, ToolCallID: r.ToolCallID, RelPath: r.RelPath, FilePath: r.FilePath,
+		Status: status, SyncState: syncState,
+	})
+	return nil
+}
+
+// StatusEvent is the data of a file_change_status event.
+type StatusEvent struct {
+	SessionID  string `json:"session_id"`
+	ID         string `json:"id"`
+	ToolCallID string `json:"tool_call_id"`
+	RelPath    string `json:"rel_path"`
+	FilePath   string `json:"file_path"`
+	Status     string `json:"status"`
+	SyncState  string `json:"sync_state"`
+}
+
+func (e *Engine) publishSession(ctx context.Context, id string) {
+	if s, err := store.GetSession(ctx, e.DB.Q(), id); err == nil {
+		e.Events.Publish(EventSessionUpdated, s)
+	}
+}
+
+// InlineLimit is the largest text content carried inline in records.
+const InlineLimit = 1 << 20
+
+// answer fills the inline contents of records for a response.
+func (e *Engine) answer(ctx context.Context, recs []*prsm.Record) (*Records, error) {
+	if err := e.FillContent(ctx, recs); err != nil {
+		return nil, err
+	}
+	if recs == nil {
+		recs = []*prsm.Record{}
+	}
+	return &Records{Records: recs}, nil
+}
+
+// FillContent sets the inline contents of text records up to InlineLimit.
+func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
+	for _, r := range recs {
+		if r.Binary {
+			continue
+		}
+		for _, f := range []struct {
+			hash string
+			dst  **string
+			size int64
+		}{{r.OldHash, &r.OldContent, r.SizeBefore}, {r.NewHash, &r.NewContent, r.SizeAfter}, {r.PreToolHash, &r.PreToolContent, -1}} {
+			if f.hash == "" || f.size > InlineLimit {
+				continue
+			}
+			b, err := store.GetBlob(ctx, e.DB.Q(), f.hash)
+			if err != nil {
+				return err
+			}
+			if len(b) <= InlineLimit {
+				s := string(b)
+				*f.dst = &s
+			}
+		}
+	}
+	return nil
+}
+
+// versions returns a record's before and after versions.
+func (e *Engine) versions(ctx context.Context, r *prsm.Record) (before, after prsmsync.Version, err error) {
+	get := func(hash string, mode uint32) (prsmsync.Version, error) {
+		if hash == "" {
+			return prsmsync.Absent, nil
+		}
+		b, err := store.GetBlob(ctx, e.DB.Q(), hash)
+		if err != nil {
+			return prsmsync.Version{}, err
+		}
+		return prsmsync.Version{Present: true, Mode: mode, Content: b}, nil
+	}
+	if before, err = get(r.OldHash, r.ModeBefore); err != nil {
+		return
+	}
+	after, err = get(r.NewHash, r.ModeAfter)
+	return
+}
+
+// Content returns one side ("before" or "after") of the record id.
+func (e *Engine) Content(ctx context.Context, sessionID, id, side string) ([]byte, *prsm.Record, error) {
+	s, err := e.Session(ctx, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
+	if errors.Is(err, prsm.ErrNotFound) {
+		recs, lerr := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: id})
+		if lerr != nil {
+			return nil, nil, lerr
+		}
+		switch len(recs) {
+		case 0:
+			return nil, nil, recordNotFound(id)
+		case 1:
+			r, err = recs[0], nil
+		default:
+			return nil, nil, prsm.Errorf(prsm.ErrInvalid, "several_records", "name one record: "+recs[0].ID+", ...",
+				"tool call %s changed %d files", id, len(recs))
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var hash string
+	switch side {
+	case "before", "":
+		hash = r.OldHash
+	case "after":
+		hash = r.NewHash
+	default:
+		return nil, nil, prsm.Errorf(prsm.ErrInvalid, "bad_side", "use side=before or side=after", "unknown side %q", side)
+	}
+	if hash == "" {
+		return nil, r, prsm.Errorf(prsm.ErrNotFound, "no_content", "", "the file does not exist on the %s side of %s", side, r.ID)
+	}
+	b, err := store.GetBlob(ctx, e.DB.Q(), hash)
+	return b, r, err
+}
+
+func recordNotFound(id string) error {
+	return prsm.Errorf(prsm.ErrNotFound, "record_not_found", "list changes with `prsm changes`", "no change %q", id)
+}
+
+// Records lists a session's records, filtered.
+func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([]*prsm.Record, error) {
+	f := store.RecordFilter{Status: status}
+	if sessionID != "" {
+		s, err := e.Session(ctx, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		f.SessionID = s.ID
+	}
+	switch status {
+	case "", prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected:
+	default:
+		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use pending, accepted or rejected", "unknown status %q", status)
+	}
+	if file != "" {
+		rel, err := e.relPath(file)
+		if err != nil {
+			return nil, err
+		}
+		f.RelPath = rel
+	}
+	recs, err := store.ListRecords(ctx, e.DB.Q(), f)
+	if err != nil {
+		return nil, err
+	}
+	if recs == nil {
+		recs = []*prsm.Record{}
+	}
+	return recs, nil
+}
+
+// relPath turns a user-given file (workspace-relative, or absolute inside
+// the workspace) into a relative path.
+func (e *Engine) relPath(file string) (string, error) {
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(e.Repo.Root, p)
+	}
+	rel, err := safepath.Rel(e.Repo.Root, p)
+	if err != nil {
+		return "", prsm.Errorf(prsm.ErrInvalid, "bad_path", "name a file inside the workspace", "%s: %v", file, err)
+	}
+	return rel, nil
+}
+
+// RecordsOf returns the records of id: the record with that id, or every
+// record of the tool call with that id.
+func (e *Engine) RecordsOf(ctx context.Context, sessionID, id string) ([]*prsm.Record, error) {
+	s, err := e.Session(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return e.recordsOf(ctx, s, id)
+}
+
+func (e *Engine) recordsOf(ctx context.Context, s *prsm.Session, id string) ([]*prsm.Record, error) {
+	if strings.TrimSpace(id) == "" {
+		return nil, recordNotFound(id)
+	}
+	if r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id); err == nil {
+		return []*prsm.Record{r}, nil
+	} else if !errors.Is(err, prsm.ErrNotFound) {
+		return nil, err
+	}
+	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: id})
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, recordNotFound(id)
+	}
+	return recs, nil
+}
+
+func trackerState(v prsmsync.Version) store.FileState { return tracker.StateOf(v) }

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/prsm-dev/prsm/engine"
+)
+
+func (s *Server) startToolCall(c echo.Context) error {
+	var req engine.ToolCallRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	ans, err := s.eng.StartToolCall(c.Request().Context(), c.Param("id"), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ans)
+}
+
+func (s *Server) completeToolCall(c echo.Context) error {
+	var req engine.CompleteRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	recs, err := s.eng.CompleteToolCall(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, recs)
+}
+
+func (s *Server) listChanges(c echo.Context) error {
+	ctx := c.Request().Context()
+	recs, err := s.eng.Records(ctx, c.Param("id"), c.QueryParam("status"), c.QueryParam("file"))
+	if err != nil {
+		return err
+	}
+	if err := s.eng.FillContent(ctx, recs); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, recs)
+}
+
+func (s *Server) getChanges(c echo.Context) error {
+	ctx := c.Request().Context()
+	recs, err := s.eng.RecordsOf(ctx, c.Param("id"), c.Param("tc"))
+	if err != nil {
+		return err
+	}
+	if err := s.eng.FillContent(ctx, recs); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, engine.Records{Records: recs})
+}
+
+func (s *Server) diffChanges(c echo.Context) error {
+	d, err := s.eng.Diff(c.Request().Context(), c.Param("id"), c.Param("tc"))
+	if err != nil {
+		return err
+	}
+	return c.String(http.StatusOK, d)
+}
+
+func (s *Server) changeContent(c echo.Context) error {
+	b, _, err := s.eng.Content(c.Request().Context(), c.Param("id"), c.Param("tc"), c.QueryParam("side"))
+	if err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, "application/octet-stream", b)
+}
+
+func (s *Server) accept(c echo.Context) error {
+	recs, err := s.eng.Accept(c.Request().Context(), c.Param("id"), c.Param("tc"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, recs)
+}
+
+func (s *Server) reject(c echo.Context) error {
+	recs, err := s.eng.Reject(c.Request().Context(), c.Param("id"), c.Param("tc"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, recs)
+}
+
+func (s *Server) bulk(accept bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		recs, err := s.eng.Bulk(c.Request().Context(), c.Param("id"), accept, c.QueryParam("file"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, recs)
+	}
+}
+
+func (s *Server) bulkAll(accept bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		recs, err := s.eng.BulkAll(c.Request().Context(), accept)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, recs)
+	}
+}
