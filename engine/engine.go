@@ -151,6 +151,10 @@ func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Sess
 	if err := e.Repo.AddWorktree(ctx, s.WorktreePath, s.Branch, commit); err != nil {
 		return nil, err
 	}
+	// Agents report real paths (a symlinked /tmp or home resolved).
+	if real, err := filepath.EvalSymlinks(s.WorktreePath); err == nil {
+		s.WorktreePath = real
+	}
 	cleanup := func() {
 		if err := e.Repo.RemoveWorktree(context.WithoutCancel(ctx), s.WorktreePath, s.Branch); err != nil {
 			e.Log.Error("undo worktree of failed session start", "session", id, "err", err)
@@ -240,6 +244,9 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 		return nil, err
 	}
 	s.Status, s.EndedAt = prsm.SessionEnded, &now
+	e.statesMu.Lock()
+	delete(e.states, s.ID)
+	e.statesMu.Unlock()
 	e.Log.Info("session ended", "session", s.ID, "discard", discard)
 	e.Events.Publish(EventSessionUpdated, s)
 	return s, nil

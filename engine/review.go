@@ -31,12 +31,17 @@ func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*Records, er
 			return nil, prsm.Errorf(prsm.ErrConflict, "already_rejected", "", "change %s was rejected; it cannot be accepted", r.ID)
 		}
 	}
+	changed := false
 	for _, r := range recs {
-		if _, err := e.accept(ctx, s, r); err != nil {
+		done, err := e.accept(ctx, s, r)
+		if err != nil {
 			return nil, err
 		}
+		changed = changed || len(done) > 0
 	}
-	e.publishSession(ctx, s.ID)
+	if changed {
+		e.publishSession(ctx, s.ID)
+	}
 	return e.answer(ctx, recs)
 }
 

@@ -345,16 +345,18 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 		st.tracker.Learn(ch.Rel, ch.After)
 	}
 	for i, r := range recs {
-		e.Events.Publish(EventFileChanged, r)
 		if s.Mode == prsm.ModeAuto {
 			state, err := e.syncToWorkspace(ctx, s, changes[i].Rel, changes[i].Before, changes[i].After)
 			if err != nil {
 				e.Log.Error("sync failed", "session", s.ID, "record", r.ID, "err", err)
 			}
-			if err := e.setState(ctx, r, r.Status, state); err != nil {
+			// The record is announced once, with the state sync gave it.
+			if err := store.UpdateRecordState(ctx, e.DB.Q(), r.SessionID, r.ID, r.Status, state); err != nil {
 				return nil, err
 			}
+			r.SyncState = state
 		}
+		e.Events.Publish(EventFileChanged, r)
 	}
 	if len(recs) > 0 {
 		e.publishSession(ctx, s.ID)

@@ -489,3 +489,81 @@ func TestConcurrentCompletesAndRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestSymlinksAreNeverWrittenThrough(t *testing.T) {
+	f := newFixture(t)
+	testgit.Symlink(t, f.ws, "link", "f.txt")
+	testgit.Write(t, f.ws, "dir/x.txt", "x\n", 0o644)
+	testgit.Git(t, f.ws, "add", "-A")
+	testgit.Git(t, f.ws, "commit", "-qm", "link")
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	// The agent replaces the symlink with a file: the workspace link is
+	// replaced, its target untouched.
+	recs := f.tool(s, "l1", "Bash", "", func(wt string) { sh(t, wt, "rm link && echo data > link") })
+	if got := summary(recs); got != "l1:0 modify link pending/synced" || recs[0].ModeBefore != 0o120000 || recs[0].ModeAfter != 0o100644 {
+		t.Fatalf("records %s modes %o %o", got, recs[0].ModeBefore, recs[0].ModeAfter)
+	}
+	if fi, err := os.Lstat(filepath.Join(f.ws, "link")); err != nil || !fi.Mode().IsRegular() || read(t, f.ws, "link") != "data\n" {
+		t.Errorf("workspace link not replaced: %v %v", fi.Mode(), err)
+	}
+	if read(t, f.ws, "f.txt") != base {
+		t.Errorf("write went through the link")
+	}
+	// The user swaps a directory for a symlink pointing outside; the agent's
+	// edit of a file in it must not land outside.
+	outside := t.TempDir()
+	write(t, outside, "x.txt", "outside\n")
+	if err := os.RemoveAll(filepath.Join(f.ws, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(f.ws, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	recs = f.tool(s, "l2", "Edit", "dir/x.txt", func(wt string) { write(t, wt, "dir/x.txt", "agent\n") })
+	if len(recs) != 1 || recs[0].SyncState != prsm.SyncConflict {
+		t.Fatalf("records: %s", summary(recs))
+	}
+	if read(t, outside, "x.txt") != "outside\n" {
+		t.Fatalf("wrote outside the workspace")
+	}
+	// An agent symlink pointing outside is recorded as a link (its target),
+	// never followed.
+	recs = f.tool(s, "l3", "Bash", "", func(wt string) { sh(t, wt, "ln -s /etc/passwd pw") })
+	if len(recs) != 1 || *recs[0].NewContent != "/etc/passwd" || recs[0].ModeAfter != 0o120000 {
+		t.Fatalf("records: %s", summary(recs))
+	}
+	if target, err := os.Readlink(filepath.Join(f.ws, "pw")); err != nil || target != "/etc/passwd" {
+		t.Errorf("workspace link: %q %v", target, err)
+	}
+}
+
+func TestHugeFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 MB file")
+	}
+	f := newFixture(t)
+	s := f.start("")
+	big := make([]byte, 100<<20)
+	for i := range big {
+		big[i] = byte(i*7 + i>>13)
+	}
+	recs := f.tool(s, "h1", "Write", "big.bin", func(wt string) {
+		if err := os.WriteFile(filepath.Join(wt, "big.bin"), big, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if len(recs) != 1 || !recs[0].Binary || recs[0].SizeAfter != int64(len(big)) || recs[0].NewContent != nil {
+		t.Fatalf("record: %s", summary(recs))
+	}
+	got, err := os.ReadFile(filepath.Join(f.ws, "big.bin"))
+	if err != nil || len(got) != len(big) || string(got[len(got)-100:]) != string(big[len(big)-100:]) || string(got) != string(big) {
+		t.Fatalf("workspace copy differs (%d bytes, %v)", len(got), err)
+	}
+	if _, err := f.eng.Reject(f.ctx, s.ID, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "big.bin")); !os.IsNotExist(err) {
+		t.Errorf("big file not removed on reject")
+	}
+}
