@@ -108,7 +108,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("see `"+c.CommandPath()+" --help`", "%v", err)
 	})
-	root.AddCommand(a.serveCmd(), a.stopCmd(), a.statusCmd(), a.sessionCmd())
+	root.AddCommand(a.serveCmd(), a.stopCmd(), a.statusCmd(), a.sessionCmd(), a.changesCmd())
 	return root
 }
 
@@ -128,4 +128,30 @@ func (a *app) workspaceDir() (string, error) {
 		return filepath.Abs(a.workspace)
 	}
 	return os.Getwd()
+}
+
+// resolveSession is the session a command acts on: id (a unique prefix
+// will do) when given, else the one active session. Several active sessions
+// are a usage error that lists them.
+func (a *app) resolveSession(ctx context.Context, cl *client.Client, id string) (*prsm.Session, error) {
+	if id != "" {
+		return cl.Session(ctx, id)
+	}
+	list, err := cl.Sessions(ctx, prsm.SessionActive)
+	if err != nil {
+		return nil, err
+	}
+	switch len(list) {
+	case 0:
+		return nil, prsm.Errorf(prsm.ErrNotFound, "no_active_session",
+			"start one with `prsm session start`, or name an ended one with --session ID", "no active session")
+	case 1:
+		return &list[0], nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d sessions are active; say which with --session ID:", len(list))
+	for _, s := range list {
+		fmt.Fprintf(&b, "\n  %s  %s", s.ID, printable(s.Name))
+	}
+	return nil, usagef("pass --session ID (a unique prefix will do)", "%s", b.String())
 }

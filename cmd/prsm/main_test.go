@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
 )
@@ -31,6 +34,7 @@ func TestScripts(t *testing.T) {
 			"sametree":        cmdSameTree,
 			"setjson":         cmdSetJSON,
 			"ambiguousprefix": cmdAmbiguousPrefix,
+			"agent":           cmdAgent,
 		},
 	})
 }
@@ -51,6 +55,9 @@ func setupScript(env *testscript.Env) error {
 	env.Setenv("GIT_CONFIG_GLOBAL", cfg)
 	env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	env.Setenv("PRSM_HOME", prsmHome)
+	// A race-enabled binary sleeps a second at exit by default; every prsm
+	// call in a script would pay it.
+	env.Setenv("GORACE", "atexit_sleep_ms=0")
 	env.Defer(func() { stopServers(prsmHome) })
 	return nil
 }
@@ -127,4 +134,48 @@ func cmdAmbiguousPrefix(ts *testscript.TestScript, neg bool, args []string) {
 	sort.Strings(keys)
 	ts.Setenv(args[0], keys[0])
 	ts.Logf("ambiguous prefix %s among %s", keys[0], strings.Repeat("*", seen[keys[0]]))
+}
+
+// agent SESSION TOOL_CALL_ID TOOL_NAME REL_PATH|- -- SHELL_COMMAND plays an
+// agent's tool call against the script's one server: the pre-tool capture
+// (args {"file_path": <worktree path>} when REL_PATH is given, else
+// {"command": SHELL_COMMAND}), then SHELL_COMMAND run by sh in the session's
+// worktree (with the script's environment, $WT set to the worktree), then
+// complete. It prints the records JSON of complete.
+func cmdAgent(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 6 || args[4] != "--" {
+		ts.Fatalf("usage: agent SESSION TOOL_CALL_ID TOOL_NAME REL_PATH|- -- SHELL_COMMAND")
+	}
+	sid, tcID, tool, rel, shell := args[0], args[1], args[2], args[3], args[5]
+	files, err := filepath.Glob(filepath.Join(ts.Getenv("PRSM_HOME"), "projects", "*", server.InfoFile))
+	ts.Check(err)
+	if len(files) != 1 {
+		ts.Fatalf("want one server.json under $PRSM_HOME/projects, found %d", len(files))
+	}
+	info, err := server.ReadInfo(filepath.Dir(files[0]))
+	ts.Check(err)
+	cl := client.New(info)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := cl.Session(ctx, sid)
+	ts.Check(err)
+
+	toolArgs := map[string]string{"command": shell}
+	if rel != "-" {
+		toolArgs = map[string]string{"file_path": filepath.Join(s.WorktreePath, filepath.FromSlash(rel))}
+	}
+	raw, err := json.Marshal(toolArgs)
+	ts.Check(err)
+	_, err = cl.StartToolCall(ctx, s.ID, engine.ToolCallRequest{
+		ToolCallID: tcID, ToolName: tool, Args: raw, Cwd: s.WorktreePath,
+	})
+	ts.Check(err)
+	if err := ts.Exec("sh", "-c", `cd "$1" && WT="$1" && eval "$2"`, "sh", s.WorktreePath, shell); err != nil {
+		ts.Fatalf("agent command failed: %v", err)
+	}
+	recs, err := cl.CompleteToolCall(ctx, s.ID, tcID, engine.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
+	ts.Check(err)
+	enc := json.NewEncoder(ts.Stdout())
+	enc.SetIndent("", "  ")
+	ts.Check(enc.Encode(recs))
 }

@@ -1,0 +1,150 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+)
+
+// doRaw sends a request without a body and returns the raw answer; error
+// answers are decoded like Do's.
+func (c *Client) doRaw(ctx context.Context, method, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reach prsm server: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read answer of %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode >= 400 {
+		ae := &APIError{Status: resp.StatusCode}
+		if json.Unmarshal(data, ae) != nil || ae.Msg == "" {
+			ae.Msg = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
+		}
+		return nil, ae
+	}
+	return data, nil
+}
+
+func sessionPath(sessionID string) string {
+	return "/sessions/" + url.PathEscape(sessionID)
+}
+
+func changePath(sessionID, id string) string {
+	return sessionPath(sessionID) + "/file-changes/" + url.PathEscape(id)
+}
+
+// withFile appends ?file= when file is set.
+func withFile(path, file string) string {
+	if file == "" {
+		return path
+	}
+	return path + "?file=" + url.QueryEscape(file)
+}
+
+// StartToolCall is the pre-tool capture of a tool call.
+func (c *Client) StartToolCall(ctx context.Context, sessionID string, req engine.ToolCallRequest) (*engine.ToolCallAnswer, error) {
+	var ans engine.ToolCallAnswer
+	return &ans, c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/tool-calls", req, &ans)
+}
+
+// CompleteToolCall completes a tool call; it answers once the records are
+// stored and applied (or marked conflict).
+func (c *Client) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req engine.CompleteRequest) (*engine.Records, error) {
+	var recs engine.Records
+	path := sessionPath(sessionID) + "/tool-calls/" + url.PathEscape(toolCallID) + "/complete"
+	return &recs, c.Do(ctx, http.MethodPost, path, req, &recs)
+}
+
+// Changes lists a session's records; status and file filter when set.
+func (c *Client) Changes(ctx context.Context, sessionID, status, file string) ([]*prsm.Record, error) {
+	q := url.Values{}
+	if status != "" {
+		q.Set("status", status)
+	}
+	if file != "" {
+		q.Set("file", file)
+	}
+	path := sessionPath(sessionID) + "/file-changes"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var list []*prsm.Record
+	if err := c.Do(ctx, http.MethodGet, path, nil, &list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// ChangesOf returns the record id, or every record of the tool call id.
+func (c *Client) ChangesOf(ctx context.Context, sessionID, id string) (*engine.Records, error) {
+	var recs engine.Records
+	return &recs, c.Do(ctx, http.MethodGet, changePath(sessionID, id), nil, &recs)
+}
+
+// Diff returns the unified diff of the record id (or of the tool call id).
+func (c *Client) Diff(ctx context.Context, sessionID, id string) (string, error) {
+	b, err := c.doRaw(ctx, http.MethodGet, changePath(sessionID, id)+"/diff")
+	return string(b), err
+}
+
+// Content returns one side ("before" or "after") of the record id.
+func (c *Client) Content(ctx context.Context, sessionID, id, side string) ([]byte, error) {
+	path := changePath(sessionID, id) + "/content"
+	if side != "" {
+		path += "?side=" + url.QueryEscape(side)
+	}
+	return c.doRaw(ctx, http.MethodGet, path)
+}
+
+// Accept accepts the record id (or every record of the tool call id).
+func (c *Client) Accept(ctx context.Context, sessionID, id string) (*engine.Records, error) {
+	var recs engine.Records
+	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/accept", nil, &recs)
+}
+
+// Reject rejects the record id (or every record of the tool call id) and
+// the later pending records of the same file.
+func (c *Client) Reject(ctx context.Context, sessionID, id string) (*engine.Records, error) {
+	var recs engine.Records
+	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/reject", nil, &recs)
+}
+
+// AcceptAll accepts every pending record of a session (of one file when
+// file is set).
+func (c *Client) AcceptAll(ctx context.Context, sessionID, file string) (*engine.Records, error) {
+	var recs engine.Records
+	return &recs, c.Do(ctx, http.MethodPost, withFile(sessionPath(sessionID)+"/file-changes/accept-all", file), nil, &recs)
+}
+
+// RejectAll rejects every pending record of a session (of one file when
+// file is set).
+func (c *Client) RejectAll(ctx context.Context, sessionID, file string) (*engine.Records, error) {
+	var recs engine.Records
+	return &recs, c.Do(ctx, http.MethodPost, withFile(sessionPath(sessionID)+"/file-changes/reject-all", file), nil, &recs)
+}
+
+// AcceptEverywhere accepts every pending record of every session.
+func (c *Client) AcceptEverywhere(ctx context.Context) (*engine.Records, error) {
+	var recs engine.Records
+	return &recs, c.Do(ctx, http.MethodPost, "/file-changes/accept-all", nil, &recs)
+}
+
+// RejectEverywhere rejects every pending record of every session.
+func (c *Client) RejectEverywhere(ctx context.Context) (*engine.Records, error) {
+	var recs engine.Records
+	return &recs, c.Do(ctx, http.MethodPost, "/file-changes/reject-all", nil, &recs)
+}

@@ -1,0 +1,547 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/engine"
+)
+
+// changesCmd is `prsm changes`: list, diff, accept and reject records.
+func (a *app) changesCmd() *cobra.Command {
+	var status, file, sessionID string
+	c := &cobra.Command{
+		Use:   "changes [--session ID] [--file P] [--status pending|accepted|rejected]",
+		Short: "List the file changes of a session; diff, accept or reject them",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept or reject", args[0])
+			}
+			ctx := cmd.Context()
+			cl, p, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := a.resolveSession(ctx, cl, sessionID)
+			if err != nil {
+				return err
+			}
+			recs, err := cl.Changes(ctx, s.ID, status, p.fileArg(file))
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return printJSON(a.stdio.Out, recs)
+			}
+			a.printChanges(s, recs, status, file)
+			return nil
+		},
+	}
+	c.PersistentFlags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
+	c.Flags().StringVar(&file, "file", "", "only changes of this file")
+	c.Flags().StringVar(&status, "status", "", "only changes with this status: pending, accepted or rejected")
+	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
+	c.AddCommand(a.changesDiffCmd(&sessionID), a.reviewCmd(&sessionID, true), a.reviewCmd(&sessionID, false))
+	return c
+}
+
+// fileArg turns a user-given path into what the server expects: relative
+// paths are taken from the current directory when it is inside the
+// workspace, else from the workspace root.
+func (p *project) fileArg(file string) string {
+	if file == "" || filepath.IsAbs(file) {
+		return file
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return file
+	}
+	if r, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = r
+	}
+	rel, err := filepath.Rel(p.repo.Root, wd)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return file
+	}
+	return filepath.ToSlash(filepath.Join(rel, file))
+}
+
+// printChanges prints records as a table grouped by file.
+func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file string) {
+	w := a.stdio.Out
+	if len(recs) == 0 {
+		what := "changes"
+		if status != "" {
+			what = status + " changes"
+		}
+		if file != "" {
+			what += " of " + file
+		}
+		fmt.Fprintf(w, "no %s in session %s (%s) yet\n", what, s.ID, printable(s.Name))
+		return
+	}
+	pending := 0
+	for _, r := range recs {
+		if r.Status == prsm.StatusPending {
+			pending++
+		}
+	}
+	fmt.Fprintf(w, "session %s (%s, %s): %s, %d pending\n", s.ID, printable(s.Name), s.Mode, plural(len(recs), "change"), pending)
+	byFile := map[string][]*prsm.Record{}
+	var files []string
+	for _, r := range recs {
+		if _, ok := byFile[r.RelPath]; !ok {
+			files = append(files, r.RelPath)
+		}
+		byFile[r.RelPath] = append(byFile[r.RelPath], r)
+	}
+	sort.Strings(files)
+	rows := [][]string{{"ID", "TYPE", "STATUS", "SYNC", "TOOL", "AGENT", "LINES", "AGE"}}
+	var heads []int // index in rows before which a file header goes
+	var headNames []string
+	for _, f := range files {
+		heads = append(heads, len(rows))
+		headNames = append(headNames, f)
+		for _, r := range byFile[f] {
+			rows = append(rows, []string{r.ID, r.ChangeType, r.Status, r.SyncState, r.ToolName, r.AgentID, lineCounts(r), age(r.Timestamp)})
+		}
+	}
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, cell := range row {
+			row[i] = printable(cell)
+			if n := len([]rune(row[i])); n > widths[i] {
+				widths[i] = n
+			}
+		}
+	}
+	next := 0
+	for i, row := range rows {
+		if next < len(heads) && heads[next] == i {
+			fmt.Fprintf(w, "%s\n", printable(headNames[next]))
+			next++
+		}
+		var b strings.Builder
+		b.WriteString("  ")
+		for j, cell := range row {
+			b.WriteString(cell)
+			if j < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[j]-len([]rune(cell))+2))
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}
+
+// lineCounts is "+added/-removed" (or "binary"), with an exec-bit change.
+func lineCounts(r *prsm.Record) string {
+	var s string
+	if r.Binary {
+		s = "binary"
+	} else {
+		add, del := 0, 0
+		for _, x := range r.AddedRanges {
+			add += x.EndLine - x.StartLine + 1
+		}
+		for _, x := range r.RemovedRanges {
+			del += x.EndLine - x.StartLine + 1
+		}
+		s = fmt.Sprintf("+%d/-%d", add, del)
+	}
+	if r.ChangeType == prsm.ChangeModify {
+		switch before, after := r.ModeBefore&0o111 != 0, r.ModeAfter&0o111 != 0; {
+		case !before && after:
+			s += " +x"
+		case before && !after:
+			s += " -x"
+		}
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// changesDiffCmd is `prsm changes diff`.
+func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
+	var file string
+	c := &cobra.Command{
+		Use:   "diff [ID... | --file P] [--session ID]",
+		Short: "Show the unified diff of changes (a record or tool call, a file's changes, or the whole session)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && file != "" {
+				return usagef("usage: "+cmd.UseLine(), "give change ids or --file, not both")
+			}
+			ctx := cmd.Context()
+			cl, p, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := a.resolveSession(ctx, cl, *sessionID)
+			if err != nil {
+				return err
+			}
+			all, err := cl.Changes(ctx, s.ID, "", p.fileArg(file))
+			if err != nil {
+				return err
+			}
+			var ids []string
+			if len(args) > 0 {
+				for _, arg := range args {
+					id, err := resolveChangeID(all, arg)
+					if err != nil {
+						return err
+					}
+					ids = append(ids, id)
+				}
+			} else {
+				for _, r := range all {
+					ids = append(ids, r.ID)
+				}
+				if len(ids) == 0 {
+					what := "session " + s.ID
+					if file != "" {
+						what = file + " in " + what
+					}
+					fmt.Fprintf(a.stdio.Err, "no changes of %s\n", what)
+					return nil
+				}
+			}
+			color := colorOK(a.stdio.Out)
+			for _, id := range ids {
+				d, err := cl.Diff(ctx, s.ID, id)
+				if err != nil {
+					return err
+				}
+				writeDiff(a.stdio.Out, d, color)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&file, "file", "", "every change of this file, in order")
+	return c
+}
+
+// colorOK says whether w is a terminal that wants colour.
+func colorOK(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	return isatty.IsTerminal(f.Fd())
+}
+
+// isTTY says whether r is an interactive terminal.
+func isTTY(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+const (
+	red   = "\x1b[31m"
+	green = "\x1b[32m"
+	cyan  = "\x1b[36m"
+	bold  = "\x1b[1m"
+	reset = "\x1b[0m"
+)
+
+// writeDiff prints a unified diff, coloured when color is set. The diff is
+// the files' own bytes, so control bytes are shown escaped on a terminal.
+func writeDiff(w io.Writer, d string, color bool) {
+	if !color {
+		io.WriteString(w, d)
+		return
+	}
+	for _, line := range strings.SplitAfter(d, "\n") {
+		if line == "" {
+			continue
+		}
+		text := strings.Map(func(r rune) rune {
+			if r != '\t' && unicode.IsControl(r) {
+				return '?'
+			}
+			return r
+		}, strings.TrimSuffix(line, "\n"))
+		switch {
+		case strings.HasPrefix(line, "+++ "), strings.HasPrefix(line, "--- "), strings.HasPrefix(line, "diff --git "):
+			text = bold + text + reset
+		case strings.HasPrefix(line, "+"):
+			text = green + text + reset
+		case strings.HasPrefix(line, "-"):
+			text = red + text + reset
+		case strings.HasPrefix(line, "@@"):
+			text = cyan + text + reset
+		}
+		fmt.Fprintln(w, text)
+	}
+}
+
+// resolveChangeID finds the record or tool call that arg names, exactly or
+// by unique prefix, among a session's records. An unknown arg is passed
+// through so the server names the error.
+func resolveChangeID(recs []*prsm.Record, arg string) (string, error) {
+	for _, r := range recs {
+		if r.ID == arg || r.ToolCallID == arg {
+			return arg, nil
+		}
+	}
+	if arg == "" {
+		return arg, nil
+	}
+	var matches []string
+	seen := map[string]bool{}
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			matches = append(matches, id)
+		}
+	}
+	for _, r := range recs {
+		if strings.HasPrefix(r.ToolCallID, arg) {
+			add(r.ToolCallID)
+		}
+	}
+	for _, r := range recs {
+		if strings.HasPrefix(r.ID, arg) && !seen[r.ToolCallID] {
+			add(r.ID)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return arg, nil
+	case 1:
+		return matches[0], nil
+	}
+	return "", usagef("give more characters of the id", "change id prefix %q matches %d changes: %s", arg, len(matches), strings.Join(matches, ", "))
+}
+
+// reviewCmd is `prsm changes accept` (accept) or `prsm changes reject`.
+func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
+	verb, done := "reject", prsm.StatusRejected
+	short := "Reject changes: take their deltas out of the workspace and the worktree (later changes of the file too)"
+	if accept {
+		verb, done = "accept", prsm.StatusAccepted
+		short = "Accept changes (in review mode this applies them to the workspace)"
+	}
+	var file string
+	var all, yes bool
+	c := &cobra.Command{
+		Use:   verb + " [ID... | --file P | --all] [--session ID] [--yes]",
+		Short: short,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n := 0
+			for _, set := range []bool{len(args) > 0, file != "", all} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				return usagef("usage: prsm changes "+verb+" [ID... | --file P | --all]",
+					"prsm changes %s takes exactly one of: change ids, --file P or --all", verb)
+			}
+			ctx := cmd.Context()
+			cl, p, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := a.resolveSession(ctx, cl, *sessionID)
+			if err != nil {
+				return err
+			}
+			rel := p.fileArg(file)
+			before, err := cl.Changes(ctx, s.ID, "", "")
+			if err != nil {
+				return err
+			}
+			var answers []*prsm.Record
+			var ids []string
+			if len(args) > 0 {
+				for _, arg := range args {
+					id, err := resolveChangeID(before, arg)
+					if err != nil {
+						return err
+					}
+					ids = append(ids, id)
+				}
+				for _, id := range ids {
+					recs, err := reviewOne(ctx, cl, accept, s.ID, id)
+					if err != nil {
+						if len(answers) > 0 {
+							_ = a.printReview(ctx, cl, s, verb, done, ids, before, answers)
+						}
+						return err
+					}
+					answers = append(answers, recs.Records...)
+				}
+			} else {
+				ok, err := a.confirmBulk(ctx, cl, s, verb, rel, file, yes)
+				if err != nil || !ok {
+					return err
+				}
+				var recs *engine.Records
+				if accept {
+					recs, err = cl.AcceptAll(ctx, s.ID, rel)
+				} else {
+					recs, err = cl.RejectAll(ctx, s.ID, rel)
+				}
+				if err != nil {
+					return err
+				}
+				answers = recs.Records
+			}
+			return a.printReview(ctx, cl, s, verb, done, ids, before, answers)
+		},
+	}
+	c.Flags().StringVar(&file, "file", "", "every pending change of this file")
+	c.Flags().BoolVar(&all, "all", false, "every pending change of the session")
+	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before a bulk "+verb)
+	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
+	return c
+}
+
+func reviewOne(ctx context.Context, cl *client.Client, accept bool, sessionID, id string) (*engine.Records, error) {
+	if accept {
+		return cl.Accept(ctx, sessionID, id)
+	}
+	return cl.Reject(ctx, sessionID, id)
+}
+
+// confirmBulk lists the pending records a bulk accept or reject will touch
+// and asks before going on, unless --yes is given or stdin is no terminal.
+func (a *app) confirmBulk(ctx context.Context, cl *client.Client, s *prsm.Session, verb, rel, file string, yes bool) (bool, error) {
+	pend, err := cl.Changes(ctx, s.ID, prsm.StatusPending, rel)
+	if err != nil {
+		return false, err
+	}
+	where := "session " + s.ID
+	if file != "" {
+		where = file + " in " + where
+	}
+	if len(pend) == 0 {
+		if a.jsonOut {
+			return false, printJSON(a.stdio.Out, []*prsm.Record{})
+		}
+		fmt.Fprintf(a.stdio.Out, "nothing to %s: no pending changes of %s\n", verb, where)
+		return false, nil
+	}
+	ask := !yes && isTTY(a.stdio.In)
+	if a.jsonOut && !ask {
+		return true, nil
+	}
+	w := a.stdio.Err
+	fmt.Fprintf(w, "will %s %s of %s:\n", verb, plural(len(pend), "pending change"), where)
+	t := newTable(w, "  ID", "TYPE", "FILE", "TOOL", "LINES")
+	for _, r := range pend {
+		t.row("  "+r.ID, r.ChangeType, r.RelPath, r.ToolName, lineCounts(r))
+	}
+	t.flush()
+	if !ask {
+		return true, nil
+	}
+	fmt.Fprint(w, "Proceed? [y/N] ")
+	line, _ := bufio.NewReader(a.stdio.In).ReadString('\n')
+	if !strings.HasSuffix(line, "\n") {
+		fmt.Fprintln(w)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, fmt.Errorf("aborted; nothing was %sed", verb)
+}
+
+// printReview prints what an accept or reject did: a line per record whose
+// status it changed (cascades and review-mode chains included) or that it
+// named, then a summary.
+func (a *app) printReview(ctx context.Context, cl *client.Client, s *prsm.Session, verb, done string, ids []string, before, answers []*prsm.Record) error {
+	after, err := cl.Changes(ctx, s.ID, "", "")
+	if err != nil {
+		return err
+	}
+	was := map[string]string{}
+	for _, r := range before {
+		was[r.ID] = r.Status
+	}
+	answered := map[string]bool{}
+	for _, r := range answers {
+		answered[r.ID] = true
+	}
+	// named: what the user asked for (every answer of a bulk operation).
+	named := func(r *prsm.Record) bool {
+		if ids == nil {
+			return true
+		}
+		for _, id := range ids {
+			if r.ID == id || r.ToolCallID == id {
+				return true
+			}
+		}
+		return false
+	}
+	var out []*prsm.Record
+	changed, extra, conflicts := 0, 0, 0
+	for _, r := range after {
+		moved := was[r.ID] != "" && was[r.ID] != r.Status
+		if !moved && !answered[r.ID] && (ids == nil || !named(r)) {
+			continue
+		}
+		out = append(out, r)
+		if moved {
+			changed++
+			if !named(r) {
+				extra++
+			}
+			if r.SyncState == prsm.SyncConflict {
+				conflicts++
+			}
+		}
+	}
+	if a.jsonOut {
+		if out == nil {
+			out = []*prsm.Record{}
+		}
+		return printJSON(a.stdio.Out, out)
+	}
+	w := a.stdio.Out
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range out {
+		note := r.SyncState
+		if was[r.ID] == r.Status {
+			note += ", already " + r.Status
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t(%s)\n", r.Status, printable(r.ID), printable(r.RelPath), note)
+	}
+	tw.Flush()
+	switch {
+	case changed == 0:
+		fmt.Fprintf(w, "nothing to %s: no change among them was left to %s\n", verb, verb)
+	case extra > 0 && verb == "reject":
+		fmt.Fprintf(w, "%s %s (%d by cascade: later changes of the same file)\n", done, plural(changed, "change"), extra)
+	case extra > 0:
+		fmt.Fprintf(w, "%s %s (%d earlier of the same file applied first)\n", done, plural(changed, "change"), extra)
+	default:
+		fmt.Fprintf(w, "%s %s\n", done, plural(changed, "change"))
+	}
+	if conflicts > 0 {
+		fmt.Fprintf(w, "%s in conflict: prsm left those workspace files as they are; merge them by hand\n", plural(conflicts, "change"))
+	}
+	return nil
+}
