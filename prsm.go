@@ -131,6 +131,10 @@ type Checkpoint struct {
 	Tree         string    `json:"tree"`
 	Commit       string    `json:"-"`
 	CreatedAt    time.Time `json:"created_at"`
+	// FilesChanged counts the files that differ from the checkpoint before.
+	FilesChanged int `json:"files_changed"`
+	// RecordSeq is the newest record the checkpoint includes.
+	RecordSeq int64 `json:"-"`
 }
 
 // Sentinel errors shared by every layer; the server maps them to HTTP statuses

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/prsm-dev/prsm/engine"
@@ -93,4 +94,76 @@ func BenchmarkSyncThroughput(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkCheckpoint measures an automatic checkpoint after 10 edited
+// files, on 10k- and 50k-file repositories, side by side with what other
+// tools run: `git add -A && git commit` in a worktree, and a temp-index
+// write-tree + commit-tree.
+func BenchmarkCheckpoint(b *testing.B) {
+	for _, n := range []int{10000, 50000} {
+		eng, _ := benchRepo(b, n)
+		ctx := context.Background()
+		s, err := eng.StartSession(ctx, engine.StartRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		round := 0
+		edit10 := func(b *testing.B) {
+			round++
+			for j := 0; j < 10; j++ {
+				rel := fmt.Sprintf("d%03d/f%05d.txt", j, j)
+				if err := os.WriteFile(filepath.Join(s.WorktreePath, rel), []byte(lines(40, fmt.Sprint(round))), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.Run(fmt.Sprintf("%dk/prsm", n/1000), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				edit10(b)
+				if _, err := eng.CompleteToolCall(ctx, s.ID, fmt.Sprintf("e%d-%d", n, i), engine.CompleteRequest{ToolName: "Bash"}); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if _, err := eng.Turn(ctx, s.ID, engine.TurnRequest{MessageIndex: i}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%dk/git-add-commit", n/1000), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				edit10(b)
+				b.StartTimer()
+				gitRun(b, s.WorktreePath, nil, "add", "-A")
+				gitRun(b, s.WorktreePath, nil, "commit", "-qm", "cp", "--no-verify")
+			}
+		})
+		b.Run(fmt.Sprintf("%dk/temp-index-write-tree", n/1000), func(b *testing.B) {
+			idx := filepath.Join(b.TempDir(), "index")
+			env := []string{"GIT_INDEX_FILE=" + idx}
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				edit10(b)
+				os.Remove(idx)
+				gitRun(b, s.WorktreePath, env, "read-tree", "HEAD")
+				b.StartTimer()
+				gitRun(b, s.WorktreePath, env, "add", "-A")
+				tree := gitRun(b, s.WorktreePath, env, "write-tree")
+				gitRun(b, s.WorktreePath, env, "commit-tree", tree, "-m", "cp")
+			}
+		})
+	}
+}
+
+func gitRun(b *testing.B, dir string, env []string, args ...string) string {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
 }

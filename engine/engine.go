@@ -32,6 +32,9 @@ type Engine struct {
 	ProjectDir string
 	Events     *Hub
 	Log        *slog.Logger
+	// NoAutoCheckpoints switches automatic checkpoints off for every
+	// session (configuration); sessions can switch their own off too.
+	NoAutoCheckpoints bool
 
 	// mu serializes session start and end: git's worktree bookkeeping is
 	// not safe against concurrent `worktree add`/`remove`.
@@ -57,6 +60,9 @@ type StartRequest struct {
 	Name    string `json:"name"`
 	AgentID string `json:"agent_id"`
 	Mode    string `json:"mode"`
+	// AutoCheckpoints false switches the session's automatic checkpoints
+	// off; absent means on.
+	AutoCheckpoints *bool `json:"auto_checkpoints,omitempty"`
 }
 
 // maxNameLen bounds session names and agent ids.
@@ -166,7 +172,16 @@ func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Sess
 	} else if len(copied) > 0 {
 		e.Log.Info("copied .worktreeinclude files", "session", id, "files", len(copied))
 	}
-	if err := store.CreateSession(ctx, e.DB.Q(), s); err != nil {
+	err = e.DB.Tx(ctx, func(q store.Querier) error {
+		if err := store.CreateSession(ctx, q, s); err != nil {
+			return err
+		}
+		if req.AutoCheckpoints != nil && !*req.AutoCheckpoints {
+			return store.SetAutoCheckpoints(ctx, q, s.ID, false)
+		}
+		return nil
+	})
+	if err != nil {
 		cleanup()
 		return nil, err
 	}
@@ -234,6 +249,20 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 		if dirty != "" {
 			return nil, prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
 				"pass --discard to drop them", "session %s's worktree has changes prsm has not recorded (%s)", s.ID, dirty)
+		}
+	}
+	if discard && s.PendingCount > 0 {
+		// Discarding drops the unreviewed changes: out of the workspace
+		// too, by the same reverse merges as a reject (user edits stay).
+		st, err := e.state(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		st.mu.Lock()
+		_, err = e.bulk(ctx, s, st, false, "")
+		st.mu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("discard pending changes: %w", err)
 		}
 	}
 	if err := e.Repo.RemoveWorktree(ctx, s.WorktreePath, s.Branch); err != nil {

@@ -31,6 +31,9 @@ func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*Records, er
 			return nil, prsm.Errorf(prsm.ErrConflict, "already_rejected", "", "change %s was rejected; it cannot be accepted", r.ID)
 		}
 	}
+	// The answer lists every record the accept touched: in review mode the
+	// earlier pending records of the file are applied and accepted first.
+	out := map[string]*prsm.Record{}
 	changed := false
 	for _, r := range recs {
 		done, err := e.accept(ctx, s, r)
@@ -38,11 +41,20 @@ func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*Records, er
 			return nil, err
 		}
 		changed = changed || len(done) > 0
+		out[r.ID] = r
+		for _, d := range done {
+			out[d.ID] = d
+		}
 	}
+	list := make([]*prsm.Record, 0, len(out))
+	for _, r := range out {
+		list = append(list, r)
+	}
+	sortRecords(list, false)
 	if changed {
 		e.publishSession(ctx, s.ID)
 	}
-	return e.answer(ctx, recs)
+	return e.answer(ctx, list)
 }
 
 // accept accepts r and, in review mode, applies the pending records of its
@@ -290,27 +302,59 @@ func (e *Engine) diffRecords(ctx context.Context, recs []*prsm.Record) (string, 
 		if err != nil {
 			return "", err
 		}
-		oldName, newName := "a/"+r.RelPath, "b/"+r.RelPath
-		if !before.Present {
-			oldName = "/dev/null"
-		}
-		if !after.Present {
-			newName = "/dev/null"
-		}
-		fmt.Fprintf(&b, "diff --git a/%s b/%s\n", r.RelPath, r.RelPath)
-		switch {
-		case !before.Present:
-			fmt.Fprintf(&b, "new file mode %o\n", after.Mode)
-		case !after.Present:
-			fmt.Fprintf(&b, "deleted file mode %o\n", before.Mode)
-		case before.Mode != after.Mode:
-			fmt.Fprintf(&b, "old mode %o\nnew mode %o\n", before.Mode, after.Mode)
-		}
-		if r.Binary {
-			fmt.Fprintf(&b, "Binary files %s and %s differ\n", oldName, newName)
-			continue
-		}
-		b.WriteString(tracker.UnifiedDiff(oldName, newName, before.Content, after.Content, 3))
+		b.WriteString(diffOne(r, before, after))
 	}
 	return b.String(), nil
+}
+
+// diffOne is the git-style diff of one file; binary files are named as
+// binary.
+func diffOne(r *prsm.Record, before, after prsmsync.Version) string {
+	var b strings.Builder
+	oldName, newName := "a/"+r.RelPath, "b/"+r.RelPath
+	if !before.Present {
+		oldName = "/dev/null"
+	}
+	if !after.Present {
+		newName = "/dev/null"
+	}
+	fmt.Fprintf(&b, "diff --git a/%s b/%s\n", r.RelPath, r.RelPath)
+	switch {
+	case !before.Present:
+		fmt.Fprintf(&b, "new file mode %o\n", after.Mode)
+	case !after.Present:
+		fmt.Fprintf(&b, "deleted file mode %o\n", before.Mode)
+	case before.Mode != after.Mode:
+		fmt.Fprintf(&b, "old mode %o\nnew mode %o\n", before.Mode, after.Mode)
+	}
+	if r.Binary {
+		fmt.Fprintf(&b, "Binary files %s and %s differ\n", oldName, newName)
+		return b.String()
+	}
+	b.WriteString(tracker.UnifiedDiff(oldName, newName, before.Content, after.Content, 3))
+	return b.String()
+}
+
+// isBinaryVersion: a regular file whose content is not text.
+func isBinaryVersion(v prsmsync.Version) bool {
+	return v.Present && !v.IsLink() && tracker.IsBinary(v.Content)
+}
+
+// lineRanges are the record ranges of a text change.
+func lineRanges(before, after prsmsync.Version) (added, removed []prsm.Range) {
+	var old, new []byte
+	if before.Present {
+		old = before.Content
+	}
+	if after.Present {
+		new = after.Content
+	}
+	added, removed = tracker.LineRanges(old, new)
+	if added == nil {
+		added = []prsm.Range{}
+	}
+	if removed == nil {
+		removed = []prsm.Range{}
+	}
+	return added, removed
 }

@@ -71,6 +71,9 @@ type snapshot map[string]store.FileState
 type sessionState struct {
 	mu      stdsync.Mutex
 	tracker *tracker.Session
+	// ckptTree and ckptCommit are the newest checkpoint's, the start of
+	// the next one's incremental tree.
+	ckptTree, ckptCommit string
 }
 
 func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
@@ -183,14 +186,16 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	// the tool names; what else a tool changes is found at complete by git
 	// status, so the capture itself stays cheap.
 	paths := st.tracker.KnownPaths()
-	if p := e.argPath(s, req.Args, req.Cwd); p != "" {
-		paths = append(paths, p)
+	argRel := e.argPath(s, req.Args, req.Cwd)
+	if argRel != "" {
+		paths = append(paths, argRel)
 	}
 	paths, err = st.tracker.Filter(ctx, dedupe(paths))
 	if err != nil {
 		return nil, err
 	}
 	snap := snapshot{}
+	var tc *prsm.ToolCall
 	err = e.DB.Tx(ctx, func(q store.Querier) error {
 		for _, rel := range paths {
 			v, err := st.tracker.Current(rel)
@@ -213,13 +218,20 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		if agent == "" {
 			agent = s.AgentID
 		}
-		return store.InsertToolCall(ctx, q, &prsm.ToolCall{
+		tc = &prsm.ToolCall{
 			SessionID: s.ID, ID: req.ToolCallID, ToolName: name, Args: req.Args, AgentID: agent,
 			Cwd: req.Cwd, MessageIndex: req.MessageIndex, Snapshot: b, StartedAt: time.Now().UTC(),
-		})
+		}
+		return store.InsertToolCall(ctx, q, tc)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if tracker.IsFileChangingTool(name) {
+		if err := e.autoCheckpoint(ctx, s, st, tc, toolTarget(req.Args, argRel)); err != nil {
+			// A failed checkpoint must not stop the agent; it is logged.
+			e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
+		}
 	}
 	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
 }
@@ -356,7 +368,10 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 			}
 			r.SyncState = state
 		}
-		e.Events.Publish(EventFileChanged, r)
+		// The hub gets a copy: the caller fills contents into r later,
+		// while SSE writers encode the event.
+		ev := *r
+		e.Events.Publish(EventFileChanged, &ev)
 	}
 	if len(recs) > 0 {
 		e.publishSession(ctx, s.ID)
@@ -399,23 +414,9 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 	}
 	r.ModeBefore, r.ModeAfter = ch.Before.Mode, ch.After.Mode
 	r.SizeBefore, r.SizeAfter = int64(len(ch.Before.Content)), int64(len(ch.After.Content))
-	r.Binary = (ch.Before.Present && !ch.Before.IsLink() && tracker.IsBinary(ch.Before.Content)) ||
-		(ch.After.Present && !ch.After.IsLink() && tracker.IsBinary(ch.After.Content))
+	r.Binary = isBinaryVersion(ch.Before) || isBinaryVersion(ch.After)
 	if !r.Binary {
-		var old, new []byte
-		if ch.Before.Present {
-			old = ch.Before.Content
-		}
-		if ch.After.Present {
-			new = ch.After.Content
-		}
-		r.AddedRanges, r.RemovedRanges = tracker.LineRanges(old, new)
-		if r.AddedRanges == nil {
-			r.AddedRanges = []prsm.Range{}
-		}
-		if r.RemovedRanges == nil {
-			r.RemovedRanges = []prsm.Range{}
-		}
+		r.AddedRanges, r.RemovedRanges = lineRanges(ch.Before, ch.After)
 	}
 	return r, nil
 }
@@ -628,7 +629,7 @@ func (e *Engine) relPath(file string) (string, error) {
 	}
 	rel, err := safepath.Rel(e.Repo.Root, p)
 	if err != nil {
-		return "", prsm.Errorf(prsm.ErrInvalid, "bad_path", "name a file inside the workspace", "%s: %v", file, err)
+		return "", prsm.Errorf(prsm.ErrInvalid, "invalid_path", "name a file inside the workspace", "%s: %v", file, err)
 	}
 	return rel, nil
 }
@@ -663,3 +664,15 @@ func (e *Engine) recordsOf(ctx context.Context, s *prsm.Session, id string) ([]*
 }
 
 func trackerState(v prsmsync.Version) store.FileState { return tracker.StateOf(v) }
+
+// toolTarget names what a tool call works on, for checkpoint descriptions:
+// a Bash command, or the file.
+func toolTarget(args json.RawMessage, rel string) string {
+	var m map[string]any
+	if json.Unmarshal(args, &m) == nil {
+		if c, ok := m["command"].(string); ok && c != "" {
+			return c
+		}
+	}
+	return rel
+}

@@ -330,7 +330,7 @@ func TestReviewMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := summary(res.Records); got != "r2 modify f.txt accepted/synced" {
+	if got := summary(res.Records); got != "r1 modify f.txt accepted/synced\nr2 modify f.txt accepted/synced" {
 		t.Errorf("accept answer %s", got)
 	}
 	if got, want := read(t, f.ws, "f.txt"), replaceLine(replaceLine(base, 2, "two"), 4, "four"); got != want {

@@ -60,7 +60,7 @@ func TestChangeRoutes(t *testing.T) {
 		{"GET", "/sessions/" + s.ID + "/file-changes?status=pending&file=a.txt", "", 200, `"rel_path":"a.txt"`},
 		{"GET", "/sessions/" + s.ID + "/file-changes?status=accepted", "", 200, `[]`},
 		{"GET", "/sessions/" + s.ID + "/file-changes?status=bogus", "", 400, `invalid_status`},
-		{"GET", "/sessions/" + s.ID + "/file-changes?file=../x", "", 400, `bad_path`},
+		{"GET", "/sessions/" + s.ID + "/file-changes?file=../x", "", 400, `invalid_path`},
 		{"GET", "/sessions/" + s.ID + "/file-changes/tc1", "", 200, `"records":[{`},
 		{"GET", "/sessions/" + s.ID + "/file-changes/tc1/diff", "", 200, "-a\n+new\n"},
 		{"GET", "/sessions/" + s.ID + "/file-changes/tc1/content?side=before", "", 200, "a\n"},
@@ -102,7 +102,7 @@ func TestChangeRoutes(t *testing.T) {
 			t.Fatalf("events so far: %v", got)
 		}
 	}
-	if want := "session_updated file_changed session_updated file_change_status session_updated file_change_status"; strings.Join(got, " ") != want {
+	if want := "session_updated checkpoint_created file_changed session_updated file_change_status session_updated"; strings.Join(got, " ") != want {
 		t.Errorf("events:\n%s\nwant\n%s", strings.Join(got, " "), want)
 	}
 }

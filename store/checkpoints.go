@@ -8,7 +8,7 @@ import (
 )
 
 const checkpointCols = `id, session_id, kind, name, annotation, message_index, tool_call_id, tree,
-	commit_id, created_at`
+	commit_id, created_at, record_seq, files_changed`
 
 func scanCheckpoint(sc scanner) (*prsm.Checkpoint, error) {
 	var (
@@ -16,7 +16,7 @@ func scanCheckpoint(sc scanner) (*prsm.Checkpoint, error) {
 		created string
 	)
 	if err := sc.Scan(&c.ID, &c.SessionID, &c.Kind, &c.Name, &c.Annotation, &c.MessageIndex,
-		&c.ToolCallID, &c.Tree, &c.Commit, &created); err != nil {
+		&c.ToolCallID, &c.Tree, &c.Commit, &created, &c.RecordSeq, &c.FilesChanged); err != nil {
 		return nil, err
 	}
 	var err error
@@ -34,9 +34,9 @@ func InsertCheckpoint(ctx context.Context, q Querier, c *prsm.Checkpoint) error 
 		return fmt.Errorf("insert checkpoint: empty id: %w", prsm.ErrInvalid)
 	}
 	_, err := q.ExecContext(ctx, "INSERT INTO checkpoints ("+checkpointCols+
-		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		c.ID, c.SessionID, c.Kind, c.Name, c.Annotation, c.MessageIndex, c.ToolCallID, c.Tree,
-		c.Commit, formatTime(c.CreatedAt))
+		c.Commit, formatTime(c.CreatedAt), c.RecordSeq, c.FilesChanged)
 	if err != nil {
 		return fmt.Errorf("insert checkpoint %s: %w", c.ID, mapErr(err))
 	}
@@ -106,4 +106,74 @@ func CountCheckpoints(ctx context.Context, q Querier, sessionID, kind string) (i
 		return 0, fmt.Errorf("count checkpoints: %w", mapErr(err))
 	}
 	return n, nil
+}
+
+// ResolveCheckpoint returns a session's checkpoint by id or unique prefix.
+func ResolveCheckpoint(ctx context.Context, q Querier, sessionID, idOrPrefix string) (*prsm.Checkpoint, error) {
+	if idOrPrefix == "" {
+		return nil, fmt.Errorf("resolve checkpoint: empty id: %w", prsm.ErrInvalid)
+	}
+	if c, err := GetCheckpoint(ctx, q, sessionID, idOrPrefix); err == nil {
+		return c, nil
+	}
+	rows, err := q.QueryContext(ctx, "SELECT "+checkpointCols+
+		" FROM checkpoints WHERE session_id = ? AND substr(id, 1, length(?)) = ? ORDER BY created_at, rowid LIMIT 10",
+		sessionID, idOrPrefix, idOrPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("resolve checkpoint %s: %w", idOrPrefix, mapErr(err))
+	}
+	defer rows.Close()
+	var found []*prsm.Checkpoint
+	for rows.Next() {
+		c, err := scanCheckpoint(rows)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("resolve checkpoint %s: %w", idOrPrefix, prsm.ErrNotFound)
+	case 1:
+		return found[0], nil
+	}
+	amb := &AmbiguousError{Prefix: idOrPrefix}
+	for _, c := range found {
+		amb.Matches = append(amb.Matches, c.ID)
+	}
+	return nil, amb
+}
+
+// MaxRecordSeq returns the newest record sequence number of a session (0
+// when it has none).
+func MaxRecordSeq(ctx context.Context, q Querier, sessionID string) (int64, error) {
+	var n int64
+	if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = ?", sessionID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("max record seq: %w", mapErr(err))
+	}
+	return n, nil
+}
+
+// SetAutoCheckpoints switches a session's automatic checkpoints on or off.
+func SetAutoCheckpoints(ctx context.Context, q Querier, sessionID string, on bool) error {
+	res, err := q.ExecContext(ctx, "UPDATE sessions SET auto_checkpoints = ? WHERE id = ?", on, sessionID)
+	if err != nil {
+		return fmt.Errorf("set auto checkpoints: %w", mapErr(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("set auto checkpoints %s: %w", sessionID, prsm.ErrNotFound)
+	}
+	return nil
+}
+
+// AutoCheckpoints reports whether a session takes automatic checkpoints.
+func AutoCheckpoints(ctx context.Context, q Querier, sessionID string) (bool, error) {
+	var on bool
+	if err := q.QueryRowContext(ctx, "SELECT auto_checkpoints FROM sessions WHERE id = ?", sessionID).Scan(&on); err != nil {
+		return false, fmt.Errorf("auto checkpoints %s: %w", sessionID, mapErr(err))
+	}
+	return on, nil
 }

@@ -28,6 +28,9 @@ type Session struct {
 	Repo     *worktree.Repo
 	// Known holds the files that differ from Base, by relative path.
 	Known map[string]store.FileState
+	// Touched holds the paths learned since the last checkpoint: the only
+	// ones the next checkpoint's tree must rewrite.
+	Touched map[string]bool
 }
 
 // Change is one file that differs from what the tracker knew.
@@ -202,5 +205,9 @@ func (s *Session) Learn(rel string, v prsmsync.Version) {
 	if s.Known == nil {
 		s.Known = map[string]store.FileState{}
 	}
+	if s.Touched == nil {
+		s.Touched = map[string]bool{}
+	}
 	s.Known[rel] = StateOf(v)
+	s.Touched[rel] = true
 }

@@ -17,6 +17,7 @@ import (
 // it is used for object reads only.
 type Objects struct {
 	mu    stdsync.Mutex
+	root  string
 	repo  *git.Repository
 	trees map[string]*object.Tree
 }
@@ -24,14 +25,45 @@ type Objects struct {
 // Objects opens the repository's object store once and returns it.
 func (r *Repo) Objects() (*Objects, error) {
 	r.objOnce.Do(func() {
-		repo, err := git.PlainOpenWithOptions(r.Root, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
-		if err != nil {
-			r.objErr = fmt.Errorf("open objects of %s: %w", r.Root, err)
+		o := &Objects{root: r.Root, trees: map[string]*object.Tree{}}
+		if err := o.open(); err != nil {
+			r.objErr = err
 			return
 		}
-		r.obj = &Objects{repo: repo, trees: map[string]*object.Tree{}}
+		r.obj = o
 	})
 	return r.obj, r.objErr
+}
+
+func (o *Objects) open() error {
+	repo, err := git.PlainOpenWithOptions(o.root, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if err != nil {
+		return fmt.Errorf("open objects of %s: %w", o.root, err)
+	}
+	o.repo = repo
+	return nil
+}
+
+// Refresh reopens the object store. go-git reads the list of packs once;
+// after the user's git gc repacked objects, lookups must see the new pack.
+func (o *Objects) Refresh() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.open()
+}
+
+// retry runs fn, and once more after reopening the store when an object
+// was not found (it may have moved into a new pack).
+func (o *Objects) retry(fn func() error) error {
+	err := fn()
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		if oerr := o.open(); oerr != nil {
+			return err
+		}
+		o.trees = map[string]*object.Tree{}
+		err = fn()
+	}
+	return err
 }
 
 // File is a file of a commit: its st_mode bits (0o100644, 0o100755,
@@ -45,9 +77,18 @@ type File struct {
 var ErrNoFile = errors.New("no such file in commit")
 
 // ReadFile returns the file at path (slash separated) in commit.
-func (o *Objects) ReadFile(commit, path string) (File, error) {
+func (o *Objects) ReadFile(commit, path string) (f File, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	err = o.retry(func() error {
+		var err error
+		f, err = o.readFile(commit, path)
+		return err
+	})
+	return f, err
+}
+
+func (o *Objects) readFile(commit, path string) (File, error) {
 	tree, ok := o.trees[commit]
 	if !ok {
 		c, err := o.repo.CommitObject(plumbing.NewHash(commit))

@@ -1,0 +1,425 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// MaxNamedCheckpoints is how many manual checkpoints a session may hold.
+const MaxNamedCheckpoints = 50
+
+// MaxAnnotation bounds checkpoint annotations.
+const MaxAnnotation = 4 << 10
+
+// headRef is the ref that keeps a session's checkpoint chain alive: every
+// checkpoint commit has the one before it as parent, so one ref keeps them
+// all from git gc.
+func headRef(sessionID string) string { return "refs/prsm/" + sessionID + "/head" }
+
+func checkpointRef(sessionID, id string) string { return "refs/prsm/" + sessionID + "/" + id }
+
+// TurnRequest is the body of POST /sessions/{id}/turns.
+type TurnRequest struct {
+	MessageIndex int    `json:"message_index"`
+	Prompt       string `json:"prompt"`
+}
+
+// CheckpointRequest is the body of POST /sessions/{id}/checkpoints.
+type CheckpointRequest struct {
+	Name       string `json:"name"`
+	Annotation string `json:"annotation"`
+}
+
+func checkText(field, s string, max int) error {
+	if len(s) > max {
+		return prsm.Errorf(prsm.ErrInvalid, "invalid_"+field, fmt.Sprintf("keep it under %d bytes", max), "%s is %d bytes long", field, len(s))
+	}
+	if !utf8.ValidString(s) {
+		return prsm.Errorf(prsm.ErrInvalid, "invalid_"+field, "", "%s is not valid UTF-8", field)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return prsm.Errorf(prsm.ErrInvalid, "invalid_"+field, "use printable characters", "%s contains a control character", field)
+		}
+	}
+	return nil
+}
+
+// short cuts s to n runes on one line, for generated descriptions.
+func short(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// Turn marks the start of a turn: an automatic checkpoint of the worktree as
+// it is, described by the prompt.
+func (e *Engine) Turn(ctx context.Context, sessionID string, req TurnRequest) (*prsm.Checkpoint, error) {
+	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := requireActive(s); err != nil {
+		return nil, err
+	}
+	desc := fmt.Sprintf("turn %d", req.MessageIndex)
+	if p := short(req.Prompt, 60); p != "" {
+		desc += ": " + p
+	}
+	return e.checkpoint(ctx, s, st, prsm.CheckpointAuto, desc, "", req.MessageIndex, "")
+}
+
+// CreateCheckpoint makes a named (manual) checkpoint.
+func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req CheckpointRequest) (*prsm.Checkpoint, error) {
+	req.Name = strings.TrimSpace(req.Name)
+	if req.Name == "" {
+		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_name", "give the checkpoint a --name", "a named checkpoint needs a name")
+	}
+	if err := checkLabel("name", req.Name); err != nil {
+		return nil, err
+	}
+	if err := checkText("annotation", req.Annotation, MaxAnnotation); err != nil {
+		return nil, err
+	}
+	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := requireActive(s); err != nil {
+		return nil, err
+	}
+	n, err := store.CountCheckpoints(ctx, e.DB.Q(), s.ID, prsm.CheckpointManual)
+	if err != nil {
+		return nil, err
+	}
+	if n >= MaxNamedCheckpoints {
+		return nil, prsm.Errorf(prsm.ErrConflict, "too_many_checkpoints", "delete a named checkpoint first",
+			"session %s already has %d named checkpoints (the limit)", s.ID, MaxNamedCheckpoints)
+	}
+	msg := 0
+	if last, err := store.ListToolCalls(ctx, e.DB.Q(), s.ID); err == nil && len(last) > 0 {
+		msg = last[len(last)-1].MessageIndex
+	}
+	return e.checkpoint(ctx, s, st, prsm.CheckpointManual, req.Name, req.Annotation, msg, "")
+}
+
+// autoCheckpoint takes the checkpoint before a file-changing tool call,
+// unless the session switched them off.
+func (e *Engine) autoCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, target string) error {
+	on, err := store.AutoCheckpoints(ctx, e.DB.Q(), s.ID)
+	if err != nil || !on || e.NoAutoCheckpoints {
+		return err
+	}
+	desc := "before " + tc.ToolName
+	if what := short(target, 60); what != "" {
+		desc += ": " + what
+	}
+	_, err = e.checkpoint(ctx, s, st, prsm.CheckpointAuto, desc, "", tc.MessageIndex, tc.ID)
+	return err
+}
+
+// stateTree writes the tree of what the tracker knows the worktree holds.
+// It starts from the last checkpoint's tree and rewrites only the paths
+// touched since, so its cost follows what changed.
+func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionState) (tree string, touched int, err error) {
+	objs, err := e.Repo.Objects()
+	if err != nil {
+		return "", 0, err
+	}
+	t := st.tracker
+	base := st.ckptTree
+	paths := t.Touched
+	if base == "" {
+		// First checkpoint since start or restart: from the base commit,
+		// with every path known to differ.
+		if base, err = objs.CommitTreeID(s.BaseCommit); err != nil {
+			return "", 0, err
+		}
+		paths = map[string]bool{}
+		for rel := range t.Known {
+			paths[rel] = true
+		}
+	}
+	var changes []worktree.TreeChange
+	for rel := range paths {
+		v, err := t.KnownVersion(rel, e.blobs(ctx))
+		if err != nil {
+			return "", 0, err
+		}
+		c := worktree.TreeChange{Path: rel}
+		if v.Present {
+			c.File = &worktree.File{Mode: v.Mode, Content: v.Content}
+		}
+		changes = append(changes, c)
+	}
+	tree, err = objs.BuildTree(base, changes)
+	return tree, len(changes), err
+}
+
+// checkpoint records the worktree state as a git tree and commit in the
+// repository's object store (kept alive by refs/prsm/<session>/head) and
+// in the store.
+func (e *Engine) checkpoint(ctx context.Context, s *prsm.Session, st *sessionState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
+	objs, err := e.Repo.Objects()
+	if err != nil {
+		return nil, err
+	}
+	tree, touched, err := e.stateTree(ctx, s, st)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint tree: %w", err)
+	}
+	if st.ckptCommit == "" {
+		// After a restart the chain continues from the newest checkpoint.
+		if last, err := e.lastCheckpoint(ctx, s.ID); err == nil && last != nil {
+			st.ckptCommit = last.Commit
+		}
+	}
+	parent := st.ckptCommit
+	if parent == "" {
+		parent = s.BaseCommit
+	}
+	now := time.Now().UTC()
+	id := newID()
+	commit, err := objs.Commit(tree, parent, fmt.Sprintf("prsm checkpoint %s: %s", id, name), now)
+	if err != nil {
+		return nil, err
+	}
+	if err := objs.SetRef(headRef(s.ID), commit); err != nil {
+		return nil, fmt.Errorf("checkpoint ref: %w", err)
+	}
+	if kind == prsm.CheckpointManual {
+		if err := objs.SetRef(checkpointRef(s.ID, id), commit); err != nil {
+			return nil, fmt.Errorf("checkpoint ref: %w", err)
+		}
+	}
+	seq, err := store.MaxRecordSeq(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	c := &prsm.Checkpoint{ID: id, SessionID: s.ID, Kind: kind, Name: name, Annotation: annotation,
+		MessageIndex: msgIndex, ToolCallID: toolCallID, Tree: tree, Commit: commit, CreatedAt: now,
+		RecordSeq: seq, FilesChanged: touched}
+	if err := store.InsertCheckpoint(ctx, e.DB.Q(), c); err != nil {
+		return nil, err
+	}
+	st.ckptTree, st.ckptCommit = tree, commit
+	st.tracker.Touched = map[string]bool{}
+	ev := *c
+	e.Events.Publish(EventCheckpoint, &ev)
+	return c, nil
+}
+
+func (e *Engine) lastCheckpoint(ctx context.Context, sessionID string) (*prsm.Checkpoint, error) {
+	list, err := store.ListCheckpoints(ctx, e.DB.Q(), sessionID)
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	return list[len(list)-1], nil
+}
+
+// Checkpoints lists a session's checkpoints, oldest first; grep keeps those
+// whose name or annotation contains it (case-insensitive).
+func (e *Engine) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
+	s, err := e.Session(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	list, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := []*prsm.Checkpoint{}
+	g := strings.ToLower(grep)
+	for _, c := range list {
+		if g == "" || strings.Contains(strings.ToLower(c.Name), g) || strings.Contains(strings.ToLower(c.Annotation), g) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// Checkpoint returns one checkpoint (id or unique prefix) of a session.
+func (e *Engine) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Session, *prsm.Checkpoint, error) {
+	s, err := e.Session(ctx, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := store.ResolveCheckpoint(ctx, e.DB.Q(), s.ID, id)
+	if err != nil {
+		var amb *store.AmbiguousError
+		switch {
+		case errors.As(err, &amb):
+			return nil, nil, prsm.Errorf(prsm.ErrAmbiguous, "ambiguous_id", "give more characters of the id",
+				"checkpoint id prefix %q matches %s", id, strings.Join(amb.Matches, ", "))
+		case errors.Is(err, prsm.ErrNotFound), errors.Is(err, prsm.ErrInvalid):
+			return nil, nil, prsm.Errorf(prsm.ErrNotFound, "checkpoint_not_found", "list them with `prsm checkpoint list`",
+				"no checkpoint %q in session %s", id, s.ID)
+		}
+		return nil, nil, err
+	}
+	return s, c, nil
+}
+
+// Annotate replaces a checkpoint's annotation.
+func (e *Engine) Annotate(ctx context.Context, sessionID, id, annotation string) (*prsm.Checkpoint, error) {
+	if err := checkText("annotation", annotation, MaxAnnotation); err != nil {
+		return nil, err
+	}
+	s, c, err := e.Checkpoint(ctx, sessionID, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.UpdateCheckpointAnnotation(ctx, e.DB.Q(), s.ID, c.ID, annotation); err != nil {
+		return nil, err
+	}
+	c.Annotation = annotation
+	return c, nil
+}
+
+// DeleteCheckpoint forgets a checkpoint (its objects stay reachable from the
+// session's chain until gc).
+func (e *Engine) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
+	s, c, err := e.Checkpoint(ctx, sessionID, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.DeleteCheckpoint(ctx, e.DB.Q(), s.ID, c.ID); err != nil {
+		return nil, err
+	}
+	if objs, err := e.Repo.Objects(); err == nil && c.Kind == prsm.CheckpointManual {
+		objs.DeleteRef(checkpointRef(s.ID, c.ID))
+	}
+	return c, nil
+}
+
+// FileDiff is one file of a checkpoint diff.
+type FileDiff struct {
+	Path   string `json:"path"`
+	Status string `json:"status"` // added, deleted, modified
+	Binary bool   `json:"binary"`
+	Added  int    `json:"added"`
+	Remove int    `json:"removed"`
+}
+
+// CheckpointDiff is the answer of GET .../checkpoints/{cid}/diff[/{other}].
+type CheckpointDiff struct {
+	From  string     `json:"from"`
+	To    string     `json:"to"`
+	Files []FileDiff `json:"files"`
+	Patch string     `json:"patch"`
+}
+
+// DiffCheckpoints compares checkpoint a with b, or with the worktree's
+// current state when b is empty.
+func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*CheckpointDiff, error) {
+	s, ca, err := e.Checkpoint(ctx, sessionID, a)
+	if err != nil {
+		return nil, err
+	}
+	out := &CheckpointDiff{From: ca.ID, To: "current"}
+	var toTree string
+	if b != "" {
+		_, cb, err := e.Checkpoint(ctx, sessionID, b)
+		if err != nil {
+			return nil, err
+		}
+		toTree, out.To = cb.Tree, cb.ID
+	} else {
+		if err := requireActive(s); err != nil {
+			return nil, err
+		}
+		s2, st, unlock, err := e.lockSession(ctx, s.ID)
+		if err != nil {
+			return nil, err
+		}
+		toTree, _, err = e.stateTree(ctx, s2, st)
+		unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	objs, err := e.Repo.Objects()
+	if err != nil {
+		return nil, err
+	}
+	diffs, err := objs.DiffTrees(ca.Tree, toTree)
+	if err != nil {
+		return nil, err
+	}
+	out.Files = []FileDiff{}
+	var patch strings.Builder
+	for _, d := range diffs {
+		before, after := fileVersion(d.From), fileVersion(d.To)
+		fd := FileDiff{Path: d.Path, Status: "modified"}
+		switch {
+		case d.From == nil:
+			fd.Status = "added"
+		case d.To == nil:
+			fd.Status = "deleted"
+		}
+		fd.Binary = isBinaryVersion(before) || isBinaryVersion(after)
+		r := &prsm.Record{RelPath: d.Path, Binary: fd.Binary, ModeBefore: before.Mode, ModeAfter: after.Mode}
+		if !fd.Binary {
+			added, removed := lineRanges(before, after)
+			for _, x := range added {
+				fd.Added += x.EndLine - x.StartLine + 1
+			}
+			for _, x := range removed {
+				fd.Remove += x.EndLine - x.StartLine + 1
+			}
+		}
+		patch.WriteString(diffOne(r, before, after))
+		out.Files = append(out.Files, fd)
+	}
+	out.Patch = patch.String()
+	return out, nil
+}
+
+func fileVersion(f *worktree.File) prsmsync.Version {
+	if f == nil {
+		return prsmsync.Absent
+	}
+	return prsmsync.Version{Present: true, Mode: f.Mode, Content: f.Content}
+}
+
+// inFlight reports a tool call of the session that started and has not
+// completed (within the last ten minutes: an agent that died mid-call must
+// not block rollbacks forever).
+func (e *Engine) inFlight(ctx context.Context, sessionID string) (string, error) {
+	calls, err := store.ListToolCalls(ctx, e.DB.Q(), sessionID)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range calls {
+		if c.CompletedAt == nil && time.Since(c.StartedAt) < 10*time.Minute {
+			return c.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// sortRecords orders records by sequence, newest first when desc.
+func sortRecords(recs []*prsm.Record, desc bool) {
+	sort.Slice(recs, func(i, j int) bool {
+		if desc {
+			return recs[i].Seq > recs[j].Seq
+		}
+		return recs[i].Seq < recs[j].Seq
+	})
+}

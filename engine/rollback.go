@@ -1,0 +1,496 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// Operation is one file a rollback changes in the worktree.
+type Operation struct {
+	Type      string   `json:"type"` // restore, delete or create
+	Path      string   `json:"path"`
+	RecordIDs []string `json:"record_ids"`
+}
+
+// Conflict is a workspace file whose user edits overlap a change the
+// rollback undoes; it is left as it is.
+type Conflict struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Plan is a rollback's preview, and the answer of a rollback that ran.
+type Plan struct {
+	CheckpointID       string      `json:"checkpoint_id"`
+	Operations         []Operation `json:"operations"`
+	AffectedFiles      []string    `json:"affected_files"`
+	Conflicts          []Conflict  `json:"conflicts"`
+	Warnings           []string    `json:"warnings"`
+	DryRun             bool        `json:"dry_run"`
+	SafetyCheckpointID string      `json:"safety_checkpoint_id,omitempty"`
+}
+
+// RollbackRequest is the body of POST /sessions/{id}/rollback: exactly one
+// selector.
+type RollbackRequest struct {
+	AgentID string `json:"agent_id"`
+	After   string `json:"after"`
+	File    string `json:"file"`
+	Last    int    `json:"last"`
+	DryRun  bool   `json:"dry_run"`
+}
+
+// rollback is what a plan will do: the records it undoes (newest first)
+// and, for a rewind, the exact worktree target of every differing path.
+type rollback struct {
+	plan    *Plan
+	undo    []*prsm.Record
+	targets map[string]prsmsync.Version // nil: reverse-merge the records in the worktree too
+}
+
+// RewindPlan previews rolling the session back to checkpoint id.
+func (e *Engine) RewindPlan(ctx context.Context, sessionID, id string) (*Plan, error) {
+	return e.Rewind(ctx, sessionID, id, true)
+}
+
+// Rewind rolls the session back to checkpoint id: the worktree becomes the
+// checkpoint exactly, the later records' deltas leave the workspace by
+// reverse merges (user edits stay) and are marked rejected. A safety
+// checkpoint is taken first, so the rollback can itself be rolled back.
+func (e *Engine) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*Plan, error) {
+	s, c, err := e.Checkpoint(ctx, sessionID, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireActive(s); err != nil {
+		return nil, err
+	}
+	s, st, unlock, err := e.lockSession(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rb, err := e.planRewind(ctx, s, st, c)
+	if err != nil {
+		return nil, err
+	}
+	if dryRun {
+		rb.plan.DryRun = true
+		return rb.plan, nil
+	}
+	return e.runRollback(ctx, s, st, rb, "rewind to "+describe(c))
+}
+
+func describe(c *prsm.Checkpoint) string {
+	if c.Name != "" {
+		return fmt.Sprintf("%s (%s)", c.ID, short(c.Name, 40))
+	}
+	return c.ID
+}
+
+func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint) (*rollback, error) {
+	objs, err := e.Repo.Objects()
+	if err != nil {
+		return nil, err
+	}
+	now, _, err := e.stateTree(ctx, s, st)
+	if err != nil {
+		return nil, err
+	}
+	diffs, err := objs.DiffTrees(now, c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	all, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	if err != nil {
+		return nil, err
+	}
+	var undo []*prsm.Record
+	for _, r := range all {
+		if r.Seq > c.RecordSeq && r.Status != prsm.StatusRejected {
+			undo = append(undo, r)
+		}
+	}
+	sortRecords(undo, true)
+	rb := &rollback{plan: &Plan{CheckpointID: c.ID}, undo: undo, targets: map[string]prsmsync.Version{}}
+	for _, d := range diffs {
+		rb.targets[d.Path] = fileVersion(d.To)
+	}
+	return rb, e.fillPlan(ctx, s, rb, func(path string) (string, bool) {
+		d, ok := findDiff(diffs, path)
+		if !ok {
+			return "", false
+		}
+		switch {
+		case d.To == nil:
+			return "delete", true
+		case d.From == nil:
+			return "create", true
+		}
+		return "restore", true
+	})
+}
+
+func findDiff(diffs []worktree.TreeDiff, path string) (worktree.TreeDiff, bool) {
+	i := sort.Search(len(diffs), func(i int) bool { return diffs[i].Path >= path })
+	if i < len(diffs) && diffs[i].Path == path {
+		return diffs[i], true
+	}
+	return worktree.TreeDiff{}, false
+}
+
+// fillPlan lists operations, warnings and conflicts. opType names the
+// operation of a path (false: the worktree does not change there).
+func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, opType func(string) (string, bool)) error {
+	p := rb.plan
+	p.Operations, p.AffectedFiles, p.Conflicts, p.Warnings = []Operation{}, []string{}, []Conflict{}, []string{}
+	byPath := map[string][]*prsm.Record{} // newest first
+	paths := map[string]bool{}
+	for _, r := range rb.undo {
+		byPath[r.RelPath] = append(byPath[r.RelPath], r)
+		paths[r.RelPath] = true
+		if r.Status == prsm.StatusAccepted {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("undoes accepted change %s (%s)", r.ID, r.RelPath))
+		}
+	}
+	for path := range rb.targets {
+		paths[path] = true
+	}
+	for _, path := range sortedSet(paths) {
+		typ, ok := opType(path)
+		if !ok {
+			continue
+		}
+		op := Operation{Type: typ, Path: path, RecordIDs: []string{}}
+		recs := byPath[path]
+		for i := len(recs) - 1; i >= 0; i-- {
+			op.RecordIDs = append(op.RecordIDs, recs[i].ID)
+		}
+		if len(recs) == 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s changed in the worktree without a record; only the worktree is restored", path))
+		}
+		p.Operations = append(p.Operations, op)
+		p.AffectedFiles = append(p.AffectedFiles, path)
+	}
+	// Simulate the workspace's reverse merges to find the conflicts.
+	for _, path := range sortedSet(paths) {
+		ws, err := prsmsync.ReadVersion(e.Repo.Root, path)
+		if err != nil {
+			p.Conflicts = append(p.Conflicts, Conflict{Path: path, Reason: err.Error()})
+			continue
+		}
+		for _, r := range byPath[path] {
+			if r.SyncState != prsm.SyncSynced {
+				continue
+			}
+			before, after, err := e.versions(ctx, r)
+			if err != nil {
+				return err
+			}
+			var ok bool
+			if ws, ok = prsmsync.Merge(after, ws, before); !ok {
+				p.Conflicts = append(p.Conflicts, Conflict{Path: path,
+					Reason: fmt.Sprintf("your edits overlap change %s; the workspace file will be left as it is", r.ID)})
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SelectRollback previews or runs a rollback of the records a selector
+// picks: an agent's, those after a time, a file's, or the last N.
+func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req RollbackRequest) (*Plan, error) {
+	n := 0
+	for _, set := range []bool{req.AgentID != "", req.After != "", req.File != "", req.Last != 0} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, prsm.Errorf(prsm.ErrInvalid, "bad_selector", "give one of agent_id, after, file or last", "a rollback needs exactly one selector, got %d", n)
+	}
+	var after time.Time
+	if req.After != "" {
+		var err error
+		if after, err = time.Parse(time.RFC3339Nano, req.After); err != nil {
+			return nil, prsm.Errorf(prsm.ErrInvalid, "bad_time", "use RFC 3339, e.g. 2026-11-22T10:00:00Z", "bad time %q", req.After)
+		}
+	}
+	if req.Last < 0 {
+		return nil, prsm.Errorf(prsm.ErrInvalid, "bad_selector", "", "last must be positive")
+	}
+	rel := ""
+	if req.File != "" {
+		var err error
+		if rel, err = e.relPath(req.File); err != nil {
+			return nil, err
+		}
+	}
+	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := requireActive(s); err != nil {
+		return nil, err
+	}
+	all, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	if err != nil {
+		return nil, err
+	}
+	var live []*prsm.Record
+	for _, r := range all {
+		// A rollback's own records are undone through its safety
+		// checkpoint, not picked by selectors.
+		if r.Status != prsm.StatusRejected && r.ToolName != "Rollback" {
+			live = append(live, r)
+		}
+	}
+	var undo []*prsm.Record
+	for i, r := range live {
+		switch {
+		case req.AgentID != "" && r.AgentID == req.AgentID,
+			req.After != "" && r.Timestamp.After(after),
+			rel != "" && r.RelPath == rel,
+			req.Last > 0 && i >= len(live)-req.Last:
+			undo = append(undo, r)
+		}
+	}
+	sortRecords(undo, true)
+	rb := &rollback{plan: &Plan{}, undo: undo}
+	err = e.fillPlan(ctx, s, rb, func(path string) (string, bool) {
+		var first, last *prsm.Record
+		for _, r := range undo {
+			if r.RelPath == path {
+				if last == nil {
+					last = r
+				}
+				first = r
+			}
+		}
+		switch {
+		case first == nil:
+			return "", false
+		case first.OldHash == "":
+			return "delete", true
+		case last.NewHash == "":
+			return "create", true
+		}
+		return "restore", true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if req.DryRun {
+		rb.plan.DryRun = true
+		return rb.plan, nil
+	}
+	return e.runRollback(ctx, s, st, rb, "rollback of "+short(selectorText(req), 40))
+}
+
+func selectorText(r RollbackRequest) string {
+	switch {
+	case r.AgentID != "":
+		return "agent " + r.AgentID
+	case r.After != "":
+		return "changes after " + r.After
+	case r.File != "":
+		return r.File
+	}
+	return fmt.Sprintf("last %d changes", r.Last)
+}
+
+// runRollback executes a plan: safety checkpoint, worktree, workspace,
+// statuses. A failure halfway puts the worktree back to the safety
+// checkpoint.
+func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionState, rb *rollback, what string) (*Plan, error) {
+	if tc, err := e.inFlight(ctx, s.ID); err != nil {
+		return nil, err
+	} else if tc != "" {
+		return nil, prsm.Errorf(prsm.ErrConflict, "tool_call_in_flight", "wait for the agent's tool call to finish, then try again",
+			"tool call %s of session %s is still running", tc, s.ID)
+	}
+	safety, err := e.checkpoint(ctx, s, st, prsm.CheckpointAuto, "before "+what, "", 0, "")
+	if err != nil {
+		return nil, fmt.Errorf("safety checkpoint: %w", err)
+	}
+	rb.plan.SafetyCheckpointID = safety.ID
+	// The worktree first: it is prsm's own, and the safety checkpoint can
+	// always restore it.
+	before := map[string]prsmsync.Version{}
+	if err := e.rollbackWorktree(ctx, s, st, rb, before); err != nil {
+		if rerr := e.restoreWorktree(ctx, s, st, before); rerr != nil {
+			e.Log.Error("restore worktree after failed rollback", "session", s.ID, "err", rerr)
+		}
+		return nil, fmt.Errorf("rollback: %w (the worktree was put back)", err)
+	}
+	// Then the workspace, newest record first, and the statuses.
+	conflicted := map[string]bool{}
+	for _, r := range rb.undo {
+		state := prsm.SyncSynced
+		if r.SyncState == prsm.SyncSynced && !conflicted[r.RelPath] {
+			b, a, err := e.versions(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			if state, err = e.syncToWorkspace(ctx, s, r.RelPath, a, b); err != nil {
+				e.Log.Error("rollback: workspace", "session", s.ID, "record", r.ID, "err", err)
+			}
+			if state == prsm.SyncConflict {
+				conflicted[r.RelPath] = true
+			}
+		} else if conflicted[r.RelPath] {
+			state = prsm.SyncConflict
+		}
+		if err := e.setState(ctx, r, prsm.StatusRejected, state); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.recordRollback(ctx, s, st, safety, before, conflicted); err != nil {
+		return nil, err
+	}
+	e.publishSession(ctx, s.ID)
+	return rb.plan, nil
+}
+
+// rollbackWorktree writes the worktree side; before receives what each
+// path held, for undo and for the rollback's own records.
+func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sessionState, rb *rollback, before map[string]prsmsync.Version) error {
+	learn := func(rel string, v prsmsync.Version) error {
+		if v.Present {
+			if _, err := store.PutBlob(ctx, e.DB.Q(), v.Content); err != nil {
+				return err
+			}
+		}
+		st.tracker.Learn(rel, v)
+		return store.PutFileState(ctx, e.DB.Q(), s.ID, rel, tracker.StateOf(v))
+	}
+	remember := func(rel string) error {
+		if _, ok := before[rel]; ok {
+			return nil
+		}
+		v, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
+		if err != nil {
+			return err
+		}
+		before[rel] = v
+		return nil
+	}
+	if rb.targets != nil {
+		for _, rel := range sortedVersions(rb.targets) {
+			if err := remember(rel); err != nil {
+				return err
+			}
+			if err := prsmsync.Write(s.WorktreePath, rel, rb.targets[rel]); err != nil {
+				return err
+			}
+			if err := learn(rel, rb.targets[rel]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, r := range rb.undo {
+		if err := remember(r.RelPath); err != nil {
+			return err
+		}
+		b, a, err := e.versions(ctx, r)
+		if err != nil {
+			return err
+		}
+		out, now, err := prsmsync.Apply(s.WorktreePath, r.RelPath, a, b)
+		if err != nil {
+			return err
+		}
+		if out == prsmsync.Conflict {
+			return prsm.Errorf(prsm.ErrConflict, "worktree_conflict", "rewind to a checkpoint instead",
+				"change %s cannot be taken out of %s: later changes overlap it", r.ID, r.RelPath)
+		}
+		if err := learn(r.RelPath, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedVersions(m map[string]prsmsync.Version) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// restoreWorktree puts paths back as they were before a failed rollback.
+func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]prsmsync.Version) error {
+	var errs []string
+	for rel, v := range before {
+		if err := prsmsync.Write(s.WorktreePath, rel, v); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		st.tracker.Learn(rel, v)
+		store.PutFileState(ctx, e.DB.Q(), s.ID, rel, tracker.StateOf(v))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// recordRollback stores the rollback's own net change of each path as an
+// accepted record (tool Rollback), already synced: a later rollback to the
+// safety checkpoint undoes it like any other change, workspace included.
+func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessionState, safety *prsm.Checkpoint, before map[string]prsmsync.Version, conflicted map[string]bool) error {
+	tc := &prsm.ToolCall{SessionID: s.ID, ID: "rollback-" + safety.ID, ToolName: "Rollback", AgentID: "prsm", StartedAt: time.Now().UTC()}
+	var changes []tracker.Change
+	for _, rel := range sortedVersions(before) {
+		now, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
+		if err != nil {
+			return err
+		}
+		if !prsmsync.Same(before[rel], now) {
+			changes = append(changes, tracker.Change{Rel: rel, Before: before[rel], After: now})
+		}
+	}
+	now := time.Now().UTC()
+	return e.DB.Tx(ctx, func(q store.Querier) error {
+		if err := store.InsertToolCall(ctx, q, tc); err != nil {
+			return err
+		}
+		for i, ch := range changes {
+			r, err := e.newRecord(ctx, q, s, tc, ch, nil, fmt.Sprintf("%s:%d", tc.ID, i), now)
+			if err != nil {
+				return err
+			}
+			r.Status, r.SyncState = prsm.StatusAccepted, prsm.SyncSynced
+			if conflicted[ch.Rel] {
+				r.SyncState = prsm.SyncConflict
+			}
+			if err := store.InsertRecord(ctx, q, r); err != nil {
+				return err
+			}
+		}
+		return store.CompleteToolCall(ctx, q, s.ID, tc.ID, nil, now)
+	})
+}

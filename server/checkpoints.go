@@ -1,0 +1,119 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/prsm-dev/prsm/engine"
+)
+
+func (s *Server) turn(c echo.Context) error {
+	var req engine.TurnRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	cp, err := s.eng.Turn(c.Request().Context(), c.Param("id"), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, cp)
+}
+
+func (s *Server) listCheckpoints(c echo.Context) error {
+	list, err := s.eng.Checkpoints(c.Request().Context(), c.Param("id"), c.QueryParam("grep"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, list)
+}
+
+func (s *Server) createCheckpoint(c echo.Context) error {
+	var req engine.CheckpointRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	cp, err := s.eng.CreateCheckpoint(c.Request().Context(), c.Param("id"), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, cp)
+}
+
+func (s *Server) getCheckpoint(c echo.Context) error {
+	_, cp, err := s.eng.Checkpoint(c.Request().Context(), c.Param("id"), c.Param("cid"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cp)
+}
+
+func (s *Server) annotateCheckpoint(c echo.Context) error {
+	var req struct {
+		Annotation *string `json:"annotation"`
+	}
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	if req.Annotation == nil {
+		return apiError(http.StatusBadRequest, "missing_annotation", "the body needs an annotation field")
+	}
+	cp, err := s.eng.Annotate(c.Request().Context(), c.Param("id"), c.Param("cid"), *req.Annotation)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cp)
+}
+
+func (s *Server) deleteCheckpoint(c echo.Context) error {
+	cp, err := s.eng.DeleteCheckpoint(c.Request().Context(), c.Param("id"), c.Param("cid"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cp)
+}
+
+func (s *Server) diffCheckpoint(c echo.Context) error {
+	d, err := s.eng.DiffCheckpoints(c.Request().Context(), c.Param("id"), c.Param("cid"), c.Param("other"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+func (s *Server) rollbackPreview(c echo.Context) error {
+	p, err := s.eng.RewindPlan(c.Request().Context(), c.Param("id"), c.Param("cid"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+func (s *Server) rollbackCheckpoint(c echo.Context) error {
+	var req struct {
+		DryRun bool `json:"dry_run"`
+	}
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	if v := c.QueryParam("dry_run"); v == "true" || v == "1" {
+		req.DryRun = true
+	}
+	p, err := s.eng.Rewind(c.Request().Context(), c.Param("id"), c.Param("cid"), req.DryRun)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+func (s *Server) rollbackSelect(c echo.Context) error {
+	var req engine.RollbackRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	p, err := s.eng.SelectRollback(c.Request().Context(), c.Param("id"), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}

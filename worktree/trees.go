@@ -1,0 +1,317 @@
+package worktree
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// TreeChange sets (File non-nil) or deletes (File nil) one file of a tree.
+type TreeChange struct {
+	Path string
+	File *File
+}
+
+// EmptyTree is git's id of the tree with no entries.
+const EmptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+// BuildTree writes a new tree: base (a tree id; "" for empty) with changes
+// applied. Only the changed blobs and the trees on their paths are written,
+// so the cost follows the number of changes, not the size of the
+// repository.
+func (o *Objects) BuildTree(base string, changes []TreeChange) (tree string, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	err = o.retry(func() error {
+		var err error
+		tree, err = o.buildTree(base, changes)
+		return err
+	})
+	return tree, err
+}
+
+func (o *Objects) buildTree(base string, changes []TreeChange) (string, error) {
+	root := &dirChange{files: map[string]*File{}, dirs: map[string]*dirChange{}}
+	for _, c := range changes {
+		parts := strings.Split(c.Path, "/")
+		d := root
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := d.dirs[p]
+			if !ok {
+				sub = &dirChange{files: map[string]*File{}, dirs: map[string]*dirChange{}}
+				d.dirs[p] = sub
+			}
+			d = sub
+		}
+		name := parts[len(parts)-1]
+		d.files[name] = c.File
+		d.touched = append(d.touched, name)
+	}
+	var baseHash plumbing.Hash
+	if base != "" && base != EmptyTree {
+		baseHash = plumbing.NewHash(base)
+	}
+	h, _, err := o.writeDir(baseHash, root)
+	if err != nil {
+		return "", err
+	}
+	if h.IsZero() {
+		return o.writeTree(nil)
+	}
+	return h.String(), nil
+}
+
+type dirChange struct {
+	files   map[string]*File // nil value: delete
+	dirs    map[string]*dirChange
+	touched []string
+}
+
+// writeDir applies d to the tree h and writes the result; a zero hash
+// means the directory is now empty.
+func (o *Objects) writeDir(h plumbing.Hash, d *dirChange) (plumbing.Hash, bool, error) {
+	entries := map[string]object.TreeEntry{}
+	if !h.IsZero() {
+		t, err := object.GetTree(o.repo.Storer, h)
+		if err != nil {
+			return plumbing.ZeroHash, false, fmt.Errorf("read tree %s: %w", h, err)
+		}
+		for _, e := range t.Entries {
+			entries[e.Name] = e
+		}
+	}
+	for name, f := range d.files {
+		if f == nil {
+			delete(entries, name)
+			continue
+		}
+		bh, err := o.writeBlob(f.Content)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		mode := filemode.FileMode(f.Mode)
+		switch {
+		case f.Mode&0o170000 == 0o120000:
+			mode = filemode.Symlink
+		case f.Mode&0o111 != 0:
+			mode = filemode.Executable
+		default:
+			mode = filemode.Regular
+		}
+		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: bh}
+	}
+	for name, sub := range d.dirs {
+		var subHash plumbing.Hash
+		if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
+			subHash = e.Hash
+		}
+		nh, _, err := o.writeDir(subHash, sub)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		if nh.IsZero() {
+			if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
+				delete(entries, name)
+			}
+			continue
+		}
+		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: nh}
+	}
+	if len(entries) == 0 {
+		return plumbing.ZeroHash, true, nil
+	}
+	list := make([]object.TreeEntry, 0, len(entries))
+	for _, e := range entries {
+		list = append(list, e)
+	}
+	s, err := o.writeTree(list)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	return plumbing.NewHash(s), false, nil
+}
+
+// writeTree writes entries in git's order: names compared as if
+// directories ended in "/".
+func (o *Objects) writeTree(entries []object.TreeEntry) (string, error) {
+	key := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
+	t := &object.Tree{Entries: entries}
+	obj := o.repo.Storer.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return "", err
+	}
+	h, err := o.repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return "", fmt.Errorf("write tree: %w", err)
+	}
+	return h.String(), nil
+}
+
+func (o *Objects) writeBlob(b []byte) (plumbing.Hash, error) {
+	obj := o.repo.Storer.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(b)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h := obj.Hash()
+	if o.repo.Storer.HasEncodedObject(h) == nil {
+		return h, nil
+	}
+	if _, err := o.repo.Storer.SetEncodedObject(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write blob: %w", err)
+	}
+	return h, nil
+}
+
+// Commit writes a commit of tree (with an optional parent) as prsm.
+func (o *Objects) Commit(tree, parent, message string, when time.Time) (string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	sig := object.Signature{Name: "prsm", Email: "prsm@localhost", When: when}
+	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: plumbing.NewHash(tree)}
+	if parent != "" {
+		c.ParentHashes = []plumbing.Hash{plumbing.NewHash(parent)}
+	}
+	obj := o.repo.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return "", err
+	}
+	h, err := o.repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return "", fmt.Errorf("write commit: %w", err)
+	}
+	return h.String(), nil
+}
+
+// SetRef points the ref name (refs/prsm/...) at commit.
+func (o *Objects) SetRef(name, commit string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.repo.Storer.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(name), plumbing.NewHash(commit)))
+}
+
+// DeleteRef removes the ref name.
+func (o *Objects) DeleteRef(name string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.repo.Storer.RemoveReference(plumbing.ReferenceName(name))
+}
+
+// CommitTreeID returns the tree id of commit.
+func (o *Objects) CommitTreeID(commit string) (tree string, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	err = o.retry(func() error {
+		c, err := o.repo.CommitObject(plumbing.NewHash(commit))
+		if err != nil {
+			return fmt.Errorf("read commit %s: %w", commit, err)
+		}
+		tree = c.TreeHash.String()
+		return nil
+	})
+	return tree, err
+}
+
+// TreeDiff is one file that differs between two trees; a nil side is absent.
+type TreeDiff struct {
+	Path     string
+	From, To *File
+}
+
+// DiffTrees lists the files that differ between trees a and b, in path
+// order, with their contents.
+func (o *Objects) DiffTrees(a, b string) (diffs []TreeDiff, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	err = o.retry(func() error {
+		var err error
+		diffs, err = o.diffTrees(a, b)
+		return err
+	})
+	return diffs, err
+}
+
+func (o *Objects) diffTrees(a, b string) ([]TreeDiff, error) {
+	get := func(id string) (*object.Tree, error) {
+		if id == "" || id == EmptyTree {
+			return &object.Tree{}, nil
+		}
+		return object.GetTree(o.repo.Storer, plumbing.NewHash(id))
+	}
+	ta, err := get(a)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", a, err)
+	}
+	tb, err := get(b)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", b, err)
+	}
+	changes, err := object.DiffTree(ta, tb)
+	if err != nil {
+		return nil, err
+	}
+	var out []TreeDiff
+	for _, c := range changes {
+		d := TreeDiff{Path: c.From.Name}
+		if d.Path == "" {
+			d.Path = c.To.Name
+		}
+		if c.From.Name != "" {
+			if d.From, err = o.entryFile(c.From.TreeEntry); err != nil {
+				return nil, err
+			}
+		}
+		if c.To.Name != "" {
+			if d.To, err = o.entryFile(c.To.TreeEntry); err != nil {
+				return nil, err
+			}
+		}
+		if d.From != nil && d.To != nil && d.From.Mode == d.To.Mode && bytes.Equal(d.From.Content, d.To.Content) {
+			continue
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+func (o *Objects) entryFile(e object.TreeEntry) (*File, error) {
+	if !e.Mode.IsFile() {
+		return nil, nil
+	}
+	blob, err := o.repo.BlobObject(e.Hash)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", e.Hash, err)
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	b, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, err
+	}
+	return &File{Mode: uint32(e.Mode), Content: b}, nil
+}

@@ -1,0 +1,90 @@
+package worktree_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// TestBuildTreeEqualsGit: a tree built incrementally from changes has the
+// same id git gives the same files through add -A and write-tree.
+func TestBuildTreeEqualsGit(t *testing.T) {
+	testgit.Env(t)
+	ctx := context.Background()
+	dir := testgit.Init(t, "r")
+	testgit.Write(t, dir, "a.txt", "a\n", 0o644)
+	testgit.Write(t, dir, "d/e/f.txt", "f\n", 0o644)
+	testgit.Write(t, dir, "d/g.txt", "g\n", 0o644)
+	testgit.Write(t, dir, "d-sibling", "s\n", 0o644)
+	testgit.Write(t, dir, "x/only.txt", "o\n", 0o644)
+	testgit.Git(t, dir, "add", "-A")
+	testgit.Git(t, dir, "commit", "-qm", "one")
+	base := testgit.Git(t, dir, "rev-parse", "HEAD^{tree}")
+	repo, err := worktree.Discover(ctx, nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := repo.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := []worktree.TreeChange{
+		{Path: "a.txt", File: &worktree.File{Mode: 0o100755, Content: []byte("a2\n")}},
+		{Path: "d/e/f.txt"},  // delete: d/e becomes empty and goes
+		{Path: "x/only.txt"}, // delete the only file of x
+		{Path: "d/new dir/n.txt", File: &worktree.File{Mode: 0o100644, Content: []byte("n\n")}},
+		{Path: "d.txt", File: &worktree.File{Mode: 0o100644, Content: []byte("sorts before d/\n")}},
+		{Path: "link", File: &worktree.File{Mode: 0o120000, Content: []byte("a.txt")}},
+	}
+	got, err := objs.BuildTree(base, changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same by git.
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a2\n"), 0o755)
+	os.Chmod(filepath.Join(dir, "a.txt"), 0o755)
+	os.RemoveAll(filepath.Join(dir, "d/e"))
+	os.RemoveAll(filepath.Join(dir, "x"))
+	testgit.Write(t, dir, "d/new dir/n.txt", "n\n", 0o644)
+	testgit.Write(t, dir, "d.txt", "sorts before d/\n", 0o644)
+	testgit.Symlink(t, dir, "link", "a.txt")
+	testgit.Git(t, dir, "add", "-A")
+	want := testgit.Git(t, dir, "write-tree")
+	if got != want {
+		t.Fatalf("BuildTree = %s, git write-tree = %s\n%s", got, want, testgit.Git(t, dir, "ls-tree", "-r", got))
+	}
+	// Commit and ref; git sees a sound object graph.
+	c, err := objs.Commit(got, testgit.Git(t, dir, "rev-parse", "HEAD"), "cp", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := objs.SetRef("refs/prsm/s/head", c); err != nil {
+		t.Fatal(err)
+	}
+	if tree := testgit.Git(t, dir, "rev-parse", "refs/prsm/s/head^{tree}"); tree != want {
+		t.Errorf("ref tree %s", tree)
+	}
+	testgit.Git(t, dir, "fsck", "--strict", "--no-dangling")
+	// Deleting everything gives the empty tree.
+	empty, err := objs.BuildTree(want, []worktree.TreeChange{{Path: "a.txt"}, {Path: "d/g.txt"}, {Path: "d/new dir/n.txt"}, {Path: "d.txt"}, {Path: "link"}, {Path: "d-sibling"}})
+	if err != nil || empty != worktree.EmptyTree {
+		t.Errorf("empty tree: %s %v", empty, err)
+	}
+	diffs, err := objs.DiffTrees(base, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, d := range diffs {
+		paths = append(paths, fmt.Sprintf("%s %v %v", d.Path, d.From != nil, d.To != nil))
+	}
+	if got := fmt.Sprint(paths); got != "[a.txt true true d.txt false true d/e/f.txt true false d/new dir/n.txt false true link false true x/only.txt true false]" {
+		t.Errorf("diff: %s", got)
+	}
+}
