@@ -77,6 +77,14 @@ func (e *Engine) Turn(ctx context.Context, sessionID string, req TurnRequest) (*
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
+	// Adapters that cannot count prompts leave message_index out: the
+	// server counts turns.
+	if req.MessageIndex <= 0 {
+		req.MessageIndex = st.turn + 1
+	}
+	if req.MessageIndex > st.turn {
+		st.turn = req.MessageIndex
+	}
 	desc := fmt.Sprintf("turn %d", req.MessageIndex)
 	if p := short(req.Prompt, 60); p != "" {
 		desc += ": " + p

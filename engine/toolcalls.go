@@ -74,6 +74,9 @@ type sessionState struct {
 	// ckptTree and ckptCommit are the newest checkpoint's, the start of
 	// the next one's incremental tree.
 	ckptTree, ckptCommit string
+	// turn is the newest message index: tool calls that do not say theirs
+	// belong to it.
+	turn int
 }
 
 func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
@@ -89,6 +92,13 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	st := &sessionState{tracker: &tracker.Session{
 		ID: s.ID, Worktree: s.WorktreePath, Base: s.BaseCommit, Repo: e.Repo, Known: known,
 	}}
+	cps, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cps {
+		st.turn = max(st.turn, c.MessageIndex)
+	}
 	e.states[s.ID] = st
 	return st, nil
 }
@@ -220,7 +230,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		}
 		tc = &prsm.ToolCall{
 			SessionID: s.ID, ID: req.ToolCallID, ToolName: name, Args: req.Args, AgentID: agent,
-			Cwd: req.Cwd, MessageIndex: req.MessageIndex, Snapshot: b, StartedAt: time.Now().UTC(),
+			Cwd: req.Cwd, MessageIndex: orTurn(req.MessageIndex, st), Snapshot: b, StartedAt: time.Now().UTC(),
 		}
 		return store.InsertToolCall(ctx, q, tc)
 	})
@@ -283,7 +293,7 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 			agent = s.AgentID
 		}
 		tc = &prsm.ToolCall{SessionID: s.ID, ID: toolCallID, ToolName: tracker.CanonicalToolName(req.ToolName),
-			Args: req.Args, AgentID: agent, Cwd: req.Cwd, MessageIndex: req.MessageIndex, StartedAt: time.Now().UTC()}
+			Args: req.Args, AgentID: agent, Cwd: req.Cwd, MessageIndex: orTurn(req.MessageIndex, st), StartedAt: time.Now().UTC()}
 		if err := store.InsertToolCall(ctx, e.DB.Q(), tc); err != nil {
 			return nil, err
 		}
@@ -675,4 +685,12 @@ func toolTarget(args json.RawMessage, rel string) string {
 		}
 	}
 	return rel
+}
+
+// orTurn is a tool call's message index: as given, or the current turn.
+func orTurn(idx int, st *sessionState) int {
+	if idx > 0 {
+		return idx
+	}
+	return st.turn
 }
