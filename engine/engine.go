@@ -22,6 +22,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/tracker"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -32,6 +33,11 @@ type Engine struct {
 	ProjectDir string
 	Events     *Hub
 	Log        *slog.Logger
+	// Watcher reports changed paths of session worktrees; nil means scan
+	// with git status (StartWatching sets it).
+	Watcher  *tracker.Watcher
+	watchCtx context.Context
+
 	// NoAutoCheckpoints switches automatic checkpoints off for every
 	// session (configuration); sessions can switch their own off too.
 	NoAutoCheckpoints bool
@@ -185,6 +191,11 @@ func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Sess
 		cleanup()
 		return nil, err
 	}
+	if e.Watcher != nil {
+		if _, err := e.state(ctx, s); err != nil {
+			e.Log.Error("watch new session", "session", id, "err", err)
+		}
+	}
 	e.Log.Info("session started", "session", id, "name", s.Name, "worktree", s.WorktreePath)
 	e.Events.Publish(EventSessionUpdated, s)
 	return s, nil
@@ -276,6 +287,9 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 	e.statesMu.Lock()
 	delete(e.states, s.ID)
 	e.statesMu.Unlock()
+	if e.Watcher != nil {
+		e.Watcher.Remove(s.WorktreePath)
+	}
 	e.Log.Info("session ended", "session", s.ID, "discard", discard)
 	e.Events.Publish(EventSessionUpdated, s)
 	return s, nil

@@ -77,6 +77,12 @@ type sessionState struct {
 	// turn is the newest message index: tool calls that do not say theirs
 	// belong to it.
 	turn int
+	// inflight holds the tool calls captured and not yet completed: while
+	// any runs, changes belong to it, not to a Watch record.
+	inflight map[string]bool
+	// watchTimer debounces Watch records (one per quiet period).
+	timerMu    stdsync.Mutex
+	watchTimer *time.Timer
 }
 
 func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
@@ -91,7 +97,13 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	}
 	st := &sessionState{tracker: &tracker.Session{
 		ID: s.ID, Worktree: s.WorktreePath, Base: s.BaseCommit, Repo: e.Repo, Known: known,
-	}}
+	}, inflight: map[string]bool{}}
+	if e.Watcher != nil && s.Status == prsm.SessionActive {
+		if err := e.Watcher.Add(s.ID, s.WorktreePath); err != nil {
+			return nil, err
+		}
+		st.tracker.Watcher = e.Watcher
+	}
 	cps, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
@@ -237,6 +249,10 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	if err != nil {
 		return nil, err
 	}
+	if st.inflight == nil {
+		st.inflight = map[string]bool{}
+	}
+	st.inflight[tc.ID] = true
 	if tracker.IsFileChangingTool(name) {
 		if err := e.autoCheckpoint(ctx, s, st, tc, toolTarget(req.Args, argRel)); err != nil {
 			// A failed checkpoint must not stop the agent; it is logged.
@@ -303,6 +319,7 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
+	defer delete(st.inflight, tc.ID)
 	recs, err := e.detectAndRecord(ctx, s, st, tc, req.Result)
 	if err != nil {
 		return nil, err
@@ -319,34 +336,73 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 			return nil, fmt.Errorf("decode snapshot of %s: %w", tc.ID, err)
 		}
 	}
-	paths, err := st.tracker.Dirty(ctx)
-	if err != nil {
-		return nil, err
-	}
+	extra := make([]string, 0, len(snap)+1)
 	for rel := range snap {
-		paths = append(paths, rel)
+		extra = append(extra, rel)
 	}
 	if p := e.argPath(s, tc.Args, tc.Cwd); p != "" {
-		paths = append(paths, p)
+		extra = append(extra, p)
 	}
-	paths, err = st.tracker.Filter(ctx, dedupe(paths))
-	if err != nil {
-		return nil, err
-	}
-	changes, err := st.tracker.Detect(paths, e.blobs(ctx))
+	changes, ack, err := e.detect(ctx, st, extra, false)
 	if err != nil {
 		return nil, err
 	}
 	suffix := len(changes) > 1 || tc.ToolName == "Bash" || tc.ToolName == "Watch"
+	recs, err := e.record(ctx, s, st, tc, changes, snap, func(i int) string {
+		if suffix {
+			return fmt.Sprintf("%s:%d", tc.ID, i)
+		}
+		return tc.ID
+	}, result, true)
+	if err != nil {
+		return nil, err
+	}
+	ack()
+	return recs, nil
+}
+
+// detect finds the changed files: the watcher's dirty set (or a git status
+// scan when there is no watcher, when events were lost, or when full is
+// set) plus extra paths, less scratch and ignored files. Call ack once the
+// changes are recorded.
+func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, full bool) ([]tracker.Change, func(), error) {
+	var paths []string
+	ack := func() {}
+	var err error
+	if full {
+		paths, err = st.tracker.Dirty(ctx)
+	} else {
+		paths, ack, err = st.tracker.Candidates(ctx)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	paths, err = st.tracker.Filter(ctx, dedupe(append(paths, extra...)))
+	if err != nil {
+		return nil, nil, err
+	}
+	changes, err := st.tracker.Detect(paths, e.blobs(ctx))
+	if err != nil {
+		return nil, nil, err
+	}
+	return changes, ack, nil
+}
+
+// record stores the records of changes for tool call tc (with the new
+// known state, and the tool call completed, in one transaction), then
+// applies them to the workspace (auto mode) and announces them. withCall
+// false means the tool call row exists already.
+func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, id func(int) string, result []byte, exists bool) ([]*prsm.Record, error) {
 	now := time.Now().UTC()
 	var recs []*prsm.Record
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
-		for i, ch := range changes {
-			id := tc.ID
-			if suffix {
-				id = fmt.Sprintf("%s:%d", tc.ID, i)
+	err := e.DB.Tx(ctx, func(q store.Querier) error {
+		if !exists {
+			if err := store.InsertToolCall(ctx, q, tc); err != nil {
+				return err
 			}
-			r, err := e.newRecord(ctx, q, s, tc, ch, snap, id, now)
+		}
+		for i, ch := range changes {
+			r, err := e.newRecord(ctx, q, s, tc, ch, snap, id(i), now)
 			if err != nil {
 				return err
 			}

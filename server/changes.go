@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
 )
 
@@ -106,4 +107,22 @@ func (s *Server) bulkAll(accept bool) echo.HandlerFunc {
 		}
 		return c.JSON(http.StatusOK, recs)
 	}
+}
+
+// flush records, as a Watch tool call, what changed in the session's
+// worktree that no tool call claimed (prsm run calls it when the agent
+// exits).
+func (s *Server) flush(c echo.Context) error {
+	ctx := c.Request().Context()
+	recs, err := s.eng.WatchNow(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if err := s.eng.FillContent(ctx, recs); err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []*prsm.Record{}
+	}
+	return c.JSON(http.StatusOK, engine.Records{Records: recs})
 }

@@ -28,6 +28,10 @@ type StatusResponse struct {
 	ActiveSessions int    `json:"active_sessions"`
 	EndedSessions  int    `json:"ended_sessions"`
 	PendingCount   int    `json:"pending_count"`
+	// Watcher is "inotify" when every active session is watched; sessions
+	// that fell back to scanning are listed with the reason.
+	Watcher        string            `json:"watcher"`
+	WatchFallbacks map[string]string `json:"watch_fallbacks,omitempty"`
 }
 
 func (s *Server) status(c echo.Context) error {
@@ -38,6 +42,14 @@ func (s *Server) status(c echo.Context) error {
 	st := StatusResponse{
 		Workspace: s.eng.Repo.Root, Identity: s.eng.Repo.Identity, Addr: s.Addr(),
 		PID: os.Getpid(), Version: prsm.Version,
+	}
+	st.Watcher = "git status scan"
+	if w := s.eng.Watcher; w != nil {
+		st.Watcher = "inotify"
+		if d := w.Degraded(); len(d) > 0 {
+			st.WatchFallbacks = d
+			st.Watcher = "inotify, with fallbacks"
+		}
 	}
 	for _, ss := range sessions {
 		if ss.Status == prsm.SessionActive {

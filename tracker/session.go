@@ -31,6 +31,34 @@ type Session struct {
 	// Touched holds the paths learned since the last checkpoint: the only
 	// ones the next checkpoint's tree must rewrite.
 	Touched map[string]bool
+	// Watcher, when set, reports which paths changed, so a look costs
+	// what changed instead of a git status of the whole worktree.
+	Watcher *Watcher
+}
+
+// Candidates returns the paths that may have changed since the last look,
+// and a function to call once they are recorded (so changes that arrive
+// meanwhile are kept for the next look). With a watcher it flushes the
+// watcher and takes its dirty set; without one, or when events were lost,
+// it scans with git status.
+func (s *Session) Candidates(ctx context.Context) ([]string, func(), error) {
+	if s.Watcher == nil {
+		paths, err := s.Dirty(ctx)
+		return paths, func() {}, err
+	}
+	if err := s.Watcher.Flush(ctx, s.Worktree); err != nil {
+		return nil, nil, err
+	}
+	d := s.Watcher.Peek(s.Worktree)
+	ack := func() { s.Watcher.Ack(d) }
+	if !d.Full {
+		return d.Paths, ack, nil
+	}
+	paths, err := s.Dirty(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(paths, d.Paths...), ack, nil
 }
 
 // Change is one file that differs from what the tracker knew.

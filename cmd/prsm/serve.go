@@ -80,6 +80,16 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	}
 	defer db.Close()
 	eng := engine.New(p.repo, db, p.dir, log)
+	eng.NoAutoCheckpoints = os.Getenv("PRSM_AUTO_CHECKPOINTS") == "0"
+	// Watch first, then reconcile: changes made while no server ran become
+	// records, and from then on the watcher reports every change.
+	if err := eng.StartWatching(ctx); err != nil {
+		log.Warn("file watcher unavailable; scanning with git status", "err", err)
+	}
+	defer eng.StopWatching()
+	if _, err := eng.Reconcile(ctx); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
 	srv, err := server.New(eng, server.Config{Addr: addr, ProjectDir: p.dir})
 	if err != nil {
 		return err

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/tracker"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// WatchQuiet is how long a worktree must be quiet before changes that no
+// tool call claimed become a Watch record.
+const WatchQuiet = 300 * time.Millisecond
+
+// StartWatching starts the file watcher over every active session's
+// worktree. Without it, change detection scans with git status.
+func (e *Engine) StartWatching(ctx context.Context) error {
+	w, err := tracker.NewWatcher(e.Log)
+	if err != nil {
+		return err
+	}
+	w.Ignored = e.ignoredDirs
+	w.Changed = e.changed
+	e.watchCtx = ctx
+	e.Watcher = w
+	sessions, err := store.ListSessions(ctx, e.DB.Q(), prsm.SessionActive)
+	if err != nil {
+		return err
+	}
+	for _, s := range sessions {
+		if _, err := os.Stat(s.WorktreePath); err != nil {
+			continue // reconcile deals with it
+		}
+		if _, err := e.state(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StopWatching stops the watcher.
+func (e *Engine) StopWatching() {
+	if e.Watcher != nil {
+		e.Watcher.Close()
+	}
+}
+
+// ignoredDirs asks git which of the directories of a worktree are ignored,
+// so the watcher spends no watches on node_modules and the like.
+func (e *Engine) ignoredDirs(root string, dirs []string) map[string]bool {
+	in := []byte(strings.Join(dirs, "\x00") + "\x00")
+	out, err := e.Repo.Git().Run(context.Background(), worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).Dir(root).
+		Env("GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=0"))
+	if err != nil && worktree.ExitCode(err) != 1 {
+		return nil
+	}
+	m := map[string]bool{}
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			m[string(p)] = true
+		}
+	}
+	return m
+}
+
+// changed is the watcher's callback: (re)start the session's quiet timer.
+func (e *Engine) changed(sessionID string) {
+	e.statesMu.Lock()
+	st, ok := e.states[sessionID]
+	e.statesMu.Unlock()
+	if !ok {
+		return
+	}
+	st.timerMu.Lock()
+	defer st.timerMu.Unlock()
+	if st.watchTimer != nil {
+		st.watchTimer.Stop()
+	}
+	st.watchTimer = time.AfterFunc(WatchQuiet, func() {
+		if _, err := e.WatchNow(e.watchCtx, sessionID); err != nil && !errors.Is(err, context.Canceled) {
+			e.Log.Error("watch record", "session", sessionID, "err", err)
+		}
+	})
+}
+
+// WatchNow records what changed in the session's worktree that no tool call
+// claimed, as a pseudo tool call with tool name Watch. While a tool call is
+// in flight it does nothing: the change belongs to that call.
+func (e *Engine) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
+	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if s.Status != prsm.SessionActive || len(st.inflight) > 0 {
+		return nil, nil
+	}
+	if _, err := os.Stat(s.WorktreePath); err != nil {
+		return nil, nil
+	}
+	return e.recordUnclaimed(ctx, s, st, "watch-"+newID(), "Watch", s.AgentID, false)
+}
+
+// recordUnclaimed detects changes and, if any, records them under a new
+// pseudo tool call.
+func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState, tcID, tool, agent string, full bool) ([]*prsm.Record, error) {
+	changes, ack, err := e.detect(ctx, st, nil, full)
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 {
+		ack()
+		return nil, nil
+	}
+	tc := &prsm.ToolCall{SessionID: s.ID, ID: tcID, ToolName: tool, AgentID: agent, MessageIndex: st.turn, StartedAt: time.Now().UTC()}
+	id := func(i int) string { return fmt.Sprintf("%s:%d", tcID, i) }
+	if tool == "Reconcile" {
+		tc.ToolName = "Watch"
+		n, err := e.reconcileCount(ctx, s.ID)
+		if err != nil {
+			return nil, err
+		}
+		id = func(i int) string { return fmt.Sprintf("reconcile-%s-%d", s.ID[:8], n+i) }
+	}
+	recs, err := e.record(ctx, s, st, tc, changes, nil, id, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	ack()
+	return recs, nil
+}
+
+func (e *Engine) reconcileCount(ctx context.Context, sessionID string) (int, error) {
+	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: sessionID})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range recs {
+		if strings.HasPrefix(r.ID, "reconcile-") {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ReconcileReport says what a start-up reconcile found.
+type ReconcileReport struct {
+	Records  []*prsm.Record `json:"records"`
+	Vanished []string       `json:"vanished"` // sessions whose worktree was deleted by hand
+	Pruned   []string       `json:"pruned"`   // prsm worktrees removed: no session, nothing pending
+}
+
+// Reconcile runs at start: changes made in session worktrees while the
+// server was down become records (agent "unknown", ids
+// reconcile-<session8>-N) and are synced; sessions whose worktree vanished
+// are ended and say so (their records stay readable); prsm's own worktree
+// directories that no active session owns and that hold nothing pending are
+// removed. Worktrees with pending work are never deleted.
+func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
+	rep := &ReconcileReport{Records: []*prsm.Record{}, Vanished: []string{}, Pruned: []string{}}
+	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
+	if err != nil {
+		return nil, err
+	}
+	owned := map[string]*prsm.Session{}
+	for _, s := range sessions {
+		owned[filepath.Base(s.WorktreePath)] = s
+		if s.Status != prsm.SessionActive {
+			continue
+		}
+		if _, err := os.Stat(s.WorktreePath); errors.Is(err, os.ErrNotExist) {
+			e.Log.Warn("session worktree vanished; session ended, its records stay readable", "session", s.ID, "worktree", s.WorktreePath)
+			if err := e.Repo.RemoveWorktree(ctx, s.WorktreePath, ""); err != nil {
+				e.Log.Warn("forget vanished worktree", "session", s.ID, "err", err)
+			}
+			if err := store.EndSession(ctx, e.DB.Q(), s.ID, time.Now().UTC()); err != nil {
+				return nil, err
+			}
+			rep.Vanished = append(rep.Vanished, s.ID)
+			continue
+		}
+		ss, st, unlock, err := e.lockSession(ctx, s.ID)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := e.recordUnclaimed(ctx, ss, st, "reconcile-"+s.ID[:8]+"-"+newID()[:6], "Reconcile", "unknown", true)
+		unlock()
+		if err != nil {
+			return nil, fmt.Errorf("reconcile session %s: %w", s.ID, err)
+		}
+		rep.Records = append(rep.Records, recs...)
+	}
+	entries, _ := os.ReadDir(e.WorktreeDir())
+	for _, ent := range entries {
+		s, ok := owned[ent.Name()]
+		if ok && s.Status == prsm.SessionActive {
+			continue
+		}
+		if ok && s.PendingCount > 0 {
+			continue // unreviewed work is never deleted
+		}
+		path := filepath.Join(e.WorktreeDir(), ent.Name())
+		branch := "prsm/" + ent.Name()
+		if !looksLikeSessionID(ent.Name()) || !e.isWorktree(ctx, path) {
+			continue // not prsm's worktree: never deleted
+		}
+		if err := e.Repo.RemoveWorktree(ctx, path, branch); err != nil {
+			e.Log.Warn("prune worktree", "path", path, "err", err)
+			continue
+		}
+		rep.Pruned = append(rep.Pruned, ent.Name())
+	}
+	if len(rep.Records)+len(rep.Vanished)+len(rep.Pruned) > 0 {
+		e.Log.Info("reconciled", "records", len(rep.Records), "vanished", len(rep.Vanished), "pruned", len(rep.Pruned))
+	}
+	return rep, nil
+}
+
+func looksLikeSessionID(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// isWorktree reports whether git lists path as a worktree of the repository.
+func (e *Engine) isWorktree(ctx context.Context, path string) bool {
+	out, err := e.Repo.Git().Run(ctx, worktree.NewCmd("worktree", "list", "--porcelain", "-z").Dir(e.Repo.Root))
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = path
+	}
+	for _, f := range bytes.Split(out, []byte{0}) {
+		if p, ok := bytes.CutPrefix(f, []byte("worktree ")); ok {
+			if string(p) == path || string(p) == real {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,157 @@
+package engine_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/store"
+)
+
+func (f *fixture) watch() {
+	f.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	f.t.Cleanup(func() { cancel(); f.eng.StopWatching() })
+	if err := f.eng.StartWatching(ctx); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// TestWatcherDrivenToolCalls: with the watcher on, a Bash call's changes
+// are found from the watcher's dirty set, a new directory filled at once
+// included, and nothing is recorded twice.
+func TestWatcherDrivenToolCalls(t *testing.T) {
+	f := newFixture(t)
+	f.watch()
+	s := f.start("")
+	recs := f.tool(s, "b1", "Bash", "", func(wt string) {
+		sh(t, wt, "sed -i 's/line 3 /LINE 3 /' f.txt && mkdir -p a/b && echo c > a/b/c && rm keep.txt && echo x > .tmp_scratch")
+	})
+	if got := summary(recs); got != "b1:0 create a/b/c pending/synced\nb1:1 modify f.txt pending/synced\nb1:2 delete keep.txt pending/synced" {
+		t.Fatalf("records:\n%s", got)
+	}
+	if read(t, f.ws, "a/b/c") != "c\n" {
+		t.Errorf("not synced")
+	}
+	// A moved directory (reported only as a rename) is still seen in full.
+	recs = f.tool(s, "b2", "Bash", "", func(wt string) { sh(t, wt, "mv a z") })
+	if got := summary(recs); got != "b2:0 delete a/b/c pending/synced\nb2:1 create z/b/c pending/synced" {
+		t.Fatalf("records after mv:\n%s", got)
+	}
+	if more := f.tool(s, "b3", "Bash", "", func(string) {}); len(more) != 0 {
+		t.Errorf("recorded twice: %s", summary(more))
+	}
+}
+
+// TestWatchRecords: changes with no tool call become Watch records, one
+// pseudo tool call per quiet period; none while a tool call is in flight.
+func TestWatchRecords(t *testing.T) {
+	f := newFixture(t)
+	f.watch()
+	s := f.start("")
+	write(t, s.WorktreePath, "w1.txt", "one\n")
+	write(t, s.WorktreePath, "w2.txt", "two\n")
+	var recs []*prsm.Record
+	for i := 0; i < 200; i++ {
+		time.Sleep(25 * time.Millisecond)
+		recs, _ = f.eng.Records(f.ctx, s.ID, "", "")
+		if len(recs) == 2 && recs[1].SyncState == prsm.SyncSynced {
+			break
+		}
+	}
+	if len(recs) != 2 || recs[0].ToolName != "Watch" || !strings.HasPrefix(recs[0].ID, "watch-") || recs[0].ToolCallID != recs[1].ToolCallID {
+		t.Fatalf("watch records: %s", summary(recs))
+	}
+	if read(t, f.ws, "w2.txt") != "two\n" {
+		t.Errorf("watch record not synced")
+	}
+	// While a tool call runs, its changes are its own.
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "t1", ToolName: "Bash"}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s.WorktreePath, "by-tool.txt", "t\n")
+	time.Sleep(3 * engine.WatchQuiet)
+	if got, _ := f.eng.WatchNow(f.ctx, s.ID); len(got) != 0 {
+		t.Errorf("watch took a tool call's change: %s", summary(got))
+	}
+	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "t1", engine.CompleteRequest{})
+	if err != nil || summary(res.Records) != "t1:0 create by-tool.txt pending/synced" {
+		t.Fatalf("tool call records: %v %s", err, summary(res.Records))
+	}
+}
+
+// TestReconcileAfterRestart: a second engine on the same store (a restarted
+// server) records what changed while it was down, ends sessions whose
+// worktree vanished, prunes prsm's orphan worktrees and keeps pending work.
+func TestReconcileAfterRestart(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	gone := f.start("")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", "edited\n") })
+	// Down time: the agent keeps working, a worktree is deleted by hand,
+	// and an orphan prsm worktree dir lies around.
+	write(t, s.WorktreePath, "while-down.txt", "down\n")
+	os.Remove(filepath.Join(s.WorktreePath, "keep.txt"))
+	if err := os.RemoveAll(gone.WorktreePath); err != nil {
+		t.Fatal(err)
+	}
+	orphan := filepath.Join(f.eng.WorktreeDir(), "0123456789ab")
+	testgit.Git(t, f.ws, "worktree", "add", "-q", "-b", "prsm/0123456789ab", orphan)
+	// A directory git does not know as a worktree is not prsm's to delete.
+	stranger := filepath.Join(f.eng.WorktreeDir(), "fedcba987654")
+	os.MkdirAll(stranger, 0o755)
+
+	eng2 := engine.New(f.eng.Repo, f.eng.DB, f.eng.ProjectDir, slog.New(slog.DiscardHandler))
+	rep, err := eng2.Reconcile(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rep.Records {
+		got = append(got, r.ID+" "+r.ChangeType+" "+r.RelPath+" "+r.AgentID)
+	}
+	p := "reconcile-" + s.ID[:8]
+	if want := p + "-0 delete keep.txt unknown\n" + p + "-1 create while-down.txt unknown"; strings.Join(got, "\n") != want {
+		t.Fatalf("reconciled:\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+	if read(t, f.ws, "while-down.txt") != "down\n" {
+		t.Errorf("reconciled change not synced")
+	}
+	if len(rep.Vanished) != 1 || rep.Vanished[0] != gone.ID {
+		t.Errorf("vanished: %v", rep.Vanished)
+	}
+	if g, _ := eng2.Session(f.ctx, gone.ID); g.Status != prsm.SessionEnded {
+		t.Errorf("vanished session status %s", g.Status)
+	}
+	if len(rep.Pruned) != 1 || rep.Pruned[0] != "0123456789ab" {
+		t.Errorf("pruned: %v", rep.Pruned)
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Errorf("orphan kept")
+	}
+	if _, err := os.Stat(s.WorktreePath); err != nil {
+		t.Errorf("active worktree pruned")
+	}
+	if _, err := os.Stat(stranger); err != nil {
+		t.Errorf("unknown directory deleted")
+	}
+	if b := testgit.Git(t, f.ws, "branch", "--list", "prsm/0123456789ab"); b != "" {
+		t.Errorf("orphan branch kept: %s", b)
+	}
+	// Records survive and a second reconcile finds nothing new.
+	if rep2, err := eng2.Reconcile(f.ctx); err != nil || len(rep2.Records) != 0 {
+		t.Errorf("second reconcile: %v %d", err, len(rep2.Records))
+	}
+	all, _ := store.ListRecords(f.ctx, f.eng.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	if len(all) != 3 {
+		t.Errorf("%d records after restart", len(all))
+	}
+	testgit.Git(t, f.ws, "worktree", "list")
+}
