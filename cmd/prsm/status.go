@@ -29,7 +29,11 @@ func (a *app) statusCmd() *cobra.Command {
 				"server", fmt.Sprintf("http://%s (pid %d, prsm %s)", st.Addr, st.PID, st.Version),
 				"sessions", fmt.Sprintf("%d active, %d ended", st.ActiveSessions, st.EndedSessions),
 				"pending", fmt.Sprintf("%d change(s)", st.PendingCount),
+				"watcher", st.Watcher,
 			)
+			for id, why := range st.WatchFallbacks {
+				fmt.Fprintf(a.stdio.Out, "  session %s: %s\n", id, why)
+			}
 			return nil
 		},
 	}

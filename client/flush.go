@@ -1,0 +1,16 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/prsm-dev/prsm/engine"
+)
+
+// Flush asks the server to record at once what changed in the session's
+// worktree that no tool call claimed (as a Watch tool call).
+func (c *Client) Flush(ctx context.Context, sessionID string) (*engine.Records, error) {
+	var recs engine.Records
+	return &recs, c.Do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(sessionID)+"/flush", nil, &recs)
+}
