@@ -117,3 +117,15 @@ func (s *Server) rollbackSelect(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, p)
 }
+
+func (s *Server) gc(c echo.Context) error {
+	var req engine.GCRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	rep, err := s.eng.GC(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, rep)
+}

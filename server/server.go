@@ -174,6 +174,7 @@ func (s *Server) router() *echo.Echo {
 	e.GET("/sessions/:id/checkpoints/:cid/rollback/preview", s.rollbackPreview)
 	e.POST("/sessions/:id/checkpoints/:cid/rollback", s.rollbackCheckpoint)
 	e.POST("/sessions/:id/rollback", s.rollbackSelect)
+	e.POST("/gc", s.gc)
 	e.POST("/file-changes/accept-all", s.bulkAll(true))
 	e.POST("/file-changes/reject-all", s.bulkAll(false))
 	return e

@@ -315,3 +315,27 @@ func (o *Objects) entryFile(e object.TreeEntry) (*File, error) {
 	}
 	return &File{Mode: uint32(e.Mode), Content: b}, nil
 }
+
+// DeleteRefs removes every ref whose name starts with prefix
+// (refs/prsm/<session>/).
+func (o *Objects) DeleteRefs(prefix string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	iter, err := o.repo.Storer.IterReferences()
+	if err != nil {
+		return err
+	}
+	var names []plumbing.ReferenceName
+	iter.ForEach(func(r *plumbing.Reference) error {
+		if strings.HasPrefix(r.Name().String(), prefix) {
+			names = append(names, r.Name())
+		}
+		return nil
+	})
+	for _, n := range names {
+		if err := o.repo.Storer.RemoveReference(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
