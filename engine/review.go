@@ -77,6 +77,10 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 		}
 	}
 	for _, c := range chain {
+		intent, err := e.intend(ctx, intentAccept, c)
+		if err != nil {
+			return nil, err
+		}
 		state := c.SyncState
 		if s.Mode == prsm.ModeReview && c.SyncState == prsm.SyncPendingReview {
 			before, after, err := e.versions(ctx, c)
@@ -88,6 +92,9 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 			}
 		}
 		if err := e.setState(ctx, c, prsm.StatusAccepted, state); err != nil {
+			return nil, err
+		}
+		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
 			return nil, err
 		}
 		if c.ID == r.ID {
@@ -161,6 +168,15 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 	if err != nil {
 		return err
 	}
+	intent, err := e.intend(ctx, intentRevert, r)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if r.Status == prsm.StatusRejected {
+			store.DoneIntent(context.WithoutCancel(ctx), e.DB.Q(), intent)
+		}
+	}()
 	state := prsm.SyncSynced
 	if s.Status == prsm.SessionActive {
 		out, now, err := prsmsync.Apply(s.WorktreePath, r.RelPath, after, before)

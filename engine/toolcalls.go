@@ -424,12 +424,19 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	}
 	for i, r := range recs {
 		if s.Mode == prsm.ModeAuto {
+			intent, err := e.intend(ctx, intentSync, r)
+			if err != nil {
+				return nil, err
+			}
 			state, err := e.syncToWorkspace(ctx, s, changes[i].Rel, changes[i].Before, changes[i].After)
 			if err != nil {
 				e.Log.Error("sync failed", "session", s.ID, "record", r.ID, "err", err)
 			}
 			// The record is announced once, with the state sync gave it.
 			if err := store.UpdateRecordState(ctx, e.DB.Q(), r.SessionID, r.ID, r.Status, state); err != nil {
+				return nil, err
+			}
+			if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
 				return nil, err
 			}
 			r.SyncState = state

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 	"github.com/prsm-dev/prsm/worktree"
 )
@@ -167,6 +168,16 @@ type ReconcileReport struct {
 // removed. Worktrees with pending work are never deleted.
 func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	rep := &ReconcileReport{Records: []*prsm.Record{}, Vanished: []string{}, Pruned: []string{}}
+	// Leftover temp files of writes a crash cut off, then the operations
+	// themselves, before anything else looks at the files.
+	if n, err := prsmsync.CleanTemp(e.Repo.Root); err != nil {
+		e.Log.Warn("clean temp files", "err", err)
+	} else if n > 0 {
+		e.Log.Info("removed temp files left by a crash", "count", n)
+	}
+	if _, err := e.RecoverIntents(ctx); err != nil {
+		return nil, err
+	}
 	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
 	if err != nil {
 		return nil, err
@@ -187,6 +198,9 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 			}
 			rep.Vanished = append(rep.Vanished, s.ID)
 			continue
+		}
+		if _, err := prsmsync.CleanTemp(s.WorktreePath); err != nil {
+			e.Log.Warn("clean temp files", "session", s.ID, "err", err)
 		}
 		ss, st, unlock, err := e.lockSession(ctx, s.ID)
 		if err != nil {

@@ -155,3 +155,52 @@ func TestReconcileAfterRestart(t *testing.T) {
 	}
 	testgit.Git(t, f.ws, "worktree", "list")
 }
+
+// TestCrashRecovery: operations a crash cut off (written down as intents)
+// are finished at the next start, and temp files of torn writes are removed.
+func TestCrashRecovery(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeReview)
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", "agent\n") })
+	f.tool(s, "e2", "Write", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "agent keep\n") })
+	// Crash 1: an accept was written down, then the server died before it
+	// applied anything. Crash 2: a torn write left a temp file.
+	r1, _ := store.GetRecord(f.ctx, f.eng.DB.Q(), s.ID, "e1")
+	if _, err := store.AddIntent(f.ctx, f.eng.DB.Q(), s.ID, "accept", []byte(`{"record":"e1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.AddIntent(f.ctx, f.eng.DB.Q(), s.ID, "revert", []byte(`{"record":"e2"}`)); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(f.ws, ".prsm-tmp-deadbeef")
+	write(t, f.ws, ".prsm-tmp-deadbeef", "half")
+
+	eng2 := engine.New(f.eng.Repo, f.eng.DB, f.eng.ProjectDir, slog.New(slog.DiscardHandler))
+	if _, err := eng2.Reconcile(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, f.ws, "f.txt") != "agent\n" {
+		t.Errorf("interrupted accept not finished")
+	}
+	got, _ := store.GetRecord(f.ctx, f.eng.DB.Q(), s.ID, "e1")
+	if got.Status != prsm.StatusAccepted || got.SyncState != prsm.SyncSynced || r1.Status != prsm.StatusPending {
+		t.Errorf("e1 after recovery: %s/%s", got.Status, got.SyncState)
+	}
+	got, _ = store.GetRecord(f.ctx, f.eng.DB.Q(), s.ID, "e2")
+	if got.Status != prsm.StatusRejected || read(t, s.WorktreePath, "keep.txt") != "keep\n" || read(t, f.ws, "keep.txt") != "keep\n" {
+		t.Errorf("interrupted reject not finished: %s", got.Status)
+	}
+	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
+		t.Errorf("%d intents left open", len(open))
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("temp file left")
+	}
+	// Normal operation leaves no intent behind.
+	if _, err := eng2.Accept(f.ctx, s.ID, "e1"); err != nil {
+		t.Fatal(err)
+	}
+	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
+		t.Errorf("%d intents left after normal work", len(open))
+	}
+}
