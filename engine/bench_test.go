@@ -36,16 +36,27 @@ func benchRepo(b *testing.B, n int) (*engine.Engine, string) {
 // and sync to the workspace. GitStatus is the per-call scan other tools run
 // on the same worktree, for the ratio.
 func BenchmarkToolCallRoundTrip(b *testing.B) {
-	eng, _ := benchRepo(b, 10000)
-	ctx := context.Background()
+	for _, n := range []int{10000, 50000} {
+		benchRoundTrip(b, n)
+	}
+}
+
+func benchRoundTrip(b *testing.B, n int) {
+	eng, _ := benchRepo(b, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := eng.StartWatching(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer eng.StopWatching()
 	s, err := eng.StartSession(ctx, engine.StartRequest{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("prsm", func(b *testing.B) {
+	b.Run(fmt.Sprintf("%dk/prsm", n/1000), func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			id := fmt.Sprintf("t%d", i)
-			rel := fmt.Sprintf("d%03d/f%05d.txt", i%100, i%10000)
+			rel := fmt.Sprintf("d%03d/f%05d.txt", i%100, i%n)
 			args := []byte(fmt.Sprintf(`{"file_path":%q}`, filepath.Join(s.WorktreePath, rel)))
 			if _, err := eng.StartToolCall(ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args}); err != nil {
 				b.Fatal(err)
@@ -59,7 +70,7 @@ func BenchmarkToolCallRoundTrip(b *testing.B) {
 			}
 		}
 	})
-	b.Run("git-status", func(b *testing.B) {
+	b.Run(fmt.Sprintf("%dk/git-status", n/1000), func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			cmd := exec.Command("git", "status", "--porcelain", "-z", "--untracked-files=all")
 			cmd.Dir = s.WorktreePath

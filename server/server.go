@@ -53,6 +53,8 @@ type Server struct {
 	log   *slog.Logger
 	// shutdown is closed when a client asks the server to stop.
 	shutdown chan struct{}
+	// ui holds the review page's login codes and cookie logins (ui.go).
+	ui *uiAuth
 }
 
 // New builds a server and binds its listener (so Addr is known at once).
@@ -140,6 +142,7 @@ func (s *Server) router() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
+	s.ui = newUIAuth(s.port)
 	e.Use(s.hostCheck, middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
 
 	e.GET("/healthz", s.healthz)
@@ -177,6 +180,7 @@ func (s *Server) router() *echo.Echo {
 	e.POST("/gc", s.gc)
 	e.POST("/file-changes/accept-all", s.bulkAll(true))
 	e.POST("/file-changes/reject-all", s.bulkAll(false))
+	s.uiRoutes(e)
 	return e
 }
 
@@ -198,11 +202,14 @@ func (s *Server) hostCheck(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // auth requires the bearer token on every route but /healthz. /events also
-// takes ?token= because EventSource cannot send headers.
+// takes ?token= because EventSource cannot send headers. A request without
+// a token may instead carry the review page's login cookie (cookieAuth in
+// ui.go), which needs a CSRF header to change state; the page's login
+// route and its one-time codes need neither.
 func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 	want := []byte(s.token)
 	return func(c echo.Context) error {
-		if c.Path() == "/healthz" {
+		if c.Path() == "/healthz" || isPublicUI(c) {
 			return next(c)
 		}
 		got := ""
@@ -211,7 +218,10 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 		} else if c.Path() == "/events" {
 			got = c.QueryParam("token")
 		}
-		if got == "" || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		if got == "" {
+			return s.cookieAuth(c, next)
+		}
+		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			return apiError(http.StatusUnauthorized, "unauthorized", "missing or wrong token")
 		}
 		return next(c)

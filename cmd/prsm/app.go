@@ -54,6 +54,10 @@ func Run(ctx context.Context, args []string, stdio Stdio) int {
 	if err == nil {
 		return 0
 	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code // the agent's own exit code, passed through
+	}
 	msg, hint, code := explain(err)
 	fmt.Fprintf(stdio.Err, "error: %s\n", msg)
 	if hint != "" {
@@ -108,7 +112,8 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("see `"+c.CommandPath()+" --help`", "%v", err)
 	})
-	root.AddCommand(a.serveCmd(), a.stopCmd(), a.statusCmd(), a.sessionCmd(), a.changesCmd())
+	root.AddCommand(a.serveCmd(), a.runCmd(), a.gcCmd(), a.stopCmd(), a.statusCmd(), a.sessionCmd(), a.changesCmd(),
+		a.checkpointCmd(), a.rewindCmd(), a.rollbackCmd(), a.hookCmd(), a.hooksCmd(), a.uiCmd(), a.demoCmd())
 	return root
 }
 

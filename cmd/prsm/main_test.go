@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -14,10 +15,12 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
+	"github.com/prsm-dev/prsm/tracker"
 )
 
 func TestMain(m *testing.M) {
@@ -35,6 +38,14 @@ func TestScripts(t *testing.T) {
 			"setjson":         cmdSetJSON,
 			"ambiguousprefix": cmdAmbiguousPrefix,
 			"agent":           cmdAgent,
+			"claudehook":      cmdClaudeHook,
+			"listcheckpoints": cmdListCheckpoints,
+			"recordsummary":   cmdRecordSummary,
+			"killserver":      cmdKillServer,
+			"agentby":         cmdAgentBy,
+			"turn":            cmdTurn,
+			"setre":           cmdSetRe,
+			"samefiles":       cmdSameFiles,
 		},
 	})
 }
@@ -178,4 +189,122 @@ func cmdAgent(ts *testscript.TestScript, neg bool, args []string) {
 	enc := json.NewEncoder(ts.Stdout())
 	enc.SetIndent("", "  ")
 	ts.Check(enc.Encode(recs))
+}
+
+// scriptClient is a client of the script's one server, and the session sid
+// (id or unique prefix).
+func scriptClient(ts *testscript.TestScript, ctx context.Context, sid string) (*client.Client, *prsm.Session) {
+	files, err := filepath.Glob(filepath.Join(ts.Getenv("PRSM_HOME"), "projects", "*", server.InfoFile))
+	ts.Check(err)
+	if len(files) != 1 {
+		ts.Fatalf("want one server.json under $PRSM_HOME/projects, found %d", len(files))
+	}
+	info, err := server.ReadInfo(filepath.Dir(files[0]))
+	ts.Check(err)
+	cl := client.New(info)
+	s, err := cl.Session(ctx, sid)
+	ts.Check(err)
+	return cl, s
+}
+
+// agentby AGENT_ID SESSION TOOL_CALL_ID TOOL_NAME REL_PATH|- -- SHELL_COMMAND
+// is agent with the tool call's agent_id set to AGENT_ID.
+func cmdAgentBy(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 7 || args[5] != "--" {
+		ts.Fatalf("usage: agentby AGENT_ID SESSION TOOL_CALL_ID TOOL_NAME REL_PATH|- -- SHELL_COMMAND")
+	}
+	agentID, sid, tcID, tool, rel, shell := args[0], args[1], args[2], args[3], args[4], args[6]
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, s := scriptClient(ts, ctx, sid)
+	toolArgs := map[string]string{"command": shell}
+	if rel != "-" {
+		toolArgs = map[string]string{"file_path": filepath.Join(s.WorktreePath, filepath.FromSlash(rel))}
+	}
+	raw, err := json.Marshal(toolArgs)
+	ts.Check(err)
+	_, err = cl.StartToolCall(ctx, s.ID, engine.ToolCallRequest{
+		ToolCallID: tcID, ToolName: tool, Args: raw, Cwd: s.WorktreePath, AgentID: agentID,
+	})
+	ts.Check(err)
+	if err := ts.Exec("sh", "-c", `cd "$1" && WT="$1" && eval "$2"`, "sh", s.WorktreePath, shell); err != nil {
+		ts.Fatalf("agent command failed: %v", err)
+	}
+	recs, err := cl.CompleteToolCall(ctx, s.ID, tcID, engine.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
+	ts.Check(err)
+	enc := json.NewEncoder(ts.Stdout())
+	enc.SetIndent("", "  ")
+	ts.Check(enc.Encode(recs))
+}
+
+// turn SESSION [PROMPT] starts a turn (POST /sessions/{id}/turns) and
+// prints the checkpoint JSON it answers with.
+func cmdTurn(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: turn SESSION [PROMPT]")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, s := scriptClient(ts, ctx, args[0])
+	req := engine.TurnRequest{}
+	if len(args) == 2 {
+		req.Prompt = args[1]
+	}
+	cp, err := cl.Turn(ctx, s.ID, req)
+	ts.Check(err)
+	enc := json.NewEncoder(ts.Stdout())
+	enc.SetIndent("", "  ")
+	ts.Check(enc.Encode(cp))
+}
+
+// setre NAME FILE REGEXP sets $NAME to the first group of REGEXP's first
+// match in FILE (multi-line mode).
+func cmdSetRe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: setre NAME FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[2])
+	ts.Check(err)
+	m := re.FindStringSubmatch(ts.ReadFile(args[1]))
+	if len(m) < 2 {
+		ts.Fatalf("no match of %s (with a group) in %s", args[2], args[1])
+	}
+	ts.Setenv(args[0], m[1])
+}
+
+// samefiles A B is sametree, except that it does not see the sentinel files
+// the server's watcher writes for an instant into a worktree root when it
+// flushes (tracker.SentinelPrefix): a rollback's writes can set one off
+// while the script compares. A file vanishing mid-walk is retried.
+func cmdSameFiles(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: samefiles DIR DIR")
+	}
+	a, b := ts.MkAbs(args[0]), ts.MkAbs(args[1])
+	tree := func(dir string, skip map[string]bool) map[string]string {
+		var err error
+		for i := 0; i < 20; i++ {
+			var t map[string]string
+			if t, err = testgit.TreeOf(dir, skip); err == nil {
+				for k := range t {
+					if strings.HasPrefix(filepath.Base(k), tracker.SentinelPrefix) {
+						delete(t, k)
+					}
+				}
+				return t
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		ts.Fatalf("read %s: %v", dir, err)
+		return nil
+	}
+	skip, err := testgit.IgnoredOf(a)
+	ts.Check(err)
+	d := testgit.Diff(tree(a, skip), tree(b, nil))
+	if neg && d == "" {
+		ts.Fatalf("trees are equal")
+	}
+	if !neg && d != "" {
+		ts.Fatalf("trees differ:\n%s", d)
+	}
 }

@@ -90,6 +90,19 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	if _, err := eng.Reconcile(ctx); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
+	// Retention at start: the defaults (30 ended sessions, 200 automatic
+	// checkpoints each) and PRSM_STORE_BUDGET when set (e.g. 500M).
+	gcReq := engine.GCRequest{}
+	if b := os.Getenv("PRSM_STORE_BUDGET"); b != "" {
+		if n, err := parseSize(b); err == nil {
+			gcReq.BudgetBytes = n
+		} else {
+			log.Warn("ignoring bad PRSM_STORE_BUDGET", "value", b)
+		}
+	}
+	if _, err := eng.GC(ctx, gcReq); err != nil {
+		log.Warn("retention at start failed", "err", err)
+	}
 	srv, err := server.New(eng, server.Config{Addr: addr, ProjectDir: p.dir})
 	if err != nil {
 		return err

@@ -1,0 +1,96 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+)
+
+func checkpointPath(sessionID, id string) string {
+	return sessionPath(sessionID) + "/checkpoints/" + url.PathEscape(id)
+}
+
+// Turn marks the start of a turn; the server answers with the automatic
+// checkpoint it took.
+func (c *Client) Turn(ctx context.Context, sessionID string, req engine.TurnRequest) (*prsm.Checkpoint, error) {
+	var cp prsm.Checkpoint
+	return &cp, c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/turns", req, &cp)
+}
+
+// Checkpoints lists a session's checkpoints, oldest first; grep (when set)
+// keeps those whose name or annotation contains it, case-insensitively.
+func (c *Client) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
+	path := sessionPath(sessionID) + "/checkpoints"
+	if grep != "" {
+		path += "?grep=" + url.QueryEscape(grep)
+	}
+	var list []*prsm.Checkpoint
+	if err := c.Do(ctx, http.MethodGet, path, nil, &list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// CreateCheckpoint makes a named checkpoint.
+func (c *Client) CreateCheckpoint(ctx context.Context, sessionID string, req engine.CheckpointRequest) (*prsm.Checkpoint, error) {
+	var cp prsm.Checkpoint
+	return &cp, c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/checkpoints", req, &cp)
+}
+
+// Checkpoint returns one checkpoint by id or unique prefix.
+func (c *Client) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
+	var cp prsm.Checkpoint
+	return &cp, c.Do(ctx, http.MethodGet, checkpointPath(sessionID, id), nil, &cp)
+}
+
+// Annotate replaces a checkpoint's annotation.
+func (c *Client) Annotate(ctx context.Context, sessionID, id, annotation string) (*prsm.Checkpoint, error) {
+	var cp prsm.Checkpoint
+	body := struct {
+		Annotation string `json:"annotation"`
+	}{annotation}
+	return &cp, c.Do(ctx, http.MethodPut, checkpointPath(sessionID, id), body, &cp)
+}
+
+// DeleteCheckpoint deletes a checkpoint and answers with what it was.
+func (c *Client) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
+	var cp prsm.Checkpoint
+	return &cp, c.Do(ctx, http.MethodDelete, checkpointPath(sessionID, id), nil, &cp)
+}
+
+// CheckpointDiff compares checkpoint a with checkpoint b, or with the
+// worktree's current state when b is empty.
+func (c *Client) CheckpointDiff(ctx context.Context, sessionID, a, b string) (*engine.CheckpointDiff, error) {
+	path := checkpointPath(sessionID, a) + "/diff"
+	if b != "" {
+		path += "/" + url.PathEscape(b)
+	}
+	var d engine.CheckpointDiff
+	return &d, c.Do(ctx, http.MethodGet, path, nil, &d)
+}
+
+// RewindPreview is the plan of rolling the session back to checkpoint id.
+func (c *Client) RewindPreview(ctx context.Context, sessionID, id string) (*engine.Plan, error) {
+	var p engine.Plan
+	return &p, c.Do(ctx, http.MethodGet, checkpointPath(sessionID, id)+"/rollback/preview", nil, &p)
+}
+
+// Rewind rolls the session back to checkpoint id (only plans it when
+// dryRun). The answer of a rollback that ran names its safety checkpoint.
+func (c *Client) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*engine.Plan, error) {
+	body := struct {
+		DryRun bool `json:"dry_run"`
+	}{dryRun}
+	var p engine.Plan
+	return &p, c.Do(ctx, http.MethodPost, checkpointPath(sessionID, id)+"/rollback", body, &p)
+}
+
+// Rollback undoes the records one selector of req picks (only plans it
+// when req.DryRun).
+func (c *Client) Rollback(ctx context.Context, sessionID string, req engine.RollbackRequest) (*engine.Plan, error) {
+	var p engine.Plan
+	return &p, c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/rollback", req, &p)
+}

@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/server"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// The hook runs inside the agent's tool loop, so it is bounded: finding (or
+// starting) the server gets hookConnectTimeout, the whole call hookTimeout,
+// which stays under the 10 s timeout `prsm hooks install` gives Claude Code.
+const (
+	hookConnectTimeout = 5 * time.Second
+	hookTimeout        = 8 * time.Second
+	// maxHookPayload bounds what is read from stdin; it matches the
+	// server's body limit, since a Write's content travels on to it.
+	maxHookPayload = server.DefaultBodyLimit
+)
+
+// hookCmd is `prsm hook AGENT`. Claude Code reads exit code 2 as "block
+// the tool", so nothing here is a usage error: mistakes exit 1.
+func (a *app) hookCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "hook claude",
+		Short: "Agent hook adapters; `prsm hook claude` is run by Claude Code (see `prsm hooks install claude`)",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("prsm hook needs an agent: prsm hook claude")
+			}
+			return fmt.Errorf("prsm hook: unknown agent %q; prsm knows: claude", args[0])
+		},
+	}
+	c.AddCommand(a.hookClaudeCmd())
+	return c
+}
+
+func (a *app) hookClaudeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "claude",
+		Short: "Claude Code hook adapter: reads one hook event (JSON) on stdin, tells the session's server; prints nothing on stdout",
+		Long: `Claude Code hook adapter. It reads one hook event (JSON) on stdin:
+PreToolUse starts a tool call (the pre-tool capture), PostToolUse and
+PostToolUseFailure complete it, UserPromptSubmit starts a turn (an automatic
+checkpoint); other events are ignored.
+
+The session is the one whose worktree holds the event's cwd, else
+$PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session the hook does
+nothing. It prints nothing on stdout, never exits 2 (which would block the
+tool), and gives up after a few seconds with one line on stderr and exit 1.`,
+		// No flag is parsed, so no flag mistake can become a usage error
+		// (exit 2) inside the agent's tool loop.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			for _, arg := range args {
+				if arg == "-h" || arg == "--help" {
+					return cmd.Help()
+				}
+			}
+			// A panic would exit 2; make it an ordinary failure.
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("internal error: %v", r)
+				}
+				if err != nil {
+					err = errors.New(oneLine("prsm hook: " + err.Error()))
+				}
+			}()
+			if len(args) > 0 {
+				return fmt.Errorf("prsm hook claude takes no arguments; it reads the hook event on stdin")
+			}
+			if isTTY(a.stdio.In) {
+				return errors.New("prsm hook claude reads a Claude Code hook event (JSON) on stdin; Claude Code runs it, see `prsm hooks install claude`")
+			}
+			return a.hookClaude(cmd.Context(), a.stdio.In)
+		},
+	}
+}
+
+// claudePayload is the part of a Claude Code hook event prsm uses; other
+// fields are ignored, and so are optional ones that are missing. Raw fields
+// are passed on as they come: their shapes differ between versions.
+type claudePayload struct {
+	SessionID     string          `json:"session_id"`
+	Cwd           string          `json:"cwd"`
+	HookEventName string          `json:"hook_event_name"`
+	AgentID       string          `json:"agent_id"`   // only inside a subagent
+	AgentType     string          `json:"agent_type"` // a subagent's (or a --agent session's) type
+	ToolName      string          `json:"tool_name"`
+	ToolInput     json.RawMessage `json:"tool_input"`
+	ToolUseID     string          `json:"tool_use_id"`
+	ToolResponse  json.RawMessage `json:"tool_response"` // PostToolUse
+	Error         json.RawMessage `json:"error"`         // PostToolUseFailure
+	IsInterrupt   json.RawMessage `json:"is_interrupt"`  // PostToolUseFailure
+	Prompt        string          `json:"prompt"`        // UserPromptSubmit
+}
+
+// hookCall is what one event asks of the server.
+type hookCall struct {
+	kind       string // hookStart, hookComplete, hookTurn
+	toolCallID string
+	start      engine.ToolCallRequest
+	complete   engine.CompleteRequest
+	turn       engine.TurnRequest
+}
+
+const (
+	hookStart    = "start"
+	hookComplete = "complete"
+	hookTurn     = "turn"
+)
+
+// readClaudePayload reads and decodes one hook event.
+func readClaudePayload(in io.Reader) (*claudePayload, error) {
+	data, err := io.ReadAll(io.LimitReader(in, maxHookPayload+1))
+	if err != nil {
+		return nil, fmt.Errorf("read hook event: %w", err)
+	}
+	if len(data) > maxHookPayload {
+		return nil, fmt.Errorf("hook event is larger than %d MiB", maxHookPayload>>20)
+	}
+	var p claudePayload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("malformed hook event (want one JSON object): %v", err)
+	}
+	if p.HookEventName == "" {
+		return nil, errors.New("malformed hook event: no hook_event_name")
+	}
+	return &p, nil
+}
+
+// call maps an event to its server call; nil means the event needs none
+// (Stop, SessionStart, SessionEnd, Notification and any event prsm does not
+// know).
+func (p *claudePayload) call() (*hookCall, error) {
+	switch p.HookEventName {
+	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
+	case "UserPromptSubmit":
+		// message_index is left out: the server counts the turns.
+		return &hookCall{kind: hookTurn, turn: engine.TurnRequest{Prompt: p.Prompt}}, nil
+	default:
+		return nil, nil
+	}
+	if strings.TrimSpace(p.ToolName) == "" {
+		return nil, fmt.Errorf("malformed %s event: no tool_name", p.HookEventName)
+	}
+	id, agent := p.toolCallID(), p.agentID()
+	if p.HookEventName == "PreToolUse" {
+		return &hookCall{kind: hookStart, toolCallID: id, start: engine.ToolCallRequest{
+			ToolCallID: id, ToolName: p.ToolName, Args: p.ToolInput, AgentID: agent, Cwd: p.Cwd,
+		}}, nil
+	}
+	result := p.ToolResponse
+	if p.HookEventName == "PostToolUseFailure" {
+		failure := map[string]json.RawMessage{"error": p.Error, "is_interrupt": p.IsInterrupt}
+		for k, v := range failure {
+			if len(v) == 0 {
+				delete(failure, k)
+			}
+		}
+		b, err := json.Marshal(failure)
+		if err != nil {
+			return nil, err
+		}
+		result = b
+	}
+	// The tool's name, arguments and agent go along, so that a complete
+	// whose pre-tool capture never arrived still makes a full record.
+	return &hookCall{kind: hookComplete, toolCallID: id, complete: engine.CompleteRequest{
+		Result: result, ToolName: p.ToolName, Args: p.ToolInput, AgentID: agent, Cwd: p.Cwd,
+	}}, nil
+}
+
+// toolCallIDRe is what the server takes as a tool call id.
+var toolCallIDRe = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
+
+// toolCallID is tool_use_id, which pairs PreToolUse with PostToolUse. Old
+// Claude Code versions do not send it; then the id is derived from what
+// both events carry alike (session, tool name, tool input), so the pair
+// still meets. Two identical calls in one session then share an id: the
+// second is taken for a repeat of the first, and its changes are left to
+// the watcher. An id the server would refuse is hashed the same way.
+func (p *claudePayload) toolCallID() string {
+	if toolCallIDRe.MatchString(p.ToolUseID) {
+		return p.ToolUseID
+	}
+	h := sha256.New()
+	if p.ToolUseID != "" {
+		fmt.Fprintf(h, "tool_use_id\x00%s", p.ToolUseID)
+	} else {
+		fmt.Fprintf(h, "%s\x00%s\x00", p.SessionID, strings.TrimSpace(p.ToolName))
+		h.Write(canonicalJSON(p.ToolInput))
+	}
+	return "claude-" + hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// canonicalJSON re-encodes a JSON value with sorted keys and no spacing, so
+// that the same value hashes the same however it was written.
+func canonicalJSON(raw json.RawMessage) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// agentID is "claude", or "claude/<type>" inside a subagent: agent_id is
+// sent only there, agent_type names the kind of subagent (and alone, a
+// session started with --agent, which is still the main agent).
+func (p *claudePayload) agentID() string {
+	if p.AgentID == "" {
+		return "claude"
+	}
+	name := p.AgentType
+	if strings.TrimSpace(name) == "" {
+		name = p.AgentID
+	}
+	return label("claude/"+strings.TrimSpace(name), 100)
+}
+
+// label keeps the printable runes of s, at most max bytes: what the server
+// accepts as an agent id.
+func label(s string, max int) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > max {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// hookTarget is the session an event belongs to and where its server is.
+type hookTarget struct {
+	sessionID  string
+	projectDir string // PRSM_HOME/projects/<identity>
+	worktree   string // the session's worktree, when found from cwd
+	workspace  string // the workspace root, when known from the environment
+}
+
+// locateSession finds the session of an event: the one whose worktree
+// holds cwd, else $PRSM_SESSION_ID in the workspace $PRSM_WORKSPACE (or
+// cwd). nil means the event is outside every session.
+func locateSession(ctx context.Context, cwd string, getenv func(string) string) (*hookTarget, error) {
+	home, err := prsm.Home()
+	if err != nil {
+		return nil, err
+	}
+	if cwd != "" {
+		if t := sessionOfPath(home, cwd); t != nil {
+			return t, nil
+		}
+	}
+	sid := strings.TrimSpace(getenv("PRSM_SESSION_ID"))
+	if sid == "" {
+		return nil, nil
+	}
+	ws := getenv("PRSM_WORKSPACE")
+	if ws == "" {
+		ws = cwd
+	}
+	if ws == "" {
+		return nil, fmt.Errorf("PRSM_SESSION_ID is %s but PRSM_WORKSPACE is not set", sid)
+	}
+	repo, err := worktree.Discover(ctx, nil, ws)
+	if err != nil {
+		return nil, fmt.Errorf("find the workspace of session %s: %w", sid, err)
+	}
+	return &hookTarget{sessionID: sid, projectDir: prsm.ProjectDir(home, repo.Identity), workspace: repo.Root}, nil
+}
+
+// sessionOfPath reads the session out of a path under
+// PRSM_HOME/projects/<identity>/worktrees/<session-id>/. Both paths are
+// compared with their symlinks resolved, by filepath.Rel.
+func sessionOfPath(home, dir string) *hookTarget {
+	dir = realPath(dir)
+	roots := []string{home}
+	if r := realPath(home); r != home {
+		roots = append(roots, r)
+	}
+	for _, root := range roots {
+		projects := filepath.Join(root, "projects")
+		rel, err := filepath.Rel(projects, dir)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		parts := strings.Split(rel, string(filepath.Separator))
+		if len(parts) < 3 || parts[1] != "worktrees" {
+			continue
+		}
+		projectDir := filepath.Join(projects, parts[0])
+		return &hookTarget{sessionID: parts[2], projectDir: projectDir, worktree: filepath.Join(projectDir, "worktrees", parts[2])}
+	}
+	return nil
+}
+
+// realPath is p absolute with its symlinks resolved, as far as it exists.
+func realPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// hookClaude handles one Claude Code hook event.
+func (a *app) hookClaude(ctx context.Context, in io.Reader) error {
+	p, err := readClaudePayload(in)
+	if err != nil {
+		return err
+	}
+	call, err := p.call()
+	if err != nil || call == nil {
+		return err
+	}
+	t, err := locateSession(ctx, p.Cwd, os.Getenv)
+	if err != nil || t == nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, hookTimeout)
+	defer cancel()
+	cctx, ccancel := context.WithTimeout(ctx, hookConnectTimeout)
+	cl, err := a.hookConnect(cctx, t)
+	ccancel()
+	if err != nil {
+		return err
+	}
+	return sendHookCall(ctx, cl, t.sessionID, call, p.HookEventName)
+}
+
+// sendHookCall makes the server call of one event. A session that is gone
+// or has ended is outside every session: nothing to do.
+func sendHookCall(ctx context.Context, cl *client.Client, sessionID string, call *hookCall, event string) error {
+	var err error
+	switch call.kind {
+	case hookStart:
+		_, err = cl.StartToolCall(ctx, sessionID, call.start)
+	case hookComplete:
+		_, err = cl.CompleteToolCall(ctx, sessionID, call.toolCallID, call.complete)
+	case hookTurn:
+		_, err = cl.Turn(ctx, sessionID, call.turn)
+	}
+	var ae *client.APIError
+	if errors.As(err, &ae) && (ae.Code == "session_not_found" || ae.Code == "session_ended") {
+		return nil
+	}
+	if err != nil {
+		what := event
+		if call.toolCallID != "" {
+			what += " " + call.toolCallID
+		}
+		// The message only: a client.APIError must not reach explain,
+		// which could turn it into exit 2.
+		return fmt.Errorf("%s: %s", what, err.Error())
+	}
+	return nil
+}
+
+// hookConnect finds the session's server, starting one in the background
+// when none runs; ctx bounds the whole of it. A server that is being
+// started keeps starting after a give-up, ready for the next event.
+func (a *app) hookConnect(ctx context.Context, t *hookTarget) (*client.Client, error) {
+	if _, c, ok := liveServer(ctx, t.projectDir); ok {
+		return c, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("server not reachable: %v", err)
+	}
+	repo, err := t.workspaceRepo(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("server not running, and it cannot be started: %v", err)
+	}
+	_, c, err := a.startBackground(ctx, &project{repo: repo, dir: t.projectDir}, "")
+	if err != nil {
+		return nil, fmt.Errorf("server not reachable: %v", err)
+	}
+	return c, nil
+}
+
+// workspaceRepo finds the workspace a stopped server would serve, so that
+// it can be started: $PRSM_WORKSPACE, the workspace of the last server.json,
+// or the main working tree of the session worktree's repository. A
+// candidate counts only if its identity is the project's.
+func (t *hookTarget) workspaceRepo(ctx context.Context) (*worktree.Repo, error) {
+	identity := filepath.Base(t.projectDir)
+	var candidates []string
+	if t.workspace != "" {
+		candidates = append(candidates, t.workspace)
+	}
+	if info, err := server.ReadInfo(t.projectDir); err == nil && info.Workspace != "" {
+		candidates = append(candidates, info.Workspace)
+	}
+	if t.worktree != "" {
+		if wt, err := worktree.Discover(ctx, nil, t.worktree); err == nil && filepath.Base(wt.CommonDir) == ".git" {
+			candidates = append(candidates, filepath.Dir(wt.CommonDir))
+		}
+	}
+	for _, dir := range candidates {
+		if repo, err := worktree.Discover(ctx, nil, dir); err == nil && repo.Identity == identity {
+			return repo, nil
+		}
+	}
+	return nil, fmt.Errorf("cannot find the workspace of %s", t.projectDir)
+}
+
+// oneLine makes an error message one printable line of bounded length:
+// Claude Code shows it in the transcript.
+func oneLine(s string) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r)
+	}), " ")
+	const max = 500
+	if len(s) > max {
+		s = label(s, max-3) + "..."
+	}
+	return s
+}

@@ -1,0 +1,638 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/server"
+)
+
+// hookFixtures holds the Claude Code hook payloads; "@CWD@" in them stands
+// for the directory the agent works in.
+var hookFixtures, _ = filepath.Abs(filepath.Join("testdata", "hooks"))
+
+// fixturePayload reads a fixture (a name in testdata/hooks, or a path) with
+// cwd put in for @CWD@.
+func fixturePayload(path, cwd string) ([]byte, error) {
+	if !strings.ContainsRune(path, filepath.Separator) {
+		path = filepath.Join(hookFixtures, path+".json")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	q, err := json.Marshal(cwd)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.ReplaceAll(b, []byte("@CWD@"), q[1:len(q)-1]), nil
+}
+
+// [!] claudehook FIXTURE CWD [NAME=VALUE...] feeds a hook payload (a
+// fixture name or a file, @CWD@ replaced by CWD) to `prsm hook claude`, as
+// Claude Code does, with NAME=VALUE added to its environment. The hook
+// must print nothing on stdout and exit 0; with !, it must exit 1 with one
+// line on stderr. Exit 2 fails either way. Its stderr becomes the
+// command's.
+func cmdClaudeHook(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: [!] claudehook FIXTURE CWD [NAME=VALUE...]")
+	}
+	fixture := args[0]
+	if strings.ContainsRune(fixture, '/') {
+		fixture = ts.MkAbs(fixture)
+	}
+	payload, err := fixturePayload(fixture, args[1])
+	ts.Check(err)
+	dir := filepath.Join(ts.Getenv("WORK"), ".claudehook")
+	ts.Check(os.MkdirAll(dir, 0o755))
+	in, out := filepath.Join(dir, "in.json"), filepath.Join(dir, "out")
+	ts.Check(os.WriteFile(in, payload, 0o644))
+	script := `in=$1 out=$2; shift 2; env "$@" prsm hook claude <"$in" >"$out.stdout" 2>"$out.stderr"; echo $? >"$out.rc"`
+	ts.Check(ts.Exec("sh", append([]string{"-c", script, "sh", in, out}, args[2:]...)...))
+	stdout, stderr, rc := ts.ReadFile(out+".stdout"), ts.ReadFile(out+".stderr"), strings.TrimSpace(ts.ReadFile(out+".rc"))
+	fmt.Fprint(ts.Stderr(), stderr)
+	if stdout != "" {
+		ts.Fatalf("prsm hook claude printed on stdout: %q", stdout)
+	}
+	switch {
+	case rc == "2":
+		ts.Fatalf("prsm hook claude exited 2, which blocks the tool")
+	case neg && rc != "1":
+		ts.Fatalf("prsm hook claude exited %s, want 1", rc)
+	case neg && strings.Count(stderr, "\n") != 1:
+		ts.Fatalf("prsm hook claude failed with %d lines on stderr, want 1: %q", strings.Count(stderr, "\n"), stderr)
+	case !neg && rc != "0":
+		ts.Fatalf("prsm hook claude exited %s: %s", rc, stderr)
+	}
+}
+
+// scriptServer is the script's one server and a client of it.
+func scriptServer(ts *testscript.TestScript) (*client.Client, *server.Info) {
+	files, err := filepath.Glob(filepath.Join(ts.Getenv("PRSM_HOME"), "projects", "*", server.InfoFile))
+	ts.Check(err)
+	if len(files) != 1 {
+		ts.Fatalf("want one server.json under $PRSM_HOME/projects, found %d", len(files))
+	}
+	info, err := server.ReadInfo(filepath.Dir(files[0]))
+	ts.Check(err)
+	return client.New(info), info
+}
+
+// listcheckpoints SESSION prints the session's checkpoints as JSON.
+func cmdListCheckpoints(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: listcheckpoints SESSION")
+	}
+	cl, _ := scriptServer(ts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var list []*prsm.Checkpoint
+	ts.Check(cl.Do(ctx, http.MethodGet, "/sessions/"+args[0]+"/checkpoints", nil, &list))
+	enc := json.NewEncoder(ts.Stdout())
+	enc.SetIndent("", "  ")
+	ts.Check(enc.Encode(list))
+}
+
+// recordsummary FILE prints one line per record of the JSON list in FILE
+// (the output of `prsm changes --json`): id, tool, change type, path,
+// agent and message index.
+func cmdRecordSummary(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: recordsummary FILE")
+	}
+	var recs []*prsm.Record
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &recs))
+	for _, r := range recs {
+		fmt.Fprintf(ts.Stdout(), "%s %s %s %s %s %d\n", r.ID, r.ToolName, r.ChangeType, r.RelPath, r.AgentID, r.MessageIndex)
+	}
+}
+
+// killserver kills the script's server with SIGKILL, leaving its
+// server.json behind as a crash does, and waits until its port is closed.
+func cmdKillServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: killserver")
+	}
+	_, info := scriptServer(ts)
+	ts.Check(syscall.Kill(info.PID, syscall.SIGKILL))
+	for i := 0; ; i++ {
+		c, err := net.DialTimeout("tcp", info.Addr, time.Second)
+		if err != nil {
+			return
+		}
+		c.Close()
+		if i == 500 {
+			ts.Fatalf("server %d still answers after SIGKILL", info.PID)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestClaudePayloads maps every fixture to its server call.
+func TestClaudePayloads(t *testing.T) {
+	const wt = "/home/u/.prsm/projects/repo-1234abcd/worktrees/0123456789ab"
+	type want struct {
+		kind, id, tool, agent string
+	}
+	tests := map[string]want{
+		"pre-write":          {hookStart, "toolu_01WriteHello", "Write", "claude"},
+		"post-write":         {hookComplete, "toolu_01WriteHello", "Write", "claude"},
+		"pre-edit":           {hookStart, "toolu_02EditAlpha", "Edit", "claude"},
+		"post-edit":          {hookComplete, "toolu_02EditAlpha", "Edit", "claude"},
+		"pre-multiedit":      {hookStart, "toolu_03MultiEditB", "MultiEdit", "claude"},
+		"post-multiedit":     {hookComplete, "toolu_03MultiEditB", "MultiEdit", "claude"},
+		"pre-notebookedit":   {hookStart, "toolu_04NotebookCell", "NotebookEdit", "claude"},
+		"post-notebookedit":  {hookComplete, "toolu_04NotebookCell", "NotebookEdit", "claude"},
+		"pre-bash":           {hookStart, "toolu_05BashShuffle", "Bash", "claude"},
+		"post-bash":          {hookComplete, "toolu_05BashShuffle", "Bash", "claude"},
+		"pre-bash-ls":        {hookStart, "toolu_06BashList", "Bash", "claude"},
+		"post-bash-ls":       {hookComplete, "toolu_06BashList", "Bash", "claude"},
+		"post-write-missed":  {hookComplete, "toolu_07WriteMissed", "Write", "claude"},
+		"pre-bash-fail":      {hookStart, "toolu_08BashFails", "Bash", "claude"},
+		"post-bash-fail":     {hookComplete, "toolu_08BashFails", "Bash", "claude"},
+		"pre-subagent-edit":  {hookStart, "toolu_09SubagentEdit", "Edit", "claude/general-purpose"},
+		"post-subagent-edit": {hookComplete, "toolu_09SubagentEdit", "Edit", "claude/general-purpose"},
+		"pre-write-second":   {hookStart, "toolu_10WriteSecond", "Write", "claude"},
+		"post-write-second":  {hookComplete, "toolu_10WriteSecond", "Write", "claude"},
+		"pre-edit-noid":      {hookStart, "", "Edit", "claude"},
+		"post-edit-noid":     {hookComplete, "", "Edit", "claude"},
+		"pre-edit-restart":   {hookStart, "toolu_11EditAfterRestart", "Edit", "claude"},
+		"post-edit-restart":  {hookComplete, "toolu_11EditAfterRestart", "Edit", "claude"},
+		"pre-bash-env":       {hookStart, "toolu_12BashFromEnv", "Bash", "claude"},
+		"post-bash-env":      {hookComplete, "toolu_12BashFromEnv", "Bash", "claude"},
+		"pre-write-outside":  {hookStart, "toolu_13WriteOutside", "Write", "claude"},
+		"post-write-outside": {hookComplete, "toolu_13WriteOutside", "Write", "claude"},
+		"prompt":             {hookTurn, "", "", ""},
+		"prompt-second":      {hookTurn, "", "", ""},
+		"stop":               {},
+		"session-start":      {},
+		"session-end":        {},
+		"notification":       {},
+	}
+	files, err := filepath.Glob(filepath.Join(hookFixtures, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in %s: %v", hookFixtures, err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			w, ok := tests[name]
+			if !ok {
+				t.Fatalf("fixture %s has no row in this test", name)
+			}
+			payload, err := fixturePayload(name, wt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := readClaudePayload(bytes.NewReader(payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Cwd != wt {
+				t.Errorf("cwd = %q, want %q", p.Cwd, wt)
+			}
+			call, err := p.call()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.kind == "" {
+				if call != nil {
+					t.Fatalf("%s makes a %s call, want none", p.HookEventName, call.kind)
+				}
+				return
+			}
+			if call == nil || call.kind != w.kind {
+				t.Fatalf("call = %+v, want kind %s", call, w.kind)
+			}
+			switch call.kind {
+			case hookTurn:
+				if call.turn.MessageIndex != 0 || call.turn.Prompt != p.Prompt || p.Prompt == "" {
+					t.Errorf("turn = %+v, want the prompt and no message index", call.turn)
+				}
+				return
+			case hookStart:
+				r := call.start
+				if r.ToolCallID != call.toolCallID || r.ToolName != w.tool || r.AgentID != w.agent || r.Cwd != wt ||
+					!bytes.Equal(r.Args, p.ToolInput) || r.MessageIndex != 0 {
+					t.Errorf("start = %+v, want tool %s, agent %s, the tool input as args", r, w.tool, w.agent)
+				}
+			case hookComplete:
+				r := call.complete
+				if r.ToolName != w.tool || r.AgentID != w.agent || r.Cwd != wt || !bytes.Equal(r.Args, p.ToolInput) {
+					t.Errorf("complete = %+v, want tool %s, agent %s, the tool input as args", r, w.tool, w.agent)
+				}
+				var result map[string]any
+				if err := json.Unmarshal(r.Result, &result); err != nil || len(result) == 0 {
+					t.Errorf("result %s: want the tool response or the error (%v)", r.Result, err)
+				}
+				if p.HookEventName == "PostToolUseFailure" && result["error"] != "Command failed with exit code 1" {
+					t.Errorf("result %s: want the error", r.Result)
+				}
+			}
+			if w.id != "" && call.toolCallID != w.id {
+				t.Errorf("tool call id = %q, want %q", call.toolCallID, w.id)
+			}
+			if !toolCallIDRe.MatchString(call.toolCallID) {
+				t.Errorf("tool call id %q is not one the server takes", call.toolCallID)
+			}
+		})
+	}
+}
+
+// Without tool_use_id (old Claude Code), Pre and Post still meet on one
+// derived id: the same for the same input however its keys are ordered,
+// different for a different input.
+func TestClaudeDerivedToolCallID(t *testing.T) {
+	id := func(name string) string {
+		t.Helper()
+		payload, err := fixturePayload(name, "/wt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := readClaudePayload(bytes.NewReader(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.toolCallID()
+	}
+	pre, post := id("pre-edit-noid"), id("post-edit-noid")
+	if !regexp.MustCompile(`^claude-[0-9a-f]{32}$`).MatchString(pre) {
+		t.Fatalf("derived id %q", pre)
+	}
+	if pre != post {
+		t.Fatalf("pre id %s != post id %s", pre, post)
+	}
+	other := &claudePayload{SessionID: "8c35adc1-2f6e-4c8e-9d1a-3b7f0e5a9c42", ToolName: "Edit", ToolInput: json.RawMessage(`{"file_path":"/wt/other.txt"}`)}
+	if other.toolCallID() == pre {
+		t.Fatal("a different tool input gets the same id")
+	}
+	odd := &claudePayload{ToolUseID: "toolu/../x y"}
+	if got := odd.toolCallID(); !toolCallIDRe.MatchString(got) || got == odd.ToolUseID {
+		t.Fatalf("a tool_use_id the server refuses is passed on as %q", got)
+	}
+	if got := (&claudePayload{AgentID: "a1", AgentType: "bad\x00type\n"}).agentID(); got != "claude/badtype" {
+		t.Fatalf("agent id = %q", got)
+	}
+	if got := (&claudePayload{AgentType: "reviewer"}).agentID(); got != "claude" {
+		t.Fatalf("main thread of a --agent session: agent id = %q, want claude", got)
+	}
+}
+
+// The session is read from the cwd's place under PRSM_HOME, symlinks
+// resolved, never by string prefix.
+func TestSessionOfPath(t *testing.T) {
+	home := t.TempDir()
+	wt := filepath.Join(home, "projects", "repo-1234abcd", "worktrees", "0123456789ab")
+	for _, d := range []string{filepath.Join(wt, "sub"), filepath.Join(home, "projects", "repo-1234abcd", "worktrees-evil", "0123456789ab"),
+		filepath.Join(home, "projects-evil", "repo-1234abcd", "worktrees", "0123456789ab")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(filepath.Join(wt, "sub"), link); err != nil {
+		t.Fatal(err)
+	}
+	homeLink := filepath.Join(t.TempDir(), "home")
+	if err := os.Symlink(home, homeLink); err != nil {
+		t.Fatal(err)
+	}
+	projectDir := filepath.Join(realPath(home), "projects", "repo-1234abcd")
+	for _, tc := range []struct {
+		home, dir string
+		want      bool
+	}{
+		{home, wt, true},
+		{home, filepath.Join(wt, "sub"), true},
+		{home, filepath.Join(wt, "not", "made", "yet"), true},
+		{home, link, true},
+		{homeLink, filepath.Join(wt, "sub"), true},
+		{home, filepath.Join(home, "projects", "repo-1234abcd", "worktrees"), false},
+		{home, filepath.Join(home, "projects", "repo-1234abcd", "worktrees-evil", "0123456789ab"), false},
+		{home, filepath.Join(home, "projects-evil", "repo-1234abcd", "worktrees", "0123456789ab"), false},
+		{home, filepath.Join(wt, "..", "..", "..", ".."), false},
+		{home, t.TempDir(), false},
+	} {
+		got := sessionOfPath(tc.home, tc.dir)
+		if !tc.want {
+			if got != nil {
+				t.Errorf("%s: session %+v, want none", tc.dir, got)
+			}
+			continue
+		}
+		if got == nil || got.sessionID != "0123456789ab" || realPath(got.projectDir) != projectDir {
+			t.Errorf("%s: %+v, want session 0123456789ab of %s", tc.dir, got, projectDir)
+		}
+	}
+}
+
+// A server that takes the connection and never answers: the hook gives up
+// when its time is up, without starting anything.
+func TestHookConnectGivesUp(t *testing.T) {
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+	projectDir := t.TempDir()
+	if err := server.WriteInfo(projectDir, server.Info{PID: os.Getpid(), Addr: strings.TrimPrefix(hang.URL, "http://"), Token: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	a := &app{}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.hookConnect(ctx, &hookTarget{sessionID: "0123456789ab", projectDir: projectDir})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "server not reachable") {
+			t.Fatalf("err = %v, want server not reachable", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("hookConnect did not give up")
+	}
+}
+
+// runHook runs `prsm hook claude ARGS` in this process with stdin.
+func runHook(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Run(context.Background(), append([]string{"hook"}, args...), Stdio{In: strings.NewReader(stdin), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+// Bad input never exits 2 and says what is wrong in one line; events prsm
+// has no use for, and events outside every session, are silent no-ops.
+func TestHookBadInput(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PRSM_HOME", home)
+	t.Setenv("PRSM_SESSION_ID", "")
+	t.Setenv("PRSM_WORKSPACE", "")
+	// A session worktree whose server is gone and whose workspace cannot
+	// be found: the hook cannot start a server for it.
+	wt := filepath.Join(home, "projects", "repo-1234abcd", "worktrees", "0123456789ab")
+	if err := os.MkdirAll(wt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pre := func(cwd string) string {
+		b, err := fixturePayload("pre-write", cwd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		code        int
+		stderr      string
+	}{
+		{"empty", "", nil, 1, "malformed hook event"},
+		{"truncated", `{"hook_event_name": "PreToolUse"`, nil, 1, "malformed hook event"},
+		{"array", `[]`, nil, 1, "malformed hook event"},
+		{"no event", `{"cwd": "/tmp"}`, nil, 1, "no hook_event_name"},
+		{"no tool", `{"hook_event_name": "PreToolUse", "cwd": "/tmp"}`, nil, 1, "no tool_name"},
+		{"bad field type", `{"hook_event_name": "PreToolUse", "tool_name": 7}`, nil, 1, "malformed hook event"},
+		{"unknown event", `{"hook_event_name": "SomethingNew", "cwd": "/tmp", "extra": [1]}`, nil, 0, ""},
+		{"unknown tool outside sessions", `{"hook_event_name": "PreToolUse", "tool_name": "Frobnicate", "cwd": "/tmp"}`, nil, 0, ""},
+		{"outside sessions", pre(t.TempDir()), nil, 0, ""},
+		{"server gone", pre(wt), nil, 1, "prsm hook: server not running, and it cannot be started: cannot find the workspace"},
+		{"argument", "{}", []string{"claude", "--verbose"}, 1, "takes no arguments"},
+		{"no agent", "", []string{}, 1, "needs an agent"},
+		{"unknown agent", "", []string{"codex"}, 1, `unknown agent "codex"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if args == nil {
+				args = []string{"claude"}
+			}
+			code, stdout, stderr := runHook(t, tc.stdin, args...)
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, stderr)
+			}
+			if tc.stderr == "" {
+				if stderr != "" {
+					t.Errorf("stderr %q, want nothing", stderr)
+				}
+				return
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr %q, want one line with %q", stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+// Install keeps every other setting and hook, is idempotent, replaces a
+// prsm handler of another binary; uninstall takes out prsm's alone.
+func TestClaudeSettingsEdit(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "settings.json")
+	orig := `{
+  "model": "opus",
+  "permissions": {"allow": ["Bash(go test:*)"], "deny": []},
+  "env": {"A": "<&>"},
+  "cleanupPeriodDays": 30.50,
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh", "timeout": 5},
+                                    {"type": "command", "command": "/opt/old/prsm hook claude"}]}
+    ],
+    "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "/usr/bin/other hook claude"}]}]
+  }
+}
+`
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(real, []byte(orig), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	// The settings file is a symlink, as dotfile managers make it.
+	path := filepath.Join(dir, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, path); err != nil {
+		t.Fatal(err)
+	}
+	const command = "'/path with space/prsm' hook claude"
+	install := func(s map[string]any) error {
+		if _, err := removeClaudeHooks(s); err != nil {
+			return err
+		}
+		return addClaudeHooks(s, command)
+	}
+	changed, err := editClaudeSettings(path, install)
+	if err != nil || !changed {
+		t.Fatalf("install: changed %v, %v", changed, err)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the settings link was replaced: %v", err)
+	}
+	if fi, err := os.Stat(real); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("mode of the settings file: %v %v", fi.Mode(), err)
+	}
+	once, _ := os.ReadFile(real)
+	var s map[string]any
+	if err := json.Unmarshal(once, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"model": "opus"`, `"Bash(go test:*)"`, `"<&>"`, `30.50`, `"audit.sh"`, `"notify-send hi"`, `"/usr/bin/other hook claude"`} {
+		if !bytes.Contains(once, []byte(want)) {
+			t.Errorf("install lost %s:\n%s", want, once)
+		}
+	}
+	if bytes.Contains(once, []byte("/opt/old/prsm")) {
+		t.Errorf("the old prsm handler is still there:\n%s", once)
+	}
+	hooks := s["hooks"].(map[string]any)
+	for _, e := range claudeHookEvents {
+		groups := hooks[e.event].([]any)
+		n := 0
+		for _, g := range groups {
+			for _, h := range g.(map[string]any)["hooks"].([]any) {
+				if isPrsmHandler(h) {
+					n++
+					gm := g.(map[string]any)
+					if h.(map[string]any)["command"] != command || h.(map[string]any)["timeout"] != float64(10) || (gm["matcher"] != nil) != (e.matcher != "") {
+						t.Errorf("%s: prsm group %v", e.event, gm)
+					}
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s has %d prsm handlers, want 1", e.event, n)
+		}
+	}
+
+	changed, err = editClaudeSettings(path, install)
+	if err != nil || changed {
+		t.Fatalf("second install: changed %v, %v", changed, err)
+	}
+	if again, _ := os.ReadFile(real); !bytes.Equal(again, once) {
+		t.Fatalf("second install changed the file:\n%s", again)
+	}
+
+	var removed []string
+	changed, err = editClaudeSettings(path, func(s map[string]any) (err error) {
+		removed, err = removeClaudeHooks(s)
+		return err
+	})
+	if err != nil || !changed {
+		t.Fatalf("uninstall: changed %v, %v", changed, err)
+	}
+	if got := strings.Join(removed, ","); got != "PreToolUse,PostToolUse,PostToolUseFailure,UserPromptSubmit,Stop" {
+		t.Errorf("removed from %s", got)
+	}
+	after, _ := os.ReadFile(real)
+	var got, want map[string]any
+	json.Unmarshal(after, &got)
+	json.Unmarshal([]byte(orig), &want)
+	pre := want["hooks"].(map[string]any)["PreToolUse"].([]any)[0].(map[string]any)
+	pre["hooks"] = pre["hooks"].([]any)[:1] // the old prsm handler went at install
+	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
+		t.Errorf("after uninstall:\n%s\nwant:\n%s", g, w)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Settings prsm cannot read are refused and left exactly as they are.
+func TestClaudeSettingsRefused(t *testing.T) {
+	for name, content := range map[string]string{
+		"invalid":      `{"model": "opus",}`,
+		"trailing":     `{"model": "opus"} {}`,
+		"array":        `[]`,
+		"hooks string": `{"hooks": "none"}`,
+		"event object": `{"hooks": {"PreToolUse": {"matcher": "*"}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "settings.json")
+			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			changed, err := editClaudeSettings(path, func(s map[string]any) error {
+				if _, err := removeClaudeHooks(s); err != nil {
+					return err
+				}
+				return addClaudeHooks(s, "prsm hook claude")
+			})
+			if err == nil || changed || !strings.Contains(err.Error(), "nothing was changed") {
+				t.Fatalf("changed %v, err %v; want a refusal", changed, err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != content {
+				t.Fatalf("file changed to %s", b)
+			}
+			entries, _ := os.ReadDir(filepath.Dir(path))
+			if len(entries) != 1 {
+				t.Fatalf("left files behind: %v", entries)
+			}
+		})
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/usr/local/bin/prsm":   "/usr/local/bin/prsm",
+		"/home/a b/prsm":        "'/home/a b/prsm'",
+		"/tmp/it's/prsm":        `'/tmp/it'\''s/prsm'`,
+		"/x/$(rm -rf ~)/prsm":   "'/x/$(rm -rf ~)/prsm'",
+		"/opt/prsm-1.0+dev/bin": "/opt/prsm-1.0+dev/bin",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+	var names []string
+	for _, h := range []string{"prsm hook claude", "/a/prsm hook claude", "'/a b/prsm' hook claude", "/a/prsm.test hook claude"} {
+		if !isPrsmHandler(map[string]any{"command": h}) {
+			names = append(names, h)
+		}
+	}
+	for _, h := range []string{"other hook claude", "prsm hook claude --x", "prsm hook", ""} {
+		if isPrsmHandler(map[string]any{"command": h}) {
+			names = append(names, h)
+		}
+	}
+	sort.Strings(names)
+	if len(names) > 0 {
+		t.Errorf("misrecognised handlers: %q", names)
+	}
+}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm/engine"
+)
+
+// rewindCmd is `prsm rewind CP`: roll the session back to a checkpoint.
+func (a *app) rewindCmd() *cobra.Command {
+	var sessionID string
+	var dryRun, yes bool
+	c := &cobra.Command{
+		Use:   "rewind CHECKPOINT [--dry-run] [--yes] [--session ID]",
+		Short: "Roll a session back to a checkpoint: the worktree becomes it, later changes leave the workspace",
+		Long: "Roll a session back to a checkpoint. The worktree becomes the checkpoint exactly; the\n" +
+			"deltas of the later changes are taken out of the workspace (your own edits stay) and\n" +
+			"the changes are marked rejected. The plan is shown first. A safety checkpoint is taken\n" +
+			"before anything changes, so a rewind can itself be undone with `prsm rewind SAFETY`.",
+		Args: exactArgs(1, "one checkpoint id (see `prsm checkpoint list`)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cl, _, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := a.resolveSession(ctx, cl, sessionID)
+			if err != nil {
+				return err
+			}
+			cp, err := cl.Checkpoint(ctx, s.ID, args[0])
+			if err != nil {
+				return err
+			}
+			plan, err := cl.RewindPreview(ctx, s.ID, cp.ID)
+			if err != nil {
+				return err
+			}
+			title := fmt.Sprintf("rewind session %s to checkpoint %s (%s, %s)", s.ID, cp.ID,
+				printable(cutRunes(cp.Name, 60)), cp.CreatedAt.Local().Format("2006-01-02 15:04:05"))
+			ok, err := a.confirmPlan(plan, title, "Rewind", dryRun, yes)
+			if err != nil || !ok {
+				return err
+			}
+			res, err := cl.Rewind(ctx, s.ID, cp.ID, false)
+			if err != nil {
+				return err
+			}
+			return a.printRollbackResult(plan, res, "rewound to checkpoint "+cp.ID, sessionArg(sessionID, s.ID))
+		},
+	}
+	c.Flags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "only show what the rewind would do")
+	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before rewinding")
+	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
+	return c
+}
+
+// rollbackCmd is `prsm rollback`: undo the changes a selector picks.
+func (a *app) rollbackCmd() *cobra.Command {
+	var sessionID, agent, after, file string
+	var last int
+	var dryRun, yes bool
+	c := &cobra.Command{
+		Use:   "rollback (--agent A | --after TIME | --file P | --last N) [--dry-run] [--yes] [--session ID]",
+		Short: "Undo the changes of an agent, after a time, of a file, or the last N",
+		Long: "Undo the changes one selector picks, accepted ones too: their deltas leave the worktree\n" +
+			"and the workspace (your own edits stay) and they are marked rejected. The plan is shown\n" +
+			"first. A safety checkpoint is taken before anything changes, so a rollback can be undone\n" +
+			"with `prsm rewind SAFETY`.\n\n" +
+			"TIME is RFC 3339 (2026-11-22T10:00:00Z) or a duration meaning that long ago (10m, 2h).",
+		Args: exactArgs(0, "no arguments; pick changes with --agent, --after, --file or --last"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n := 0
+			for _, f := range []string{"agent", "after", "file", "last"} {
+				if cmd.Flags().Changed(f) {
+					n++
+				}
+			}
+			if n != 1 {
+				return usagef("usage: prsm rollback (--agent A | --after TIME | --file P | --last N) [--dry-run] [--yes]",
+					"prsm rollback takes exactly one of --agent, --after, --file or --last (got %d)", n)
+			}
+			req := engine.RollbackRequest{AgentID: agent, File: file, Last: last}
+			var what string
+			switch {
+			case cmd.Flags().Changed("agent"):
+				if agent == "" {
+					return usagef("name the agent: --agent A", "--agent needs an agent id")
+				}
+				what = "the changes of agent " + agent
+			case cmd.Flags().Changed("after"):
+				t, err := parseAfter(after, time.Now())
+				if err != nil {
+					return err
+				}
+				req.After = t.UTC().Format(time.RFC3339Nano)
+				what = "the changes after " + t.Local().Format("2006-01-02 15:04:05")
+			case cmd.Flags().Changed("file"):
+				if file == "" {
+					return usagef("name the file: --file P", "--file needs a path")
+				}
+			default:
+				if last < 1 {
+					return usagef("use --last N with N of 1 or more", "--last must be at least 1, got %d", last)
+				}
+				what = "the last " + plural(last, "change")
+			}
+			ctx := cmd.Context()
+			cl, p, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := a.resolveSession(ctx, cl, sessionID)
+			if err != nil {
+				return err
+			}
+			if req.File = p.fileArg(req.File); req.File != "" {
+				what = "the changes of " + req.File
+			}
+			req.DryRun = true
+			plan, err := cl.Rollback(ctx, s.ID, req)
+			if err != nil {
+				return err
+			}
+			if len(plan.Operations) == 0 {
+				if a.jsonOut {
+					return printJSON(a.stdio.Out, plan)
+				}
+				fmt.Fprintf(a.stdio.Out, "nothing to roll back: no live change of session %s matches (%s)\n", s.ID, what)
+				return nil
+			}
+			title := fmt.Sprintf("roll back %s in session %s", what, s.ID)
+			ok, err := a.confirmPlan(plan, title, "Roll back", dryRun, yes)
+			if err != nil || !ok {
+				return err
+			}
+			req.DryRun = false
+			res, err := cl.Rollback(ctx, s.ID, req)
+			if err != nil {
+				return err
+			}
+			return a.printRollbackResult(plan, res, "rolled back", sessionArg(sessionID, s.ID))
+		},
+	}
+	c.Flags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
+	c.Flags().StringVar(&agent, "agent", "", "every change of this agent")
+	c.Flags().StringVar(&after, "after", "", "every change after TIME (RFC 3339, or a duration ago such as 10m)")
+	c.Flags().StringVar(&file, "file", "", "every change of this file")
+	c.Flags().IntVar(&last, "last", 0, "the last N changes")
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "only show what the rollback would do")
+	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before rolling back")
+	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
+	return c
+}
+
+// sessionArg is the session id to repeat in a suggested command: the
+// resolved id when the user named a session, else none.
+func sessionArg(flag, id string) string {
+	if flag == "" {
+		return ""
+	}
+	return id
+}
+
+// parseAfter reads --after: RFC 3339, or a duration meaning that long
+// before now.
+func parseAfter(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(strings.TrimSpace(strings.TrimSuffix(s, "ago"))); err == nil {
+		if d < 0 {
+			return time.Time{}, usagef("give a positive duration such as 10m", "--after %s is in the future", s)
+		}
+		return now.Add(-d), nil
+	}
+	return time.Time{}, usagef("use RFC 3339 (2026-11-22T10:00:00Z) or a duration ago (10m, 2h)", "cannot read --after %q as a time", s)
+}
+
+// confirmPlan shows a rollback plan and says whether to run it: not for a
+// dry run, not when the user says no on a terminal. Off a terminal, or
+// with --yes, it goes on without asking. verb names the action in the
+// question ("Rewind N file(s)?").
+func (a *app) confirmPlan(plan *engine.Plan, title, verb string, dryRun, yes bool) (bool, error) {
+	ask := !dryRun && !yes && len(plan.Operations) > 0 && isTTY(a.stdio.In)
+	switch {
+	case a.jsonOut && dryRun:
+		return false, printJSON(a.stdio.Out, plan)
+	case a.jsonOut && !ask:
+		return true, nil
+	case a.jsonOut:
+		writePlan(a.stdio.Err, plan, title)
+	default:
+		writePlan(a.stdio.Out, plan, title)
+	}
+	if dryRun {
+		fmt.Fprintln(a.stdio.Out, "dry run: nothing was changed")
+		return false, nil
+	}
+	if !ask {
+		return true, nil
+	}
+	if !a.confirm(fmt.Sprintf("%s %d file(s)?", verb, len(plan.Operations))) {
+		return false, fmt.Errorf("aborted; nothing was changed")
+	}
+	return true, nil
+}
+
+// writePlan prints a rollback plan: each operation with the records it
+// undoes, then conflicts and warnings.
+func writePlan(w io.Writer, p *engine.Plan, title string) {
+	fmt.Fprintf(w, "%s:\n", title)
+	if len(p.Operations) == 0 {
+		fmt.Fprintln(w, "  no file changes: the worktree already matches the checkpoint")
+	} else {
+		t := newTable(w, "  OPERATION", "PATH", "UNDOES")
+		for _, op := range p.Operations {
+			undoes := strings.Join(op.RecordIDs, ", ")
+			if undoes == "" {
+				undoes = "-"
+			}
+			t.row("  "+op.Type, op.Path, undoes)
+		}
+		t.flush()
+	}
+	if len(p.Conflicts) > 0 {
+		fmt.Fprintf(w, "conflicts (%d; these workspace files will be left as they are):\n", len(p.Conflicts))
+		for _, c := range p.Conflicts {
+			fmt.Fprintf(w, "  %s: %s\n", printable(c.Path), printable(c.Reason))
+		}
+	}
+	if len(p.Warnings) > 0 {
+		fmt.Fprintf(w, "warnings (%d):\n", len(p.Warnings))
+		for _, m := range p.Warnings {
+			fmt.Fprintf(w, "  %s\n", printable(m))
+		}
+	}
+}
+
+// printRollbackResult prints what a rollback did and how to undo it. When
+// the session moved on between the preview and the rollback, so that the
+// rollback did something else than the preview showed, it says so and shows
+// what ran.
+func (a *app) printRollbackResult(preview, p *engine.Plan, did, sessionFlag string) error {
+	if a.jsonOut {
+		return printJSON(a.stdio.Out, p)
+	}
+	w := a.stdio.Out
+	if !sameOperations(preview, p) {
+		writePlan(w, p, "note: the session changed since the preview; this is what ran")
+	}
+	undone := map[string]bool{}
+	for _, op := range p.Operations {
+		for _, id := range op.RecordIDs {
+			undone[id] = true
+		}
+	}
+	fmt.Fprintf(w, "%s: %s, %s marked rejected\n", did, plural(len(p.Operations), "file"), plural(len(undone), "change"))
+	if len(p.Conflicts) > 0 {
+		var paths []string
+		for _, c := range p.Conflicts {
+			paths = append(paths, printable(c.Path))
+		}
+		fmt.Fprintf(w, "%s in conflict, not changed in the workspace (merge by hand): %s\n",
+			plural(len(p.Conflicts), "file"), strings.Join(paths, ", "))
+	}
+	if p.SafetyCheckpointID != "" {
+		undo := "prsm rewind " + p.SafetyCheckpointID
+		if sessionFlag != "" {
+			undo += " --session " + sessionFlag
+		}
+		fmt.Fprintf(w, "undo with: %s\n", printable(undo))
+	}
+	return nil
+}
+
+// sameOperations says whether two plans change the same files for the
+// same records.
+func sameOperations(a, b *engine.Plan) bool {
+	if len(a.Operations) != len(b.Operations) {
+		return false
+	}
+	for i, x := range a.Operations {
+		y := b.Operations[i]
+		if x.Type != y.Type || x.Path != y.Path || strings.Join(x.RecordIDs, "\x00") != strings.Join(y.RecordIDs, "\x00") {
+			return false
+		}
+	}
+	return true
+}

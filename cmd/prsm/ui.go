@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/server"
+)
+
+// uiCmd is `prsm ui`: the review page in the default browser, logged in
+// through a one-time code that the running server mints.
+func (a *app) uiCmd() *cobra.Command {
+	var printURL bool
+	c := &cobra.Command{
+		Use:   "ui [--print-url]",
+		Short: "Open the review page in your browser, logged in",
+		Long: "Open the review page of the workspace's server in your default browser. The address carries a\n" +
+			"one-time code that works once, within " + server.CodeTTL.String() + "; the browser swaps it for a login cookie.\n" +
+			"With --print-url the address is only printed.",
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cl, _, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			code, err := loginCode(ctx, cl)
+			if err != nil {
+				return err
+			}
+			if printURL {
+				fmt.Fprintln(a.stdio.Out, code.URL)
+				return nil
+			}
+			if err := openBrowser(code.URL); err != nil {
+				fmt.Fprintf(a.stdio.Out, "could not open a browser (%v); open this address, which works once, within %s:\n  %s\n",
+					err, server.CodeTTL, code.URL)
+				return nil
+			}
+			fmt.Fprintf(a.stdio.Out, "opened the review page in your browser (%s)\n", strings.TrimSuffix(code.URL, "/login?code="+code.Code))
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&printURL, "print-url", false, "only print the one-time login address")
+	return c
+}
+
+// loginCode asks the server for a one-time login code.
+func loginCode(ctx context.Context, cl *client.Client) (*server.LoginCode, error) {
+	var code server.LoginCode
+	err := cl.Do(ctx, http.MethodPost, "/ui/codes", nil, &code)
+	var ae *client.APIError
+	if errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusMethodNotAllowed) {
+		return nil, prsm.Errorf(prsm.ErrConflict, "no_review_page", "restart it: prsm stop, then prsm ui",
+			"the running prsm server is older than the review page")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &code, nil
+}
+
+// openBrowser opens url with $BROWSER or the system's opener, and reports
+// an error when none could be started or it failed at once.
+func openBrowser(url string) error {
+	var argv []string
+	if b := strings.TrimSpace(strings.Split(os.Getenv("BROWSER"), string(os.PathListSeparator))[0]); b != "" {
+		argv = append(strings.Fields(b), url)
+	} else {
+		switch runtime.GOOS {
+		case "darwin":
+			argv = []string{"open", url}
+		case "windows":
+			argv = []string{"rundll32", "url.dll,FileProtocolHandler", url}
+		default:
+			argv = []string{"xdg-open", url}
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%s: %w", argv[0], err)
+		}
+		return nil
+	case <-time.After(3 * time.Second):
+		return nil // a browser that stays in the foreground: it opened
+	}
+}

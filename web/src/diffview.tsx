@@ -1,0 +1,268 @@
+// Diffs: diff2html draws unified or side-by-side diffs, highlight.js colours
+// the code, both bundled at build time.
+
+import { createTwoFilesPatch } from 'diff';
+import { Diff2HtmlUI } from 'diff2html/lib-esm/ui/js/diff2html-ui-slim';
+import { ColorSchemeType } from 'diff2html/lib-esm/types';
+import { useEffect, useRef, useState } from 'preact/hooks';
+
+import { api, type ChangeRecord, type WorkspaceFile } from './api';
+import type { DiffMode } from './store';
+import { bytes, imageType } from './util';
+
+/** Diffs above this many lines wait for a click before they are drawn. */
+const bigDiffLines = 4000;
+
+/** Fetched diffs, by session and record id: a record's diff never changes. */
+const diffCache = new Map<string, string>();
+
+function Patch({ text, mode, labels }: { text: string; mode: DiffMode; labels?: [string, string] }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const lines = text.split('\n').length;
+  const [forced, setForced] = useState(false);
+  const big = lines > bigDiffLines && !forced;
+  useEffect(() => {
+    const el = ref.current;
+    if (!el || big) return;
+    const ui = new Diff2HtmlUI(el, text, {
+      outputFormat: mode,
+      drawFileList: false,
+      matching: 'lines',
+      highlight: true,
+      colorScheme: ColorSchemeType.AUTO,
+      fileContentToggle: false,
+      fileListToggle: false,
+      stickyFileHeaders: false,
+      synchronisedScroll: true,
+      smartSelection: true,
+      renderNothingWhenEmpty: false,
+    });
+    ui.draw();
+    return () => {
+      el.replaceChildren();
+    };
+  }, [text, mode, big]);
+  return (
+    <div class="patch">
+      {labels && (
+        <div class={`patch-labels ${mode === 'side-by-side' ? 'split' : ''}`}>
+          <span class="del-label">{labels[0]}</span>
+          <span class="ins-label">{labels[1]}</span>
+        </div>
+      )}
+      {big ? (
+        <p class="muted pad">
+          A large diff ({lines.toLocaleString()} lines).{' '}
+          <button type="button" class="btn small" onClick={() => setForced(true)}>
+            Show it
+          </button>
+        </p>
+      ) : (
+        <div ref={ref} />
+      )}
+    </div>
+  );
+}
+
+export { Patch };
+
+/**
+ * useNear says whether the element has come near the viewport (once true,
+ * it stays true): a session with hundreds of changes fetches and draws only
+ * the diffs the reader gets to.
+ */
+function useNear(ref: { current: Element | null }): boolean {
+  const [near, setNear] = useState(false);
+  useEffect(() => {
+    const el = ref.current;
+    if (near || !el) return;
+    if (typeof IntersectionObserver === 'undefined') {
+      setNear(true);
+      return;
+    }
+    const io = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && setNear(true), {
+      rootMargin: '1200px 0px',
+    });
+    io.observe(el);
+    return () => io.disconnect();
+  }, [near]);
+  return near;
+}
+
+/** The diff of one record, fetched once, when it comes near the viewport. */
+export function RecordDiff({ rec, mode }: { rec: ChangeRecord; mode: DiffMode }) {
+  const key = `${rec.session_id}/${rec.id}`;
+  const [text, setText] = useState<string | null>(diffCache.get(key) ?? null);
+  const [err, setErr] = useState('');
+  const box = useRef<HTMLDivElement>(null);
+  const near = useNear(box);
+  useEffect(() => {
+    if (text !== null || !near || rec.binary) return;
+    let live = true;
+    api.diff(rec.session_id, rec.id).then(
+      (t) => {
+        diffCache.set(key, t);
+        if (live) setText(t);
+      },
+      (e: Error) => live && setErr(e.message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [key, near]);
+  if (rec.binary) return <BinaryView rec={rec} />;
+  if (err) return <p class="error pad">Could not load the diff: {err}</p>;
+  if (text === null) {
+    return (
+      <div ref={box} class="muted pad diff-placeholder">
+        Loading the diff…
+      </div>
+    );
+  }
+  if (!/^(@@|Binary files)/m.test(text)) {
+    return <p class="muted pad">{emptyDiffText(rec)}</p>;
+  }
+  return <Patch text={text} mode={mode} />;
+}
+
+function emptyDiffText(r: ChangeRecord): string {
+  if (r.change_type === 'create') return 'A new, empty file.';
+  if (r.change_type === 'delete') return 'An empty file was deleted.';
+  if (r.mode_before !== r.mode_after)
+    return `Only the file mode changed: ${r.mode_before.toString(8)} → ${r.mode_after.toString(8)}.`;
+  return 'No change in content.';
+}
+
+/** A binary record: sizes, and a before/after preview for images. */
+function BinaryView({ rec }: { rec: ChangeRecord }) {
+  const type = imageType(rec.rel_path);
+  const [urls, setUrls] = useState<{ before?: string; after?: string }>({});
+  useEffect(() => {
+    if (!type) return;
+    const made: string[] = [];
+    let live = true;
+    const side = async (s: 'before' | 'after') => {
+      const blob = await api.content(rec.session_id, rec.id, s);
+      const url = URL.createObjectURL(new Blob([blob], { type }));
+      made.push(url);
+      return url;
+    };
+    Promise.all([
+      rec.change_type === 'create' ? undefined : side('before'),
+      rec.change_type === 'delete' ? undefined : side('after'),
+    ]).then(
+      ([before, after]) => live && setUrls({ before, after }),
+      () => {},
+    );
+    return () => {
+      live = false;
+      made.forEach((u) => URL.revokeObjectURL(u));
+    };
+  }, [rec.id, type]);
+  const sizes =
+    rec.change_type === 'create'
+      ? `new, ${bytes(rec.size_after)}`
+      : rec.change_type === 'delete'
+        ? `deleted, was ${bytes(rec.size_before)}`
+        : `${bytes(rec.size_before)} → ${bytes(rec.size_after)}`;
+  return (
+    <div class="binary pad">
+      <p>
+        <strong>Binary file</strong> <span class="muted">({sizes})</span>
+      </p>
+      {type && (urls.before || urls.after) && (
+        <div class="image-compare">
+          {urls.before && (
+            <figure>
+              <img src={urls.before} alt={`${rec.rel_path} before`} />
+              <figcaption>Before</figcaption>
+            </figure>
+          )}
+          {urls.after && (
+            <figure>
+              <img src={urls.after} alt={`${rec.rel_path} after`} />
+              <figcaption>After</figcaption>
+            </figure>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/**
+ * A conflict: the user changed the file in the workspace after the agent
+ * read it, and the two edits overlap. prsm left the workspace file as it
+ * is; this shows both sides plainly, the user's on the left.
+ */
+export function ConflictView({ rec, mode }: { rec: ChangeRecord; mode: DiffMode }) {
+  const [ws, setWs] = useState<WorkspaceFile | null>(null);
+  const [agent, setAgent] = useState<string | null>(rec.new_content);
+  const [err, setErr] = useState('');
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    let live = true;
+    api.workspaceFile(rec.session_id, rec.id).then(
+      (w) => live && setWs(w),
+      (e: Error) => live && setErr(e.message),
+    );
+    if (agent === null && rec.change_type !== 'delete' && !rec.binary) {
+      api.content(rec.session_id, rec.id, 'after').then(
+        async (b) => live && setAgent(await b.text()),
+        (e: Error) => live && setErr(e.message),
+      );
+    }
+    return () => {
+      live = false;
+    };
+  }, [rec.id, n]);
+  let body;
+  if (err) body = <p class="error pad">Could not load both sides: {err}</p>;
+  else if (!ws) body = <p class="muted pad">Loading both sides…</p>;
+  else if (rec.binary || ws.binary) body = <p class="pad">Both sides are binary; compare them in your editor.</p>;
+  else {
+    const mine = ws.present ? (ws.content ?? '') : '';
+    const theirs = rec.change_type === 'delete' ? '' : (agent ?? '');
+    if (mine === theirs) {
+      body = <p class="pad">Your workspace file now equals the agent's version.</p>;
+    } else {
+      const patch = createTwoFilesPatch(
+        ws.present ? `a/${rec.rel_path}` : '/dev/null',
+        rec.change_type === 'delete' ? '/dev/null' : `b/${rec.rel_path}`,
+        mine,
+        theirs,
+        '',
+        '',
+        { context: 3 },
+      );
+      body = (
+        <Patch
+          text={`diff --git a/${rec.rel_path} b/${rec.rel_path}\n${patch.replace(/^Index:.*\n=+\n/, '')}`}
+          mode={mode}
+          labels={[
+            ws.present ? 'Your workspace (left as it is)' : 'Your workspace: the file is gone',
+            rec.change_type === 'delete' ? "Agent's version: deleted" : "Agent's version (in its worktree)",
+          ]}
+        />
+      );
+    }
+  }
+  return (
+    <div class="conflict">
+      <div class="conflict-head" role="note">
+        <strong>Conflict.</strong> You edited <code>{rec.rel_path}</code> in your workspace while the agent
+        changed the same lines. prsm left your file exactly as it is. <strong>Reject</strong> drops the agent's
+        change; <strong>Accept</strong> marks it reviewed and keeps your file; copy what you want from the agent's
+        side first.{' '}
+        <button type="button" class="btn small ghost" onClick={() => setN(n + 1)}>
+          Reload both sides
+        </button>
+      </div>
+      {body}
+      <details class="agent-change">
+        <summary>The agent's own change (before → after)</summary>
+        <RecordDiff rec={rec} mode={mode} />
+      </details>
+    </div>
+  );
+}

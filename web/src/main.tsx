@@ -1,0 +1,124 @@
+// The review page: entry point. State lives in store.ts, views in views.tsx.
+
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+
+import { actions, connectEvents, go, isOpen, loadAll, readRoute, recordOf, setDiffMode, setOpen, state, subscribe, toast, update } from './store';
+import { App, byFile } from './views';
+import './style.css';
+
+function Root() {
+  const [, tick] = useState(0);
+  useEffect(() => subscribe(() => tick((n) => n + 1)), []);
+  return <App s={state} />;
+}
+
+/** The records of the current session in the order the page shows them. */
+function visibleRecords() {
+  const recs = state.sid ? state.records[state.sid] : undefined;
+  if (!recs || state.tab !== 'changes') return [];
+  return byFile(recs).flatMap(([, list]) => list);
+}
+
+function moveCursor(step: number) {
+  const list = visibleRecords();
+  if (!list.length) return;
+  let i = list.findIndex((r) => r.id === state.cursor);
+  if (i < 0) {
+    const firstPending = list.findIndex((r) => r.status === 'pending');
+    i = step > 0 ? Math.max(firstPending, 0) : list.length - 1;
+  } else {
+    i = Math.min(list.length - 1, Math.max(0, i + step));
+  }
+  selectRecord(list[i].id);
+}
+
+function selectRecord(id: string) {
+  update({ cursor: id });
+  requestAnimationFrame(() => {
+    const calm = matchMedia('(prefers-reduced-motion: reduce)').matches;
+    document
+      .querySelector(`[data-record-id="${CSS.escape(id)}"]`)
+      ?.scrollIntoView({ block: 'nearest', behavior: calm ? 'auto' : 'smooth' });
+  });
+}
+
+/** After a/r: on to the next pending change, so a review is a run of keys. */
+function advance(fromId: string) {
+  const list = visibleRecords();
+  const i = list.findIndex((r) => r.id === fromId);
+  const next = list.slice(i + 1).find((r) => r.status === 'pending' && r.rel_path !== list[i]?.rel_path) ??
+    list.slice(i + 1).find((r) => r.status === 'pending');
+  if (next) selectRecord(next.id);
+}
+
+function switchSession(step: number) {
+  const list = [...state.sessions].reverse();
+  if (!list.length) return;
+  const i = list.findIndex((s) => s.id === state.sid);
+  const next = list[Math.min(list.length - 1, Math.max(0, i + step))];
+  go(next.id, state.tab);
+}
+
+document.addEventListener('keydown', (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+  const t = e.target as HTMLElement | null;
+  if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+  if (state.confirm || state.loggedOut) return;
+  const cur = state.cursor ? recordOf(state.cursor) : undefined;
+  switch (e.key) {
+    case 'j':
+      moveCursor(1);
+      break;
+    case 'k':
+      moveCursor(-1);
+      break;
+    case 'a':
+    case 'r':
+      if (!cur) {
+        toast('info', 'Select a change first: j and k move between changes.');
+        break;
+      }
+      if (cur.status !== 'pending') {
+        toast('info', `That change is already ${cur.status}.`);
+        break;
+      }
+      void (e.key === 'a' ? actions.acceptChange(cur) : actions.rejectChange(cur)).then(() => advance(cur.id));
+      break;
+    case 'o':
+    case 'Enter':
+      if (!cur || (e.key === 'Enter' && t && t.closest('button, a'))) return;
+      setOpen(cur, !isOpen(cur));
+      break;
+    case 'u':
+      setDiffMode(state.diffMode === 'line-by-line' ? 'side-by-side' : 'line-by-line');
+      break;
+    case 't':
+      if (state.sid) go(state.sid, state.tab === 'changes' ? 'timeline' : 'changes');
+      break;
+    case '[':
+      switchSession(-1);
+      break;
+    case ']':
+      switchSession(1);
+      break;
+    case '?':
+      update({ help: !state.help });
+      break;
+    case 'Escape':
+      if (state.help) update({ help: false });
+      else return;
+      break;
+    default:
+      return;
+  }
+  e.preventDefault();
+});
+
+window.addEventListener('hashchange', readRoute);
+setInterval(() => update({ now: Date.now() }), 30_000);
+
+readRoute();
+render(<Root />, document.getElementById('app')!);
+connectEvents();
+void loadAll();

@@ -1,0 +1,430 @@
+// The page's state: one store, changed only through the functions below, and
+// kept live by the server's events. The views read it and call the actions.
+
+import {
+  api,
+  ApiError,
+  setOnUnauthorized,
+  type ChangeRecord,
+  type Checkpoint,
+  type Records,
+  type ServerStatus,
+  type Session,
+  type StatusEvent,
+} from './api';
+import { plural } from './util';
+
+export type DiffMode = 'line-by-line' | 'side-by-side';
+export type Tab = 'changes' | 'timeline';
+export type Live = 'connecting' | 'live' | 'reconnecting';
+
+export interface Toast {
+  id: number;
+  kind: 'info' | 'error';
+  text: string;
+  hint?: string;
+  action?: { label: string; run: () => void };
+}
+
+export interface Confirm {
+  title: string;
+  body: string[];
+  confirmLabel: string;
+  danger: boolean;
+  run: () => Promise<void>;
+}
+
+export interface State {
+  status: ServerStatus | null;
+  sessions: Session[];
+  sessionsLoaded: boolean;
+  records: Record<string, ChangeRecord[]>;
+  checkpoints: Record<string, Checkpoint[]>;
+  sid: string | null;
+  tab: Tab;
+  diffMode: DiffMode;
+  cursor: string | null;
+  /** Explicit open/closed choices per session/record id; the default is open while pending. */
+  open: Record<string, boolean>;
+  live: Live;
+  loggedOut: boolean;
+  busy: number;
+  toasts: Toast[];
+  confirm: Confirm | null;
+  help: boolean;
+  now: number;
+}
+
+const storedMode = (() => {
+  try {
+    return localStorage.getItem('prsm.diffMode');
+  } catch {
+    return null;
+  }
+})();
+
+export const state: State = {
+  status: null,
+  sessions: [],
+  sessionsLoaded: false,
+  records: {},
+  checkpoints: {},
+  sid: null,
+  tab: 'changes',
+  diffMode: storedMode === 'side-by-side' ? 'side-by-side' : 'line-by-line',
+  cursor: null,
+  open: {},
+  live: 'connecting',
+  loggedOut: false,
+  busy: 0,
+  toasts: [],
+  confirm: null,
+  help: false,
+  now: Date.now(),
+};
+
+const listeners = new Set<() => void>();
+let scheduled = false;
+
+/** Changes the state and schedules one render for this task. */
+export function update(patch: Partial<State>): void {
+  Object.assign(state, patch);
+  if (!scheduled) {
+    scheduled = true;
+    queueMicrotask(() => {
+      scheduled = false;
+      for (const l of listeners) l();
+    });
+  }
+}
+
+export function subscribe(l: () => void): () => void {
+  listeners.add(l);
+  return () => listeners.delete(l);
+}
+
+setOnUnauthorized(() => update({ loggedOut: true }));
+
+// ---- toasts -------------------------------------------------------------
+
+let toastSeq = 0;
+
+export function toast(kind: Toast['kind'], text: string, hint?: string, action?: Toast['action']): void {
+  const t: Toast = { id: ++toastSeq, kind, text, hint, action };
+  update({ toasts: [...state.toasts.slice(-3), t] });
+  setTimeout(() => dismiss(t.id), kind === 'error' || action ? 12000 : 4000);
+}
+
+export function dismiss(id: number): void {
+  update({ toasts: state.toasts.filter((t) => t.id !== id) });
+}
+
+function fail(e: unknown): void {
+  if (e instanceof ApiError) {
+    if (e.status === 401) return; // the logged-out screen says it
+    toast('error', e.message, e.hint);
+  } else {
+    toast('error', e instanceof Error ? e.message : String(e));
+  }
+}
+
+// ---- routing ------------------------------------------------------------
+
+/** #/s/<session id>[/timeline] */
+export function readRoute(): void {
+  const m = /^#\/s\/([^/]+)(\/timeline)?$/.exec(location.hash);
+  const sid = m ? decodeURIComponent(m[1]) : null;
+  const tab: Tab = m?.[2] ? 'timeline' : 'changes';
+  const changed = sid !== state.sid;
+  update({ sid, tab, cursor: changed ? null : state.cursor });
+  if (sid) void ensureLoaded(sid);
+}
+
+export function go(sid: string, tab: Tab = 'changes'): void {
+  const hash = `#/s/${encodeURIComponent(sid)}${tab === 'timeline' ? '/timeline' : ''}`;
+  if (location.hash !== hash) location.hash = hash;
+  else readRoute();
+}
+
+/** The session a bare address shows: the newest with pending work, else the newest active one, else the newest. */
+function defaultSession(list: Session[]): Session | undefined {
+  const newest = [...list].reverse();
+  return (
+    newest.find((s) => s.pending_count > 0) ?? newest.find((s) => s.status === 'active') ?? newest[0]
+  );
+}
+
+// ---- loading ------------------------------------------------------------
+
+export async function loadAll(): Promise<void> {
+  try {
+    const [status, sessions] = await Promise.all([api.status(), api.sessions()]);
+    update({ status, sessions, sessionsLoaded: true });
+    if (!state.sid) {
+      const d = defaultSession(sessions);
+      if (d) {
+        history.replaceState(null, '', `#/s/${encodeURIComponent(d.id)}`);
+        readRoute();
+        return;
+      }
+    }
+    const loaded = new Set([...Object.keys(state.records), ...(state.sid ? [state.sid] : [])]);
+    await Promise.all([...loaded].map((sid) => loadSession(sid)));
+  } catch (e) {
+    fail(e);
+  }
+}
+
+async function refreshSessions(): Promise<void> {
+  try {
+    const [status, sessions] = await Promise.all([api.status(), api.sessions()]);
+    update({ status, sessions, sessionsLoaded: true });
+  } catch (e) {
+    fail(e);
+  }
+}
+
+const loading = new Map<string, Promise<void>>();
+
+async function ensureLoaded(sid: string): Promise<void> {
+  if (state.records[sid]) return;
+  await loadSession(sid);
+}
+
+export function loadSession(sid: string): Promise<void> {
+  const running = loading.get(sid);
+  if (running) return running;
+  const p = (async () => {
+    try {
+      const [recs, cps] = await Promise.all([api.records(sid), api.checkpoints(sid)]);
+      update({
+        records: { ...state.records, [sid]: recs ?? [] },
+        checkpoints: { ...state.checkpoints, [sid]: cps ?? [] },
+      });
+    } catch (e) {
+      fail(e);
+    } finally {
+      loading.delete(sid);
+    }
+  })();
+  loading.set(sid, p);
+  return p;
+}
+
+// ---- merging what the server tells ---------------------------------------
+
+function mergeRecords(recs: ChangeRecord[]): void {
+  if (!recs.length) return;
+  const records = { ...state.records };
+  for (const r of recs) {
+    const list = records[r.session_id];
+    if (!list) continue; // not loaded; it will be read whole when shown
+    const i = list.findIndex((x) => x.id === r.id);
+    const next = list.slice();
+    if (i < 0) next.push(r);
+    else next[i] = { ...next[i], ...r, old_content: r.old_content ?? next[i].old_content, new_content: r.new_content ?? next[i].new_content, pre_tool_content: r.pre_tool_content ?? next[i].pre_tool_content };
+    records[r.session_id] = next;
+  }
+  update({ records });
+}
+
+function patchStatus(ev: StatusEvent): void {
+  const list = state.records[ev.session_id];
+  if (!list) return;
+  const i = list.findIndex((x) => x.id === ev.id);
+  if (i < 0) {
+    void loadSession(ev.session_id);
+    return;
+  }
+  const next = list.slice();
+  next[i] = { ...next[i], status: ev.status, sync_state: ev.sync_state };
+  update({ records: { ...state.records, [ev.session_id]: next } });
+}
+
+function upsertSession(s: Session): void {
+  const i = state.sessions.findIndex((x) => x.id === s.id);
+  const sessions = state.sessions.slice();
+  if (i < 0) sessions.push(s);
+  else sessions[i] = s;
+  update({ sessions });
+  if (!state.sid) go(s.id);
+}
+
+function addCheckpoint(c: Checkpoint): void {
+  const list = state.checkpoints[c.session_id];
+  if (!list || list.some((x) => x.id === c.id)) return;
+  update({ checkpoints: { ...state.checkpoints, [c.session_id]: [...list, c] } });
+}
+
+// ---- live events ----------------------------------------------------------
+
+let source: EventSource | null = null;
+
+export function connectEvents(): void {
+  source?.close();
+  const es = new EventSource('/events');
+  source = es;
+  let dropped = false;
+  es.addEventListener('open', () => {
+    update({ live: 'live' });
+    // Whatever happened while we were away: read it all again.
+    if (dropped) void loadAll();
+    dropped = false;
+  });
+  es.addEventListener('error', () => {
+    dropped = true;
+    if (state.loggedOut) {
+      es.close();
+      return;
+    }
+    update({ live: 'reconnecting' });
+    if (es.readyState === EventSource.CLOSED) {
+      // The server answered with an error status: find out whether our
+      // login is gone (api marks it), else try again in a moment.
+      api.status().then(
+        () => setTimeout(connectEvents, 1000),
+        () => {
+          if (!state.loggedOut) setTimeout(connectEvents, 3000);
+        },
+      );
+    }
+  });
+  const on = <T>(type: string, f: (data: T) => void) =>
+    es.addEventListener(type, (ev) => {
+      try {
+        f(JSON.parse((ev as MessageEvent<string>).data) as T);
+      } catch {
+        // a malformed event is dropped; the next reconnect reads everything
+      }
+    });
+  on<Session>('session_updated', (s) => {
+    upsertSession(s);
+    void refreshStatus();
+  });
+  on<ChangeRecord>('file_changed', (r) => {
+    if (!state.sessions.some((s) => s.id === r.session_id)) void refreshSessions();
+    mergeRecords([r]);
+  });
+  on<StatusEvent>('file_change_status', patchStatus);
+  on<Checkpoint>('checkpoint_created', addCheckpoint);
+}
+
+let statusTimer = 0;
+function refreshStatus(): void {
+  clearTimeout(statusTimer);
+  statusTimer = window.setTimeout(() => {
+    api.status().then((status) => update({ status }), () => {});
+  }, 150);
+}
+
+// ---- actions --------------------------------------------------------------
+
+async function review(label: string, run: () => Promise<Records>, reload: string[] = []): Promise<void> {
+  update({ busy: state.busy + 1 });
+  try {
+    const ans = await run();
+    mergeRecords(ans.records ?? []);
+    const n = (ans.records ?? []).length;
+    toast('info', n ? `${label}: ${plural(n, 'change')}` : `${label}: nothing was pending`);
+    await Promise.all([refreshSessions(), ...reload.map((sid) => loadSession(sid))]);
+  } catch (e) {
+    fail(e);
+  } finally {
+    update({ busy: state.busy - 1 });
+  }
+}
+
+/** The record id of the session shown. */
+export function recordOf(id: string): ChangeRecord | undefined {
+  return state.sid ? state.records[state.sid]?.find((x) => x.id === id) : undefined;
+}
+
+export const actions = {
+  acceptChange: (r: ChangeRecord) => review('Accepted', () => api.accept(r.session_id, r.id)),
+  rejectChange: (r: ChangeRecord) => review('Rejected', () => api.reject(r.session_id, r.id)),
+  acceptFile: (sid: string, file: string) => review(`Accepted ${file}`, () => api.acceptAll(sid, file)),
+  rejectFile: (sid: string, file: string) => review(`Rejected ${file}`, () => api.rejectAll(sid, file)),
+  acceptSession: (s: Session) => review('Accepted the session', () => api.acceptAll(s.id), [s.id]),
+  rejectSession: (s: Session) =>
+    ask({
+      title: `Reject every pending change of “${s.name || s.id}”?`,
+      body: [
+        `${plural(s.pending_count, 'pending change')} leave your workspace and the session's worktree. Your own edits stay.`,
+        'Accepted changes are not touched. A rejected change cannot be accepted again.',
+      ],
+      confirmLabel: `Reject ${plural(s.pending_count, 'change')}`,
+      danger: true,
+      run: () => review('Rejected the session', () => api.rejectAll(s.id), [s.id]),
+    }),
+  acceptEverything: () =>
+    review('Accepted everything', () => api.acceptEverything(), Object.keys(state.records)),
+  rejectEverything: () => {
+    const n = state.sessions.reduce((k, s) => k + s.pending_count, 0);
+    ask({
+      title: 'Reject every pending change of every session?',
+      body: [
+        `${plural(n, 'pending change')} leave your workspace and the sessions' worktrees. Your own edits stay.`,
+        'Accepted changes are not touched. A rejected change cannot be accepted again.',
+      ],
+      confirmLabel: `Reject ${plural(n, 'change')}`,
+      danger: true,
+      run: () => review('Rejected everything', () => api.rejectEverything(), Object.keys(state.records)),
+    });
+  },
+  rollback: async (sid: string, c: Checkpoint, title: string) => {
+    update({ busy: state.busy + 1 });
+    try {
+      const plan = await api.rollback(sid, c.id);
+      await Promise.all([loadSession(sid), refreshSessions()]);
+      const safety = plan.safety_checkpoint_id;
+      toast(
+        'info',
+        `Rolled back to “${title}”: ${plural((plan.operations ?? []).length, 'file operation')}.`,
+        safety ? 'A safety checkpoint was taken first; Undo rolls back to it.' : undefined,
+        safety
+          ? {
+              label: 'Undo',
+              run: () => {
+                const cp = state.checkpoints[sid]?.find((x) => x.id === safety);
+                if (cp) void actions.rollback(sid, cp, 'before the rollback');
+              },
+            }
+          : undefined,
+      );
+    } catch (e) {
+      fail(e);
+    } finally {
+      update({ busy: state.busy - 1 });
+    }
+  },
+  logout: async () => {
+    try {
+      await api.logout();
+    } catch {
+      // already gone
+    }
+    source?.close();
+    update({ loggedOut: true });
+  },
+};
+
+export function ask(c: Confirm): void {
+  update({ confirm: c });
+}
+
+export function setDiffMode(m: DiffMode): void {
+  try {
+    localStorage.setItem('prsm.diffMode', m);
+  } catch {
+    // private mode: the choice lasts for this page only
+  }
+  update({ diffMode: m });
+}
+
+export function isOpen(r: ChangeRecord): boolean {
+  return state.open[`${r.session_id}/${r.id}`] ?? r.status === 'pending';
+}
+
+export function setOpen(r: ChangeRecord, open: boolean): void {
+  update({ open: { ...state.open, [`${r.session_id}/${r.id}`]: open } });
+}

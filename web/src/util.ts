@@ -1,0 +1,92 @@
+// Small formatting helpers shared by the views.
+
+import type { ChangeRecord } from './api';
+
+const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+const dtf = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** "3 minutes ago"; now is passed in so a ticking clock re-renders it. */
+export function ago(iso: string, now: number): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return '';
+  const s = Math.round((t - now) / 1000);
+  const abs = Math.abs(s);
+  if (abs < 10) return 'just now';
+  if (abs < 60) return rtf.format(s, 'second');
+  if (abs < 3600) return rtf.format(Math.round(s / 60), 'minute');
+  if (abs < 86400) return rtf.format(Math.round(s / 3600), 'hour');
+  return rtf.format(Math.round(s / 86400), 'day');
+}
+
+export function fullTime(iso: string): string {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso : dtf.format(t);
+}
+
+export function plural(n: number, word: string, many = word + 's'): string {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return plural(n, 'byte');
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+export function lineCounts(r: ChangeRecord): { added: number; removed: number } {
+  const count = (rs: { startLine: number; endLine: number }[] | null) =>
+    (rs ?? []).reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
+  return { added: count(r.added_ranges), removed: count(r.removed_ranges) };
+}
+
+/** An id cut to 12 characters, keeping a multi-file tool call's ":N" suffix. */
+export function shortId(id: string): string {
+  const m = /^(.*?)(:\d+)?$/.exec(id);
+  const base = m?.[1] ?? id;
+  const suffix = m?.[2] ?? '';
+  return (base.length > 12 ? base.slice(0, 12) + '…' : base) + suffix;
+}
+
+export function splitPath(p: string): { dir: string; base: string } {
+  const i = p.lastIndexOf('/');
+  return i < 0 ? { dir: '', base: p } : { dir: p.slice(0, i + 1), base: p.slice(i + 1) };
+}
+
+const imageTypes: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  bmp: 'image/bmp',
+  ico: 'image/x-icon',
+  avif: 'image/avif',
+};
+
+/** The image MIME type of a path, or '' when it is not an image we preview. */
+export function imageType(path: string): string {
+  const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+  return imageTypes[ext] ?? '';
+}
+
+export const changeVerb: Record<ChangeRecord['change_type'], string> = {
+  create: 'created',
+  modify: 'modified',
+  delete: 'deleted',
+};
+
+export const syncLabel: Record<ChangeRecord['sync_state'], string> = {
+  synced: 'in workspace',
+  conflict: 'conflict',
+  pending_review: 'awaiting review',
+};
+
+/** A mode change in words: "+x", "-x" or "". */
+export function execBit(r: ChangeRecord): string {
+  if (r.change_type !== 'modify') return '';
+  const before = (r.mode_before & 0o111) !== 0;
+  const after = (r.mode_after & 0o111) !== 0;
+  if (!before && after) return 'made executable';
+  if (before && !after) return 'no longer executable';
+  return '';
+}

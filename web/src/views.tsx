@@ -1,0 +1,755 @@
+// The page's views. Every Accept and Reject is a real <button> whose
+// accessible name is exactly "Accept" or "Reject"; the region around it (a
+// change, a file, a session, everything) says what it acts on.
+
+import { useEffect, useRef, useState } from 'preact/hooks';
+
+import { api, type ChangeRecord, type Checkpoint, type CheckpointDiff, type Plan, type Session } from './api';
+import { ConflictView, Patch, RecordDiff } from './diffview';
+import {
+  actions,
+  ask,
+  dismiss,
+  go,
+  isOpen,
+  setDiffMode,
+  setOpen,
+  state,
+  update,
+  type State,
+} from './store';
+import { ago, changeVerb, execBit, fullTime, lineCounts, plural, shortId, splitPath, syncLabel } from './util';
+
+// ---- small pieces -------------------------------------------------------
+
+function Time({ iso, now }: { iso: string; now: number }) {
+  return (
+    <time dateTime={iso} title={fullTime(iso)}>
+      {ago(iso, now)}
+    </time>
+  );
+}
+
+function ReviewButtons({
+  what,
+  onAccept,
+  onReject,
+  disabled,
+  small,
+}: {
+  what: string;
+  onAccept: () => void;
+  onReject: () => void;
+  disabled?: boolean;
+  small?: boolean;
+}) {
+  const busy = state.busy > 0;
+  return (
+    <span class="review-buttons">
+      <button
+        type="button"
+        class={`btn accept ${small ? 'small' : ''}`}
+        title={`Accept ${what}`}
+        disabled={disabled || busy}
+        onClick={onAccept}
+      >
+        Accept
+      </button>
+      <button
+        type="button"
+        class={`btn reject ${small ? 'small' : ''}`}
+        title={`Reject ${what}`}
+        disabled={disabled || busy}
+        onClick={onReject}
+      >
+        Reject
+      </button>
+    </span>
+  );
+}
+
+function Pill({ kind, children }: { kind: string; children: preact.ComponentChildren }) {
+  return <span class={`pill ${kind}`}>{children}</span>;
+}
+
+function Logo() {
+  return (
+    <svg class="logo" viewBox="0 0 32 32" aria-hidden="true">
+      <path d="M16 3 29 27H3Z" fill="none" stroke="currentColor" stroke-width="2.4" stroke-linejoin="round" />
+      <path d="M16 10v17" stroke="currentColor" stroke-width="2" opacity=".55" />
+    </svg>
+  );
+}
+
+// ---- header ---------------------------------------------------------------
+
+function Header({ s }: { s: State }) {
+  const pending = s.sessions.reduce((n, x) => n + x.pending_count, 0);
+  const liveText = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…' }[s.live];
+  return (
+    <header class="topbar">
+      <a class="brand" href="#" onClick={(e) => (e.preventDefault(), update({ help: false }))} title="prsm">
+        <Logo />
+        <span>prsm</span>
+      </a>
+      <span class="workspace" title={s.status?.workspace}>
+        {s.status?.workspace ?? ''}
+      </span>
+      <span class={`live ${s.live}`} role="status" title="Updates arrive as the agent works">
+        <span class="dot" aria-hidden="true" />
+        {liveText}
+      </span>
+      <span class="spacer" />
+      <div class="segmented" role="group" aria-label="Diff layout">
+        <button
+          type="button"
+          aria-pressed={s.diffMode === 'line-by-line'}
+          onClick={() => setDiffMode('line-by-line')}
+        >
+          Unified
+        </button>
+        <button
+          type="button"
+          aria-pressed={s.diffMode === 'side-by-side'}
+          onClick={() => setDiffMode('side-by-side')}
+        >
+          Side by side
+        </button>
+      </div>
+      <div class="everything" role="group" aria-label="Everything">
+        <span class="count">
+          <strong>{pending}</strong> pending in all sessions
+        </span>
+        <ReviewButtons
+          what="every pending change of every session"
+          disabled={pending === 0}
+          onAccept={actions.acceptEverything}
+          onReject={actions.rejectEverything}
+        />
+      </div>
+      <button type="button" class="btn ghost icon" aria-label="Keyboard shortcuts" onClick={() => update({ help: !s.help })}>
+        ?
+      </button>
+    </header>
+  );
+}
+
+// ---- sessions sidebar -------------------------------------------------------
+
+function Sidebar({ s }: { s: State }) {
+  const list = [...s.sessions].reverse();
+  return (
+    <nav class="sidebar" aria-label="Sessions">
+      <h2 class="side-title">Sessions</h2>
+      {s.sessionsLoaded && list.length === 0 && (
+        <p class="muted small pad-x">
+          No agent sessions yet. Start one with <code>prsm session start</code> or <code>prsm run -- AGENT</code>, or
+          try <code>prsm demo</code>.
+        </p>
+      )}
+      <ul>
+        {list.map((x) => (
+          <li key={x.id}>
+            <a
+              href={`#/s/${encodeURIComponent(x.id)}`}
+              class={`session-link ${x.id === s.sid ? 'current' : ''}`}
+              aria-current={x.id === s.sid ? 'page' : undefined}
+            >
+              <span class={`state-dot ${x.status}`} aria-hidden="true" />
+              <span class="session-name">{x.name || shortId(x.id)}</span>
+              {x.pending_count > 0 && (
+                <span class="badge" title={plural(x.pending_count, 'pending change')}>
+                  {x.pending_count}
+                </span>
+              )}
+              <span class="session-sub">
+                {x.agent_id || 'agent'} · {x.mode} · {x.status === 'active' ? <Time iso={x.created_at} now={s.now} /> : 'ended'}
+              </span>
+            </a>
+          </li>
+        ))}
+      </ul>
+      <footer class="keys muted small" aria-hidden="true">
+        <kbd>j</kbd> <kbd>k</kbd> move · <kbd>a</kbd> accept · <kbd>r</kbd> reject · <kbd>o</kbd> diff ·{' '}
+        <kbd>u</kbd> layout · <kbd>t</kbd> timeline · <kbd>?</kbd> all keys
+      </footer>
+    </nav>
+  );
+}
+
+// ---- one session ------------------------------------------------------------
+
+function SessionView({ s, sess }: { s: State; sess: Session }) {
+  const recs = s.records[sess.id];
+  const cps = s.checkpoints[sess.id];
+  const conflicts = recs?.filter((r) => r.sync_state === 'conflict' && r.status !== 'rejected').length ?? 0;
+  const files = new Set(recs?.map((r) => r.rel_path));
+  return (
+    <div class="session">
+      <div class="session-head">
+        <div class="session-title">
+          <h1>{sess.name || shortId(sess.id)}</h1>
+          <div class="meta">
+            <Pill kind={sess.status}>{sess.status}</Pill>
+            <Pill kind="mode">{sess.mode === 'review' ? 'review mode' : 'auto mode'}</Pill>
+            <span>{sess.agent_id || 'agent'}</span>
+            <span>
+              started <Time iso={sess.created_at} now={s.now} />
+            </span>
+            <code title={sess.worktree_path}>{sess.branch}</code>
+            <code class="muted" title="session id">
+              {shortId(sess.id)}
+            </code>
+          </div>
+          {recs && (
+            <p class="summary">
+              {plural(files.size, 'file')} · {plural(recs.length, 'change')} ·{' '}
+              <strong>{sess.pending_count} pending</strong>
+              {conflicts > 0 && (
+                <>
+                  {' '}
+                  · <span class="conflict-text">{plural(conflicts, 'conflict')}</span>
+                </>
+              )}
+            </p>
+          )}
+        </div>
+        <div class="session-actions" role="group" aria-label={`Session ${sess.name || sess.id}`}>
+          <ReviewButtons
+            what={`every pending change of this session`}
+            disabled={sess.pending_count === 0}
+            onAccept={() => actions.acceptSession(sess)}
+            onReject={() => actions.rejectSession(sess)}
+          />
+        </div>
+      </div>
+      <div class="tabs" role="tablist" aria-label="Session views">
+        <a
+          role="tab"
+          href={`#/s/${encodeURIComponent(sess.id)}`}
+          aria-selected={s.tab === 'changes'}
+          class={s.tab === 'changes' ? 'current' : ''}
+        >
+          Changes <span class="count">{recs?.length ?? ''}</span>
+        </a>
+        <a
+          role="tab"
+          href={`#/s/${encodeURIComponent(sess.id)}/timeline`}
+          aria-selected={s.tab === 'timeline'}
+          class={s.tab === 'timeline' ? 'current' : ''}
+        >
+          Timeline <span class="count">{cps?.length ?? ''}</span>
+        </a>
+      </div>
+      {!recs ? (
+        <p class="muted pad">Loading…</p>
+      ) : s.tab === 'changes' ? (
+        <ChangesView s={s} sess={sess} recs={recs} />
+      ) : (
+        <Timeline s={s} sess={sess} cps={cps ?? []} recs={recs} />
+      )}
+    </div>
+  );
+}
+
+/** The records of a session grouped by file, files in path order. */
+export function byFile(recs: ChangeRecord[]): [string, ChangeRecord[]][] {
+  const m = new Map<string, ChangeRecord[]>();
+  for (const r of recs) {
+    const list = m.get(r.rel_path);
+    if (list) list.push(r);
+    else m.set(r.rel_path, [r]);
+  }
+  return [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function ChangesView({ s, sess, recs }: { s: State; sess: Session; recs: ChangeRecord[] }) {
+  if (recs.length === 0) {
+    return (
+      <p class="empty">
+        No changes yet. They appear here, live, as the agent works in <code>{sess.worktree_path}</code>.
+      </p>
+    );
+  }
+  return (
+    <div class="files">
+      {byFile(recs).map(([file, list]) => (
+        <FileSection key={file} s={s} sess={sess} file={file} recs={list} />
+      ))}
+    </div>
+  );
+}
+
+function FileSection({ s, sess, file, recs }: { s: State; sess: Session; file: string; recs: ChangeRecord[] }) {
+  const pending = recs.filter((r) => r.status === 'pending').length;
+  const conflict = recs.some((r) => r.sync_state === 'conflict' && r.status !== 'rejected');
+  const { dir, base } = splitPath(file);
+  let added = 0;
+  let removed = 0;
+  for (const r of recs) {
+    if (r.status === 'rejected') continue;
+    const c = lineCounts(r);
+    added += c.added;
+    removed += c.removed;
+  }
+  return (
+    <section class={`file ${pending ? 'has-pending' : 'reviewed'}`} aria-label={`File ${file}`} data-file={file}>
+      <div class="file-head">
+        <h2 class="file-name" title={file}>
+          <span class="dir">{dir}</span>
+          <span class="base">{base}</span>
+        </h2>
+        {conflict && <Pill kind="conflict">conflict</Pill>}
+        {recs.some((r) => r.status !== 'rejected') && (
+          <span class="file-stats">
+            <span class="ins">+{added}</span> <span class="del">−{removed}</span>
+          </span>
+        )}
+        <span class="muted small">
+          {plural(recs.length, 'change')}
+          {pending ? `, ${pending} pending` : ''}
+        </span>
+        <span class="spacer" />
+        <ReviewButtons
+          small
+          what={`every pending change of ${file}`}
+          disabled={pending === 0}
+          onAccept={() => actions.acceptFile(sess.id, file)}
+          onReject={() => actions.rejectFile(sess.id, file)}
+        />
+      </div>
+      <div class="records">
+        {recs.map((r) => (
+          <RecordView key={r.id} s={s} r={r} />
+        ))}
+      </div>
+    </section>
+  );
+}
+
+function RecordView({ s, r }: { s: State; r: ChangeRecord }) {
+  const open = isOpen(r);
+  const { added, removed } = lineCounts(r);
+  const selected = s.cursor === r.id;
+  const conflict = r.sync_state === 'conflict' && r.status !== 'rejected';
+  const x = execBit(r);
+  return (
+    <article
+      class={`record ${r.status} ${selected ? 'selected' : ''} ${conflict ? 'is-conflict' : ''}`}
+      aria-label={`Change ${r.id}: ${r.tool_name} ${changeVerb[r.change_type]} ${r.rel_path}`}
+      data-record-id={r.id}
+      data-status={r.status}
+      onMouseDown={() => s.cursor !== r.id && update({ cursor: r.id })}
+    >
+      <div class="record-head">
+        <button
+          type="button"
+          class="disclose"
+          aria-expanded={open}
+          aria-label={open ? 'Hide diff' : 'Show diff'}
+          onClick={() => setOpen(r, !open)}
+        >
+          <span aria-hidden="true">{open ? '▾' : '▸'}</span>
+        </button>
+        <span class="tool">{r.tool_name || 'change'}</span>
+        <span class={`ctype ${r.change_type}`}>{changeVerb[r.change_type]}</span>
+        {r.binary ? (
+          <span class="muted small">binary</span>
+        ) : (
+          <span class="file-stats small">
+            <span class="ins">+{added}</span> <span class="del">−{removed}</span>
+          </span>
+        )}
+        {x && <span class="muted small">{x}</span>}
+        <span class="who small">
+          {r.agent_id || 'agent'} · <Time iso={r.timestamp} now={s.now} />
+          {r.message_index > 0 && <> · turn {r.message_index}</>}
+        </span>
+        <code class="tcid small" title={`tool call ${r.tool_call_id}, record ${r.id}`}>
+          {shortId(r.tool_call_id)}
+        </code>
+        <span class="spacer" />
+        <Pill kind={r.status}>{r.status}</Pill>
+        {r.status !== 'rejected' && <Pill kind={`sync-${r.sync_state}`}>{syncLabel[r.sync_state]}</Pill>}
+        {r.status === 'pending' && (
+          <ReviewButtons
+            small
+            what={`this change to ${r.rel_path}`}
+            onAccept={() => actions.acceptChange(r)}
+            onReject={() => actions.rejectChange(r)}
+          />
+        )}
+      </div>
+      {open &&
+        (conflict ? <ConflictView rec={r} mode={s.diffMode} /> : <RecordDiff rec={r} mode={s.diffMode} />)}
+    </article>
+  );
+}
+
+// ---- checkpoints ------------------------------------------------------------
+
+function checkpointTitle(c: Checkpoint): string {
+  return c.name || (c.tool_call_id ? `before tool call ${shortId(c.tool_call_id)}` : `turn ${c.message_index}`);
+}
+
+function Timeline({ s, sess, cps, recs }: { s: State; sess: Session; cps: Checkpoint[]; recs: ChangeRecord[] }) {
+  const list = [...cps].reverse();
+  const active = sess.status === 'active';
+  if (list.length === 0) {
+    return <p class="empty">No checkpoints yet. prsm takes one at every turn and before every file change.</p>;
+  }
+  const tools = new Map(recs.map((r) => [r.tool_call_id.replace(/:\d+$/, ''), r.tool_name]));
+  return (
+    <div class="timeline-wrap">
+      <p class="muted small">
+        Newest first. Rolling back to a checkpoint makes the worktree equal it again and takes the later changes out
+        of your workspace (your own edits stay); a safety checkpoint is taken first, so a rollback can be undone.
+        {!active && ' This session has ended: it can no longer be rolled back.'}
+      </p>
+      <ol class="timeline" aria-label="Checkpoints">
+        <li class="cp now">
+          <span class="node" aria-hidden="true" />
+          <div class="cp-body">
+            <div class="cp-title">Now</div>
+            <div class="muted small">the worktree as it is</div>
+          </div>
+        </li>
+        {list.map((c) => (
+          <CheckpointItem key={c.id} s={s} sess={sess} c={c} tool={tools.get(c.tool_call_id)} active={active} />
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+function CheckpointItem({
+  s,
+  sess,
+  c,
+  tool,
+  active,
+}: {
+  s: State;
+  sess: Session;
+  c: Checkpoint;
+  tool?: string;
+  active: boolean;
+}) {
+  const [plan, setPlan] = useState<Plan | null>(null);
+  const [diff, setDiff] = useState<CheckpointDiff | null>(null);
+  const [open, setOpenPanel] = useState<'' | 'preview' | 'diff'>('');
+  const [err, setErr] = useState('');
+  const title = checkpointTitle(c);
+  const turn = c.kind === 'auto' && !c.tool_call_id;
+  const preview = async () => {
+    if (open === 'preview') return setOpenPanel('');
+    setErr('');
+    setOpenPanel('preview');
+    try {
+      setPlan(await api.rollbackPreview(sess.id, c.id));
+    } catch (e) {
+      setErr((e as Error).message);
+    }
+  };
+  const showDiff = async () => {
+    if (open === 'diff') return setOpenPanel('');
+    setErr('');
+    setOpenPanel('diff');
+    try {
+      setDiff(await api.checkpointDiff(sess.id, c.id));
+    } catch (e) {
+      setErr((e as Error).message);
+    }
+  };
+  const confirm = () => {
+    const p = plan;
+    const ops = p?.operations ?? [];
+    ask({
+      title: `Roll back to “${title}”?`,
+      body: [
+        `${plural(ops.length, 'file')} in the worktree change back to this checkpoint; every later change is rejected and leaves your workspace. Your own edits stay.`,
+        ...(p?.warnings ?? []),
+        ...(p?.conflicts ?? []).map((x) => `Conflict, left as it is: ${x.path} (${x.reason})`),
+        'A safety checkpoint is taken first, so this can be undone.',
+      ],
+      confirmLabel: 'Roll back',
+      danger: true,
+      run: async () => {
+        await actions.rollback(sess.id, c, title);
+        setPlan(null);
+        setOpenPanel('');
+      },
+    });
+  };
+  return (
+    <li class={`cp ${c.kind} ${turn ? 'turn' : ''}`} aria-label={`Checkpoint ${title}`}>
+      <span class="node" aria-hidden="true" />
+      <div class="cp-body">
+        <div class="cp-line">
+          <div class="cp-main">
+            <span class="cp-title">{title}</span>
+            {c.kind === 'manual' && <Pill kind="manual">named</Pill>}
+            {tool && !c.name.startsWith('before') && <span class="tool">{tool}</span>}
+            <div class="muted small">
+              <Time iso={c.created_at} now={s.now} /> · {plural(c.files_changed, 'file')} changed since the checkpoint
+              before · <code>{shortId(c.id)}</code>
+            </div>
+          </div>
+          <div class="cp-actions">
+            <button type="button" class="btn small ghost" aria-expanded={open === 'diff'} onClick={showDiff}>
+              Diff to now
+            </button>
+            <button
+              type="button"
+              class="btn small"
+              aria-expanded={open === 'preview'}
+              disabled={!active}
+              onClick={preview}
+            >
+              Preview rollback
+            </button>
+          </div>
+        </div>
+        {c.annotation && <p class="annotation">{c.annotation}</p>}
+        {err && <p class="error">{err}</p>}
+        {open === 'diff' && !err && (
+          <div class="cp-panel">
+            {!diff ? (
+              <p class="muted">Loading…</p>
+            ) : !diff.patch ? (
+              <p class="muted">The worktree equals this checkpoint.</p>
+            ) : (
+              <Patch text={diff.patch} mode={s.diffMode} />
+            )}
+          </div>
+        )}
+        {open === 'preview' && !err && (
+          <div class="cp-panel preview" aria-label="Rollback preview">
+            {!plan ? (
+              <p class="muted">Planning…</p>
+            ) : (
+              <PlanView plan={plan} onConfirm={confirm} />
+            )}
+          </div>
+        )}
+      </div>
+    </li>
+  );
+}
+
+function PlanView({ plan, onConfirm }: { plan: Plan; onConfirm: () => void }) {
+  const ops = plan.operations ?? [];
+  const verbs = { restore: 'restore', delete: 'delete', create: 'recreate' };
+  return (
+    <div>
+      {ops.length === 0 ? (
+        <p>Nothing to do: the worktree already equals this checkpoint.</p>
+      ) : (
+        <>
+          <p>
+            <strong>{plural(ops.length, 'file operation')}</strong> in the worktree, and the same deltas leave your
+            workspace:
+          </p>
+          <ul class="ops">
+            {ops.map((o) => (
+              <li key={o.type + o.path}>
+                <span class={`op ${o.type}`}>{verbs[o.type] ?? o.type}</span> <code>{o.path}</code>
+                {o.record_ids && o.record_ids.length > 0 && (
+                  <span class="muted small"> · undoes {plural(o.record_ids.length, 'change')}</span>
+                )}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {(plan.warnings ?? []).map((w) => (
+        <p class="warning" key={w}>
+          {w}
+        </p>
+      ))}
+      {(plan.conflicts ?? []).map((x) => (
+        <p class="error" key={x.path}>
+          Conflict: <code>{x.path}</code>: {x.reason}. It is left as it is.
+        </p>
+      ))}
+      {ops.length > 0 && (
+        <button type="button" class="btn danger" onClick={onConfirm}>
+          Roll back to here…
+        </button>
+      )}
+    </div>
+  );
+}
+
+// ---- overlays ---------------------------------------------------------------
+
+function ConfirmDialog({ s }: { s: State }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const c = s.confirm;
+  const [running, setRunning] = useState(false);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (c && !d.open) d.showModal();
+    if (!c && d.open) d.close();
+  }, [c]);
+  return (
+    <dialog ref={ref} class="confirm" aria-label={c?.title} onClose={() => state.confirm && update({ confirm: null })}>
+      {c && (
+        <form
+          method="dialog"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            setRunning(true);
+            try {
+              await c.run();
+            } finally {
+              setRunning(false);
+              update({ confirm: null });
+            }
+          }}
+        >
+          <h2>{c.title}</h2>
+          {c.body.map((p) => (
+            <p key={p}>{p}</p>
+          ))}
+          <div class="dialog-buttons">
+            <button type="button" class="btn" onClick={() => update({ confirm: null })} disabled={running}>
+              Cancel
+            </button>
+            <button type="submit" class={`btn ${c.danger ? 'danger' : 'primary'}`} disabled={running} autofocus>
+              {c.confirmLabel}
+            </button>
+          </div>
+        </form>
+      )}
+    </dialog>
+  );
+}
+
+const shortcuts: [string, string][] = [
+  ['j / k', 'next / previous change'],
+  ['a', 'accept the selected change'],
+  ['r', 'reject the selected change'],
+  ['o', 'show or hide its diff'],
+  ['u', 'unified or side-by-side diffs'],
+  ['t', 'changes or timeline'],
+  ['[ / ]', 'previous / next session'],
+  ['?', 'this help'],
+];
+
+function Help({ s }: { s: State }) {
+  if (!s.help) return null;
+  return (
+    <div class="help" role="dialog" aria-label="Keyboard shortcuts">
+      <h2>Keyboard shortcuts</h2>
+      <dl>
+        {shortcuts.map(([k, v]) => (
+          <div key={k}>
+            <dt>
+              {k.split(' / ').map((x, i) => (
+                <span key={x}>
+                  {i > 0 && ' / '}
+                  <kbd>{x}</kbd>
+                </span>
+              ))}
+            </dt>
+            <dd>{v}</dd>
+          </div>
+        ))}
+      </dl>
+      <button type="button" class="btn small" onClick={() => update({ help: false })}>
+        Close
+      </button>
+    </div>
+  );
+}
+
+function Toasts({ s }: { s: State }) {
+  return (
+    <div class="toasts" aria-live="polite">
+      {s.toasts.map((t) => (
+        <div key={t.id} class={`toast ${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
+          <div>
+            {t.text}
+            {t.hint && <div class="hint">{t.hint}</div>}
+          </div>
+          {t.action && (
+            <button
+              type="button"
+              class="btn small"
+              onClick={() => {
+                dismiss(t.id);
+                t.action?.run();
+              }}
+            >
+              {t.action.label}
+            </button>
+          )}
+          <button type="button" class="close" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
+            ×
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** A path as one shell word. */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function LoggedOut({ workspace }: { workspace?: string }) {
+  return (
+    <div class="logged-out" role="alert">
+      <div class="card">
+        <Logo />
+        <h1>You are logged out</h1>
+        <p>This page's login has expired, or the prsm server restarted. To log in again, run:</p>
+        <pre>
+          <code>prsm ui{workspace ? ` --workspace ${shellWord(workspace)}` : ''}</code>
+        </pre>
+      </div>
+    </div>
+  );
+}
+
+// ---- the page -----------------------------------------------------------------
+
+export function App({ s }: { s: State }) {
+  const sess = s.sessions.find((x) => x.id === s.sid);
+  return (
+    <>
+      <Header s={s} />
+      <div class="layout">
+        <Sidebar s={s} />
+        <main class="main" aria-busy={s.busy > 0}>
+          {sess ? (
+            <SessionView s={s} sess={sess} />
+          ) : s.sessionsLoaded && s.sid ? (
+            <p class="empty">
+              No session {s.sid}. <a href="#" onClick={(e) => (e.preventDefault(), history.replaceState(null, '', '/'), location.reload())}>Show the newest</a>
+            </p>
+          ) : s.sessionsLoaded && s.sessions.length === 0 ? (
+            <div class="empty welcome">
+              <h1>Nothing to review yet</h1>
+              <p>
+                Start an agent with <code>prsm run -- AGENT</code> (or <code>prsm session start</code> and the hooks);
+                every change it makes appears here, live.
+              </p>
+            </div>
+          ) : (
+            <p class="muted pad">Loading…</p>
+          )}
+        </main>
+      </div>
+      <ConfirmDialog s={s} />
+      <Help s={s} />
+      <Toasts s={s} />
+      {s.loggedOut && <LoggedOut workspace={s.status?.workspace} />}
+    </>
+  );
+}
+
+export { go };
