@@ -1,0 +1,329 @@
+// The "Checkpoints" view: each session's timeline of auto and named
+// checkpoints; create, annotate, delete and "Rewind to here" with a preview.
+
+import * as vscode from 'vscode';
+
+import type { Checkpoint, RollbackPlan, Session } from './client';
+import type { AppContext } from './context';
+import { Disposable } from './lifecycle';
+import type { Model } from './model';
+import { ContextKeys } from './settings';
+
+export interface CheckpointSessionNode {
+  kind: 'cpSession';
+  session: Session;
+  checkpoints: CheckpointNode[];
+}
+
+export interface CheckpointNode {
+  kind: 'checkpoint';
+  checkpoint: Checkpoint;
+  session: Session | undefined;
+}
+
+export type CheckpointTreeNode = CheckpointSessionNode | CheckpointNode;
+
+/**
+ * The timeline, newest first. One session gives a flat list; several give
+ * one node per session (active ones first).
+ */
+export function buildCheckpointTree(model: Pick<Model, 'sessions' | 'checkpoints'>): CheckpointTreeNode[] {
+  const sessions = [...model.sessions].sort((a, b) =>
+    a.status === b.status ? b.created_at.localeCompare(a.created_at) : a.status === 'active' ? -1 : 1,
+  );
+  const nodes = sessions.map<CheckpointSessionNode>((s) => ({
+    kind: 'cpSession',
+    session: s,
+    checkpoints: [...model.checkpoints(s.id)]
+      .sort((a, b) => b.created_at.localeCompare(a.created_at))
+      .map((c) => ({ kind: 'checkpoint', checkpoint: c, session: s })),
+  }));
+  if (nodes.length === 1) {
+    return nodes[0].checkpoints;
+  }
+  return nodes;
+}
+
+/** The label of a checkpoint: its name, or what made an automatic one. */
+export function checkpointLabel(c: Checkpoint): string {
+  if (c.name) {
+    return c.name;
+  }
+  if (c.kind === 'auto') {
+    return c.tool_call_id ? `before ${c.tool_call_id}` : `turn ${c.message_index}`;
+  }
+  return c.id;
+}
+
+export function relativeTime(iso: string, now = Date.now()): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) {
+    return '';
+  }
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  if (s < 60) {
+    return `${s}s ago`;
+  }
+  if (s < 3600) {
+    return `${Math.floor(s / 60)}m ago`;
+  }
+  if (s < 86400) {
+    return `${Math.floor(s / 3600)}h ago`;
+  }
+  return `${Math.floor(s / 86400)}d ago`;
+}
+
+export function checkpointItem(n: CheckpointTreeNode): vscode.TreeItem {
+  if (n.kind === 'cpSession') {
+    const s = n.session;
+    const item = new vscode.TreeItem(s.name || s.id, s.status === 'active' ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+    item.id = `cpsession:${s.id}`;
+    item.description = `${n.checkpoints.length} checkpoint${n.checkpoints.length === 1 ? '' : 's'}${s.status === 'ended' ? ' · ended' : ''}`;
+    item.iconPath = new vscode.ThemeIcon(s.status === 'active' ? 'hubot' : 'archive');
+    item.contextValue = `cpSession.${s.status}`;
+    return item;
+  }
+  const c = n.checkpoint;
+  const item = new vscode.TreeItem(checkpointLabel(c), vscode.TreeItemCollapsibleState.None);
+  item.id = `checkpoint:${c.session_id}:${c.id}`;
+  item.description = [c.kind === 'manual' ? 'named' : 'auto', relativeTime(c.created_at), c.annotation].filter(Boolean).join(' · ');
+  item.tooltip = new vscode.MarkdownString(
+    `**${checkpointLabel(c)}** (${c.kind})\n\n${c.annotation ? `${c.annotation}\n\n` : ''}id \`${c.id}\` · message ${c.message_index}${c.tool_call_id ? ` · before tool call \`${c.tool_call_id}\`` : ''}\n\n${c.created_at}`,
+  );
+  item.iconPath = new vscode.ThemeIcon(c.kind === 'manual' ? 'bookmark' : 'history');
+  const active = n.session?.status !== 'ended';
+  item.contextValue = `checkpoint.${c.kind}${active ? '.active' : ''}`;
+  return item;
+}
+
+export class CheckpointsTree extends Disposable implements vscode.TreeDataProvider<CheckpointTreeNode> {
+  private readonly changed = this._register(new vscode.EventEmitter<CheckpointTreeNode | undefined | void>());
+  readonly onDidChangeTreeData = this.changed.event;
+  private roots: CheckpointTreeNode[] = [];
+  readonly view: vscode.TreeView<CheckpointTreeNode>;
+
+  constructor(private readonly ctx: AppContext, viewId: string) {
+    super();
+    this.view = this._register(vscode.window.createTreeView(viewId, { treeDataProvider: this }));
+    this._register(
+      ctx.model.onChange((c) => {
+        if (c.checkpoints || c.sessions) {
+          this.rebuild();
+        }
+      }),
+    );
+    this._register(ctx.connection.onState(() => this.rebuild()));
+    this.rebuild();
+  }
+
+  rebuild(): void {
+    const ok = this.ctx.connection.state === 'connected' && this.ctx.model.checkpointsSupported;
+    void vscode.commands.executeCommand('setContext', ContextKeys.checkpointsSupported, this.ctx.model.checkpointsSupported);
+    this.roots = ok ? buildCheckpointTree(this.ctx.model) : [];
+    this.changed.fire();
+  }
+
+  getTreeItem(n: CheckpointTreeNode): vscode.TreeItem {
+    return checkpointItem(n);
+  }
+
+  getChildren(n?: CheckpointTreeNode): CheckpointTreeNode[] {
+    if (!n) {
+      return this.roots;
+    }
+    return n.kind === 'cpSession' ? n.checkpoints : [];
+  }
+}
+
+// ---- actions ----
+
+async function pickSession(ctx: AppContext, arg: unknown): Promise<Session | undefined> {
+  if (isNode(arg) && arg.kind === 'cpSession') {
+    return arg.session;
+  }
+  const active = ctx.model.sessions.filter((s) => s.status === 'active');
+  if (active.length === 1) {
+    return active[0];
+  }
+  if (active.length === 0) {
+    void vscode.window.showInformationMessage('prsm: no active session to checkpoint.');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    active.map((s) => ({ label: s.name || s.id, description: s.id, session: s })),
+    { placeHolder: 'Which session?' },
+  );
+  return pick?.session;
+}
+
+async function pickCheckpoint(ctx: AppContext, arg: unknown, placeHolder: string): Promise<CheckpointNode | undefined> {
+  if (isNode(arg) && arg.kind === 'checkpoint') {
+    return arg;
+  }
+  const items = ctx.model.sessions.flatMap((s) =>
+    [...ctx.model.checkpoints(s.id)]
+      .sort((a, b) => b.created_at.localeCompare(a.created_at))
+      .map((c) => ({
+        label: checkpointLabel(c),
+        description: `${s.name || s.id} · ${c.kind} · ${relativeTime(c.created_at)}`,
+        detail: c.annotation || undefined,
+        node: { kind: 'checkpoint', checkpoint: c, session: s } as CheckpointNode,
+      })),
+  );
+  if (!items.length) {
+    void vscode.window.showInformationMessage('prsm: no checkpoints yet.');
+    return undefined;
+  }
+  return (await vscode.window.showQuickPick(items, { placeHolder, matchOnDescription: true, matchOnDetail: true }))?.node;
+}
+
+function isNode(x: unknown): x is CheckpointTreeNode {
+  return typeof x === 'object' && x !== null && 'kind' in x && ((x as CheckpointTreeNode).kind === 'checkpoint' || (x as CheckpointTreeNode).kind === 'cpSession');
+}
+
+async function reload(ctx: AppContext, sessionId: string): Promise<void> {
+  const list = await ctx.call('list checkpoints', (c) => c.listCheckpoints(sessionId));
+  if (list) {
+    ctx.model.setCheckpoints(sessionId, list);
+  }
+}
+
+export async function createCheckpoint(ctx: AppContext, arg?: unknown): Promise<void> {
+  const s = await pickSession(ctx, arg);
+  if (!s) {
+    return;
+  }
+  const name = await vscode.window.showInputBox({
+    title: `New checkpoint of ${s.name || s.id}`,
+    prompt: 'Name of the checkpoint',
+    placeHolder: 'before-refactor',
+    validateInput: (v) => (v.trim() ? undefined : 'Give the checkpoint a name'),
+  });
+  if (name === undefined) {
+    return;
+  }
+  const annotation = await vscode.window.showInputBox({
+    title: `Checkpoint "${name.trim()}"`,
+    prompt: 'Annotation (optional): what state is this?',
+  });
+  if (annotation === undefined) {
+    return;
+  }
+  const cp = await ctx.call('create checkpoint', (c) => c.createCheckpoint(s.id, { name: name.trim(), annotation: annotation.trim() }));
+  if (cp) {
+    await reload(ctx, s.id);
+    void vscode.window.showInformationMessage(`prsm: checkpoint "${checkpointLabel(cp)}" created.`);
+  }
+}
+
+export async function annotateCheckpoint(ctx: AppContext, arg?: unknown): Promise<void> {
+  const n = await pickCheckpoint(ctx, arg, 'Annotate which checkpoint?');
+  if (!n) {
+    return;
+  }
+  const c = n.checkpoint;
+  const annotation = await vscode.window.showInputBox({
+    title: `Annotate "${checkpointLabel(c)}"`,
+    value: c.annotation,
+    prompt: 'Annotation of the checkpoint',
+  });
+  if (annotation === undefined) {
+    return;
+  }
+  if (await ctx.call('annotate checkpoint', (cl) => cl.annotateCheckpoint(c.session_id, c.id, annotation.trim()))) {
+    await reload(ctx, c.session_id);
+  }
+}
+
+export async function deleteCheckpoint(ctx: AppContext, arg?: unknown): Promise<void> {
+  const n = await pickCheckpoint(ctx, arg, 'Delete which checkpoint?');
+  if (!n) {
+    return;
+  }
+  const c = n.checkpoint;
+  const ok = await vscode.window.showWarningMessage(`Delete checkpoint "${checkpointLabel(c)}"?`, { modal: true }, 'Delete');
+  if (ok !== 'Delete') {
+    return;
+  }
+  if ((await ctx.call('delete checkpoint', (cl) => cl.deleteCheckpoint(c.session_id, c.id).then(() => true))) !== undefined) {
+    await reload(ctx, c.session_id);
+  }
+}
+
+const OP_ICON: Record<string, string> = { restore: '$(discard)', delete: '$(trash)', create: '$(new-file)' };
+
+/** The quick-pick items of a plan: one per file operation, then conflicts and warnings. */
+export function planItems(plan: RollbackPlan): vscode.QuickPickItem[] {
+  const items: vscode.QuickPickItem[] = plan.operations.map((op) => ({
+    label: `${OP_ICON[op.type] ?? ''} ${op.path}`.trim(),
+    description: op.type,
+    detail: op.record_ids.length ? `undoes ${op.record_ids.join(', ')}` : undefined,
+  }));
+  for (const c of plan.conflicts ?? []) {
+    items.push({ label: `$(warning) ${c.path}`, description: 'conflict: left as it is', detail: c.reason });
+  }
+  for (const w of plan.warnings ?? []) {
+    items.push({ label: `$(info) ${w}`, description: 'warning' });
+  }
+  return items;
+}
+
+/** How many files a plan changes (affected_files, else its operations). */
+export function affectedCount(plan: RollbackPlan): number {
+  return plan.affected_files?.length ?? new Set(plan.operations.map((o) => o.path)).size;
+}
+
+export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promise<RollbackPlan | undefined> {
+  const n = await pickCheckpoint(ctx, arg, 'Rewind to which checkpoint?');
+  if (!n) {
+    return undefined;
+  }
+  const c = n.checkpoint;
+  const label = checkpointLabel(c);
+  const plan = await ctx.call('preview the rewind', (cl) => cl.rollbackPreview(c.session_id, c.id));
+  if (!plan) {
+    return undefined;
+  }
+  const files = affectedCount(plan);
+  if (files === 0 && plan.operations.length === 0) {
+    void vscode.window.showInformationMessage(`prsm: nothing to rewind: the session is at "${label}" already.`);
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(planItems(plan), {
+    title: `Rewind to "${label}" changes ${files} file${files === 1 ? '' : 's'}`,
+    placeHolder: 'These are the file operations of the rewind. Pick any to continue, Escape to cancel.',
+    matchOnDescription: true,
+  });
+  if (!picked) {
+    return undefined;
+  }
+  if (files > 1) {
+    const detail = [
+      `${files} files go back to "${label}"; later changes of the session are rejected.`,
+      plan.conflicts?.length ? `${plan.conflicts.length} file(s) with your edits in the way stay as they are.` : '',
+      ...(plan.warnings ?? []),
+      'A safety checkpoint is taken first, so the rewind can be undone.',
+    ]
+      .filter(Boolean)
+      .join('\n');
+    const ok = await vscode.window.showWarningMessage(`Rewind ${n.session?.name ?? c.session_id} to "${label}"?`, { modal: true, detail }, 'Rewind');
+    if (ok !== 'Rewind') {
+      return undefined;
+    }
+  }
+  const done = await ctx.call('rewind', (cl) => cl.rollback(c.session_id, c.id));
+  if (!done) {
+    return undefined;
+  }
+  await reload(ctx, c.session_id);
+  const safety = done.safety_checkpoint_id;
+  void vscode.window
+    .showInformationMessage(`prsm: rewound to "${label}" (${affectedCount(done)} files).`, ...(safety ? ['Undo'] : []))
+    .then(async (choice) => {
+      if (choice === 'Undo' && safety) {
+        await ctx.call('undo the rewind', (cl) => cl.rollback(c.session_id, safety));
+        await reload(ctx, c.session_id);
+      }
+    });
+  return done;
+}

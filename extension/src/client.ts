@@ -1,0 +1,677 @@
+// The one typed client of prsm's HTTP API. Every request the extension (and
+// its tests) sends goes through here; the JSON types below are SPEC.md's
+// contract, field for field. This module needs only Node's http, so it runs
+// in the extension host, in vitest and in the e2e driver alike. It never runs
+// git: everything is asked of the server.
+
+import * as http from 'node:http';
+
+// ---- JSON types of SPEC.md --------------------------------------------------
+
+/** The content of PRSM_HOME/projects/<identity>/server.json. */
+export interface ServerInfo {
+  pid: number;
+  addr: string;
+  token: string;
+  workspace: string;
+  version: string;
+}
+
+export type ChangeType = 'create' | 'modify' | 'delete';
+export type RecordStatus = 'pending' | 'accepted' | 'rejected';
+export type SyncState = 'synced' | 'conflict' | 'pending_review';
+export type SessionMode = 'auto' | 'review';
+export type SessionStatus = 'active' | 'ended';
+export type CheckpointKind = 'auto' | 'manual';
+
+/** A 1-based, inclusive span of lines. */
+export interface LineRange {
+  startLine: number;
+  endLine: number;
+}
+
+/** One file changed by one tool call (FileChangeRecord). */
+export interface FileChangeRecord {
+  id: string;
+  session_id: string;
+  /** Absolute and workspace-rooted, never a worktree path. */
+  file_path: string;
+  rel_path: string;
+  agent_id: string;
+  change_type: ChangeType;
+  tool_call_id: string;
+  tool_name: string;
+  message_index: number;
+  /** Inline up to 1 MiB of text; null when absent, binary or larger. */
+  old_content: string | null;
+  new_content: string | null;
+  pre_tool_content: string | null;
+  /** New-file line numbers. */
+  added_ranges: LineRange[];
+  /** Old-file line numbers. */
+  removed_ranges: LineRange[];
+  /** RFC 3339. */
+  timestamp: string;
+  status: RecordStatus;
+  sync_state: SyncState;
+  binary: boolean;
+  mode_before: number;
+  mode_after: number;
+  size_before: number;
+  size_after: number;
+}
+
+export interface Session {
+  id: string;
+  name: string;
+  agent_id: string;
+  mode: SessionMode;
+  status: SessionStatus;
+  worktree_path: string;
+  branch: string;
+  base_commit: string;
+  created_at: string;
+  ended_at: string | null;
+  pending_count: number;
+}
+
+export interface Checkpoint {
+  id: string;
+  session_id: string;
+  kind: CheckpointKind;
+  name: string;
+  annotation: string;
+  message_index: number;
+  /** Empty for a turn's checkpoint. */
+  tool_call_id: string;
+  /** Git tree id of the whole worktree state. */
+  tree: string;
+  created_at: string;
+  /** Not in SPEC.md, sent by the server: files that differ from the checkpoint before. */
+  files_changed?: number;
+}
+
+export interface RollbackOperation {
+  type: 'restore' | 'delete' | 'create';
+  /** Relative to the workspace root. */
+  path: string;
+  record_ids: string[];
+}
+
+export interface RollbackConflict {
+  path: string;
+  reason: string;
+}
+
+/** A rollback's preview, and the answer of a rollback that ran. */
+export interface RollbackPlan {
+  checkpoint_id: string;
+  operations: RollbackOperation[];
+  affected_files: string[];
+  conflicts: RollbackConflict[];
+  warnings: string[];
+  dry_run?: boolean;
+  /** Set once a rollback ran: the checkpoint that undoes it. */
+  safety_checkpoint_id?: string;
+}
+
+/** The data of a file_change_status event. */
+export interface FileChangeStatusEvent {
+  session_id: string;
+  id: string;
+  tool_call_id: string;
+  rel_path: string;
+  file_path: string;
+  status: RecordStatus;
+  sync_state: SyncState;
+}
+
+/** The events of GET /events, by type. */
+export type PrsmEvent =
+  | { type: 'session_updated'; data: Session }
+  | { type: 'file_changed'; data: FileChangeRecord }
+  | { type: 'file_change_status'; data: FileChangeStatusEvent }
+  | { type: 'checkpoint_created'; data: Checkpoint };
+
+export const EVENT_TYPES: ReadonlyArray<PrsmEvent['type']> = [
+  'session_updated',
+  'file_changed',
+  'file_change_status',
+  'checkpoint_created',
+];
+
+export interface StatusResponse {
+  workspace: string;
+  identity: string;
+  addr: string;
+  pid: number;
+  version: string;
+  active_sessions: number;
+  ended_sessions: number;
+  pending_count: number;
+}
+
+export interface StartSessionRequest {
+  name?: string;
+  agent_id?: string;
+  mode?: SessionMode;
+}
+
+export interface ToolCallRequest {
+  tool_call_id: string;
+  tool_name: string;
+  args?: unknown;
+  agent_id?: string;
+  cwd?: string;
+  message_index?: number;
+}
+
+export interface ToolCallAnswer {
+  tool_call_id: string;
+  tool_name: string;
+  candidates: number;
+}
+
+export interface CompleteRequest {
+  result?: unknown;
+}
+
+export interface TurnRequest {
+  message_index: number;
+  prompt?: string;
+}
+
+export interface SessionRollbackRequest {
+  agent_id?: string;
+  after?: string;
+  file?: string;
+  last?: number;
+  dry_run?: boolean;
+}
+
+/** {records: [...]}: the answer of complete, record lookups, accept, reject and bulk. */
+export interface RecordsAnswer {
+  records: FileChangeRecord[];
+}
+
+// ---- errors -----------------------------------------------------------------
+
+/** An error answer of the server ({"error","code","hint"}), or a transport failure. */
+export class PrsmApiError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status; 0 when the server could not be reached. */
+    readonly status: number,
+    readonly code: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = 'PrsmApiError';
+  }
+
+  /** True when the server was not reached at all (refused, reset, timeout). */
+  get unreachable(): boolean {
+    return this.status === 0;
+  }
+
+  /** The message with its hint, for the user. */
+  describe(): string {
+    return this.hint ? `${this.message} (${this.hint})` : this.message;
+  }
+}
+
+// ---- the client ---------------------------------------------------------------
+
+export interface ClientOptions {
+  /** Per-request timeout in ms (default 60 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * Escapes one path segment. The server matches ids on the raw path without
+ * unescaping them, so the characters a path segment may hold as they are
+ * (RFC 3986 pchar: ':' of "tc:0" record ids, '@', ...) stay unescaped.
+ */
+export function seg(s: string): string {
+  return encodeURIComponent(s).replace(/%(3A|40|21|24|26|27|28|29|2A|2B|2C|3B|3D)/gi, (m) => decodeURIComponent(m));
+}
+
+function query(params: Record<string, string | undefined>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== '') {
+      parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+    }
+  }
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+interface RawAnswer {
+  status: number;
+  body: Buffer;
+}
+
+/** A client of one prsm server. */
+export class PrsmClient {
+  private readonly host: string;
+  private readonly port: number;
+  private readonly agent: http.Agent;
+  private readonly timeoutMs: number;
+
+  constructor(
+    readonly info: Pick<ServerInfo, 'addr' | 'token'>,
+    opts: ClientOptions = {},
+  ) {
+    const { host, port } = splitAddr(info.addr);
+    this.host = host;
+    this.port = port;
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    this.timeoutMs = opts.timeoutMs ?? 60_000;
+  }
+
+  get baseUrl(): string {
+    return `http://${this.info.addr}`;
+  }
+
+  /** Frees pooled sockets. */
+  dispose(): void {
+    this.agent.destroy();
+  }
+
+  // -- transport --
+
+  private raw(method: string, path: string, body?: unknown, auth = true): Promise<RawAnswer> {
+    return new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+      const headers: http.OutgoingHttpHeaders = { Accept: 'application/json' };
+      if (auth) {
+        headers.Authorization = `Bearer ${this.info.token}`;
+      }
+      if (payload) {
+        headers['Content-Type'] = 'application/json';
+        headers['Content-Length'] = payload.length;
+      }
+      const req = http.request(
+        { host: this.host, port: this.port, method, path, headers, agent: this.agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+          res.on('error', (err) => reject(transportError(method, path, err)));
+        },
+      );
+      req.setTimeout(this.timeoutMs, () => {
+        req.destroy(new Error(`no answer within ${this.timeoutMs} ms`));
+      });
+      req.on('error', (err) => reject(transportError(method, path, err)));
+      req.end(payload);
+    });
+  }
+
+  /** Sends a request and returns the raw body of a 2xx answer; throws PrsmApiError otherwise. */
+  async request(method: string, path: string, body?: unknown, auth = true): Promise<Buffer> {
+    const ans = await this.raw(method, path, body, auth);
+    if (ans.status >= 400) {
+      throw errorOf(method, path, ans);
+    }
+    return ans.body;
+  }
+
+  private async json<T>(method: string, path: string, body?: unknown, auth = true): Promise<T> {
+    const b = await this.request(method, path, body, auth);
+    try {
+      return JSON.parse(b.toString('utf8')) as T;
+    } catch (err) {
+      throw new PrsmApiError(`bad JSON answer of ${method} ${path}: ${String(err)}`, 200, 'bad_answer');
+    }
+  }
+
+  private sessionPath(sessionId: string): string {
+    return `/sessions/${seg(sessionId)}`;
+  }
+
+  private changePath(sessionId: string, id: string): string {
+    return `${this.sessionPath(sessionId)}/file-changes/${seg(id)}`;
+  }
+
+  private checkpointPath(sessionId: string, checkpointId: string): string {
+    return `${this.sessionPath(sessionId)}/checkpoints/${seg(checkpointId)}`;
+  }
+
+  // -- server --
+
+  /** GET /healthz (no token needed). */
+  healthz(): Promise<{ ok: boolean; version: string }> {
+    return this.json('GET', '/healthz', undefined, false);
+  }
+
+  /** GET /status. */
+  status(): Promise<StatusResponse> {
+    return this.json('GET', '/status');
+  }
+
+  // -- sessions --
+
+  listSessions(status?: SessionStatus): Promise<Session[]> {
+    return this.json('GET', `/sessions${query({ status })}`);
+  }
+
+  startSession(req: StartSessionRequest = {}): Promise<Session> {
+    return this.json('POST', '/sessions', req);
+  }
+
+  getSession(id: string): Promise<Session> {
+    return this.json('GET', this.sessionPath(id));
+  }
+
+  endSession(id: string, discard = false): Promise<Session> {
+    return this.json('DELETE', `${this.sessionPath(id)}${discard ? '?discard=true' : ''}`);
+  }
+
+  /** POST /sessions/{id}/turns: answers with the turn's auto checkpoint. */
+  startTurn(sessionId: string, req: TurnRequest): Promise<Checkpoint> {
+    return this.json('POST', `${this.sessionPath(sessionId)}/turns`, req);
+  }
+
+  // -- tool calls (the agent side; used by tests that play the agent) --
+
+  startToolCall(sessionId: string, req: ToolCallRequest): Promise<ToolCallAnswer> {
+    return this.json('POST', `${this.sessionPath(sessionId)}/tool-calls`, req);
+  }
+
+  completeToolCall(sessionId: string, toolCallId: string, req: CompleteRequest = {}): Promise<RecordsAnswer> {
+    return this.json('POST', `${this.sessionPath(sessionId)}/tool-calls/${seg(toolCallId)}/complete`, req);
+  }
+
+  // -- records --
+
+  listChanges(sessionId: string, filter: { status?: RecordStatus; file?: string } = {}): Promise<FileChangeRecord[]> {
+    return this.json('GET', `${this.sessionPath(sessionId)}/file-changes${query(filter)}`);
+  }
+
+  /** The record with this id, or every record of the tool call with this id. */
+  getChange(sessionId: string, id: string): Promise<RecordsAnswer> {
+    return this.json('GET', this.changePath(sessionId, id));
+  }
+
+  /** The unified diff of a record (text). */
+  async changeDiff(sessionId: string, id: string): Promise<string> {
+    return (await this.request('GET', `${this.changePath(sessionId, id)}/diff`)).toString('utf8');
+  }
+
+  /**
+   * One side of a record as raw bytes; undefined when the file does not exist
+   * on that side (a creation's before, a deletion's after).
+   */
+  async changeContent(sessionId: string, id: string, side: 'before' | 'after'): Promise<Buffer | undefined> {
+    try {
+      return await this.request('GET', `${this.changePath(sessionId, id)}/content${query({ side })}`);
+    } catch (err) {
+      if (err instanceof PrsmApiError && err.status === 404 && err.code === 'no_content') {
+        return undefined;
+      }
+      throw err;
+    }
+  }
+
+  accept(sessionId: string, id: string): Promise<RecordsAnswer> {
+    return this.json('POST', `${this.changePath(sessionId, id)}/accept`);
+  }
+
+  reject(sessionId: string, id: string): Promise<RecordsAnswer> {
+    return this.json('POST', `${this.changePath(sessionId, id)}/reject`);
+  }
+
+  /** Accepts every pending record of a session, or of one file of it. */
+  acceptAll(sessionId: string, file?: string): Promise<RecordsAnswer> {
+    return this.json('POST', `${this.sessionPath(sessionId)}/file-changes/accept-all${query({ file })}`);
+  }
+
+  /** Rejects every pending record of a session, or of one file of it. */
+  rejectAll(sessionId: string, file?: string): Promise<RecordsAnswer> {
+    return this.json('POST', `${this.sessionPath(sessionId)}/file-changes/reject-all${query({ file })}`);
+  }
+
+  /** Accepts every pending record of every session. */
+  acceptEverything(): Promise<RecordsAnswer> {
+    return this.json('POST', '/file-changes/accept-all');
+  }
+
+  /** Rejects every pending record of every session. */
+  rejectEverything(): Promise<RecordsAnswer> {
+    return this.json('POST', '/file-changes/reject-all');
+  }
+
+  // -- checkpoints --
+
+  listCheckpoints(sessionId: string): Promise<Checkpoint[]> {
+    return this.json('GET', `${this.sessionPath(sessionId)}/checkpoints`);
+  }
+
+  createCheckpoint(sessionId: string, req: { name: string; annotation?: string }): Promise<Checkpoint> {
+    return this.json('POST', `${this.sessionPath(sessionId)}/checkpoints`, req);
+  }
+
+  getCheckpoint(sessionId: string, checkpointId: string): Promise<Checkpoint> {
+    return this.json('GET', this.checkpointPath(sessionId, checkpointId));
+  }
+
+  annotateCheckpoint(sessionId: string, checkpointId: string, annotation: string): Promise<Checkpoint> {
+    return this.json('PUT', this.checkpointPath(sessionId, checkpointId), { annotation });
+  }
+
+  async deleteCheckpoint(sessionId: string, checkpointId: string): Promise<void> {
+    await this.request('DELETE', this.checkpointPath(sessionId, checkpointId));
+  }
+
+  /** The diff of a checkpoint against the current state, or against another checkpoint. */
+  async checkpointDiff(sessionId: string, checkpointId: string, other?: string): Promise<string> {
+    const p = `${this.checkpointPath(sessionId, checkpointId)}/diff${other ? `/${seg(other)}` : ''}`;
+    return (await this.request('GET', p)).toString('utf8');
+  }
+
+  rollbackPreview(sessionId: string, checkpointId: string): Promise<RollbackPlan> {
+    return this.json('GET', `${this.checkpointPath(sessionId, checkpointId)}/rollback/preview`);
+  }
+
+  /** Rewinds the session to the checkpoint; the answer names the safety checkpoint. */
+  rollback(sessionId: string, checkpointId: string): Promise<RollbackPlan> {
+    return this.json('POST', `${this.checkpointPath(sessionId, checkpointId)}/rollback`);
+  }
+
+  /** POST /sessions/{id}/rollback by agent, time, file or count. */
+  rollbackBy(sessionId: string, req: SessionRollbackRequest): Promise<RollbackPlan> {
+    return this.json('POST', `${this.sessionPath(sessionId)}/rollback`, req);
+  }
+
+  // -- events --
+
+  /** Opens GET /events. The caller owns the stream and must close it. */
+  events(handlers: EventStreamHandlers): EventStream {
+    return new EventStream(this.host, this.port, this.info.token, handlers);
+  }
+}
+
+function splitAddr(addr: string): { host: string; port: number } {
+  const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(addr.trim());
+  if (!m) {
+    throw new PrsmApiError(`bad server address ${JSON.stringify(addr)}`, 0, 'bad_addr');
+  }
+  return { host: m[1], port: Number(m[2]) };
+}
+
+function transportError(method: string, path: string, err: Error): PrsmApiError {
+  const code = (err as NodeJS.ErrnoException).code ?? 'unreachable';
+  return new PrsmApiError(`cannot reach prsm server (${method} ${path}): ${err.message}`, 0, code);
+}
+
+function errorOf(method: string, path: string, ans: RawAnswer): PrsmApiError {
+  try {
+    const e = JSON.parse(ans.body.toString('utf8')) as { error?: string; code?: string; hint?: string };
+    if (e && typeof e.error === 'string') {
+      return new PrsmApiError(e.error, ans.status, e.code ?? 'error', e.hint || undefined);
+    }
+  } catch {
+    // not JSON: fall through
+  }
+  return new PrsmApiError(`${method} ${path}: HTTP ${ans.status}`, ans.status, 'http_error');
+}
+
+// ---- server-sent events ---------------------------------------------------------
+
+/** One parsed SSE message. */
+export interface SseMessage {
+  event: string;
+  data: string;
+  id?: string;
+}
+
+/**
+ * An incremental parser of the text/event-stream format: feed it chunks, it
+ * calls onMessage for every complete event. Comments (": ping") are skipped.
+ */
+export class SseParser {
+  private buf = '';
+  private event = '';
+  private data: string[] = [];
+  private id: string | undefined;
+
+  constructor(private readonly onMessage: (m: SseMessage) => void) {}
+
+  push(chunk: string): void {
+    this.buf += chunk;
+    for (;;) {
+      const nl = this.buf.search(/\r\n|\r|\n/);
+      if (nl < 0 || (this.buf[nl] === '\r' && nl === this.buf.length - 1)) {
+        return; // a CR at the end may be the first half of a CRLF
+      }
+      const line = this.buf.slice(0, nl);
+      const nlLen = this.buf.startsWith('\r\n', nl) ? 2 : 1;
+      this.buf = this.buf.slice(nl + nlLen);
+      this.line(line);
+    }
+  }
+
+  private line(line: string): void {
+    if (line === '') {
+      if (this.data.length > 0) {
+        this.onMessage({ event: this.event || 'message', data: this.data.join('\n'), id: this.id });
+      }
+      this.event = '';
+      this.data = [];
+      return;
+    }
+    if (line.startsWith(':')) {
+      return;
+    }
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) {
+      value = value.slice(1);
+    }
+    switch (field) {
+      case 'event':
+        this.event = value;
+        break;
+      case 'data':
+        this.data.push(value);
+        break;
+      case 'id':
+        this.id = value;
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+/** Decodes one SSE message into a typed event; undefined for unknown types or bad JSON. */
+export function decodeEvent(m: SseMessage): PrsmEvent | undefined {
+  if (!(EVENT_TYPES as readonly string[]).includes(m.event)) {
+    return undefined;
+  }
+  try {
+    return { type: m.event, data: JSON.parse(m.data) } as PrsmEvent;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface EventStreamHandlers {
+  /**
+   * Ends the stream when nothing (not even the server's 15 s heartbeat)
+   * arrives for this long, so a connection that died silently is noticed.
+   * Default 45 s.
+   */
+  idleTimeoutMs?: number;
+  onOpen?: () => void;
+  onEvent: (e: PrsmEvent) => void;
+  /** Called once when the stream ends for any reason; err is set when it failed. */
+  onClose?: (err?: PrsmApiError) => void;
+}
+
+/** A live GET /events stream. */
+export class EventStream {
+  private req: http.ClientRequest | undefined;
+  private closed = false;
+  private idle: NodeJS.Timeout | undefined;
+
+  constructor(host: string, port: number, token: string, private readonly h: EventStreamHandlers) {
+    const path = `/events?token=${encodeURIComponent(token)}`;
+    this.req = http.get(
+      { host, port, path, headers: { Accept: 'text/event-stream' } },
+      (res) => {
+        if ((res.statusCode ?? 0) >= 400) {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => this.finish(errorOf('GET', '/events', { status: res.statusCode ?? 0, body: Buffer.concat(chunks) })));
+          return;
+        }
+        res.setEncoding('utf8');
+        const parser = new SseParser((m) => {
+          const ev = decodeEvent(m);
+          if (ev && !this.closed) {
+            this.h.onEvent(ev);
+          }
+        });
+        this.h.onOpen?.();
+        this.touch();
+        res.on('data', (c: string) => {
+          this.touch();
+          parser.push(c);
+        });
+        res.on('end', () => this.finish(new PrsmApiError('event stream ended', 0, 'stream_ended')));
+        res.on('error', (err) => this.finish(transportError('GET', '/events', err)));
+      },
+    );
+    this.req.on('error', (err) => this.finish(transportError('GET', '/events', err)));
+  }
+
+  private touch(): void {
+    if (this.idle) {
+      clearTimeout(this.idle);
+    }
+    const ms = this.h.idleTimeoutMs ?? 45_000;
+    this.idle = setTimeout(() => this.finish(new PrsmApiError(`no data on the event stream for ${ms} ms`, 0, 'stream_stalled')), ms);
+  }
+
+  private finish(err?: PrsmApiError): void {
+    if (this.closed) {
+      return;
+    }
+    this.closed = true;
+    if (this.idle) {
+      clearTimeout(this.idle);
+      this.idle = undefined;
+    }
+    this.req?.destroy();
+    this.req = undefined;
+    this.h.onClose?.(err);
+  }
+
+  /** Ends the stream; onClose is called without an error. */
+  close(): void {
+    this.finish();
+  }
+}

@@ -1,0 +1,100 @@
+// "Accept | Reject | Diff" above every pending change, and
+// "Conflict: Keep mine | Take agent's" above a conflicting one.
+
+import * as vscode from 'vscode';
+
+import type { FileChangeRecord } from './client';
+import { maxDecoratedLines, setting, type AppContext } from './context';
+import { Disposable } from './lifecycle';
+import { placeRecords, type Placement } from './ranges';
+import { Commands, Defaults, SettingKeys, type CommandId } from './settings';
+
+export interface LensSpec {
+  line: number;
+  title: string;
+  command: CommandId;
+  tooltip: string;
+  /** [session_id, record id]: what the command acts on. */
+  args: [string, string];
+}
+
+function describe(r: FileChangeRecord): string {
+  const add = r.added_ranges.reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
+  const del = r.removed_ranges.reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
+  return `${r.tool_name} ${r.tool_call_id} (+${add} −${del}) by ${r.agent_id || 'agent'}, session ${r.session_id}`;
+}
+
+/** The lenses of placed records, in line order: three per change, two per conflict. */
+export function lensSpecs(placements: readonly Placement[]): LensSpec[] {
+  const out: LensSpec[] = [];
+  for (const p of placements) {
+    const r = p.record;
+    if (r.status !== 'pending') {
+      continue;
+    }
+    const args: [string, string] = [r.session_id, r.id];
+    const what = describe(r);
+    if (r.sync_state === 'conflict') {
+      out.push(
+        { line: p.lensLine, title: 'Conflict: Keep mine', command: Commands.keepMine, tooltip: `Keep your version and reject ${what}`, args },
+        { line: p.lensLine, title: "Take agent's", command: Commands.takeAgents, tooltip: `Replace the file with the agent's version and accept ${what}`, args },
+      );
+    } else {
+      const review = r.sync_state === 'pending_review' ? ' (not applied yet: review mode)' : '';
+      out.push(
+        { line: p.lensLine, title: 'Accept', command: Commands.acceptChange, tooltip: `Accept ${what}${review}`, args },
+        { line: p.lensLine, title: 'Reject', command: Commands.rejectChange, tooltip: `Reject ${what}: take its lines out of the file`, args },
+        { line: p.lensLine, title: 'Diff', command: Commands.showDiff, tooltip: `Show the diff of ${what}`, args },
+      );
+    }
+  }
+  return out;
+}
+
+/** The placements of a document's pending records (shared with the decorations). */
+export function placementsFor(ctx: AppContext, doc: vscode.TextDocument): Placement[] {
+  if (doc.uri.scheme !== 'file') {
+    return [];
+  }
+  const fp = ctx.paths()?.toServer(doc.uri.fsPath);
+  if (!fp) {
+    return [];
+  }
+  const records = ctx.model.recordsOfFile(fp);
+  if (!records.some((r) => r.status === 'pending')) {
+    return [];
+  }
+  return placeRecords(records, { text: doc.getText(), lineCount: doc.lineCount, maxLines: maxDecoratedLines() });
+}
+
+export class PrsmCodeLensProvider extends Disposable implements vscode.CodeLensProvider {
+  private readonly changed = this._register(new vscode.EventEmitter<void>());
+  readonly onDidChangeCodeLenses = this.changed.event;
+
+  constructor(private readonly ctx: AppContext) {
+    super();
+    this._register(ctx.model.onChange(() => this.changed.fire()));
+    this._register(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('prsm')) {
+          this.changed.fire();
+        }
+      }),
+    );
+  }
+
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    if (!setting<boolean>(SettingKeys.codeLensEnabled, Defaults.codeLensEnabled)) {
+      return [];
+    }
+    return lensSpecs(placementsFor(this.ctx, doc)).map(
+      (s) =>
+        new vscode.CodeLens(new vscode.Range(s.line, 0, s.line, 0), {
+          title: s.title,
+          command: s.command,
+          tooltip: s.tooltip,
+          arguments: s.args,
+        }),
+    );
+  }
+}

@@ -1,0 +1,258 @@
+// Accept and reject at every level (change, file, session, everything),
+// conflict resolution, diff and open. Commands take what invoked them: the
+// CodeLens passes [session_id, record id], the tree passes its node, and the
+// palette passes nothing (then the change at the cursor, the active file or
+// a quick pick is meant).
+
+import * as vscode from 'vscode';
+
+import type { FileChangeRecord, RecordsAnswer } from './client';
+import { recordLabel, type AppContext } from './context';
+import { showRecordDiff } from './diff';
+import { log } from './log';
+import type { ChangeTreeNode, FileNode, SessionNode } from './tree';
+
+/** Resolves a command's arguments to the record they name (lens args or a tree node). */
+export function recordFromArgs(ctx: Pick<AppContext, 'model'>, args: readonly unknown[]): FileChangeRecord | undefined {
+  const [a, b] = args;
+  if (typeof a === 'string' && typeof b === 'string') {
+    return ctx.model.record(a, b);
+  }
+  if (isTreeNode(a) && a.kind === 'change') {
+    return ctx.model.record(a.record.session_id, a.record.id) ?? a.record;
+  }
+  return undefined;
+}
+
+function isTreeNode(x: unknown): x is ChangeTreeNode {
+  return typeof x === 'object' && x !== null && 'kind' in x && ['session', 'file', 'change'].includes((x as ChangeTreeNode).kind);
+}
+
+/** The pending records of the active editor's file, the one under the cursor first. */
+function pendingAtCursor(ctx: AppContext): FileChangeRecord[] {
+  const ed = vscode.window.activeTextEditor;
+  const fp = ed && ctx.paths()?.toServer(ed.document.uri.fsPath);
+  if (!ed || !fp) {
+    return [];
+  }
+  const pending = ctx.model.recordsOfFile(fp).filter((r) => r.status === 'pending');
+  const line = ed.selection.active.line + 1;
+  const dist = (r: FileChangeRecord) => {
+    const rs = [...r.added_ranges, ...r.removed_ranges];
+    if (!rs.length) {
+      return Number.MAX_SAFE_INTEGER;
+    }
+    return Math.min(...rs.map((x) => (line < x.startLine ? x.startLine - line : line > x.endLine ? line - x.endLine : 0)));
+  };
+  return pending.sort((x, y) => dist(x) - dist(y));
+}
+
+async function resolveRecord(ctx: AppContext, args: readonly unknown[], verb: string): Promise<FileChangeRecord | undefined> {
+  const r = recordFromArgs(ctx, args);
+  if (r) {
+    return r;
+  }
+  const candidates = pendingAtCursor(ctx);
+  if (candidates.length <= 1) {
+    if (!candidates.length) {
+      void vscode.window.showInformationMessage(`prsm: no pending change here to ${verb}.`);
+    }
+    return candidates[0];
+  }
+  const pick = await vscode.window.showQuickPick(
+    candidates.map((c) => ({ label: recordLabel(c), description: `${c.id} · ${c.status}`, record: c })),
+    { placeHolder: `${verb[0].toUpperCase()}${verb.slice(1)} which change?` },
+  );
+  return pick?.record;
+}
+
+/** Saves a dirty editor of the file first, so the server merges with what the user sees. */
+async function settleDocument(ctx: AppContext, r: FileChangeRecord): Promise<boolean> {
+  const local = ctx.paths()?.toLocal(r.file_path) ?? r.file_path;
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === local);
+  if (!doc?.isDirty) {
+    return true;
+  }
+  const choice = await vscode.window.showWarningMessage(
+    `${r.rel_path} has unsaved edits. prsm works on the file on disk: save them first?`,
+    { modal: true },
+    'Save and Continue',
+  );
+  if (choice !== 'Save and Continue') {
+    return false;
+  }
+  return doc.save();
+}
+
+function done(ctx: AppContext, ans: RecordsAnswer | undefined): void {
+  if (ans) {
+    ctx.model.upsertRecords(ans.records);
+  }
+}
+
+export async function acceptChange(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  const r = await resolveRecord(ctx, args, 'accept');
+  if (!r) {
+    return;
+  }
+  log.info(`accept ${r.session_id}/${r.id}`);
+  done(ctx, await ctx.call('accept the change', (c) => c.accept(r.session_id, r.id)));
+}
+
+export async function rejectChange(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  const r = await resolveRecord(ctx, args, 'reject');
+  if (!r || !(await settleDocument(ctx, r))) {
+    return;
+  }
+  log.info(`reject ${r.session_id}/${r.id}`);
+  done(ctx, await ctx.call('reject the change', (c) => c.reject(r.session_id, r.id)));
+}
+
+export async function showDiff(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  const r = recordFromArgs(ctx, args) ?? (await resolveRecord(ctx, args, 'show'));
+  if (r) {
+    await showRecordDiff(r);
+  }
+}
+
+/** Conflict: keep the workspace file as it is, and drop the agent's change. */
+export async function keepMine(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  const r = await resolveRecord(ctx, args, 'resolve');
+  if (!r) {
+    return;
+  }
+  log.info(`keep mine: reject ${r.session_id}/${r.id}`);
+  done(ctx, await ctx.call('keep your version', (c) => c.reject(r.session_id, r.id)));
+}
+
+/**
+ * Conflict: put the agent's version of the file into the workspace (as an
+ * undoable editor edit, then saved) and accept the change.
+ */
+export async function takeAgents(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  const r = await resolveRecord(ctx, args, 'resolve');
+  if (!r) {
+    return;
+  }
+  const after = await ctx.call("load the agent's version", (c) => c.changeContent(r.session_id, r.id, 'after'));
+  const local = vscode.Uri.file(ctx.paths()?.toLocal(r.file_path) ?? r.file_path);
+  const edit = new vscode.WorkspaceEdit();
+  if (r.change_type === 'delete' || after === undefined) {
+    if (r.change_type !== 'delete') {
+      return; // the load failed and was reported
+    }
+    edit.deleteFile(local, { ignoreIfNotExists: true });
+  } else {
+    const doc = await vscode.workspace.openTextDocument(local);
+    edit.replace(local, new vscode.Range(0, 0, doc.lineCount, 0), after.toString('utf8'));
+  }
+  if (!(await vscode.workspace.applyEdit(edit))) {
+    void vscode.window.showWarningMessage(`prsm: could not write the agent's version of ${r.rel_path}.`);
+    return;
+  }
+  if (r.change_type !== 'delete') {
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === local.toString());
+    await doc?.save();
+  }
+  log.info(`take agent's: accept ${r.session_id}/${r.id}`);
+  done(ctx, await ctx.call('accept the change', (c) => c.accept(r.session_id, r.id)));
+}
+
+/** The (session, rel_path) pairs a file command acts on. */
+function fileTargets(ctx: AppContext, arg: unknown): Array<{ sessionId: string; relPath: string }> {
+  if (isTreeNode(arg) && arg.kind === 'file') {
+    const f = arg as FileNode;
+    return [{ sessionId: f.sessionId, relPath: f.relPath }];
+  }
+  const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+  const fp = uri && ctx.paths()?.toServer(uri.fsPath);
+  if (!fp) {
+    return [];
+  }
+  const pending = ctx.model.recordsOfFile(fp).filter((r) => r.status === 'pending');
+  const seen = new Map<string, string>();
+  for (const r of pending) {
+    seen.set(r.session_id, r.rel_path);
+  }
+  return [...seen.entries()].map(([sessionId, relPath]) => ({ sessionId, relPath }));
+}
+
+export async function bulkFile(ctx: AppContext, accept: boolean, arg?: unknown): Promise<void> {
+  const targets = fileTargets(ctx, arg);
+  if (!targets.length) {
+    void vscode.window.showInformationMessage('prsm: this file has no pending changes.');
+    return;
+  }
+  for (const t of targets) {
+    log.info(`${accept ? 'accept' : 'reject'} file ${t.relPath} of ${t.sessionId}`);
+    done(ctx, await ctx.call(`${accept ? 'accept' : 'reject'} ${t.relPath}`, (c) => (accept ? c.acceptAll(t.sessionId, t.relPath) : c.rejectAll(t.sessionId, t.relPath))));
+  }
+}
+
+export async function bulkSession(ctx: AppContext, accept: boolean, arg?: unknown): Promise<void> {
+  let sessionId: string | undefined;
+  if (isTreeNode(arg) && arg.kind === 'session') {
+    sessionId = (arg as SessionNode).session.id;
+  } else {
+    const withPending = ctx.model.sessions.filter((s) => ctx.model.recordsOfSession(s.id).some((r) => r.status === 'pending'));
+    if (withPending.length === 1) {
+      sessionId = withPending[0].id;
+    } else if (withPending.length > 1) {
+      sessionId = (
+        await vscode.window.showQuickPick(
+          withPending.map((s) => ({ label: s.name || s.id, description: s.id, id: s.id })),
+          { placeHolder: `${accept ? 'Accept' : 'Reject'} every pending change of which session?` },
+        )
+      )?.id;
+    } else {
+      void vscode.window.showInformationMessage('prsm: no session has pending changes.');
+    }
+  }
+  if (!sessionId) {
+    return;
+  }
+  const n = ctx.model.recordsOfSession(sessionId).filter((r) => r.status === 'pending').length;
+  if (!accept && n > 1) {
+    const name = ctx.model.session(sessionId)?.name ?? sessionId;
+    const ok = await vscode.window.showWarningMessage(`Reject all ${n} pending changes of ${name}?`, { modal: true }, 'Reject All');
+    if (ok !== 'Reject All') {
+      return;
+    }
+  }
+  const id = sessionId;
+  log.info(`${accept ? 'accept' : 'reject'} session ${id}`);
+  done(ctx, await ctx.call(`${accept ? 'accept' : 'reject'} the session's changes`, (c) => (accept ? c.acceptAll(id) : c.rejectAll(id))));
+}
+
+export async function bulkEverything(ctx: AppContext, accept: boolean): Promise<void> {
+  const n = ctx.model.pendingCount;
+  if (!n) {
+    void vscode.window.showInformationMessage('prsm: nothing is pending.');
+    return;
+  }
+  if (!accept && n > 1) {
+    const ok = await vscode.window.showWarningMessage(`Reject all ${n} pending changes of every session?`, { modal: true }, 'Reject All');
+    if (ok !== 'Reject All') {
+      return;
+    }
+  }
+  log.info(`${accept ? 'accept' : 'reject'} everything`);
+  done(ctx, await ctx.call(`${accept ? 'accept' : 'reject'} every change`, (c) => (accept ? c.acceptEverything() : c.rejectEverything())));
+}
+
+export async function openFile(ctx: AppContext, arg?: unknown): Promise<void> {
+  if (!isTreeNode(arg) || arg.kind !== 'file') {
+    return;
+  }
+  const f = arg as FileNode;
+  const local = ctx.paths()?.toLocal(f.filePath) ?? f.filePath;
+  try {
+    await vscode.window.showTextDocument(vscode.Uri.file(local), { preview: true });
+  } catch {
+    // A deleted file: show its last change instead.
+    const last = f.changes[f.changes.length - 1]?.record;
+    if (last) {
+      await showRecordDiff(last);
+    }
+  }
+}

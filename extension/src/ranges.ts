@@ -1,0 +1,278 @@
+// Line arithmetic: where a record's lines are in the document as it is now.
+// A record's added_ranges are in its own new-file lines and its
+// removed_ranges in its old-file lines. Later records of the same session and
+// file, and edits that are not the session's (the user's, other sessions'),
+// move them; this module maps them through both. Pure: no vscode.
+
+import type { FileChangeRecord, LineRange } from './client';
+
+/**
+ * One contiguous change block, 0-based and half-open: old lines
+ * [oldStart, oldStart+oldCount) became new lines [newStart, newStart+newCount).
+ * An empty side marks the position where the other side's lines were.
+ */
+export interface Hunk {
+  oldStart: number;
+  oldCount: number;
+  newStart: number;
+  newCount: number;
+}
+
+/**
+ * Rebuilds a record's hunks from its ranges: an added and a removed range
+ * that start at the same aligned position are one block (a modification),
+ * the others are pure insertions or deletions.
+ */
+export function hunksFromRanges(added: readonly LineRange[], removed: readonly LineRange[]): Hunk[] {
+  const a = [...added].sort((x, y) => x.startLine - y.startLine);
+  const r = [...removed].sort((x, y) => x.startLine - y.startLine);
+  const out: Hunk[] = [];
+  let delta = 0; // new index minus old index before the next block
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < r.length) {
+    const ar = a[i];
+    const rr = r[j];
+    const aStart = ar ? ar.startLine - 1 : 0;
+    const aCount = ar ? ar.endLine - ar.startLine + 1 : 0;
+    const rStart = rr ? rr.startLine - 1 : 0;
+    const rCount = rr ? rr.endLine - rr.startLine + 1 : 0;
+    if (ar && rr && rStart + delta === aStart) {
+      out.push({ oldStart: rStart, oldCount: rCount, newStart: aStart, newCount: aCount });
+      delta += aCount - rCount;
+      i++;
+      j++;
+    } else if (rr && (!ar || rStart + delta < aStart)) {
+      out.push({ oldStart: rStart, oldCount: rCount, newStart: rStart + delta, newCount: 0 });
+      delta -= rCount;
+      j++;
+    } else {
+      out.push({ oldStart: aStart - delta, oldCount: 0, newStart: aStart, newCount: aCount });
+      delta += aCount;
+      i++;
+    }
+  }
+  return out;
+}
+
+/**
+ * Maps a 0-based old line through hunks to its new line. A line inside a
+ * changed block maps to the block's first new line (for a deletion: the line
+ * after it).
+ */
+export function mapLine(hunks: readonly Hunk[], line: number): number {
+  let delta = 0;
+  for (const h of hunks) {
+    if (line < h.oldStart) {
+      break;
+    }
+    if (line < h.oldStart + h.oldCount) {
+      return h.newStart;
+    }
+    delta = h.newStart + h.newCount - (h.oldStart + h.oldCount);
+  }
+  return line + delta;
+}
+
+/** The lines of a text as the editor counts them (a final newline ends the last line). */
+export function splitLines(text: string): string[] {
+  if (text === '') {
+    return [];
+  }
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') {
+    lines.pop();
+  }
+  return lines;
+}
+
+/**
+ * A minimal line diff (Myers, O((N+M)·D)) as hunks; undefined when more than
+ * maxEdits lines differ, so a caller can fall back instead of burning time.
+ */
+export function diffLines(a: readonly string[], b: readonly string[], maxEdits = 2000): Hunk[] | undefined {
+  let pre = 0;
+  while (pre < a.length && pre < b.length && a[pre] === b[pre]) {
+    pre++;
+  }
+  let suf = 0;
+  while (suf < a.length - pre && suf < b.length - pre && a[a.length - 1 - suf] === b[b.length - 1 - suf]) {
+    suf++;
+  }
+  const A = a.slice(pre, a.length - suf);
+  const B = b.slice(pre, b.length - suf);
+  const N = A.length;
+  const M = B.length;
+  const keepA = new Uint8Array(N).fill(1);
+  const keepB = new Uint8Array(M).fill(1);
+  if (N === 0 || M === 0) {
+    keepA.fill(0);
+    keepB.fill(0);
+  } else {
+    const maxD = Math.min(N + M, maxEdits);
+    const off = maxD + 1;
+    const v = new Int32Array(2 * maxD + 3);
+    const trace: Int32Array[] = [];
+    let found = -1;
+    for (let d = 0; d <= maxD && found < 0; d++) {
+      for (let k = -d; k <= d; k += 2) {
+        let x = k === -d || (k !== d && v[off + k - 1] < v[off + k + 1]) ? v[off + k + 1] : v[off + k - 1] + 1;
+        let y = x - k;
+        while (x < N && y < M && A[x] === B[y]) {
+          x++;
+          y++;
+        }
+        v[off + k] = x;
+        if (x >= N && y >= M) {
+          found = d;
+          break;
+        }
+      }
+      trace.push(v.slice(off - d - 1, off + d + 2)); // v[-d-1 .. d+1]
+    }
+    if (found < 0) {
+      return undefined;
+    }
+    let x = N;
+    let y = M;
+    for (let d = found; d > 0; d--) {
+      const prev = trace[d - 1]; // index of k in prev: k + d
+      const at = (k: number): number => prev[k + d];
+      const k = x - y;
+      const down = k === -d || (k !== d && at(k - 1) < at(k + 1));
+      const pk = down ? k + 1 : k - 1;
+      const px = at(pk);
+      const py = px - pk;
+      if (down) {
+        keepB[py] = 0; // inserted B[py]
+      } else {
+        keepA[px] = 0; // deleted A[px]
+      }
+      x = px;
+      y = py;
+    }
+  }
+  const out: Hunk[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < N || j < M) {
+    if (i < N && j < M && keepA[i] && keepB[j]) {
+      i++;
+      j++;
+      continue;
+    }
+    const oS = i;
+    const nS = j;
+    while (i < N && !keepA[i]) {
+      i++;
+    }
+    while (j < M && !keepB[j]) {
+      j++;
+    }
+    out.push({ oldStart: oS + pre, oldCount: i - oS, newStart: nS + pre, newCount: j - nS });
+  }
+  return out;
+}
+
+/** Where a removed block was: before `line` (0-based), or below the last line. */
+export interface RemovedMarker {
+  line: number;
+  below: boolean;
+  count: number;
+  /** 0-based old line where the removed block started (to show its text). */
+  oldStart: number;
+}
+
+/** A record placed in the current document; lines are 0-based. */
+export interface Placement {
+  record: FileChangeRecord;
+  lensLine: number;
+  /** Inclusive line spans of added lines (empty when the delta is not in the document). */
+  added: Array<{ start: number; end: number }>;
+  removed: RemovedMarker[];
+  /** True when the record's delta is in the document (synced); false for conflicts and review mode. */
+  inDocument: boolean;
+}
+
+export interface PlaceOptions {
+  /** The document's current text; undefined when unknown. */
+  text?: string;
+  lineCount: number;
+  /** Above this many lines, ranges collapse to one marker line each and no diff runs. */
+  maxLines: number;
+}
+
+function clamp(line: number, lineCount: number): number {
+  return Math.max(0, Math.min(line, Math.max(0, lineCount - 1)));
+}
+
+/**
+ * Places every pending record of one file. records are the file's
+ * non-rejected records (any status, every session); later accepted records
+ * still move earlier pending ones.
+ */
+export function placeRecords(records: readonly FileChangeRecord[], opts: PlaceOptions): Placement[] {
+  const bySession = new Map<string, FileChangeRecord[]>();
+  for (const r of records) {
+    if (r.status === 'rejected') {
+      continue;
+    }
+    const list = bySession.get(r.session_id) ?? [];
+    list.push(r);
+    bySession.set(r.session_id, list);
+  }
+  const huge = opts.lineCount > opts.maxLines;
+  const docLines = opts.text !== undefined && !huge ? splitLines(opts.text) : undefined;
+  const out: Placement[] = [];
+  for (const chain of bySession.values()) {
+    chain.sort((x, y) => x.timestamp.localeCompare(y.timestamp));
+    const hunks = chain.map((r) => hunksFromRanges(r.added_ranges, r.removed_ranges));
+    // From the session's latest content to the document (other writers' edits).
+    const last = chain[chain.length - 1];
+    let final: Hunk[] = [];
+    if (docLines && last.new_content !== null && last.new_content !== opts.text) {
+      const lastLines = splitLines(last.new_content);
+      if (lastLines.length <= opts.maxLines) {
+        final = diffLines(lastLines, docLines) ?? [];
+      }
+    }
+    const toDoc = (idx: number, line: number): number => {
+      let l = line;
+      for (let k = idx + 1; k < chain.length; k++) {
+        l = mapLine(hunks[k], l);
+      }
+      return mapLine(final, l);
+    };
+    chain.forEach((r, idx) => {
+      if (r.status !== 'pending') {
+        return;
+      }
+      const inDocument = r.sync_state === 'synced' && r.change_type !== 'delete';
+      const hs = hunks[idx];
+      if (!inDocument) {
+        // Not in the document: show it where it would apply (its old lines).
+        const first = hs[0];
+        out.push({ record: r, lensLine: clamp(first ? first.oldStart : 0, opts.lineCount), added: [], removed: [], inDocument });
+        return;
+      }
+      const added: Array<{ start: number; end: number }> = [];
+      const removed: RemovedMarker[] = [];
+      for (const h of hs) {
+        if (h.newCount > 0) {
+          const start = clamp(toDoc(idx, h.newStart), opts.lineCount);
+          const end = huge ? start : clamp(Math.max(toDoc(idx, h.newStart + h.newCount - 1), start), opts.lineCount);
+          added.push({ start, end });
+        }
+        if (h.oldCount > 0) {
+          const at = toDoc(idx, h.newStart);
+          const below = at >= opts.lineCount;
+          removed.push({ line: clamp(at, opts.lineCount), below, count: h.oldCount, oldStart: h.oldStart });
+        }
+      }
+      const lensLine = added.length ? added[0].start : removed.length ? removed[0].line : 0;
+      out.push({ record: r, lensLine, added, removed, inDocument });
+    });
+  }
+  out.sort((x, y) => x.lensLine - y.lensLine || x.record.timestamp.localeCompare(y.record.timestamp));
+  return out;
+}

@@ -1,0 +1,249 @@
+// The "Changes" view: sessions, then files, then changes, each with its
+// status; inline Accept and Reject at every level.
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+
+import type { FileChangeRecord, Session } from './client';
+import type { AppContext } from './context';
+import { Disposable } from './lifecycle';
+import type { Model } from './model';
+import { Commands } from './settings';
+
+export interface Counts {
+  pending: number;
+  accepted: number;
+  rejected: number;
+  conflicts: number;
+}
+
+export interface SessionNode {
+  kind: 'session';
+  session: Session;
+  files: FileNode[];
+  counts: Counts;
+}
+
+export interface FileNode {
+  kind: 'file';
+  sessionId: string;
+  relPath: string;
+  filePath: string;
+  changes: ChangeNode[];
+  counts: Counts;
+}
+
+export interface ChangeNode {
+  kind: 'change';
+  record: FileChangeRecord;
+}
+
+export type ChangeTreeNode = SessionNode | FileNode | ChangeNode;
+
+function count(records: readonly FileChangeRecord[]): Counts {
+  const c: Counts = { pending: 0, accepted: 0, rejected: 0, conflicts: 0 };
+  for (const r of records) {
+    c[r.status]++;
+    if (r.status === 'pending' && r.sync_state === 'conflict') {
+      c.conflicts++;
+    }
+  }
+  return c;
+}
+
+/**
+ * Builds the tree: active sessions first, newest first; files by path;
+ * changes oldest first. Sessions with no records are listed too.
+ */
+export function buildTree(model: Pick<Model, 'sessions' | 'records'>): SessionNode[] {
+  const bySession = new Map<string, FileChangeRecord[]>();
+  for (const r of model.records) {
+    const list = bySession.get(r.session_id) ?? [];
+    list.push(r);
+    bySession.set(r.session_id, list);
+  }
+  const sessions = [...model.sessions];
+  // Records of a session the model has not heard of yet still show.
+  for (const id of bySession.keys()) {
+    if (!sessions.some((s) => s.id === id)) {
+      sessions.push({
+        id, name: id, agent_id: '', mode: 'auto', status: 'active', worktree_path: '', branch: '', base_commit: '',
+        created_at: '', ended_at: null, pending_count: 0,
+      });
+    }
+  }
+  sessions.sort((a, b) => (a.status === b.status ? b.created_at.localeCompare(a.created_at) : a.status === 'active' ? -1 : 1));
+  return sessions.map((s) => {
+    const recs = bySession.get(s.id) ?? [];
+    const byFile = new Map<string, FileChangeRecord[]>();
+    for (const r of recs) {
+      const list = byFile.get(r.rel_path) ?? [];
+      list.push(r);
+      byFile.set(r.rel_path, list);
+    }
+    const files: FileNode[] = [...byFile.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([rel, list]) => {
+        list.sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+        return {
+          kind: 'file',
+          sessionId: s.id,
+          relPath: rel,
+          filePath: list[0].file_path,
+          changes: list.map((record) => ({ kind: 'change', record })),
+          counts: count(list),
+        };
+      });
+    return { kind: 'session', session: s, files, counts: count(recs) };
+  });
+}
+
+function countsText(c: Counts): string {
+  const parts: string[] = [];
+  if (c.pending) {
+    parts.push(`${c.pending} pending`);
+  }
+  if (c.conflicts) {
+    parts.push(`${c.conflicts} conflict${c.conflicts === 1 ? '' : 's'}`);
+  }
+  if (c.accepted) {
+    parts.push(`${c.accepted} accepted`);
+  }
+  if (c.rejected) {
+    parts.push(`${c.rejected} rejected`);
+  }
+  return parts.join(', ') || 'no changes';
+}
+
+/** The status word of a record shown in the tree. */
+export function statusText(r: FileChangeRecord): string {
+  if (r.status === 'pending' && r.sync_state === 'conflict') {
+    return 'conflict';
+  }
+  if (r.status === 'pending' && r.sync_state === 'pending_review') {
+    return 'pending review';
+  }
+  return r.status;
+}
+
+/** contextValue of a node: what its inline actions and menus match on. */
+export function contextValue(n: ChangeTreeNode): string {
+  switch (n.kind) {
+    case 'session':
+      return `session.${n.counts.pending ? 'pending' : 'done'}`;
+    case 'file':
+      return `file.${n.counts.pending ? 'pending' : 'done'}`;
+    case 'change':
+      if (n.record.status === 'pending') {
+        return n.record.sync_state === 'conflict' ? 'change.pending.conflict' : 'change.pending';
+      }
+      return `change.${n.record.status}`;
+  }
+}
+
+function statusIcon(r: FileChangeRecord): vscode.ThemeIcon {
+  const c = (id: string) => new vscode.ThemeColor(id);
+  if (r.status === 'pending') {
+    return r.sync_state === 'conflict'
+      ? new vscode.ThemeIcon('warning', c('list.warningForeground'))
+      : new vscode.ThemeIcon('circle-filled', c('charts.yellow'));
+  }
+  return r.status === 'accepted' ? new vscode.ThemeIcon('pass', c('charts.green')) : new vscode.ThemeIcon('circle-slash', c('charts.red'));
+}
+
+function lines(r: FileChangeRecord): string {
+  if (r.binary) {
+    return 'binary';
+  }
+  const add = r.added_ranges.reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
+  const del = r.removed_ranges.reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
+  return `+${add} −${del}`;
+}
+
+export function toTreeItem(n: ChangeTreeNode, toLocal: (p: string) => string = (p) => p): vscode.TreeItem {
+  switch (n.kind) {
+    case 'session': {
+      const s = n.session;
+      const item = new vscode.TreeItem(s.name || s.id, s.status === 'active' ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+      item.id = `session:${s.id}`;
+      item.description = `${countsText(n.counts)} · ${s.mode}${s.status === 'ended' ? ' · ended' : ''}`;
+      item.tooltip = `Session ${s.id} (${s.agent_id || 'agent'}, ${s.mode} mode, ${s.status})\n${s.branch}\n${countsText(n.counts)}`;
+      item.iconPath = new vscode.ThemeIcon(s.status === 'active' ? 'hubot' : 'archive');
+      item.contextValue = contextValue(n);
+      return item;
+    }
+    case 'file': {
+      const item = new vscode.TreeItem(path.basename(n.relPath), n.counts.pending ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+      item.id = `file:${n.sessionId}:${n.relPath}`;
+      const dir = path.dirname(n.relPath);
+      item.description = `${dir === '.' ? '' : `${dir} · `}${countsText(n.counts)}`;
+      item.tooltip = `${n.relPath}\n${countsText(n.counts)}`;
+      item.resourceUri = vscode.Uri.file(toLocal(n.filePath));
+      item.contextValue = contextValue(n);
+      item.command = { title: 'Open File', command: Commands.openFile, arguments: [n] };
+      return item;
+    }
+    case 'change': {
+      const r = n.record;
+      const item = new vscode.TreeItem(`${r.tool_name} ${r.id}`, vscode.TreeItemCollapsibleState.None);
+      item.id = `change:${r.session_id}:${r.id}`;
+      item.description = `${statusText(r)} · ${r.change_type} · ${lines(r)}`;
+      item.tooltip = `${r.tool_name} ${r.tool_call_id} changed ${r.rel_path} (${r.change_type}, ${lines(r)})\nstatus: ${r.status}, sync: ${r.sync_state}\nagent: ${r.agent_id}, ${r.timestamp}`;
+      item.iconPath = statusIcon(r);
+      item.contextValue = contextValue(n);
+      item.command = { title: 'Show Diff', command: Commands.showDiff, arguments: [n] };
+      return item;
+    }
+  }
+}
+
+export class ChangesTree extends Disposable implements vscode.TreeDataProvider<ChangeTreeNode> {
+  private readonly changed = this._register(new vscode.EventEmitter<ChangeTreeNode | undefined | void>());
+  readonly onDidChangeTreeData = this.changed.event;
+  private roots: SessionNode[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  readonly view: vscode.TreeView<ChangeTreeNode>;
+
+  constructor(private readonly ctx: AppContext, viewId: string) {
+    super();
+    this.view = this._register(vscode.window.createTreeView(viewId, { treeDataProvider: this, showCollapseAll: true }));
+    this._register(ctx.model.onChange(() => this.schedule()));
+    this._register(ctx.connection.onState(() => this.schedule()));
+    this._register({ dispose: () => this.timer && clearTimeout(this.timer) });
+    this.rebuild();
+  }
+
+  private schedule(): void {
+    if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.rebuild();
+      }, 30);
+    }
+  }
+
+  private rebuild(): void {
+    this.roots = this.ctx.connection.state === 'connected' ? buildTree(this.ctx.model) : [];
+    const pending = this.ctx.model.pendingCount;
+    this.view.badge = pending ? { value: pending, tooltip: `${pending} pending change${pending === 1 ? '' : 's'}` } : undefined;
+    this.changed.fire();
+  }
+
+  getTreeItem(n: ChangeTreeNode): vscode.TreeItem {
+    const paths = this.ctx.paths();
+    return toTreeItem(n, paths ? (p) => paths.toLocal(p) : undefined);
+  }
+
+  getChildren(n?: ChangeTreeNode): ChangeTreeNode[] {
+    if (!n) {
+      return this.roots;
+    }
+    if (n.kind === 'session') {
+      return n.files;
+    }
+    if (n.kind === 'file') {
+      return n.changes;
+    }
+    return [];
+  }
+}

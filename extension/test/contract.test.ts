@@ -1,0 +1,221 @@
+// The client against a real prsm server (PRSM_BIN; ci.sh builds it): the
+// JSON of every answer has exactly the fields of the client's types, the
+// events arrive, and the line placement puts lenses on the lines the agent
+// changed. Skipped, loudly, when PRSM_BIN is not set.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type {
+  Checkpoint,
+  FileChangeRecord,
+  FileChangeStatusEvent,
+  PrsmClient,
+  PrsmEvent,
+  RollbackPlan,
+  ServerInfo,
+  Session,
+} from '../src/client';
+import { PrsmApiError } from '../src/client';
+import { placeRecords, splitLines } from '../src/ranges';
+import { lines, until } from './helpers';
+import { agentWrite, PRSM_BIN, scratchRepo, serverInfo, startPrsm, stopPrsm, type Scratch } from './prsm';
+
+// Every field of each type, checked complete by the compiler (satisfies).
+const keys = <T>(o: Record<keyof T, true>) => Object.keys(o).sort();
+const SESSION = keys<Session>({
+  id: true, name: true, agent_id: true, mode: true, status: true, worktree_path: true, branch: true, base_commit: true,
+  created_at: true, ended_at: true, pending_count: true,
+});
+const RECORD = keys<FileChangeRecord>({
+  id: true, session_id: true, file_path: true, rel_path: true, agent_id: true, change_type: true, tool_call_id: true,
+  tool_name: true, message_index: true, old_content: true, new_content: true, pre_tool_content: true, added_ranges: true,
+  removed_ranges: true, timestamp: true, status: true, sync_state: true, binary: true, mode_before: true, mode_after: true,
+  size_before: true, size_after: true,
+});
+const STATUS_EVENT = keys<FileChangeStatusEvent>({
+  session_id: true, id: true, tool_call_id: true, rel_path: true, file_path: true, status: true, sync_state: true,
+});
+const SERVER_INFO = keys<ServerInfo>({ pid: true, addr: true, token: true, workspace: true, version: true });
+const CHECKPOINT = keys<Checkpoint>({
+  id: true, session_id: true, kind: true, name: true, annotation: true, message_index: true, tool_call_id: true, tree: true, created_at: true,
+  files_changed: true,
+}).filter((k) => k !== 'files_changed');
+const PLAN_REQUIRED = ['affected_files', 'checkpoint_id', 'conflicts', 'operations', 'warnings'];
+const PLAN_ALL = keys<RollbackPlan>({
+  checkpoint_id: true, operations: true, affected_files: true, conflicts: true, warnings: true, dry_run: true, safety_checkpoint_id: true,
+});
+
+const BASE = lines('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta');
+
+describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
+  let s: Scratch;
+  let client: PrsmClient;
+  let sess: Session;
+  const events: PrsmEvent[] = [];
+  let closeEvents: () => void = () => undefined;
+
+  beforeAll(async () => {
+    s = scratchRepo({ 'a.txt': BASE, 'b.txt': BASE, 'd.txt': BASE, 'gone.txt': 'bye\n', 'img.bin': '\u0000\u0001' });
+    client = await startPrsm(s);
+    let open = false;
+    const stream = client.events({ onOpen: () => (open = true), onEvent: (e) => events.push(e) });
+    closeEvents = () => stream.close();
+    await until(() => open, 5000, 'event stream');
+    sess = await client.startSession({ name: 'contract', agent_id: 'test-agent' });
+  }, 60_000);
+
+  afterAll(async () => {
+    closeEvents();
+    client?.dispose();
+    if (s) {
+      await stopPrsm(s);
+      fs.rmSync(s.root, { recursive: true, force: true });
+    }
+  });
+
+  it('writes server.json and sessions with exactly the SPEC fields', async () => {
+    const raw = JSON.parse(fs.readFileSync(path.join(s.home, 'projects', fs.readdirSync(path.join(s.home, 'projects'))[0], 'server.json'), 'utf8'));
+    expect(Object.keys(raw).sort()).toEqual(SERVER_INFO);
+    expect((await serverInfo(s)).workspace).toBe(s.repo);
+    expect(Object.keys(sess).sort()).toEqual(SESSION);
+    const listed = await client.listSessions();
+    expect(listed.map((x) => x.id)).toEqual([sess.id]);
+    expect(Object.keys(listed[0]).sort()).toEqual(SESSION);
+  });
+
+  it('answers complete with records of exactly the SPEC fields, and places the lens on the new line', async () => {
+    const after = lines('alpha', 'beta', 'GAMMA', 'gamma.5', 'delta', 'epsilon', 'zeta');
+    const recs = await agentWrite(client, sess, 'tc-a', 'a.txt', after);
+    expect(recs).toHaveLength(1);
+    const r = recs[0];
+    expect(Object.keys(r).sort()).toEqual(RECORD);
+    expect(r).toMatchObject({ id: 'tc-a', rel_path: 'a.txt', file_path: path.join(s.repo, 'a.txt'), status: 'pending', sync_state: 'synced', change_type: 'modify', pre_tool_content: BASE, new_content: after });
+    const disk = fs.readFileSync(path.join(s.repo, 'a.txt'), 'utf8');
+    expect(disk).toBe(after);
+    const [p] = placeRecords(recs, { text: disk, lineCount: splitLines(disk).length + 1, maxLines: 1000 });
+    expect(splitLines(disk)[p.lensLine]).toBe('GAMMA');
+    expect(p.added.map((x) => splitLines(disk).slice(x.start, x.end + 1))).toEqual([['GAMMA', 'gamma.5']]);
+  });
+
+  it('streams file_changed, session_updated and file_change_status with the same fields', async () => {
+    await until(() => events.some((e) => e.type === 'file_changed' && e.data.id === 'tc-a'), 5000, 'file_changed');
+    const fc = events.find((e) => e.type === 'file_changed')!;
+    expect(Object.keys(fc.data).sort()).toEqual(RECORD);
+    const su = events.find((e) => e.type === 'session_updated')!;
+    expect(Object.keys(su.data).sort()).toEqual(SESSION);
+    await agentWrite(client, sess, 'tc-b', 'b.txt', lines('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta'));
+    await client.accept(sess.id, 'tc-b');
+    await until(() => events.some((e) => e.type === 'file_change_status' && e.data.id === 'tc-b'), 5000, 'file_change_status');
+    const st = events.find((e) => e.type === 'file_change_status' && e.data.id === 'tc-b')!;
+    expect(Object.keys(st.data).sort()).toEqual(STATUS_EVENT);
+    expect(st.data).toMatchObject({ status: 'accepted', rel_path: 'b.txt' });
+  });
+
+  it('places a pure deletion at the removed range and rejects it back onto disk', async () => {
+    const second = lines('alpha', 'beta', 'GAMMA', 'gamma.5', 'epsilon', 'zeta'); // delta removed
+    const [r] = await agentWrite(client, sess, 'tc-del', 'a.txt', second);
+    expect(r.added_ranges).toEqual([]);
+    const all = await client.listChanges(sess.id, { file: 'a.txt' });
+    expect(all.map((x) => x.id)).toEqual(['tc-a', 'tc-del']);
+    const ps = placeRecords(all, { text: second, lineCount: 7, maxLines: 1000 });
+    expect(ps.map((p) => [p.record.id, splitLines(second)[p.lensLine]])).toEqual([
+      ['tc-a', 'GAMMA'],
+      ['tc-del', 'epsilon'],
+    ]);
+    const ans = await client.reject(sess.id, 'tc-del');
+    expect(ans.records.map((x) => [x.id, x.status])).toEqual([['tc-del', 'rejected']]);
+    expect(fs.readFileSync(path.join(s.repo, 'a.txt'), 'utf8')).toBe(lines('alpha', 'beta', 'GAMMA', 'gamma.5', 'delta', 'epsilon', 'zeta'));
+    await expect(client.accept(sess.id, 'tc-del')).rejects.toMatchObject({ status: 409, code: 'already_rejected' });
+    // Repeating a reject is a no-op, not an error.
+    await client.reject(sess.id, 'tc-del');
+  });
+
+  it('serves both sides of a record, the diff, and nothing for an absent side', async () => {
+    const [created] = await agentWrite(client, sess, 'tc-new', 'dir/new.txt', 'hello\n', 'Write');
+    expect(created).toMatchObject({ change_type: 'create', added_ranges: [{ startLine: 1, endLine: 1 }] });
+    expect(await client.changeContent(sess.id, 'tc-new', 'before')).toBeUndefined();
+    expect((await client.changeContent(sess.id, 'tc-new', 'after'))?.toString()).toBe('hello\n');
+    expect((await client.changeContent(sess.id, 'tc-a', 'before'))?.toString()).toBe(BASE);
+    expect(await client.changeDiff(sess.id, 'tc-a')).toContain('+GAMMA');
+    const [gone] = await agentWrite(client, sess, 'tc-gone', 'gone.txt', null, 'Bash');
+    expect(gone).toMatchObject({ change_type: 'delete', new_content: null });
+    expect(await client.changeContent(sess.id, gone.id, 'after')).toBeUndefined();
+    const got = await client.getChange(sess.id, 'tc-new');
+    expect(got.records.map((x) => x.id)).toEqual(['tc-new']);
+  });
+
+  it('marks binary records and carries no inline content for them', async () => {
+    const [bin] = await agentWrite(client, sess, 'tc-bin', 'img.bin', '\u0000\u0002\u0003');
+    expect(bin).toMatchObject({ binary: true, old_content: null, new_content: null, added_ranges: [], removed_ranges: [] });
+    expect([...(await client.changeContent(sess.id, 'tc-bin', 'after'))!]).toEqual([0, 2, 3]);
+  });
+
+  it('accepts a whole file and everything, with {records} answers', async () => {
+    const ans = await client.acceptAll(sess.id, 'a.txt');
+    expect(ans.records.map((x) => [x.id, x.status])).toEqual([['tc-a', 'accepted']]);
+    const all = await client.acceptEverything();
+    expect(all.records.every((x) => x.status === 'accepted')).toBe(true);
+    expect((await client.listChanges(sess.id, { status: 'pending' })).length).toBe(0);
+  });
+
+  it('gives errors as {error, code}', async () => {
+    const err = await client.getChange(sess.id, 'no-such').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PrsmApiError);
+    expect(err).toMatchObject({ status: 404, code: 'record_not_found' });
+  });
+
+  it('leaves a conflicting change out of the workspace, and "Keep mine" (reject) keeps the user\'s file', async () => {
+    const mine = BASE.replace('alpha', 'USER');
+    fs.writeFileSync(path.join(s.repo, 'd.txt'), mine);
+    const [r] = await agentWrite(client, sess, 'tc-conflict', 'd.txt', BASE.replace('alpha', 'AGENT'));
+    expect(r).toMatchObject({ status: 'pending', sync_state: 'conflict' });
+    expect(fs.readFileSync(path.join(s.repo, 'd.txt'), 'utf8')).toBe(mine);
+    const [p] = placeRecords([r], { text: mine, lineCount: 7, maxLines: 1000 });
+    expect(p).toMatchObject({ lensLine: 0, inDocument: false, added: [] });
+    const ans = await client.reject(sess.id, 'tc-conflict');
+    expect(ans.records[0].status).toBe('rejected');
+    expect(fs.readFileSync(path.join(s.repo, 'd.txt'), 'utf8')).toBe(mine);
+    expect(fs.readFileSync(path.join(sess.worktree_path, 'd.txt'), 'utf8')).toBe(BASE);
+  });
+
+  it('speaks the checkpoint routes of SPEC.md (when this server has them)', async (ctx) => {
+    let list: Checkpoint[];
+    try {
+      list = await client.listCheckpoints(sess.id);
+    } catch (err) {
+      if (err instanceof PrsmApiError && err.status === 404 && err.code === 'not_found') {
+        ctx.skip('this prsm server has no checkpoint routes yet');
+      }
+      throw err;
+    }
+    expect(Array.isArray(list)).toBe(true);
+    const checkKeys = (c: Checkpoint) => {
+      // SPEC's fields, plus files_changed, which this server adds.
+      expect(Object.keys(c).filter((k) => k !== 'files_changed').sort()).toEqual(CHECKPOINT);
+    };
+    list.forEach(checkKeys);
+    const named = await client.createCheckpoint(sess.id, { name: 'contract-point', annotation: 'before x' });
+    checkKeys(named);
+    expect(named).toMatchObject({ kind: 'manual', name: 'contract-point', annotation: 'before x' });
+    const annotated = await client.annotateCheckpoint(sess.id, named.id, 'renamed note');
+    expect(annotated.annotation).toBe('renamed note');
+    await agentWrite(client, sess, 'tc-after-cp', 'b.txt', lines('after', 'checkpoint'));
+    await until(() => events.some((e) => e.type === 'checkpoint_created'), 5000, 'checkpoint_created');
+    const plan = await client.rollbackPreview(sess.id, named.id);
+    for (const k of PLAN_REQUIRED) {
+      expect(plan).toHaveProperty(k);
+    }
+    for (const k of Object.keys(plan)) {
+      expect(PLAN_ALL).toContain(k);
+    }
+    expect(plan.operations.map((o) => [o.type, o.path])).toEqual([['restore', 'b.txt']]);
+    const before = fs.readFileSync(path.join(s.repo, 'b.txt'), 'utf8');
+    expect(before).toBe(lines('after', 'checkpoint'));
+    const done = await client.rollback(sess.id, named.id);
+    expect(done.safety_checkpoint_id).toBeTruthy();
+    expect(fs.readFileSync(path.join(s.repo, 'b.txt'), 'utf8')).toBe(lines('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta'));
+    expect((await client.getChange(sess.id, 'tc-after-cp')).records[0].status).toBe('rejected');
+  });
+});

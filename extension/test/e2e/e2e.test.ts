@@ -1,0 +1,260 @@
+// The end-to-end test: the packaged extension in a real VS Code
+// (code-server), driven through Chromium, against a real prsm server that
+// the test plays the agent for. It checks the file on disk and the record
+// status over the API after every click.
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { PrsmClient, type FileChangeRecord, type Session } from '../../src/client';
+import { findServer } from '../../src/discovery';
+import { lines, until } from '../helpers';
+import { agentWrite, prsm, PRSM_BIN, scratchRepo, stopPrsm, type Scratch } from '../prsm';
+import { CODE_SERVER_BIN, VSIX, Workbench } from './workbench';
+
+const ARTIFACTS = process.env.PRSM_E2E_ARTIFACTS ?? path.join(process.env.PRSM_E2E_OUTER_TMP ?? os.tmpdir(), `prsm-e2e-artifacts-${Date.now()}`);
+
+const A = lines('package main', '', 'func one() int {', '\treturn 1', '}', '', 'func two() int {', '\treturn 2', '}');
+const B = lines('# notes', 'first', 'second', 'third');
+const C = lines('config: 1', 'mode: fast');
+
+if (!PRSM_BIN || !CODE_SERVER_BIN) {
+  throw new Error('PRSM_BIN and CODE_SERVER_BIN must be set: run `npm run test:e2e` (scripts/e2e.sh)');
+}
+
+// A watchdog: whatever hangs, the run ends and its processes with it.
+const watchdog = setTimeout(() => {
+  process.stderr.write('e2e watchdog: 8 minutes passed, giving up\n');
+  void cleanup().finally(() => process.exit(1));
+}, 8 * 60_000);
+watchdog.unref();
+
+let s: Scratch;
+let wb: Workbench;
+let client: PrsmClient | undefined;
+let session: Session;
+let failed = false;
+
+async function cleanup(): Promise<void> {
+  await wb?.close();
+  client?.dispose();
+  if (s) {
+    await stopPrsm(s);
+  }
+}
+
+const read = (rel: string) => fs.readFileSync(path.join(s.repo, rel), 'utf8');
+
+async function record(id: string): Promise<FileChangeRecord> {
+  const ans = await client!.getChange(session.id, id);
+  return ans.records[0];
+}
+
+beforeAll(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  s = scratchRepo({ 'a.go': A, 'b.md': B, 'c.yaml': C }, 'prsm-e2e-');
+  wb = new Workbench({
+    root: s.root,
+    env: { PRSM_HOME: s.home },
+    settings: { 'prsm.binaryPath': PRSM_BIN },
+    artifacts: ARTIFACTS,
+  });
+  wb.installExtension(VSIX);
+  await wb.start();
+  await wb.open(s.repo);
+});
+
+afterEach(async (ctx) => {
+  const name = ctx.task.name.replace(/\s+/g, '-').slice(0, 60);
+  if (ctx.task.result?.state === 'fail') {
+    failed = true;
+    const shot = await wb.screenshot(`FAILED-${name}`);
+    process.stderr.write(`e2e: screenshot of the failure: ${shot}\n`);
+  } else {
+    await wb.screenshot(`ok-${name}`);
+  }
+});
+
+afterAll(async () => {
+  wb?.saveLogs();
+  await cleanup();
+  clearTimeout(watchdog);
+  if (s) {
+    fs.rmSync(s.root, { recursive: true, force: true });
+  }
+  if (!failed && !process.env.PRSM_E2E_ARTIFACTS) {
+    // Keep the artifacts of a green run only when asked to.
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+    process.stderr.write('e2e: green; set PRSM_E2E_ARTIFACTS=dir to keep its screenshots and logs\n');
+  } else {
+    process.stderr.write(`e2e: artifacts (screenshots, code-server, browser and extension logs) in ${ARTIFACTS}\n`);
+  }
+});
+
+describe('prsm extension in code-server', () => {
+  it('shows "prsm is not running" with a button that starts the server', async () => {
+    const p = wb.page;
+    await p.locator('.activitybar .action-item a[aria-label^="prsm"]').first().click();
+    const welcome = p.locator('.welcome-view-content', { hasText: 'prsm is not running in this workspace' }).first();
+    await welcome.waitFor({ timeout: 30_000 });
+    await expect(p.locator('.statusbar-item', { hasText: 'prsm: not running' }).first().isVisible()).resolves.toBe(true);
+    // No error popup for a missing server.
+    expect(await p.locator('.notifications-toasts .notification-toast').count()).toBe(0);
+    await welcome.getByRole('button', { name: 'Start prsm' }).click();
+    const found = await until(() => findServer({ home: s.home, folders: [s.repo] }), 30_000, 'server.json after Start prsm');
+    client = new PrsmClient(found.info);
+    await client.healthz();
+    await p.locator('.welcome-view-content', { hasText: 'No agent sessions yet' }).first().waitFor({ timeout: 20_000 });
+    await p.locator('.statusbar-item', { hasText: 'prsm: 0 pending' }).first().waitFor();
+  });
+
+  it('shows an agent change live, with the CodeLens on the changed line; Reject restores the file', async () => {
+    const p = wb.page;
+    // Marks the page: a reload would lose the mark.
+    await p.evaluate(() => ((globalThis as unknown as { __prsmMark: number }).__prsmMark = 42));
+    session = await client!.startSession({ name: 'e2e-agent', agent_id: 'e2e' });
+    const edited = A.replace('\treturn 2\n', '\treturn 2 // AGENT_EDIT_TWO\n');
+    const [rec] = await agentWrite(client!, session, 'tc-reject', 'a.go', edited);
+    expect(rec).toMatchObject({ status: 'pending', sync_state: 'synced' });
+    expect(read('a.go')).toBe(edited);
+
+    // The tree and the status bar update without a reload.
+    await p.locator('.pane-body .monaco-list-row', { hasText: 'e2e-agent' }).first().waitFor({ timeout: 15_000 });
+    await p.locator('.pane-body .monaco-list-row', { hasText: 'a.go' }).first().waitFor();
+    await p.locator('.statusbar-item', { hasText: 'prsm: 1 pending' }).first().waitFor();
+
+    await wb.openFile('a.go', 'AGENT_EDIT_TWO');
+    await wb.lens('Reject').first().waitFor({ timeout: 15_000 });
+    expect(await wb.lens('Accept').count()).toBe(1);
+    expect(await wb.lens('Diff').count()).toBe(1);
+    const { gap, lineHeight } = await wb.lensAboveLine('Reject', 'AGENT_EDIT_TWO');
+    expect(gap).toBeGreaterThanOrEqual(-1);
+    expect(gap).toBeLessThan(lineHeight); // right above the changed line, not elsewhere
+    expect(await wb.decorated('AGENT_EDIT_TWO')).toBe(true); // the added-line decoration
+    expect(await wb.decorated('func one')).toBe(false);
+    await wb.screenshot('lens-on-changed-line');
+
+    await wb.lens('Reject').first().click();
+    await until(() => read('a.go') === A, 10_000, 'a.go restored on disk');
+    await until(async () => (await record('tc-reject')).status === 'rejected', 10_000, 'record rejected');
+    await wb.lens('Reject').first().waitFor({ state: 'detached', timeout: 10_000 });
+    await wb.line('return 2').waitFor();
+    expect(await wb.line('AGENT_EDIT_TWO').count()).toBe(0);
+    await until(async () => !(await wb.decorated('return 2')), 5000, 'decoration gone');
+    expect(await p.evaluate(() => (globalThis as unknown as { __prsmMark?: number }).__prsmMark)).toBe(42);
+  });
+
+  it('Accept on another change keeps it on disk and marks it accepted', async () => {
+    const edited = B.replace('second\n', 'second\nAGENT_ADDED_LINE\n');
+    await agentWrite(client!, session, 'tc-accept', 'b.md', edited);
+    await wb.openFile('b.md', 'AGENT_ADDED_LINE');
+    await wb.lens('Accept').first().waitFor({ timeout: 15_000 });
+    const { gap, lineHeight } = await wb.lensAboveLine('Accept', 'AGENT_ADDED_LINE');
+    expect(gap).toBeGreaterThanOrEqual(-1);
+    expect(gap).toBeLessThan(lineHeight);
+    await wb.lens('Accept').first().click();
+    await until(async () => (await record('tc-accept')).status === 'accepted', 10_000, 'record accepted');
+    await wb.lens('Accept').first().waitFor({ state: 'detached', timeout: 10_000 });
+    expect(read('b.md')).toBe(edited);
+    await wb.page.locator('.statusbar-item', { hasText: 'prsm: 0 pending' }).first().waitFor();
+  });
+
+  it('shows a change made while the file is open, without a reload, and its diff', async () => {
+    const p = wb.page;
+    await wb.openFile('a.go', 'func one');
+    const edited = A.replace('\treturn 1\n', '\treturn 100 // LIVE_EDIT\n');
+    await agentWrite(client!, session, 'tc-live', 'a.go', edited);
+    await wb.line('LIVE_EDIT').waitFor({ timeout: 15_000 });
+    await wb.lens('Reject').first().waitFor({ timeout: 15_000 });
+    const { gap, lineHeight } = await wb.lensAboveLine('Reject', 'LIVE_EDIT');
+    expect(gap).toBeGreaterThanOrEqual(-1);
+    expect(gap).toBeLessThan(lineHeight);
+    expect(await p.evaluate(() => (globalThis as unknown as { __prsmMark?: number }).__prsmMark)).toBe(42);
+
+    await wb.lens('Diff').first().click();
+    const diff = p.locator('.monaco-diff-editor').first();
+    await diff.waitFor({ timeout: 15_000 });
+    await diff.locator('.editor.original .view-line', { hasText: 'return 1' }).first().waitFor({ timeout: 15_000 });
+    await diff.locator('.editor.modified .view-line', { hasText: 'LIVE_EDIT' }).first().waitFor();
+    await wb.screenshot('diff-of-live-change');
+    expect((await record('tc-live')).status).toBe('pending');
+  });
+
+  it('accepts a file from the tree with its inline action', async () => {
+    const p = wb.page;
+    const row = p.locator('.pane-body .monaco-list-row', { hasText: 'a.go' }).first();
+    await wb.clickInline(row, 'Accept All Changes in File');
+    await until(async () => (await record('tc-live')).status === 'accepted', 10_000, 'file accepted from the tree');
+    expect(read('a.go')).toContain('LIVE_EDIT');
+  });
+
+  it('lists checkpoints, creates a named one, and rewinds to it', async () => {
+    const p = wb.page;
+    const list = await client!.listCheckpoints(session.id).catch((e: unknown) => e);
+    if (!Array.isArray(list)) {
+      throw new Error(`the server has no checkpoint routes: ${String(list)}`);
+    }
+    // Auto checkpoints were taken before each tool call and show in the view.
+    const autos = list.filter((c) => c.kind === 'auto');
+    expect(autos.length).toBeGreaterThan(0);
+    const view = p.locator('.pane', { has: p.locator('.pane-header', { hasText: 'Checkpoints' }) });
+    const header = view.locator('.pane-header').first();
+    if ((await header.getAttribute('aria-expanded')) !== 'true') {
+      await header.click();
+    }
+    await view.locator('.monaco-list-row').first().waitFor({ timeout: 15_000 });
+
+    // Create a named checkpoint from the palette: name, then annotation.
+    await wb.command('prsm: Create Named Checkpoint');
+    const input = p.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill('e2e-point');
+    await p.keyboard.press('Enter');
+    await p.locator('.quick-input-widget', { hasText: 'Annotation' }).first().waitFor();
+    await input.fill('before the last edit');
+    await p.keyboard.press('Enter');
+    const named = await until(async () => (await client!.listCheckpoints(session.id)).find((c) => c.name === 'e2e-point'), 10_000, 'named checkpoint');
+    expect(named).toMatchObject({ kind: 'manual', annotation: 'before the last edit' });
+    const row = view.locator('.monaco-list-row', { hasText: 'e2e-point' }).first();
+    await row.waitFor({ timeout: 10_000 });
+
+    // The agent changes c.yaml after the checkpoint; rewinding undoes it.
+    const edited = C.replace('mode: fast', 'mode: REWIND_ME');
+    const rowsBefore = await view.locator('.monaco-list-row').count();
+    await agentWrite(client!, session, 'tc-rewind', 'c.yaml', edited);
+    expect(read('c.yaml')).toBe(edited);
+    // The auto checkpoint taken before that edit shows up live.
+    await until(async () => (await view.locator('.monaco-list-row').count()) > rowsBefore, 10_000, 'auto checkpoint row');
+    await wb.clickInline(row, 'Rewind to Here');
+    // The preview: a quick pick of the files; one file, so no modal after it.
+    const pick = p.locator('.quick-input-widget', { hasText: 'c.yaml' }).first();
+    await pick.waitFor({ timeout: 10_000 });
+    await wb.screenshot('rewind-preview');
+    await p.keyboard.press('Enter');
+    await until(() => read('c.yaml') === C, 10_000, 'c.yaml rewound on disk');
+    await until(async () => (await record('tc-rewind')).status === 'rejected', 10_000, 'rewound record rejected');
+  });
+
+  it('shows "not running" when the server stops, and reconnects when it is back', async () => {
+    const p = wb.page;
+    await stopPrsm(s);
+    await p.locator('.statusbar-item', { hasText: 'prsm: not running' }).first().waitFor({ timeout: 20_000 });
+    await p.locator('.welcome-view-content', { hasText: 'prsm is not running in this workspace' }).first().waitFor();
+    expect(await p.locator('.notifications-toasts .notification-toast', { hasText: 'cannot' }).count()).toBe(0);
+    // Started again from outside (a new port and token): the extension finds it.
+    prsm(s, 'serve', '--detach');
+    const info = await until(() => findServer({ home: s.home, folders: [s.repo] }), 20_000, 'server.json');
+    client?.dispose();
+    client = new PrsmClient(info.info);
+    await p.locator('.pane-body .monaco-list-row', { hasText: 'e2e-agent' }).first().waitFor({ timeout: 20_000 });
+    const pending = (await client.listChanges(session.id, { status: 'pending' })).length;
+    await p.locator('.statusbar-item', { hasText: `prsm: ${pending} pending` }).first().waitFor();
+    // And it is live again: a new change shows its lens.
+    const edited = C.replace('config: 1', 'config: 2 // AFTER_RESTART');
+    await agentWrite(client, session, 'tc-restart', 'c.yaml', edited);
+    await wb.openFile('c.yaml', 'AFTER_RESTART');
+    await wb.lens('Accept').first().waitFor({ timeout: 15_000 });
+  });
+});

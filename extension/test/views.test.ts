@@ -1,0 +1,425 @@
+// The vscode-facing logic: tree building and items, lenses, decorations,
+// checkpoints, the status bar and command argument resolution, through the
+// stand-in `vscode` module.
+
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import {
+  affectedCount,
+  annotateCheckpoint,
+  deleteCheckpoint,
+  buildCheckpointTree,
+  checkpointItem,
+  checkpointLabel,
+  createCheckpoint,
+  planItems,
+  relativeTime,
+  rewindToCheckpoint,
+} from '../src/checkpoints';
+import { lensSpecs, placementsFor, PrsmCodeLensProvider } from '../src/codelens';
+import { acceptChange, recordFromArgs, rejectChange, takeAgents } from '../src/commands';
+import type { AppContext } from '../src/context';
+import { planDecorations } from '../src/decorations';
+import { binaryMessage, contentUri, parseContentUri } from '../src/diff';
+import { Model } from '../src/model';
+import { PathMap } from '../src/paths';
+import { placeRecords } from '../src/ranges';
+import { serveArgs } from '../src/serverctl';
+import { Commands } from '../src/settings';
+import { statusText } from '../src/statusbar';
+import { buildTree, contextValue, toTreeItem } from '../src/tree';
+import { answers, FakeDocument, recorded, resetStub, setConfig, Uri, window } from './vscode-stub';
+import { checkpoint, lines, rec, session } from './helpers';
+import type { PrsmClient, RollbackPlan } from '../src/client';
+
+beforeEach(() => resetStub());
+
+/** An AppContext over a model and a fake client whose calls are recorded. */
+function appContext(model: Model, client: Partial<PrsmClient> = {}): AppContext & { calls: string[] } {
+  const calls: string[] = [];
+  const paths = new PathMap('/ws', ['/ws']);
+  return {
+    calls,
+    model,
+    connection: { state: 'connected', client, reportError: () => undefined } as unknown as AppContext['connection'],
+    paths: () => paths,
+    call: async (what, fn) => {
+      calls.push(what);
+      return fn(client as PrsmClient);
+    },
+  };
+}
+
+describe('buildTree', () => {
+  it('lists sessions (active, newest first), files by path, changes oldest first, with counts', () => {
+    const m = new Model();
+    m.replace(
+      [
+        session({ id: 'old', name: 'old', status: 'ended', created_at: '2026-01-03T00:00:00Z' }),
+        session({ id: 's1', created_at: '2026-01-01T00:00:00Z' }),
+        session({ id: 's2', name: 'two', created_at: '2026-01-02T00:00:00Z' }),
+      ],
+      [
+        rec({ id: 'b', file_path: '/ws/z.txt', rel_path: 'z.txt', status: 'accepted' }),
+        rec({ id: 'c', file_path: '/ws/src/a.txt', rel_path: 'src/a.txt' }),
+        rec({ id: 'd', file_path: '/ws/src/a.txt', rel_path: 'src/a.txt', sync_state: 'conflict' }),
+        rec({ id: 'e', session_id: 's2', status: 'rejected' }),
+      ],
+      new Map(),
+      true,
+    );
+    const t = buildTree(m);
+    expect(t.map((s) => s.session.id)).toEqual(['s2', 's1', 'old']);
+    const s1 = t[1];
+    expect(s1.counts).toEqual({ pending: 2, accepted: 1, rejected: 0, conflicts: 1 });
+    expect(s1.files.map((f) => f.relPath)).toEqual(['src/a.txt', 'z.txt']);
+    expect(s1.files[0].changes.map((c) => c.record.id)).toEqual(['c', 'd']);
+    expect(contextValue(s1)).toBe('session.pending');
+    expect(contextValue(t[0])).toBe('session.done');
+    expect(contextValue(s1.files[1])).toBe('file.done');
+    expect(contextValue(s1.files[0].changes[1])).toBe('change.pending.conflict');
+    expect(contextValue(t[0].files[0].changes[0])).toBe('change.rejected');
+  });
+
+  it('renders items with status, commands and theme icons', () => {
+    const m = new Model();
+    const r = rec({ id: 'tc1', old: lines('a', 'b'), new: lines('a', 'B', 'c'), file_path: '/ws/src/a.txt', rel_path: 'src/a.txt' });
+    m.replace([session()], [r], new Map(), true);
+    const [s] = buildTree(m);
+    const si = toTreeItem(s);
+    expect(si.label).toBe('session-1');
+    expect(si.description).toBe('1 pending · auto');
+    const fi = toTreeItem(s.files[0]);
+    expect(fi.label).toBe('a.txt');
+    expect(fi.description).toBe('src · 1 pending');
+    expect(fi.command?.command).toBe(Commands.openFile);
+    const ci = toTreeItem(s.files[0].changes[0]);
+    expect(ci.label).toBe('Edit tc1');
+    expect(ci.description).toBe('pending · modify · +2 −1');
+    expect(ci.command).toMatchObject({ command: Commands.showDiff });
+    expect((ci.iconPath as unknown as { id: string; color: { id: string } }).color.id).toBe('charts.yellow');
+  });
+
+  it('shows records of a session it has not loaded yet', () => {
+    const m = new Model();
+    m.apply({ type: 'file_changed', data: rec({ session_id: 'new' }) });
+    expect(buildTree(m).map((s) => s.session.id)).toEqual(['new']);
+  });
+});
+
+describe('lenses', () => {
+  it('gives Accept | Reject | Diff for a change and Keep mine | Take agent\'s for a conflict', () => {
+    const a = rec({ id: 'a', old: lines('1', '2'), new: lines('1', 'two') });
+    const c = rec({ id: 'c', session_id: 's2', old: lines('1', '2'), new: lines('one', '2'), sync_state: 'conflict' });
+    const done = rec({ id: 'd', session_id: 's3', old: lines('1'), new: lines('x'), status: 'accepted' });
+    const specs = lensSpecs(placeRecords([a, c, done], { text: lines('1', 'two'), lineCount: 3, maxLines: 100 }));
+    expect(specs.map((s) => [s.line, s.title, s.command, s.args[1]])).toEqual([
+      [0, 'Conflict: Keep mine', Commands.keepMine, 'c'],
+      [0, "Take agent's", Commands.takeAgents, 'c'],
+      [1, 'Accept', Commands.acceptChange, 'a'],
+      [1, 'Reject', Commands.rejectChange, 'a'],
+      [1, 'Diff', Commands.showDiff, 'a'],
+    ]);
+  });
+
+  it('provides lenses for an open document of the workspace only', () => {
+    const m = new Model();
+    const r = rec({ id: 'a', old: lines('x', 'y', 'z'), new: lines('x', 'y', 'NEW', 'z') });
+    m.replace([session()], [r], new Map(), true);
+    const ctx = appContext(m);
+    const p = new PrsmCodeLensProvider(ctx);
+    const doc = new FakeDocument('/ws/a.txt', lines('x', 'y', 'NEW', 'z'));
+    const lenses = p.provideCodeLenses(doc as never);
+    expect(lenses.map((l) => [l.range.start.line, l.command?.title])).toEqual([
+      [2, 'Accept'],
+      [2, 'Reject'],
+      [2, 'Diff'],
+    ]);
+    expect(lenses[0].command?.arguments).toEqual(['s1', 'a']);
+    expect(p.provideCodeLenses(new FakeDocument('/elsewhere/a.txt', 'x\n') as never)).toEqual([]);
+    setConfig('prsm.codeLens.enabled', false);
+    expect(p.provideCodeLenses(doc as never)).toEqual([]);
+    p.dispose();
+  });
+
+  it('asks for new lenses when the model changes', () => {
+    const m = new Model();
+    const p = new PrsmCodeLensProvider(appContext(m));
+    let fired = 0;
+    p.onDidChangeCodeLenses(() => fired++);
+    m.apply({ type: 'file_changed', data: rec() });
+    expect(fired).toBe(1);
+    p.dispose();
+  });
+});
+
+describe('decorations', () => {
+  it('plans added lines, removed markers and conflicts from placements', () => {
+    const base = lines('1', '2', '3', '4');
+    const after = lines('1', 'new', '2', '4');
+    const r = rec({ old: base, new: after });
+    const conflict = rec({ session_id: 's2', old: base, new: lines('0', '1', '2', '3', '4'), sync_state: 'conflict' });
+    const plan = planDecorations(placeRecords([r, conflict], { text: after, lineCount: 5, maxLines: 100 }));
+    expect(plan.added).toEqual([{ start: 1, end: 1 }]);
+    expect(plan.removedAbove.map((x) => [x.line, x.count])).toEqual([[3, 1]]);
+    expect(plan.conflicts).toEqual([0]);
+  });
+
+  it('does not decorate a huge file line by line', () => {
+    const m = new Model();
+    const big = Array.from({ length: 100 }, (_, i) => `l${i}`);
+    const after = [...big.slice(0, 10), ...Array.from({ length: 50 }, (_, i) => `n${i}`), ...big.slice(10)];
+    m.replace([session()], [rec({ old: lines(...big), new: lines(...after) })], new Map(), true);
+    const ctx = appContext(m);
+    const doc = new FakeDocument('/ws/a.txt', lines(...after));
+    setConfig('prsm.decorations.maxLines', 100);
+    expect(planDecorations(placementsFor(ctx, doc as never)).added).toEqual([{ start: 10, end: 10 }]);
+    setConfig('prsm.decorations.maxLines', 1000);
+    expect(planDecorations(placementsFor(ctx, doc as never)).added).toEqual([{ start: 10, end: 59 }]);
+  });
+});
+
+describe('diff', () => {
+  it('round-trips content URIs and names binary changes', () => {
+    const r = rec({ id: 'tc:1', rel_path: 'src/x y.ts' });
+    const u = contentUri(r, 'after');
+    expect(u.scheme).toBe('prsm-content');
+    expect(u.path).toBe('/src/x y.ts');
+    expect(parseContentUri(u)).toEqual({ session: 's1', id: 'tc:1', side: 'after' });
+    expect(parseContentUri(Uri.from({ scheme: 'prsm-content', path: '/a', query: 'side=left' }) as never)).toBeUndefined();
+    const bin = rec({ binary: true, rel_path: 'logo.png', size_before: 2048, size_after: 3 * 1024 * 1024 });
+    expect(binaryMessage(bin)).toBe('prsm: binary file changed: logo.png (2.0 KiB → 3.0 MiB).');
+    expect(binaryMessage({ ...bin, change_type: 'create', size_after: 10 })).toContain('was created (10 bytes)');
+  });
+});
+
+describe('commands', () => {
+  it('resolves lens arguments and tree nodes to records', () => {
+    const m = new Model();
+    const r = rec({ id: 'x' });
+    m.upsertRecords([r]);
+    expect(recordFromArgs({ model: m }, ['s1', 'x'])?.id).toBe('x');
+    expect(recordFromArgs({ model: m }, [{ kind: 'change', record: r }])?.id).toBe('x');
+    expect(recordFromArgs({ model: m }, [])).toBeUndefined();
+    expect(recordFromArgs({ model: m }, ['s1', 'missing'])).toBeUndefined();
+  });
+
+  it('accepts and rejects through the client and stores the answer', async () => {
+    const m = new Model();
+    const r = rec({ id: 'x' });
+    m.upsertRecords([r]);
+    const sent: string[] = [];
+    const ctx = appContext(m, {
+      accept: async (sid: string, id: string) => {
+        sent.push(`accept ${sid} ${id}`);
+        return { records: [{ ...r, status: 'accepted' as const }] };
+      },
+      reject: async (sid: string, id: string) => {
+        sent.push(`reject ${sid} ${id}`);
+        return { records: [{ ...r, status: 'rejected' as const }] };
+      },
+    });
+    await acceptChange(ctx, 's1', 'x');
+    expect(m.record('s1', 'x')?.status).toBe('accepted');
+    await rejectChange(ctx, { kind: 'change', record: r });
+    expect(sent).toEqual(['accept s1 x', 'reject s1 x']);
+    expect(m.record('s1', 'x')?.status).toBe('rejected');
+  });
+
+  it('acts on the change under the cursor from the palette', async () => {
+    const m = new Model();
+    const near = rec({ id: 'near', added_ranges: [{ startLine: 10, endLine: 12 }], removed_ranges: [] });
+    const far = rec({ id: 'far', added_ranges: [{ startLine: 1, endLine: 1 }], removed_ranges: [] });
+    m.upsertRecords([near, far]);
+    const doc = new FakeDocument('/ws/a.txt', '');
+    window.activeTextEditor = { document: doc, selection: { active: { line: 10 } } };
+    const sent: string[] = [];
+    const ctx = appContext(m, { accept: async (_s: string, id: string) => (sent.push(id), { records: [] }) });
+    answers.quickPick.push((items) => items[0]);
+    await acceptChange(ctx);
+    expect(recorded.quickPicks[0].items.map((i: { record: { id: string } }) => i.record.id)).toEqual(['near', 'far']);
+    expect(sent).toEqual(['near']);
+  });
+
+  it('asks before rejecting over unsaved edits', async () => {
+    const m = new Model();
+    const r = rec({ id: 'x' });
+    m.upsertRecords([r]);
+    const doc = new FakeDocument('/ws/a.txt', 'edited');
+    doc.isDirty = true;
+    const { workspace } = await import('./vscode-stub');
+    workspace.textDocuments = [doc];
+    const sent: string[] = [];
+    const ctx = appContext(m, { reject: async () => (sent.push('reject'), { records: [] }) });
+    answers.message.push(undefined); // Escape
+    await rejectChange(ctx, 's1', 'x');
+    expect(sent).toEqual([]);
+    answers.message.push('Save and Continue');
+    await rejectChange(ctx, 's1', 'x');
+    expect(doc.isDirty).toBe(false);
+    expect(sent).toEqual(['reject']);
+  });
+
+  it("takes the agent's version of a conflict: writes it through an edit, saves, accepts", async () => {
+    const m = new Model();
+    const r = rec({ id: 'x', old: lines('a'), new: lines('agent'), sync_state: 'conflict' });
+    m.upsertRecords([r]);
+    const doc = new FakeDocument('/ws/a.txt', lines('mine'));
+    const stub = await import('./vscode-stub');
+    stub.workspace.textDocuments = [doc];
+    const edits: unknown[] = [];
+    const applyEdit = stub.workspace.applyEdit;
+    stub.workspace.applyEdit = async (e) => (edits.push(...e.ops), true);
+    const sent: string[] = [];
+    const ctx = appContext(m, {
+      changeContent: async (_s: string, _id: string, side: 'before' | 'after') => (sent.push(`content ${side}`), Buffer.from('agent\n')),
+      accept: async () => (sent.push('accept'), { records: [{ ...r, status: 'accepted' as const }] }),
+    });
+    try {
+      await takeAgents(ctx, 's1', 'x');
+    } finally {
+      stub.workspace.applyEdit = applyEdit;
+    }
+    expect(edits).toMatchObject([{ op: 'replace', text: 'agent\n' }]);
+    expect(sent).toEqual(['content after', 'accept']);
+    expect(m.record('s1', 'x')?.status).toBe('accepted');
+  });
+
+  it('starts the server with the exact serve arguments', () => {
+    expect(serveArgs('/my ws')).toEqual(['serve', '--detach', '--workspace', '/my ws']);
+  });
+});
+
+describe('checkpoints', () => {
+  it('builds a flat timeline for one session and groups several', () => {
+    const m = new Model();
+    m.replace(
+      [session()],
+      [],
+      new Map([['s1', [checkpoint({ id: 'a', created_at: '2026-01-01T00:00:00Z' }), checkpoint({ id: 'b', kind: 'manual', name: 'named', created_at: '2026-01-02T00:00:00Z' })]]]),
+      true,
+    );
+    const flat = buildCheckpointTree(m);
+    expect(flat.map((n) => n.kind === 'checkpoint' && n.checkpoint.id)).toEqual(['b', 'a']);
+    m.apply({ type: 'session_updated', data: session({ id: 's2', name: 'two', status: 'ended' }) });
+    const grouped = buildCheckpointTree(m);
+    expect(grouped.map((n) => n.kind)).toEqual(['cpSession', 'cpSession']);
+    const item = checkpointItem(flat[0]);
+    expect(item.label).toBe('named');
+    expect(item.contextValue).toBe('checkpoint.manual.active');
+  });
+
+  it('labels automatic checkpoints by what made them', () => {
+    expect(checkpointLabel(checkpoint({ tool_call_id: 'tc4' }))).toBe('before tc4');
+    expect(checkpointLabel(checkpoint({ message_index: 3 }))).toBe('turn 3');
+    expect(checkpointLabel(checkpoint({ name: 'x', kind: 'manual' }))).toBe('x');
+    expect(relativeTime('2026-01-01T00:00:00Z', Date.parse('2026-01-01T02:30:00Z'))).toBe('2h ago');
+  });
+
+  const plan: RollbackPlan = {
+    checkpoint_id: 'cp1',
+    operations: [
+      { type: 'restore', path: 'a.txt', record_ids: ['tc2'] },
+      { type: 'delete', path: 'new.txt', record_ids: ['tc3'] },
+    ],
+    affected_files: ['a.txt', 'new.txt'],
+    conflicts: [{ path: 'b.txt', reason: 'your edits overlap' }],
+    warnings: ['undoes accepted change tc2'],
+  };
+
+  it('lists a plan as files, conflicts and warnings', () => {
+    expect(planItems(plan).map((i) => [i.label, i.description])).toEqual([
+      ['$(discard) a.txt', 'restore'],
+      ['$(trash) new.txt', 'delete'],
+      ['$(warning) b.txt', 'conflict: left as it is'],
+      ['$(info) undoes accepted change tc2', 'warning'],
+    ]);
+    expect(affectedCount(plan)).toBe(2);
+  });
+
+  it('rewinds after the preview pick and a modal confirmation', async () => {
+    const m = new Model();
+    m.replace([session()], [], new Map([['s1', [checkpoint()]]]), true);
+    const sent: string[] = [];
+    const ctx = appContext(m, {
+      rollbackPreview: async () => (sent.push('preview'), plan),
+      rollback: async (_s: string, id: string) => (sent.push(`rollback ${id}`), { ...plan, safety_checkpoint_id: 'safe1' }),
+      listCheckpoints: async () => [checkpoint(), checkpoint({ id: 'safe1' })],
+    });
+    const node = buildCheckpointTree(m)[0];
+    // Escape at the modal: nothing happens.
+    answers.quickPick.push((items) => items[0]);
+    answers.message.push(undefined);
+    expect(await rewindToCheckpoint(ctx, node)).toBeUndefined();
+    expect(sent).toEqual(['preview']);
+    // Confirmed.
+    answers.quickPick.push((items) => items[0]);
+    answers.message.push('Rewind');
+    const done = await rewindToCheckpoint(ctx, node);
+    expect(done?.safety_checkpoint_id).toBe('safe1');
+    expect(sent).toEqual(['preview', 'preview', 'rollback cp1']);
+    expect(recorded.messages.find((x) => x.kind === 'warning')?.items[0]).toMatchObject({ modal: true });
+    expect(m.checkpoints('s1').map((c) => c.id)).toEqual(['cp1', 'safe1']);
+  });
+
+  it('rewinds a one-file plan without a modal', async () => {
+    const m = new Model();
+    m.replace([session()], [], new Map([['s1', [checkpoint()]]]), true);
+    const one: RollbackPlan = { ...plan, operations: [plan.operations[0]], affected_files: ['a.txt'] };
+    const sent: string[] = [];
+    const ctx = appContext(m, {
+      rollbackPreview: async () => one,
+      rollback: async () => (sent.push('rollback'), one),
+      listCheckpoints: async () => [checkpoint()],
+    });
+    answers.quickPick.push((items) => items[0]);
+    await rewindToCheckpoint(ctx, buildCheckpointTree(m)[0]);
+    expect(sent).toEqual(['rollback']);
+    expect(recorded.messages.filter((x) => x.kind === 'warning')).toEqual([]);
+  });
+
+  it('creates a named checkpoint with an annotation', async () => {
+    const m = new Model();
+    m.replace([session()], [], new Map(), true);
+    const sent: unknown[] = [];
+    const ctx = appContext(m, {
+      createCheckpoint: async (sid: string, req: { name: string; annotation?: string }) => (sent.push([sid, req]), checkpoint({ kind: 'manual', name: req.name })),
+      listCheckpoints: async () => [checkpoint({ kind: 'manual', name: 'before-refactor' })],
+    });
+    answers.inputBox.push(' before-refactor ', 'tests green');
+    await createCheckpoint(ctx);
+    expect(sent).toEqual([['s1', { name: 'before-refactor', annotation: 'tests green' }]]);
+    expect(m.checkpoints('s1')[0].name).toBe('before-refactor');
+  });
+});
+
+describe('checkpoint annotations and deletion', () => {
+  it('annotates with the old annotation prefilled, and deletes after a modal', async () => {
+    const m = new Model();
+    const cp = checkpoint({ kind: 'manual', name: 'n', annotation: 'old note' });
+    m.replace([session()], [], new Map([['s1', [cp]]]), true);
+    const sent: string[] = [];
+    const ctx = appContext(m, {
+      annotateCheckpoint: async (_s: string, id: string, a: string) => (sent.push(`annotate ${id} ${a}`), { ...cp, annotation: a }),
+      deleteCheckpoint: async (_s: string, id: string) => void sent.push(`delete ${id}`),
+      listCheckpoints: async () => [{ ...cp, annotation: 'new note' }],
+    });
+    const node = buildCheckpointTree(m)[0];
+    answers.inputBox.push(' new note ');
+    await annotateCheckpoint(ctx, node);
+    expect(recorded.inputBoxes[0].value).toBe('old note');
+    expect(m.checkpoints('s1')[0].annotation).toBe('new note');
+    answers.message.push(undefined);
+    await deleteCheckpoint(ctx, node);
+    answers.message.push('Delete');
+    await deleteCheckpoint(ctx, node);
+    expect(sent).toEqual(['annotate cp1 new note', 'delete cp1']);
+  });
+});
+
+describe('status bar', () => {
+  it('shows the pending count, or that prsm is not running', () => {
+    expect(statusText('connected', 3).text).toBe('$(git-compare) prsm: 3 pending');
+    expect(statusText('disconnected', 0).text).toBe('$(circle-slash) prsm: not running');
+  });
+});
