@@ -3,7 +3,7 @@ GO ?= go
 WORKSPACE ?= $(CURDIR)
 BIN := bin/prsm
 
-.PHONY: build run test lint unit
+.PHONY: build run demo test lint unit web extension fuzz bench
 
 build:
 	$(GO) build -o $(BIN) ./cmd/prsm
@@ -12,8 +12,15 @@ build:
 run: build
 	$(BIN) serve --workspace "$(WORKSPACE)"
 
-# Every check CI runs.
-test: lint unit
+# A newcomer's tour: a scratch repository and a scripted agent session.
+demo: build
+	$(BIN) demo
+
+# Every check CI runs: Go (gofmt, vet, race tests, short fuzzing), the review
+# page's browser test and the VS Code extension's unit and e2e tests. The two
+# front-end scripts install what they need (npm packages, Debian's chromium,
+# code-server) themselves.
+test: lint unit fuzz web extension
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -22,3 +29,20 @@ lint:
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# Each fuzz target briefly (FUZZTIME=1m for a longer run).
+FUZZTIME ?= 5s
+fuzz:
+	@grep -rl --include='*_test.go' --exclude-dir=node_modules '^func Fuzz' . | while read -r f; do \
+	  pkg=./$$(dirname "$${f#./}"); \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
+	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) "$$pkg" >/tmp/prsm-fuzz.log 2>&1 || { cat /tmp/prsm-fuzz.log; exit 1; }; \
+	  done; \
+	done
+
+web: build
+	PRSM_BIN=$(CURDIR)/$(BIN) bash web/ci.sh
+
+extension: build
+	PRSM_BIN=$(CURDIR)/$(BIN) bash extension/ci.sh
