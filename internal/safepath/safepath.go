@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Sentinel errors, matched with errors.Is; callers map both to a client error.
@@ -112,6 +113,10 @@ func Join(root, rel string) (string, error) {
 		fi, err := os.Lstat(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			break // nothing below exists, so nothing below is a link
+		}
+		if errors.Is(err, syscall.ENAMETOOLONG) {
+			// The input's fault, not the system's: a client error.
+			return "", fmt.Errorf("path %q has a name too long for the file system: %w", rel, ErrBadPath)
 		}
 		if err != nil {
 			return "", fmt.Errorf("check %s: %w", dir, err)
