@@ -5,29 +5,108 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
 )
 
-// Kinds of intents: each names the engine step to run again, for one
-// record, when a crash cut it off. Every step is idempotent (3-way merges
-// that find the result already in place write nothing), so finishing means
+// Kinds of intents (SPEC rule 6): each is written to the store before the
+// step it names starts, in the same transaction as whatever makes the step
+// necessary where there is one, and deleted once the step is done. A crash
+// in between leaves it open, and the next start runs the step again. Every
+// step is idempotent (3-way merges that find the result already in place
+// write nothing; a rollback writes exact targets), so finishing means
 // running it once more.
 const (
-	intentSync   = "sync"   // apply a new record to the workspace (auto mode)
-	intentAccept = "accept" // accept a record (review mode: apply it)
-	intentRevert = "revert" // take a record's delta out of worktree and workspace
+	intentSync     = "sync"     // apply a new record to the workspace (auto mode)
+	intentAccept   = "accept"   // accept a record (review mode: apply it)
+	intentRevert   = "revert"   // take a record's delta out of worktree and workspace
+	intentRollback = "rollback" // a rewind or selector rollback (rollbackPayload)
 )
+
+// crashHook, when set (by tests only, through export_test.go), is called
+// at the named points of multi-step operations where a crash would leave
+// work half done; a test stops the operation there (it panics) to play a
+// kill -9 and then checks that the next start finishes the work.
+var crashHook atomic.Pointer[func(point string)]
+
+// crashPoint calls the crash hook, if any.
+func crashPoint(point string) {
+	if f := crashHook.Load(); f != nil {
+		(*f)(point)
+	}
+}
 
 type intentPayload struct {
 	Record string `json:"record"`
 }
 
 // intend writes down, before it starts, that r is about to go through kind.
-func (e *Engine) intend(ctx context.Context, kind string, r *prsm.Record) (int64, error) {
+// q is the database or the transaction the intent must commit with.
+func (e *Engine) intend(ctx context.Context, q store.Querier, kind string, r *prsm.Record) (int64, error) {
 	b, _ := json.Marshal(intentPayload{Record: r.ID})
-	return store.AddIntent(ctx, e.DB.Q(), r.SessionID, kind, b)
+	return store.AddIntent(ctx, q, r.SessionID, kind, b)
+}
+
+// intendAll writes down, in one transaction, that every record of recs is
+// about to go through kind, in that order: a crash after the first step
+// leaves the rest to the next start, not undone and forgotten.
+func (e *Engine) intendAll(ctx context.Context, kind string, recs []*prsm.Record) ([]int64, error) {
+	ids := make([]int64, 0, len(recs))
+	err := e.DB.Tx(ctx, func(q store.Querier) error {
+		ids = ids[:0]
+		for _, r := range recs {
+			id, err := e.intend(ctx, q, kind, r)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// finishSync stores the sync state a record's sync gave it and closes the
+// sync intent, in one transaction.
+func (e *Engine) finishSync(ctx context.Context, r *prsm.Record, state string, intent int64) error {
+	return e.DB.Tx(ctx, func(q store.Querier) error {
+		if err := store.UpdateRecordState(ctx, q, r.SessionID, r.ID, r.Status, state); err != nil {
+			return err
+		}
+		return store.DoneIntent(ctx, q, intent)
+	})
+}
+
+// syncError says that records were stored but some did not reach the
+// workspace: they stay unsynced (sync_state pending_review) with their
+// intents open, so accepting them, or the next start, applies them.
+type syncError struct {
+	errs []error
+}
+
+func (e *syncError) Error() string {
+	return fmt.Sprintf("the change is recorded but could not be applied to the workspace (%v); accept it to try again, or restart the server",
+		errors.Join(e.errs...))
+}
+
+func (e *syncError) Unwrap() []error { return e.errs }
+
+// transient reports whether a failed workspace write may succeed when tried
+// again: the disk is full, read-only or failing, or the process ran out of
+// files. Anything else (a path leading out of the workspace, a directory
+// where a file was expected) will fail the same way again.
+func transient(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EROFS,
+		syscall.EACCES, syscall.EPERM, syscall.EMFILE, syscall.ENFILE, syscall.EAGAIN, syscall.EINTR,
+		syscall.EBUSY, syscall.ETXTBSY, syscall.ENOMEM} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
 }
 
 // RecoverIntents finishes every operation a crash cut off (SPEC rule 6). It
@@ -55,10 +134,6 @@ func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
 }
 
 func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
-	var p intentPayload
-	if err := json.Unmarshal(in.Payload, &p); err != nil {
-		return fmt.Errorf("intent %d: %w", in.ID, err)
-	}
 	s, st, unlock, err := e.lockSession(ctx, in.SessionID)
 	if errors.Is(err, prsm.ErrNotFound) {
 		return nil // the session is gone: nothing left to finish
@@ -67,6 +142,24 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 		return err
 	}
 	defer unlock()
+	if in.Kind == intentRollback {
+		var p rollbackPayload
+		if err := json.Unmarshal(in.Payload, &p); err != nil {
+			return fmt.Errorf("intent %d: %w", in.ID, err)
+		}
+		if s.Status != prsm.SessionActive {
+			return nil // the worktree is gone; its records stay as they are
+		}
+		if err := e.applyRollback(ctx, s, st, &p); err != nil {
+			return err
+		}
+		e.publishSession(ctx, s.ID)
+		return nil
+	}
+	var p intentPayload
+	if err := json.Unmarshal(in.Payload, &p); err != nil {
+		return fmt.Errorf("intent %d: %w", in.ID, err)
+	}
 	r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, p.Record)
 	if errors.Is(err, prsm.ErrNotFound) {
 		return nil
@@ -76,7 +169,10 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 	}
 	switch in.Kind {
 	case intentSync:
-		if r.Status == prsm.StatusRejected {
+		// Only a record that never got its sync state is left to apply:
+		// one that was synced, or found in conflict, is settled (applying
+		// it again could bring back what the user took out since).
+		if r.Status == prsm.StatusRejected || r.SyncState != prsm.SyncPendingReview {
 			return nil
 		}
 		before, after, err := e.versions(ctx, r)

@@ -77,12 +77,15 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 		}
 	}
 	for _, c := range chain {
-		intent, err := e.intend(ctx, intentAccept, c)
+		intent, err := e.intend(ctx, e.DB.Q(), intentAccept, c)
 		if err != nil {
 			return nil, err
 		}
 		state := c.SyncState
-		if s.Mode == prsm.ModeReview && c.SyncState == prsm.SyncPendingReview {
+		// pending_review means the change never reached the workspace:
+		// in review mode it waited for this accept; in auto mode its sync
+		// failed (a disk error, say), and accepting it tries again.
+		if c.SyncState == prsm.SyncPendingReview {
 			before, after, err := e.versions(ctx, c)
 			if err != nil {
 				return nil, err
@@ -148,10 +151,22 @@ func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, 
 		order = append(order, r)
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].Seq > order[j].Seq })
-	for _, r := range order {
+	// The whole cascade is written down before its first step: a crash
+	// halfway leaves the rest to the next start, which finishes it.
+	intents, err := e.intendAll(ctx, intentRevert, order)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range order {
+		// A failure leaves this intent and the later ones open: the next
+		// start, or repeating the reject, finishes the cascade.
 		if err := e.revert(ctx, s, st, r); err != nil {
 			return nil, err
 		}
+		if err := store.DoneIntent(ctx, e.DB.Q(), intents[i]); err != nil {
+			return nil, err
+		}
+		crashPoint("reject:reverted")
 	}
 	if len(order) > 0 {
 		e.publishSession(ctx, s.ID)
@@ -162,21 +177,14 @@ func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, 
 
 // revert takes one record's delta out of the worktree and (if it reached it)
 // the workspace by a reverse 3-way merge: base is the record's after side,
-// theirs its before side, so later edits stay.
+// theirs its before side, so later edits stay. The caller holds its intent.
+// Running it again after a crash is harmless: a merge that finds the delta
+// already gone writes nothing.
 func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record) error {
 	before, after, err := e.versions(ctx, r)
 	if err != nil {
 		return err
 	}
-	intent, err := e.intend(ctx, intentRevert, r)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if r.Status == prsm.StatusRejected {
-			store.DoneIntent(context.WithoutCancel(ctx), e.DB.Q(), intent)
-		}
-	}()
 	state := prsm.SyncSynced
 	if s.Status == prsm.SessionActive {
 		out, now, err := prsmsync.Apply(s.WorktreePath, r.RelPath, after, before)

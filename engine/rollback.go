@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -319,9 +321,20 @@ func selectorText(r RollbackRequest) string {
 	return fmt.Sprintf("last %d changes", r.Last)
 }
 
-// runRollback executes a plan: safety checkpoint, worktree, workspace,
-// statuses. A failure halfway puts the worktree back to the safety
-// checkpoint.
+// rollbackPayload is a rollback's intent (SPEC rule 6): everything needed
+// to finish it after a crash, decided before its first write. The worktree
+// side is exact targets, so writing them again is harmless; the workspace
+// side is the records to undo, and those already marked rejected are done.
+type rollbackPayload struct {
+	Safety   string                     `json:"safety"`   // the safety checkpoint taken first
+	Undo     []string                   `json:"undo"`     // records it undoes, newest first
+	Worktree map[string]store.FileState `json:"worktree"` // the exact target of every worktree path it writes
+	Before   map[string]store.FileState `json:"before"`   // what those paths held before (as prsm knew them)
+}
+
+// runRollback executes a plan: safety checkpoint, then (written down first
+// as an intent) worktree, workspace, statuses and the rollback's own
+// records. A failure while writing the worktree puts it back as it was.
 func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionState, rb *rollback, what string) (*Plan, error) {
 	if tc, err := e.inFlight(ctx, s.ID); err != nil {
 		return nil, err
@@ -334,23 +347,190 @@ func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionSt
 		return nil, fmt.Errorf("safety checkpoint: %w", err)
 	}
 	rb.plan.SafetyCheckpointID = safety.ID
-	// The worktree first: it is prsm's own, and the safety checkpoint can
-	// always restore it.
-	before := map[string]prsmsync.Version{}
-	if err := e.rollbackWorktree(ctx, s, st, rb, before); err != nil {
-		if rerr := e.restoreWorktree(ctx, s, st, before); rerr != nil {
-			e.Log.Error("restore worktree after failed rollback", "session", s.ID, "err", rerr)
+	p, err := e.planWrites(ctx, s, st, rb)
+	if err != nil {
+		return nil, fmt.Errorf("rollback: %w", err) // nothing written yet
+	}
+	p.Safety = safety.ID
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	intent, err := store.AddIntent(ctx, e.DB.Q(), s.ID, intentRollback, b)
+	if err != nil {
+		return nil, err
+	}
+	// The worktree first: it is prsm's own, and can always be put back.
+	if err := e.rollbackWorktree(ctx, s, st, p); err != nil {
+		before, verr := e.stateVersions(ctx, p.Before)
+		if verr == nil {
+			verr = e.restoreWorktree(ctx, s, st, before)
+		}
+		if verr != nil {
+			// The intent stays open: the next start finishes the rollback.
+			e.Log.Error("restore worktree after failed rollback", "session", s.ID, "err", verr)
+			return nil, fmt.Errorf("rollback: %w (putting the worktree back failed too: %v; the next start finishes the rollback)", err, verr)
+		}
+		if derr := store.DoneIntent(ctx, e.DB.Q(), intent); derr != nil {
+			return nil, derr
 		}
 		return nil, fmt.Errorf("rollback: %w (the worktree was put back)", err)
 	}
-	// Then the workspace, newest record first, and the statuses.
-	conflicted := map[string]bool{}
+	// Then the workspace, newest record first, the statuses and the
+	// rollback's records. A failure here leaves the intent open.
+	if err := e.rollbackWorkspace(ctx, s, st, p); err != nil {
+		return nil, err
+	}
+	if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
+		return nil, err
+	}
+	e.publishSession(ctx, s.ID)
+	return rb.plan, nil
+}
+
+// applyRollback finishes a rollback a crash cut off: every step again,
+// skipping what is done.
+func (e *Engine) applyRollback(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload) error {
+	if err := e.rollbackWorktree(ctx, s, st, p); err != nil {
+		return err
+	}
+	return e.rollbackWorkspace(ctx, s, st, p)
+}
+
+// planWrites decides the rollback's worktree writes without making any: a
+// rewind's targets are the checkpoint's files; a selector rollback takes
+// each record's delta out of the file by reverse merges, newest first, and
+// refuses when a later change overlaps. Every content it may write, now or
+// to put the worktree back, goes to the blob store.
+func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionState, rb *rollback) (*rollbackPayload, error) {
+	p := &rollbackPayload{Undo: []string{}, Worktree: map[string]store.FileState{}, Before: map[string]store.FileState{}}
 	for _, r := range rb.undo {
+		p.Undo = append(p.Undo, r.ID)
+	}
+	targets := rb.targets
+	if targets == nil {
+		targets = map[string]prsmsync.Version{}
+		for _, r := range rb.undo {
+			cur, ok := targets[r.RelPath]
+			if !ok {
+				var err error
+				if cur, err = prsmsync.ReadVersion(s.WorktreePath, r.RelPath); err != nil {
+					return nil, err
+				}
+			}
+			b, a, err := e.versions(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			next, ok := prsmsync.Merge(a, cur, b)
+			if !ok {
+				return nil, prsm.Errorf(prsm.ErrConflict, "worktree_conflict", "rewind to a checkpoint instead",
+					"change %s cannot be taken out of %s: later changes overlap it", r.ID, r.RelPath)
+			}
+			targets[r.RelPath] = next
+		}
+	}
+	var contents [][]byte
+	for _, rel := range sortedVersions(targets) {
+		before, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
+		if err != nil {
+			return nil, err
+		}
+		v := targets[rel]
+		p.Worktree[rel], p.Before[rel] = tracker.StateOf(v), tracker.StateOf(before)
+		for _, x := range []prsmsync.Version{v, before} {
+			if x.Present {
+				contents = append(contents, x.Content)
+			}
+		}
+	}
+	err := e.DB.Tx(ctx, func(q store.Querier) error {
+		for _, c := range contents {
+			if _, err := store.PutBlob(ctx, q, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return p, err
+}
+
+// stateVersion is the version a stored file state describes.
+func (e *Engine) stateVersion(ctx context.Context, fs store.FileState) (prsmsync.Version, error) {
+	if !fs.Present {
+		return prsmsync.Absent, nil
+	}
+	b, err := store.GetBlob(ctx, e.DB.Q(), fs.Hash)
+	if err != nil {
+		return prsmsync.Version{}, err
+	}
+	return prsmsync.Version{Present: true, Mode: fs.Mode, Content: b}, nil
+}
+
+func (e *Engine) stateVersions(ctx context.Context, m map[string]store.FileState) (map[string]prsmsync.Version, error) {
+	out := make(map[string]prsmsync.Version, len(m))
+	for rel, fs := range m {
+		v, err := e.stateVersion(ctx, fs)
+		if err != nil {
+			return nil, err
+		}
+		out[rel] = v
+	}
+	return out, nil
+}
+
+// rollbackWorktree makes every path of the plan hold its target exactly
+// (a path that already does is left alone) and tells the tracker.
+func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload) error {
+	rels := make([]string, 0, len(p.Worktree))
+	for rel := range p.Worktree {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	for _, rel := range rels {
+		v, err := e.stateVersion(ctx, p.Worktree[rel])
+		if err != nil {
+			return err
+		}
+		cur, err := prsmsync.ReadVersion(s.WorktreePath, rel)
+		if err != nil || !prsmsync.Same(cur, v) || (v.Present && cur.Mode != v.Mode) {
+			if err := prsmsync.Write(s.WorktreePath, rel, v); err != nil {
+				return err
+			}
+		}
+		st.tracker.Learn(rel, v)
+		if err := store.PutFileState(ctx, e.DB.Q(), s.ID, rel, p.Worktree[rel]); err != nil {
+			return err
+		}
+		crashPoint("rollback:worktree")
+	}
+	return nil
+}
+
+// rollbackWorkspace takes the deltas of the plan's records out of the
+// workspace, newest first (a record already rejected was done before a
+// crash), marks them rejected, and stores the rollback's own records once.
+func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload) error {
+	conflicted := map[string]bool{}
+	for _, id := range p.Undo {
+		r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
+		if errors.Is(err, prsm.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if r.Status == prsm.StatusRejected {
+			if r.SyncState == prsm.SyncConflict {
+				conflicted[r.RelPath] = true
+			}
+			continue
+		}
 		state := prsm.SyncSynced
 		if r.SyncState == prsm.SyncSynced && !conflicted[r.RelPath] {
 			b, a, err := e.versions(ctx, r)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if state, err = e.syncToWorkspace(ctx, s, r.RelPath, a, b); err != nil {
 				e.Log.Error("rollback: workspace", "session", s.ID, "record", r.ID, "err", err)
@@ -362,75 +542,23 @@ func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionSt
 			state = prsm.SyncConflict
 		}
 		if err := e.setState(ctx, r, prsm.StatusRejected, state); err != nil {
-			return nil, err
+			return err
 		}
+		crashPoint("rollback:workspace")
 	}
-	if err := e.recordRollback(ctx, s, st, safety, before, conflicted); err != nil {
-		return nil, err
+	if _, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, rollbackToolCall(p.Safety)); err == nil {
+		return nil // stored before a crash
+	} else if !errors.Is(err, prsm.ErrNotFound) {
+		return err
 	}
-	e.publishSession(ctx, s.ID)
-	return rb.plan, nil
+	before, err := e.stateVersions(ctx, p.Before)
+	if err != nil {
+		return err
+	}
+	return e.recordRollback(ctx, s, st, p.Safety, before, conflicted)
 }
 
-// rollbackWorktree writes the worktree side; before receives what each
-// path held, for undo and for the rollback's own records.
-func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sessionState, rb *rollback, before map[string]prsmsync.Version) error {
-	learn := func(rel string, v prsmsync.Version) error {
-		if v.Present {
-			if _, err := store.PutBlob(ctx, e.DB.Q(), v.Content); err != nil {
-				return err
-			}
-		}
-		st.tracker.Learn(rel, v)
-		return store.PutFileState(ctx, e.DB.Q(), s.ID, rel, tracker.StateOf(v))
-	}
-	remember := func(rel string) error {
-		if _, ok := before[rel]; ok {
-			return nil
-		}
-		v, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
-		if err != nil {
-			return err
-		}
-		before[rel] = v
-		return nil
-	}
-	if rb.targets != nil {
-		for _, rel := range sortedVersions(rb.targets) {
-			if err := remember(rel); err != nil {
-				return err
-			}
-			if err := prsmsync.Write(s.WorktreePath, rel, rb.targets[rel]); err != nil {
-				return err
-			}
-			if err := learn(rel, rb.targets[rel]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for _, r := range rb.undo {
-		if err := remember(r.RelPath); err != nil {
-			return err
-		}
-		b, a, err := e.versions(ctx, r)
-		if err != nil {
-			return err
-		}
-		out, now, err := prsmsync.Apply(s.WorktreePath, r.RelPath, a, b)
-		if err != nil {
-			return err
-		}
-		if out == prsmsync.Conflict {
-			return prsm.Errorf(prsm.ErrConflict, "worktree_conflict", "rewind to a checkpoint instead",
-				"change %s cannot be taken out of %s: later changes overlap it", r.ID, r.RelPath)
-		}
-		if err := learn(r.RelPath, now); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func rollbackToolCall(safety string) string { return "rollback-" + safety }
 
 func sortedVersions(m map[string]prsmsync.Version) []string {
 	out := make([]string, 0, len(m))
@@ -450,7 +578,9 @@ func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessi
 			continue
 		}
 		st.tracker.Learn(rel, v)
-		store.PutFileState(ctx, e.DB.Q(), s.ID, rel, tracker.StateOf(v))
+		if err := store.PutFileState(ctx, e.DB.Q(), s.ID, rel, tracker.StateOf(v)); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
@@ -461,8 +591,8 @@ func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessi
 // recordRollback stores the rollback's own net change of each path as an
 // accepted record (tool Rollback), already synced: a later rollback to the
 // safety checkpoint undoes it like any other change, workspace included.
-func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessionState, safety *prsm.Checkpoint, before map[string]prsmsync.Version, conflicted map[string]bool) error {
-	tc := &prsm.ToolCall{SessionID: s.ID, ID: "rollback-" + safety.ID, ToolName: "Rollback", AgentID: "prsm", StartedAt: time.Now().UTC()}
+func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessionState, safety string, before map[string]prsmsync.Version, conflicted map[string]bool) error {
+	tc := &prsm.ToolCall{SessionID: s.ID, ID: rollbackToolCall(safety), ToolName: "Rollback", AgentID: "prsm", StartedAt: time.Now().UTC()}
 	var changes []tracker.Change
 	for _, rel := range sortedVersions(before) {
 		now, err := st.tracker.KnownVersion(rel, e.blobs(ctx))

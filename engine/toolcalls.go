@@ -395,7 +395,9 @@ func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, f
 func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, id func(int) string, result []byte, exists bool) ([]*prsm.Record, error) {
 	now := time.Now().UTC()
 	var recs []*prsm.Record
+	var intents []int64
 	err := e.DB.Tx(ctx, func(q store.Querier) error {
+		recs, intents = recs[:0], intents[:0]
 		if !exists {
 			if err := store.InsertToolCall(ctx, q, tc); err != nil {
 				return err
@@ -413,6 +415,16 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 				return err
 			}
 			recs = append(recs, r)
+			if s.Mode == prsm.ModeAuto {
+				// The sync intent commits with the record (SPEC rule 6):
+				// a crash before the sync below leaves it to the next
+				// start, never a stored record that nobody applies.
+				in, err := e.intend(ctx, q, intentSync, r)
+				if err != nil {
+					return err
+				}
+				intents = append(intents, in)
+			}
 		}
 		return store.CompleteToolCall(ctx, q, s.ID, tc.ID, result, now)
 	})
@@ -422,24 +434,29 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	for _, ch := range changes {
 		st.tracker.Learn(ch.Rel, ch.After)
 	}
+	crashPoint("record:stored")
+	var failed []error
 	for i, r := range recs {
 		if s.Mode == prsm.ModeAuto {
-			intent, err := e.intend(ctx, intentSync, r)
-			if err != nil {
-				return nil, err
-			}
 			state, err := e.syncToWorkspace(ctx, s, changes[i].Rel, changes[i].Before, changes[i].After)
-			if err != nil {
+			if err != nil && transient(err) {
+				// Nothing was written (writes are atomic). The record
+				// stays unsynced and its intent open: accepting it, or
+				// the next start, applies it.
 				e.Log.Error("sync failed", "session", s.ID, "record", r.ID, "err", err)
+				failed = append(failed, fmt.Errorf("%s: %w", r.RelPath, err))
+			} else {
+				if err != nil {
+					// A path prsm may never write (a symlink leading out,
+					// a directory): the workspace stays as it is.
+					e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", r.ID, "err", err)
+				}
+				// The record is announced once, with the state sync gave it.
+				if err := e.finishSync(ctx, r, state, intents[i]); err != nil {
+					return nil, err
+				}
+				r.SyncState = state
 			}
-			// The record is announced once, with the state sync gave it.
-			if err := store.UpdateRecordState(ctx, e.DB.Q(), r.SessionID, r.ID, r.Status, state); err != nil {
-				return nil, err
-			}
-			if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
-				return nil, err
-			}
-			r.SyncState = state
 		}
 		// The hub gets a copy: the caller fills contents into r later,
 		// while SSE writers encode the event.
@@ -448,6 +465,9 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	}
 	if len(recs) > 0 {
 		e.publishSession(ctx, s.ID)
+	}
+	if len(failed) > 0 {
+		return recs, &syncError{errs: failed}
 	}
 	return recs, nil
 }

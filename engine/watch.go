@@ -132,6 +132,10 @@ func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 		id = func(i int) string { return fmt.Sprintf("reconcile-%s-%d", s.ID[:8], n+i) }
 	}
 	recs, err := e.record(ctx, s, st, tc, changes, nil, id, nil, false)
+	if se := (*syncError)(nil); errors.As(err, &se) {
+		ack() // recorded; only the workspace is behind, and its intents are open
+		return recs, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +212,12 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		}
 		recs, err := e.recordUnclaimed(ctx, ss, st, "reconcile-"+s.ID[:8]+"-"+newID()[:6], "Reconcile", "unknown", true)
 		unlock()
+		if se := (*syncError)(nil); errors.As(err, &se) {
+			// Recorded, not yet applied: the start goes on, and the
+			// records' open intents are tried again at the next one.
+			e.Log.Error("reconcile: workspace not updated", "session", s.ID, "err", err)
+			err = nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reconcile session %s: %w", s.ID, err)
 		}

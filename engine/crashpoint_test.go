@@ -1,0 +1,257 @@
+package engine_test
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/store"
+)
+
+// crash is what the crash hook panics with: an operation stopped at a
+// crash point, as kill -9 would stop it.
+type crash struct{ point string }
+
+// crashing runs fn and stops it at the nth time it reaches crash point
+// point. It reports whether fn was stopped there.
+func crashing(t *testing.T, point string, nth int, fn func()) (hit bool) {
+	t.Helper()
+	n := 0
+	restore := engine.SetCrashHook(func(p string) {
+		if p == point {
+			n++
+			if n == nth {
+				panic(crash{p})
+			}
+		}
+	})
+	defer restore()
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(crash); !ok {
+				panic(r)
+			}
+			hit = true
+		}
+	}()
+	fn()
+	return false
+}
+
+// restart plays the next start after a crash: a new engine (no memory of
+// the old one) over the same database, repository and project dir, which
+// reconciles.
+func (f *fixture) restart() {
+	f.t.Helper()
+	f.eng = engine.New(f.eng.Repo, f.eng.DB, f.eng.ProjectDir, slog.New(slog.DiscardHandler))
+	if _, err := f.eng.Reconcile(f.ctx); err != nil {
+		f.t.Fatalf("reconcile after crash: %v", err)
+	}
+	if open, err := store.OpenIntents(f.ctx, f.eng.DB.Q()); err != nil || len(open) != 0 {
+		f.t.Errorf("intents left open after restart: %v %v", open, err)
+	}
+}
+
+// records is a summary of every record of s.
+func (f *fixture) records(s *prsm.Session) string {
+	f.t.Helper()
+	all, err := f.eng.Records(f.ctx, s.ID, "", "")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return summary(all)
+}
+
+func exists(root, rel string) bool {
+	_, err := os.Lstat(filepath.Join(root, rel))
+	return err == nil
+}
+
+// TestCrashAfterRecordStored: a kill between storing a tool call's records
+// and syncing them loses nothing: the next start applies them.
+func TestCrashAfterRecordStored(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	want := replaceLine(base, 2, "agent two")
+	if !crashing(t, "record:stored", 1, func() {
+		f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", want) })
+	}) {
+		t.Fatal("crash point record:stored not reached")
+	}
+	if got := read(t, f.ws, "f.txt"); got != base {
+		t.Fatalf("workspace changed before the crash point")
+	}
+	f.restart()
+	if got := read(t, f.ws, "f.txt"); got != want {
+		t.Errorf("record stored before the crash never reached the workspace:\n%s", got)
+	}
+	if got := f.records(s); got != "e1 modify f.txt pending/synced" {
+		t.Errorf("records after restart:\n%s", got)
+	}
+
+	// Reconcile is a multi-step operation too: changes made while the
+	// server was down, recorded, then a crash before they were synced.
+	sh(t, s.WorktreePath, "echo down > down.txt && printf 'x\\n' >> keep.txt")
+	if !crashing(t, "record:stored", 1, func() { f.restart() }) {
+		t.Fatal("reconcile did not reach record:stored")
+	}
+	f.restart()
+	if got := read(t, f.ws, "down.txt"); got != "down\n" {
+		t.Errorf("reconciled create not synced: %q", got)
+	}
+	if got := read(t, f.ws, "keep.txt"); got != "keep\nx\n" {
+		t.Errorf("reconciled edit not synced: %q", got)
+	}
+	recs := f.records(s)
+	if strings.Count(recs, "pending/synced") != 3 || strings.Contains(recs, "pending_review") {
+		t.Errorf("records after reconcile crash:\n%s", recs)
+	}
+}
+
+// TestCrashMidRejectCascade: a kill after the first record of a cascade was
+// reverted finishes the whole cascade at the next start.
+func TestCrashMidRejectCascade(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "one")) })
+	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 9, "two")) })
+	f.tool(s, "e3", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 15, "three")) })
+	if !crashing(t, "reject:reverted", 1, func() {
+		f.eng.Reject(f.ctx, s.ID, "e1")
+	}) {
+		t.Fatal("crash point reject:reverted not reached")
+	}
+	f.restart()
+	if got := f.records(s); got != "e1 modify f.txt rejected/synced\ne2 modify f.txt rejected/synced\ne3 modify f.txt rejected/synced" {
+		t.Errorf("records after restart:\n%s", got)
+	}
+	if got := read(t, f.ws, "f.txt"); got != base {
+		t.Errorf("workspace after restart:\n%s", got)
+	}
+	if got := read(t, s.WorktreePath, "f.txt"); got != base {
+		t.Errorf("worktree after restart:\n%s", got)
+	}
+}
+
+// TestCrashMidRollback: a kill in the middle of a rewind or a selector
+// rollback (worktree half written, or workspace half reverted) is finished
+// at the next start: every undone record rejected, worktree and workspace
+// as the rollback would have left them, its own records stored.
+func TestCrashMidRollback(t *testing.T) {
+	for _, tc := range []struct {
+		name, point string
+		nth         int
+		rewind      bool
+	}{
+		{"rewind/worktree", "rollback:worktree", 1, true},
+		{"rewind/workspace", "rollback:workspace", 1, true},
+		{"rewind/workspace2", "rollback:workspace", 2, true},
+		{"select/worktree", "rollback:worktree", 1, false},
+		{"select/worktree2", "rollback:worktree", 2, false},
+		{"select/workspace", "rollback:workspace", 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			s := f.start("")
+			base := read(t, f.ws, "f.txt")
+			f.tool(s, "e0", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 1, "zero")) })
+			cps, err := f.eng.Checkpoints(f.ctx, s.ID, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 5, "one")) })
+			f.tool(s, "e2", "Write", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "agent keep\n") })
+			f.tool(s, "e3", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
+			f.tool(s, "e4", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 12, "four")) })
+			// The checkpoint taken before e1 is where both rollbacks lead.
+			var target *prsm.Checkpoint
+			all, _ := f.eng.Checkpoints(f.ctx, s.ID, "")
+			for _, c := range all[len(cps):] {
+				if c.ToolCallID == "e1" {
+					target = c
+				}
+			}
+			if target == nil {
+				t.Fatalf("no checkpoint before e1")
+			}
+			var plan *engine.Plan
+			run := func() {
+				var err error
+				if tc.rewind {
+					plan, err = f.eng.Rewind(f.ctx, s.ID, target.ID, false)
+				} else {
+					plan, err = f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 4})
+				}
+				if err != nil {
+					t.Errorf("rollback: %v", err)
+				}
+			}
+			if !crashing(t, tc.point, tc.nth, run) {
+				t.Fatalf("crash point %s #%d not reached", tc.point, tc.nth)
+			}
+			f.restart()
+			want := replaceLine(base, 1, "zero")
+			for _, root := range []string{f.ws, s.WorktreePath} {
+				if got := read(t, root, "f.txt"); got != want {
+					t.Errorf("%s f.txt after restart:\n%s", root, got)
+				}
+				if got := read(t, root, "keep.txt"); got != "keep\n" {
+					t.Errorf("%s keep.txt after restart: %q", root, got)
+				}
+				if exists(root, "new.txt") {
+					t.Errorf("%s new.txt still there", root)
+				}
+			}
+			recs, _ := f.eng.Records(f.ctx, s.ID, "", "")
+			var rolled []string
+			for _, r := range recs {
+				switch {
+				case r.ID == "e0":
+					if r.Status != prsm.StatusPending || r.SyncState != prsm.SyncSynced {
+						t.Errorf("e0: %s/%s", r.Status, r.SyncState)
+					}
+				case r.ToolName == "Rollback":
+					rolled = append(rolled, r.RelPath)
+				default:
+					if r.Status != prsm.StatusRejected || r.SyncState != prsm.SyncSynced {
+						t.Errorf("%s: %s/%s, want rejected/synced", r.ID, r.Status, r.SyncState)
+					}
+				}
+			}
+			if got := strings.Join(rolled, " "); got != "f.txt keep.txt new.txt" {
+				t.Errorf("rollback's own records: %q", got)
+			}
+			// The rollback can be undone through its safety checkpoint,
+			// workspace included.
+			cps, _ = f.eng.Checkpoints(f.ctx, s.ID, "")
+			var safety *prsm.Checkpoint
+			for _, c := range cps {
+				if strings.HasPrefix(c.Name, "before ") && !strings.HasPrefix(c.Name, "before Edit") && !strings.HasPrefix(c.Name, "before Write") {
+					safety = c
+				}
+			}
+			if safety == nil {
+				t.Fatalf("no safety checkpoint among %d", len(cps))
+			}
+			if _, err := f.eng.Rewind(f.ctx, s.ID, safety.ID, false); err != nil {
+				t.Fatalf("undo the rollback: %v", err)
+			}
+			want4 := replaceLine(replaceLine(replaceLine(base, 1, "zero"), 5, "one"), 12, "four")
+			for _, root := range []string{f.ws, s.WorktreePath} {
+				if got := read(t, root, "f.txt"); got != want4 {
+					t.Errorf("%s f.txt after undo:\n%s", root, got)
+				}
+				if got := read(t, root, "new.txt"); got != "new\n" {
+					t.Errorf("%s new.txt after undo: %q", root, got)
+				}
+			}
+			_ = plan
+		})
+	}
+}

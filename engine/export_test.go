@@ -1,0 +1,9 @@
+package engine
+
+// SetCrashHook makes the engine call f at every crash point of its
+// multi-step operations (see crashPoint) until the returned func is called.
+// A test panics in f to stop an operation there, as kill -9 would.
+func SetCrashHook(f func(point string)) (restore func()) {
+	crashHook.Store(&f)
+	return func() { crashHook.Store(nil) }
+}
