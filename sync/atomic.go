@@ -9,7 +9,29 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
+
+// faultHook is a test's fault injection (SetFaultHook); nil in production.
+var faultHook atomic.Pointer[func(op, path string) error]
+
+// SetFaultHook makes the writes of this package call f before each of their
+// steps, with op one of "create", "write", "sync", "rename", "symlink" or
+// "remove" and the path being written, and fail that step with f's error as
+// the file system would (a failed "write" leaves half the data in the
+// temporary file first, as a full disk does). For tests of failure handling
+// only; the returned function removes the hook.
+func SetFaultHook(f func(op, path string) error) (restore func()) {
+	faultHook.Store(&f)
+	return func() { faultHook.Store(nil) }
+}
+
+func fault(op, path string) error {
+	if f := faultHook.Load(); f != nil {
+		return (*f)(op, path)
+	}
+	return nil
+}
 
 // TempPrefix starts the name of every temporary file prsm writes next to a
 // workspace or worktree file. A file with this prefix is never the user's:
@@ -35,6 +57,9 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create parent of %s: %w", path, err)
 	}
+	if err := fault("create", path); err != nil {
+		return fmt.Errorf("create temp file for %s: %w", path, err)
+	}
 	f, err := os.CreateTemp(dir, TempPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("create temp file for %s: %w", path, err)
@@ -47,6 +72,10 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
 			os.Remove(tmp)
 		}
 	}()
+	if err := fault("write", path); err != nil {
+		f.Write(data[:len(data)/2])
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)
 	}
@@ -55,11 +84,17 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
 	if err := f.Chmod(mode.Perm()); err != nil {
 		return fmt.Errorf("chmod %s: %w", tmp, err)
 	}
+	if err := fault("sync", path); err != nil {
+		return fmt.Errorf("sync %s: %w", tmp, err)
+	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", tmp, err)
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp, err)
+	}
+	if err := fault("rename", path); err != nil {
+		return fmt.Errorf("replace %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
@@ -80,6 +115,9 @@ func WriteSymlinkAtomic(path, target string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create parent of %s: %w", path, err)
+	}
+	if err := fault("symlink", path); err != nil {
+		return fmt.Errorf("create temp link for %s: %w", path, err)
 	}
 	var tmp string
 	for attempt := 0; ; attempt++ {
@@ -141,6 +179,9 @@ func RemoveFile(root, path string) error {
 	case info.IsDir():
 		return fmt.Errorf("remove %s: is a directory", path)
 	default:
+		if err := fault("remove", path); err != nil {
+			return fmt.Errorf("remove %s: %w", path, err)
+		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", path, err)
 		}
