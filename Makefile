@@ -46,3 +46,9 @@ web: build
 
 extension: build
 	PRSM_BIN=$(CURDIR)/$(BIN) bash extension/ci.sh
+
+# The performance harness: 10k- and 50k-file repositories, prsm side by side
+# with the git CLI approaches (BENCHFLAGS="-sizes 10k,50k,200k -json out.json").
+BENCHFLAGS ?=
+bench:
+	$(GO) run ./bench $(BENCHFLAGS)

@@ -95,8 +95,13 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	if err != nil {
 		return nil, err
 	}
+	stats, err := store.ListStats(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
 	st := &sessionState{tracker: &tracker.Session{
 		ID: s.ID, Worktree: s.WorktreePath, Base: s.BaseCommit, Repo: e.Repo, Known: known,
+		Stats: tracker.NewStatCache(stats),
 	}, inflight: map[string]bool{}}
 	if e.Watcher != nil && s.Status == prsm.SessionActive {
 		if err := e.Watcher.Add(s.ID, s.WorktreePath); err != nil {
@@ -179,6 +184,41 @@ func (e *Engine) argPath(s *prsm.Session, args json.RawMessage, cwd string) stri
 	return ""
 }
 
+// maxBashTargets bounds the paths one shell command adds to a capture.
+const maxBashTargets = 1000
+
+// bashPaths are the worktree files a Bash call's command names as targets
+// (sed -i, redirects, mv, rm, ...), found by a real shell parser. They are
+// only candidates: the watcher and the scan after the call decide what
+// changed. Paths outside the worktree are dropped, never read.
+func (e *Engine) bashPaths(s *prsm.Session, args json.RawMessage, cwd string) []string {
+	var m struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(args, &m) != nil || m.Command == "" {
+		return nil
+	}
+	dir := s.WorktreePath
+	if cwd != "" && filepath.IsAbs(cwd) {
+		if _, err := safepath.Rel(s.WorktreePath, cwd); err == nil {
+			dir = cwd
+		}
+	}
+	var out []string
+	for _, p := range tracker.BashTargets(m.Command, dir) {
+		if len(out) == maxBashTargets {
+			break
+		}
+		for _, root := range []string{s.WorktreePath, e.Repo.Root} {
+			if rel, err := safepath.Rel(root, p); err == nil {
+				out = append(out, rel)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // StartToolCall is the pre-tool capture: it records the call and snapshots
 // its candidate paths (the file its arguments name and the worktree's dirty
 // set), so complete can tell what the tool changed.
@@ -204,33 +244,48 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	} else if !errors.Is(err, prsm.ErrNotFound) {
 		return nil, err
 	}
-	// The pre-tool state of what the agent changed so far and of the file
-	// the tool names; what else a tool changes is found at complete by git
-	// status, so the capture itself stays cheap.
-	paths := st.tracker.KnownPaths()
+	// The pre-tool state of the file the tool names and of whatever
+	// changed since the last look (the watcher's dirty set). Only files
+	// that differ from what the tracker knows are kept: for the others the
+	// pre-tool content is the known one, which the record stores anyway.
+	// What else a tool changes is found at complete, so the capture stays
+	// cheap: no git process, no read of a file the stat cache vouches for.
+	paths := st.tracker.Pending()
 	argRel := e.argPath(s, req.Args, req.Cwd)
 	if argRel != "" {
 		paths = append(paths, argRel)
+	}
+	if name == "Bash" {
+		paths = append(paths, e.bashPaths(s, req.Args, req.Cwd)...)
 	}
 	paths, err = st.tracker.Filter(ctx, dedupe(paths))
 	if err != nil {
 		return nil, err
 	}
 	snap := snapshot{}
+	var pre []tracker.Change
+	for _, rel := range paths {
+		ch, differs, err := st.tracker.Differs(rel, e.blobs(ctx))
+		if err != nil {
+			return nil, err
+		}
+		if differs {
+			pre = append(pre, ch)
+			snap[rel] = tracker.StateOf(ch.After)
+		}
+	}
+	stats := st.tracker.Stats.TakeChanged()
 	var tc *prsm.ToolCall
 	err = e.DB.Tx(ctx, func(q store.Querier) error {
-		for _, rel := range paths {
-			v, err := st.tracker.Current(rel)
-			if err != nil {
-				return err
-			}
-			fs := tracker.StateOf(v)
-			if v.Present {
-				if _, err := store.PutBlob(ctx, q, v.Content); err != nil {
+		for _, ch := range pre {
+			if ch.After.Present {
+				if _, err := store.PutBlob(ctx, q, ch.After.Content); err != nil {
 					return err
 				}
 			}
-			snap[rel] = fs
+		}
+		if err := store.PutStats(ctx, q, s.ID, stats); err != nil {
+			return err
 		}
 		b, err := json.Marshal(snap)
 		if err != nil {
@@ -247,6 +302,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		return store.InsertToolCall(ctx, q, tc)
 	})
 	if err != nil {
+		st.tracker.Stats.Restore(stats)
 		return nil, err
 	}
 	if st.inflight == nil {
@@ -396,8 +452,12 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	now := time.Now().UTC()
 	var recs []*prsm.Record
 	var intents []int64
+	stats := st.tracker.Stats.TakeChanged()
 	err := e.DB.Tx(ctx, func(q store.Querier) error {
 		recs, intents = recs[:0], intents[:0]
+		if err := store.PutStats(ctx, q, s.ID, stats); err != nil {
+			return err
+		}
 		if !exists {
 			if err := store.InsertToolCall(ctx, q, tc); err != nil {
 				return err
@@ -429,6 +489,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		return store.CompleteToolCall(ctx, q, s.ID, tc.ID, result, now)
 	})
 	if err != nil {
+		st.tracker.Stats.Restore(stats)
 		return nil, err
 	}
 	for _, ch := range changes {

@@ -7,8 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
@@ -34,7 +37,19 @@ type Session struct {
 	// Watcher, when set, reports which paths changed, so a look costs
 	// what changed instead of a git status of the whole worktree.
 	Watcher *Watcher
+	// Stats is the stat cache: files whose lstat facts are unchanged are
+	// not read again. Nil works (every look reads).
+	Stats *StatCache
+
+	// ignored caches git's ignore decision per path, so only paths never
+	// seen before cost a git check-ignore; any .gitignore change clears it.
+	ignored map[string]bool
+	// baseHashes caches the blob-store hash of base commit files.
+	baseHashes map[string]string
 }
+
+// maxIgnoreCache bounds the ignore decisions kept per session.
+const maxIgnoreCache = 100_000
 
 // Candidates returns the paths that may have changed since the last look,
 // and a function to call once they are recorded (so changes that arrive
@@ -119,13 +134,112 @@ func (s *Session) BaseVersion(rel string) (prsmsync.Version, error) {
 
 // Current reads rel from the worktree. Something that is not a file (a
 // directory now stands where a file was) counts as absent: its files are
-// tracked one by one.
+// tracked one by one. What it reads goes into the stat cache.
 func (s *Session) Current(rel string) (prsmsync.Version, error) {
+	var before fs.FileInfo
+	p, perr := safepath.Join(s.Worktree, rel)
+	if perr == nil {
+		before, _ = os.Lstat(p)
+	}
+	seen := time.Now()
 	v, err := prsmsync.ReadVersion(s.Worktree, rel)
 	if errors.Is(err, prsmsync.ErrNotFile) || errors.Is(err, safepath.ErrOutside) || errors.Is(err, safepath.ErrBadPath) {
+		s.Stats.Forget(rel)
 		return prsmsync.Absent, nil
 	}
-	return v, err
+	if err != nil {
+		return v, err
+	}
+	if !v.Present {
+		s.Stats.Forget(rel)
+		return v, nil
+	}
+	// The facts belong to the content only if nothing changed while it
+	// was read.
+	if before != nil {
+		if after, err := os.Lstat(p); err == nil && sameFacts(before, after) {
+			s.Stats.Remember(rel, after, Hash(v.Content), seen)
+		}
+	}
+	return v, nil
+}
+
+func sameFacts(a, b fs.FileInfo) bool { return statOf(a) == statOf(b) }
+
+// CurrentState is the state of rel in the worktree, from the stat cache
+// when the file's facts are unchanged, else by reading it.
+func (s *Session) CurrentState(rel string) (store.FileState, prsmsync.Version, error) {
+	if hash, mode, ok := s.Stats.Lookup(s.Worktree, rel); ok {
+		e := s.Stats.entries[rel]
+		return store.FileState{Present: true, Mode: mode, Hash: hash, Size: e.Size}, prsmsync.Version{}, nil
+	}
+	v, err := s.Current(rel)
+	if err != nil {
+		return store.FileState{}, v, err
+	}
+	return StateOf(v), v, nil
+}
+
+// unchanged reports, from the stat cache alone, that rel still holds what
+// the tracker knows it holds. False means "read it to find out".
+func (s *Session) unchanged(rel string) bool {
+	hash, mode, ok := s.Stats.Lookup(s.Worktree, rel)
+	if !ok {
+		return false
+	}
+	if known, ok := s.Known[rel]; ok {
+		return known.Present && known.Hash == hash && sameKind(known.Mode, mode)
+	}
+	base, baseMode, err := s.baseHash(rel)
+	return err == nil && base != "" && base == hash && sameKind(baseMode, mode)
+}
+
+func sameKind(a, b uint32) bool {
+	return prsmsync.Same(prsmsync.Version{Present: true, Mode: a}, prsmsync.Version{Present: true, Mode: b})
+}
+
+// baseHash is the blob-store hash and mode of rel in the base commit; ""
+// when the base has no such file.
+func (s *Session) baseHash(rel string) (string, uint32, error) {
+	if h, ok := s.baseHashes[rel]; ok {
+		if h == "" {
+			return "", 0, nil
+		}
+		return h[1:], uint32(h[0]), nil
+	}
+	v, err := s.BaseVersion(rel)
+	if err != nil {
+		return "", 0, err
+	}
+	if s.baseHashes == nil || len(s.baseHashes) > maxIgnoreCache {
+		s.baseHashes = map[string]string{}
+	}
+	if !v.Present {
+		s.baseHashes[rel] = ""
+		return "", 0, nil
+	}
+	h := Hash(v.Content)
+	// One byte of kind before the hash: enough to compare kinds.
+	kind := byte(3)
+	switch {
+	case v.IsLink():
+		kind = 1
+	case v.Mode&0o111 != 0:
+		kind = 2
+	}
+	s.baseHashes[rel] = string([]byte{kind}) + h
+	return h, kindMode(kind), nil
+}
+
+// kindMode is a mode of the given kind byte (see baseHash).
+func kindMode(k byte) uint32 {
+	switch k {
+	case 1:
+		return prsmsync.ModeSymlink
+	case 2:
+		return prsmsync.ModeRegular | 0o755
+	}
+	return prsmsync.ModeRegular | 0o644
 }
 
 // KnownPaths lists the paths that differ from the base commit as far as the
@@ -171,19 +285,72 @@ func sortedKeys(set map[string]bool) []string {
 }
 
 // Filter drops paths that are never recorded (SPEC rule 8): scratch files,
-// anything under .git, and git-ignored files. Paths git status listed are
-// already not ignored; the others are asked of git check-ignore, which
-// counts tracked files as not ignored.
+// anything under .git, and git-ignored files. Git decides what is ignored:
+// files of the base commit are tracked, and git counts tracked files as
+// not ignored; every other path is asked of git check-ignore once, and the
+// answer is kept until a .gitignore changes. So an edit of a tracked file,
+// or of a file the session recorded before, costs no git process.
 func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) {
 	var keep []string
 	for _, p := range paths {
-		if !IsScratch(p) {
-			keep = append(keep, p)
+		if IsScratch(p) {
+			continue
 		}
+		if p == ".gitignore" || strings.HasSuffix(p, "/.gitignore") {
+			s.ignored = nil // the rules changed: decide everything anew
+		}
+		keep = append(keep, p)
 	}
 	if len(keep) == 0 {
 		return nil, nil
 	}
+	if s.ignored == nil || len(s.ignored) > maxIgnoreCache {
+		s.ignored = map[string]bool{}
+	}
+	var ask []string
+	for _, p := range keep {
+		if _, ok := s.ignored[p]; ok {
+			continue
+		}
+		if s.inBase(p) {
+			s.ignored[p] = false
+			continue
+		}
+		ask = append(ask, p)
+	}
+	if len(ask) > 0 {
+		ign, err := s.checkIgnore(ctx, ask)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ask {
+			s.ignored[p] = ign[p]
+		}
+	}
+	var res []string
+	for _, p := range keep {
+		if !s.ignored[p] {
+			res = append(res, p)
+		}
+	}
+	return res, nil
+}
+
+// inBase reports whether the base commit has a file at rel.
+func (s *Session) inBase(rel string) bool {
+	if s.Repo == nil || s.Base == "" {
+		return false
+	}
+	objs, err := s.Repo.Objects()
+	if err != nil {
+		return false
+	}
+	ok, err := objs.HasFile(s.Base, rel)
+	return err == nil && ok
+}
+
+// checkIgnore asks git which of paths it ignores.
+func (s *Session) checkIgnore(ctx context.Context, keep []string) (map[string]bool, error) {
 	in := []byte(strings.Join(keep, "\x00") + "\x00")
 	out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).Dir(s.Worktree).
 		// check-ignore refuses the literal pathspec magic the runner sets.
@@ -197,13 +364,7 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			ignored[string(p)] = true
 		}
 	}
-	var res []string
-	for _, p := range keep {
-		if !ignored[p] {
-			res = append(res, p)
-		}
-	}
-	return res, nil
+	return ignored, nil
 }
 
 // Detect compares the given paths (already filtered) with what the tracker
@@ -211,20 +372,47 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 func (s *Session) Detect(paths []string, blobs BlobReader) ([]Change, error) {
 	var changes []Change
 	for _, rel := range paths {
-		after, err := s.Current(rel)
+		ch, differs, err := s.Differs(rel, blobs)
 		if err != nil {
 			return nil, err
 		}
-		before, err := s.KnownVersion(rel, blobs)
-		if err != nil {
-			return nil, err
+		if differs {
+			changes = append(changes, ch)
 		}
-		if prsmsync.Same(before, after) {
-			continue
-		}
-		changes = append(changes, Change{Rel: rel, Before: before, After: after})
 	}
 	return changes, nil
+}
+
+// Differs tells whether rel holds something else than the tracker knows,
+// and if so what changed. A file the stat cache vouches for is not read.
+func (s *Session) Differs(rel string, blobs BlobReader) (Change, bool, error) {
+	if s.unchanged(rel) {
+		return Change{}, false, nil
+	}
+	after, err := s.Current(rel)
+	if err != nil {
+		return Change{}, false, err
+	}
+	before, err := s.KnownVersion(rel, blobs)
+	if err != nil {
+		return Change{}, false, err
+	}
+	if prsmsync.Same(before, after) {
+		return Change{}, false, nil
+	}
+	return Change{Rel: rel, Before: before, After: after}, true, nil
+}
+
+// Pending lists the paths that may differ from what the tracker knows,
+// cheaply (no flush, no git): the watcher's dirty set; with no watcher, or
+// after it lost events, every path the session changed.
+func (s *Session) Pending() []string {
+	if s.Watcher != nil {
+		if d := s.Watcher.Peek(s.Worktree); !d.Full {
+			return d.Paths
+		}
+	}
+	return s.KnownPaths()
 }
 
 // Learn records that rel now holds v (after a record, or after prsm itself

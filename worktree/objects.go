@@ -88,27 +88,52 @@ func (o *Objects) ReadFile(commit, path string) (f File, err error) {
 	return f, err
 }
 
-func (o *Objects) readFile(commit, path string) (File, error) {
+// HasFile reports whether commit has a file (not a directory) at path,
+// without reading the file.
+func (o *Objects) HasFile(commit, path string) (ok bool, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	err = o.retry(func() error {
+		_, err := o.findFile(commit, path)
+		if errors.Is(err, ErrNoFile) {
+			return nil
+		}
+		ok = err == nil
+		return err
+	})
+	return ok, err
+}
+
+// findFile returns the tree entry of the file at path in commit.
+func (o *Objects) findFile(commit, path string) (*object.TreeEntry, error) {
 	tree, ok := o.trees[commit]
 	if !ok {
 		c, err := o.repo.CommitObject(plumbing.NewHash(commit))
 		if err != nil {
-			return File{}, fmt.Errorf("read commit %s: %w", commit, err)
+			return nil, fmt.Errorf("read commit %s: %w", commit, err)
 		}
 		if tree, err = c.Tree(); err != nil {
-			return File{}, fmt.Errorf("read tree of %s: %w", commit, err)
+			return nil, fmt.Errorf("read tree of %s: %w", commit, err)
 		}
 		o.trees[commit] = tree
 	}
 	ent, err := tree.FindEntry(path)
 	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
-		return File{}, ErrNoFile
+		return nil, ErrNoFile
 	}
 	if err != nil {
-		return File{}, fmt.Errorf("find %s: %w", path, err)
+		return nil, fmt.Errorf("find %s: %w", path, err)
 	}
 	if !ent.Mode.IsFile() {
-		return File{}, ErrNoFile // a directory or submodule
+		return nil, ErrNoFile // a directory or submodule
+	}
+	return ent, nil
+}
+
+func (o *Objects) readFile(commit, path string) (File, error) {
+	ent, err := o.findFile(commit, path)
+	if err != nil {
+		return File{}, err
 	}
 	blob, err := o.repo.BlobObject(ent.Hash)
 	if err != nil {

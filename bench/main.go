@@ -1,0 +1,163 @@
+// Command bench is prsm's performance harness (`make bench`). It generates
+// repositories of 10k and 50k files (200k when asked), runs the real prsm
+// binary on each, and measures, side by side in the same run, what prsm costs
+// against the git CLI approaches other tools use:
+//
+//   - a tool call round trip for a one-file edit (start, edit, complete with
+//     sync) against `git status --porcelain -z --untracked-files=all`;
+//   - an automatic checkpoint after 10 edits against `git add -A && git
+//     commit` in a plain worktree and a temp-index write-tree + commit-tree;
+//   - session start against a plain `git worktree add`;
+//   - a rollback of 100 files;
+//   - event latency, from a record stored to an SSE client receiving it;
+//   - the server's RSS with 10 active sessions;
+//   - store growth after 100 turns of 10 edits each on 10 KB files.
+//
+// It prints a table of median/min/max with ratios and the targets of the
+// performance issue, and writes every figure as JSON with -json FILE.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type options struct {
+	sizes     []int
+	runs      int
+	startRuns int
+	jsonOut   string
+	keep      bool
+	prsmBin   string
+	only      map[string]bool
+	dir       string
+}
+
+func main() {
+	var o options
+	var sizes, only string
+	flag.StringVar(&sizes, "sizes", "10k,50k", "repository sizes in files, comma separated (e.g. 10k,50k,200k)")
+	flag.IntVar(&o.runs, "runs", 30, "samples per measure (tool calls, checkpoints, git status, ...)")
+	flag.IntVar(&o.startRuns, "start-runs", 5, "samples of session start and git worktree add (each checks out the whole repository)")
+	flag.StringVar(&o.jsonOut, "json", "", "also write every figure as JSON to this file")
+	flag.BoolVar(&o.keep, "keep", false, "keep the generated repositories and prsm's state")
+	flag.StringVar(&o.prsmBin, "prsm", "", "the prsm binary to measure (default: built from this checkout)")
+	flag.StringVar(&only, "only", "", "run only these measures: "+strings.Join(measureNames, ","))
+	flag.StringVar(&o.dir, "dir", "", "work directory (default: a new temp dir)")
+	flag.Parse()
+
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := parseSize(s)
+		if err != nil {
+			fatalf("bad -sizes %q: %v", sizes, err)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	if only != "" {
+		o.only = map[string]bool{}
+		for _, m := range strings.Split(only, ",") {
+			if !contains(measureNames, m) {
+				fatalf("unknown measure %q (have %s)", m, strings.Join(measureNames, ", "))
+			}
+			o.only[m] = true
+		}
+	}
+	if o.runs < 3 || o.startRuns < 1 {
+		fatalf("-runs must be at least 3 and -start-runs at least 1")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	dir := o.dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "prsm-bench-")
+		if err != nil {
+			return err
+		}
+		dir = d
+	}
+	if !o.keep {
+		defer os.RemoveAll(dir)
+	} else {
+		fmt.Fprintf(os.Stderr, "bench: keeping %s\n", dir)
+	}
+	bin := o.prsmBin
+	if bin == "" {
+		var err error
+		if bin, err = buildPrsm(ctx, dir); err != nil {
+			return err
+		}
+	}
+	env, err := machine()
+	if err != nil {
+		return err
+	}
+	rep := &report{Machine: env, Runs: o.runs, Started: time.Now().UTC()}
+	for _, n := range o.sizes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := &bench{o: o, n: n, dir: filepath.Join(dir, sizeName(n)), bin: bin, rep: rep}
+		if err := b.all(ctx); err != nil {
+			b.close()
+			return fmt.Errorf("%s files: %w", sizeName(n), err)
+		}
+		b.close()
+	}
+	rep.Checks = checks(rep, o.sizes)
+	rep.print(os.Stdout)
+	if o.jsonOut != "" {
+		if err := rep.writeJSON(o.jsonOut); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench: wrote %s\n", o.jsonOut)
+	}
+	return nil
+}
+
+func parseSize(s string) (int, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	mult := 1
+	if strings.HasSuffix(s, "k") {
+		mult, s = 1000, strings.TrimSuffix(s, "k")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("want a number of files like 10k")
+	}
+	return n * mult, nil
+}
+
+func sizeName(n int) string {
+	if n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(1)
+}

@@ -1,0 +1,148 @@
+package tracker
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/prsm-dev/prsm/internal/safepath"
+	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+)
+
+// racyWindow is how long after a file's last change prsm waits before it
+// trusts the file's stat facts to tell a later change. Filesystem
+// timestamps are coarse (ext4 ticks with the kernel's jiffies, 1 to 10 ms):
+// a write in the same tick as prsm's read, of the same size, would leave
+// every fact as it was. Git handles the same "racily clean" entries the
+// same way: it reads them again.
+const racyWindow = 20 * time.Millisecond
+
+// StatCache remembers, per file of a worktree, what lstat said when its
+// content had a given hash, so a file whose facts are unchanged is neither
+// read nor hashed again. jj and git's index do the same. It is filled as
+// files are read and persisted with the session (store.Stat), so a restart
+// does not rehash every file the session touched.
+type StatCache struct {
+	entries map[string]store.Stat
+	// changed holds entries to persist (nil: delete the row).
+	changed map[string]*store.Stat
+}
+
+// NewStatCache starts a cache from persisted entries.
+func NewStatCache(entries map[string]store.Stat) *StatCache {
+	if entries == nil {
+		entries = map[string]store.Stat{}
+	}
+	return &StatCache{entries: entries, changed: map[string]*store.Stat{}}
+}
+
+// statOf returns the cache facts of fi.
+func statOf(fi fs.FileInfo) store.Stat {
+	st := store.Stat{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Mode: uint32(fi.Mode())}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.Ino = sys.Ino
+		st.Ctime = sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
+	}
+	return st
+}
+
+// trusted reports whether e's facts would have changed with any write
+// since it was taken: the file had been quiet for racyWindow by then.
+func trusted(e store.Stat) bool {
+	quiet := e.Seen - racyWindow.Nanoseconds()
+	return e.Mtime < quiet && e.Ctime < quiet
+}
+
+// Lookup returns the content hash of root/rel when the file's facts equal
+// the cached ones, without reading it. ok is false when the file must be
+// read (no entry, changed facts, an entry too fresh to trust, or no file).
+func (c *StatCache) Lookup(root, rel string) (hash string, mode uint32, ok bool) {
+	if c == nil {
+		return "", 0, false
+	}
+	e, found := c.entries[rel]
+	if !found || !trusted(e) {
+		return "", 0, false
+	}
+	p, err := safepath.Join(root, rel)
+	if err != nil {
+		return "", 0, false
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return "", 0, false
+	}
+	now := statOf(fi)
+	if now.Size != e.Size || now.Mtime != e.Mtime || now.Ctime != e.Ctime || now.Ino != e.Ino || now.Mode != e.Mode {
+		return "", 0, false
+	}
+	return e.Hash, versionMode(fi), true
+}
+
+// versionMode is the st_mode bits a Version of fi carries.
+func versionMode(fi fs.FileInfo) uint32 {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return prsmsync.ModeSymlink
+	}
+	return prsmsync.ModeRegular | uint32(fi.Mode().Perm())
+}
+
+// Remember notes that root/rel, as fi describes it, holds content with the
+// given hash. fi must come from an lstat taken before the content was read,
+// and unchanged after, so the facts belong to that content.
+func (c *StatCache) Remember(rel string, fi fs.FileInfo, hash string, seen time.Time) {
+	if c == nil {
+		return
+	}
+	e := statOf(fi)
+	e.Hash, e.Seen = hash, seen.UnixNano()
+	if old, ok := c.entries[rel]; ok && old == e {
+		return
+	}
+	c.entries[rel] = e
+	c.changed[rel] = &e
+}
+
+// Forget drops rel's entry (the file is gone or is not a file).
+func (c *StatCache) Forget(rel string) {
+	if c == nil {
+		return
+	}
+	if _, ok := c.entries[rel]; ok {
+		delete(c.entries, rel)
+		c.changed[rel] = nil
+	}
+}
+
+// Len is the number of cached files.
+func (c *StatCache) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.entries)
+}
+
+// TakeChanged returns the entries changed since the last call, to persist.
+func (c *StatCache) TakeChanged() map[string]*store.Stat {
+	if c == nil || len(c.changed) == 0 {
+		return nil
+	}
+	out := c.changed
+	c.changed = map[string]*store.Stat{}
+	return out
+}
+
+// Restore puts entries taken by TakeChanged back, for the next call to
+// persist, after persisting them failed.
+func (c *StatCache) Restore(m map[string]*store.Stat) {
+	if c == nil {
+		return
+	}
+	for rel, e := range m {
+		if _, newer := c.changed[rel]; !newer {
+			c.changed[rel] = e
+		}
+	}
+}
