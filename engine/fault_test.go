@@ -304,13 +304,24 @@ func TestGitFailsOrHangs(t *testing.T) {
 	base := read(t, f.ws, "f.txt")
 	for i, fault := range []string{"fail-status", "hang-status", "fail-check-ignore", "hang-check-ignore"} {
 		id := "g" + string(rune('1'+i))
-		want := replaceLine(read(t, s.WorktreePath, "f.txt"), i+1, "agent "+id)
-		args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "f.txt")})
-		if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args}); err != nil {
+		// An edit of a tracked file needs no ignore check (git never
+		// ignores tracked files); a file a shell command creates does.
+		rel, change, tool, recID := "f.txt", "modify", "Edit", id
+		want := ""
+		args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, rel)})
+		if strings.HasSuffix(fault, "check-ignore") {
+			rel, change, tool, recID, want = "new-"+id+".txt", "create", "Bash", id+":0", "agent "+id+"\n"
+			// A command whose targets the shell parser cannot name, so
+			// the new file is first seen (and checked) at complete.
+			args, _ = json.Marshal(map[string]string{"command": "./generate.sh"})
+		} else {
+			want = replaceLine(read(t, s.WorktreePath, rel), i+1, "agent "+id)
+		}
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: tool, Args: args}); err != nil {
 			t.Fatal(err)
 		}
-		write(t, s.WorktreePath, "f.txt", want)
-		wsBefore := read(t, f.ws, "f.txt")
+		write(t, s.WorktreePath, rel, want)
+		wsBefore, _ := os.ReadFile(filepath.Join(f.ws, rel))
 		setFault(t, ctl, fault, true)
 		if strings.HasPrefix(fault, "hang") {
 			runner.Timeout = time.Second
@@ -331,7 +342,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 		if tc, err := store.GetToolCall(f.ctx, f.eng.DB.Q(), s.ID, id); err != nil || tc.CompletedAt != nil {
 			t.Errorf("%s: tool call completed by a failed complete (%v)", fault, err)
 		}
-		if got := read(t, f.ws, "f.txt"); got != wsBefore {
+		if got, _ := os.ReadFile(filepath.Join(f.ws, rel)); string(got) != string(wsBefore) {
 			t.Errorf("%s: workspace changed", fault)
 		}
 		// git works again: the retry records and applies the change.
@@ -339,10 +350,10 @@ func TestGitFailsOrHangs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: retry: %v", fault, err)
 		}
-		if got := summary(res.Records); got != id+" modify f.txt pending/synced" {
+		if got := summary(res.Records); got != recID+" "+change+" "+rel+" pending/synced" {
 			t.Errorf("%s: retry records: %s", fault, got)
 		}
-		if got := read(t, f.ws, "f.txt"); got != want {
+		if got := read(t, f.ws, rel); got != want {
 			t.Errorf("%s: workspace after retry:\n%s", fault, got)
 		}
 	}
