@@ -3,6 +3,7 @@ package sync
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
+
+	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
 // faultHook is a test's fault injection (SetFaultHook); nil in production.
@@ -51,25 +55,50 @@ const TempPrefix = ".prsm-tmp-"
 // is removed; the one exception is a failing sync of the directory after the
 // rename, which is reported although the new content is already in place.
 // Callers must have confined path to the workspace or worktree
-// first; this function writes wherever it is told.
-func WriteFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
+// first; this function writes wherever it is told. Writes into a workspace
+// or worktree go through writeFileIn, which also holds against a directory
+// swapped for a symlink while it runs.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create parent of %s: %w", path, err)
 	}
+	return writeFileIn(dir, path, data, mode)
+}
+
+// writeFileIn is WriteFileAtomic for a path below root. The directories
+// from root down to path's parent are opened one by one, each checked to be
+// a real directory (not a symlink) after it was opened (openDirIn), and the
+// temporary file is created, renamed and synced relative to that open
+// parent: a directory swapped for a symlink at any moment (TOCTOU) makes
+// the write fail instead of land outside root.
+func writeFileIn(root, path string, data []byte, mode os.FileMode) (err error) {
+	d, err := openDirIn(root, filepath.Dir(path), true)
+	if err != nil {
+		return fmt.Errorf("create parent of %s: %w", path, err)
+	}
+	defer d.Close()
+	name := filepath.Base(path)
 	if err := fault("create", path); err != nil {
 		return fmt.Errorf("create temp file for %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, TempPrefix+"*")
-	if err != nil {
-		return fmt.Errorf("create temp file for %s: %w", path, err)
+	var f *os.File
+	var tmp string
+	for attempt := 0; ; attempt++ {
+		tmp = TempPrefix + strconv.FormatUint(rand.Uint64(), 36)
+		f, err = d.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || attempt == 10 {
+			return fmt.Errorf("create temp file for %s: %w", path, err)
+		}
 	}
-	tmp := f.Name()
 	renamed := false
 	defer func() {
 		if err != nil && !renamed {
 			f.Close()
-			os.Remove(tmp)
+			d.Remove(tmp)
 		}
 	}()
 	if err := fault("write", path); err != nil {
@@ -96,11 +125,11 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
 	if err := fault("rename", path); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := d.Rename(tmp, name); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
 	renamed = true
-	if err := syncDir(dir); err != nil {
+	if err := syncRoot(d); err != nil {
 		// The new content is in place; only its durability is in doubt.
 		return fmt.Errorf("replaced %s: %w", path, err)
 	}
@@ -116,13 +145,24 @@ func WriteSymlinkAtomic(path, target string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create parent of %s: %w", path, err)
 	}
+	return writeSymlinkIn(dir, path, target)
+}
+
+// writeSymlinkIn is WriteSymlinkAtomic for a path below root, with the
+// parent directory opened as writeFileIn does.
+func writeSymlinkIn(root, path, target string) error {
+	d, err := openDirIn(root, filepath.Dir(path), true)
+	if err != nil {
+		return fmt.Errorf("create parent of %s: %w", path, err)
+	}
+	defer d.Close()
 	if err := fault("symlink", path); err != nil {
 		return fmt.Errorf("create temp link for %s: %w", path, err)
 	}
 	var tmp string
 	for attempt := 0; ; attempt++ {
-		tmp = filepath.Join(dir, TempPrefix+strconv.FormatUint(rand.Uint64(), 36))
-		err := os.Symlink(target, tmp)
+		tmp = TempPrefix + strconv.FormatUint(rand.Uint64(), 36)
+		err := d.Symlink(target, tmp)
 		if err == nil {
 			break
 		}
@@ -130,11 +170,11 @@ func WriteSymlinkAtomic(path, target string) error {
 			return fmt.Errorf("create temp link for %s: %w", path, err)
 		}
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := d.Rename(tmp, filepath.Base(path)); err != nil {
+		d.Remove(tmp)
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncRoot(d); err != nil {
 		return fmt.Errorf("replaced %s: %w", path, err)
 	}
 	return nil
@@ -146,6 +186,9 @@ func WriteSymlinkAtomic(path, target string) error {
 // leave empty directories behind in the workspace. A path that is already
 // missing is not an error. path must lie inside root; a directory at path is
 // refused, since prsm records changes per file and never removes a tree.
+// A parent directory that is a symlink is followed only if it resolves
+// inside root; the removal itself then happens relative to the directory
+// opened as writeFileIn does, so that a swap meanwhile cannot lead out.
 func RemoveFile(root, path string) error {
 	root, path = filepath.Clean(root), filepath.Clean(path)
 	rel, err := filepath.Rel(root, path)
@@ -170,7 +213,16 @@ func RemoveFile(root, path string) error {
 		return fmt.Errorf("remove %s: parent resolves outside %s", path, root)
 	}
 
-	info, err := os.Lstat(path)
+	d, err := openDirIn(realRoot, realDir, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // gone since: nothing to remove or prune
+	}
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	defer d.Close()
+	name := filepath.Base(path)
+	info, err := d.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// Already gone (say, removed before a crash); still prune below.
@@ -182,26 +234,177 @@ func RemoveFile(root, path string) error {
 		if err := fault("remove", path); err != nil {
 			return fmt.Errorf("remove %s: %w", path, err)
 		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", path, err)
 		}
-		if err := syncDir(dir); err != nil {
-			return err
+		if err := syncRoot(d); err != nil {
+			return fmt.Errorf("removed %s: %w", path, err)
 		}
 	}
 
 	for d := dir; d != root; d = filepath.Dir(d) {
 		// Only real directories are pruned: removing a symlink to a
 		// directory would drop the link even if its target holds files.
-		info, err := os.Lstat(d)
-		if err != nil || !info.IsDir() {
+		// Each is looked at and removed relative to its opened parent.
+		parent, err := openDirIn(root, filepath.Dir(d), false)
+		if err != nil {
 			break
 		}
-		if err := os.Remove(d); err != nil {
+		info, err := parent.Lstat(filepath.Base(d))
+		if err == nil && info.IsDir() {
+			err = parent.Remove(filepath.Base(d))
+		} else if err == nil {
+			err = errors.New("not a directory")
+		}
+		parent.Close()
+		if err != nil {
 			break // not empty (or not ours to remove): stop pruning
 		}
 	}
 	return nil
+}
+
+// openDirIn opens dir, which is root or below it, for operations relative
+// to it. Every directory from root down is looked at with Lstat, refused if
+// it is a symlink (safepath.ErrOutside, as safepath.Join does), opened, and
+// checked to be the very directory that was looked at: a directory swapped
+// for a symlink between the look and the open is caught, and the open
+// directories cannot be swapped from under the caller. With create, missing
+// directories are made (mode 0755). Only root itself is opened by name.
+func openDirIn(root, dir string, create bool) (*os.Root, error) {
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(absRoot, absDir)
+	if err != nil || escapes(rel) {
+		return nil, fmt.Errorf("%s is not inside %s: %w", dir, root, safepath.ErrOutside)
+	}
+	cur, err := os.OpenRoot(absRoot)
+	if err != nil {
+		return nil, err
+	}
+	if rel == "." {
+		return cur, nil
+	}
+	at := absRoot
+	for _, seg := range strings.Split(rel, string(filepath.Separator)) {
+		at = filepath.Join(at, seg)
+		next, err := openChild(cur, seg, create)
+		cur.Close()
+		if err != nil {
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+				pe.Path = at
+			}
+			return nil, err
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// openChild opens the directory name in d without following a symlink.
+func openChild(d *os.Root, name string, create bool) (*os.Root, error) {
+	fi, err := d.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		if err := d.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		fi, err = d.Lstat(name)
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("%s is a symbolic link: %w", name, safepath.ErrOutside)
+	case !fi.IsDir():
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOTDIR}
+	}
+	sub, err := d.OpenRoot(name)
+	if err != nil {
+		// A symlink leading out of d, swapped in since the Lstat.
+		if fi2, lerr := d.Lstat(name); lerr == nil && fi2.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s became a symbolic link: %w", name, safepath.ErrOutside)
+		}
+		return nil, err
+	}
+	st, err := sub.Stat(".")
+	if err != nil {
+		sub.Close()
+		return nil, err
+	}
+	if !os.SameFile(fi, st) {
+		sub.Close()
+		return nil, fmt.Errorf("%s was replaced while being opened: %w", name, safepath.ErrOutside)
+	}
+	return sub, nil
+}
+
+// syncRoot makes a rename or removal in the open directory d durable.
+func syncRoot(d *os.Root) error {
+	f, err := d.Open(".")
+	if err != nil {
+		return fmt.Errorf("open %s for sync: %w", d.Name(), err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", d.Name(), err)
+	}
+	return nil
+}
+
+// readPathIn reads the version at path, below root, without following a
+// symlink anywhere from root down (the parent is opened as writeFileIn
+// does, and the file is checked after it is opened to be the one looked
+// at): a swap cannot make prsm read a file outside root.
+func readPathIn(root, path string) (Version, error) {
+	d, err := openDirIn(root, filepath.Dir(path), false)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
+		return Absent, nil
+	}
+	if err != nil {
+		return Version{}, err
+	}
+	defer d.Close()
+	name := filepath.Base(path)
+	fi, err := d.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
+		return Absent, nil
+	}
+	if err != nil {
+		return Version{}, err
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := d.Readlink(name)
+		if err != nil {
+			return Version{}, err
+		}
+		return Version{Present: true, Mode: ModeSymlink, Content: []byte(target)}, nil
+	case fi.Mode().IsRegular():
+		f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return Version{}, fmt.Errorf("read %s: %w", path, err)
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return Version{}, err
+		}
+		if !os.SameFile(fi, st) || !st.Mode().IsRegular() {
+			return Version{}, fmt.Errorf("read %s: replaced while being read: %w", path, safepath.ErrOutside)
+		}
+		b, err := io.ReadAll(f)
+		if err != nil {
+			return Version{}, fmt.Errorf("read %s: %w", path, err)
+		}
+		return Version{Present: true, Mode: ModeRegular | uint32(st.Mode().Perm()), Content: b}, nil
+	}
+	return Version{}, fmt.Errorf("%s: %w", path, ErrNotFile)
 }
 
 // CleanTemp removes the temporary files (TempPrefix) that a crash may have
@@ -253,19 +456,4 @@ func CleanTemp(root string) (int, error) {
 // escapes reports whether a filepath.Rel result leads out of its base.
 func escapes(rel string) bool {
 	return rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// syncDir makes a rename or removal in dir durable. Without it a power loss
-// can bring back the old directory entry even though the file data was
-// synced.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open %s for sync: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
 }

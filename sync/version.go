@@ -3,8 +3,6 @@ package sync
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"unicode/utf8"
 
@@ -68,32 +66,7 @@ func ReadVersion(root, rel string) (Version, error) {
 	if err != nil {
 		return Version{}, err
 	}
-	return readPath(p)
-}
-
-func readPath(p string) (Version, error) {
-	fi, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
-		return Absent, nil
-	}
-	if err != nil {
-		return Version{}, err
-	}
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(p)
-		if err != nil {
-			return Version{}, err
-		}
-		return Version{Present: true, Mode: ModeSymlink, Content: []byte(target)}, nil
-	case fi.Mode().IsRegular():
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return Version{}, err
-		}
-		return Version{Present: true, Mode: ModeRegular | uint32(fi.Mode().Perm()), Content: b}, nil
-	}
-	return Version{}, fmt.Errorf("%s: %w", p, ErrNotFile)
+	return readPathIn(root, p)
 }
 
 // IsText reports whether content can be merged line by line: no NUL byte and
@@ -199,7 +172,7 @@ func Apply(root, rel string, base, theirs Version) (Outcome, Version, error) {
 	if err != nil {
 		return Conflict, Version{}, err
 	}
-	ours, err := readPath(p)
+	ours, err := readPathIn(root, p)
 	if errors.Is(err, ErrNotFile) {
 		return Conflict, Version{}, nil
 	}
@@ -225,9 +198,9 @@ func writeVersion(root, p string, v Version) error {
 	case !v.Present:
 		return RemoveFile(root, p)
 	case v.IsLink():
-		return WriteSymlinkAtomic(p, string(v.Content))
+		return writeSymlinkIn(root, p, string(v.Content))
 	}
-	return WriteFileAtomic(p, v.Content, os.FileMode(v.Mode&0o777))
+	return writeFileIn(root, p, v.Content, os.FileMode(v.Mode&0o777))
 }
 
 // Write makes root/rel hold v exactly (confined to root), for callers that
