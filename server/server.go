@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -312,20 +314,32 @@ func statusOf(kind error) int {
 }
 
 // bind decodes a JSON body strictly enough to give clear errors: bad JSON is
-// a 400, an empty body is an empty request.
+// a 400, an empty body is an empty request, a body over the limit a 413.
+// The body is read whole before it is decoded: a chunked body announces no
+// length for the limit to be checked against upfront, and a decoder that
+// stopped at the end of the JSON value would take a body that runs past the
+// limit, or call an oversized one bad JSON.
 func bind(c echo.Context, v any) error {
 	req := c.Request()
 	if req.ContentLength == 0 && req.Body == http.NoBody {
 		return nil
 	}
-	dec := json.NewDecoder(req.Body)
-	if err := dec.Decode(v); err != nil {
-		if err.Error() == "EOF" {
-			return nil
-		}
+	data, err := io.ReadAll(req.Body)
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return apiError(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", mbe.Limit)
+		}
+		var he *echo.HTTPError
+		if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
+			return apiError(http.StatusRequestEntityTooLarge, "too_large", "request body over the limit")
+		}
+		return apiError(http.StatusBadRequest, "bad_body", "read request body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		if err == io.EOF {
+			return nil
 		}
 		return apiError(http.StatusBadRequest, "bad_json", "invalid JSON body: %v", err)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,7 +69,7 @@ func ReadInfo(projectDir string) (*Info, error) {
 // replaced it).
 func removeInfo(projectDir, token string) {
 	info, err := ReadInfo(projectDir)
-	if err == nil && info.Token == token {
+	if err == nil && subtle.ConstantTimeCompare([]byte(info.Token), []byte(token)) == 1 {
 		os.Remove(filepath.Join(projectDir, InfoFile))
 	}
 }
