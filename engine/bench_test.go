@@ -178,3 +178,41 @@ func gitRun(b *testing.B, dir string, env []string, args ...string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// BenchmarkRollback100 measures a rewind to a checkpoint after one Bash
+// call changed 100 files: the worktree and the workspace restored, the
+// records rejected, a safety checkpoint taken.
+func BenchmarkRollback100(b *testing.B) {
+	eng, _ := benchRepo(b, 10000)
+	ctx := context.Background()
+	s, err := eng.StartSession(ctx, engine.StartRequest{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		cp, err := eng.Turn(ctx, s.ID, engine.TurnRequest{MessageIndex: i + 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		id := fmt.Sprintf("rb%d", i)
+		for j := 0; j < 100; j++ {
+			rel := fmt.Sprintf("d%03d/f%05d.txt", j, j+100*(i%10))
+			if err := os.WriteFile(filepath.Join(s.WorktreePath, rel), []byte(lines(40, id)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if res, err := eng.CompleteToolCall(ctx, s.ID, id, engine.CompleteRequest{ToolName: "Bash"}); err != nil || len(res.Records) != 100 {
+			b.Fatalf("%v %d", err, len(res.Records))
+		}
+		b.StartTimer()
+		plan, err := eng.Rewind(ctx, s.ID, cp.ID, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(plan.Operations) != 100 {
+			b.Fatalf("%d operations", len(plan.Operations))
+		}
+	}
+}

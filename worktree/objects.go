@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	stdsync "sync"
 
 	git "github.com/go-git/go-git/v5"
@@ -16,16 +17,17 @@ import (
 // process per file could afford. go-git does not handle linked worktrees, so
 // it is used for object reads only.
 type Objects struct {
-	mu    stdsync.Mutex
-	root  string
-	repo  *git.Repository
-	trees map[string]*object.Tree
+	mu     stdsync.Mutex
+	root   string
+	objDir string // the loose object store prsm writes checkpoints into
+	repo   *git.Repository
+	trees  map[string]*object.Tree
 }
 
 // Objects opens the repository's object store once and returns it.
 func (r *Repo) Objects() (*Objects, error) {
 	r.objOnce.Do(func() {
-		o := &Objects{root: r.Root, trees: map[string]*object.Tree{}}
+		o := &Objects{root: r.Root, objDir: filepath.Join(r.CommonDir, "objects"), trees: map[string]*object.Tree{}}
 		if err := o.open(); err != nil {
 			r.objErr = err
 			return

@@ -50,38 +50,39 @@ func (o *Objects) buildTree(base string, changes []TreeChange) (string, error) {
 			}
 			d = sub
 		}
-		name := parts[len(parts)-1]
-		d.files[name] = c.File
-		d.touched = append(d.touched, name)
+		d.files[parts[len(parts)-1]] = c.File
 	}
 	var baseHash plumbing.Hash
 	if base != "" && base != EmptyTree {
 		baseHash = plumbing.NewHash(base)
 	}
-	h, _, err := o.writeDir(baseHash, root)
+	w := &looseWriter{dir: o.objDir}
+	h, err := o.writeDir(w, baseHash, root)
 	if err != nil {
 		return "", err
 	}
 	if h.IsZero() {
-		return o.writeTree(nil)
+		h = w.add(plumbing.TreeObject, nil) // the empty tree
+	}
+	if err := w.flush(); err != nil {
+		return "", err
 	}
 	return h.String(), nil
 }
 
 type dirChange struct {
-	files   map[string]*File // nil value: delete
-	dirs    map[string]*dirChange
-	touched []string
+	files map[string]*File // nil value: delete
+	dirs  map[string]*dirChange
 }
 
-// writeDir applies d to the tree h and writes the result; a zero hash
+// writeDir applies d to the tree h and queues the result on w; a zero hash
 // means the directory is now empty.
-func (o *Objects) writeDir(h plumbing.Hash, d *dirChange) (plumbing.Hash, bool, error) {
+func (o *Objects) writeDir(w *looseWriter, h plumbing.Hash, d *dirChange) (plumbing.Hash, error) {
 	entries := map[string]object.TreeEntry{}
 	if !h.IsZero() {
 		t, err := object.GetTree(o.repo.Storer, h)
 		if err != nil {
-			return plumbing.ZeroHash, false, fmt.Errorf("read tree %s: %w", h, err)
+			return plumbing.ZeroHash, fmt.Errorf("read tree %s: %w", h, err)
 		}
 		for _, e := range t.Entries {
 			entries[e.Name] = e
@@ -92,29 +93,23 @@ func (o *Objects) writeDir(h plumbing.Hash, d *dirChange) (plumbing.Hash, bool, 
 			delete(entries, name)
 			continue
 		}
-		bh, err := o.writeBlob(f.Content)
-		if err != nil {
-			return plumbing.ZeroHash, false, err
-		}
-		mode := filemode.FileMode(f.Mode)
+		mode := filemode.Regular
 		switch {
 		case f.Mode&0o170000 == 0o120000:
 			mode = filemode.Symlink
 		case f.Mode&0o111 != 0:
 			mode = filemode.Executable
-		default:
-			mode = filemode.Regular
 		}
-		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: bh}
+		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: w.add(plumbing.BlobObject, f.Content)}
 	}
 	for name, sub := range d.dirs {
 		var subHash plumbing.Hash
 		if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
 			subHash = e.Hash
 		}
-		nh, _, err := o.writeDir(subHash, sub)
+		nh, err := o.writeDir(w, subHash, sub)
 		if err != nil {
-			return plumbing.ZeroHash, false, err
+			return plumbing.ZeroHash, err
 		}
 		if nh.IsZero() {
 			if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
@@ -125,22 +120,18 @@ func (o *Objects) writeDir(h plumbing.Hash, d *dirChange) (plumbing.Hash, bool, 
 		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: nh}
 	}
 	if len(entries) == 0 {
-		return plumbing.ZeroHash, true, nil
+		return plumbing.ZeroHash, nil
 	}
 	list := make([]object.TreeEntry, 0, len(entries))
 	for _, e := range entries {
 		list = append(list, e)
 	}
-	s, err := o.writeTree(list)
-	if err != nil {
-		return plumbing.ZeroHash, false, err
-	}
-	return plumbing.NewHash(s), false, nil
+	return w.add(plumbing.TreeObject, encodeTree(list)), nil
 }
 
-// writeTree writes entries in git's order: names compared as if
-// directories ended in "/".
-func (o *Objects) writeTree(entries []object.TreeEntry) (string, error) {
+// encodeTree is the body of a tree object of entries, in git's order:
+// names compared as if directories ended in "/".
+func encodeTree(entries []object.TreeEntry) []byte {
 	key := func(e object.TreeEntry) string {
 		if e.Mode == filemode.Dir {
 			return e.Name + "/"
@@ -148,40 +139,13 @@ func (o *Objects) writeTree(entries []object.TreeEntry) (string, error) {
 		return e.Name
 	}
 	sort.Slice(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
-	t := &object.Tree{Entries: entries}
-	obj := o.repo.Storer.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		return "", err
+	var b bytes.Buffer
+	for _, e := range entries {
+		fmt.Fprintf(&b, "%o %s", uint32(e.Mode), e.Name)
+		b.WriteByte(0)
+		b.Write(e.Hash[:])
 	}
-	h, err := o.repo.Storer.SetEncodedObject(obj)
-	if err != nil {
-		return "", fmt.Errorf("write tree: %w", err)
-	}
-	return h.String(), nil
-}
-
-func (o *Objects) writeBlob(b []byte) (plumbing.Hash, error) {
-	obj := o.repo.Storer.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(b)))
-	w, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := w.Write(b); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	h := obj.Hash()
-	if o.repo.Storer.HasEncodedObject(h) == nil {
-		return h, nil
-	}
-	if _, err := o.repo.Storer.SetEncodedObject(obj); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write blob: %w", err)
-	}
-	return h, nil
+	return b.Bytes()
 }
 
 // Commit writes a commit of tree (with an optional parent) as prsm.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +87,65 @@ func TestBuildTreeEqualsGit(t *testing.T) {
 	}
 	if got := fmt.Sprint(paths); got != "[a.txt true true d.txt false true d/e/f.txt true false d/new dir/n.txt false true link false true x/only.txt true false]" {
 		t.Errorf("diff: %s", got)
+	}
+}
+
+// TestBuildTreeWritesLooseObjectsGitReads: the objects of a tree built from
+// nothing are written by prsm alone (git wrote none of them), as loose
+// objects git reads and fsck accepts, read-only like git's own.
+func TestBuildTreeWritesLooseObjectsGitReads(t *testing.T) {
+	testgit.Env(t)
+	ctx := context.Background()
+	dir := testgit.Init(t, "r")
+	repo, err := worktree.Discover(ctx, nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := repo.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []worktree.TreeChange
+	for i := 0; i < 40; i++ {
+		changes = append(changes, worktree.TreeChange{Path: fmt.Sprintf("p%d/q%d/f%d.txt", i%3, i%7, i),
+			File: &worktree.File{Mode: 0o100644, Content: []byte(fmt.Sprintf("file %d\n", i))}})
+	}
+	tree, err := objs.BuildTree("", changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testgit.Git(t, dir, "cat-file", "-t", tree); got != "tree" {
+		t.Fatalf("cat-file -t %s = %q", tree, got)
+	}
+	if got := testgit.Git(t, dir, "cat-file", "-p", tree+":p1/q3/f10.txt"); got != "file 10" {
+		t.Fatalf("blob through git = %q", got)
+	}
+	if n := len(strings.Split(testgit.Git(t, dir, "ls-tree", "-r", "--name-only", tree), "\n")); n != 40 {
+		t.Fatalf("ls-tree lists %d files, want 40", n)
+	}
+	p := filepath.Join(dir, ".git", "objects", tree[:2], tree[2:])
+	fi, err := os.Stat(p)
+	if err != nil || fi.Mode().Perm() != 0o444 {
+		t.Fatalf("loose tree object %s: %v %v", p, fi, err)
+	}
+	c, err := objs.Commit(tree, "", "cp", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := objs.SetRef("refs/prsm/s/head", c); err != nil {
+		t.Fatal(err)
+	}
+	testgit.Git(t, dir, "fsck", "--strict", "--no-dangling")
+	if left, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "*", "tmp_obj_*")); len(left) != 0 {
+		t.Fatalf("temp files left: %v", left)
+	}
+	// Built again on top of itself with one change, only the path's objects
+	// are new and the rest is reused.
+	again, err := objs.BuildTree(tree, []worktree.TreeChange{{Path: "p0/q0/f0.txt", File: &worktree.File{Mode: 0o100755, Content: []byte("x\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testgit.Git(t, dir, "diff-tree", "-r", "--name-status", tree, again); got != "M\tp0/q0/f0.txt" {
+		t.Fatalf("diff-tree = %q", got)
 	}
 }
