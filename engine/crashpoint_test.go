@@ -255,3 +255,93 @@ func TestCrashMidRollback(t *testing.T) {
 		})
 	}
 }
+
+// TestRewindPastRollback: rewinding to a checkpoint taken before a
+// rollback undoes the rollback's own records and the records it rejected
+// together: the workspace ends as the checkpoint, like the worktree. (The
+// rollback's record, undone alone, used to bring back in the workspace what
+// the rollback had taken out.)
+func TestRewindPastRollback(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 1, "one")) })
+	var target *prsm.Checkpoint
+	cps, _ := f.eng.Checkpoints(f.ctx, s.ID, "")
+	for _, c := range cps {
+		if c.ToolCallID == "e1" {
+			target = c
+		}
+	}
+	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 5, "five")) })
+	f.tool(s, "e3", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
+	if _, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, f.ws, "f.txt") != replaceLine(base, 1, "one") || exists(f.ws, "new.txt") {
+		t.Fatalf("rollback did not undo e2 and e3")
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, target.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{s.WorktreePath, f.ws} {
+		if got := read(t, root, "f.txt"); got != base {
+			t.Errorf("%s f.txt after rewind:\n%s", root, got)
+		}
+		if exists(root, "new.txt") {
+			t.Errorf("%s: new.txt came back", root)
+		}
+	}
+	recs, _ := f.eng.Records(f.ctx, s.ID, "", "")
+	for _, r := range recs {
+		if r.SyncState != prsm.SyncSynced || (r.ToolName != "Rollback" && r.Status != prsm.StatusRejected) {
+			t.Errorf("%s (%s): %s/%s", r.ID, r.ToolName, r.Status, r.SyncState)
+		}
+	}
+}
+
+// TestRewindPastReject: rewinding to a checkpoint taken before a record
+// (made before the checkpoint) was rejected brings the record's files back
+// in the workspace too: it equals the checkpoint for every file the session
+// touched (SPEC rule 5), not only the worktree.
+func TestRewindPastReject(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "b1", "Bash", "", func(wt string) {
+		write(t, wt, "f.txt", replaceLine(base, 3, "three"))
+		write(t, wt, "n.txt", "n\n")
+	})
+	f.tool(s, "e2", "Write", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "agent keep\n") })
+	var target *prsm.Checkpoint
+	cps, _ := f.eng.Checkpoints(f.ctx, s.ID, "")
+	for _, c := range cps {
+		if c.ToolCallID == "e2" {
+			target = c
+		}
+	}
+	if _, err := f.eng.Reject(f.ctx, s.ID, "b1"); err != nil {
+		t.Fatal(err)
+	}
+	if exists(f.ws, "n.txt") || read(t, f.ws, "f.txt") != base {
+		t.Fatalf("reject did not take b1 out")
+	}
+	plan, err := f.eng.Rewind(f.ctx, s.ID, target.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{s.WorktreePath, f.ws} {
+		if got := read(t, root, "f.txt"); got != replaceLine(base, 3, "three") {
+			t.Errorf("%s f.txt after rewind:\n%s", root, got)
+		}
+		if !exists(root, "n.txt") || read(t, root, "n.txt") != "n\n" {
+			t.Errorf("%s: n.txt not back", root)
+		}
+		if got := read(t, root, "keep.txt"); got != "keep\n" {
+			t.Errorf("%s keep.txt: %q", root, got)
+		}
+	}
+	if len(plan.Warnings) != 2 || !strings.Contains(strings.Join(plan.Warnings, "\n"), "through rejects only") {
+		t.Errorf("warnings: %q", plan.Warnings)
+	}
+}

@@ -57,6 +57,9 @@ type rollback struct {
 	plan    *Plan
 	undo    []*prsm.Record
 	targets map[string]prsmsync.Version // nil: reverse-merge the records in the worktree too
+	// from is, for a rewind, what each target path holds now as far as
+	// prsm knows: the workspace takes the net change from -> target.
+	from map[string]prsmsync.Version
 }
 
 // RewindPlan previews rolling the session back to checkpoint id.
@@ -123,9 +126,10 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 		}
 	}
 	sortRecords(undo, true)
-	rb := &rollback{plan: &Plan{CheckpointID: c.ID}, undo: undo, targets: map[string]prsmsync.Version{}}
+	rb := &rollback{plan: &Plan{CheckpointID: c.ID}, undo: undo, targets: map[string]prsmsync.Version{}, from: map[string]prsmsync.Version{}}
 	for _, d := range diffs {
 		rb.targets[d.Path] = fileVersion(d.To)
+		rb.from[d.Path] = fileVersion(d.From)
 	}
 	return rb, e.fillPlan(ctx, s, rb, func(path string) (string, bool) {
 		d, ok := findDiff(diffs, path)
@@ -178,7 +182,11 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			op.RecordIDs = append(op.RecordIDs, recs[i].ID)
 		}
 		if len(recs) == 0 {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("%s changed in the worktree without a record; only the worktree is restored", path))
+			if rb.targets != nil {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s changed since the checkpoint through rejects only; it goes back as the checkpoint has it", path))
+			} else {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s changed in the worktree without a record; only the worktree is restored", path))
+			}
 		}
 		p.Operations = append(p.Operations, op)
 		p.AffectedFiles = append(p.AffectedFiles, path)
@@ -188,6 +196,24 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 		ws, err := prsmsync.ReadVersion(e.Repo.Root, path)
 		if err != nil {
 			p.Conflicts = append(p.Conflicts, Conflict{Path: path, Reason: err.Error()})
+			continue
+		}
+		if rb.targets != nil {
+			// A rewind takes the net change since the checkpoint out.
+			to, ok := rb.targets[path]
+			if !ok {
+				continue
+			}
+			if _, ok := prsmsync.Merge(rb.from[path], ws, to); !ok {
+				var ids []string
+				for i := len(byPath[path]) - 1; i >= 0; i-- {
+					if r := byPath[path][i]; r.SyncState == prsm.SyncSynced {
+						ids = append(ids, r.ID)
+					}
+				}
+				p.Conflicts = append(p.Conflicts, Conflict{Path: path,
+					Reason: fmt.Sprintf("your edits overlap change %s; the workspace file will be left as it is", strings.Join(ids, ", "))})
+			}
 			continue
 		}
 		for _, r := range byPath[path] {
@@ -330,6 +356,12 @@ type rollbackPayload struct {
 	Undo     []string                   `json:"undo"`     // records it undoes, newest first
 	Worktree map[string]store.FileState `json:"worktree"` // the exact target of every worktree path it writes
 	Before   map[string]store.FileState `json:"before"`   // what those paths held before (as prsm knew them)
+	// Net (a rewind): the workspace takes each path's net change out
+	// (Before -> Worktree) in one merge, rather than record by record. A
+	// rewind may undo a rollback's own record without the records that
+	// rollback rejected: record by record, that would bring back in the
+	// workspace what the rollback took out.
+	Net bool `json:"net,omitempty"`
 }
 
 // runRollback executes a plan: safety checkpoint, then (written down first
@@ -403,7 +435,7 @@ func (e *Engine) applyRollback(ctx context.Context, s *prsm.Session, st *session
 // refuses when a later change overlaps. Every content it may write, now or
 // to put the worktree back, goes to the blob store.
 func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionState, rb *rollback) (*rollbackPayload, error) {
-	p := &rollbackPayload{Undo: []string{}, Worktree: map[string]store.FileState{}, Before: map[string]store.FileState{}}
+	p := &rollbackPayload{Undo: []string{}, Worktree: map[string]store.FileState{}, Before: map[string]store.FileState{}, Net: rb.targets != nil}
 	for _, r := range rb.undo {
 		p.Undo = append(p.Undo, r.ID)
 	}
@@ -512,7 +544,16 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 // crash), marks them rejected, and stores the rollback's own records once.
 func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload) error {
 	conflicted := map[string]bool{}
+	if p.Net {
+		var err error
+		if conflicted, err = e.rewindWorkspace(ctx, s, p); err != nil {
+			return err
+		}
+	}
 	for _, id := range p.Undo {
+		if p.Net {
+			break
+		}
 		r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
 		if errors.Is(err, prsm.ErrNotFound) {
 			continue
@@ -559,6 +600,82 @@ func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *ses
 }
 
 func rollbackToolCall(safety string) string { return "rollback-" + safety }
+
+// rewindWorkspace is a rewind's workspace side: for each path, the net
+// change since the checkpoint (what prsm knew the worktree held -> the
+// checkpoint's file) is taken out of the workspace file in one 3-way merge,
+// keeping the user's edits; then the path's undone records are marked
+// rejected. That covers paths that changed since the checkpoint through
+// rejects only (a record before the checkpoint rejected after it): the
+// workspace goes back to the checkpoint there too (SPEC rule 5). A path
+// whose records net to nothing is left alone. Running it again after a
+// crash is harmless: the merge finds the change already out. It returns the
+// paths in conflict.
+func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollbackPayload) (map[string]bool, error) {
+	byPath := map[string][]*prsm.Record{}
+	var paths []string
+	for _, id := range p.Undo {
+		r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
+		if errors.Is(err, prsm.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if byPath[r.RelPath] == nil {
+			paths = append(paths, r.RelPath)
+		}
+		byPath[r.RelPath] = append(byPath[r.RelPath], r)
+	}
+	for path := range p.Worktree {
+		if byPath[path] == nil {
+			paths = append(paths, path)
+		}
+	}
+	sort.Strings(paths)
+	conflicted := map[string]bool{}
+	for _, path := range paths {
+		recs := byPath[path]
+		open := len(recs) == 0
+		for _, r := range recs {
+			if r.Status != prsm.StatusRejected {
+				open = true
+			} else if r.SyncState == prsm.SyncConflict {
+				conflicted[path] = true // done before a crash
+			}
+		}
+		if !open {
+			continue
+		}
+		state := prsm.SyncSynced
+		if to, ok := p.Worktree[path]; ok && !conflicted[path] {
+			from, err := e.stateVersion(ctx, p.Before[path])
+			if err != nil {
+				return nil, err
+			}
+			target, err := e.stateVersion(ctx, to)
+			if err != nil {
+				return nil, err
+			}
+			if state, err = e.syncToWorkspace(ctx, s, path, from, target); err != nil {
+				e.Log.Error("rewind: workspace", "session", s.ID, "file", path, "err", err)
+			}
+		}
+		if state == prsm.SyncConflict || conflicted[path] {
+			conflicted[path], state = true, prsm.SyncConflict
+		}
+		for _, r := range recs {
+			if r.Status == prsm.StatusRejected {
+				continue
+			}
+			if err := e.setState(ctx, r, prsm.StatusRejected, state); err != nil {
+				return nil, err
+			}
+			crashPoint("rollback:workspace")
+		}
+	}
+	return conflicted, nil
+}
 
 func sortedVersions(m map[string]prsmsync.Version) []string {
 	out := make([]string, 0, len(m))

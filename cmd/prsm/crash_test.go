@@ -1,0 +1,761 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/server"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// TestKillNine is the kill -9 harness (SPEC rule 6). It runs the real prsm
+// server (this test binary, as `prsm serve`), lets three agents work through
+// the HTTP API at once (edits, writes, bash-like multi-file changes with
+// creations and deletions, rejects, rollbacks of the last changes and
+// rewinds), and kills the server with SIGKILL at random moments, restarting
+// it each time. It asserts:
+//   - at every kill, no workspace file is torn: each is absent or equals,
+//     byte for byte, one of the contents the agents ever wrote for it (every
+//     write is a whole new version, so a mix of two versions, a truncated
+//     file or an empty one matches none);
+//   - at every kill, the database passes PRAGMA integrity_check;
+//   - at the end, every tool call whose complete was answered still has the
+//     records it was answered with;
+//   - after the last restart (reconcile) each session's files in the
+//     workspace equal its worktree's, every record is settled (synced; none
+//     pending_review or in conflict: nothing else writes the workspace), no
+//     intent is left open and no temp file is left.
+//
+// PRSM_CRASH_KILLS sets the number of kills (50), PRSM_CRASH_SEED replays a
+// seed (the choices of the agents and of the kill moments; thread timing
+// still varies).
+func TestKillNine(t *testing.T) {
+	kills := 50
+	if v := os.Getenv("PRSM_CRASH_KILLS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("PRSM_CRASH_KILLS: %v", err)
+		}
+		kills = n
+	}
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("PRSM_CRASH_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("PRSM_CRASH_SEED: %v", err)
+		}
+		seed = n
+	}
+	t.Logf("seed %d (replay with PRSM_CRASH_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+
+	h := newHarness(t)
+	h.start()
+	ctx := context.Background()
+	const nSessions = 3
+	var sessions []*prsm.Session
+	for i := 0; i < nSessions; i++ {
+		s, err := h.client().StartSession(ctx, engine.StartRequest{Name: fmt.Sprintf("agent-%d", i), AgentID: fmt.Sprintf("agent-%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, s)
+	}
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	agents := make([]*agent, nSessions)
+	for i, s := range sessions {
+		agents[i] = &agent{h: h, s: s, dir: fmt.Sprintf("s%d", i), rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(i)))}
+		wg.Add(1)
+		go func(a *agent) {
+			defer wg.Done()
+			a.run(&stop)
+		}(agents[i])
+	}
+
+	start := time.Now()
+	temps := 0
+	for k := 0; k < kills; k++ {
+		time.Sleep(time.Duration(20+rng.IntN(400)) * time.Millisecond)
+		h.kill()
+		temps += h.checkNotTorn()
+		h.integrityCheck()
+		h.start()
+		if t.Failed() {
+			break
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	elapsed := time.Since(start)
+
+	// Quiet now: one more crash and restart, then the final state.
+	h.kill()
+	h.checkNotTorn()
+	h.start()
+	h.checkFinal(agents)
+	h.stop()
+	h.integrityCheck()
+	h.checkNoIntents()
+
+	var calls, answered, rejects, rollbacks, rewinds, retries int
+	for _, a := range agents {
+		calls += a.calls
+		answered += len(a.answered)
+		rejects += a.rejects
+		rollbacks += a.rollbacks
+		rewinds += a.rewinds
+		retries += a.retries
+	}
+	t.Logf("%d kills survived in %s (seed %d): %d tool calls (%d answered), %d rejects, %d rollbacks, %d rewinds, %d calls cut off by a kill, %d temp files left by kills (cleaned at start), %d records rejected in conflict, %d restarts waited for the dead server's lock",
+		h.kills, elapsed.Round(time.Millisecond), seed, calls, answered, rejects, rollbacks, rewinds, retries, temps, h.rejectConflicts, h.busyStarts)
+	if answered < 10 {
+		t.Errorf("only %d tool calls answered: the agents barely ran", answered)
+	}
+}
+
+// harness runs the server process and knows every content written.
+type harness struct {
+	t       *testing.T
+	ws      string
+	project string
+	logPath string
+
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	waitc chan error // the server's exit
+	cl    atomic.Pointer[client.Client]
+
+	kills           int
+	busyStarts      int // starts that found the killed server's lock still held
+	rejectConflicts int // rejects that ended in conflict (see settled)
+	// epoch changes at every kill (before the signal) and start: an agent
+	// step that saw it unchanged ran against one live server throughout.
+	epoch atomic.Int64
+
+	vmu      sync.Mutex
+	versions map[string]map[string]bool // rel -> every content ever written
+	absentOK map[string]bool            // rel -> may be absent
+}
+
+func newHarness(t *testing.T) *harness {
+	testgit.Env(t)
+	ws := testgit.Init(t, "ws")
+	h := &harness{t: t, ws: ws, versions: map[string]map[string]bool{}, absentOK: map[string]bool{}}
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 4; j++ {
+			rel := fmt.Sprintf("s%d/f%d.txt", i, j)
+			content := version(rel, 0, 10)
+			h.note(rel, content)
+			testgit.Write(t, ws, rel, content, 0o644)
+		}
+		for j := 0; j < 4; j++ {
+			h.absentOK[fmt.Sprintf("s%d/n%d.txt", i, j)] = true
+		}
+	}
+	testgit.Write(t, ws, ".gitignore", "*.log\n", 0o644)
+	testgit.Git(t, ws, "add", "-A")
+	testgit.Git(t, ws, "commit", "-qm", "init")
+	repo, err := worktree.Discover(context.Background(), nil, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, err := prsm.Home()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.project = prsm.ProjectDir(home, repo.Identity)
+	h.ws = repo.Root
+	h.logPath = filepath.Join(t.TempDir(), "server.log")
+	t.Cleanup(func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.cmd != nil {
+			h.cmd.Process.Kill()
+			h.cmd.Wait()
+		}
+		if t.Failed() {
+			if b, err := os.ReadFile(h.logPath); err == nil {
+				lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+				if len(lines) > 40 {
+					lines = lines[len(lines)-40:]
+				}
+				t.Logf("server log (tail):\n%s", strings.Join(lines, "\n"))
+			}
+		}
+	})
+	return h
+}
+
+// version is the content of the n-th write of rel: every line carries rel
+// and n, so two versions share no line and no merge can mix them.
+func version(rel string, n, lines int) string {
+	var b strings.Builder
+	for i := 1; i <= lines; i++ {
+		fmt.Fprintf(&b, "%s version %d line %d of %d\n", rel, n, i, lines)
+	}
+	return b.String()
+}
+
+func (h *harness) note(rel, content string) {
+	h.vmu.Lock()
+	defer h.vmu.Unlock()
+	if h.versions[rel] == nil {
+		h.versions[rel] = map[string]bool{}
+	}
+	h.versions[rel][content] = true
+}
+
+func (h *harness) noteAbsent(rel string) {
+	h.vmu.Lock()
+	defer h.vmu.Unlock()
+	h.absentOK[rel] = true
+}
+
+func (h *harness) client() *client.Client { return h.cl.Load() }
+
+// start runs `prsm serve` and waits until it answers.
+func (h *harness) start() { h.start1(0) }
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+func (h *harness) start1(busy int) {
+	h.t.Helper()
+	logf, err := os.OpenFile(h.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command("prsm", "serve", "--workspace", h.ws)
+	cmd.Dir = h.ws
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		h.t.Fatalf("start prsm serve: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if info, err := server.ReadInfo(h.project); err == nil && info.PID == cmd.Process.Pid {
+			c := client.New(info)
+			c.HTTP.Timeout = time.Minute
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err := c.Healthz(ctx)
+			cancel()
+			if err == nil {
+				h.mu.Lock()
+				h.cmd = cmd
+				h.waitc = exited
+				h.mu.Unlock()
+				h.cl.Store(c)
+				h.epoch.Add(1)
+				return
+			}
+		}
+		select {
+		case err := <-exited:
+			// The lock of the killed server can outlive it for an instant
+			// (a child between fork and exec holds its descriptors).
+			if b, _ := os.ReadFile(h.logPath); strings.Contains(lastLine(string(b)), "is starting; try again") && busy < 100 {
+				busy++
+				h.busyStarts++
+				time.Sleep(20 * time.Millisecond)
+				h.start1(busy)
+				return
+			}
+			h.t.Fatalf("prsm serve exited: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			h.t.Fatalf("prsm serve did not answer in 60s")
+		}
+	}
+}
+
+// kill sends SIGKILL to the server and waits until it is gone.
+func (h *harness) kill() {
+	h.t.Helper()
+	h.mu.Lock()
+	cmd, exited := h.cmd, h.waitc
+	h.cmd = nil
+	h.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	h.epoch.Add(1)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		h.t.Fatalf("kill -9: %v", err)
+	}
+	err := <-exited
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		h.t.Fatalf("server ended with %v before the kill", err)
+	}
+	h.kills++
+}
+
+// stop shuts the server down normally.
+func (h *harness) stop() {
+	h.t.Helper()
+	h.mu.Lock()
+	cmd, exited := h.cmd, h.waitc
+	h.cmd = nil
+	h.mu.Unlock()
+	if err := h.client().Shutdown(context.Background()); err != nil {
+		h.t.Errorf("shutdown: %v", err)
+		cmd.Process.Kill()
+	}
+	<-exited
+}
+
+// checkNotTorn: every workspace file is absent (where allowed) or one
+// whole version. It returns how many temp files the kill left.
+func (h *harness) checkNotTorn() (temps int) {
+	h.t.Helper()
+	h.vmu.Lock()
+	defer h.vmu.Unlock()
+	seen := map[string]bool{}
+	filepath.WalkDir(h.ws, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			h.t.Errorf("walk %s: %v", p, err)
+			return nil
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(h.ws, p)
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(d.Name(), prsmsync.TempPrefix) {
+			temps++
+			return nil
+		}
+		if rel == ".gitignore" {
+			return nil
+		}
+		seen[rel] = true
+		b, err := os.ReadFile(p)
+		if err != nil {
+			h.t.Errorf("read %s: %v", rel, err)
+			return nil
+		}
+		if !h.versions[rel][string(b)] {
+			h.t.Errorf("kill %d: workspace file %s is torn: %d bytes, not one of the %d versions written:\n%.300s",
+				h.kills, rel, len(b), len(h.versions[rel]), b)
+		}
+		return nil
+	})
+	for rel := range h.versions {
+		if !seen[rel] && !h.absentOK[rel] {
+			h.t.Errorf("kill %d: workspace file %s is missing", h.kills, rel)
+		}
+	}
+	return temps
+}
+
+func (h *harness) openDB() *sql.DB {
+	h.t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(h.project, "prsm.db")+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return db
+}
+
+// integrityCheck runs PRAGMA integrity_check on the database (the server
+// is down).
+func (h *harness) integrityCheck() {
+	h.t.Helper()
+	db := h.openDB()
+	defer db.Close()
+	var res string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&res); err != nil || res != "ok" {
+		h.t.Errorf("kill %d: integrity_check: %q %v", h.kills, res, err)
+	}
+}
+
+func (h *harness) checkNoIntents() {
+	h.t.Helper()
+	db := h.openDB()
+	defer db.Close()
+	rows, err := db.Query("SELECT kind, payload FROM intents")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, payload string
+		rows.Scan(&kind, &payload)
+		h.t.Errorf("intent left open: %s %s", kind, payload)
+	}
+}
+
+// checkFinal: after the last restart, answered tool calls keep their
+// records, each session's files are the same in workspace and worktree,
+// and every record is settled.
+func (h *harness) checkFinal(agents []*agent) {
+	h.t.Helper()
+	ctx := context.Background()
+	cl := h.client()
+	if left := tempFilesUnder(h.ws); len(left) > 0 {
+		h.t.Errorf("temp files left after restart: %v", left)
+	}
+	for _, a := range agents {
+		if _, err := cl.Flush(ctx, a.s.ID); err != nil {
+			h.t.Errorf("flush %s: %v", a.s.ID, err)
+		}
+		recs, err := cl.Changes(ctx, a.s.ID, "", "")
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		byID := map[string]*prsm.Record{}
+		for _, r := range recs {
+			byID[r.ID] = r
+			if !settled(r) {
+				h.t.Errorf("session %s: record %s (%s, %s) is %s/%s, want synced", a.dir, r.ID, r.ToolName, r.RelPath, r.Status, r.SyncState)
+			}
+			if r.SyncState == prsm.SyncConflict {
+				h.rejectConflicts++
+			}
+		}
+		for tc, ids := range a.answered {
+			for _, id := range ids {
+				r, ok := byID[id]
+				if !ok || r.ToolCallID != tc {
+					h.t.Errorf("session %s: record %s of answered tool call %s lost", a.dir, id, tc)
+				}
+			}
+		}
+		wsTree := filtered(testgit.Tree(h.t, filepath.Join(h.ws, a.dir), nil))
+		wtTree := filtered(testgit.Tree(h.t, filepath.Join(a.s.WorktreePath, a.dir), nil))
+		if d := testgit.Diff(wsTree, wtTree); d != "" {
+			h.t.Errorf("session %s: workspace and worktree differ after restart:\n%s", a.dir, d)
+		}
+		if len(wsTree) == 0 {
+			h.t.Errorf("session %s: no files", a.dir)
+		}
+	}
+}
+
+// settled: a record reached the workspace (synced) or was rejected. A
+// reject may end in conflict with nothing written: after a rewind past a
+// rollback or a reject, a file can hold the content of a record that stays
+// marked rejected (statuses are not part of checkpoints), and then the
+// reverse merge of an earlier record of that file cannot take its delta out
+// cleanly. Nothing else writes the workspace, so no other conflict is right.
+func settled(r *prsm.Record) bool {
+	return r.SyncState == prsm.SyncSynced || (r.Status == prsm.StatusRejected && r.SyncState == prsm.SyncConflict)
+}
+
+// filtered drops the sentinel files the watcher writes for an instant.
+func filtered(m map[string]string) map[string]string {
+	for k := range m {
+		if strings.HasPrefix(filepath.Base(k), tracker.SentinelPrefix) {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
+func tempFilesUnder(root string) []string {
+	var out []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), prsmsync.TempPrefix) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// agent plays one session's agent and its reviewer, one step at a time.
+type agent struct {
+	h   *harness
+	s   *prsm.Session
+	dir string
+	rng *rand.Rand
+
+	n                                           int // tool calls started
+	writes                                      int // versions written
+	calls, rejects, rollbacks, rewinds, retries int
+	answered                                    map[string][]string // tool call -> record ids complete answered with
+	log                                         []string            // the last steps
+	conflicts                                   map[string]bool
+}
+
+// retry runs op until it gets an answer from a server: a kill makes calls
+// fail to connect (or lose their answer); the same call goes to the next
+// server. It gives up, with the error, once stop is set.
+func (a *agent) retry(stop *atomic.Bool, op func(cl *client.Client) error) error {
+	for i := 0; ; i++ {
+		err := op(a.h.client())
+		var ae *client.APIError
+		if err == nil || errors.As(err, &ae) || (stop.Load() && i > 1000) {
+			return err
+		}
+		if i == 0 {
+			a.retries++
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// cut counts a call that a kill cut off (no answer from a server): the
+// step is not repeated, and the next start finishes what it wrote down.
+func (a *agent) cut(err error) {
+	var ae *client.APIError
+	if err != nil && !errors.As(err, &ae) {
+		a.retries++
+	}
+}
+
+func (a *agent) run(stop *atomic.Bool) {
+	a.answered = map[string][]string{}
+	diverged := false
+	for !stop.Load() {
+		epoch, retries := a.h.epoch.Load(), a.retries
+		switch p := a.rng.IntN(100); {
+		case p < 65:
+			a.toolCall(stop)
+		case p < 80:
+			a.reject(stop)
+		case p < 92:
+			a.rollback(stop)
+		default:
+			a.rewind(stop)
+		}
+		if len(a.log) > 12 {
+			a.log = a.log[len(a.log)-12:]
+		}
+		// A step that ran against one server from start to finish must
+		// leave the session's files the same in workspace and worktree.
+		if diverged || retries != a.retries {
+			continue
+		}
+		d := a.diff()
+		if d == "" {
+			if recs, err := a.h.client().Changes(context.Background(), a.s.ID, "", ""); err == nil {
+				for _, r := range recs {
+					if !settled(r) && !a.conflicts[r.ID] {
+						if a.conflicts == nil {
+							a.conflicts = map[string]bool{}
+						}
+						a.conflicts[r.ID] = true
+						d += fmt.Sprintf("record %s (%s %s) is %s/%s\n", r.ID, r.ToolName, r.RelPath, r.Status, r.SyncState)
+					}
+				}
+			}
+		}
+		if a.h.epoch.Load() == epoch && d != "" {
+			diverged = true
+			a.errorf("workspace and worktree differ after a step without a kill:\n%s\nlast steps:\n%s", d, strings.Join(a.log, "\n"))
+		}
+	}
+}
+
+// diff compares the session's files in the workspace and the worktree.
+func (a *agent) diff() string {
+	ws, err1 := testgit.TreeOf(filepath.Join(a.h.ws, a.dir), nil)
+	wt, err2 := testgit.TreeOf(filepath.Join(a.s.WorktreePath, a.dir), nil)
+	if err := errors.Join(err1, err2); err != nil {
+		return err.Error()
+	}
+	return testgit.Diff(filtered(ws), filtered(wt))
+}
+
+func (a *agent) logf(format string, args ...any) {
+	a.log = append(a.log, fmt.Sprintf(format, args...))
+}
+
+func (a *agent) errorf(format string, args ...any) {
+	a.h.t.Errorf("session %s: "+format, append([]any{a.dir}, args...)...)
+}
+
+// toolCall: capture, write whole new versions (and delete files) in the
+// worktree, complete; every call is retried across kills.
+func (a *agent) toolCall(stop *atomic.Bool) {
+	ctx := context.Background()
+	a.n++
+	id := fmt.Sprintf("%s-t%d", a.dir, a.n)
+	wt := a.s.WorktreePath
+	type op struct {
+		rel    string
+		delete bool
+	}
+	var ops []op
+	tool := "Edit"
+	var args []byte
+	pick := func() string {
+		if a.rng.IntN(3) == 0 {
+			return fmt.Sprintf("%s/n%d.txt", a.dir, a.rng.IntN(4))
+		}
+		return fmt.Sprintf("%s/f%d.txt", a.dir, a.rng.IntN(4))
+	}
+	if a.rng.IntN(3) == 0 {
+		tool = "Bash"
+		seen := map[string]bool{}
+		for i := 0; i < 2+a.rng.IntN(3); i++ {
+			rel := pick()
+			if seen[rel] {
+				continue
+			}
+			seen[rel] = true
+			ops = append(ops, op{rel: rel, delete: a.rng.IntN(5) == 0})
+		}
+		args, _ = json.Marshal(map[string]string{"command": "sh -c 'rewrite " + id + "'"})
+	} else {
+		rel := pick()
+		if _, err := os.Lstat(filepath.Join(wt, rel)); err != nil {
+			tool = "Write"
+		}
+		ops = []op{{rel: rel}}
+		args, _ = json.Marshal(map[string]string{"file_path": filepath.Join(wt, rel)})
+	}
+	err := a.retry(stop, func(cl *client.Client) error {
+		_, err := cl.StartToolCall(ctx, a.s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: tool, Args: args, Cwd: wt})
+		return err
+	})
+	if err != nil {
+		a.errorf("start %s: %v", id, err)
+		return
+	}
+	a.calls++
+	for _, o := range ops {
+		p := filepath.Join(wt, o.rel)
+		if o.delete {
+			a.h.noteAbsent(o.rel)
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				a.errorf("agent rm: %v", err)
+			}
+			continue
+		}
+		a.writes++
+		content := version(o.rel, a.writes, 1+a.rng.IntN(40))
+		a.h.note(o.rel, content)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			a.errorf("agent write: %v", err)
+		}
+	}
+	var recs *engine.Records
+	err = a.retry(stop, func(cl *client.Client) error {
+		var err error
+		recs, err = cl.CompleteToolCall(ctx, a.s.ID, id, engine.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
+		return err
+	})
+	if err != nil {
+		a.errorf("complete %s: %v", id, err)
+		return
+	}
+	var got []string
+	for _, r := range recs.Records {
+		a.answered[id] = append(a.answered[id], r.ID)
+		got = append(got, fmt.Sprintf("%s %s %s/%s", r.ID, r.RelPath, r.Status, r.SyncState))
+	}
+	a.logf("tool call %s %s %v -> %v", id, tool, ops, got)
+}
+
+// pending lists the session's pending records (nil on a failed call).
+func (a *agent) pending(stop *atomic.Bool) []*prsm.Record {
+	var recs []*prsm.Record
+	err := a.retry(stop, func(cl *client.Client) error {
+		var err error
+		recs, err = cl.Changes(context.Background(), a.s.ID, prsm.StatusPending, "")
+		return err
+	})
+	if err != nil {
+		a.errorf("list changes: %v", err)
+		return nil
+	}
+	return recs
+}
+
+// reject rejects one pending record (the cascade follows), or, now and
+// then, every pending record of one file. A call cut off by a kill is not
+// repeated: the next start finishes what it wrote down.
+func (a *agent) reject(stop *atomic.Bool) {
+	pend := a.pending(stop)
+	if len(pend) == 0 {
+		return
+	}
+	r := pend[a.rng.IntN(len(pend))]
+	cl := a.h.client()
+	var err error
+	if a.rng.IntN(4) == 0 {
+		_, err = cl.RejectAll(context.Background(), a.s.ID, r.RelPath)
+	} else {
+		_, err = cl.Reject(context.Background(), a.s.ID, r.ID)
+	}
+	a.rejects++
+	a.cut(err)
+	a.logf("reject %s (%s) -> %v", r.ID, r.RelPath, err)
+	var ae *client.APIError
+	if errors.As(err, &ae) {
+		a.errorf("reject %s: %v", r.ID, err)
+	}
+}
+
+// rollback undoes the last 1-3 changes.
+func (a *agent) rollback(stop *atomic.Bool) {
+	n := 1 + a.rng.IntN(3)
+	plan, err := a.h.client().Rollback(context.Background(), a.s.ID, engine.RollbackRequest{Last: n})
+	a.rollbacks++
+	a.logf("rollback last %d -> %+v %v", n, plan, err)
+	a.checkRollbackErr("rollback", err)
+}
+
+// rewind goes back to one of the session's last checkpoints.
+func (a *agent) rewind(stop *atomic.Bool) {
+	var cps []*prsm.Checkpoint
+	err := a.retry(stop, func(cl *client.Client) error {
+		var err error
+		cps, err = cl.Checkpoints(context.Background(), a.s.ID, "")
+		return err
+	})
+	if err != nil || len(cps) == 0 {
+		return
+	}
+	sort.Slice(cps, func(i, j int) bool { return cps[i].CreatedAt.Before(cps[j].CreatedAt) })
+	c := cps[len(cps)-1-a.rng.IntN(min(len(cps), 6))]
+	plan, err := a.h.client().Rewind(context.Background(), a.s.ID, c.ID, false)
+	a.rewinds++
+	a.logf("rewind to %s (%s) -> %+v %v", c.ID, c.Name, plan, err)
+	a.checkRollbackErr("rewind", err)
+}
+
+func (a *agent) checkRollbackErr(what string, err error) {
+	a.cut(err)
+	var ae *client.APIError
+	if errors.As(err, &ae) && ae.Code != "worktree_conflict" {
+		a.errorf("%s: %v (%s)", what, err, ae.Code)
+	}
+}
