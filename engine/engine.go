@@ -38,6 +38,11 @@ type Engine struct {
 	Watcher  *tracker.Watcher
 	watchCtx context.Context
 
+	// WatchBudget caps the directories the watcher watches (0: the
+	// kernel's limit); worktrees beyond it are scanned periodically.
+	WatchBudget int
+	scanStop    func()
+
 	// NoAutoCheckpoints switches automatic checkpoints off for every
 	// session (configuration); sessions can switch their own off too.
 	NoAutoCheckpoints bool

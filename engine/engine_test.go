@@ -137,3 +137,30 @@ func TestStartValidation(t *testing.T) {
 		t.Errorf("non-ASCII name refused: %v", err)
 	}
 }
+
+// TestEndRefusesUnrecordedWork: a file changed in the worktree that no
+// record describes yet is unreviewed work too; ending is refused with its
+// name, the file stays, and --discard ends the session.
+func TestEndRefusesUnrecordedWork(t *testing.T) {
+	eng, _ := newEngine(t)
+	ctx := context.Background()
+	s, err := eng.StartSession(ctx, engine.StartRequest{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testgit.Write(t, s.WorktreePath, "new.txt", "agent work\n", 0o644)
+	_, err = eng.EndSession(ctx, s.ID, false)
+	var pe *prsm.Error
+	if !errors.As(err, &pe) || pe.Code != "unreviewed_changes" || !strings.Contains(pe.Msg, "has changes prsm has not recorded (new.txt)") {
+		t.Fatalf("end with unrecorded work: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.WorktreePath, "new.txt")); err != nil || string(b) != "agent work\n" {
+		t.Fatalf("unrecorded work touched: %q %v", b, err)
+	}
+	if _, err := eng.EndSession(ctx, s.ID, true); err != nil {
+		t.Fatalf("end --discard: %v", err)
+	}
+	if _, err := os.Stat(s.WorktreePath); !os.IsNotExist(err) {
+		t.Fatalf("worktree left after end --discard: %v", err)
+	}
+}

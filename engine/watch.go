@@ -30,8 +30,10 @@ func (e *Engine) StartWatching(ctx context.Context) error {
 	}
 	w.Ignored = e.ignoredDirs
 	w.Changed = e.changed
+	w.Budget = e.WatchBudget
 	e.watchCtx = ctx
 	e.Watcher = w
+	e.startScanner(ctx)
 	sessions, err := store.ListSessions(ctx, e.DB.Q(), prsm.SessionActive)
 	if err != nil {
 		return err
@@ -49,6 +51,7 @@ func (e *Engine) StartWatching(ctx context.Context) error {
 
 // StopWatching stops the watcher.
 func (e *Engine) StopWatching() {
+	e.stopScanner()
 	if e.Watcher != nil {
 		e.Watcher.Close()
 	}

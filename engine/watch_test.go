@@ -204,3 +204,37 @@ func TestCrashRecovery(t *testing.T) {
 		t.Errorf("%d intents left after normal work", len(open))
 	}
 }
+
+// TestDegradedSessionScannedPeriodically: a worktree larger than the watch
+// budget gets no events; a periodic scan still turns a change no tool call
+// claimed into a Watch record that reaches the workspace.
+func TestDegradedSessionScannedPeriodically(t *testing.T) {
+	old := engine.ScanInterval
+	engine.ScanInterval = 100 * time.Millisecond
+	t.Cleanup(func() { engine.ScanInterval = old })
+	f := newFixture(t)
+	write(t, f.ws, "sub/dir/x.txt", "x\n") // the worktree has 3 directories
+	f.eng.WatchBudget = 2
+	f.watch()
+	s := f.start("")
+	if why := f.eng.Watcher.Degraded()[s.ID]; why == "" {
+		t.Fatalf("session over the budget is not degraded")
+	}
+	write(t, s.WorktreePath, "by-hand.txt", "scanned\n")
+	var recs []*prsm.Record
+	for i := 0; i < 100 && len(recs) == 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+		recs, _ = f.eng.Records(f.ctx, s.ID, "", "")
+	}
+	if len(recs) != 1 || recs[0].ToolName != "Watch" || recs[0].RelPath != "by-hand.txt" {
+		t.Fatalf("records: %s", summary(recs))
+	}
+	if got := read(t, f.ws, "by-hand.txt"); got != "scanned\n" {
+		t.Fatalf("workspace: %q", got)
+	}
+	// A tool call still sees everything it changed.
+	recs = f.tool(s, "b1", "Bash", "", func(wt string) { sh(t, wt, "mkdir -p n/m && echo x > n/m/y && sed -i 's/line 2 /LINE 2 /' f.txt") })
+	if got := summary(recs); got != "b1:0 modify f.txt pending/synced\nb1:1 create n/m/y pending/synced" {
+		t.Fatalf("tool call on a degraded worktree:\n%s", got)
+	}
+}

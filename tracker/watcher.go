@@ -36,6 +36,14 @@ type Watcher struct {
 	// Ignored reports which of the given directories (relative to root)
 	// git ignores, so they are not watched; nil watches everything.
 	Ignored func(root string, dirs []string) map[string]bool
+	// Budget caps the directories watched over all worktrees (0: only the
+	// kernel's max_user_watches). A worktree that does not fit is scanned
+	// instead, as when the kernel runs out of watches.
+	Budget int
+	// MaxDirty caps the paths remembered per worktree (0: DefaultMaxDirty).
+	// A burst beyond it (an unignored npm install) is not kept path by
+	// path: the next look is one git status scan, which costs less.
+	MaxDirty int
 
 	mu        stdsync.Mutex
 	roots     map[string]*watchedRoot // by worktree root
@@ -200,12 +208,31 @@ func (w *Watcher) dropIgnored(wr *watchedRoot, dirs []string) []string {
 	return kept
 }
 
+// DefaultMaxDirty is the dirty paths kept per worktree before a burst
+// falls back to a full scan.
+const DefaultMaxDirty = 20_000
+
+// errBudget is a watch refused because Budget is spent.
+var errBudget = fmt.Errorf("watch budget spent: %w", syscall.ENOSPC)
+
 func (w *Watcher) watchDir(wr *watchedRoot, d string) {
-	if err := w.fs.Add(d); err != nil {
+	w.mu.Lock()
+	full := w.Budget > 0 && len(w.dirs) >= w.Budget
+	w.mu.Unlock()
+	var err error
+	if full {
+		err = errBudget
+	} else {
+		err = w.fs.Add(d)
+	}
+	if err != nil {
 		w.mu.Lock()
 		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE) {
 			if wr.degraded == "" {
 				wr.degraded = "out of inotify watches; scanning with git status instead"
+				if errors.Is(err, errBudget) {
+					wr.degraded = fmt.Sprintf("larger than the watch budget (%d directories); scanning with git status instead", w.Budget)
+				}
 				w.log.Warn("file watcher fallback", "session", wr.sessionID, "reason", wr.degraded)
 			}
 		}
@@ -240,6 +267,16 @@ func (w *Watcher) markLocked(wr *watchedRoot, p string) {
 	}
 	w.gen++
 	wr.dirty[filepath.ToSlash(rel)] = w.gen
+	max := w.MaxDirty
+	if max <= 0 {
+		max = DefaultMaxDirty
+	}
+	if len(wr.dirty) > max {
+		// Forget the paths: the full scan finds them all. Memory stays
+		// bounded whatever the burst.
+		clear(wr.dirty)
+		w.setFull(wr)
+	}
 }
 
 func (w *Watcher) loop() {
@@ -439,6 +476,22 @@ func (w *Watcher) Ack(d Dirty) {
 	if d.Full && wr.full == d.fullGen {
 		wr.full = 0
 	}
+}
+
+// DegradedRoots lists the worktrees (by session id) that are scanned
+// instead of watched: they get no events, so someone must look at them
+// from time to time.
+func (w *Watcher) DegradedRoots() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ids []string
+	for _, wr := range w.roots {
+		if wr.degraded != "" {
+			ids = append(ids, wr.sessionID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
 }
 
 // Degraded reports, per session, why it is scanned instead of watched.

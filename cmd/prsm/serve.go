@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -81,6 +82,13 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	defer db.Close()
 	eng := engine.New(p.repo, db, p.dir, log)
 	eng.NoAutoCheckpoints = os.Getenv("PRSM_AUTO_CHECKPOINTS") == "0"
+	if b := os.Getenv("PRSM_WATCH_BUDGET"); b != "" {
+		n, err := strconv.Atoi(b)
+		if err != nil || n < 0 {
+			return fmt.Errorf("PRSM_WATCH_BUDGET=%q: want a number of directories", b)
+		}
+		eng.WatchBudget = n
+	}
 	// Watch first, then reconcile: changes made while no server ran become
 	// records, and from then on the watcher reports every change.
 	if err := eng.StartWatching(ctx); err != nil {
