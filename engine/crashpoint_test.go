@@ -345,3 +345,29 @@ func TestRewindPastReject(t *testing.T) {
 		t.Errorf("warnings: %q", plan.Warnings)
 	}
 }
+
+// TestCrashMidAcceptChain: in review mode, accepting a record applies the
+// earlier pending records of its file first; a kill after the first of
+// them finishes the whole chain at the next start.
+func TestCrashMidAcceptChain(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeReview)
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "one")) })
+	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 9, "two")) })
+	f.tool(s, "e3", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 15, "three")) })
+	want := read(t, s.WorktreePath, "f.txt")
+	if read(t, f.ws, "f.txt") != base {
+		t.Fatal("review mode wrote the workspace before an accept")
+	}
+	if !crashing(t, "accept:applied", 1, func() { f.eng.Accept(f.ctx, s.ID, "e3") }) {
+		t.Fatal("crash point accept:applied not reached")
+	}
+	f.restart()
+	if got := f.records(s); got != "e1 modify f.txt accepted/synced\ne2 modify f.txt accepted/synced\ne3 modify f.txt accepted/synced" {
+		t.Errorf("records after restart:\n%s", got)
+	}
+	if got := read(t, f.ws, "f.txt"); got != want {
+		t.Errorf("workspace after restart:\n%s", got)
+	}
+}

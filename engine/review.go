@@ -76,11 +76,14 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 			}
 		}
 	}
-	for _, c := range chain {
-		intent, err := e.intend(ctx, e.DB.Q(), intentAccept, c)
-		if err != nil {
-			return nil, err
-		}
+	// The whole chain is written down before its first step, like a
+	// reject's cascade: a crash halfway leaves the rest to the next start.
+	intents, err := e.intendAll(ctx, intentAccept, chain)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range chain {
+		intent := intents[i]
 		state := c.SyncState
 		// pending_review means the change never reached the workspace:
 		// in review mode it waited for this accept; in auto mode its sync
@@ -103,6 +106,7 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 		if c.ID == r.ID {
 			r.Status, r.SyncState = c.Status, c.SyncState
 		}
+		crashPoint("accept:applied")
 	}
 	return chain, nil
 }
