@@ -14,10 +14,13 @@ func checkpointPath(sessionID, id string) string {
 }
 
 // Turn marks the start of a turn; the server answers with the automatic
-// checkpoint it took.
+// checkpoint it took, nil when the session's automatic checkpoints are off.
 func (c *Client) Turn(ctx context.Context, sessionID string, req engine.TurnRequest) (*prsm.Checkpoint, error) {
-	var cp prsm.Checkpoint
-	return &cp, c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/turns", req, &cp)
+	var cp *prsm.Checkpoint
+	if err := c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/turns", req, &cp); err != nil {
+		return nil, err
+	}
+	return cp, nil
 }
 
 // Checkpoints lists a session's checkpoints, oldest first; grep (when set)

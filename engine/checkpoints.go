@@ -67,7 +67,9 @@ func short(s string, n int) string {
 }
 
 // Turn marks the start of a turn: an automatic checkpoint of the worktree as
-// it is, described by the prompt.
+// it is, described by the prompt. With automatic checkpoints off (for the
+// session or by configuration) the turn is only counted, and the answer is
+// nil.
 func (e *Engine) Turn(ctx context.Context, sessionID string, req TurnRequest) (*prsm.Checkpoint, error) {
 	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
@@ -84,6 +86,13 @@ func (e *Engine) Turn(ctx context.Context, sessionID string, req TurnRequest) (*
 	}
 	if req.MessageIndex > st.turn {
 		st.turn = req.MessageIndex
+	}
+	on, err := store.AutoCheckpoints(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !on || e.NoAutoCheckpoints {
+		return nil, nil // the turn is counted; automatic checkpoints are off
 	}
 	desc := fmt.Sprintf("turn %d", req.MessageIndex)
 	if p := short(req.Prompt, 60); p != "" {

@@ -17,6 +17,11 @@ func (s *Server) turn(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if cp == nil {
+		// Automatic checkpoints are off for the session: the turn is
+		// counted and no checkpoint was made.
+		return c.JSON(http.StatusOK, nil)
+	}
 	return c.JSON(http.StatusCreated, cp)
 }
 

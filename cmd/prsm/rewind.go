@@ -189,7 +189,13 @@ func parseAfter(s string, now time.Time) (time.Time, error) {
 // with --yes, it goes on without asking. verb names the action in the
 // question ("Rewind N file(s)?").
 func (a *app) confirmPlan(plan *engine.Plan, title, verb string, dryRun, yes bool) (bool, error) {
-	ask := !dryRun && !yes && len(plan.Operations) > 0 && isTTY(a.stdio.In)
+	ask := !dryRun && !yes && len(plan.Operations) > 0
+	if ask && !isTTY(a.stdio.In) {
+		// A rollback rewrites files: it is never done without a yes,
+		// and off a terminal nobody can give one but --yes.
+		writePlan(a.stdio.Err, plan, title)
+		return false, usagef("pass --yes to act without asking", "stdin is not a terminal, so prsm cannot ask before it changes %d file(s); nothing was changed", len(plan.Operations))
+	}
 	switch {
 	case a.jsonOut && dryRun:
 		return false, printJSON(a.stdio.Out, plan)

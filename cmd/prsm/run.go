@@ -21,6 +21,7 @@ import (
 
 func (a *app) runCmd() *cobra.Command {
 	var sessionID, name, mode, agent string
+	var noAuto bool
 	c := &cobra.Command{
 		Use:   "run [--session ID | --name N] [--mode M] -- CMD [ARGS...]",
 		Short: "Run an agent (any command) inside a session's worktree; every change it makes is recorded",
@@ -34,13 +35,14 @@ func (a *app) runCmd() *cobra.Command {
 			if mode != "" && mode != prsm.ModeAuto && mode != prsm.ModeReview {
 				return usagef("use --mode auto or --mode review", "unknown mode %q", mode)
 			}
-			return a.run(cmd.Context(), sessionID, name, mode, agent, args)
+			return a.run(cmd.Context(), sessionID, name, mode, agent, noAuto, args)
 		},
 	}
 	c.Flags().StringVar(&sessionID, "session", "", "reuse this session (id or unique prefix)")
 	c.Flags().StringVar(&name, "name", "", "reuse the active session with this name, or start one with it")
 	c.Flags().StringVar(&mode, "mode", "", "auto or review, for a new session")
 	c.Flags().StringVar(&agent, "agent", "", "agent name for a new session (default: the command's name)")
+	c.Flags().BoolVar(&noAuto, "no-auto-checkpoints", false, "a new session takes no automatic checkpoints")
 	return c
 }
 
@@ -49,7 +51,7 @@ type exitError struct{ code int }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, argv []string) error {
+func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAuto bool, argv []string) error {
 	cl, p, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -78,7 +80,12 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, argv
 		if agent == "" {
 			agent = filepath.Base(argv[0])
 		}
-		if s, err = cl.StartSession(ctx, engine.StartRequest{Name: name, AgentID: agent, Mode: mode}); err != nil {
+		req := engine.StartRequest{Name: name, AgentID: agent, Mode: mode}
+		if noAuto {
+			off := false
+			req.AutoCheckpoints = &off
+		}
+		if s, err = cl.StartSession(ctx, req); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdio.Err, "prsm: session %s (%s) in %s\n", s.ID, s.Name, s.WorktreePath)

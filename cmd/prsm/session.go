@@ -25,14 +25,19 @@ func (a *app) sessionCmd() *cobra.Command {
 
 func (a *app) sessionStartCmd() *cobra.Command {
 	var req engine.StartRequest
+	var noAuto bool
 	c := &cobra.Command{
-		Use:   "start [--name N] [--agent A] [--mode auto|review]",
+		Use:   "start [--name N] [--agent A] [--mode auto|review] [--no-auto-checkpoints]",
 		Short: "Start a session in its own worktree, seeded with the workspace as it is",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if req.Mode != "" && req.Mode != prsm.ModeAuto && req.Mode != prsm.ModeReview {
 				return usagef("use --mode auto or --mode review", "unknown mode %q", req.Mode)
+			}
+			if noAuto {
+				off := false
+				req.AutoCheckpoints = &off
 			}
 			cl, _, err := a.connect(ctx)
 			if err != nil {
@@ -53,6 +58,7 @@ func (a *app) sessionStartCmd() *cobra.Command {
 	c.Flags().StringVar(&req.Name, "name", "", "a name for the session")
 	c.Flags().StringVar(&req.AgentID, "agent", "", "the agent that works in it")
 	c.Flags().StringVar(&req.Mode, "mode", "", "auto (apply changes at once) or review (apply on accept)")
+	c.Flags().BoolVar(&noAuto, "no-auto-checkpoints", false, "take no automatic checkpoints (at turns and before tool calls); named ones still work")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }
