@@ -371,3 +371,41 @@ func TestCrashMidAcceptChain(t *testing.T) {
 		t.Errorf("workspace after restart:\n%s", got)
 	}
 }
+
+// TestRewindReviewMode: in review mode a rewind takes out of the workspace
+// the accepted changes only; the pending ones never reached it (taking the
+// worktree's net change out instead would clash with them).
+func TestRewindReviewMode(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeReview)
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 1, "one")) })
+	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 5, "five")) })
+	f.tool(s, "e3", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 6, "six")) })
+	if _, err := f.eng.Accept(f.ctx, s.ID, "e2"); err != nil {
+		t.Fatal(err)
+	}
+	var target *prsm.Checkpoint
+	cps, _ := f.eng.Checkpoints(f.ctx, s.ID, "")
+	for _, c := range cps {
+		if c.ToolCallID == "e2" {
+			target = c
+		}
+	}
+	plan, err := f.eng.Rewind(f.ctx, s.ID, target.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Conflicts) != 0 {
+		t.Errorf("conflicts: %+v", plan.Conflicts)
+	}
+	want := replaceLine(base, 1, "one")
+	for _, root := range []string{s.WorktreePath, f.ws} {
+		if got := read(t, root, "f.txt"); got != want {
+			t.Errorf("%s f.txt after rewind:\n%s", root, got)
+		}
+	}
+	if got := f.records(s); !strings.HasPrefix(got, "e1 modify f.txt accepted/synced\ne2 modify f.txt rejected/synced\ne3 modify f.txt rejected/synced\nrollback-") {
+		t.Errorf("records:\n%s", got)
+	}
+}

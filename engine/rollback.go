@@ -198,7 +198,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			p.Conflicts = append(p.Conflicts, Conflict{Path: path, Reason: err.Error()})
 			continue
 		}
-		if rb.targets != nil {
+		if rb.targets != nil && !byRecordPaths(byPath[path])[path] {
 			// A rewind takes the net change since the checkpoint out.
 			to, ok := rb.targets[path]
 			if !ok {
@@ -233,6 +233,18 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 		}
 	}
 	return nil
+}
+
+// byRecordPaths are the paths of undone records that never reached the
+// workspace: a rewind takes those paths out record by record.
+func byRecordPaths(undo []*prsm.Record) map[string]bool {
+	m := map[string]bool{}
+	for _, r := range undo {
+		if r.SyncState == prsm.SyncPendingReview {
+			m[r.RelPath] = true
+		}
+	}
+	return m
 }
 
 func sortedSet(m map[string]bool) []string {
@@ -362,6 +374,11 @@ type rollbackPayload struct {
 	// rollback rejected: record by record, that would bring back in the
 	// workspace what the rollback took out.
 	Net bool `json:"net,omitempty"`
+	// ByRecord lists the paths a rewind still takes out record by record:
+	// those with undone records that never reached the workspace (review
+	// mode, a failed sync), where the net change would take out what the
+	// workspace never had.
+	ByRecord []string `json:"by_record,omitempty"`
 }
 
 // runRollback executes a plan: safety checkpoint, then (written down first
@@ -438,6 +455,9 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 	p := &rollbackPayload{Undo: []string{}, Worktree: map[string]store.FileState{}, Before: map[string]store.FileState{}, Net: rb.targets != nil}
 	for _, r := range rb.undo {
 		p.Undo = append(p.Undo, r.ID)
+	}
+	if p.Net {
+		p.ByRecord = sortedSet(byRecordPaths(rb.undo))
 	}
 	targets := rb.targets
 	if targets == nil {
@@ -549,43 +569,21 @@ func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *ses
 		if conflicted, err = e.rewindWorkspace(ctx, s, p); err != nil {
 			return err
 		}
-	}
-	for _, id := range p.Undo {
-		if p.Net {
-			break
-		}
-		r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
-		if errors.Is(err, prsm.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if r.Status == prsm.StatusRejected {
-			if r.SyncState == prsm.SyncConflict {
-				conflicted[r.RelPath] = true
+	} else {
+		var recs []*prsm.Record
+		for _, id := range p.Undo {
+			r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
+			if errors.Is(err, prsm.ErrNotFound) {
+				continue
 			}
-			continue
-		}
-		state := prsm.SyncSynced
-		if r.SyncState == prsm.SyncSynced && !conflicted[r.RelPath] {
-			b, a, err := e.versions(ctx, r)
 			if err != nil {
 				return err
 			}
-			if state, err = e.syncToWorkspace(ctx, s, r.RelPath, a, b); err != nil {
-				e.Log.Error("rollback: workspace", "session", s.ID, "record", r.ID, "err", err)
-			}
-			if state == prsm.SyncConflict {
-				conflicted[r.RelPath] = true
-			}
-		} else if conflicted[r.RelPath] {
-			state = prsm.SyncConflict
+			recs = append(recs, r)
 		}
-		if err := e.setState(ctx, r, prsm.StatusRejected, state); err != nil {
+		if err := e.undoByRecord(ctx, s, recs, conflicted); err != nil {
 			return err
 		}
-		crashPoint("rollback:workspace")
 	}
 	if _, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, rollbackToolCall(p.Safety)); err == nil {
 		return nil // stored before a crash
@@ -633,9 +631,19 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 		}
 	}
 	sort.Strings(paths)
+	byRecord := map[string]bool{}
+	for _, path := range p.ByRecord {
+		byRecord[path] = true
+	}
 	conflicted := map[string]bool{}
 	for _, path := range paths {
 		recs := byPath[path]
+		if byRecord[path] {
+			if err := e.undoByRecord(ctx, s, recs, conflicted); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		open := len(recs) == 0
 		for _, r := range recs {
 			if r.Status != prsm.StatusRejected {
@@ -675,6 +683,41 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 		}
 	}
 	return conflicted, nil
+}
+
+// undoByRecord takes the deltas of recs (newest first; those rejected were
+// done before a crash) out of the workspace one by one, the ones that
+// reached it only, and marks them rejected. After a conflict the rest of
+// the file's records are marked conflict and the file is left as it is.
+func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm.Record, conflicted map[string]bool) error {
+	for _, r := range recs {
+		if r.Status == prsm.StatusRejected {
+			if r.SyncState == prsm.SyncConflict {
+				conflicted[r.RelPath] = true
+			}
+			continue
+		}
+		state := prsm.SyncSynced
+		if r.SyncState == prsm.SyncSynced && !conflicted[r.RelPath] {
+			b, a, err := e.versions(ctx, r)
+			if err != nil {
+				return err
+			}
+			if state, err = e.syncToWorkspace(ctx, s, r.RelPath, a, b); err != nil {
+				e.Log.Error("rollback: workspace", "session", s.ID, "record", r.ID, "err", err)
+			}
+			if state == prsm.SyncConflict {
+				conflicted[r.RelPath] = true
+			}
+		} else if conflicted[r.RelPath] {
+			state = prsm.SyncConflict
+		}
+		if err := e.setState(ctx, r, prsm.StatusRejected, state); err != nil {
+			return err
+		}
+		crashPoint("rollback:workspace")
+	}
+	return nil
 }
 
 func sortedVersions(m map[string]prsmsync.Version) []string {
