@@ -59,6 +59,9 @@ type Session struct {
 	CreatedAt    time.Time  `json:"created_at"`
 	EndedAt      *time.Time `json:"ended_at"`
 	PendingCount int        `json:"pending_count"`
+	// Note says why prsm ended the session on its own (its worktree was
+	// deleted by hand); empty otherwise.
+	Note string `json:"note,omitempty"`
 }
 
 // ToolCall is one agent action, captured before it runs (pre-tool capture) and

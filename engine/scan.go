@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/worktree"
 )
 
 // ScanInterval is how often a session the watcher cannot cover (a worktree
@@ -53,4 +57,26 @@ func (e *Engine) scanDegraded(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// endVanished ends a session whose worktree was deleted by hand, and says
+// why in the session's note. Its records stay readable. git's entry for
+// the worktree goes; the branch goes too unless it holds commits the agent
+// made (then it is kept, and the note names it).
+func (e *Engine) endVanished(ctx context.Context, s *prsm.Session) (string, error) {
+	branch := s.Branch
+	if tip, err := e.Repo.Git().Output(ctx, worktree.NewCmd("rev-parse", "--verify", "-q").Rev(s.Branch+"^{commit}").Dir(e.Repo.Root)); err != nil || tip != s.BaseCommit {
+		branch = "" // agent commits (or no branch): keep whatever is there
+	}
+	note := "its worktree was deleted by hand; its records stay readable"
+	if branch == "" && s.Branch != "" {
+		note += "; branch " + s.Branch + " is kept"
+	}
+	if err := e.Repo.RemoveWorktree(ctx, s.WorktreePath, branch); err != nil {
+		e.Log.Warn("forget vanished worktree", "session", s.ID, "err", err)
+	}
+	if err := store.EndSessionNote(ctx, e.DB.Q(), s.ID, time.Now().UTC(), note); err != nil {
+		return "", err
+	}
+	return note, nil
 }

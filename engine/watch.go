@@ -196,13 +196,11 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 			continue
 		}
 		if _, err := os.Stat(s.WorktreePath); errors.Is(err, os.ErrNotExist) {
-			e.Log.Warn("session worktree vanished; session ended, its records stay readable", "session", s.ID, "worktree", s.WorktreePath)
-			if err := e.Repo.RemoveWorktree(ctx, s.WorktreePath, ""); err != nil {
-				e.Log.Warn("forget vanished worktree", "session", s.ID, "err", err)
-			}
-			if err := store.EndSession(ctx, e.DB.Q(), s.ID, time.Now().UTC()); err != nil {
+			note, err := e.endVanished(ctx, s)
+			if err != nil {
 				return nil, err
 			}
+			e.Log.Warn("session ended: "+note, "session", s.ID, "worktree", s.WorktreePath)
 			rep.Vanished = append(rep.Vanished, s.ID)
 			continue
 		}

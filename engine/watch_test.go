@@ -94,13 +94,17 @@ func TestReconcileAfterRestart(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
 	gone := f.start("")
+	committed := f.start("")
+	testgit.Git(t, committed.WorktreePath, "commit", "--allow-empty", "-qm", "the agent's own commit")
 	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", "edited\n") })
 	// Down time: the agent keeps working, a worktree is deleted by hand,
 	// and an orphan prsm worktree dir lies around.
 	write(t, s.WorktreePath, "while-down.txt", "down\n")
 	os.Remove(filepath.Join(s.WorktreePath, "keep.txt"))
-	if err := os.RemoveAll(gone.WorktreePath); err != nil {
-		t.Fatal(err)
+	for _, wt := range []string{gone.WorktreePath, committed.WorktreePath} {
+		if err := os.RemoveAll(wt); err != nil {
+			t.Fatal(err)
+		}
 	}
 	orphan := filepath.Join(f.eng.WorktreeDir(), "0123456789ab")
 	testgit.Git(t, f.ws, "worktree", "add", "-q", "-b", "prsm/0123456789ab", orphan)
@@ -124,11 +128,21 @@ func TestReconcileAfterRestart(t *testing.T) {
 	if read(t, f.ws, "while-down.txt") != "down\n" {
 		t.Errorf("reconciled change not synced")
 	}
-	if len(rep.Vanished) != 1 || rep.Vanished[0] != gone.ID {
+	if strings.Join(rep.Vanished, ",") != gone.ID+","+committed.ID {
 		t.Errorf("vanished: %v", rep.Vanished)
 	}
-	if g, _ := eng2.Session(f.ctx, gone.ID); g.Status != prsm.SessionEnded {
-		t.Errorf("vanished session status %s", g.Status)
+	// Both end and say why; the branch goes unless the agent committed on it.
+	if g, _ := eng2.Session(f.ctx, gone.ID); g.Status != prsm.SessionEnded || g.Note != "its worktree was deleted by hand; its records stay readable" {
+		t.Errorf("vanished session: status %s, note %q", g.Status, g.Note)
+	}
+	if b := testgit.Git(t, f.ws, "branch", "--list", gone.Branch); b != "" {
+		t.Errorf("branch of the vanished session kept: %s", b)
+	}
+	if c, _ := eng2.Session(f.ctx, committed.ID); c.Status != prsm.SessionEnded || !strings.HasSuffix(c.Note, "; branch "+committed.Branch+" is kept") {
+		t.Errorf("vanished session with a commit: status %s, note %q", c.Status, c.Note)
+	}
+	if b := testgit.Git(t, f.ws, "branch", "--list", committed.Branch); b == "" {
+		t.Errorf("the branch holding the agent's commit was deleted")
 	}
 	if len(rep.Pruned) != 1 || rep.Pruned[0] != "0123456789ab" {
 		t.Errorf("pruned: %v", rep.Pruned)

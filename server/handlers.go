@@ -32,6 +32,9 @@ type StatusResponse struct {
 	// that fell back to scanning are listed with the reason.
 	Watcher        string            `json:"watcher"`
 	WatchFallbacks map[string]string `json:"watch_fallbacks,omitempty"`
+	// Notices are what prsm did on its own lately: sessions it ended in
+	// the last day, and why.
+	Notices []string `json:"notices,omitempty"`
 }
 
 func (s *Server) status(c echo.Context) error {
@@ -58,6 +61,9 @@ func (s *Server) status(c echo.Context) error {
 			st.EndedSessions++
 		}
 		st.PendingCount += ss.PendingCount
+		if ss.Note != "" && ss.EndedAt != nil && time.Since(*ss.EndedAt) < 24*time.Hour {
+			st.Notices = append(st.Notices, fmt.Sprintf("session %s (%s) ended: %s", ss.ID, ss.Name, ss.Note))
+		}
 	}
 	return c.JSON(http.StatusOK, st)
 }

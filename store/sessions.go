@@ -12,7 +12,7 @@ import (
 
 // sessionCols selects a session and its pending-record count.
 const sessionCols = `s.id, s.name, s.agent_id, s.mode, s.status, s.worktree_path, s.branch,
-	s.base_commit, s.created_at, s.ended_at,
+	s.base_commit, s.created_at, s.ended_at, s.note,
 	(SELECT COUNT(*) FROM records r WHERE r.session_id = s.id AND r.status = 'pending')`
 
 func scanSession(sc scanner) (*prsm.Session, error) {
@@ -22,7 +22,7 @@ func scanSession(sc scanner) (*prsm.Session, error) {
 		ended   sql.NullString
 	)
 	if err := sc.Scan(&s.ID, &s.Name, &s.AgentID, &s.Mode, &s.Status, &s.WorktreePath, &s.Branch,
-		&s.BaseCommit, &created, &ended, &s.PendingCount); err != nil {
+		&s.BaseCommit, &created, &ended, &s.Note, &s.PendingCount); err != nil {
 		return nil, err
 	}
 	var err error
@@ -115,8 +115,14 @@ func ListSessions(ctx context.Context, q Querier, status string) ([]*prsm.Sessio
 
 // EndSession marks the session ended at endedAt.
 func EndSession(ctx context.Context, q Querier, id string, endedAt time.Time) error {
-	res, err := q.ExecContext(ctx, "UPDATE sessions SET status = ?, ended_at = ? WHERE id = ?",
-		prsm.SessionEnded, formatTime(endedAt), id)
+	return EndSessionNote(ctx, q, id, endedAt, "")
+}
+
+// EndSessionNote marks the session ended at endedAt, noting why when prsm
+// ended it on its own.
+func EndSessionNote(ctx context.Context, q Querier, id string, endedAt time.Time, note string) error {
+	res, err := q.ExecContext(ctx, "UPDATE sessions SET status = ?, ended_at = ?, note = ? WHERE id = ?",
+		prsm.SessionEnded, formatTime(endedAt), note, id)
 	if err == nil {
 		err = mustAffect(res)
 	}

@@ -81,6 +81,9 @@ func (a *app) showSession(s *prsm.Session) {
 		"ended", ended,
 		"pending", strconv.Itoa(s.PendingCount),
 	)
+	if s.Note != "" {
+		fields(a.stdio.Out, "note", s.Note)
+	}
 }
 
 func (a *app) sessionListCmd() *cobra.Command {

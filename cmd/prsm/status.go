@@ -34,6 +34,9 @@ func (a *app) statusCmd() *cobra.Command {
 			for id, why := range st.WatchFallbacks {
 				fmt.Fprintf(a.stdio.Out, "  session %s: %s\n", id, why)
 			}
+			for _, n := range st.Notices {
+				fmt.Fprintf(a.stdio.Out, "note: %s\n", n)
+			}
 			return nil
 		},
 	}
