@@ -3,18 +3,21 @@ GO ?= go
 WORKSPACE ?= $(CURDIR)
 BIN := bin/prsm
 
-.PHONY: build run demo test lint unit web extension fuzz bench
+.PHONY: build run demo serve test lint unit web extension fuzz bench
 
 build:
 	$(GO) build -o $(BIN) ./cmd/prsm
 
-# Serve a workspace (this repository unless WORKSPACE=dir is given).
+# prsm's main job for a newcomer: a scratch repository, a scripted agent
+# session, and the review page's address (Ctrl-C stops and cleans up).
 run: build
-	$(BIN) serve --workspace "$(WORKSPACE)"
-
-# A newcomer's tour: a scratch repository and a scripted agent session.
-demo: build
 	$(BIN) demo
+
+demo: run
+
+# Serve a workspace (this repository unless WORKSPACE=dir is given).
+serve: build
+	$(BIN) serve --workspace "$(WORKSPACE)"
 
 # Every check CI runs: Go (gofmt, vet, race tests, short fuzzing), the review
 # page's browser test and the VS Code extension's unit and e2e tests. The two

@@ -35,6 +35,13 @@ func TestRewindThreeTurns(t *testing.T) {
 	testgit.Git(t, f.ws, "commit", "-qm", "more")
 	// An untracked file of the user's, from before the session: never deleted.
 	testgit.Write(t, f.ws, "notes.txt", "mine\n", 0o644)
+	// The user's HEAD and index bytes: no checkpoint or rewind may touch
+	// them (the status changes, as rewinds write workspace files).
+	headIndex := func() string {
+		st := testgit.State(t, f.ws)
+		return st[strings.Index(st, "\nhead="):]
+	}
+	userRepo := headIndex()
 	s := f.start("")
 
 	turn := func(n int, prompt string) *prsm.Checkpoint {
@@ -129,6 +136,9 @@ func TestRewindThreeTurns(t *testing.T) {
 	f.same("workspace at turn 1", wantWS, ws)
 	if read(t, f.ws, "notes.txt") != "mine\n" {
 		t.Errorf("the user's untracked file is gone")
+	}
+	if got := headIndex(); got != userRepo {
+		t.Errorf("checkpoints and rewinds changed the user's HEAD or index:\n%s\nwas\n%s", got, userRepo)
 	}
 }
 

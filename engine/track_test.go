@@ -567,3 +567,51 @@ func TestHugeFile(t *testing.T) {
 		t.Errorf("big file not removed on reject")
 	}
 }
+
+// TestRejectEverywhere: global reject-all takes every pending change of
+// every session out of the workspace and the worktrees, by reverse merge
+// (a user edit made meanwhile stays), and leaves accepted ones alone.
+func TestRejectEverywhere(t *testing.T) {
+	f := newFixture(t)
+	a, b := f.start(""), f.start("")
+	base := read(t, f.ws, "f.txt")
+	f.tool(a, "a1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 2, "session a")) })
+	f.tool(a, "a2", "Write", "new-a.txt", func(wt string) { write(t, wt, "new-a.txt", "from a\n") })
+	f.tool(b, "b1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 17, "session b")) })
+	f.tool(b, "b2", "Edit", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "kept by b\n") })
+	if _, err := f.eng.Accept(f.ctx, b.ID, "b2"); err != nil {
+		t.Fatal(err)
+	}
+	// The user edits line 10 of the shared file meanwhile.
+	user := replaceLine(read(t, f.ws, "f.txt"), 10, "the user's line")
+	write(t, f.ws, "f.txt", user)
+
+	res, err := f.eng.BulkAll(f.ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(res.Records); got != "a1 modify f.txt rejected/synced\na2 create new-a.txt rejected/synced\nb1 modify f.txt rejected/synced" {
+		t.Fatalf("reject everywhere:\n%s", got)
+	}
+	if got, want := read(t, f.ws, "f.txt"), replaceLine(base, 10, "the user's line"); got != want {
+		t.Errorf("workspace f.txt:\n%s\nwant only the user's edit left:\n%s", got, want)
+	}
+	if exists(f.ws, "new-a.txt") {
+		t.Errorf("a's created file is still in the workspace")
+	}
+	if got := read(t, f.ws, "keep.txt"); got != "kept by b\n" {
+		t.Errorf("the accepted change was undone: %q", got)
+	}
+	for _, s := range []*prsm.Session{a, b} {
+		if got := read(t, s.WorktreePath, "f.txt"); got != base {
+			t.Errorf("worktree of %s still has its change:\n%s", s.Name, got)
+		}
+	}
+	if exists(a.WorktreePath, "new-a.txt") {
+		t.Errorf("a's created file is still in its worktree")
+	}
+	// Repeating is a no-op.
+	if res, err := f.eng.BulkAll(f.ctx, false); err != nil || len(res.Records) != 0 {
+		t.Errorf("second reject everywhere: %v %s", err, summary(res.Records))
+	}
+}
