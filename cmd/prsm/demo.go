@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -12,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,24 +64,27 @@ func (a *app) demo(ctx context.Context, keep bool) (err error) {
 	cleanup := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		if cl != nil {
-			if err := cl.Shutdown(cctx); err == nil && p != nil {
-				for i := 0; i < 400; i++ {
-					if _, err := server.ReadInfo(p.dir); errors.Is(err, os.ErrNotExist) {
-						break
-					}
-					sleep(cctx, 25)
-				}
-			}
-		}
 		if p != nil {
+			stopDemoServer(cctx, cl, p)
 			os.RemoveAll(p.dir)
 		}
 		os.RemoveAll(tmp)
 	}
 	defer func() {
-		if err != nil && !keep {
+		if err == nil {
+			return
+		}
+		if !keep {
 			cleanup()
+		}
+		if ctx.Err() != nil {
+			// Ctrl-C while setting up: say what became of the scratch
+			// repository rather than "context canceled".
+			if keep {
+				err = fmt.Errorf("interrupted before the demo was ready; %s is left in place", tmp)
+			} else {
+				err = fmt.Errorf("interrupted before the demo was ready; %s is removed", tmp)
+			}
 		}
 	}()
 
@@ -89,8 +92,14 @@ func (a *app) demo(ctx context.Context, keep bool) (err error) {
 		return err
 	}
 	a.workspace = dir
-	cl, p, err = a.connect(ctx)
+	// Starting the server is not interrupted halfway: a Ctrl-C meanwhile
+	// would leave a server that nobody knows of running on a removed
+	// directory. It takes a moment; the interrupt is heeded right after.
+	cl, p, err = a.connect(context.WithoutCancel(ctx))
 	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	sum, err := demoSession(ctx, cl, dir)
@@ -130,6 +139,34 @@ func (a *app) demo(ctx context.Context, keep bool) (err error) {
 	fmt.Fprintf(w, "\nstopping the demo server and removing %s\n", tmp)
 	cleanup()
 	return nil
+}
+
+// stopDemoServer stops the demo's server, if one runs on p, and waits until
+// its process has exited, so that nothing writes into p.dir while it is
+// removed. A server that does not stop when asked is terminated.
+func stopDemoServer(ctx context.Context, cl *client.Client, p *project) {
+	info, err := server.ReadInfo(p.dir)
+	if err != nil {
+		return // none started, or it has stopped already
+	}
+	if cl == nil {
+		cl = client.New(info)
+	}
+	if err := cl.Shutdown(ctx); err != nil && info.PID > 0 {
+		syscall.Kill(info.PID, syscall.SIGTERM)
+	}
+	if info.PID <= 0 {
+		return
+	}
+	// The server is this process's child (connect started it): its exit is
+	// reaped at once, and then the pid is gone.
+	for syscall.Kill(info.PID, 0) == nil {
+		if ctx.Err() != nil {
+			syscall.Kill(info.PID, syscall.SIGKILL)
+			return
+		}
+		sleep(ctx, 20)
+	}
 }
 
 // demoFiles is the scratch repository's first commit: a small Python tool.
