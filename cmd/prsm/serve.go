@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -57,6 +58,9 @@ func alreadyRunning(info *server.Info) error {
 	return prsm.Errorf(prsm.ErrConflict, "server_running", "use it as it is, or stop it with `prsm stop`",
 		"a prsm server for %s already runs at http://%s (pid %d)", info.Workspace, info.Addr, info.PID)
 }
+
+// gcInterval is how often a running server applies retention.
+const gcInterval = time.Hour
 
 func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	if err := p.ensureDirs(); err != nil {
@@ -111,6 +115,26 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	if _, err := eng.GC(ctx, gcReq); err != nil {
 		log.Warn("retention at start failed", "err", err)
 	}
+	// And from then on every hour, so a long-running server keeps the
+	// store under its budget too.
+	gcCtx, stopGC := context.WithCancel(ctx)
+	gcDone := make(chan struct{})
+	defer func() { stopGC(); <-gcDone }() // before the store closes
+	go func() {
+		defer close(gcDone)
+		t := time.NewTicker(gcInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-gcCtx.Done():
+				return
+			case <-t.C:
+				if _, err := eng.GC(gcCtx, gcReq); err != nil && gcCtx.Err() == nil {
+					log.Warn("periodic retention failed", "err", err)
+				}
+			}
+		}
+	}()
 	srv, err := server.New(eng, server.Config{Addr: addr, ProjectDir: p.dir})
 	if err != nil {
 		return err
