@@ -73,8 +73,12 @@ async function api(method, p, body) {
   return text ? JSON.parse(text) : null;
 }
 
-/** One agent tool call: pre-tool capture, the write in the worktree, complete. */
-async function agentWrite(sess, toolCallId, rel, content, tool = 'Edit') {
+/**
+ * One agent tool call: pre-tool capture, the write in the worktree, complete.
+ * meanwhile, if given, runs between the capture and the write: the user's
+ * own edit while the agent works.
+ */
+async function agentWrite(sess, toolCallId, rel, content, tool = 'Edit', meanwhile) {
   const file = path.join(sess.worktree_path, rel);
   await api('POST', `/sessions/${sess.id}/tool-calls`, {
     tool_call_id: toolCallId,
@@ -83,6 +87,7 @@ async function agentWrite(sess, toolCallId, rel, content, tool = 'Edit') {
     cwd: sess.worktree_path,
     args: { file_path: file },
   });
+  meanwhile?.();
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, content);
   const ans = await api('POST', `/sessions/${sess.id}/tool-calls/${toolCallId}/complete`, { result: { ok: true } });
@@ -112,7 +117,55 @@ async function eventually(what, f, ms = 10_000) {
   }
 }
 
-const readWs = (rel) => (fs.existsSync(path.join(repo, rel)) ? fs.readFileSync(path.join(repo, rel), 'utf8') : null);
+const readIn = (root, rel) =>
+  fs.existsSync(path.join(root, rel)) ? fs.readFileSync(path.join(root, rel), 'utf8') : null;
+const readWs = (rel) => readIn(repo, rel);
+const writeWs = (rel, content) => {
+  fs.mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
+  fs.writeFileSync(path.join(repo, rel), content);
+};
+
+/** A new session through the API, as `prsm session start` does it. */
+const startSession = (name, mode = 'auto') => api('POST', '/sessions', { name, agent_id: 'e2e-agent', mode });
+
+/** The status of each record of sess, by id. */
+async function statuses(sess) {
+  const list = await api('GET', `/sessions/${sess.id}/file-changes`);
+  return Object.fromEntries(list.map((r) => [r.id, r.status]));
+}
+
+/** The page's link to a session in the sidebar (names here are no prefix of another). */
+const sessionLink = (name) => page.getByRole('link', { name: new RegExp(`^${name} `) });
+/** One change by its record id. */
+const record = (id) => page.locator(`article[data-record-id="${id}"]`);
+/** A file's card, and the Accept/Reject of all its changes. */
+const fileCard = (rel) => page.getByRole('region', { name: `File ${rel}` });
+const fileButton = (rel, name) =>
+  fileCard(rel).getByRole('group', { name: `All changes of ${rel}` }).getByRole('button', { name, exact: true });
+/** The session header's Accept/Reject. */
+const sessionButton = (name, button) =>
+  page.getByRole('group', { name: `Session ${name}` }).getByRole('button', { name: button, exact: true });
+/** The top bar's Accept/Reject of everything. */
+const everythingButton = (name) =>
+  page.getByRole('banner').getByRole('group', { name: 'Everything' }).getByRole('button', { name, exact: true });
+
+/** test, with a full-page screenshot in ARTIFACTS when it fails. */
+function uiTest(name, fn) {
+  test(name, async (t) => {
+    try {
+      await fn(t);
+    } catch (e) {
+      if (page) {
+        const file = path.join(ARTIFACTS, `failed-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}.png`);
+        await page.screenshot({ path: file, fullPage: true, timeout: 5_000 }).then(
+          () => console.error(`screenshot of the failure: ${file}`),
+          () => {},
+        );
+      }
+      throw e;
+    }
+  });
+}
 const change = (rel) => page.getByRole('article', { name: new RegExp(`${rel.replace('.', '\\.')}$`) });
 
 function cleanup() {
@@ -181,7 +234,7 @@ after(async () => {
   cleanup();
 });
 
-test('the page opens through the one-time address of prsm ui --print-url', async () => {
+uiTest('the page opens through the one-time address of prsm ui --print-url', async () => {
   const url = run(PRSM, ['ui', '--print-url']).trim();
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/login\?code=[0-9a-f]{32}$/);
   // Reduced motion: no transitions, so a screenshot right after a theme
@@ -220,7 +273,7 @@ test('without a login the page is refused and says how to log in', async () => {
   await ctx.close();
 });
 
-test('Reject takes the change out of the workspace', async () => {
+uiTest('Reject takes the change out of the workspace', async () => {
   assert.equal(readWs('a.txt'), 'alpha\nBETA by the agent\ngamma\n', 'auto mode applied the change');
   await change('a.txt').getByRole('button', { name: 'Reject', exact: true }).click();
   await eventually('a.txt back on disk', () => readWs('a.txt') === ORIGINAL['a.txt']);
@@ -229,14 +282,14 @@ test('Reject takes the change out of the workspace', async () => {
   assert.equal(await change('a.txt').getByRole('button', { name: 'Reject', exact: true }).count(), 0);
 });
 
-test('Accept marks the change accepted and keeps it', async () => {
+uiTest('Accept marks the change accepted and keeps it', async () => {
   await change('b.txt').getByRole('button', { name: 'Accept', exact: true }).click();
   await eventually('b.txt accepted', async () => (await recordOf(auto, 'tc-b')).status === 'accepted');
   assert.equal(readWs('b.txt'), 'one\ntwo\nthree\nfour\n');
   await change('b.txt').locator('.pill.accepted').waitFor();
 });
 
-test('a change made after the page loaded appears without a reload', async () => {
+uiTest('a change made after the page loaded appears without a reload', async () => {
   await page.evaluate(() => {
     window.__prsmMarker = 'same page';
   });
@@ -248,17 +301,19 @@ test('a change made after the page loaded appears without a reload', async () =>
   assert.ok((await change('live/new.py').locator('.hljs-keyword').count()) > 0, 'syntax highlighting');
 });
 
-test('keyboard: j moves to a change, a accepts it (review mode applies it)', async () => {
+uiTest('keyboard: j moves to a change, a accepts it (review mode applies it)', async () => {
   await page.getByRole('link', { name: /e2e review/ }).click();
   await change('review.md').waitFor();
   await page.keyboard.press('j');
   await page.locator('article.selected[data-record-id="tc-r"]').waitFor();
   await page.keyboard.press('a');
   await eventually('review.md applied on accept', () => readWs('review.md') === '# Reviewed\n\nOnly on accept.\n');
-  assert.equal((await recordOf(review, 'tc-r')).status, 'accepted');
+  // The workspace file is written before the record is marked accepted.
+  await eventually('tc-r accepted', async () => (await recordOf(review, 'tc-r')).status === 'accepted');
+  await record('tc-r').locator('.pill.accepted').waitFor();
 });
 
-test('screenshots in light and dark', async () => {
+uiTest('screenshots in light and dark', async () => {
   await page.getByRole('link', { name: /e2e auto/ }).click();
   await change('live/new.py').waitFor();
   await page.getByRole('button', { name: 'Side by side' }).click();
@@ -278,7 +333,7 @@ test('screenshots in light and dark', async () => {
   console.log(`screenshots: ${ARTIFACTS}/review-light.png, review-dark.png`);
 });
 
-test('rollback from the timeline: preview, confirm, files back on disk', async () => {
+uiTest('rollback from the timeline: preview, confirm, files back on disk', async () => {
   await page.getByRole('tab', { name: /Timeline/ }).click();
   const cp = page.getByRole('listitem', { name: /turn 1: edit a and b/ });
   await cp.getByRole('button', { name: 'Preview rollback' }).click();
@@ -302,4 +357,223 @@ test('rollback from the timeline: preview, confirm, files back on disk', async (
   );
   // The page offers to undo it.
   await page.getByRole('button', { name: 'Undo' }).waitFor();
+});
+
+// ---- conflicts --------------------------------------------------------------
+
+const SETTINGS = '[server]\nhost = localhost\nport = 8080\n\n[log]\nlevel = info\n';
+const NAMES = 'ada\ngrace\nlinus\n';
+
+uiTest('a conflict shows both sides plainly; Reject keeps your file, Accept too', async () => {
+  // The user's own files, not committed: part of the session's base.
+  writeWs('settings.ini', SETTINGS);
+  writeWs('names.txt', NAMES);
+  const sess = await startSession('conflicts');
+  assert.equal(readIn(sess.worktree_path, 'settings.ini'), SETTINGS, 'the worktree starts from the workspace');
+
+  // While the agent edits a line, the user edits the same line in the workspace.
+  const mine = SETTINGS.replace('port = 8080', 'port = 9090 # mine');
+  const agents = SETTINGS.replace('port = 8080', 'port = 3000 # agent');
+  const rs = await agentWrite(sess, 'tc-conf-settings', 'settings.ini', agents, 'Edit', () =>
+    writeWs('settings.ini', mine),
+  );
+  assert.equal(rs.sync_state, 'conflict');
+  assert.equal(readWs('settings.ini'), mine, "a conflict leaves the user's file as it is");
+  const mineNames = NAMES.replace('grace', 'Grace Hopper (mine)');
+  const agentNames = NAMES.replace('grace', 'grace h. (agent)');
+  const rn = await agentWrite(sess, 'tc-conf-names', 'names.txt', agentNames, 'Edit', () =>
+    writeWs('names.txt', mineNames),
+  );
+  assert.equal(rn.sync_state, 'conflict');
+  assert.equal(readWs('names.txt'), mineNames);
+
+  await sessionLink('conflicts').click();
+  await page.locator('.session-head .summary', { hasText: '2 conflicts' }).waitFor();
+  // Made after the page's clock last ticked, yet not "in 20 seconds".
+  assert.equal(await page.locator('time', { hasText: /^in / }).count(), 0, 'no time in the future');
+  await fileCard('settings.ini').locator('.file-head .pill.conflict').waitFor();
+  const conf = record('tc-conf-settings');
+  await conf.locator('.pill.sync-conflict').waitFor();
+  await conf.getByRole('note').getByText(/left your file exactly as it is/).waitFor();
+
+  // Both sides as text: the user's workspace version and the agent's.
+  const sides = conf.locator('.conflict > .patch');
+  await sides.getByText('Your workspace (left as it is)').waitFor();
+  await sides.getByText("Agent's version (in its worktree)").waitFor();
+  await sides.locator('.d2h-del', { hasText: 'port = 9090 # mine' }).waitFor();
+  await sides.locator('.d2h-ins', { hasText: 'port = 3000 # agent' }).waitFor();
+  await sides.locator('.d2h-cntx', { hasText: 'host = localhost' }).first().waitFor();
+  // Side by side: yours on the left, the agent's on the right.
+  await page.getByRole('button', { name: 'Side by side' }).click();
+  const left = sides.locator('.d2h-file-side-diff').nth(0);
+  const right = sides.locator('.d2h-file-side-diff').nth(1);
+  await left.getByText('port = 9090 # mine').waitFor();
+  await right.getByText('port = 3000 # agent').waitFor();
+  assert.equal(await left.getByText('port = 3000 # agent').count(), 0, "the agent's line is not on your side");
+  assert.equal(await right.getByText('port = 9090 # mine').count(), 0, 'your line is not on the agent side');
+  await conf.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'conflict-light.png'), fullPage: true });
+  await page.getByRole('button', { name: 'Unified' }).click();
+  await record('tc-conf-names').locator('.conflict .d2h-del', { hasText: 'Grace Hopper (mine)' }).waitFor();
+  await record('tc-conf-names').locator('.conflict .d2h-ins', { hasText: 'grace h. (agent)' }).waitFor();
+
+  // The user edits on; the page reads the workspace again when asked.
+  const mine2 = mine.replace('level = info', 'level = debug');
+  writeWs('settings.ini', mine2);
+  await conf.getByRole('button', { name: 'Reload both sides' }).click();
+  await sides.locator('.d2h-del', { hasText: 'level = debug' }).waitFor();
+
+  // Reject drops the agent's change: out of its worktree; your file untouched.
+  await conf.getByRole('button', { name: 'Reject', exact: true }).click();
+  await eventually('the conflicting change rejected', async () => (await recordOf(sess, 'tc-conf-settings')).status === 'rejected');
+  assert.equal(readWs('settings.ini'), mine2, 'your file is left exactly as it is');
+  assert.equal(readIn(sess.worktree_path, 'settings.ini'), SETTINGS, "the agent's change left its worktree");
+  await conf.locator('.pill.rejected').waitFor();
+  assert.equal(await conf.locator('.conflict').count(), 0, 'a rejected conflict is no longer shown as one');
+  await fileCard('settings.ini').locator('.file-head .pill.conflict').waitFor({ state: 'detached' });
+
+  // Accept marks it reviewed: your file stays, the agent's version stays in its worktree.
+  const cn = record('tc-conf-names');
+  await cn.getByRole('button', { name: 'Accept', exact: true }).click();
+  await eventually('the other conflict accepted', async () => (await recordOf(sess, 'tc-conf-names')).status === 'accepted');
+  assert.equal((await recordOf(sess, 'tc-conf-names')).sync_state, 'conflict');
+  assert.equal(readWs('names.txt'), mineNames, 'your file is left exactly as it is');
+  assert.equal(readIn(sess.worktree_path, 'names.txt'), agentNames);
+  await cn.locator('.pill.accepted').waitFor();
+  await page.locator('.session-head .summary strong', { hasText: /^0 pending$/ }).waitFor();
+});
+
+// ---- Accept and Reject of a file, a session, everything ---------------------
+
+uiTest('Accept and Reject of a whole file', async () => {
+  const sess = await startSession('bulk-auto');
+  await agentWrite(sess, 'tc-one-1', 'bulk/one.txt', 'one\n', 'Write');
+  await agentWrite(sess, 'tc-one-2', 'bulk/one.txt', 'one\nmore\n');
+  await agentWrite(sess, 'tc-two-1', 'bulk/two.txt', 'two\n', 'Write');
+  await agentWrite(sess, 'tc-two-2', 'bulk/two.txt', 'two\nmore\n');
+  await agentWrite(sess, 'tc-three', 'bulk/three.txt', 'three\n', 'Write');
+  await agentWrite(sess, 'tc-bulk-a', 'a.txt', 'alpha\nbeta\ngamma\ndelta\n');
+  assert.equal(readWs('bulk/one.txt'), 'one\nmore\n');
+
+  await sessionLink('bulk-auto').click();
+  await page.locator('.session-head .summary strong', { hasText: /^6 pending$/ }).waitFor();
+  await fileCard('bulk/one.txt').getByText('2 changes, 2 pending').waitFor();
+
+  // Reject of the file: both its changes, and the file it created is gone.
+  await fileButton('bulk/one.txt', 'Reject').click();
+  await eventually('bulk/one.txt removed', () => readWs('bulk/one.txt') === null);
+  await eventually('both changes of bulk/one.txt rejected', async () => {
+    const st = await statuses(sess);
+    return st['tc-one-1'] === 'rejected' && st['tc-one-2'] === 'rejected';
+  });
+  let st = await statuses(sess);
+  for (const id of ['tc-two-1', 'tc-two-2', 'tc-three', 'tc-bulk-a']) assert.equal(st[id], 'pending', `${id} untouched`);
+  assert.equal(readWs('bulk/two.txt'), 'two\nmore\n');
+  await record('tc-one-1').locator('.pill.rejected').waitFor();
+  await record('tc-one-2').locator('.pill.rejected').waitFor();
+  assert.equal(await fileButton('bulk/one.txt', 'Reject').isDisabled(), true, 'nothing left to reject in the file');
+
+  // Accept of the file: both its changes, the file stays.
+  await fileButton('bulk/two.txt', 'Accept').click();
+  await eventually('both changes of bulk/two.txt accepted', async () => {
+    const st = await statuses(sess);
+    return st['tc-two-1'] === 'accepted' && st['tc-two-2'] === 'accepted';
+  });
+  assert.equal(readWs('bulk/two.txt'), 'two\nmore\n');
+  st = await statuses(sess);
+  assert.equal(st['tc-three'], 'pending');
+  assert.equal(st['tc-bulk-a'], 'pending');
+  await record('tc-two-2').locator('.pill.accepted').waitFor();
+  await page.locator('.session-head .summary strong', { hasText: /^2 pending$/ }).waitFor();
+  assert.equal(await fileButton('bulk/two.txt', 'Accept').isDisabled(), true);
+});
+
+uiTest('Accept and Reject of a whole session', async () => {
+  // Reject of the session: what is pending leaves the workspace; what was
+  // accepted stays.
+  const sess = (await api('GET', '/sessions')).find((s) => s.name === 'bulk-auto');
+  await sessionButton('bulk-auto', 'Reject').click();
+  const dialog = page.getByRole('dialog', { name: 'Reject every pending change of “bulk-auto”?' });
+  await dialog.getByRole('button', { name: 'Reject 2 changes', exact: true }).click();
+  await eventually('bulk/three.txt removed and a.txt back', () => readWs('bulk/three.txt') === null && readWs('a.txt') === ORIGINAL['a.txt']);
+  await eventually('the pending changes rejected', async () => {
+    const st = await statuses(sess);
+    return st['tc-three'] === 'rejected' && st['tc-bulk-a'] === 'rejected';
+  });
+  const st = await statuses(sess);
+  assert.equal(st['tc-two-1'], 'accepted', 'accepted changes are not touched');
+  assert.equal(st['tc-two-2'], 'accepted');
+  assert.equal(readWs('bulk/two.txt'), 'two\nmore\n');
+  await record('tc-bulk-a').locator('.pill.rejected').waitFor();
+  await page.locator('.session-head .summary strong', { hasText: /^0 pending$/ }).waitFor();
+  assert.equal(await sessionButton('bulk-auto', 'Reject').isDisabled(), true);
+  assert.equal((await api('GET', `/sessions/${sess.id}`)).pending_count, 0);
+
+  // Accept of a review-mode session applies every change, in order.
+  const rv = await startSession('bulk-review', 'review');
+  await agentWrite(rv, 'tc-rv-x1', 'rv/x.txt', 'x\n', 'Write');
+  await agentWrite(rv, 'tc-rv-x2', 'rv/x.txt', 'x\ny\n');
+  await agentWrite(rv, 'tc-rv-y', 'rv/y.txt', 'y\n', 'Write');
+  assert.equal(readWs('rv/x.txt'), null, 'review mode waits for the accept');
+  await sessionLink('bulk-review').click();
+  await page.locator('.session-head .summary strong', { hasText: /^3 pending$/ }).waitFor();
+  await sessionButton('bulk-review', 'Accept').click();
+  await eventually('the session applied', () => readWs('rv/x.txt') === 'x\ny\n' && readWs('rv/y.txt') === 'y\n');
+  await eventually('the session accepted', async () =>
+    Object.values(await statuses(rv)).every((s) => s === 'accepted'),
+  );
+  assert.deepEqual(Object.keys(await statuses(rv)).sort(), ['tc-rv-x1', 'tc-rv-x2', 'tc-rv-y']);
+  await record('tc-rv-y').locator('.pill.accepted').waitFor();
+  await page.locator('.session-head .summary strong', { hasText: /^0 pending$/ }).waitFor();
+  assert.equal(await sessionButton('bulk-review', 'Accept').isDisabled(), true);
+});
+
+uiTest('Accept and Reject of everything, across sessions', async () => {
+  const pendingAll = async () => (await api('GET', '/sessions')).reduce((n, s) => n + s.pending_count, 0);
+  assert.equal(await pendingAll(), 0, 'nothing pending before this test');
+  const au = await startSession('all-auto');
+  const rv = await startSession('all-review', 'review');
+  await agentWrite(au, 'tc-all-a1', 'all/auto.txt', 'auto\n', 'Write');
+  await agentWrite(au, 'tc-all-b', 'b.txt', 'one\ntwo\nthree\nfrom all-auto\n');
+  await agentWrite(rv, 'tc-all-r1', 'all/review.txt', 'review\n', 'Write');
+  assert.equal(readWs('all/auto.txt'), 'auto\n');
+  assert.equal(readWs('all/review.txt'), null);
+
+  // Reject everything: after a confirmation, every pending change of every session.
+  const everything = page.getByRole('banner').getByRole('group', { name: 'Everything' });
+  await everything.getByText('3 pending in all sessions').waitFor();
+  await everythingButton('Reject').click();
+  const dialog = page.getByRole('dialog', { name: 'Reject every pending change of every session?' });
+  await dialog.getByRole('button', { name: 'Reject 3 changes', exact: true }).click();
+  await eventually('auto-mode changes out of the workspace', () => readWs('all/auto.txt') === null && readWs('b.txt') === ORIGINAL['b.txt']);
+  await eventually('everything rejected', async () =>
+    [...Object.values(await statuses(au)), ...Object.values(await statuses(rv))].every((s) => s === 'rejected'),
+  );
+  assert.equal(readWs('all/review.txt'), null);
+  assert.equal(readWs('bulk/two.txt'), 'two\nmore\n', 'accepted changes of other sessions are not touched');
+  await everything.getByText('0 pending in all sessions').waitFor();
+  assert.equal(await everythingButton('Reject').isDisabled(), true);
+  assert.equal(await everythingButton('Accept').isDisabled(), true);
+
+  // Accept everything: no confirmation; review mode applies.
+  await agentWrite(au, 'tc-all-a2', 'all/auto2.txt', 'auto 2\n', 'Write');
+  await agentWrite(rv, 'tc-all-r2', 'all/review2.txt', 'review 2\n', 'Write');
+  await everything.getByText('2 pending in all sessions').waitFor();
+  await everythingButton('Accept').click();
+  await eventually('the review-mode change applied', () => readWs('all/review2.txt') === 'review 2\n');
+  await eventually('everything accepted', async () => {
+    const [a, r] = [await statuses(au), await statuses(rv)];
+    return a['tc-all-a2'] === 'accepted' && r['tc-all-r2'] === 'accepted';
+  });
+  assert.equal(readWs('all/auto2.txt'), 'auto 2\n');
+  assert.equal((await statuses(au))['tc-all-a1'], 'rejected', 'a rejected change stays rejected');
+  await everything.getByText('0 pending in all sessions').waitFor();
+  assert.equal(await pendingAll(), 0);
+  // The page shows it in each session.
+  await sessionLink('all-auto').click();
+  await record('tc-all-a2').locator('.pill.accepted').waitFor();
+  await record('tc-all-a1').locator('.pill.rejected').waitFor();
+  await sessionLink('all-review').click();
+  await record('tc-all-r2').locator('.pill.accepted').waitFor();
+  await record('tc-all-r1').locator('.pill.rejected').waitFor();
 });

@@ -5,11 +5,15 @@ import type { ChangeRecord } from './api';
 const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 const dtf = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
-/** "3 minutes ago"; now is passed in so a ticking clock re-renders it. */
+/**
+ * "3 minutes ago"; now is passed in so a ticking clock re-renders it. The
+ * clock ticks every 30 s, so a change newer than the last tick must not read
+ * "in 20 seconds": nothing the page shows is in the future.
+ */
 export function ago(iso: string, now: number): string {
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return '';
-  const s = Math.round((t - now) / 1000);
+  const s = Math.min(0, Math.round((t - Math.max(now, Date.now())) / 1000));
   const abs = Math.abs(s);
   if (abs < 10) return 'just now';
   if (abs < 60) return rtf.format(s, 'second');

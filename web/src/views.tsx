@@ -310,13 +310,15 @@ function FileSection({ s, sess, file, recs }: { s: State; sess: Session; file: s
           {pending ? `, ${pending} pending` : ''}
         </span>
         <span class="spacer" />
-        <ReviewButtons
-          small
-          what={`every pending change of ${file}`}
-          disabled={pending === 0}
-          onAccept={() => actions.acceptFile(sess.id, file)}
-          onReject={() => actions.rejectFile(sess.id, file)}
-        />
+        <span class="file-actions" role="group" aria-label={`All changes of ${file}`}>
+          <ReviewButtons
+            small
+            what={`every pending change of ${file}`}
+            disabled={pending === 0}
+            onAccept={() => actions.acceptFile(sess.id, file)}
+            onReject={() => actions.rejectFile(sess.id, file)}
+          />
+        </span>
       </div>
       <div class="records">
         {recs.map((r) => (
