@@ -57,7 +57,8 @@ type Records struct {
 var toolCallIDRe = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
 
 func checkToolCallID(id string) error {
-	if !toolCallIDRe.MatchString(id) {
+	// "." and ".." would be collapsed out of the URLs that name a record.
+	if !toolCallIDRe.MatchString(id) || strings.Trim(id, ".") == "" {
 		return prsm.Errorf(prsm.ErrInvalid, "invalid_tool_call_id", "use 1-128 letters, digits, '_', '-' or '.'",
 			"invalid tool_call_id %q", id)
 	}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -613,5 +614,58 @@ func TestRejectEverywhere(t *testing.T) {
 	// Repeating is a no-op.
 	if res, err := f.eng.BulkAll(f.ctx, false); err != nil || len(res.Records) != 0 {
 		t.Errorf("second reject everywhere: %v %s", err, summary(res.Records))
+	}
+}
+
+// TestPathThroughLinkedDirectory: a path through a symlinked directory of
+// the worktree (lib -> src) is never read or handed to git (which refuses
+// the whole batch); the change is recorded at the file's real path.
+func TestPathThroughLinkedDirectory(t *testing.T) {
+	f := newFixture(t)
+	testgit.Write(t, f.ws, "src/a.txt", "a\n", 0o644)
+	testgit.Symlink(t, f.ws, "lib", "src")
+	testgit.Git(t, f.ws, "add", "-A")
+	testgit.Git(t, f.ws, "commit", "-qm", "linked dir")
+	s := f.start("")
+	args, _ := json.Marshal(map[string]string{"command": "echo x > lib/new.txt && echo b >> lib/a.txt"})
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash", Args: args}); err != nil {
+		t.Fatalf("capture: %v", err)
+	}
+	sh(t, s.WorktreePath, "echo x > lib/new.txt && echo b >> lib/a.txt")
+	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b1", engine.CompleteRequest{})
+	if err != nil {
+		t.Fatalf("complete: %v", err)
+	}
+	if got := summary(res.Records); got != "b1:0 modify src/a.txt pending/synced\nb1:1 create src/new.txt pending/synced" {
+		t.Fatalf("records:\n%s", got)
+	}
+	// An Edit naming the file through the link.
+	args, _ = json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "lib/a.txt")})
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
+		t.Fatalf("capture: %v", err)
+	}
+	write(t, s.WorktreePath, "src/a.txt", "edited\n")
+	res, err = f.eng.CompleteToolCall(f.ctx, s.ID, "e1", engine.CompleteRequest{})
+	if err != nil || summary(res.Records) != "e1 modify src/a.txt pending/synced" {
+		t.Fatalf("edit through the link: %v\n%s", err, summary(res.Records))
+	}
+	if got := read(t, f.ws, "src/a.txt"); got != "edited\n" {
+		t.Fatalf("workspace: %q", got)
+	}
+}
+
+// TestDotToolCallIDs: "." and ".." would vanish from the URLs that name a
+// record; they are refused.
+func TestDotToolCallIDs(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	for _, id := range []string{".", "..", "..."} {
+		_, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit"})
+		if !errors.Is(err, prsm.ErrInvalid) {
+			t.Errorf("tool_call_id %q: %v", id, err)
+		}
+	}
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: ".x.", ToolName: "Edit"}); err != nil {
+		t.Errorf("tool_call_id .x.: %v", err)
 	}
 }

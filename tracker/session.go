@@ -296,6 +296,12 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 		if IsScratch(p) {
 			continue
 		}
+		if _, err := safepath.Join(s.Worktree, p); err != nil {
+			// Through a symlinked directory (lib -> src, then lib/x), or
+			// no path at all: never read. A file written that way is
+			// seen at its real path; git would refuse the whole batch.
+			continue
+		}
 		if p == ".gitignore" || strings.HasSuffix(p, "/.gitignore") {
 			s.ignored = nil // the rules changed: decide everything anew
 		}

@@ -3,7 +3,6 @@ package tracker
 import (
 	"io/fs"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/prsm-dev/prsm/internal/safepath"
@@ -41,10 +40,7 @@ func NewStatCache(entries map[string]store.Stat) *StatCache {
 // statOf returns the cache facts of fi.
 func statOf(fi fs.FileInfo) store.Stat {
 	st := store.Stat{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Mode: uint32(fi.Mode())}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.Ino = sys.Ino
-		st.Ctime = sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
-	}
+	st.Ino, st.Ctime = inodeCtime(fi)
 	return st
 }
 

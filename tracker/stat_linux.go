@@ -1,0 +1,14 @@
+package tracker
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// inodeCtime is fi's inode number and status-change time (ns).
+func inodeCtime(fi fs.FileInfo) (uint64, int64) {
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return sys.Ino, sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
+	}
+	return 0, 0
+}
