@@ -37,7 +37,8 @@ type Watcher struct {
 	// git ignores, so they are not watched; nil watches everything.
 	Ignored func(root string, dirs []string) map[string]bool
 	// Budget caps the directories watched over all worktrees (0: only the
-	// kernel's max_user_watches). A worktree that does not fit is scanned
+	// kernel's max_user_watches). Budget and MaxDirty are set before the
+	// first Add. A worktree that does not fit is scanned
 	// instead, as when the kernel runs out of watches.
 	Budget int
 	// MaxDirty caps the paths remembered per worktree (0: DefaultMaxDirty).

@@ -45,8 +45,16 @@ func TestWatcherBudgetDegradesToScans(t *testing.T) {
 // A burst of events beyond MaxDirty is not kept path by path: memory stays
 // bounded and the next look is a full scan.
 func TestWatcherBurstFallsBackToScan(t *testing.T) {
-	w, root := newWatched(t)
-	w.MaxDirty = 50
+	w, err := tracker.NewWatcher(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.MaxDirty = 50 // set before anything is watched
+	root := t.TempDir()
+	if err := w.Add("s1", root); err != nil {
+		t.Fatal(err)
+	}
 	shell(t, root, "mkdir burst && for i in $(seq 1 400); do echo $i > burst/f$i; done")
 	d := settled(t, w, root)
 	if !d.Full {
