@@ -74,10 +74,14 @@ func TestKillNine(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	ctx := context.Background()
-	const nSessions = 3
+	// Three sessions in auto mode, the fourth in review mode.
 	var sessions []*prsm.Session
 	for i := 0; i < nSessions; i++ {
-		s, err := h.client().StartSession(ctx, engine.StartRequest{Name: fmt.Sprintf("agent-%d", i), AgentID: fmt.Sprintf("agent-%d", i)})
+		mode := prsm.ModeAuto
+		if i == nSessions-1 {
+			mode = prsm.ModeReview
+		}
+		s, err := h.client().StartSession(ctx, engine.StartRequest{Name: fmt.Sprintf("agent-%d", i), AgentID: fmt.Sprintf("agent-%d", i), Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +92,8 @@ func TestKillNine(t *testing.T) {
 	var wg sync.WaitGroup
 	agents := make([]*agent, nSessions)
 	for i, s := range sessions {
-		agents[i] = &agent{h: h, s: s, dir: fmt.Sprintf("s%d", i), rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(i)))}
+		agents[i] = &agent{h: h, s: s, dir: fmt.Sprintf("s%d", i), rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(i))),
+			review: s.Mode == prsm.ModeReview}
 		wg.Add(1)
 		go func(a *agent) {
 			defer wg.Done()
@@ -121,17 +126,18 @@ func TestKillNine(t *testing.T) {
 	h.integrityCheck()
 	h.checkNoIntents()
 
-	var calls, answered, rejects, rollbacks, rewinds, retries int
+	var calls, answered, accepts, rejects, rollbacks, rewinds, retries int
 	for _, a := range agents {
 		calls += a.calls
+		accepts += a.accepts
 		answered += len(a.answered)
 		rejects += a.rejects
 		rollbacks += a.rollbacks
 		rewinds += a.rewinds
 		retries += a.retries
 	}
-	t.Logf("%d kills survived in %s (seed %d): %d tool calls (%d answered), %d rejects, %d rollbacks, %d rewinds, %d calls cut off by a kill, %d temp files left by kills (cleaned at start), %d records rejected in conflict, %d restarts waited for the dead server's lock",
-		h.kills, elapsed.Round(time.Millisecond), seed, calls, answered, rejects, rollbacks, rewinds, retries, temps, h.rejectConflicts, h.busyStarts)
+	t.Logf("%d kills survived in %s (seed %d): %d tool calls (%d answered), %d accepts, %d rejects, %d rollbacks, %d rewinds, %d calls cut off by a kill, %d temp files left by kills (cleaned at start), %d records rejected in conflict, %d restarts waited for the dead server's lock",
+		h.kills, elapsed.Round(time.Millisecond), seed, calls, answered, accepts, rejects, rollbacks, rewinds, retries, temps, h.rejectConflicts, h.busyStarts)
 	if answered < 10 {
 		t.Errorf("only %d tool calls answered: the agents barely ran", answered)
 	}
@@ -161,11 +167,14 @@ type harness struct {
 	absentOK map[string]bool            // rel -> may be absent
 }
 
+// nSessions is how many agents work at once, each in its own directory.
+const nSessions = 4
+
 func newHarness(t *testing.T) *harness {
 	testgit.Env(t)
 	ws := testgit.Init(t, "ws")
 	h := &harness{t: t, ws: ws, versions: map[string]map[string]bool{}, absentOK: map[string]bool{}}
-	for i := 0; i < 3; i++ {
+	for i := 0; i < nSessions; i++ {
 		for j := 0; j < 4; j++ {
 			rel := fmt.Sprintf("s%d/f%d.txt", i, j)
 			content := version(rel, 0, 10)
@@ -434,6 +443,12 @@ func (h *harness) checkFinal(agents []*agent) {
 		if _, err := cl.Flush(ctx, a.s.ID); err != nil {
 			h.t.Errorf("flush %s: %v", a.s.ID, err)
 		}
+		if a.review {
+			// Everything still pending reaches the workspace now.
+			if _, err := cl.AcceptAll(ctx, a.s.ID, ""); err != nil {
+				h.t.Errorf("accept-all %s: %v", a.s.ID, err)
+			}
+		}
 		recs, err := cl.Changes(ctx, a.s.ID, "", "")
 		if err != nil {
 			h.t.Fatal(err)
@@ -441,7 +456,7 @@ func (h *harness) checkFinal(agents []*agent) {
 		byID := map[string]*prsm.Record{}
 		for _, r := range recs {
 			byID[r.ID] = r
-			if !settled(r) {
+			if !settled(r, false) {
 				h.t.Errorf("session %s: record %s (%s, %s) is %s/%s, want synced", a.dir, r.ID, r.ToolName, r.RelPath, r.Status, r.SyncState)
 			}
 			if r.SyncState == prsm.SyncConflict {
@@ -473,8 +488,10 @@ func (h *harness) checkFinal(agents []*agent) {
 // marked rejected (statuses are not part of checkpoints), and then the
 // reverse merge of an earlier record of that file cannot take its delta out
 // cleanly. Nothing else writes the workspace, so no other conflict is right.
-func settled(r *prsm.Record) bool {
-	return r.SyncState == prsm.SyncSynced || (r.Status == prsm.StatusRejected && r.SyncState == prsm.SyncConflict)
+// In review mode a pending record waits for its accept (pending_review).
+func settled(r *prsm.Record, review bool) bool {
+	return r.SyncState == prsm.SyncSynced || (r.Status == prsm.StatusRejected && r.SyncState == prsm.SyncConflict) ||
+		(review && r.Status == prsm.StatusPending && r.SyncState == prsm.SyncPendingReview)
 }
 
 // filtered drops the sentinel files the watcher writes for an instant.
@@ -505,12 +522,13 @@ type agent struct {
 	dir string
 	rng *rand.Rand
 
-	n                                           int // tool calls started
-	writes                                      int // versions written
-	calls, rejects, rollbacks, rewinds, retries int
-	answered                                    map[string][]string // tool call -> record ids complete answered with
-	log                                         []string            // the last steps
-	conflicts                                   map[string]bool
+	review                                               bool // the session is in review mode: accepts instead of rollbacks
+	n                                                    int  // tool calls started
+	writes                                               int  // versions written
+	calls, accepts, rejects, rollbacks, rewinds, retries int
+	answered                                             map[string][]string // tool call -> record ids complete answered with
+	log                                                  []string            // the last steps
+	conflicts                                            map[string]bool
 }
 
 // retry runs op until it gets an answer from a server: a kill makes calls
@@ -547,6 +565,10 @@ func (a *agent) run(stop *atomic.Bool) {
 		switch p := a.rng.IntN(100); {
 		case p < 65:
 			a.toolCall(stop)
+		case a.review && p < 85:
+			a.accept(stop)
+		case a.review:
+			a.reject(stop)
 		case p < 80:
 			a.reject(stop)
 		case p < 92:
@@ -566,7 +588,7 @@ func (a *agent) run(stop *atomic.Bool) {
 		if d == "" {
 			if recs, err := a.h.client().Changes(context.Background(), a.s.ID, "", ""); err == nil {
 				for _, r := range recs {
-					if !settled(r) && !a.conflicts[r.ID] {
+					if !settled(r, a.review) && !a.conflicts[r.ID] {
 						if a.conflicts == nil {
 							a.conflicts = map[string]bool{}
 						}
@@ -583,14 +605,27 @@ func (a *agent) run(stop *atomic.Bool) {
 	}
 }
 
-// diff compares the session's files in the workspace and the worktree.
+// diff compares the session's files in the workspace and the worktree (in
+// review mode, those without a pending change).
 func (a *agent) diff() string {
 	ws, err1 := testgit.TreeOf(filepath.Join(a.h.ws, a.dir), nil)
 	wt, err2 := testgit.TreeOf(filepath.Join(a.s.WorktreePath, a.dir), nil)
 	if err := errors.Join(err1, err2); err != nil {
 		return err.Error()
 	}
-	return testgit.Diff(filtered(ws), filtered(wt))
+	ws, wt = filtered(ws), filtered(wt)
+	if a.review {
+		pend, err := a.h.client().Changes(context.Background(), a.s.ID, prsm.StatusPending, "")
+		if err != nil {
+			return "" // cut off by a kill: nothing to compare with
+		}
+		for _, r := range pend {
+			rel := strings.TrimPrefix(r.RelPath, a.dir+"/")
+			delete(ws, rel)
+			delete(wt, rel)
+		}
+	}
+	return testgit.Diff(ws, wt)
 }
 
 func (a *agent) logf(format string, args ...any) {
@@ -721,6 +756,31 @@ func (a *agent) reject(stop *atomic.Bool) {
 	var ae *client.APIError
 	if errors.As(err, &ae) {
 		a.errorf("reject %s: %v", r.ID, err)
+	}
+}
+
+// accept accepts one pending record (in review mode the earlier pending
+// records of its file are applied first), or every pending record of one
+// file.
+func (a *agent) accept(stop *atomic.Bool) {
+	pend := a.pending(stop)
+	if len(pend) == 0 {
+		return
+	}
+	r := pend[a.rng.IntN(len(pend))]
+	cl := a.h.client()
+	var err error
+	if a.rng.IntN(4) == 0 {
+		_, err = cl.AcceptAll(context.Background(), a.s.ID, r.RelPath)
+	} else {
+		_, err = cl.Accept(context.Background(), a.s.ID, r.ID)
+	}
+	a.accepts++
+	a.cut(err)
+	a.logf("accept %s (%s) -> %v", r.ID, r.RelPath, err)
+	var ae *client.APIError
+	if errors.As(err, &ae) {
+		a.errorf("accept %s: %v", r.ID, err)
 	}
 }
 
