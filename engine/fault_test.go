@@ -95,6 +95,9 @@ func TestDiskFaultOnSync(t *testing.T) {
 	if fault.hits.Load() == 0 {
 		t.Fatal("fault never hit")
 	}
+	if pe := (*prsm.Error)(nil); !errors.As(err, &pe) || pe.Code != "sync_failed" {
+		t.Errorf("complete's error carries no sync_failed code: %#v", err)
+	}
 	if got := read(t, f.ws, "f.txt"); got != base {
 		t.Errorf("workspace file changed by a failed write:\n%s", got)
 	}

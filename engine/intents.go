@@ -92,7 +92,12 @@ func (e *syncError) Error() string {
 		errors.Join(e.errs...))
 }
 
-func (e *syncError) Unwrap() []error { return e.errs }
+// Unwrap gives the file system's errors and, for the API's answer (a 500
+// with code sync_failed), a prsm.Error.
+func (e *syncError) Unwrap() []error {
+	api := &prsm.Error{Code: "sync_failed", Msg: e.Error(), Hint: "free the disk (or fix what failed), then accept the change; the next server start also applies it"}
+	return append([]error{api}, e.errs...)
+}
 
 // transient reports whether a failed workspace write may succeed when tried
 // again: the disk is full, read-only or failing, or the process ran out of
