@@ -31,11 +31,12 @@ import (
 )
 
 // TestKillNine is the kill -9 harness (SPEC rule 6). It runs the real prsm
-// server (this test binary, as `prsm serve`), lets three agents work through
+// server (this test binary, as `prsm serve`), lets four agents work through
 // the HTTP API at once (edits, writes, bash-like multi-file changes with
-// creations and deletions, rejects, rollbacks of the last changes and
-// rewinds), and kills the server with SIGKILL at random moments, restarting
-// it each time. It asserts:
+// creations and deletions, rejects, rollbacks of the last changes; one of
+// them also rewinds, another works in review mode and accepts), and kills
+// the server with SIGKILL at random moments, restarting it each time. It
+// asserts:
 //   - at every kill, no workspace file is torn: each is absent or equals,
 //     byte for byte, one of the contents the agents ever wrote for it (every
 //     write is a whole new version, so a mix of two versions, a truncated
@@ -43,10 +44,10 @@ import (
 //   - at every kill, the database passes PRAGMA integrity_check;
 //   - at the end, every tool call whose complete was answered still has the
 //     records it was answered with;
-//   - after the last restart (reconcile) each session's files in the
-//     workspace equal its worktree's, every record is settled (synced; none
-//     pending_review or in conflict: nothing else writes the workspace), no
-//     intent is left open and no temp file is left.
+//   - after every step that ran against one live server, and after the
+//     last restart (reconcile), each session's files in the workspace equal
+//     its worktree's and every record is settled (see settled); at the end
+//     no intent is left open and no temp file is left.
 //
 // PRSM_CRASH_KILLS sets the number of kills (50), PRSM_CRASH_SEED replays a
 // seed (the choices of the agents and of the kill moments; thread timing
@@ -93,7 +94,7 @@ func TestKillNine(t *testing.T) {
 	agents := make([]*agent, nSessions)
 	for i, s := range sessions {
 		agents[i] = &agent{h: h, s: s, dir: fmt.Sprintf("s%d", i), rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(i))),
-			review: s.Mode == prsm.ModeReview}
+			review: s.Mode == prsm.ModeReview, rewinder: i == nSessions-2}
 		wg.Add(1)
 		go func(a *agent) {
 			defer wg.Done()
@@ -456,10 +457,10 @@ func (h *harness) checkFinal(agents []*agent) {
 		byID := map[string]*prsm.Record{}
 		for _, r := range recs {
 			byID[r.ID] = r
-			if !settled(r, false) {
+			if !settled(r, false, a.rewinder) {
 				h.t.Errorf("session %s: record %s (%s, %s) is %s/%s, want synced", a.dir, r.ID, r.ToolName, r.RelPath, r.Status, r.SyncState)
 			}
-			if r.SyncState == prsm.SyncConflict {
+			if r.SyncState == prsm.SyncConflict && settled(r, false, a.rewinder) {
 				h.rejectConflicts++
 			}
 		}
@@ -482,15 +483,16 @@ func (h *harness) checkFinal(agents []*agent) {
 	}
 }
 
-// settled: a record reached the workspace (synced) or was rejected. A
-// reject may end in conflict with nothing written: after a rewind past a
-// rollback or a reject, a file can hold the content of a record that stays
-// marked rejected (statuses are not part of checkpoints), and then the
-// reverse merge of an earlier record of that file cannot take its delta out
-// cleanly. Nothing else writes the workspace, so no other conflict is right.
-// In review mode a pending record waits for its accept (pending_review).
-func settled(r *prsm.Record, review bool) bool {
-	return r.SyncState == prsm.SyncSynced || (r.Status == prsm.StatusRejected && r.SyncState == prsm.SyncConflict) ||
+// settled: a record reached the workspace (synced) or was rejected cleanly;
+// nothing else writes the workspace, so no conflict is right. Except in the
+// session that rewinds: there a reject may end in conflict with nothing
+// written, because after a rewind past a rollback or a reject a file can
+// hold the content of a record that stays marked rejected (statuses are not
+// part of checkpoints), and then the reverse merge of an earlier record of
+// that file cannot take its delta out cleanly. In review mode a pending
+// record waits for its accept (pending_review).
+func settled(r *prsm.Record, review, rewinder bool) bool {
+	return r.SyncState == prsm.SyncSynced || (rewinder && r.Status == prsm.StatusRejected && r.SyncState == prsm.SyncConflict) ||
 		(review && r.Status == prsm.StatusPending && r.SyncState == prsm.SyncPendingReview)
 }
 
@@ -523,6 +525,7 @@ type agent struct {
 	rng *rand.Rand
 
 	review                                               bool // the session is in review mode: accepts instead of rollbacks
+	rewinder                                             bool // the session also rewinds (see settled)
 	n                                                    int  // tool calls started
 	writes                                               int  // versions written
 	calls, accepts, rejects, rollbacks, rewinds, retries int
@@ -571,7 +574,7 @@ func (a *agent) run(stop *atomic.Bool) {
 			a.reject(stop)
 		case p < 80:
 			a.reject(stop)
-		case p < 92:
+		case p < 92 || !a.rewinder:
 			a.rollback(stop)
 		default:
 			a.rewind(stop)
@@ -588,7 +591,7 @@ func (a *agent) run(stop *atomic.Bool) {
 		if d == "" {
 			if recs, err := a.h.client().Changes(context.Background(), a.s.ID, "", ""); err == nil {
 				for _, r := range recs {
-					if !settled(r, a.review) && !a.conflicts[r.ID] {
+					if !settled(r, a.review, a.rewinder) && !a.conflicts[r.ID] {
 						if a.conflicts == nil {
 							a.conflicts = map[string]bool{}
 						}
