@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -407,5 +409,65 @@ func TestRewindReviewMode(t *testing.T) {
 	}
 	if got := f.records(s); !strings.HasPrefix(got, "e1 modify f.txt accepted/synced\ne2 modify f.txt rejected/synced\ne3 modify f.txt rejected/synced\nrollback-") {
 		t.Errorf("records:\n%s", got)
+	}
+}
+
+// TestCanceledMidOperation: a caller that goes away (the HTTP request's
+// context canceled) after an operation started does not leave it half done
+// until the next start: once written down, it runs to the end.
+func TestCanceledMidOperation(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	cancelAt := func(point string, fn func(ctx context.Context) error) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(f.ctx)
+		defer cancel()
+		restore := engine.SetCrashHook(func(p string) {
+			if p == point {
+				cancel()
+			}
+		})
+		defer restore()
+		// The answer may fail (its caller is gone); the work must not.
+		fn(ctx)
+	}
+	// complete: canceled right after the records are stored.
+	want := replaceLine(base, 2, "two")
+	args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "f.txt")})
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s.WorktreePath, "f.txt", want)
+	cancelAt("record:stored", func(ctx context.Context) error {
+		_, err := f.eng.CompleteToolCall(ctx, s.ID, "e1", engine.CompleteRequest{})
+		return err
+	})
+	if got := f.records(s); got != "e1 modify f.txt pending/synced" || read(t, f.ws, "f.txt") != want {
+		t.Errorf("complete canceled midway:\n%s", got)
+	}
+	// reject: canceled after the first record of the cascade.
+	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 9, "nine")) })
+	cancelAt("reject:reverted", func(ctx context.Context) error {
+		_, err := f.eng.Reject(ctx, s.ID, "e1")
+		return err
+	})
+	if got := f.records(s); got != "e1 modify f.txt rejected/synced\ne2 modify f.txt rejected/synced" || read(t, f.ws, "f.txt") != base {
+		t.Errorf("reject canceled midway:\n%s", got)
+	}
+	// rollback: canceled after the first worktree file.
+	f.tool(s, "e3", "Write", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "agent\n") })
+	f.tool(s, "e4", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
+	cancelAt("rollback:worktree", func(ctx context.Context) error {
+		_, err := f.eng.SelectRollback(ctx, s.ID, engine.RollbackRequest{Last: 2})
+		return err
+	})
+	for _, root := range []string{f.ws, s.WorktreePath} {
+		if read(t, root, "keep.txt") != "keep\n" || exists(root, "new.txt") {
+			t.Errorf("%s: rollback canceled midway not finished", root)
+		}
+	}
+	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
+		t.Errorf("intents left open: %v", open)
 	}
 }

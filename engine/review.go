@@ -82,6 +82,8 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 	if err != nil {
 		return nil, err
 	}
+	// Written down: it runs to its end even if the caller goes away.
+	ctx = context.WithoutCancel(ctx)
 	for i, c := range chain {
 		intent := intents[i]
 		state := c.SyncState
@@ -161,6 +163,8 @@ func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, 
 	if err != nil {
 		return nil, err
 	}
+	// Written down: it runs to its end even if the caller goes away.
+	ctx = context.WithoutCancel(ctx)
 	for i, r := range order {
 		// A failure leaves this intent and the later ones open: the next
 		// start, or repeating the reject, finishes the cascade.

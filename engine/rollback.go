@@ -409,6 +409,8 @@ func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionSt
 	if err != nil {
 		return nil, err
 	}
+	// Written down: it runs to its end even if the caller goes away.
+	ctx = context.WithoutCancel(ctx)
 	// The worktree first: it is prsm's own, and can always be put back.
 	if err := e.rollbackWorktree(ctx, s, st, p); err != nil {
 		before, verr := e.stateVersions(ctx, p.Before)

@@ -493,6 +493,9 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		st.tracker.Stats.Restore(stats)
 		return nil, err
 	}
+	// Stored: from here on the work runs to its end even if the caller
+	// goes away (a canceled request is not a crash to recover from).
+	ctx = context.WithoutCancel(ctx)
 	for _, ch := range changes {
 		st.tracker.Learn(ch.Rel, ch.After)
 	}
