@@ -42,7 +42,7 @@ func parallel(n int, fn func(i int) error) []error {
 
 // stateChange is a record's new status and sync state.
 type stateChange struct {
-	r               *prsm.Record
+	r              *prsm.Record
 	status, syncSt string
 }
 
