@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	stdsync "sync"
+	"syscall"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -157,31 +158,43 @@ func (b *bench) bash(ctx context.Context, s *prsm.Session, files map[string][]by
 func (b *bench) sessionStart(ctx context.Context) error {
 	var ps, gs, gw []time.Duration
 	plain := filepath.Join(b.dir, "plain-wt")
-	for i := 0; i < b.o.startRuns; i++ {
+	// Each sample starts from a quiet disk: the writeback of the worktree
+	// the sample before removed would otherwise land on the next one.
+	settle := func() { syscall.Sync(); time.Sleep(200 * time.Millisecond) }
+	prsmStart := func(i int) error {
+		settle()
 		t0 := time.Now()
 		s, err := b.srv.cl.StartSession(ctx, engine.StartRequest{Name: fmt.Sprintf("start-%d", i)})
 		if err != nil {
 			return err
 		}
 		ps = append(ps, time.Since(t0))
-		if _, err := b.srv.cl.EndSession(ctx, s.ID, true); err != nil {
+		_, err = b.srv.cl.EndSession(ctx, s.ID, true)
+		return err
+	}
+	gitAdd := func(i int, cfg []string, out *[]time.Duration) error {
+		branch := fmt.Sprintf("plain-%d-%d", i, len(cfg))
+		args := append(append([]string{}, cfg...), "worktree", "add", "--quiet", "-b", branch, plain, "HEAD")
+		settle()
+		t0 := time.Now()
+		if _, err := git(ctx, b.ws, nil, args...); err != nil {
 			return err
 		}
-		for _, v := range []struct {
-			cfg []string
-			out *[]time.Duration
-		}{{nil, &gs}, {[]string{"-c", "checkout.workers=0"}, &gw}} {
-			branch := fmt.Sprintf("plain-%d-%d", i, len(v.cfg))
-			args := append(append([]string{}, v.cfg...), "worktree", "add", "--quiet", "-b", branch, plain, "HEAD")
-			t0 = time.Now()
-			if _, err := git(ctx, b.ws, nil, args...); err != nil {
-				return err
-			}
-			*v.out = append(*v.out, time.Since(t0))
-			if _, err := git(ctx, b.ws, nil, "worktree", "remove", "--force", plain); err != nil {
-				return err
-			}
-			if _, err := git(ctx, b.ws, nil, "branch", "-D", branch); err != nil {
+		*out = append(*out, time.Since(t0))
+		if _, err := git(ctx, b.ws, nil, "worktree", "remove", "--force", plain); err != nil {
+			return err
+		}
+		_, err := git(ctx, b.ws, nil, "branch", "-D", branch)
+		return err
+	}
+	for i := 0; i < b.o.startRuns; i++ {
+		steps := []func() error{
+			func() error { return prsmStart(i) },
+			func() error { return gitAdd(i, nil, &gs) },
+			func() error { return gitAdd(i, []string{"-c", "checkout.workers=0"}, &gw) },
+		}
+		for j := range steps { // rotate who goes first
+			if err := steps[(i+j)%len(steps)](); err != nil {
 				return err
 			}
 		}

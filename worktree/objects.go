@@ -20,6 +20,7 @@ type Objects struct {
 	mu     stdsync.Mutex
 	root   string
 	objDir string // the loose object store prsm writes checkpoints into
+	refDir string // the common git dir, where refs/prsm/... live
 	repo   *git.Repository
 	trees  map[string]*object.Tree
 }
@@ -27,7 +28,7 @@ type Objects struct {
 // Objects opens the repository's object store once and returns it.
 func (r *Repo) Objects() (*Objects, error) {
 	r.objOnce.Do(func() {
-		o := &Objects{root: r.Root, objDir: filepath.Join(r.CommonDir, "objects"), trees: map[string]*object.Tree{}}
+		o := &Objects{root: r.Root, objDir: filepath.Join(r.CommonDir, "objects"), refDir: r.CommonDir, trees: map[string]*object.Tree{}}
 		if err := o.open(); err != nil {
 			r.objErr = err
 			return

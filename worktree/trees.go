@@ -2,8 +2,12 @@ package worktree
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -168,11 +172,44 @@ func (o *Objects) Commit(tree, parent, message string, when time.Time) (string, 
 	return h.String(), nil
 }
 
-// SetRef points the ref name (refs/prsm/...) at commit.
+// SetRef points the ref name (refs/prsm/...) at commit. The ref file is
+// replaced atomically the way git does it (name.lock, then a rename):
+// go-git truncates the ref and then writes it, so a kill in between left
+// an empty ref, which git reports as broken and whose commit a gc could
+// then prune.
 func (o *Objects) SetRef(name, commit string) error {
+	if !strings.HasPrefix(name, "refs/prsm/") || strings.Contains(name, "..") || !hexID.MatchString(commit) {
+		return fmt.Errorf("set ref %s: refused (only refs/prsm/ refs to object ids)", name)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.repo.Storer.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(name), plumbing.NewHash(commit)))
+	p := filepath.Join(o.refDir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("set ref %s: %w", name, err)
+	}
+	lock := p + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		// Only prsm writes refs/prsm/, one server per repository, under
+		// o.mu: a lock file here is a crash's leftover.
+		os.Remove(lock)
+		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("set ref %s: %w", name, err)
+	}
+	_, err = f.WriteString(commit + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(lock, p)
+	}
+	if err != nil {
+		os.Remove(lock)
+		return fmt.Errorf("set ref %s: %w", name, err)
+	}
+	return nil
 }
 
 // DeleteRef removes the ref name.

@@ -149,3 +149,54 @@ func TestBuildTreeWritesLooseObjectsGitReads(t *testing.T) {
 		t.Fatalf("diff-tree = %q", got)
 	}
 }
+
+// TestSetRefAtomic: refs/prsm/ refs are replaced through a lock file and a
+// rename, so a reader never sees an empty ref; a lock file a crash left
+// behind does not block the next write; other ref names are refused.
+func TestSetRefAtomic(t *testing.T) {
+	testgit.Env(t)
+	dir := testgit.Init(t, "r")
+	testgit.Write(t, dir, "a.txt", "a\n", 0o644)
+	testgit.Git(t, dir, "add", "-A")
+	testgit.Git(t, dir, "commit", "-qm", "one")
+	one := testgit.Git(t, dir, "rev-parse", "HEAD")
+	testgit.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
+	two := testgit.Git(t, dir, "rev-parse", "HEAD")
+	repo, err := worktree.Discover(context.Background(), nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := repo.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := objs.SetRef("refs/prsm/s/head", one); err != nil {
+		t.Fatal(err)
+	}
+	ref := filepath.Join(dir, ".git", "refs", "prsm", "s", "head")
+	// A crash's leftover lock.
+	if err := os.WriteFile(ref+".lock", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := objs.SetRef("refs/prsm/s/head", two); err != nil {
+		t.Fatalf("stale lock blocked the ref: %v", err)
+	}
+	if got := testgit.Git(t, dir, "rev-parse", "refs/prsm/s/head"); got != two {
+		t.Fatalf("ref = %s, want %s", got, two)
+	}
+	if b, _ := os.ReadFile(ref); string(b) != two+"\n" {
+		t.Fatalf("ref file %q", b)
+	}
+	if _, err := os.Stat(ref + ".lock"); !os.IsNotExist(err) {
+		t.Fatalf("lock file left: %v", err)
+	}
+	for _, bad := range []string{"refs/heads/main", "HEAD", "refs/prsm/../heads/main"} {
+		if err := objs.SetRef(bad, two); err == nil {
+			t.Errorf("SetRef(%q) was allowed", bad)
+		}
+	}
+	if got := testgit.Git(t, dir, "rev-parse", "HEAD"); got != two {
+		t.Fatalf("HEAD moved: %s", got)
+	}
+	testgit.Git(t, dir, "fsck", "--strict", "--no-dangling")
+}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"time"
 
@@ -59,6 +61,43 @@ func alreadyRunning(info *server.Info) error {
 		"a prsm server for %s already runs at http://%s (pid %d)", info.Workspace, info.Addr, info.PID)
 }
 
+// startProfiling writes a CPU profile to $PRSM_CPUPROFILE and an
+// execution trace to $PRSM_TRACE for the server's whole life, when set:
+// how the performance figures of make bench were explained.
+func startProfiling() (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if p := os.Getenv("PRSM_CPUPROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return nil, fmt.Errorf("PRSM_CPUPROFILE: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("PRSM_CPUPROFILE: %w", err)
+		}
+		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+	}
+	if p := os.Getenv("PRSM_TRACE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("PRSM_TRACE: %w", err)
+		}
+		if err := trace.Start(f); err != nil {
+			f.Close()
+			stop()
+			return nil, fmt.Errorf("PRSM_TRACE: %w", err)
+		}
+		stops = append(stops, func() { trace.Stop(); f.Close() })
+	}
+	return stop, nil
+}
+
 // gcInterval is how often a running server applies retention.
 const gcInterval = time.Hour
 
@@ -67,10 +106,17 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 		return err
 	}
 	lock, err := server.AcquireLock(p.dir)
-	if errors.Is(err, server.ErrRunning) {
+	// A server killed a moment ago may still hold the lock through a child
+	// it was forking (the lock goes with the child's exec): wait a little
+	// before calling it a second server.
+	for tries := 0; errors.Is(err, server.ErrRunning) && tries < 40; tries++ {
 		if info, _, ok := liveServer(ctx, p.dir); ok {
 			return alreadyRunning(info)
 		}
+		sleep(ctx, 50)
+		lock, err = server.AcquireLock(p.dir)
+	}
+	if errors.Is(err, server.ErrRunning) {
 		return fmt.Errorf("another prsm server for %s is starting; try again in a moment", p.repo.Root)
 	}
 	if err != nil {
@@ -79,6 +125,11 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	defer lock.Release()
 
 	log := slog.New(slog.NewTextHandler(a.stdio.Err, nil))
+	stopProfile, err := startProfiling()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	db, err := store.Open(filepath.Join(p.dir, "prsm.db"))
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
