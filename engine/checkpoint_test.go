@@ -125,6 +125,9 @@ func TestRewindThreeTurns(t *testing.T) {
 	f.same("workspace after undoing the rollback", wsBefore, ws)
 
 	// All the way back to turn 1, after git gc pruned everything loose.
+	if err := f.eng.FlushObjects(f.ctx); err != nil {
+		t.Fatal(err)
+	}
 	testgit.Git(t, f.ws, "gc", "-q", "--prune=now")
 	if _, err := f.eng.Rewind(f.ctx, s.ID, cp1.ID, false); err != nil {
 		t.Fatal(err)
@@ -209,6 +212,9 @@ func TestNamedCheckpoints(t *testing.T) {
 	}
 	if _, _, err := f.eng.Checkpoint(f.ctx, s.ID, cp.ID); !errors.Is(err, prsm.ErrNotFound) {
 		t.Errorf("deleted checkpoint: %v", err)
+	}
+	if err := f.eng.FlushObjects(f.ctx); err != nil {
+		t.Fatal(err)
 	}
 	refs := testgit.Git(t, f.ws, "for-each-ref", "refs/prsm/"+s.ID)
 	if strings.Contains(refs, cp.ID) || !strings.Contains(refs, "/head") {

@@ -151,10 +151,11 @@ func (e *Engine) autoCheckpoint(ctx context.Context, s *prsm.Session, st *sessio
 	return err
 }
 
-// stateTree writes the tree of what the tracker knows the worktree holds.
-// It starts from the last checkpoint's tree and rewrites only the paths
-// touched since, so its cost follows what changed.
-func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionState) (tree string, touched int, err error) {
+// stateTree builds, in b, the tree of what the tracker knows the worktree
+// holds. It starts from the last checkpoint's tree and adds only the paths
+// touched since, so its cost follows what changed. Nothing is written: the
+// caller stages or writes b's objects.
+func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionState, b *worktree.Batch) (tree string, touched int, err error) {
 	objs, err := e.Repo.Objects()
 	if err != nil {
 		return "", 0, err
@@ -185,19 +186,42 @@ func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionStat
 		}
 		changes = append(changes, c)
 	}
-	tree, err = objs.BuildTree(base, changes)
+	tree, err = b.BuildTree(base, changes)
 	return tree, len(changes), err
 }
 
-// checkpoint records the worktree state as a git tree and commit in the
-// repository's object store (kept alive by refs/prsm/<session>/head) and
-// in the store.
+// nowTree is the tree of what the tracker knows the worktree holds, staged
+// for reading (a rewind plan or a diff compares against it) and never
+// written; call done when the reads are over.
+func (e *Engine) nowTree(ctx context.Context, s *prsm.Session, st *sessionState) (tree string, done func(), err error) {
+	objs, err := e.Repo.Objects()
+	if err != nil {
+		return "", nil, err
+	}
+	b := objs.NewBatch()
+	if tree, _, err = e.stateTree(ctx, s, st, b); err != nil {
+		return "", nil, err
+	}
+	objs.Stage(b.Objects())
+	return tree, func() { objs.Unstage(b.Objects()) }, nil
+}
+
+// checkpoint records the worktree state as a git tree and commit. Their
+// ids are computed in memory, and their objects are committed to the
+// store with the checkpoint, in one transaction: the caller (an agent's
+// tool call waiting to run) is answered at once. A flusher then writes the
+// objects into the repository's object store and points
+// refs/prsm/<session>/head (and a named checkpoint's own ref) at the
+// commit; until then every read of prsm sees them staged, and after a
+// crash the next start writes them (FlushObjects). A checkpoint whose tree
+// equals the one before shares its commit: no object at all.
 func (e *Engine) checkpoint(ctx context.Context, s *prsm.Session, st *sessionState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
 	objs, err := e.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
-	tree, touched, err := e.stateTree(ctx, s, st)
+	b := objs.NewBatch()
+	tree, touched, err := e.stateTree(ctx, s, st, b)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint tree: %w", err)
 	}
@@ -205,25 +229,30 @@ func (e *Engine) checkpoint(ctx context.Context, s *prsm.Session, st *sessionSta
 		// After a restart the chain continues from the newest checkpoint.
 		if last, err := e.lastCheckpoint(ctx, s.ID); err == nil && last != nil {
 			st.ckptCommit = last.Commit
+			if st.ckptTree == "" && last.Tree == tree {
+				st.ckptTree = tree
+			}
 		}
-	}
-	parent := st.ckptCommit
-	if parent == "" {
-		parent = s.BaseCommit
 	}
 	now := time.Now().UTC()
 	id := newID()
-	commit, err := objs.Commit(tree, parent, fmt.Sprintf("prsm checkpoint %s: %s", id, name), now)
-	if err != nil {
-		return nil, err
-	}
-	if err := objs.SetRef(headRef(s.ID), commit); err != nil {
-		return nil, fmt.Errorf("checkpoint ref: %w", err)
+	var commit string
+	var refs []string
+	if tree == st.ckptTree && st.ckptCommit != "" {
+		commit = st.ckptCommit // nothing changed since: the same commit
+		b = objs.NewBatch()
+	} else {
+		parent := st.ckptCommit
+		if parent == "" {
+			parent = s.BaseCommit
+		}
+		if commit, err = b.Commit(tree, parent, fmt.Sprintf("prsm checkpoint %s: %s", id, name), now); err != nil {
+			return nil, err
+		}
+		refs = append(refs, headRef(s.ID))
 	}
 	if kind == prsm.CheckpointManual {
-		if err := objs.SetRef(checkpointRef(s.ID, id), commit); err != nil {
-			return nil, fmt.Errorf("checkpoint ref: %w", err)
-		}
+		refs = append(refs, checkpointRef(s.ID, id))
 	}
 	seq, err := store.MaxRecordSeq(ctx, e.DB.Q(), s.ID)
 	if err != nil {
@@ -232,11 +261,27 @@ func (e *Engine) checkpoint(ctx context.Context, s *prsm.Session, st *sessionSta
 	c := &prsm.Checkpoint{ID: id, SessionID: s.ID, Kind: kind, Name: name, Annotation: annotation,
 		MessageIndex: msgIndex, ToolCallID: toolCallID, Tree: tree, Commit: commit, CreatedAt: now,
 		RecordSeq: seq, FilesChanged: touched}
-	if err := store.InsertCheckpoint(ctx, e.DB.Q(), c); err != nil {
+	pending := b.Objects()
+	objs.Stage(pending) // before the commit: the flusher may see the row at once
+	err = e.DB.Tx(ctx, func(q store.Querier) error {
+		if err := store.InsertCheckpoint(ctx, q, c); err != nil {
+			return err
+		}
+		if len(refs) == 0 {
+			return nil
+		}
+		return store.AddPending(ctx, q, &store.Pending{SessionID: s.ID, Commit: commit, Refs: refs, Objects: storeObjects(pending)})
+	})
+	if err != nil {
+		objs.Unstage(pending)
 		return nil, err
 	}
 	st.ckptTree, st.ckptCommit = tree, commit
 	st.tracker.Touched = map[string]bool{}
+	crashPoint("checkpoint:stored")
+	if len(refs) > 0 {
+		e.kickFlush()
+	}
 	ev := *c
 	e.Events.Publish(EventCheckpoint, &ev)
 	return c, nil
@@ -316,6 +361,11 @@ func (e *Engine) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*p
 	if err != nil {
 		return nil, err
 	}
+	// Its ref may still be pending: written first, so the flusher does
+	// not bring it back after it is deleted.
+	if err := e.FlushObjects(ctx); err != nil {
+		return nil, err
+	}
 	if err := store.DeleteCheckpoint(ctx, e.DB.Q(), s.ID, c.ID); err != nil {
 		return nil, err
 	}
@@ -365,11 +415,13 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 		if err != nil {
 			return nil, err
 		}
-		toTree, _, err = e.stateTree(ctx, s2, st)
+		var done func()
+		toTree, done, err = e.nowTree(ctx, s2, st)
 		unlock()
 		if err != nil {
 			return nil, err
 		}
+		defer done()
 	}
 	objs, err := e.Repo.Objects()
 	if err != nil {

@@ -43,6 +43,13 @@ type Engine struct {
 	WatchBudget int
 	scanStop    func()
 
+	// flushMu guards the background flusher of checkpoint objects
+	// (kickFlush); writeMu serializes the flushes themselves.
+	flushMu    stdsync.Mutex
+	flushing   bool
+	flushAgain bool
+	writeMu    stdsync.Mutex
+
 	// NoAutoCheckpoints switches automatic checkpoints off for every
 	// session (configuration); sessions can switch their own off too.
 	NoAutoCheckpoints bool

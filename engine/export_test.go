@@ -7,3 +7,10 @@ func SetCrashHook(f func(point string)) (restore func()) {
 	crashHook.Store(&f)
 	return func() { crashHook.Store(nil) }
 }
+
+// HoldFlush keeps the engine's checkpoint objects out of the repository
+// (every flush waits) until the returned func is called.
+func HoldFlush(e *Engine) (release func()) {
+	e.writeMu.Lock()
+	return e.writeMu.Unlock
+}

@@ -49,6 +49,10 @@ func (e *Engine) GC(ctx context.Context, req GCRequest) (*GCReport, error) {
 	if req.KeepSessions < 0 || req.KeepAuto < 0 || req.BudgetBytes < 0 {
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_retention", "", "retention limits must be positive")
 	}
+	// Refs about to be dropped must not come back from a pending write.
+	if err := e.FlushObjects(ctx); err != nil {
+		return nil, err
+	}
 	rep := &GCReport{SessionsRemoved: []string{}, BytesBefore: e.DB.Size()}
 	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
 	if err != nil {

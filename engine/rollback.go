@@ -107,10 +107,11 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 	if err != nil {
 		return nil, err
 	}
-	now, _, err := e.stateTree(ctx, s, st)
+	now, done, err := e.nowTree(ctx, s, st)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	diffs, err := objs.DiffTrees(now, c.Tree)
 	if err != nil {
 		return nil, err

@@ -182,6 +182,10 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	} else if n > 0 {
 		e.Log.Info("removed temp files left by a crash", "count", n)
 	}
+	// Checkpoints whose objects a crash kept from the repository.
+	if err := e.FlushObjects(ctx); err != nil {
+		return nil, err
+	}
 	if _, err := e.RecoverIntents(ctx); err != nil {
 		return nil, err
 	}

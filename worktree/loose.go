@@ -6,81 +6,166 @@ import (
 	"crypto/sha1"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	stdsync "sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// looseWriter writes the objects of a checkpoint as git's loose objects.
-// Objects are hashed and deflated in memory as they are added (a tree
-// needs its children's ids, not their files), then written all at once by
-// a few goroutines: each loose object costs a temp file and a rename, and
-// done one after another (as go-git's storer does) they were most of a
-// checkpoint's time. Objects already stored loose are skipped; one that
-// is packed is written loose again, which git tolerates and gc folds.
-type looseWriter struct {
-	dir     string
-	pending []looseObject
-	seen    map[plumbing.Hash]bool
+// Object is a git object ready to be stored loose: its id and its
+// zlib-deflated form (header and body), the bytes of its loose file.
+type Object struct {
+	Hash plumbing.Hash
+	Data []byte
 }
 
-type looseObject struct {
-	hash plumbing.Hash
-	data []byte // deflated header and body
+// Batch collects the new objects of one tree (and commit) in memory:
+// hashing and deflating cost little, and a tree needs only its children's
+// ids, so a checkpoint's ids are known before any file is written. Writing
+// the objects (WriteObjects) is what costs: a temp file and a rename each.
+type Batch struct {
+	o    *Objects
+	objs []Object
+	seen map[plumbing.Hash]bool
 }
 
-// looseWorkers is how many objects are written at once.
-const looseWorkers = 8
+// NewBatch starts a batch of new objects.
+func (o *Objects) NewBatch() *Batch {
+	return &Batch{o: o, seen: map[plumbing.Hash]bool{}}
+}
+
+// Objects returns the batch's objects, in the order they were added.
+func (b *Batch) Objects() []Object { return b.objs }
 
 // add queues an object of type t with body and returns its id.
-func (w *looseWriter) add(t plumbing.ObjectType, body []byte) plumbing.Hash {
+func (b *Batch) add(t plumbing.ObjectType, body []byte) plumbing.Hash {
 	header := []byte(t.String() + " " + strconv.Itoa(len(body)) + "\x00")
 	h := sha1.New()
 	h.Write(header)
 	h.Write(body)
 	var id plumbing.Hash
 	copy(id[:], h.Sum(nil))
-	if w.seen == nil {
-		w.seen = map[plumbing.Hash]bool{}
-	}
-	if w.seen[id] {
+	if b.seen[id] {
 		return id
 	}
-	w.seen[id] = true
-	var b bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&b, zlib.BestSpeed)
+	b.seen[id] = true
+	var buf bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed)
 	zw.Write(header)
 	zw.Write(body)
 	zw.Close()
-	w.pending = append(w.pending, looseObject{hash: id, data: b.Bytes()})
+	b.objs = append(b.objs, Object{Hash: id, Data: buf.Bytes()})
 	return id
 }
 
-// flush writes every queued object.
-func (w *looseWriter) flush() error {
-	objs := w.pending
-	w.pending = nil
+// BuildTree adds to the batch the tree base (a tree id; "" for empty) with
+// changes applied, and returns its id. Only the changed blobs and the
+// trees on their paths are new, so the cost follows the number of
+// changes, not the size of the repository. base may itself be staged.
+func (b *Batch) BuildTree(base string, changes []TreeChange) (tree string, err error) {
+	b.o.mu.Lock()
+	defer b.o.mu.Unlock()
+	err = b.o.retry(func() error {
+		var err error
+		tree, err = b.o.buildTree(b, base, changes)
+		return err
+	})
+	return tree, err
+}
+
+// Commit adds to the batch a commit of tree (with an optional parent) by
+// prsm, and returns its id.
+func (b *Batch) Commit(tree, parent, message string, when time.Time) (string, error) {
+	sig := object.Signature{Name: "prsm", Email: "prsm@localhost", When: when}
+	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: plumbing.NewHash(tree)}
+	if parent != "" {
+		c.ParentHashes = []plumbing.Hash{plumbing.NewHash(parent)}
+	}
+	obj := &plumbing.MemoryObject{}
+	if err := c.Encode(obj); err != nil {
+		return "", err
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return "", err
+	}
+	body, err := io.ReadAll(rd)
+	if err != nil {
+		return "", err
+	}
+	return b.add(plumbing.CommitObject, body).String(), nil
+}
+
+// Stage makes objects readable by every read of o before they are written:
+// a checkpoint is answered at once and its objects reach git's object
+// store a moment later (WriteObjects). Stage and Unstage count, so an
+// object two batches share stays readable until both are done.
+func (o *Objects) Stage(objs []Object) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.staged == nil {
+		o.staged = map[plumbing.Hash]*stagedObject{}
+	}
+	for _, ob := range objs {
+		if s, ok := o.staged[ob.Hash]; ok {
+			s.refs++
+			continue
+		}
+		o.staged[ob.Hash] = &stagedObject{data: ob.Data, refs: 1}
+	}
+}
+
+// Unstage ends Stage for objects (written, or never to be).
+func (o *Objects) Unstage(objs []Object) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, ob := range objs {
+		if s, ok := o.staged[ob.Hash]; ok {
+			if s.refs--; s.refs <= 0 {
+				delete(o.staged, ob.Hash)
+			}
+		}
+	}
+}
+
+type stagedObject struct {
+	data []byte
+	refs int
+}
+
+// looseWorkers is how many objects are written at once.
+const looseWorkers = 8
+
+// WriteObjects stores objects as git's loose objects, several at once:
+// each costs a temp file and a rename, and done one after another (as
+// go-git's storer does) they were most of a checkpoint's time. Objects
+// already stored loose are skipped; one that is packed is written loose
+// again, which git tolerates and gc folds.
+func (o *Objects) WriteObjects(objs []Object) error {
 	if len(objs) == 0 {
 		return nil
 	}
-	jobs := make(chan looseObject)
+	jobs := make(chan Object)
 	errs := make(chan error, len(objs))
 	var wg stdsync.WaitGroup
 	for i := 0; i < min(looseWorkers, len(objs)); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for o := range jobs {
-				errs <- w.write(o)
+			for ob := range jobs {
+				errs <- o.writeLoose(ob)
 			}
 		}()
 	}
-	for _, o := range objs {
-		jobs <- o
+	for _, ob := range objs {
+		jobs <- ob
 	}
 	close(jobs)
 	wg.Wait()
@@ -94,11 +179,11 @@ func (w *looseWriter) flush() error {
 	return errors.Join(all...)
 }
 
-// write stores one object at objects/xx/yyyy..., through a temp file in
-// the same directory and a rename, read-only as git makes them.
-func (w *looseWriter) write(o looseObject) error {
-	hex := o.hash.String()
-	dir := filepath.Join(w.dir, hex[:2])
+// writeLoose stores one object at objects/xx/yyyy..., through a temp file
+// in the same directory and a rename, read-only as git makes them.
+func (o *Objects) writeLoose(ob Object) error {
+	hex := ob.Hash.String()
+	dir := filepath.Join(o.objDir, hex[:2])
 	p := filepath.Join(dir, hex[2:])
 	if _, err := os.Lstat(p); err == nil {
 		return nil
@@ -110,7 +195,7 @@ func (w *looseWriter) write(o looseObject) error {
 	if err != nil {
 		return fmt.Errorf("write object %s: %w", hex, err)
 	}
-	_, err = f.Write(o.data)
+	_, err = f.Write(ob.Data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -125,4 +210,61 @@ func (w *looseWriter) write(o looseObject) error {
 		return fmt.Errorf("write object %s: %w", hex, err)
 	}
 	return nil
+}
+
+// reader is the object store as prsm reads it: staged objects first, then
+// go-git's (loose and packed). Callers hold o.mu.
+func (o *Objects) reader() storer.EncodedObjectStorer {
+	return stagedReader{EncodedObjectStorer: o.repo.Storer, o: o}
+}
+
+type stagedReader struct {
+	storer.EncodedObjectStorer
+	o *Objects
+}
+
+func (r stagedReader) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if s, ok := r.o.staged[h]; ok {
+		obj, err := inflate(h, s.data)
+		if err != nil {
+			return nil, err
+		}
+		if t != plumbing.AnyObject && obj.Type() != t {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return obj, nil
+	}
+	return r.EncodedObjectStorer.EncodedObject(t, h)
+}
+
+func (r stagedReader) HasEncodedObject(h plumbing.Hash) error {
+	if _, ok := r.o.staged[h]; ok {
+		return nil
+	}
+	return r.EncodedObjectStorer.HasEncodedObject(h)
+}
+
+// inflate decodes a loose object's bytes.
+func inflate(h plumbing.Hash, data []byte) (plumbing.EncodedObject, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("staged object %s: %w", h, err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("staged object %s: %w", h, err)
+	}
+	i := bytes.IndexByte(raw, 0)
+	sp := bytes.IndexByte(raw, ' ')
+	if i < 0 || sp < 0 || sp > i {
+		return nil, fmt.Errorf("staged object %s: bad header", h)
+	}
+	t, err := plumbing.ParseObjectType(string(raw[:sp]))
+	if err != nil {
+		return nil, fmt.Errorf("staged object %s: %w", h, err)
+	}
+	obj := &plumbing.MemoryObject{}
+	obj.SetType(t)
+	obj.Write(raw[i+1:])
+	return obj, nil
 }

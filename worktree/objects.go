@@ -15,7 +15,8 @@ import (
 // Objects reads commits, trees and blobs of the repository with go-git, in
 // process: a session's base files are read far more often than a git
 // process per file could afford. go-git does not handle linked worktrees, so
-// it is used for object reads only.
+// it is used for object reads only; prsm writes its checkpoints' objects
+// itself (Batch, WriteObjects) and can stage them for reads first.
 type Objects struct {
 	mu     stdsync.Mutex
 	root   string
@@ -23,6 +24,9 @@ type Objects struct {
 	refDir string // the common git dir, where refs/prsm/... live
 	repo   *git.Repository
 	trees  map[string]*object.Tree
+	// staged holds objects a checkpoint made that are not written yet
+	// (Stage); every read sees them.
+	staged map[plumbing.Hash]*stagedObject
 }
 
 // Objects opens the repository's object store once and returns it.
@@ -111,7 +115,7 @@ func (o *Objects) HasFile(commit, path string) (ok bool, err error) {
 func (o *Objects) findFile(commit, path string) (*object.TreeEntry, error) {
 	tree, ok := o.trees[commit]
 	if !ok {
-		c, err := o.repo.CommitObject(plumbing.NewHash(commit))
+		c, err := object.GetCommit(o.reader(), plumbing.NewHash(commit))
 		if err != nil {
 			return nil, fmt.Errorf("read commit %s: %w", commit, err)
 		}
@@ -138,7 +142,7 @@ func (o *Objects) readFile(commit, path string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	blob, err := o.repo.BlobObject(ent.Hash)
+	blob, err := object.GetBlob(o.reader(), ent.Hash)
 	if err != nil {
 		return File{}, fmt.Errorf("read blob of %s: %w", path, err)
 	}

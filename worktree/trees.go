@@ -27,21 +27,17 @@ type TreeChange struct {
 const EmptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 // BuildTree writes a new tree: base (a tree id; "" for empty) with changes
-// applied. Only the changed blobs and the trees on their paths are written,
-// so the cost follows the number of changes, not the size of the
-// repository.
-func (o *Objects) BuildTree(base string, changes []TreeChange) (tree string, err error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	err = o.retry(func() error {
-		var err error
-		tree, err = o.buildTree(base, changes)
-		return err
-	})
-	return tree, err
+// applied, its new objects written at once (see Batch).
+func (o *Objects) BuildTree(base string, changes []TreeChange) (string, error) {
+	b := o.NewBatch()
+	tree, err := b.BuildTree(base, changes)
+	if err != nil {
+		return "", err
+	}
+	return tree, o.WriteObjects(b.Objects())
 }
 
-func (o *Objects) buildTree(base string, changes []TreeChange) (string, error) {
+func (o *Objects) buildTree(b *Batch, base string, changes []TreeChange) (string, error) {
 	root := &dirChange{files: map[string]*File{}, dirs: map[string]*dirChange{}}
 	for _, c := range changes {
 		parts := strings.Split(c.Path, "/")
@@ -60,16 +56,12 @@ func (o *Objects) buildTree(base string, changes []TreeChange) (string, error) {
 	if base != "" && base != EmptyTree {
 		baseHash = plumbing.NewHash(base)
 	}
-	w := &looseWriter{dir: o.objDir}
-	h, err := o.writeDir(w, baseHash, root)
+	h, err := o.writeDir(b, baseHash, root)
 	if err != nil {
 		return "", err
 	}
 	if h.IsZero() {
-		h = w.add(plumbing.TreeObject, nil) // the empty tree
-	}
-	if err := w.flush(); err != nil {
-		return "", err
+		h = b.add(plumbing.TreeObject, nil) // the empty tree
 	}
 	return h.String(), nil
 }
@@ -79,12 +71,12 @@ type dirChange struct {
 	dirs  map[string]*dirChange
 }
 
-// writeDir applies d to the tree h and queues the result on w; a zero hash
+// writeDir applies d to the tree h and adds the result to b; a zero hash
 // means the directory is now empty.
-func (o *Objects) writeDir(w *looseWriter, h plumbing.Hash, d *dirChange) (plumbing.Hash, error) {
+func (o *Objects) writeDir(b *Batch, h plumbing.Hash, d *dirChange) (plumbing.Hash, error) {
 	entries := map[string]object.TreeEntry{}
 	if !h.IsZero() {
-		t, err := object.GetTree(o.repo.Storer, h)
+		t, err := object.GetTree(o.reader(), h)
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("read tree %s: %w", h, err)
 		}
@@ -104,14 +96,14 @@ func (o *Objects) writeDir(w *looseWriter, h plumbing.Hash, d *dirChange) (plumb
 		case f.Mode&0o111 != 0:
 			mode = filemode.Executable
 		}
-		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: w.add(plumbing.BlobObject, f.Content)}
+		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: b.add(plumbing.BlobObject, f.Content)}
 	}
 	for name, sub := range d.dirs {
 		var subHash plumbing.Hash
 		if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
 			subHash = e.Hash
 		}
-		nh, err := o.writeDir(w, subHash, sub)
+		nh, err := o.writeDir(b, subHash, sub)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -130,7 +122,7 @@ func (o *Objects) writeDir(w *looseWriter, h plumbing.Hash, d *dirChange) (plumb
 	for _, e := range entries {
 		list = append(list, e)
 	}
-	return w.add(plumbing.TreeObject, encodeTree(list)), nil
+	return b.add(plumbing.TreeObject, encodeTree(list)), nil
 }
 
 // encodeTree is the body of a tree object of entries, in git's order:
@@ -154,22 +146,12 @@ func encodeTree(entries []object.TreeEntry) []byte {
 
 // Commit writes a commit of tree (with an optional parent) as prsm.
 func (o *Objects) Commit(tree, parent, message string, when time.Time) (string, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	sig := object.Signature{Name: "prsm", Email: "prsm@localhost", When: when}
-	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: plumbing.NewHash(tree)}
-	if parent != "" {
-		c.ParentHashes = []plumbing.Hash{plumbing.NewHash(parent)}
-	}
-	obj := o.repo.Storer.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
+	b := o.NewBatch()
+	c, err := b.Commit(tree, parent, message, when)
+	if err != nil {
 		return "", err
 	}
-	h, err := o.repo.Storer.SetEncodedObject(obj)
-	if err != nil {
-		return "", fmt.Errorf("write commit: %w", err)
-	}
-	return h.String(), nil
+	return c, o.WriteObjects(b.Objects())
 }
 
 // SetRef points the ref name (refs/prsm/...) at commit. The ref file is
@@ -224,7 +206,7 @@ func (o *Objects) CommitTreeID(commit string) (tree string, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	err = o.retry(func() error {
-		c, err := o.repo.CommitObject(plumbing.NewHash(commit))
+		c, err := object.GetCommit(o.reader(), plumbing.NewHash(commit))
 		if err != nil {
 			return fmt.Errorf("read commit %s: %w", commit, err)
 		}
@@ -258,7 +240,7 @@ func (o *Objects) diffTrees(a, b string) ([]TreeDiff, error) {
 		if id == "" || id == EmptyTree {
 			return &object.Tree{}, nil
 		}
-		return object.GetTree(o.repo.Storer, plumbing.NewHash(id))
+		return object.GetTree(o.reader(), plumbing.NewHash(id))
 	}
 	ta, err := get(a)
 	if err != nil {
@@ -301,7 +283,7 @@ func (o *Objects) entryFile(e object.TreeEntry) (*File, error) {
 	if !e.Mode.IsFile() {
 		return nil, nil
 	}
-	blob, err := o.repo.BlobObject(e.Hash)
+	blob, err := object.GetBlob(o.reader(), e.Hash)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", e.Hash, err)
 	}

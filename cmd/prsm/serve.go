@@ -191,8 +191,14 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 		return err
 	}
 	log.Info("prsm serving", "workspace", p.repo.Root, "addr", "http://"+srv.Addr(), "pid", os.Getpid())
-	if err := srv.Serve(ctx); err != nil {
-		return err
+	serveErr := srv.Serve(ctx)
+	// Checkpoints answered a moment ago reach the repository before the
+	// store closes (a crash leaves them to the next start).
+	if err := eng.FlushObjects(context.WithoutCancel(ctx)); err != nil {
+		log.Error("write checkpoint objects", "err", err)
+	}
+	if serveErr != nil {
+		return serveErr
 	}
 	log.Info("prsm stopped")
 	return nil

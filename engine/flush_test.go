@@ -1,0 +1,128 @@
+package engine_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/store"
+)
+
+// gitHas reports whether the repository's object store has id (git's own
+// view, not prsm's staged one).
+func gitHas(dir, id string) bool {
+	cmd := exec.Command("git", "cat-file", "-e", id)
+	cmd.Dir = dir
+	return cmd.Run() == nil
+}
+
+// TestCheckpointObjectsFlushedAfterCrash: a checkpoint answers before its
+// objects are in the repository; a crash right then loses nothing: the
+// next start writes them and points the refs at the commit, and the
+// checkpoint can be rewound to after git gc --prune=now.
+func TestCheckpointObjectsFlushedAfterCrash(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "one")) })
+	if err := f.eng.FlushObjects(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	var cp *prsm.Checkpoint
+	if !crashing(t, "checkpoint:stored", 1, func() {
+		var err error
+		cp, err = f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "kept"})
+		if err != nil {
+			t.Error(err)
+		}
+	}) {
+		t.Fatal("crash point checkpoint:stored not reached")
+	}
+	list, err := f.eng.Checkpoints(f.ctx, s.ID, "kept")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("checkpoint not stored: %v %d", err, len(list))
+	}
+	cp = list[0]
+	if gitHas(f.ws, cp.Commit) {
+		t.Fatalf("the crash came too late: the commit is in the repository already")
+	}
+	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 1 || rows[0].Commit != cp.Commit {
+		t.Fatalf("pending rows: %d", len(rows))
+	}
+	f.restart()
+	if !gitHas(f.ws, cp.Commit) || !gitHas(f.ws, cp.Tree) {
+		t.Fatalf("the restart did not write the checkpoint's objects")
+	}
+	for _, ref := range []string{"refs/prsm/" + s.ID + "/head", "refs/prsm/" + s.ID + "/" + cp.ID} {
+		if got := testgit.Git(t, f.ws, "rev-parse", ref); got != cp.Commit {
+			t.Errorf("%s = %s, want %s", ref, got, cp.Commit)
+		}
+	}
+	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 0 {
+		t.Errorf("%d pending rows after the flush", len(rows))
+	}
+	testgit.Git(t, f.ws, "fsck", "--strict", "--no-dangling")
+	testgit.Git(t, f.ws, "gc", "-q", "--prune=now")
+	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 9, "two")) })
+	if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, f.ws, "f.txt"), replaceLine(base, 3, "one"); got != want {
+		t.Errorf("workspace after rewind:\n%s", got)
+	}
+}
+
+// TestCheckpointReadableBeforeWritten: a checkpoint's objects are staged
+// for prsm's reads from the moment it answers; rewinding and diffing work
+// before they reach the repository, and an unchanged tree shares its
+// commit with the checkpoint before.
+func TestCheckpointReadableBeforeWritten(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	release := engine.HoldFlush(f.eng)
+	cp1, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp1b, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp1b.Commit != cp1.Commit || cp1b.Tree != cp1.Tree {
+		t.Errorf("an unchanged tree got a new commit: %s %s", cp1.Commit, cp1b.Commit)
+	}
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "one")) })
+	d, err := f.eng.DiffCheckpoints(f.ctx, s.ID, cp1.ID, "")
+	if err != nil || len(d.Files) != 1 || d.Files[0].Path != "f.txt" {
+		t.Fatalf("diff against now: %v %+v", err, d)
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, cp1.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.ws, "f.txt"); got != base {
+		t.Errorf("workspace after rewind:\n%s", got)
+	}
+	if gitHas(f.ws, cp1.Commit) {
+		t.Fatalf("the objects reached the repository while the flush was held: the reads above proved nothing")
+	}
+	release()
+	if err := f.eng.FlushObjects(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := f.eng.Checkpoints(f.ctx, s.ID, "")
+	for _, c := range all {
+		if !gitHas(f.ws, c.Commit) || !gitHas(f.ws, c.Tree) {
+			t.Errorf("checkpoint %s (%s): objects missing after the flush", c.ID, c.Name)
+		}
+	}
+	if got := testgit.Git(t, f.ws, "rev-parse", "refs/prsm/"+s.ID+"/head"); got != all[len(all)-1].Commit {
+		t.Errorf("head ref %s, want the newest checkpoint %s", got, all[len(all)-1].Commit)
+	}
+	if !strings.Contains(testgit.Git(t, f.ws, "log", "--format=%s", "refs/prsm/"+s.ID+"/head"), "prsm checkpoint") {
+		t.Errorf("head ref does not name a checkpoint chain")
+	}
+}
