@@ -31,6 +31,7 @@ func (e *Engine) StartWatching(ctx context.Context) error {
 	w.Ignored = e.ignoredDirs
 	w.Changed = e.changed
 	w.Budget = e.WatchBudget
+	w.SentinelDir = filepath.Join(e.ProjectDir, "sentinels")
 	e.watchCtx = ctx
 	e.Watcher = w
 	e.startScanner(ctx)

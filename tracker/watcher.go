@@ -41,6 +41,12 @@ type Watcher struct {
 	// first Add. A worktree that does not fit is scanned
 	// instead, as when the kernel runs out of watches.
 	Budget int
+	// SentinelDir, when set, is a directory of prsm's own where Flush
+	// touches a file instead of creating and removing one in the
+	// worktree: inotify orders all of one instance's events, so any event
+	// is a barrier, and changing a file's times costs far less than
+	// creating it. Set before the first Add.
+	SentinelDir string
 	// MaxDirty caps the paths remembered per worktree (0: DefaultMaxDirty).
 	// A burst beyond it (an unignored npm install) is not kept path by
 	// path: the next look is one git status scan, which costs less.
@@ -49,7 +55,10 @@ type Watcher struct {
 	mu        stdsync.Mutex
 	roots     map[string]*watchedRoot // by worktree root
 	dirs      map[string]*watchedRoot // watched directory -> its root
-	sentinels map[string]chan struct{}
+	sentinels map[string]sentinelWait
+	spare     []string // sentinel files in SentinelDir not in use
+	nextSpare int
+	sentinelW bool // SentinelDir is watched
 	ignored   map[string]bool // directories left unwatched because git ignores them
 	gen       uint64
 	done      chan struct{}
@@ -70,7 +79,7 @@ func NewWatcher(log *slog.Logger) (*Watcher, error) {
 		return nil, fmt.Errorf("start file watcher: %w", err)
 	}
 	w := &Watcher{fs: f, log: log, roots: map[string]*watchedRoot{}, dirs: map[string]*watchedRoot{},
-		sentinels: map[string]chan struct{}{}, ignored: map[string]bool{}, done: make(chan struct{})}
+		sentinels: map[string]sentinelWait{}, ignored: map[string]bool{}, done: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
@@ -325,14 +334,17 @@ func (w *Watcher) notifyAll() {
 func (w *Watcher) handle(ev fsnotify.Event) {
 	base := filepath.Base(ev.Name)
 	if strings.HasPrefix(base, SentinelPrefix) {
-		if ev.Has(fsnotify.Create) {
-			w.mu.Lock()
-			ch, ok := w.sentinels[ev.Name]
+		w.mu.Lock()
+		sw, ok := w.sentinels[ev.Name]
+		// Only the flush's own event counts: a reused sentinel's creation
+		// (or an earlier touch) comes before the changes it must follow.
+		ok = ok && ev.Has(sw.op)
+		if ok {
 			delete(w.sentinels, ev.Name)
-			w.mu.Unlock()
-			if ok {
-				close(ch)
-			}
+		}
+		w.mu.Unlock()
+		if ok {
+			close(sw.ch)
 		}
 		return
 	}
@@ -386,12 +398,11 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 var ErrFlushTimeout = errors.New("file watcher flush timed out")
 
 // Flush waits until every event that happened in root before the call has
-// been handled: it writes a sentinel file and waits for its event (inotify
-// delivers in order). On timeout the root falls back to a full scan.
+// been handled: it makes an event of its own (a sentinel) and waits for
+// it, since inotify delivers in order. The sentinel is a file of
+// SentinelDir whose times it changes, or else a file it creates and
+// removes in root. On timeout the root falls back to a full scan.
 func (w *Watcher) Flush(ctx context.Context, root string) error {
-	var b [6]byte
-	rand.Read(b[:])
-	p := filepath.Join(root, SentinelPrefix+hex.EncodeToString(b[:]))
 	ch := make(chan struct{})
 	w.mu.Lock()
 	wr, ok := w.roots[root]
@@ -404,22 +415,42 @@ func (w *Watcher) Flush(ctx context.Context, root string) error {
 		w.mu.Unlock()
 		return nil
 	}
-	w.sentinels[p] = ch
+	p, touch := w.takeSentinelLocked(root)
+	op := fsnotify.Create
+	if touch {
+		op = fsnotify.Chmod // what changing a file's times reports
+	}
+	w.sentinels[p] = sentinelWait{ch: ch, op: op}
 	w.mu.Unlock()
-	if err := os.WriteFile(p, nil, 0o600); err != nil {
+	var err error
+	if touch {
+		now := time.Now()
+		err = os.Chtimes(p, now, now)
+	} else {
+		err = os.WriteFile(p, nil, 0o600)
+		defer os.Remove(p)
+	}
+	if err != nil {
 		w.mu.Lock()
 		delete(w.sentinels, p)
 		w.setFull(wr)
 		w.mu.Unlock()
 		return fmt.Errorf("flush %s: %w", root, err)
 	}
-	defer os.Remove(p)
 	t := time.NewTimer(5 * time.Second)
 	defer t.Stop()
 	select {
 	case <-ch:
+		if touch {
+			// Reused only after its event arrived: a late event must
+			// not end another flush early.
+			w.putSentinel(p)
+		}
 		return nil
 	case <-ctx.Done():
+		w.mu.Lock()
+		delete(w.sentinels, p)
+		w.mu.Unlock()
 		return ctx.Err()
 	case <-t.C:
 		w.mu.Lock()
@@ -429,6 +460,47 @@ func (w *Watcher) Flush(ctx context.Context, root string) error {
 		w.log.Warn("file watcher flush timed out; full scan", "root", root)
 		return nil
 	}
+}
+
+// sentinelWait is a flush waiting for its sentinel's event.
+type sentinelWait struct {
+	ch chan struct{}
+	op fsnotify.Op
+}
+
+// takeSentinelLocked picks the sentinel of one flush: a spare file of
+// SentinelDir (made once, then reused) when that directory is watched,
+// else a new name in root.
+func (w *Watcher) takeSentinelLocked(root string) (path string, touch bool) {
+	if w.SentinelDir != "" && !w.sentinelW {
+		if err := os.MkdirAll(w.SentinelDir, 0o700); err == nil && w.fs.Add(w.SentinelDir) == nil {
+			w.sentinelW = true
+		} else {
+			w.SentinelDir = "" // not usable: sentinels in the worktrees
+		}
+	}
+	if w.sentinelW {
+		if n := len(w.spare); n > 0 {
+			p := w.spare[n-1]
+			w.spare = w.spare[:n-1]
+			return p, true
+		}
+		w.nextSpare++
+		p := filepath.Join(w.SentinelDir, fmt.Sprintf("%s%d", SentinelPrefix, w.nextSpare))
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600); err == nil {
+			f.Close()
+			return p, true
+		}
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	return filepath.Join(root, SentinelPrefix+hex.EncodeToString(b[:])), false
+}
+
+func (w *Watcher) putSentinel(p string) {
+	w.mu.Lock()
+	w.spare = append(w.spare, p)
+	w.mu.Unlock()
 }
 
 // Dirty is what changed in a root since the tracker last acknowledged.

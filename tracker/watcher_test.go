@@ -112,3 +112,44 @@ func TestWatcherAckKeepsNewerChanges(t *testing.T) {
 		t.Errorf("newer change lost: %v", d2.Paths)
 	}
 }
+
+// Flush through a sentinel directory: changes made just before it are all
+// in the dirty set when it returns, many flushes in a row reuse one file,
+// and nothing is created in the worktree.
+func TestWatcherFlushWithSentinelDir(t *testing.T) {
+	w, err := tracker.NewWatcher(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SentinelDir = filepath.Join(t.TempDir(), "sentinels")
+	root := t.TempDir()
+	if err := w.Add("s1", root); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		name := filepath.Join(root, "f"+strings.Repeat("x", i%5)+".txt")
+		if err := os.WriteFile(name, []byte{byte(i)}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := settled(t, w, root)
+		found := false
+		for _, p := range d.Paths {
+			found = found || p == filepath.Base(name)
+		}
+		if !found || d.Full {
+			t.Fatalf("flush %d returned before the write's event: %+v", i, d)
+		}
+		w.Ack(d)
+	}
+	entries, _ := os.ReadDir(w.SentinelDir)
+	if len(entries) != 1 {
+		t.Errorf("sentinel files: %d, want one reused", len(entries))
+	}
+	left, _ := os.ReadDir(root)
+	for _, e := range left {
+		if strings.HasPrefix(e.Name(), tracker.SentinelPrefix) {
+			t.Errorf("sentinel in the worktree: %s", e.Name())
+		}
+	}
+}
