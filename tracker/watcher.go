@@ -58,7 +58,7 @@ type Watcher struct {
 	sentinels map[string]sentinelWait
 	spare     []string // sentinel files in SentinelDir not in use
 	nextSpare int
-	sentinelW bool // SentinelDir is watched
+	sentinelW bool            // SentinelDir is watched
 	ignored   map[string]bool // directories left unwatched because git ignores them
 	gen       uint64
 	done      chan struct{}
