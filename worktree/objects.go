@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	stdsync "sync"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Objects reads commits, trees and blobs of the repository with go-git, in
@@ -18,12 +21,13 @@ import (
 // it is used for object reads only; prsm writes its checkpoints' objects
 // itself (Batch, WriteObjects) and can stage them for reads first.
 type Objects struct {
-	mu     stdsync.Mutex
-	root   string
-	objDir string // the loose object store prsm writes checkpoints into
-	refDir string // the common git dir, where refs/prsm/... live
-	repo   *git.Repository
-	trees  map[string]*object.Tree
+	mu      stdsync.Mutex
+	root    string
+	objDir  string // the loose object store prsm writes checkpoints into
+	refDir  string // the common git dir, where refs/prsm/... live
+	repo    *git.Repository
+	storage *filesystem.Storage // closed when the store is reopened
+	trees   map[string]*object.Tree
 	// staged holds objects a checkpoint made that are not written yet
 	// (Stage); every read sees them.
 	staged map[plumbing.Hash]*stagedObject
@@ -42,12 +46,26 @@ func (r *Repo) Objects() (*Objects, error) {
 	return r.obj, r.objErr
 }
 
+// objectCache bounds go-git's cache of decoded objects (its default is
+// 96 MiB), which the server's resident size is measured against.
+const objectCache = 32 * cache.MiByte
+
 func (o *Objects) open() error {
-	repo, err := git.PlainOpenWithOptions(o.root, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	// The common git dir holds the objects and refs of every worktree.
+	// Pack files stay open between reads (KeepDescriptors): by default
+	// go-git opens the pack again for every object, which was most of a
+	// 100-file rewind's planning in a trace.
+	st := filesystem.NewStorageWithOptions(osfs.New(o.refDir), cache.NewObjectLRU(objectCache),
+		filesystem.Options{KeepDescriptors: true})
+	repo, err := git.Open(st, nil)
 	if err != nil {
+		st.Close()
 		return fmt.Errorf("open objects of %s: %w", o.root, err)
 	}
-	o.repo = repo
+	if o.storage != nil {
+		o.storage.Close()
+	}
+	o.repo, o.storage = repo, st
 	return nil
 }
 
