@@ -190,20 +190,29 @@ func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionStat
 	return tree, len(changes), err
 }
 
+// treeState is a tree of the session's state built in a batch.
+type treeState struct {
+	b       *worktree.Batch
+	tree    string
+	touched int
+	done    func() // ends the staging of nowTree
+}
+
 // nowTree is the tree of what the tracker knows the worktree holds, staged
 // for reading (a rewind plan or a diff compares against it) and never
-// written; call done when the reads are over.
-func (e *Engine) nowTree(ctx context.Context, s *prsm.Session, st *sessionState) (tree string, done func(), err error) {
+// written unless it becomes a checkpoint; call done when the reads are over.
+func (e *Engine) nowTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
 	objs, err := e.Repo.Objects()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	b := objs.NewBatch()
-	if tree, _, err = e.stateTree(ctx, s, st, b); err != nil {
-		return "", nil, err
+	ts := &treeState{b: objs.NewBatch()}
+	if ts.tree, ts.touched, err = e.stateTree(ctx, s, st, ts.b); err != nil {
+		return nil, err
 	}
-	objs.Stage(b.Objects())
-	return tree, func() { objs.Unstage(b.Objects()) }, nil
+	objs.Stage(ts.b.Objects())
+	ts.done = func() { objs.Unstage(ts.b.Objects()) }
+	return ts, nil
 }
 
 // checkpoint records the worktree state as a git tree and commit. Their
@@ -220,11 +229,21 @@ func (e *Engine) checkpoint(ctx context.Context, s *prsm.Session, st *sessionSta
 	if err != nil {
 		return nil, err
 	}
-	b := objs.NewBatch()
-	tree, touched, err := e.stateTree(ctx, s, st, b)
-	if err != nil {
+	ts := &treeState{b: objs.NewBatch()}
+	if ts.tree, ts.touched, err = e.stateTree(ctx, s, st, ts.b); err != nil {
 		return nil, fmt.Errorf("checkpoint tree: %w", err)
 	}
+	return e.saveCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
+}
+
+// saveCheckpoint stores the checkpoint of a state tree built already (the
+// tracker's state must not have changed since).
+func (e *Engine) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
+	objs, err := e.Repo.Objects()
+	if err != nil {
+		return nil, err
+	}
+	b, tree, touched := ts.b, ts.tree, ts.touched
 	if st.ckptCommit == "" {
 		// After a restart the chain continues from the newest checkpoint.
 		if last, err := e.lastCheckpoint(ctx, s.ID); err == nil && last != nil {
@@ -415,13 +434,13 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 		if err != nil {
 			return nil, err
 		}
-		var done func()
-		toTree, done, err = e.nowTree(ctx, s2, st)
+		now, err := e.nowTree(ctx, s2, st)
 		unlock()
 		if err != nil {
 			return nil, err
 		}
-		defer done()
+		defer now.done()
+		toTree = now.tree
 	}
 	objs, err := e.Repo.Objects()
 	if err != nil {

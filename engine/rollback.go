@@ -60,6 +60,9 @@ type rollback struct {
 	// from is, for a rewind, what each target path holds now as far as
 	// prsm knows: the workspace takes the net change from -> target.
 	from map[string]prsmsync.Version
+	// now is the tree of the current state a rewind planned against: the
+	// safety checkpoint's tree, not built twice.
+	now *treeState
 }
 
 // RewindPlan previews rolling the session back to checkpoint id.
@@ -107,12 +110,12 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 	if err != nil {
 		return nil, err
 	}
-	now, done, err := e.nowTree(ctx, s, st)
+	now, err := e.nowTree(ctx, s, st)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	diffs, err := objs.DiffTrees(now, c.Tree)
+	defer now.done()
+	diffs, err := objs.DiffTrees(now.tree, c.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +130,7 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 		}
 	}
 	sortRecords(undo, true)
-	rb := &rollback{plan: &Plan{CheckpointID: c.ID}, undo: undo, targets: map[string]prsmsync.Version{}, from: map[string]prsmsync.Version{}}
+	rb := &rollback{plan: &Plan{CheckpointID: c.ID}, undo: undo, targets: map[string]prsmsync.Version{}, from: map[string]prsmsync.Version{}, now: now}
 	for _, d := range diffs {
 		rb.targets[d.Path] = fileVersion(d.To)
 		rb.from[d.Path] = fileVersion(d.From)
@@ -392,7 +395,13 @@ func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionSt
 		return nil, prsm.Errorf(prsm.ErrConflict, "tool_call_in_flight", "wait for the agent's tool call to finish, then try again",
 			"tool call %s of session %s is still running", tc, s.ID)
 	}
-	safety, err := e.checkpoint(ctx, s, st, prsm.CheckpointAuto, "before "+what, "", 0, "")
+	var safety *prsm.Checkpoint
+	var err error
+	if rb.now != nil {
+		safety, err = e.saveCheckpoint(ctx, s, st, rb.now, prsm.CheckpointAuto, "before "+what, "", 0, "")
+	} else {
+		safety, err = e.checkpoint(ctx, s, st, prsm.CheckpointAuto, "before "+what, "", 0, "")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("safety checkpoint: %w", err)
 	}

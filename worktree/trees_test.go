@@ -200,3 +200,74 @@ func TestSetRefAtomic(t *testing.T) {
 	}
 	testgit.Git(t, dir, "fsck", "--strict", "--no-dangling")
 }
+
+// TestDiffTreesEqualsGit: DiffTrees lists exactly the files git diff-tree
+// does, with the right sides, across file <-> directory swaps, mode
+// changes, symlinks and nested additions and deletions.
+func TestDiffTreesEqualsGit(t *testing.T) {
+	testgit.Env(t)
+	dir := testgit.Init(t, "r")
+	for rel, c := range map[string]string{
+		"same.txt": "same\n", "mod.txt": "one\n", "gone/deep/f.txt": "f\n", "gone/g.txt": "g\n",
+		"becomes-dir": "file\n", "dir-becomes-file/x.txt": "x\n", "run.sh": "#!/bin/sh\n", "keep/k.txt": "k\n",
+	} {
+		testgit.Write(t, dir, rel, c, 0o644)
+	}
+	testgit.Git(t, dir, "add", "-A")
+	testgit.Git(t, dir, "commit", "-qm", "a")
+	a := testgit.Git(t, dir, "rev-parse", "HEAD^{tree}")
+	os.WriteFile(filepath.Join(dir, "mod.txt"), []byte("two\n"), 0o644)
+	os.RemoveAll(filepath.Join(dir, "gone"))
+	os.Remove(filepath.Join(dir, "becomes-dir"))
+	testgit.Write(t, dir, "becomes-dir/inner.txt", "inner\n", 0o644)
+	os.RemoveAll(filepath.Join(dir, "dir-becomes-file"))
+	testgit.Write(t, dir, "dir-becomes-file", "now a file\n", 0o644)
+	os.Chmod(filepath.Join(dir, "run.sh"), 0o755)
+	testgit.Write(t, dir, "new/a/b/c.txt", "c\n", 0o644)
+	testgit.Symlink(t, dir, "link", "same.txt")
+	testgit.Git(t, dir, "add", "-A")
+	testgit.Git(t, dir, "commit", "-qm", "b")
+	b := testgit.Git(t, dir, "rev-parse", "HEAD^{tree}")
+
+	repo, err := worktree.Discover(context.Background(), nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := repo.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffs, err := objs.DiffTrees(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range diffs {
+		st := "M"
+		switch {
+		case d.From == nil:
+			st = "A"
+		case d.To == nil:
+			st = "D"
+		}
+		got = append(got, st+"\t"+d.Path)
+	}
+	want := testgit.Git(t, dir, "diff-tree", "-r", "--no-renames", "--name-status", a, b)
+	if strings.Join(got, "\n") != want {
+		t.Fatalf("DiffTrees:\n%s\ngit diff-tree:\n%s", strings.Join(got, "\n"), want)
+	}
+	for _, d := range diffs {
+		if d.Path == "run.sh" && (d.From.Mode != 0o100644 || d.To.Mode != 0o100755) {
+			t.Errorf("run.sh modes %o -> %o", d.From.Mode, d.To.Mode)
+		}
+		if d.Path == "link" && (d.To.Mode != 0o120000 || string(d.To.Content) != "same.txt") {
+			t.Errorf("link: %o %q", d.To.Mode, d.To.Content)
+		}
+	}
+	if back, err := objs.DiffTrees(b, a); err != nil || len(back) != len(diffs) {
+		t.Errorf("reverse diff: %d files, %v", len(back), err)
+	}
+	if none, err := objs.DiffTrees(a, a); err != nil || len(none) != 0 {
+		t.Errorf("a tree against itself: %d files, %v", len(none), err)
+	}
+}
