@@ -50,6 +50,7 @@ func crashing(t *testing.T, point string, nth int, fn func()) (hit bool) {
 func (f *fixture) restart() {
 	f.t.Helper()
 	f.eng = engine.New(f.eng.Repo, f.eng.DB, f.eng.ProjectDir, slog.New(slog.DiscardHandler))
+	f.t.Cleanup(f.eng.Close)
 	if _, err := f.eng.Reconcile(f.ctx); err != nil {
 		f.t.Fatalf("reconcile after crash: %v", err)
 	}

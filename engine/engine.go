@@ -48,6 +48,9 @@ type Engine struct {
 	flushMu    stdsync.Mutex
 	flushing   bool
 	flushAgain bool
+	closed     bool
+	flushTimer *time.Timer
+	flushWG    stdsync.WaitGroup
 	writeMu    stdsync.Mutex
 
 	// NoAutoCheckpoints switches automatic checkpoints off for every

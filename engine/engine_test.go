@@ -35,8 +35,9 @@ func newEngineTB(t testing.TB) (*engine.Engine, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	return engine.New(repo, db, pdir, slog.New(slog.DiscardHandler)), ws
+	eng := engine.New(repo, db, pdir, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { eng.Close(); db.Close() })
+	return eng, ws
 }
 
 func TestEndRefusesPendingWork(t *testing.T) {

@@ -264,6 +264,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.eng = engine.New(repo, f.eng.DB, f.eng.ProjectDir, slog.New(slog.DiscardHandler))
+	t.Cleanup(f.eng.Close)
 	branches := func() string { return testgit.Git(t, f.ws, "branch", "--list", "prsm/*") }
 	worktrees := func() string { return testgit.Git(t, f.ws, "worktree", "list", "--porcelain") }
 	wsState := testgit.State(t, f.ws)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -18,24 +19,41 @@ func storeObjects(objs []worktree.Object) []store.PendingObject {
 	return out
 }
 
-// kickFlush starts a flush in the background unless one runs; one that
-// runs goes round again, so nothing kicked is left waiting.
+// FlushDelay is how long after a checkpoint its objects are written: the
+// checkpoints of a burst of tool calls go in one flush, which then does not
+// compete for the disk with the calls themselves. They are safe meanwhile:
+// committed to the store, and read from memory.
+var FlushDelay = 250 * time.Millisecond
+
+// kickFlush starts a flush in the background, FlushDelay from now, unless
+// one is due or runs; one that runs goes round again, so nothing kicked is
+// left waiting.
 func (e *Engine) kickFlush() {
 	e.flushMu.Lock()
+	defer e.flushMu.Unlock()
+	if e.closed {
+		return
+	}
 	if e.flushing {
 		e.flushAgain = true
-		e.flushMu.Unlock()
 		return
 	}
 	e.flushing = true
-	e.flushMu.Unlock()
-	go func() {
+	e.flushWG.Add(1)
+	e.flushTimer = time.AfterFunc(FlushDelay, func() {
+		defer e.flushWG.Done()
 		for {
+			e.flushMu.Lock()
+			closed := e.closed
+			e.flushMu.Unlock()
+			if closed {
+				return
+			}
 			if err := e.FlushObjects(context.Background()); err != nil {
 				e.Log.Error("write checkpoint objects", "err", err)
 			}
 			e.flushMu.Lock()
-			if !e.flushAgain {
+			if !e.flushAgain || e.closed {
 				e.flushing = false
 				e.flushMu.Unlock()
 				return
@@ -43,7 +61,22 @@ func (e *Engine) kickFlush() {
 			e.flushAgain = false
 			e.flushMu.Unlock()
 		}
-	}()
+	})
+}
+
+// Close stops the engine's background work (the delayed writing of
+// checkpoint objects) and waits for it. What is still pending stays in the
+// store for FlushObjects or the next start. The engine is not used after.
+func (e *Engine) Close() {
+	e.flushMu.Lock()
+	e.closed = true
+	t := e.flushTimer
+	e.flushMu.Unlock()
+	if t != nil && t.Stop() {
+		e.flushWG.Done() // it will not run
+	}
+	e.flushWG.Wait()
+	e.stopScanner()
 }
 
 // FlushObjects writes the objects of every checkpoint still pending into

@@ -113,6 +113,7 @@ func TestReconcileAfterRestart(t *testing.T) {
 	os.MkdirAll(stranger, 0o755)
 
 	eng2 := engine.New(f.eng.Repo, f.eng.DB, f.eng.ProjectDir, slog.New(slog.DiscardHandler))
+	t.Cleanup(eng2.Close)
 	rep, err := eng2.Reconcile(f.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +191,7 @@ func TestCrashRecovery(t *testing.T) {
 	write(t, f.ws, ".prsm-tmp-deadbeef", "half")
 
 	eng2 := engine.New(f.eng.Repo, f.eng.DB, f.eng.ProjectDir, slog.New(slog.DiscardHandler))
+	t.Cleanup(eng2.Close)
 	if _, err := eng2.Reconcile(f.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -93,6 +93,7 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 	var last string
 	counter := &countingHandler{Handler: slog.DiscardHandler, mu: &stdsync.Mutex{}, n: &n, last: &last}
 	eng := engine.New(repo, db, pdir, slog.New(counter))
+	tb.Cleanup(eng.Close)
 	srv, err := server.New(eng, server.Config{ProjectDir: pdir, BodyLimit: 1 << 20})
 	if err != nil {
 		tb.Fatal(err)

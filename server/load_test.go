@@ -63,6 +63,7 @@ func TestLoad(t *testing.T) {
 	}
 	defer db.Close()
 	eng := engine.New(repo, db, pdir, slog.New(slog.DiscardHandler))
+	t.Cleanup(eng.Close)
 	sctx, stop := context.WithCancel(ctx)
 	if err := eng.StartWatching(sctx); err != nil {
 		t.Fatal(err)

@@ -56,6 +56,7 @@ func start(t *testing.T, cfg server.Config) *testServer {
 	}
 	t.Cleanup(func() { db.Close() })
 	eng := engine.New(repo, db, pdir, slog.New(slog.DiscardHandler))
+	t.Cleanup(eng.Close)
 	cfg.ProjectDir = pdir
 	srv, err := server.New(eng, cfg)
 	if err != nil {

@@ -82,6 +82,7 @@ func newHookFuzzEnv(tb testing.TB) *hookFuzzEnv {
 	tb.Cleanup(func() { db.Close() })
 	env := &hookFuzzEnv{ws: ws, out: out}
 	eng := engine.New(repo, db, pdir, slog.New(env))
+	tb.Cleanup(eng.Close)
 	srv, err := server.New(eng, server.Config{ProjectDir: pdir})
 	if err != nil {
 		tb.Fatal(err)

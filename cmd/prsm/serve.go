@@ -136,6 +136,7 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	}
 	defer db.Close()
 	eng := engine.New(p.repo, db, p.dir, log)
+	defer eng.Close() // before the store closes (deferred earlier)
 	eng.NoAutoCheckpoints = os.Getenv("PRSM_AUTO_CHECKPOINTS") == "0"
 	if b := os.Getenv("PRSM_WATCH_BUDGET"); b != "" {
 		n, err := strconv.Atoi(b)
