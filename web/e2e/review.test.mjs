@@ -345,9 +345,12 @@ uiTest('rollback from the timeline: preview, confirm, files back on disk', async
   await preview.getByRole('button', { name: /Roll back to here/ }).click();
   const dialog = page.getByRole('dialog');
   await dialog.getByRole('button', { name: 'Roll back', exact: true }).click();
-  await eventually('b.txt rolled back', () => readWs('b.txt') === ORIGINAL['b.txt']);
-  await eventually('live/new.py removed', () => readWs('live/new.py') === null);
-  assert.equal(readWs('lib/util.js'), ORIGINAL['lib/util.js']);
+  // The page offers to undo it once the rollback answered: every file is
+  // written by then (they are written at once, in no particular order).
+  await page.getByRole('button', { name: 'Undo' }).waitFor();
+  assert.equal(readWs('b.txt'), ORIGINAL['b.txt'], 'b.txt rolled back');
+  assert.equal(readWs('live/new.py'), null, 'live/new.py removed');
+  assert.equal(readWs('lib/util.js'), ORIGINAL['lib/util.js'], 'lib/util.js rolled back');
   const recs = await api('GET', `/sessions/${auto.id}/file-changes`);
   const undone = recs.filter((r) => r.tool_name !== 'Rollback');
   assert.deepEqual(
@@ -355,8 +358,6 @@ uiTest('rollback from the timeline: preview, confirm, files back on disk', async
     undone.map((r) => [r.id, 'rejected']),
     'every change after the checkpoint is rejected',
   );
-  // The page offers to undo it.
-  await page.getByRole('button', { name: 'Undo' }).waitFor();
 });
 
 // ---- conflicts --------------------------------------------------------------
