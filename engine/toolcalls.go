@@ -500,10 +500,22 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		st.tracker.Learn(ch.Rel, ch.After)
 	}
 	crashPoint("record:stored")
+	// One record per file: the files are written into the workspace at
+	// once, so their fsyncs overlap (a 100-file Bash call synced 100
+	// files one after another).
+	states := make([]string, len(recs))
+	var syncErrs []error
+	if s.Mode == prsm.ModeAuto {
+		syncErrs = parallel(len(recs), func(i int) error {
+			var err error
+			states[i], err = e.syncToWorkspace(ctx, s, changes[i].Rel, changes[i].Before, changes[i].After)
+			return err
+		})
+	}
 	var failed []error
 	for i, r := range recs {
 		if s.Mode == prsm.ModeAuto {
-			state, err := e.syncToWorkspace(ctx, s, changes[i].Rel, changes[i].Before, changes[i].After)
+			state, err := states[i], syncErrs[i]
 			if err != nil && transient(err) {
 				// Nothing was written (writes are atomic). The record
 				// stays unsynced and its intent open: accepting it, or
