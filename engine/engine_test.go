@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +11,9 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
-	"github.com/prsm-dev/prsm/worktree"
 )
 
 func newEngine(t *testing.T) (*engine.Engine, string) { return newEngineTB(t) }
@@ -26,18 +25,7 @@ func newEngineTB(t testing.TB) (*engine.Engine, string) {
 	testgit.Write(t, ws, "a.txt", "a\n", 0o644)
 	testgit.Git(t, ws, "add", "-A")
 	testgit.Git(t, ws, "commit", "-qm", "init")
-	repo, err := worktree.Discover(context.Background(), nil, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pdir := t.TempDir()
-	db, err := store.Open(filepath.Join(pdir, "prsm.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := engine.New(repo, db, pdir, slog.New(slog.DiscardHandler))
-	t.Cleanup(func() { eng.Close(); db.Close() })
-	return eng, ws
+	return testenv.Engine(t, ws, t.TempDir(), nil), ws
 }
 
 func TestEndRefusesPendingWork(t *testing.T) {

@@ -47,8 +47,8 @@ type stateChange struct {
 }
 
 // setStates stores many records' states in one transaction (crash point
-// point after each), then announces them: one commit instead of one per
-// record.
+// point, when given, after each), then announces them: one commit instead
+// of one per record.
 func (e *Engine) setStates(ctx context.Context, changes []stateChange, point string) error {
 	var todo []stateChange
 	for _, c := range changes {
@@ -64,7 +64,9 @@ func (e *Engine) setStates(ctx context.Context, changes []stateChange, point str
 			if err := store.UpdateRecordState(ctx, q, c.r.SessionID, c.r.ID, c.status, c.syncSt); err != nil {
 				return err
 			}
-			crashPoint(point)
+			if point != "" {
+				crashPoint(point)
+			}
 		}
 		return nil
 	})

@@ -58,6 +58,22 @@ func assertUntouched(t *testing.T, dir string, w *accessWatch) {
 	w.events(t) // our own reads above
 }
 
+// assertConfined checks, at the end of a test, that no record of s (with
+// its contents) holds the outside secret and that nothing outside was
+// touched.
+func (f *fixture) assertConfined(t *testing.T, s *prsm.Session, out string, w *accessWatch) {
+	t.Helper()
+	all, err := f.eng.Records(f.ctx, s.ID, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.eng.FillContent(f.ctx, all); err != nil {
+		t.Fatal(err)
+	}
+	noSecret(t, all)
+	assertUntouched(t, out, w)
+}
+
 // noSecret fails if any record carries the outside file's bytes.
 func noSecret(t *testing.T, recs []*prsm.Record) {
 	t.Helper()
@@ -177,15 +193,7 @@ func TestPathEscapesNeverReadOrWritten(t *testing.T) {
 					t.Errorf("workspace %s after reject: %v", p, err)
 				}
 			}
-			all, err := f.eng.Records(f.ctx, s.ID, "", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := f.eng.FillContent(f.ctx, all); err != nil {
-				t.Fatal(err)
-			}
-			noSecret(t, all)
-			assertUntouched(t, out, w)
+			f.assertConfined(t, s, out, w)
 		})
 	}
 }
@@ -227,15 +235,7 @@ func TestWorkspaceLinkOutsideReplacedByFile(t *testing.T) {
 	if target, err := os.Readlink(filepath.Join(s.WorktreePath, "cfg")); err != nil || target != secret {
 		t.Errorf("after reject, worktree cfg: %q %v, want the link back", target, err)
 	}
-	all, err := f.eng.Records(f.ctx, s.ID, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.eng.FillContent(f.ctx, all); err != nil {
-		t.Fatal(err)
-	}
-	noSecret(t, all)
-	assertUntouched(t, out, w)
+	f.assertConfined(t, s, out, w)
 }
 
 // TestSyncTOCTOUDirectorySwap swaps a workspace directory for a symlink to

@@ -622,18 +622,7 @@ func (e *Engine) syncToWorkspace(ctx context.Context, s *prsm.Session, rel strin
 
 // setState stores a record's status and sync state and announces it.
 func (e *Engine) setState(ctx context.Context, r *prsm.Record, status, syncState string) error {
-	if r.Status == status && r.SyncState == syncState {
-		return nil
-	}
-	if err := store.UpdateRecordState(ctx, e.DB.Q(), r.SessionID, r.ID, status, syncState); err != nil {
-		return err
-	}
-	r.Status, r.SyncState = status, syncState
-	e.Events.Publish(EventFileChangeStatus, StatusEvent{
-		SessionID: r.SessionID, ID: r.ID, ToolCallID: r.ToolCallID, RelPath: r.RelPath, FilePath: r.FilePath,
-		Status: status, SyncState: syncState,
-	})
-	return nil
+	return e.setStates(ctx, []stateChange{{r, status, syncState}}, "")
 }
 
 // StatusEvent is the data of a file_change_status event.

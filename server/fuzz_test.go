@@ -17,10 +17,9 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
-	"github.com/prsm-dev/prsm/store"
-	"github.com/prsm-dev/prsm/worktree"
 )
 
 // fuzzServer is a real server on 127.0.0.1:0 over a real workspace, with one
@@ -76,24 +75,11 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 	testgit.Git(tb, ws, "commit", "-qm", "init")
 	out := tb.TempDir()
 	testgit.Write(tb, out, "secret", "secret\n", 0o600)
-	repo, err := worktree.Discover(ctx, nil, ws)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	pdir := filepath.Join(tb.TempDir(), "project")
-	if err := os.MkdirAll(pdir, 0o700); err != nil {
-		tb.Fatal(err)
-	}
-	db, err := store.Open(filepath.Join(pdir, "prsm.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
 	var n int
 	var last string
 	counter := &countingHandler{Handler: slog.DiscardHandler, mu: &stdsync.Mutex{}, n: &n, last: &last}
-	eng := engine.New(repo, db, pdir, slog.New(counter))
-	tb.Cleanup(eng.Close)
+	eng := testenv.Engine(tb, ws, pdir, slog.New(counter))
 	srv, err := server.New(eng, server.Config{ProjectDir: pdir, BodyLimit: 1 << 20})
 	if err != nil {
 		tb.Fatal(err)

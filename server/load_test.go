@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -19,10 +18,9 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
-	"github.com/prsm-dev/prsm/store"
-	"github.com/prsm-dev/prsm/worktree"
 )
 
 // TestLoad: 10 sessions make tool calls at once through the real HTTP
@@ -52,18 +50,8 @@ func TestLoad(t *testing.T) {
 	}
 	testgit.Git(t, ws, "add", "-A")
 	testgit.Git(t, ws, "commit", "-qm", "init")
-	repo, err := worktree.Discover(ctx, nil, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pdir := filepath.Join(t.TempDir(), "project")
-	db, err := store.Open(filepath.Join(pdir, "prsm.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	eng := engine.New(repo, db, pdir, slog.New(slog.DiscardHandler))
-	t.Cleanup(eng.Close)
+	eng := testenv.Engine(t, ws, pdir, nil)
 	sctx, stop := context.WithCancel(ctx)
 	if err := eng.StartWatching(sctx); err != nil {
 		t.Fatal(err)

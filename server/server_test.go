@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,10 +16,9 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
-	"github.com/prsm-dev/prsm/store"
-	"github.com/prsm-dev/prsm/worktree"
 )
 
 type testServer struct {
@@ -42,21 +40,8 @@ func start(t *testing.T, cfg server.Config) *testServer {
 	testgit.Write(t, ws, "a.txt", "a\n", 0o644)
 	testgit.Git(t, ws, "add", "-A")
 	testgit.Git(t, ws, "commit", "-qm", "init")
-	repo, err := worktree.Discover(ctx, nil, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pdir := filepath.Join(t.TempDir(), "project")
-	if err := os.MkdirAll(pdir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(filepath.Join(pdir, "prsm.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	eng := engine.New(repo, db, pdir, slog.New(slog.DiscardHandler))
-	t.Cleanup(eng.Close)
+	eng := testenv.Engine(t, ws, pdir, nil)
 	cfg.ProjectDir = pdir
 	srv, err := server.New(eng, cfg)
 	if err != nil {

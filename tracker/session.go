@@ -45,7 +45,7 @@ type Session struct {
 	// seen before cost a git check-ignore; any .gitignore change clears it.
 	ignored map[string]bool
 	// baseHashes caches the blob-store hash of base commit files.
-	baseHashes map[string]string
+	baseHashes map[string]baseFile
 }
 
 // maxIgnoreCache bounds the ignore decisions kept per session.
@@ -166,20 +166,6 @@ func (s *Session) Current(rel string) (prsmsync.Version, error) {
 
 func sameFacts(a, b fs.FileInfo) bool { return statOf(a) == statOf(b) }
 
-// CurrentState is the state of rel in the worktree, from the stat cache
-// when the file's facts are unchanged, else by reading it.
-func (s *Session) CurrentState(rel string) (store.FileState, prsmsync.Version, error) {
-	if hash, mode, ok := s.Stats.Lookup(s.Worktree, rel); ok {
-		e := s.Stats.entries[rel]
-		return store.FileState{Present: true, Mode: mode, Hash: hash, Size: e.Size}, prsmsync.Version{}, nil
-	}
-	v, err := s.Current(rel)
-	if err != nil {
-		return store.FileState{}, v, err
-	}
-	return StateOf(v), v, nil
-}
-
 // unchanged reports, from the stat cache alone, that rel still holds what
 // the tracker knows it holds. False means "read it to find out".
 func (s *Session) unchanged(rel string) bool {
@@ -201,45 +187,28 @@ func sameKind(a, b uint32) bool {
 // baseHash is the blob-store hash and mode of rel in the base commit; ""
 // when the base has no such file.
 func (s *Session) baseHash(rel string) (string, uint32, error) {
-	if h, ok := s.baseHashes[rel]; ok {
-		if h == "" {
-			return "", 0, nil
-		}
-		return h[1:], uint32(h[0]), nil
+	if b, ok := s.baseHashes[rel]; ok {
+		return b.hash, b.mode, nil
 	}
 	v, err := s.BaseVersion(rel)
 	if err != nil {
 		return "", 0, err
 	}
 	if s.baseHashes == nil || len(s.baseHashes) > maxIgnoreCache {
-		s.baseHashes = map[string]string{}
+		s.baseHashes = map[string]baseFile{}
 	}
-	if !v.Present {
-		s.baseHashes[rel] = ""
-		return "", 0, nil
+	var b baseFile
+	if v.Present {
+		b = baseFile{hash: Hash(v.Content), mode: v.Mode}
 	}
-	h := Hash(v.Content)
-	// One byte of kind before the hash: enough to compare kinds.
-	kind := byte(3)
-	switch {
-	case v.IsLink():
-		kind = 1
-	case v.Mode&0o111 != 0:
-		kind = 2
-	}
-	s.baseHashes[rel] = string([]byte{kind}) + h
-	return h, kindMode(kind), nil
+	s.baseHashes[rel] = b
+	return b.hash, b.mode, nil
 }
 
-// kindMode is a mode of the given kind byte (see baseHash).
-func kindMode(k byte) uint32 {
-	switch k {
-	case 1:
-		return prsmsync.ModeSymlink
-	case 2:
-		return prsmsync.ModeRegular | 0o755
-	}
-	return prsmsync.ModeRegular | 0o644
+// baseFile is a base commit file as the stat cache compares it.
+type baseFile struct {
+	hash string // "" when the base has no such file
+	mode uint32
 }
 
 // KnownPaths lists the paths that differ from the base commit as far as the

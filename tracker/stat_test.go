@@ -122,6 +122,13 @@ func TestStatCacheRacyRewriteIsSeen(t *testing.T) {
 	if _, err := s.Current(rel); err != nil {
 		t.Fatal(err)
 	}
+	// Just written, just read: the entry is kept but not trusted yet.
+	if s.Stats.Len() != 1 {
+		t.Fatalf("the read file is not cached")
+	}
+	if _, _, ok := s.Stats.Lookup(s.Worktree, rel); ok {
+		t.Fatalf("an entry taken within the racy window is trusted")
+	}
 	// Same size, written within the filesystem's timestamp tick, maybe.
 	testgit.Write(t, s.Worktree, rel, "ONE\nTWO\n", 0o644)
 	changes, err := s.Detect([]string{rel}, noBlobs)

@@ -24,8 +24,8 @@ import (
 type Object struct {
 	Hash plumbing.Hash
 	Data []byte
-	// Type and Body are the object itself, kept (when known) so a staged
-	// object is read without inflating it.
+	// Type and Body are the object itself, so a staged object is read
+	// without inflating it.
 	Type plumbing.ObjectType
 	Body []byte
 }
@@ -131,7 +131,7 @@ func (o *Objects) Stage(objs []Object) {
 			s.refs++
 			continue
 		}
-		o.staged[ob.Hash] = &stagedObject{data: ob.Data, typ: ob.Type, body: ob.Body, refs: 1}
+		o.staged[ob.Hash] = &stagedObject{typ: ob.Type, body: ob.Body, refs: 1}
 	}
 }
 
@@ -149,7 +149,6 @@ func (o *Objects) Unstage(objs []Object) {
 }
 
 type stagedObject struct {
-	data []byte
 	typ  plumbing.ObjectType
 	body []byte
 	refs int
@@ -240,18 +239,9 @@ type stagedReader struct {
 
 func (r stagedReader) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	if s, ok := r.o.staged[h]; ok {
-		var obj plumbing.EncodedObject
-		if s.typ != plumbing.InvalidObject {
-			m := &plumbing.MemoryObject{}
-			m.SetType(s.typ)
-			m.Write(s.body)
-			obj = m
-		} else {
-			var err error
-			if obj, err = inflate(h, s.data); err != nil {
-				return nil, err
-			}
-		}
+		obj := &plumbing.MemoryObject{}
+		obj.SetType(s.typ)
+		obj.Write(s.body)
 		if t != plumbing.AnyObject && obj.Type() != t {
 			return nil, plumbing.ErrObjectNotFound
 		}
@@ -265,29 +255,4 @@ func (r stagedReader) HasEncodedObject(h plumbing.Hash) error {
 		return nil
 	}
 	return r.EncodedObjectStorer.HasEncodedObject(h)
-}
-
-// inflate decodes a loose object's bytes.
-func inflate(h plumbing.Hash, data []byte) (plumbing.EncodedObject, error) {
-	zr, err := zlib.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("staged object %s: %w", h, err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("staged object %s: %w", h, err)
-	}
-	i := bytes.IndexByte(raw, 0)
-	sp := bytes.IndexByte(raw, ' ')
-	if i < 0 || sp < 0 || sp > i {
-		return nil, fmt.Errorf("staged object %s: bad header", h)
-	}
-	t, err := plumbing.ParseObjectType(string(raw[:sp]))
-	if err != nil {
-		return nil, fmt.Errorf("staged object %s: %w", h, err)
-	}
-	obj := &plumbing.MemoryObject{}
-	obj.SetType(t)
-	obj.Write(raw[i+1:])
-	return obj, nil
 }

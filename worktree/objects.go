@@ -69,14 +69,6 @@ func (o *Objects) open() error {
 	return nil
 }
 
-// Refresh reopens the object store. go-git reads the list of packs once;
-// after the user's git gc repacked objects, lookups must see the new pack.
-func (o *Objects) Refresh() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.open()
-}
-
 // retry runs fn, and once more after reopening the store when an object
 // was not found (it may have moved into a new pack).
 func (o *Objects) retry(fn func() error) error {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -25,17 +24,6 @@ type TreeChange struct {
 
 // EmptyTree is git's id of the tree with no entries.
 const EmptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-// BuildTree writes a new tree: base (a tree id; "" for empty) with changes
-// applied, its new objects written at once (see Batch).
-func (o *Objects) BuildTree(base string, changes []TreeChange) (string, error) {
-	b := o.NewBatch()
-	tree, err := b.BuildTree(base, changes)
-	if err != nil {
-		return "", err
-	}
-	return tree, o.WriteObjects(b.Objects())
-}
 
 func (o *Objects) buildTree(b *Batch, base string, changes []TreeChange) (string, error) {
 	root := &dirChange{files: map[string]*File{}, dirs: map[string]*dirChange{}}
@@ -142,16 +130,6 @@ func encodeTree(entries []object.TreeEntry) []byte {
 		b.Write(e.Hash[:])
 	}
 	return b.Bytes()
-}
-
-// Commit writes a commit of tree (with an optional parent) as prsm.
-func (o *Objects) Commit(tree, parent, message string, when time.Time) (string, error) {
-	b := o.NewBatch()
-	c, err := b.Commit(tree, parent, message, when)
-	if err != nil {
-		return "", err
-	}
-	return c, o.WriteObjects(b.Objects())
 }
 
 // SetRef points the ref name (refs/prsm/...) at commit. The ref file is

@@ -43,7 +43,7 @@ func TestBuildTreeEqualsGit(t *testing.T) {
 		{Path: "d.txt", File: &worktree.File{Mode: 0o100644, Content: []byte("sorts before d/\n")}},
 		{Path: "link", File: &worktree.File{Mode: 0o120000, Content: []byte("a.txt")}},
 	}
-	got, err := objs.BuildTree(base, changes)
+	got, err := buildTree(objs, base, changes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestBuildTreeEqualsGit(t *testing.T) {
 		t.Fatalf("BuildTree = %s, git write-tree = %s\n%s", got, want, testgit.Git(t, dir, "ls-tree", "-r", got))
 	}
 	// Commit and ref; git sees a sound object graph.
-	c, err := objs.Commit(got, testgit.Git(t, dir, "rev-parse", "HEAD"), "cp", time.Now())
+	c, err := commitTree(objs, got, testgit.Git(t, dir, "rev-parse", "HEAD"), "cp", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestBuildTreeEqualsGit(t *testing.T) {
 	}
 	testgit.Git(t, dir, "fsck", "--strict", "--no-dangling")
 	// Deleting everything gives the empty tree.
-	empty, err := objs.BuildTree(want, []worktree.TreeChange{{Path: "a.txt"}, {Path: "d/g.txt"}, {Path: "d/new dir/n.txt"}, {Path: "d.txt"}, {Path: "link"}, {Path: "d-sibling"}})
+	empty, err := buildTree(objs, want, []worktree.TreeChange{{Path: "a.txt"}, {Path: "d/g.txt"}, {Path: "d/new dir/n.txt"}, {Path: "d.txt"}, {Path: "link"}, {Path: "d-sibling"}})
 	if err != nil || empty != worktree.EmptyTree {
 		t.Errorf("empty tree: %s %v", empty, err)
 	}
@@ -110,7 +110,7 @@ func TestBuildTreeWritesLooseObjectsGitReads(t *testing.T) {
 		changes = append(changes, worktree.TreeChange{Path: fmt.Sprintf("p%d/q%d/f%d.txt", i%3, i%7, i),
 			File: &worktree.File{Mode: 0o100644, Content: []byte(fmt.Sprintf("file %d\n", i))}})
 	}
-	tree, err := objs.BuildTree("", changes)
+	tree, err := buildTree(objs, "", changes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestBuildTreeWritesLooseObjectsGitReads(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o444 {
 		t.Fatalf("loose tree object %s: %v %v", p, fi, err)
 	}
-	c, err := objs.Commit(tree, "", "cp", time.Now())
+	c, err := commitTree(objs, tree, "", "cp", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestBuildTreeWritesLooseObjectsGitReads(t *testing.T) {
 	}
 	// Built again on top of itself with one change, only the path's objects
 	// are new and the rest is reused.
-	again, err := objs.BuildTree(tree, []worktree.TreeChange{{Path: "p0/q0/f0.txt", File: &worktree.File{Mode: 0o100755, Content: []byte("x\n")}}})
+	again, err := buildTree(objs, tree, []worktree.TreeChange{{Path: "p0/q0/f0.txt", File: &worktree.File{Mode: 0o100755, Content: []byte("x\n")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,4 +270,25 @@ func TestDiffTreesEqualsGit(t *testing.T) {
 	if none, err := objs.DiffTrees(a, a); err != nil || len(none) != 0 {
 		t.Errorf("a tree against itself: %d files, %v", len(none), err)
 	}
+}
+
+// buildTree builds a tree in a batch and writes its objects, as a
+// checkpoint and its flush do.
+func buildTree(objs *worktree.Objects, base string, changes []worktree.TreeChange) (string, error) {
+	b := objs.NewBatch()
+	tree, err := b.BuildTree(base, changes)
+	if err != nil {
+		return "", err
+	}
+	return tree, objs.WriteObjects(b.Objects())
+}
+
+// commitTree writes a commit of tree, as a checkpoint and its flush do.
+func commitTree(objs *worktree.Objects, tree, parent, message string, when time.Time) (string, error) {
+	b := objs.NewBatch()
+	c, err := b.Commit(tree, parent, message, when)
+	if err != nil {
+		return "", err
+	}
+	return c, objs.WriteObjects(b.Objects())
 }

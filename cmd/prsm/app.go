@@ -138,6 +138,20 @@ func (a *app) workspaceDir() (string, error) {
 // resolveSession is the session a command acts on: id (a unique prefix
 // will do) when given, else the one active session. Several active sessions
 // are a usage error that lists them.
+// connectSession connects to the workspace's server and resolves the
+// session a command acts on (see resolveSession).
+func (a *app) connectSession(ctx context.Context, id string) (*client.Client, *prsm.Session, error) {
+	cl, _, err := a.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := a.resolveSession(ctx, cl, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl, s, nil
+}
+
 func (a *app) resolveSession(ctx context.Context, cl *client.Client, id string) (*prsm.Session, error) {
 	if id != "" {
 		return cl.Session(ctx, id)

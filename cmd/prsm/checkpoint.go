@@ -51,11 +51,7 @@ func (a *app) checkpointCreateCmd(sessionID *string) *cobra.Command {
 				return usagef("usage: "+cmd.UseLine(), "a named checkpoint needs --name")
 			}
 			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := a.resolveSession(ctx, cl, *sessionID)
+			cl, s, err := a.connectSession(ctx, *sessionID)
 			if err != nil {
 				return err
 			}
@@ -85,11 +81,7 @@ func (a *app) checkpointListCmd(sessionID *string) *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := a.resolveSession(ctx, cl, *sessionID)
+			cl, s, err := a.connectSession(ctx, *sessionID)
 			if err != nil {
 				return err
 			}
@@ -195,11 +187,7 @@ func (a *app) checkpointShowCmd(sessionID *string) *cobra.Command {
 		Args:  exactArgs(1, "one checkpoint id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := a.resolveSession(ctx, cl, *sessionID)
+			cl, s, err := a.connectSession(ctx, *sessionID)
 			if err != nil {
 				return err
 			}
@@ -233,11 +221,7 @@ func (a *app) checkpointAnnotateCmd(sessionID *string) *cobra.Command {
 				return usagef("usage: "+cmd.UseLine(), "prsm checkpoint annotate takes a checkpoint id and the text (as an argument or with --note)")
 			}
 			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := a.resolveSession(ctx, cl, *sessionID)
+			cl, s, err := a.connectSession(ctx, *sessionID)
 			if err != nil {
 				return err
 			}
@@ -266,11 +250,7 @@ func (a *app) checkpointDeleteCmd(sessionID *string) *cobra.Command {
 		Args:  exactArgs(1, "one checkpoint id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := a.resolveSession(ctx, cl, *sessionID)
+			cl, s, err := a.connectSession(ctx, *sessionID)
 			if err != nil {
 				return err
 			}
@@ -331,11 +311,7 @@ func (a *app) checkpointDiffCmd(sessionID *string) *cobra.Command {
 				return usagef("usage: "+cmd.UseLine(), "give --stat or --name-only, not both")
 			}
 			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := a.resolveSession(ctx, cl, *sessionID)
+			cl, s, err := a.connectSession(ctx, *sessionID)
 			if err != nil {
 				return err
 			}

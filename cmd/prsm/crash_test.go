@@ -569,11 +569,11 @@ func (a *agent) run(stop *atomic.Bool) {
 		case p < 65:
 			a.toolCall(stop)
 		case a.review && p < 85:
-			a.accept(stop)
+			a.settle(stop, true)
 		case a.review:
-			a.reject(stop)
+			a.settle(stop, false)
 		case p < 80:
-			a.reject(stop)
+			a.settle(stop, false)
 		case p < 92 || !a.rewinder:
 			a.rollback(stop)
 		default:
@@ -737,53 +737,42 @@ func (a *agent) pending(stop *atomic.Bool) []*prsm.Record {
 	return recs
 }
 
-// reject rejects one pending record (the cascade follows), or, now and
-// then, every pending record of one file. A call cut off by a kill is not
-// repeated: the next start finishes what it wrote down.
-func (a *agent) reject(stop *atomic.Bool) {
+// settle rejects one pending record (the cascade follows) or accepts it
+// (in review mode the earlier pending records of its file are applied
+// first), or, now and then, every pending record of one file. A call cut
+// off by a kill is not repeated: the next start finishes what it wrote
+// down.
+func (a *agent) settle(stop *atomic.Bool, accept bool) {
 	pend := a.pending(stop)
 	if len(pend) == 0 {
 		return
 	}
 	r := pend[a.rng.IntN(len(pend))]
 	cl := a.h.client()
+	ctx := context.Background()
+	verb := "reject"
 	var err error
-	if a.rng.IntN(4) == 0 {
-		_, err = cl.RejectAll(context.Background(), a.s.ID, r.RelPath)
-	} else {
-		_, err = cl.Reject(context.Background(), a.s.ID, r.ID)
+	switch whole := a.rng.IntN(4) == 0; {
+	case accept && whole:
+		_, err = cl.AcceptAll(ctx, a.s.ID, r.RelPath)
+	case accept:
+		_, err = cl.Accept(ctx, a.s.ID, r.ID)
+	case whole:
+		_, err = cl.RejectAll(ctx, a.s.ID, r.RelPath)
+	default:
+		_, err = cl.Reject(ctx, a.s.ID, r.ID)
 	}
-	a.rejects++
+	if accept {
+		verb = "accept"
+		a.accepts++
+	} else {
+		a.rejects++
+	}
 	a.cut(err)
-	a.logf("reject %s (%s) -> %v", r.ID, r.RelPath, err)
+	a.logf("%s %s (%s) -> %v", verb, r.ID, r.RelPath, err)
 	var ae *client.APIError
 	if errors.As(err, &ae) {
-		a.errorf("reject %s: %v", r.ID, err)
-	}
-}
-
-// accept accepts one pending record (in review mode the earlier pending
-// records of its file are applied first), or every pending record of one
-// file.
-func (a *agent) accept(stop *atomic.Bool) {
-	pend := a.pending(stop)
-	if len(pend) == 0 {
-		return
-	}
-	r := pend[a.rng.IntN(len(pend))]
-	cl := a.h.client()
-	var err error
-	if a.rng.IntN(4) == 0 {
-		_, err = cl.AcceptAll(context.Background(), a.s.ID, r.RelPath)
-	} else {
-		_, err = cl.Accept(context.Background(), a.s.ID, r.ID)
-	}
-	a.accepts++
-	a.cut(err)
-	a.logf("accept %s (%s) -> %v", r.ID, r.RelPath, err)
-	var ae *client.APIError
-	if errors.As(err, &ae) {
-		a.errorf("accept %s: %v", r.ID, err)
+		a.errorf("%s %s: %v", verb, r.ID, err)
 	}
 }
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
-	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -71,18 +71,9 @@ func newHookFuzzEnv(tb testing.TB) *hookFuzzEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pdir := prsm.ProjectDir(home, repo.Identity)
-	if err := os.MkdirAll(pdir, 0o700); err != nil {
-		tb.Fatal(err)
-	}
-	db, err := store.Open(filepath.Join(pdir, "prsm.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
 	env := &hookFuzzEnv{ws: ws, out: out}
-	eng := engine.New(repo, db, pdir, slog.New(env))
-	tb.Cleanup(eng.Close)
+	eng := testenv.Engine(tb, ws, prsm.ProjectDir(home, repo.Identity), slog.New(env))
+	pdir := eng.ProjectDir
 	srv, err := server.New(eng, server.Config{ProjectDir: pdir})
 	if err != nil {
 		tb.Fatal(err)

@@ -25,11 +25,7 @@ func (a *app) rewindCmd() *cobra.Command {
 		Args: exactArgs(1, "one checkpoint id (see `prsm checkpoint list`)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := a.resolveSession(ctx, cl, sessionID)
+			cl, s, err := a.connectSession(ctx, sessionID)
 			if err != nil {
 				return err
 			}
