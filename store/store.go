@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite"
 )
 
 // pragmas are applied by the driver to every new connection. _txlock=immediate
@@ -68,10 +68,7 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", abs, err)
 	}
 
-	sqldb, err := sql.Open("sqlite", dsn(abs))
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", abs, err)
-	}
+	sqldb := sql.OpenDB(&connector{dsn: dsn(abs), d: &sqlite.Driver{}})
 	db := &DB{DB: sqldb, path: abs}
 	if err := db.init(); err != nil {
 		sqldb.Close()
