@@ -14,7 +14,7 @@ import (
 func storeObjects(objs []worktree.Object) []store.PendingObject {
 	out := make([]store.PendingObject, len(objs))
 	for i, o := range objs {
-		out[i] = store.PendingObject{ID: o.Hash, Data: o.Data}
+		out[i] = store.PendingObject{ID: o.Hash, Data: o.Loose()}
 	}
 	return out
 }
@@ -101,7 +101,11 @@ func (e *Engine) FlushObjects(ctx context.Context) error {
 		for _, o := range r.Objects {
 			if !seen[o.ID] {
 				seen[o.ID] = true
-				all = append(all, worktree.Object{Hash: o.ID, Data: o.Data})
+				ob, err := worktree.ParseLoose(o.ID, o.Data)
+				if err != nil {
+					return fmt.Errorf("pending checkpoint %s: %w", r.Commit, err)
+				}
+				all = append(all, ob)
 			}
 		}
 	}

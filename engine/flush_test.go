@@ -1,6 +1,11 @@
 package engine_test
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -9,6 +14,7 @@ import (
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/worktree"
 )
 
 // gitHas reports whether the repository's object store has id (git's own
@@ -124,5 +130,95 @@ func TestCheckpointReadableBeforeWritten(t *testing.T) {
 	}
 	if !strings.Contains(testgit.Git(t, f.ws, "log", "--format=%s", "refs/prsm/"+s.ID+"/head"), "prsm checkpoint") {
 		t.Errorf("head ref does not name a checkpoint chain")
+	}
+}
+
+// crashWithPendingCheckpoint makes a named checkpoint whose objects a
+// crash kept out of the repository, and returns it with its pending row.
+func crashWithPendingCheckpoint(t *testing.T, f *fixture) (*prsm.Checkpoint, *store.Pending) {
+	t.Helper()
+	s := f.start("")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 3, "one")) })
+	if err := f.eng.FlushObjects(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !crashing(t, "checkpoint:stored", 1, func() {
+		if _, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "kept"}); err != nil {
+			t.Error(err)
+		}
+	}) {
+		t.Fatal("crash point checkpoint:stored not reached")
+	}
+	list, err := f.eng.Checkpoints(f.ctx, s.ID, "kept")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("checkpoint not stored: %v %d", err, len(list))
+	}
+	rows, err := store.ListPending(f.ctx, f.eng.DB.Q())
+	if err != nil || len(rows) != 1 || len(rows[0].Objects) == 0 {
+		t.Fatalf("pending rows: %v %d", err, len(rows))
+	}
+	return list[0], rows[0]
+}
+
+// setPendingObjects rewrites a pending row's objects.
+func setPendingObjects(t *testing.T, f *fixture, p *store.Pending) {
+	t.Helper()
+	var buf []byte
+	for _, o := range p.Objects {
+		buf = append(buf, o.ID[:]...)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(o.Data)))
+		buf = append(buf, o.Data...)
+	}
+	if _, err := f.eng.DB.ExecContext(f.ctx, "UPDATE pending_objects SET objects = ? WHERE seq = ?", buf, p.Seq); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPendingObjectsOfOlderVersionFlushed: pending rows written before
+// objects were deflated lazily hold them zlib-deflated; a start after an
+// upgrade still writes them.
+func TestPendingObjectsOfOlderVersionFlushed(t *testing.T) {
+	f := newFixture(t)
+	cp, p := crashWithPendingCheckpoint(t, f)
+	for i, o := range p.Objects {
+		if o.Data[0] == 0x78 {
+			t.Fatalf("object %x is stored deflated already", o.ID)
+		}
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		zw.Write(o.Data)
+		zw.Close()
+		p.Objects[i].Data = z.Bytes()
+	}
+	setPendingObjects(t, f, p)
+	f.restart()
+	if !gitHas(f.ws, cp.Commit) || !gitHas(f.ws, cp.Tree) {
+		t.Fatalf("the restart did not write the checkpoint's objects")
+	}
+	testgit.Git(t, f.ws, "fsck", "--strict", "--no-dangling")
+	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 0 {
+		t.Errorf("%d pending rows after the flush", len(rows))
+	}
+}
+
+// TestCorruptPendingObjectNotWritten: a pending object whose bytes do not
+// hash to its id is never written under that id; the row stays, and the
+// flush reports it.
+func TestCorruptPendingObjectNotWritten(t *testing.T) {
+	f := newFixture(t)
+	_, p := crashWithPendingCheckpoint(t, f)
+	o := &p.Objects[len(p.Objects)-1]
+	o.Data = append([]byte(nil), o.Data...)
+	o.Data[len(o.Data)-1] ^= 1
+	setPendingObjects(t, f, p)
+	err := f.eng.FlushObjects(f.ctx)
+	if !errors.Is(err, worktree.ErrBadObject) {
+		t.Fatalf("flush of a corrupt object: %v, want ErrBadObject", err)
+	}
+	if gitHas(f.ws, hex.EncodeToString(o.ID[:])) {
+		t.Errorf("the corrupt object was written")
+	}
+	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 1 {
+		t.Errorf("%d pending rows, want the corrupt one kept", len(rows))
 	}
 }

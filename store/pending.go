@@ -8,7 +8,8 @@ import (
 )
 
 // PendingObject is one git object of a pending row: its 20-byte id and
-// its loose-object bytes (zlib).
+// its loose form (header and body; rows written before the checkpoint
+// objects were deflated lazily hold it zlib-deflated).
 type PendingObject struct {
 	ID   [20]byte
 	Data []byte

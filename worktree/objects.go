@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	stdsync "sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -27,7 +29,10 @@ type Objects struct {
 	refDir  string // the common git dir, where refs/prsm/... live
 	repo    *git.Repository
 	storage *filesystem.Storage // closed when the store is reopened
-	trees   map[string]*object.Tree
+	// commitTrees maps commits read to their root trees; treeCache holds
+	// the decoded trees.
+	commitTrees map[plumbing.Hash]plumbing.Hash
+	treeCache   treeCache
 	// staged holds objects a checkpoint made that are not written yet
 	// (Stage); every read sees them.
 	staged map[plumbing.Hash]*stagedObject
@@ -36,7 +41,7 @@ type Objects struct {
 // Objects opens the repository's object store once and returns it.
 func (r *Repo) Objects() (*Objects, error) {
 	r.objOnce.Do(func() {
-		o := &Objects{root: r.Root, objDir: filepath.Join(r.CommonDir, "objects"), refDir: r.CommonDir, trees: map[string]*object.Tree{}}
+		o := &Objects{root: r.Root, objDir: filepath.Join(r.CommonDir, "objects"), refDir: r.CommonDir}
 		if err := o.open(); err != nil {
 			r.objErr = err
 			return
@@ -77,7 +82,6 @@ func (o *Objects) retry(fn func() error) error {
 		if oerr := o.open(); oerr != nil {
 			return err
 		}
-		o.trees = map[string]*object.Tree{}
 		err = fn()
 	}
 	return err
@@ -121,30 +125,46 @@ func (o *Objects) HasFile(commit, path string) (ok bool, err error) {
 	return ok, err
 }
 
-// findFile returns the tree entry of the file at path in commit.
+// maxCommitTrees bounds the commits whose root tree findFile remembers.
+const maxCommitTrees = 1024
+
+// findFile returns the tree entry of the file at path in commit, walking
+// down from its root tree through the tree cache.
 func (o *Objects) findFile(commit, path string) (*object.TreeEntry, error) {
-	tree, ok := o.trees[commit]
+	id := plumbing.NewHash(commit)
+	h, ok := o.commitTrees[id]
 	if !ok {
-		c, err := object.GetCommit(o.reader(), plumbing.NewHash(commit))
+		c, err := object.GetCommit(o.reader(), id)
 		if err != nil {
 			return nil, fmt.Errorf("read commit %s: %w", commit, err)
 		}
-		if tree, err = c.Tree(); err != nil {
-			return nil, fmt.Errorf("read tree of %s: %w", commit, err)
+		if o.commitTrees == nil || len(o.commitTrees) >= maxCommitTrees {
+			o.commitTrees = map[plumbing.Hash]plumbing.Hash{}
 		}
-		o.trees[commit] = tree
+		h = c.TreeHash
+		o.commitTrees[id] = h
 	}
-	ent, err := tree.FindEntry(path)
-	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
-		return nil, ErrNoFile
+	for {
+		name, rest, dir := strings.Cut(path, "/")
+		t, err := o.tree(h)
+		if err != nil {
+			return nil, err
+		}
+		ent, ok := t.find(name)
+		switch {
+		case !ok:
+			return nil, ErrNoFile
+		case dir:
+			if ent.Mode != filemode.Dir {
+				return nil, ErrNoFile
+			}
+			h, path = ent.Hash, rest
+		case !ent.Mode.IsFile():
+			return nil, ErrNoFile // a directory or submodule
+		default:
+			return &ent, nil
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("find %s: %w", path, err)
-	}
-	if !ent.Mode.IsFile() {
-		return nil, ErrNoFile // a directory or submodule
-	}
-	return ent, nil
 }
 
 func (o *Objects) readFile(commit, path string) (File, error) {

@@ -1,14 +1,15 @@
 package worktree
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -60,21 +61,31 @@ type dirChange struct {
 }
 
 // writeDir applies d to the tree h and adds the result to b; a zero hash
-// means the directory is now empty.
+// means the directory is now empty. The entries d does not touch are
+// copied over in order; only the touched ones are looked at.
 func (o *Objects) writeDir(b *Batch, h plumbing.Hash, d *dirChange) (plumbing.Hash, error) {
-	entries := map[string]object.TreeEntry{}
+	var base []object.TreeEntry
 	if !h.IsZero() {
-		t, err := object.GetTree(o.reader(), h)
+		t, err := o.tree(h)
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("read tree %s: %w", h, err)
+			return plumbing.ZeroHash, err
 		}
-		for _, e := range t.Entries {
-			entries[e.Name] = e
+		base = t.entries
+	}
+	list := make([]object.TreeEntry, 0, len(base)+len(d.files)+len(d.dirs))
+	touched := map[string]object.TreeEntry{} // the current entries of touched names
+	for _, e := range base {
+		_, file := d.files[e.Name]
+		_, dir := d.dirs[e.Name]
+		if file || dir {
+			touched[e.Name] = e
+			continue
 		}
+		list = append(list, e)
 	}
 	for name, f := range d.files {
 		if f == nil {
-			delete(entries, name)
+			delete(touched, name)
 			continue
 		}
 		mode := filemode.Regular
@@ -84,11 +95,11 @@ func (o *Objects) writeDir(b *Batch, h plumbing.Hash, d *dirChange) (plumbing.Ha
 		case f.Mode&0o111 != 0:
 			mode = filemode.Executable
 		}
-		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: b.add(plumbing.BlobObject, f.Content)}
+		touched[name] = object.TreeEntry{Name: name, Mode: mode, Hash: b.add(plumbing.BlobObject, f.Content)}
 	}
 	for name, sub := range d.dirs {
 		var subHash plumbing.Hash
-		if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
+		if e, ok := touched[name]; ok && e.Mode == filemode.Dir {
 			subHash = e.Hash
 		}
 		nh, err := o.writeDir(b, subHash, sub)
@@ -96,40 +107,43 @@ func (o *Objects) writeDir(b *Batch, h plumbing.Hash, d *dirChange) (plumbing.Ha
 			return plumbing.ZeroHash, err
 		}
 		if nh.IsZero() {
-			if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
-				delete(entries, name)
+			if e, ok := touched[name]; ok && e.Mode == filemode.Dir {
+				delete(touched, name)
 			}
 			continue
 		}
-		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: nh}
+		touched[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: nh}
 	}
-	if len(entries) == 0 {
-		return plumbing.ZeroHash, nil
-	}
-	list := make([]object.TreeEntry, 0, len(entries))
-	for _, e := range entries {
+	for _, e := range touched {
 		list = append(list, e)
 	}
-	return b.add(plumbing.TreeObject, encodeTree(list)), nil
+	if len(list) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	slices.SortFunc(list, gitCompare)
+	id := b.add(plumbing.TreeObject, encodeTree(list))
+	if _, ok := o.treeCache.m[id]; !ok {
+		o.treeCache.add(&cachedTree{id: id, entries: list, sorted: true})
+	}
+	return id, nil
 }
 
-// encodeTree is the body of a tree object of entries, in git's order:
-// names compared as if directories ended in "/".
+// encodeTree is the body of a tree object of entries, which are in git's
+// order (gitCompare).
 func encodeTree(entries []object.TreeEntry) []byte {
-	key := func(e object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
-		}
-		return e.Name
-	}
-	sort.Slice(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
-	var b bytes.Buffer
+	n := 0
 	for _, e := range entries {
-		fmt.Fprintf(&b, "%o %s", uint32(e.Mode), e.Name)
-		b.WriteByte(0)
-		b.Write(e.Hash[:])
+		n += 28 + len(e.Name)
 	}
-	return b.Bytes()
+	b := make([]byte, 0, n)
+	for _, e := range entries {
+		b = strconv.AppendUint(b, uint64(e.Mode), 8)
+		b = append(b, ' ')
+		b = append(b, e.Name...)
+		b = append(b, 0)
+		b = append(b, e.Hash[:]...)
+	}
+	return b
 }
 
 // SetRef points the ref name (refs/prsm/...) at commit. The ref file is
@@ -241,11 +255,11 @@ func (o *Objects) diffDir(prefix string, ha, hb plumbing.Hash, out *[]TreeDiff) 
 		if h.IsZero() {
 			return m, nil
 		}
-		t, err := object.GetTree(o.reader(), h)
+		t, err := o.tree(h)
 		if err != nil {
-			return nil, fmt.Errorf("read tree %s: %w", h, err)
+			return nil, err
 		}
-		for _, e := range t.Entries {
+		for _, e := range t.entries {
 			m[e.Name] = e
 		}
 		return m, nil
