@@ -65,6 +65,9 @@ type Engine struct {
 	states   map[string]*sessionState
 	filesMu  stdsync.Mutex
 	files    map[string]*stdsync.Mutex
+	// settleWG counts the directory syncs of placed workspace writes
+	// still running (workspaceWrites.place); Close waits for them.
+	settleWG stdsync.WaitGroup
 }
 
 // New builds an engine for repo whose state lives in projectDir.

@@ -431,6 +431,11 @@ func TestSQLiteBusy(t *testing.T) {
 	if exists(f.ws, "new.txt") || read(t, f.ws, "f.txt") != edited || read(t, s.WorktreePath, "f.txt") != edited {
 		t.Errorf("files changed while the database was locked")
 	}
+	// The write prepared beside new.txt while the records were being
+	// stored is gone with them.
+	if left, _ := filepath.Glob(filepath.Join(f.ws, prsmsync.TempPrefix+"*")); len(left) != 0 {
+		t.Errorf("temporary files left in the workspace: %v", left)
+	}
 	if got := f.records(s); got != "e1 modify f.txt pending/synced" {
 		t.Errorf("records while locked:\n%s", got)
 	}

@@ -76,6 +76,7 @@ func (e *Engine) Close() {
 		e.flushWG.Done() // it will not run
 	}
 	e.flushWG.Wait()
+	e.settleWG.Wait()
 	e.stopScanner()
 }
 

@@ -451,6 +451,11 @@ func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, f
 // false means the tool call row exists already.
 func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, id func(int) string, result []byte, exists bool) ([]*prsm.Record, error) {
 	now := time.Now().UTC()
+	auto := s.Mode == prsm.ModeAuto
+	var writes *workspaceWrites
+	if auto && len(changes) > 0 {
+		writes = e.prepareWrites(s, changes)
+	}
 	var recs []*prsm.Record
 	var intents []int64
 	stats := st.tracker.Stats.TakeChanged()
@@ -476,7 +481,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 				return err
 			}
 			recs = append(recs, r)
-			if s.Mode == prsm.ModeAuto {
+			if auto {
 				// The sync intent commits with the record (SPEC rule 6):
 				// a crash before the sync below leaves it to the next
 				// start, never a stored record that nobody applies.
@@ -490,6 +495,9 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		return store.CompleteToolCall(ctx, q, s.ID, tc.ID, result, now)
 	})
 	if err != nil {
+		if writes != nil {
+			writes.discard()
+		}
 		st.tracker.Stats.Restore(stats)
 		return nil, err
 	}
@@ -500,21 +508,15 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		st.tracker.Learn(ch.Rel, ch.After)
 	}
 	crashPoint("record:stored")
-	// One record per file: the files are written into the workspace at
-	// once, so their fsyncs overlap (a 100-file Bash call synced 100
-	// files one after another).
-	states := make([]string, len(recs))
+	// One record per file, placed in the workspace now that it is stored.
+	var states []string
 	var syncErrs []error
-	if s.Mode == prsm.ModeAuto {
-		syncErrs = parallel(len(recs), func(i int) error {
-			var err error
-			states[i], err = e.syncToWorkspace(ctx, s, changes[i].Rel, changes[i].Before, changes[i].After)
-			return err
-		})
+	if writes != nil {
+		states, syncErrs = writes.place()
 	}
 	var failed []error
 	for i, r := range recs {
-		if s.Mode == prsm.ModeAuto {
+		if auto {
 			state, err := states[i], syncErrs[i]
 			if err != nil && transient(err) {
 				// Nothing was written (writes are atomic). The record

@@ -78,9 +78,26 @@ func writeFileIn(root, path string, data []byte, mode os.FileMode) (err error) {
 		return fmt.Errorf("create parent of %s: %w", path, err)
 	}
 	defer d.Close()
-	name := filepath.Base(path)
+	tmp, err := stageFile(d, path, data, mode)
+	if err != nil {
+		return err
+	}
+	if err := placeStaged(d, tmp, path); err != nil {
+		return err
+	}
+	if err := syncRoot(d); err != nil {
+		// The new content is in place; only its durability is in doubt.
+		return fmt.Errorf("replaced %s: %w", path, err)
+	}
+	return nil
+}
+
+// stageFile writes data to a new temporary file in d (the open parent of
+// path), sets its permission bits and syncs it, and returns its name; on
+// failure nothing is left behind.
+func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string, err error) {
 	if err := fault("create", path); err != nil {
-		return fmt.Errorf("create temp file for %s: %w", path, err)
+		return "", fmt.Errorf("create temp file for %s: %w", path, err)
 	}
 	var f *os.File
 	var tmp string
@@ -91,47 +108,50 @@ func writeFileIn(root, path string, data []byte, mode os.FileMode) (err error) {
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) || attempt == 10 {
-			return fmt.Errorf("create temp file for %s: %w", path, err)
+			return "", fmt.Errorf("create temp file for %s: %w", path, err)
 		}
 	}
-	renamed := false
 	defer func() {
-		if err != nil && !renamed {
+		if err != nil {
 			f.Close()
 			d.Remove(tmp)
 		}
 	}()
 	if err := fault("write", path); err != nil {
 		f.Write(data[:len(data)/2])
-		return fmt.Errorf("write %s: %w", tmp, err)
+		return "", fmt.Errorf("write %s: %w", tmp, err)
 	}
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
+		return "", fmt.Errorf("write %s: %w", tmp, err)
 	}
 	// Chmod on the open file rather than relying on the create mode, which
 	// the umask would trim.
 	if err := f.Chmod(mode.Perm()); err != nil {
-		return fmt.Errorf("chmod %s: %w", tmp, err)
+		return "", fmt.Errorf("chmod %s: %w", tmp, err)
 	}
 	if err := fault("sync", path); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp, err)
+		return "", fmt.Errorf("sync %s: %w", tmp, err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp, err)
+		return "", fmt.Errorf("sync %s: %w", tmp, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
+		d.Remove(tmp)
+		return "", fmt.Errorf("close %s: %w", tmp, err)
 	}
-	if err := fault("rename", path); err != nil {
+	return tmp, nil
+}
+
+// placeStaged renames the staged file tmp over path, in d; on failure the
+// staged file is removed.
+func placeStaged(d *os.Root, tmp, path string) error {
+	err := fault("rename", path)
+	if err == nil {
+		err = d.Rename(tmp, filepath.Base(path))
+	}
+	if err != nil {
+		d.Remove(tmp)
 		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	if err := d.Rename(tmp, name); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	renamed = true
-	if err := syncRoot(d); err != nil {
-		// The new content is in place; only its durability is in doubt.
-		return fmt.Errorf("replaced %s: %w", path, err)
 	}
 	return nil
 }
@@ -370,41 +390,48 @@ func readPathIn(root, path string) (Version, error) {
 		return Version{}, err
 	}
 	defer d.Close()
+	v, _, err := readIn(d, path)
+	return v, err
+}
+
+// readIn reads the version at path in d, its open parent, and returns the
+// lstat of what it read (nil when absent).
+func readIn(d *os.Root, path string) (Version, fs.FileInfo, error) {
 	name := filepath.Base(path)
 	fi, err := d.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
-		return Absent, nil
+		return Absent, nil, nil
 	}
 	if err != nil {
-		return Version{}, err
+		return Version{}, nil, err
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := d.Readlink(name)
 		if err != nil {
-			return Version{}, err
+			return Version{}, nil, err
 		}
-		return Version{Present: true, Mode: ModeSymlink, Content: []byte(target)}, nil
+		return Version{Present: true, Mode: ModeSymlink, Content: []byte(target)}, fi, nil
 	case fi.Mode().IsRegular():
 		f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 		if err != nil {
-			return Version{}, fmt.Errorf("read %s: %w", path, err)
+			return Version{}, nil, fmt.Errorf("read %s: %w", path, err)
 		}
 		defer f.Close()
 		st, err := f.Stat()
 		if err != nil {
-			return Version{}, err
+			return Version{}, nil, err
 		}
 		if !os.SameFile(fi, st) || !st.Mode().IsRegular() {
-			return Version{}, fmt.Errorf("read %s: replaced while being read: %w", path, safepath.ErrOutside)
+			return Version{}, nil, fmt.Errorf("read %s: replaced while being read: %w", path, safepath.ErrOutside)
 		}
 		b, err := io.ReadAll(f)
 		if err != nil {
-			return Version{}, fmt.Errorf("read %s: %w", path, err)
+			return Version{}, nil, fmt.Errorf("read %s: %w", path, err)
 		}
-		return Version{Present: true, Mode: ModeRegular | uint32(st.Mode().Perm()), Content: b}, nil
+		return Version{Present: true, Mode: ModeRegular | uint32(st.Mode().Perm()), Content: b}, fi, nil
 	}
-	return Version{}, fmt.Errorf("%s: %w", path, ErrNotFile)
+	return Version{}, nil, fmt.Errorf("%s: %w", path, ErrNotFile)
 }
 
 // CleanTemp removes the temporary files (TempPrefix) that a crash may have

@@ -168,28 +168,19 @@ func (o Outcome) String() string {
 // prunes directories it leaves empty, up to root. It returns the outcome and
 // the file as it is afterwards.
 func Apply(root, rel string, base, theirs Version) (Outcome, Version, error) {
-	p, err := safepath.Join(root, rel)
+	w, err := Prepare(root, rel, base, theirs)
 	if err != nil {
 		return Conflict, Version{}, err
 	}
-	ours, err := readPathIn(root, p)
-	if errors.Is(err, ErrNotFile) {
-		return Conflict, Version{}, nil
-	}
+	defer w.Discard()
+	out, v, err := w.Place()
 	if err != nil {
-		return Conflict, Version{}, err
+		return out, v, err
 	}
-	result, ok := Merge(base, ours, theirs)
-	if !ok {
-		return Conflict, ours, nil
+	if err := w.Settle(); err != nil {
+		return Conflict, w.ours, err
 	}
-	if Same(result, ours) && (!result.Present || result.Mode == ours.Mode) {
-		return Unchanged, ours, nil
-	}
-	if err := writeVersion(root, p, result); err != nil {
-		return Conflict, ours, err
-	}
-	return Written, result, nil
+	return out, v, nil
 }
 
 // writeVersion makes p hold v, atomically.

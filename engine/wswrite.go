@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"sort"
+
+	"github.com/prsm-dev/prsm"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
+)
+
+// workspaceWrites are the workspace writes of a tool call's records in
+// auto mode, prepared (merged, written and synced to temporary files)
+// while the records are stored, and placed once they are. The workspace
+// never shows a change whose record is not stored, and the fsyncs run
+// during the transaction instead of after it: at 50k files they were the
+// largest part of a tool call. The files stay locked from the read that
+// prepares them to their placing, so no other session's write comes in
+// between.
+type workspaceWrites struct {
+	e       *Engine
+	s       *prsm.Session
+	changes []tracker.Change
+	preps   []*prsmsync.Prepared
+	errs    []error
+	done    chan struct{}
+	unlock  func()
+}
+
+// prepareWrites locks the files of changes and starts preparing their
+// writes in the background. Call place or discard once.
+func (e *Engine) prepareWrites(s *prsm.Session, changes []tracker.Change) *workspaceWrites {
+	w := &workspaceWrites{e: e, s: s, changes: changes, preps: make([]*prsmsync.Prepared, len(changes)), done: make(chan struct{})}
+	rels := make([]string, len(changes))
+	for i, ch := range changes {
+		rels[i] = ch.Rel
+	}
+	w.unlock = e.fileLocks(rels)
+	go func() {
+		defer close(w.done)
+		w.errs = parallel(len(changes), func(i int) error {
+			var err error
+			w.preps[i], err = prsmsync.Prepare(e.Repo.Root, changes[i].Rel, changes[i].Before, changes[i].After)
+			return err
+		})
+	}()
+	return w
+}
+
+// discard drops every prepared write (the records were not stored).
+func (w *workspaceWrites) discard() {
+	<-w.done
+	for _, p := range w.preps {
+		if p != nil {
+			p.Discard()
+		}
+	}
+	w.unlock()
+}
+
+// place puts the prepared writes in place and returns each change's sync
+// state and error, as syncToWorkspace does. The renames' directory syncs
+// run in the background: the content was synced before the rename, so a
+// crash meanwhile leaves the old file or the new one, never a torn one.
+func (w *workspaceWrites) place() ([]string, []error) {
+	<-w.done
+	states := make([]string, len(w.preps))
+	errs := parallel(len(w.preps), func(i int) error {
+		states[i] = prsm.SyncConflict
+		if w.errs[i] != nil {
+			return w.errs[i]
+		}
+		out, _, err := w.preps[i].Place()
+		if err != nil {
+			return err
+		}
+		if out == prsmsync.Conflict {
+			w.e.Log.Warn("conflict: workspace file left as it is", "session", w.s.ID, "file", w.changes[i].Rel)
+			return nil
+		}
+		states[i] = prsm.SyncSynced
+		return nil
+	})
+	w.unlock()
+	w.e.settleWG.Add(1)
+	go func() {
+		defer w.e.settleWG.Done()
+		for i, p := range w.preps {
+			if p == nil {
+				continue
+			}
+			if err := p.Settle(); err != nil {
+				w.e.Log.Error("sync of a workspace directory", "session", w.s.ID, "file", w.changes[i].Rel, "err", err)
+			}
+		}
+	}()
+	return states, errs
+}
+
+// fileLocks locks the workspace files rels (in path order, so that two
+// callers never wait for each other) and returns the unlock of them all.
+func (e *Engine) fileLocks(rels []string) func() {
+	rels = append([]string(nil), rels...)
+	sort.Strings(rels)
+	var unlocks []func()
+	for i, rel := range rels {
+		if i > 0 && rel == rels[i-1] {
+			continue
+		}
+		unlocks = append(unlocks, e.fileLock(rel))
+	}
+	return func() {
+		for _, u := range unlocks {
+			u()
+		}
+	}
+}

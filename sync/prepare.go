@@ -1,0 +1,189 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/prsm-dev/prsm/internal/safepath"
+)
+
+// Prepared is a change to a workspace file that Prepare decided and
+// staged, and that nobody sees yet: for a file, the merged content is
+// written and synced to a temporary file beside it. Place makes it
+// visible with a rename; Discard drops it. In between, the caller stores
+// what the change is (its record), so the workspace never shows a change
+// prsm has no record of, while the slow part of the write (the fsync)
+// runs at the same time as the store's transaction. Apply is Prepare,
+// Place and Settle at once.
+//
+// A Prepared is used by one goroutine, and the caller keeps other prsm
+// writers away from the file until it is placed or discarded.
+type Prepared struct {
+	// Outcome is what Place will do: Written, or nothing (Unchanged,
+	// Conflict).
+	Outcome Outcome
+	// Result is the file after Place: the merge for Written, the file as
+	// it is otherwise (Version{} when it is not a file).
+	Result Version
+
+	root, path   string
+	base, theirs Version
+	ours         Version
+	seen         fs.FileInfo // the file's lstat when read; nil: absent
+	d            *os.Root    // the open parent, while a file is staged or placed
+	tmp          string      // the staged file in d; "" once placed or dropped
+	placed       bool
+}
+
+// Prepare decides how base -> theirs comes into root/rel (a 3-way Merge
+// with the file as it is now, as Apply does) and stages the result. The
+// error is that of reading the file or of staging the result; nothing is
+// left behind then.
+func Prepare(root, rel string, base, theirs Version) (*Prepared, error) {
+	p, err := safepath.Join(root, rel)
+	if err != nil {
+		return nil, err
+	}
+	w := &Prepared{root: root, path: p, base: base, theirs: theirs}
+	if err := w.prepare(); err != nil {
+		w.Discard()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Prepared) prepare() error {
+	w.ours, w.seen = Absent, nil
+	d, err := openDirIn(w.root, filepath.Dir(w.path), false)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR):
+		d = nil // no parent yet: Place creates it with the file
+	case err != nil:
+		return err
+	default:
+		w.ours, w.seen, err = readIn(d, w.path)
+		if errors.Is(err, ErrNotFile) {
+			d.Close()
+			w.Outcome, w.Result = Conflict, Version{}
+			return nil
+		}
+		if err != nil {
+			d.Close()
+			return err
+		}
+	}
+	result, ok := Merge(w.base, w.ours, w.theirs)
+	switch {
+	case !ok:
+		w.Outcome, w.Result = Conflict, w.ours
+	case Same(result, w.ours) && (!result.Present || result.Mode == w.ours.Mode):
+		w.Outcome, w.Result = Unchanged, w.ours
+	default:
+		w.Outcome, w.Result = Written, result
+	}
+	if w.Outcome != Written || d == nil || !result.Present || result.IsLink() {
+		// Nothing to stage: a removal, a link and a file in a new
+		// directory are written whole by Place.
+		if d != nil {
+			d.Close()
+		}
+		return nil
+	}
+	tmp, err := stageFile(d, w.path, result.Content, os.FileMode(result.Mode&0o777))
+	if err != nil {
+		d.Close()
+		return err
+	}
+	w.d, w.tmp = d, tmp
+	return nil
+}
+
+// changed reports whether the file is no longer the one prepare read.
+func (w *Prepared) changed() bool {
+	if w.d == nil {
+		return false
+	}
+	fi, err := w.d.Lstat(filepath.Base(w.path))
+	if err != nil || w.seen == nil {
+		return !(errors.Is(err, fs.ErrNotExist) && w.seen == nil)
+	}
+	return !os.SameFile(fi, w.seen) || fi.Size() != w.seen.Size() || !fi.ModTime().Equal(w.seen.ModTime()) ||
+		fi.Mode() != w.seen.Mode()
+}
+
+// placeTries bounds how often Place merges anew a file that keeps
+// changing under it; then it gives up with a conflict, writing nothing.
+const placeTries = 3
+
+// Place makes the prepared change visible and returns what it did and the
+// file after it. If the file changed since it was read (the user saved in
+// between), the merge is done again with the new content first, so an
+// edit is never overwritten; the outcome may then differ from Outcome.
+// On an error nothing was written, and the outcome is Conflict.
+func (w *Prepared) Place() (Outcome, Version, error) {
+	if w.Outcome != Written {
+		return w.Outcome, w.Result, nil
+	}
+	for try := 0; w.changed(); try++ {
+		w.drop()
+		if try == placeTries {
+			w.Outcome, w.Result = Conflict, w.ours
+			return Conflict, w.ours, nil
+		}
+		if err := w.prepare(); err != nil {
+			return Conflict, w.ours, err
+		}
+		if w.Outcome != Written {
+			return w.Outcome, w.Result, nil
+		}
+	}
+	if w.tmp == "" {
+		if err := writeVersion(w.root, w.path, w.Result); err != nil {
+			return Conflict, w.ours, err
+		}
+		w.placed = true
+		return Written, w.Result, nil
+	}
+	tmp := w.tmp
+	w.tmp = ""
+	if err := placeStaged(w.d, tmp, w.path); err != nil {
+		return Conflict, w.ours, err
+	}
+	w.placed = true
+	return Written, w.Result, nil
+}
+
+// Settle makes a placed file's rename durable (it syncs the directory) and
+// releases the Prepared; a crash before it loses nothing, as the file's
+// content was synced before the rename. Call it once, after Place.
+func (w *Prepared) Settle() error {
+	if w.d == nil {
+		return nil
+	}
+	defer w.drop()
+	if w.placed {
+		if err := syncRoot(w.d); err != nil {
+			return fmt.Errorf("replaced %s: %w", w.path, err)
+		}
+	}
+	return nil
+}
+
+// Discard drops a change that is not placed (its staged file is removed)
+// and releases the Prepared. It may follow Place and Settle.
+func (w *Prepared) Discard() { w.drop() }
+
+func (w *Prepared) drop() {
+	if w.d == nil {
+		return
+	}
+	if w.tmp != "" {
+		w.d.Remove(w.tmp)
+		w.tmp = ""
+	}
+	w.d.Close()
+	w.d = nil
+}

@@ -1,0 +1,135 @@
+package sync
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func text(s string) Version {
+	return Version{Present: true, Mode: ModeRegular | 0o644, Content: []byte(s)}
+}
+
+const (
+	prepBase   = "1\n2\n3\n4\n5\n6\n7\n8\n9\n"
+	prepTheirs = "1\nagent\n3\n4\n5\n6\n7\n8\n9\n"
+)
+
+// TestPrepareStagesInvisibly: until Place, the workspace file is as it
+// was and only a temporary file is new; Place renames it in, Settle
+// leaves nothing behind.
+func TestPrepareStagesInvisibly(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "d", "f.txt")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte(prepBase), 0o644)
+	w, err := Prepare(root, "d/f.txt", text(prepBase), text(prepTheirs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Outcome != Written || string(w.Result.Content) != prepTheirs {
+		t.Fatalf("prepared %v %q", w.Outcome, w.Result.Content)
+	}
+	assertFile(t, p, prepBase, 0o644)
+	if left, _ := filepath.Glob(filepath.Join(root, "d", TempPrefix+"*")); len(left) != 1 {
+		t.Fatalf("staged files: %v, want one", left)
+	}
+	out, v, err := w.Place()
+	if err != nil || out != Written || string(v.Content) != prepTheirs {
+		t.Fatalf("Place: %v %q %v", out, v.Content, err)
+	}
+	assertFile(t, p, prepTheirs, 0o644)
+	if err := w.Settle(); err != nil {
+		t.Fatal(err)
+	}
+	assertNoTemp(t, filepath.Join(root, "d"))
+}
+
+// TestPrepareDiscard: a discarded change leaves the file and the
+// directory exactly as they were.
+func TestPrepareDiscard(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "f.txt")
+	os.WriteFile(p, []byte(prepBase), 0o600)
+	w, err := Prepare(root, "f.txt", text(prepBase), text(prepTheirs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Discard()
+	w.Discard() // twice is fine
+	assertFile(t, p, prepBase, 0o600)
+	assertNoTemp(t, root)
+}
+
+// TestPlaceMergesAnEditMadeMeanwhile: the user saves the file between
+// Prepare and Place: Place merges again, so the edit is kept with the
+// agent's change, or (overlapping) nothing is written.
+func TestPlaceMergesAnEditMadeMeanwhile(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, want string
+		out              Outcome
+	}{
+		{"apart", "1\n2\n3\n4\n5\n6\n7\n8\nuser\n", "1\nagent\n3\n4\n5\n6\n7\n8\nuser\n", Written},
+		{"overlapping", "1\nuser\n3\n4\n5\n6\n7\n8\n9\n", "1\nuser\n3\n4\n5\n6\n7\n8\n9\n", Conflict},
+		{"same size", "1\n2\n3\n4\n5\n6\n7\n8\nX\n", "1\nagent\n3\n4\n5\n6\n7\n8\nX\n", Written},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			p := filepath.Join(root, "f.txt")
+			os.WriteFile(p, []byte(prepBase), 0o644)
+			w, err := Prepare(root, "f.txt", text(prepBase), text(prepTheirs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Discard()
+			// A save as editors do it: a new file renamed over the old
+			// one, so even a same-size edit in the same clock tick shows.
+			tmp := filepath.Join(root, "editor-save")
+			os.WriteFile(tmp, []byte(tc.user), 0o644)
+			os.Chtimes(tmp, time.Now(), time.Now().Add(time.Second))
+			if err := os.Rename(tmp, p); err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := w.Place()
+			if err != nil || out != tc.out {
+				t.Fatalf("Place: %v %v, want %v", out, err, tc.out)
+			}
+			w.Settle()
+			assertFile(t, p, tc.want, 0o644)
+			assertNoTemp(t, root)
+		})
+	}
+}
+
+// TestPrepareNewDirectoryAndRemoval: a file in a directory that does not
+// exist yet is created whole by Place (nothing appears before), and a
+// removal happens only at Place.
+func TestPrepareNewDirectoryAndRemoval(t *testing.T) {
+	root := t.TempDir()
+	w, err := Prepare(root, "new/dir/f.txt", Absent, text("new\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "new")); !os.IsNotExist(err) {
+		t.Fatalf("the directory exists before Place: %v", err)
+	}
+	if out, _, err := w.Place(); err != nil || out != Written {
+		t.Fatalf("Place: %v %v", out, err)
+	}
+	w.Settle()
+	assertFile(t, filepath.Join(root, "new/dir/f.txt"), "new\n", 0o644)
+
+	w, err = Prepare(root, "new/dir/f.txt", text("new\n"), Absent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFile(t, filepath.Join(root, "new/dir/f.txt"), "new\n", 0o644)
+	if out, _, err := w.Place(); err != nil || out != Written {
+		t.Fatalf("Place of the removal: %v %v", out, err)
+	}
+	w.Settle()
+	if _, err := os.Lstat(filepath.Join(root, "new")); !os.IsNotExist(err) {
+		t.Errorf("the emptied directories are still there: %v", err)
+	}
+}
