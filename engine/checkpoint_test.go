@@ -11,6 +11,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/store"
 )
 
 // trees returns the workspace and worktree as byte-exact descriptions
@@ -310,5 +311,46 @@ func TestSelectorRollback(t *testing.T) {
 		if _, err := f.eng.SelectRollback(f.ctx, s.ID, bad); !errors.Is(err, prsm.ErrInvalid) {
 			t.Errorf("%+v: %v", bad, err)
 		}
+	}
+}
+
+// TestFailedAutoCheckpointDoesNotStopTheCall: the checkpoint before a tool
+// call commits with the call; when storing it fails, the call is stored
+// without it and goes on.
+func TestFailedAutoCheckpointDoesNotStopTheCall(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	if _, err := f.eng.DB.ExecContext(f.ctx, `CREATE TRIGGER no_checkpoints BEFORE INSERT ON checkpoints
+		BEGIN SELECT RAISE(ABORT, 'checkpoints refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	want := replaceLine(read(t, f.ws, "f.txt"), 4, "four")
+	recs := f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", want) })
+	if got := summary(recs); got != "e1 modify f.txt pending/synced" {
+		t.Fatalf("records: %s", got)
+	}
+	if got := read(t, f.ws, "f.txt"); got != want {
+		t.Errorf("workspace: %q", got)
+	}
+	list, err := f.eng.Checkpoints(f.ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if c.ToolCallID == "e1" {
+			t.Errorf("a checkpoint of e1 was stored: %+v", c)
+		}
+	}
+	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 0 {
+		t.Errorf("%d pending object rows of a checkpoint never stored", len(rows))
+	}
+	// Once checkpoints can be stored again, the next call has one.
+	if _, err := f.eng.DB.ExecContext(f.ctx, "DROP TRIGGER no_checkpoints"); err != nil {
+		t.Fatal(err)
+	}
+	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(want, 5, "five")) })
+	list, _ = f.eng.Checkpoints(f.ctx, s.ID, "")
+	if len(list) == 0 || list[len(list)-1].ToolCallID != "e2" || list[len(list)-1].FilesChanged != 1 {
+		t.Errorf("no checkpoint before e2 with e1's change: %+v", list)
 	}
 }

@@ -136,19 +136,27 @@ func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req Che
 	return e.checkpoint(ctx, s, st, prsm.CheckpointManual, req.Name, req.Annotation, msg, "")
 }
 
-// autoCheckpoint takes the checkpoint before a file-changing tool call,
-// unless the session switched them off.
-func (e *Engine) autoCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, target string) error {
+// autoCheckpoint prepares the checkpoint before a file-changing tool call
+// (nil when the session switched them off), for the caller to store with
+// the tool call, in its transaction.
+func (e *Engine) autoCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, target string) (*newCheckpoint, error) {
 	on, err := store.AutoCheckpoints(ctx, e.DB.Q(), s.ID)
 	if err != nil || !on || e.NoAutoCheckpoints {
-		return err
+		return nil, err
 	}
 	desc := "before " + tc.ToolName
 	if what := short(target, 60); what != "" {
 		desc += ": " + what
 	}
-	_, err = e.checkpoint(ctx, s, st, prsm.CheckpointAuto, desc, "", tc.MessageIndex, tc.ID)
-	return err
+	objs, err := e.Repo.Objects()
+	if err != nil {
+		return nil, err
+	}
+	ts := &treeState{b: objs.NewBatch()}
+	if ts.tree, ts.touched, err = e.stateTree(ctx, s, st, ts.b); err != nil {
+		return nil, fmt.Errorf("checkpoint tree: %w", err)
+	}
+	return e.prepareCheckpoint(ctx, s, st, ts, prsm.CheckpointAuto, desc, "", tc.MessageIndex, tc.ID)
 }
 
 // stateTree builds, in b, the tree of what the tracker knows the worktree
@@ -239,6 +247,32 @@ func (e *Engine) checkpoint(ctx context.Context, s *prsm.Session, st *sessionSta
 // saveCheckpoint stores the checkpoint of a state tree built already (the
 // tracker's state must not have changed since).
 func (e *Engine) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
+	nc, err := e.prepareCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.DB.Tx(ctx, nc.store); err != nil {
+		nc.drop()
+		return nil, err
+	}
+	e.checkpointStored(st, nc)
+	return nc.c, nil
+}
+
+// newCheckpoint is a checkpoint whose ids are known and whose objects are
+// staged, to be stored (store, in a transaction), then announced
+// (checkpointStored), or dropped.
+type newCheckpoint struct {
+	ctx     context.Context
+	c       *prsm.Checkpoint
+	objs    *worktree.Objects
+	refs    []string
+	pending []worktree.Object
+}
+
+// prepareCheckpoint computes the checkpoint of a state tree built already
+// and stages its objects.
+func (e *Engine) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*newCheckpoint, error) {
 	objs, err := e.Repo.Objects()
 	if err != nil {
 		return nil, err
@@ -273,37 +307,45 @@ func (e *Engine) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessio
 	if kind == prsm.CheckpointManual {
 		refs = append(refs, checkpointRef(s.ID, id))
 	}
-	seq, err := store.MaxRecordSeq(ctx, e.DB.Q(), s.ID)
+	nc := &newCheckpoint{ctx: ctx, objs: objs, refs: refs, pending: b.Objects(),
+		c: &prsm.Checkpoint{ID: id, SessionID: s.ID, Kind: kind, Name: name, Annotation: annotation,
+			MessageIndex: msgIndex, ToolCallID: toolCallID, Tree: tree, Commit: commit, CreatedAt: now,
+			FilesChanged: touched}}
+	objs.Stage(nc.pending) // before the commit: the flusher may see the row at once
+	return nc, nil
+}
+
+// store writes the checkpoint, and its objects for the flusher, in the
+// transaction q. Its record_seq is the session's newest record then.
+func (nc *newCheckpoint) store(q store.Querier) error {
+	seq, err := store.MaxRecordSeq(nc.ctx, q, nc.c.SessionID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	c := &prsm.Checkpoint{ID: id, SessionID: s.ID, Kind: kind, Name: name, Annotation: annotation,
-		MessageIndex: msgIndex, ToolCallID: toolCallID, Tree: tree, Commit: commit, CreatedAt: now,
-		RecordSeq: seq, FilesChanged: touched}
-	pending := b.Objects()
-	objs.Stage(pending) // before the commit: the flusher may see the row at once
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
-		if err := store.InsertCheckpoint(ctx, q, c); err != nil {
-			return err
-		}
-		if len(refs) == 0 {
-			return nil
-		}
-		return store.AddPending(ctx, q, &store.Pending{SessionID: s.ID, Commit: commit, Refs: refs, Objects: storeObjects(pending)})
-	})
-	if err != nil {
-		objs.Unstage(pending)
-		return nil, err
+	nc.c.RecordSeq = seq
+	if err := store.InsertCheckpoint(nc.ctx, q, nc.c); err != nil {
+		return err
 	}
-	st.ckptTree, st.ckptCommit = tree, commit
+	if len(nc.refs) == 0 {
+		return nil
+	}
+	return store.AddPending(nc.ctx, q, &store.Pending{SessionID: nc.c.SessionID, Commit: nc.c.Commit, Refs: nc.refs, Objects: storeObjects(nc.pending)})
+}
+
+// drop forgets a checkpoint that was not stored.
+func (nc *newCheckpoint) drop() { nc.objs.Unstage(nc.pending) }
+
+// checkpointStored makes a stored checkpoint the start of the next one,
+// has its objects written, and announces it.
+func (e *Engine) checkpointStored(st *sessionState, nc *newCheckpoint) {
+	st.ckptTree, st.ckptCommit = nc.c.Tree, nc.c.Commit
 	st.tracker.Touched = map[string]bool{}
 	crashPoint("checkpoint:stored")
-	if len(refs) > 0 {
+	if len(nc.refs) > 0 {
 		e.kickFlush()
 	}
-	ev := *c
+	ev := *nc.c
 	e.Events.Publish(EventCheckpoint, &ev)
-	return c, nil
 }
 
 func (e *Engine) lastCheckpoint(ctx context.Context, sessionID string) (*prsm.Checkpoint, error) {

@@ -121,11 +121,12 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	return st, nil
 }
 
-// lockSession resolves id, requires an active session and locks it.
+// lockSession resolves id and locks the session. The session's
+// PendingCount is not filled in.
 func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
-	s, err := e.Session(ctx, id)
+	s, err := store.ResolveSessionBare(ctx, e.DB.Q(), id)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, sessionError(id, err)
 	}
 	st, err := e.state(ctx, s)
 	if err != nil {
@@ -275,9 +276,30 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 			snap[rel] = tracker.StateOf(ch.After)
 		}
 	}
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return nil, err
+	}
+	agent := req.AgentID
+	if agent == "" {
+		agent = s.AgentID
+	}
+	tc := &prsm.ToolCall{
+		SessionID: s.ID, ID: req.ToolCallID, ToolName: name, Args: req.Args, AgentID: agent,
+		Cwd: req.Cwd, MessageIndex: orTurn(req.MessageIndex, st), Snapshot: b, StartedAt: time.Now().UTC(),
+	}
+	// The checkpoint before a file-changing call commits with the call:
+	// one transaction instead of two.
+	var ckpt *newCheckpoint
+	if tracker.IsFileChangingTool(name) {
+		if ckpt, err = e.autoCheckpoint(ctx, s, st, tc, toolTarget(req.Args, argRel)); err != nil {
+			// A failed checkpoint must not stop the agent; it is logged.
+			e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
+			ckpt = nil
+		}
+	}
 	stats := st.tracker.Stats.TakeChanged()
-	var tc *prsm.ToolCall
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
+	capture := func(q store.Querier) error {
 		for _, ch := range pre {
 			if ch.After.Present {
 				if _, err := store.PutBlob(ctx, q, ch.After.Content); err != nil {
@@ -288,21 +310,27 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		if err := store.PutStats(ctx, q, s.ID, stats); err != nil {
 			return err
 		}
-		b, err := json.Marshal(snap)
-		if err != nil {
+		return store.InsertToolCall(ctx, q, tc)
+	}
+	err = e.DB.Tx(ctx, func(q store.Querier) error {
+		if err := capture(q); err != nil {
 			return err
 		}
-		agent := req.AgentID
-		if agent == "" {
-			agent = s.AgentID
+		if ckpt != nil {
+			return ckpt.store(q)
 		}
-		tc = &prsm.ToolCall{
-			SessionID: s.ID, ID: req.ToolCallID, ToolName: name, Args: req.Args, AgentID: agent,
-			Cwd: req.Cwd, MessageIndex: orTurn(req.MessageIndex, st), Snapshot: b, StartedAt: time.Now().UTC(),
-		}
-		return store.InsertToolCall(ctx, q, tc)
+		return nil
 	})
+	if err != nil && ckpt != nil && ctx.Err() == nil {
+		e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
+		ckpt.drop()
+		ckpt = nil
+		err = e.DB.Tx(ctx, capture) // the call without its checkpoint
+	}
 	if err != nil {
+		if ckpt != nil {
+			ckpt.drop()
+		}
 		st.tracker.Stats.Restore(stats)
 		return nil, err
 	}
@@ -310,11 +338,8 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		st.inflight = map[string]bool{}
 	}
 	st.inflight[tc.ID] = true
-	if tracker.IsFileChangingTool(name) {
-		if err := e.autoCheckpoint(ctx, s, st, tc, toolTarget(req.Args, argRel)); err != nil {
-			// A failed checkpoint must not stop the agent; it is logged.
-			e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
-		}
+	if ckpt != nil {
+		e.checkpointStored(st, ckpt)
 	}
 	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
 }
@@ -545,6 +570,24 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	if len(recs) > 0 {
 		e.publishSession(ctx, s.ID)
 	}
+	// The answer carries the contents, which are at hand: no reads of
+	// the blobs just stored.
+	for i, r := range recs {
+		if r.Binary {
+			continue
+		}
+		inline := func(v prsmsync.Version) *string {
+			if !v.Present || len(v.Content) > InlineLimit {
+				return nil
+			}
+			s := string(v.Content)
+			return &s
+		}
+		r.OldContent, r.NewContent = inline(changes[i].Before), inline(changes[i].After)
+		if r.PreToolHash == r.OldHash {
+			r.PreToolContent = r.OldContent
+		}
+	}
 	if len(failed) > 0 {
 		return recs, &syncError{errs: failed}
 	}
@@ -669,7 +712,7 @@ func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
 			dst  **string
 			size int64
 		}{{r.OldHash, &r.OldContent, r.SizeBefore}, {r.NewHash, &r.NewContent, r.SizeAfter}, {r.PreToolHash, &r.PreToolContent, -1}} {
-			if f.hash == "" || f.size > InlineLimit {
+			if f.hash == "" || f.size > InlineLimit || *f.dst != nil {
 				continue
 			}
 			b, err := store.GetBlob(ctx, e.DB.Q(), f.hash)

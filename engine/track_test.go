@@ -669,3 +669,36 @@ func TestDotToolCallIDs(t *testing.T) {
 		t.Errorf("tool_call_id .x.: %v", err)
 	}
 }
+
+// TestAnswerCarriesPreToolContent: a file changed outside any tool call
+// before the call starts is recorded with the call (from what the tracker
+// knew), and the answer carries the three contents: the known one, what
+// the tool found, and what it left; a read of the record says the same.
+func TestAnswerCarriesPreToolContent(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	outside := replaceLine(base, 2, "outside")
+	write(t, s.WorktreePath, "f.txt", outside)
+	tool := replaceLine(outside, 9, "tool")
+	recs := f.tool(s, "t1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", tool) })
+	if len(recs) != 1 {
+		t.Fatalf("records: %s", summary(recs))
+	}
+	check := func(what string, r *prsm.Record) {
+		t.Helper()
+		if r.OldContent == nil || *r.OldContent != base || r.NewContent == nil || *r.NewContent != tool ||
+			r.PreToolContent == nil || *r.PreToolContent != outside {
+			t.Errorf("%s: contents old/pre-tool/new are not base/outside/tool: %v %v %v", what, r.OldContent != nil, r.PreToolContent != nil, r.NewContent != nil)
+		}
+	}
+	check("complete's answer", recs[0])
+	read, err := f.eng.RecordsOf(f.ctx, s.ID, "t1")
+	if err != nil || len(read) != 1 {
+		t.Fatal(err)
+	}
+	if err := f.eng.FillContent(f.ctx, read); err != nil {
+		t.Fatal(err)
+	}
+	check("record read back", read[0])
+}

@@ -11,9 +11,17 @@ import (
 )
 
 // sessionCols selects a session and its pending-record count.
-const sessionCols = `s.id, s.name, s.agent_id, s.mode, s.status, s.worktree_path, s.branch,
-	s.base_commit, s.created_at, s.ended_at, s.note,
+const sessionCols = sessionRowCols + `,
 	(SELECT COUNT(*) FROM records r WHERE r.session_id = s.id AND r.status = 'pending')`
+
+// sessionRowCols selects a session's own row; bareSessionCols adds a zero
+// pending count, for lookups that do not need the count (it costs a scan
+// of the session's pending records).
+const (
+	sessionRowCols = `s.id, s.name, s.agent_id, s.mode, s.status, s.worktree_path, s.branch,
+	s.base_commit, s.created_at, s.ended_at, s.note`
+	bareSessionCols = sessionRowCols + `, 0`
+)
 
 func scanSession(sc scanner) (*prsm.Session, error) {
 	var (
@@ -55,7 +63,11 @@ func CreateSession(ctx context.Context, q Querier, s *prsm.Session) error {
 // GetSession returns the session with exactly this id, with PendingCount
 // filled in.
 func GetSession(ctx context.Context, q Querier, id string) (*prsm.Session, error) {
-	s, err := scanSession(q.QueryRowContext(ctx, "SELECT "+sessionCols+" FROM sessions s WHERE s.id = ?", id))
+	return getSession(ctx, q, id, sessionCols)
+}
+
+func getSession(ctx context.Context, q Querier, id, cols string) (*prsm.Session, error) {
+	s, err := scanSession(q.QueryRowContext(ctx, "SELECT "+cols+" FROM sessions s WHERE s.id = ?", id))
 	if err != nil {
 		return nil, fmt.Errorf("get session %s: %w", id, mapErr(err))
 	}
@@ -67,10 +79,21 @@ func GetSession(ctx context.Context, q Querier, id string) (*prsm.Session, error
 // *AmbiguousError (errors.Is prsm.ErrAmbiguous), none prsm.ErrNotFound, and
 // an empty prefix prsm.ErrInvalid.
 func ResolveSession(ctx context.Context, q Querier, idOrPrefix string) (*prsm.Session, error) {
+	return resolveSession(ctx, q, idOrPrefix, sessionCols)
+}
+
+// ResolveSessionBare is ResolveSession without the pending count
+// (PendingCount is 0): the lookup of every tool call, whose cost must not
+// grow with the session's history.
+func ResolveSessionBare(ctx context.Context, q Querier, idOrPrefix string) (*prsm.Session, error) {
+	return resolveSession(ctx, q, idOrPrefix, bareSessionCols)
+}
+
+func resolveSession(ctx context.Context, q Querier, idOrPrefix, cols string) (*prsm.Session, error) {
 	if idOrPrefix == "" {
 		return nil, fmt.Errorf("resolve session: empty id: %w", prsm.ErrInvalid)
 	}
-	s, err := GetSession(ctx, q, idOrPrefix)
+	s, err := getSession(ctx, q, idOrPrefix, cols)
 	if err == nil || !errors.Is(err, prsm.ErrNotFound) {
 		return s, err
 	}
@@ -92,7 +115,7 @@ func ResolveSession(ctx context.Context, q Querier, idOrPrefix string) (*prsm.Se
 	case 0:
 		return nil, fmt.Errorf("resolve session %s: %w", idOrPrefix, prsm.ErrNotFound)
 	case 1:
-		return GetSession(ctx, q, ids[0])
+		return getSession(ctx, q, ids[0], cols)
 	default:
 		return nil, &AmbiguousError{Prefix: idOrPrefix, Matches: ids}
 	}
