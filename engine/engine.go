@@ -65,8 +65,8 @@ type Engine struct {
 	states   map[string]*sessionState
 	filesMu  stdsync.Mutex
 	files    map[string]*stdsync.Mutex
-	// settleWG counts the directory syncs of placed workspace writes
-	// still running (workspaceWrites.place); Close waits for them.
+	// settleWG counts background work Close waits for (background):
+	// directory syncs of placed workspace writes, tree cache warming.
 	settleWG stdsync.WaitGroup
 }
 

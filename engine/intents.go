@@ -69,15 +69,38 @@ func (e *Engine) intendAll(ctx context.Context, kind string, recs []*prsm.Record
 	return ids, err
 }
 
-// finishSync stores the sync state a record's sync gave it and closes the
-// sync intent, in one transaction.
-func (e *Engine) finishSync(ctx context.Context, r *prsm.Record, state string, intent int64) error {
-	return e.DB.Tx(ctx, func(q store.Querier) error {
-		if err := store.UpdateRecordState(ctx, q, r.SessionID, r.ID, r.Status, state); err != nil {
-			return err
+// syncDone is a record's sync, done: its new sync state and its intent.
+type syncDone struct {
+	r      *prsm.Record
+	state  string
+	intent int64
+}
+
+// finishSyncs stores the sync states that records' syncs gave them and
+// closes their sync intents, in one transaction, then sets the states on
+// the records.
+func (e *Engine) finishSyncs(ctx context.Context, done []syncDone) error {
+	if len(done) == 0 {
+		return nil
+	}
+	err := e.DB.Tx(ctx, func(q store.Querier) error {
+		for _, d := range done {
+			if err := store.UpdateRecordState(ctx, q, d.r.SessionID, d.r.ID, d.r.Status, d.state); err != nil {
+				return err
+			}
+			if err := store.DoneIntent(ctx, q, d.intent); err != nil {
+				return err
+			}
 		}
-		return store.DoneIntent(ctx, q, intent)
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for _, d := range done {
+		d.r.SyncState = d.state
+	}
+	return nil
 }
 
 // syncError says that records were stored but some did not reach the

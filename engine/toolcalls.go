@@ -118,6 +118,9 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 		st.turn = max(st.turn, c.MessageIndex)
 	}
 	e.states[s.ID] = st
+	if s.Status == prsm.SessionActive {
+		e.warmBase(s.BaseCommit)
+	}
 	return st, nil
 }
 
@@ -540,28 +543,33 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		states, syncErrs = writes.place()
 	}
 	var failed []error
+	var finished []syncDone
 	for i, r := range recs {
-		if auto {
-			state, err := states[i], syncErrs[i]
-			if err != nil && transient(err) {
-				// Nothing was written (writes are atomic). The record
-				// stays unsynced and its intent open: accepting it, or
-				// the next start, applies it.
-				e.Log.Error("sync failed", "session", s.ID, "record", r.ID, "err", err)
-				failed = append(failed, fmt.Errorf("%s: %w", r.RelPath, err))
-			} else {
-				if err != nil {
-					// A path prsm may never write (a symlink leading out,
-					// a directory): the workspace stays as it is.
-					e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", r.ID, "err", err)
-				}
-				// The record is announced once, with the state sync gave it.
-				if err := e.finishSync(ctx, r, state, intents[i]); err != nil {
-					return nil, err
-				}
-				r.SyncState = state
-			}
+		if !auto {
+			continue
 		}
+		state, err := states[i], syncErrs[i]
+		if err != nil && transient(err) {
+			// Nothing was written (writes are atomic). The record stays
+			// unsynced and its intent open: accepting it, or the next
+			// start, applies it.
+			e.Log.Error("sync failed", "session", s.ID, "record", r.ID, "err", err)
+			failed = append(failed, fmt.Errorf("%s: %w", r.RelPath, err))
+			continue
+		}
+		if err != nil {
+			// A path prsm may never write (a symlink leading out, a
+			// directory): the workspace stays as it is.
+			e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", r.ID, "err", err)
+		}
+		finished = append(finished, syncDone{r, state, intents[i]})
+	}
+	// The records are announced once, with the states sync gave them,
+	// stored for all of them in one transaction.
+	if err := e.finishSyncs(ctx, finished); err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
 		// The hub gets a copy: the caller fills contents into r later,
 		// while SSE writers encode the event.
 		ev := *r

@@ -81,9 +81,7 @@ func (w *workspaceWrites) place() ([]string, []error) {
 		return nil
 	})
 	w.unlock()
-	w.e.settleWG.Add(1)
-	go func() {
-		defer w.e.settleWG.Done()
+	w.e.background(func() {
 		for i, p := range w.preps {
 			if p == nil {
 				continue
@@ -92,7 +90,7 @@ func (w *workspaceWrites) place() ([]string, []error) {
 				w.e.Log.Error("sync of a workspace directory", "session", w.s.ID, "file", w.changes[i].Rel, "err", err)
 			}
 		}
-	}()
+	})
 	return states, errs
 }
 

@@ -109,3 +109,46 @@ func (t *cachedTree) find(name string) (object.TreeEntry, bool) {
 	}
 	return object.TreeEntry{}, false
 }
+
+// WarmTrees reads the trees of commit into the tree cache, breadth first,
+// until budget entries are cached or stop says so: the first lookup of a
+// file in a directory then finds its tree decoded. It takes the lock for
+// one tree at a time, so lookups go on meanwhile. Meant to run in the
+// background when a session starts; errors end it early. A budget of 0
+// is half the cache.
+func (o *Objects) WarmTrees(commit string, budget int, stop func() bool) {
+	if budget <= 0 {
+		budget = treeCacheEntries / 2
+	}
+	o.mu.Lock()
+	var root plumbing.Hash
+	err := o.retry(func() error {
+		c, err := object.GetCommit(o.reader(), plumbing.NewHash(commit))
+		if err == nil {
+			root = c.TreeHash
+		}
+		return err
+	})
+	o.mu.Unlock()
+	if err != nil {
+		return
+	}
+	queue := []plumbing.Hash{root}
+	seen := 0
+	for len(queue) > 0 && seen < budget && !stop() {
+		h := queue[0]
+		queue = queue[1:]
+		o.mu.Lock()
+		t, err := o.tree(h)
+		o.mu.Unlock()
+		if err != nil {
+			return
+		}
+		seen += len(t.entries)
+		for _, e := range t.entries {
+			if e.Mode == filemode.Dir {
+				queue = append(queue, e.Hash)
+			}
+		}
+	}
+}

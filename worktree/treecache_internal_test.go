@@ -1,7 +1,12 @@
 package worktree
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/prsm-dev/prsm/internal/testgit"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -59,5 +64,55 @@ func TestGitCompare(t *testing.T) {
 		if _, ok := ct.find(n); ok {
 			t.Errorf("find %q found something", n)
 		}
+	}
+}
+
+// TestWarmTrees: warming reads every tree of a commit into the cache (and
+// nothing else), stops at its budget, and stops when told to.
+func TestWarmTrees(t *testing.T) {
+	testgit.Env(t)
+	dir := testgit.Init(t, "r")
+	for _, p := range []string{"a.txt", "d/e/f.txt", "d/g.txt", "x/y/z/w.txt", "x/v.txt"} {
+		testgit.Write(t, dir, p, p+"\n", 0o644)
+	}
+	testgit.Git(t, dir, "add", "-A")
+	testgit.Git(t, dir, "commit", "-qm", "one")
+	commit := testgit.Git(t, dir, "rev-parse", "HEAD")
+	want := map[string]bool{testgit.Git(t, dir, "rev-parse", "HEAD^{tree}"): true}
+	for _, l := range strings.Split(testgit.Git(t, dir, "ls-tree", "-r", "-d", "--format=%(objectname)", "HEAD"), "\n") {
+		want[l] = true
+	}
+	open := func() *Objects {
+		repo, err := Discover(context.Background(), nil, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := repo.Objects()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	cached := func(o *Objects) map[string]bool {
+		got := map[string]bool{}
+		for h := range o.treeCache.m {
+			got[h.String()] = true
+		}
+		return got
+	}
+	o := open()
+	o.WarmTrees(commit, 0, func() bool { return false })
+	if got := cached(o); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("cached trees %v, want %v", got, want)
+	}
+	o = open()
+	o.WarmTrees(commit, 1, func() bool { return false })
+	if got := cached(o); len(got) != 1 {
+		t.Errorf("a budget of one entry cached %d trees, want the root only", len(got))
+	}
+	o = open()
+	o.WarmTrees(commit, 0, func() bool { return true })
+	if got := cached(o); len(got) != 0 {
+		t.Errorf("a stopped warm-up cached %d trees", len(got))
 	}
 }
