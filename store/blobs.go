@@ -44,16 +44,24 @@ func HashBlob(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// blobCheckFirst is the size from which PutBlob asks whether a blob is
+// stored before compressing it; a smaller one is compressed and inserted
+// at once (the insert ignores a blob that is there), which costs less
+// than the extra query.
+const blobCheckFirst = 16 << 10
+
 // PutBlob stores data under its hash and returns the hash. Storing content
 // that is already there changes nothing. Empty content is a valid blob.
 func PutBlob(ctx context.Context, q Querier, data []byte) (string, error) {
 	hash := HashBlob(data)
-	ok, err := HasBlob(ctx, q, hash)
-	if err != nil {
-		return "", err
-	}
-	if ok {
-		return hash, nil
+	if len(data) >= blobCheckFirst {
+		ok, err := HasBlob(ctx, q, hash)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return hash, nil
+		}
 	}
 	enc, stored := encodingRaw, data
 	if z := zstdEncoder().EncodeAll(data, nil); len(z) < len(data) {
@@ -62,7 +70,7 @@ func PutBlob(ctx context.Context, q Querier, data []byte) (string, error) {
 	if stored == nil {
 		stored = []byte{} // nil would bind as NULL
 	}
-	_, err = q.ExecContext(ctx, `INSERT INTO blobs (hash, encoding, size, data) VALUES (?, ?, ?, ?)
+	_, err := q.ExecContext(ctx, `INSERT INTO blobs (hash, encoding, size, data) VALUES (?, ?, ?, ?)
 		ON CONFLICT (hash) DO NOTHING`, hash, enc, len(data), stored)
 	if err != nil {
 		return "", fmt.Errorf("put blob %s: %w", hash, mapErr(err))
