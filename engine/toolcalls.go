@@ -124,12 +124,11 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	return st, nil
 }
 
-// lockSession resolves id and locks the session. The session's
-// PendingCount is not filled in.
+// lockSession resolves id and locks the session.
 func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
-	s, err := store.ResolveSessionBare(ctx, e.DB.Q(), id)
+	s, err := e.Session(ctx, id)
 	if err != nil {
-		return nil, nil, nil, sessionError(id, err)
+		return nil, nil, nil, err
 	}
 	st, err := e.state(ctx, s)
 	if err != nil {

@@ -10,18 +10,10 @@ import (
 	"github.com/prsm-dev/prsm"
 )
 
-// sessionCols selects a session and its pending-record count.
-const sessionCols = sessionRowCols + `,
-	(SELECT COUNT(*) FROM records r WHERE r.session_id = s.id AND r.status = 'pending')`
-
-// sessionRowCols selects a session's own row; bareSessionCols adds a zero
-// pending count, for lookups that do not need the count (it costs a scan
-// of the session's pending records).
-const (
-	sessionRowCols = `s.id, s.name, s.agent_id, s.mode, s.status, s.worktree_path, s.branch,
-	s.base_commit, s.created_at, s.ended_at, s.note`
-	bareSessionCols = sessionRowCols + `, 0`
-)
+// sessionCols selects a session and its pending-record count (kept by
+// triggers, migration 0007).
+const sessionCols = `s.id, s.name, s.agent_id, s.mode, s.status, s.worktree_path, s.branch,
+	s.base_commit, s.created_at, s.ended_at, s.note, s.pending_count`
 
 func scanSession(sc scanner) (*prsm.Session, error) {
 	var (
@@ -63,11 +55,7 @@ func CreateSession(ctx context.Context, q Querier, s *prsm.Session) error {
 // GetSession returns the session with exactly this id, with PendingCount
 // filled in.
 func GetSession(ctx context.Context, q Querier, id string) (*prsm.Session, error) {
-	return getSession(ctx, q, id, sessionCols)
-}
-
-func getSession(ctx context.Context, q Querier, id, cols string) (*prsm.Session, error) {
-	s, err := scanSession(q.QueryRowContext(ctx, "SELECT "+cols+" FROM sessions s WHERE s.id = ?", id))
+	s, err := scanSession(q.QueryRowContext(ctx, "SELECT "+sessionCols+" FROM sessions s WHERE s.id = ?", id))
 	if err != nil {
 		return nil, fmt.Errorf("get session %s: %w", id, mapErr(err))
 	}
@@ -79,21 +67,10 @@ func getSession(ctx context.Context, q Querier, id, cols string) (*prsm.Session,
 // *AmbiguousError (errors.Is prsm.ErrAmbiguous), none prsm.ErrNotFound, and
 // an empty prefix prsm.ErrInvalid.
 func ResolveSession(ctx context.Context, q Querier, idOrPrefix string) (*prsm.Session, error) {
-	return resolveSession(ctx, q, idOrPrefix, sessionCols)
-}
-
-// ResolveSessionBare is ResolveSession without the pending count
-// (PendingCount is 0): the lookup of every tool call, whose cost must not
-// grow with the session's history.
-func ResolveSessionBare(ctx context.Context, q Querier, idOrPrefix string) (*prsm.Session, error) {
-	return resolveSession(ctx, q, idOrPrefix, bareSessionCols)
-}
-
-func resolveSession(ctx context.Context, q Querier, idOrPrefix, cols string) (*prsm.Session, error) {
 	if idOrPrefix == "" {
 		return nil, fmt.Errorf("resolve session: empty id: %w", prsm.ErrInvalid)
 	}
-	s, err := getSession(ctx, q, idOrPrefix, cols)
+	s, err := GetSession(ctx, q, idOrPrefix)
 	if err == nil || !errors.Is(err, prsm.ErrNotFound) {
 		return s, err
 	}
@@ -115,7 +92,7 @@ func resolveSession(ctx context.Context, q Querier, idOrPrefix, cols string) (*p
 	case 0:
 		return nil, fmt.Errorf("resolve session %s: %w", idOrPrefix, prsm.ErrNotFound)
 	case 1:
-		return getSession(ctx, q, ids[0], cols)
+		return GetSession(ctx, q, ids[0])
 	default:
 		return nil, &AmbiguousError{Prefix: idOrPrefix, Matches: ids}
 	}
