@@ -32,6 +32,7 @@ type cachedTree struct {
 	id      plumbing.Hash
 	entries []object.TreeEntry // in the tree's order; never modified
 	sorted  bool               // in git's order, as git writes them
+	built   bool               // added by a batch, not read
 }
 
 // tree returns the decoded tree h. Callers hold o.mu and must not modify
@@ -60,6 +61,23 @@ func (c *treeCache) add(ct *cachedTree) {
 	}
 	c.m[ct.id] = c.lru.PushFront(ct)
 	c.entries += len(ct.entries)
+	c.trim()
+}
+
+// superseded drops tree h if a batch built it: a new version of its
+// directory was just built from it, and the next checkpoint starts from
+// that one. Without this, every checkpoint left its old trees in the cache
+// and, in a large repository, pushed out the base trees still in use.
+func (c *treeCache) superseded(h plumbing.Hash) {
+	if el, ok := c.m[h]; ok && el.Value.(*cachedTree).built {
+		c.lru.Remove(el)
+		delete(c.m, h)
+		c.entries -= len(el.Value.(*cachedTree).entries)
+	}
+}
+
+// trim evicts the least recently used trees past the bound.
+func (c *treeCache) trim() {
 	limit := c.limit
 	if limit == 0 {
 		limit = treeCacheEntries

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prsm-dev/prsm/internal/testgit"
 
@@ -115,4 +116,61 @@ func TestWarmTrees(t *testing.T) {
 	if got := cached(o); len(got) != 0 {
 		t.Errorf("a stopped warm-up cached %d trees", len(got))
 	}
+}
+
+// TestSupersededTreesLeaveTheCache: a tree built from a tree a batch built
+// replaces it in the cache; the base commit's trees, read from the
+// repository, stay.
+func TestSupersededTreesLeaveTheCache(t *testing.T) {
+	testgit.Env(t)
+	dir := testgit.Init(t, "r")
+	testgit.Write(t, dir, "d/a.txt", "a\n", 0o644)
+	testgit.Write(t, dir, "b.txt", "b\n", 0o644)
+	testgit.Git(t, dir, "add", "-A")
+	testgit.Git(t, dir, "commit", "-qm", "one")
+	base := testgit.Git(t, dir, "rev-parse", "HEAD^{tree}")
+	baseDir := testgit.Git(t, dir, "rev-parse", "HEAD:d")
+	repo, err := Discover(context.Background(), nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := repo.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(from, content string) string {
+		t.Helper()
+		b := o.NewBatch()
+		id, err := b.BuildTree(from, []TreeChange{{Path: "d/a.txt", File: &File{Mode: 0o100644, Content: []byte(content)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Stage(b.Objects())
+		return id
+	}
+	has := func(id string) bool { _, ok := o.treeCache.m[plumbing.NewHash(id)]; return ok }
+	t1 := build(base, "one\n")
+	t2 := build(t1, "two\n")
+	if has(t1) {
+		t.Errorf("the first built root is still cached after the second was built from it")
+	}
+	if !has(t2) || !has(base) || !has(baseDir) {
+		t.Errorf("cached: new root %v, base root %v, base dir %v; want all", has(t2), has(base), has(baseDir))
+	}
+	// The dropped tree still reads (from the staged objects) when asked.
+	if ok, err := o.HasFile(commitOf(t, o, t1), "d/a.txt"); err != nil || !ok {
+		t.Errorf("the dropped tree no longer reads: %v %v", ok, err)
+	}
+}
+
+// commitOf stages a commit of tree and returns its id.
+func commitOf(t *testing.T, o *Objects, tree string) string {
+	t.Helper()
+	b := o.NewBatch()
+	c, err := b.Commit(tree, "", "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Stage(b.Objects())
+	return c
 }

@@ -123,7 +123,10 @@ func (o *Objects) writeDir(b *Batch, h plumbing.Hash, d *dirChange) (plumbing.Ha
 	slices.SortFunc(list, gitCompare)
 	id := b.add(plumbing.TreeObject, encodeTree(list))
 	if _, ok := o.treeCache.m[id]; !ok {
-		o.treeCache.add(&cachedTree{id: id, entries: list, sorted: true})
+		o.treeCache.add(&cachedTree{id: id, entries: list, sorted: true, built: true})
+	}
+	if h != id {
+		o.treeCache.superseded(h)
 	}
 	return id, nil
 }
