@@ -148,25 +148,21 @@ func (e *Engine) autoCheckpoint(ctx context.Context, s *prsm.Session, st *sessio
 	if what := short(target, 60); what != "" {
 		desc += ": " + what
 	}
-	objs, err := e.Repo.Objects()
+	ts, err := e.stateTree(ctx, s, st)
 	if err != nil {
-		return nil, err
-	}
-	ts := &treeState{b: objs.NewBatch()}
-	if ts.tree, ts.touched, err = e.stateTree(ctx, s, st, ts.b); err != nil {
 		return nil, fmt.Errorf("checkpoint tree: %w", err)
 	}
 	return e.prepareCheckpoint(ctx, s, st, ts, prsm.CheckpointAuto, desc, "", tc.MessageIndex, tc.ID)
 }
 
-// stateTree builds, in b, the tree of what the tracker knows the worktree
-// holds. It starts from the last checkpoint's tree and adds only the paths
-// touched since, so its cost follows what changed. Nothing is written: the
-// caller stages or writes b's objects.
-func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionState, b *worktree.Batch) (tree string, touched int, err error) {
+// stateTree builds, in a new batch, the tree of what the tracker knows the
+// worktree holds. It starts from the last checkpoint's tree and adds only
+// the paths touched since, so its cost follows what changed. Nothing is
+// written: the caller stages or writes the batch's objects.
+func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
 	objs, err := e.Repo.Objects()
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
 	t := st.tracker
 	base := st.ckptTree
@@ -175,7 +171,7 @@ func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionStat
 		// First checkpoint since start or restart: from the base commit,
 		// with every path known to differ.
 		if base, err = objs.CommitTreeID(s.BaseCommit); err != nil {
-			return "", 0, err
+			return nil, err
 		}
 		paths = map[string]bool{}
 		for rel := range t.Known {
@@ -186,7 +182,7 @@ func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionStat
 	for rel := range paths {
 		v, err := t.KnownVersion(rel, e.blobs(ctx))
 		if err != nil {
-			return "", 0, err
+			return nil, err
 		}
 		c := worktree.TreeChange{Path: rel}
 		if v.Present {
@@ -194,8 +190,11 @@ func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionStat
 		}
 		changes = append(changes, c)
 	}
-	tree, err = b.BuildTree(base, changes)
-	return tree, len(changes), err
+	ts := &treeState{b: objs.NewBatch(), touched: len(changes)}
+	if ts.tree, err = ts.b.BuildTree(base, changes); err != nil {
+		return nil, err
+	}
+	return ts, nil
 }
 
 // treeState is a tree of the session's state built in a batch.
@@ -214,8 +213,8 @@ func (e *Engine) nowTree(ctx context.Context, s *prsm.Session, st *sessionState)
 	if err != nil {
 		return nil, err
 	}
-	ts := &treeState{b: objs.NewBatch()}
-	if ts.tree, ts.touched, err = e.stateTree(ctx, s, st, ts.b); err != nil {
+	ts, err := e.stateTree(ctx, s, st)
+	if err != nil {
 		return nil, err
 	}
 	objs.Stage(ts.b.Objects())
@@ -233,12 +232,8 @@ func (e *Engine) nowTree(ctx context.Context, s *prsm.Session, st *sessionState)
 // crash the next start writes them (FlushObjects). A checkpoint whose tree
 // equals the one before shares its commit: no object at all.
 func (e *Engine) checkpoint(ctx context.Context, s *prsm.Session, st *sessionState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
-	objs, err := e.Repo.Objects()
+	ts, err := e.stateTree(ctx, s, st)
 	if err != nil {
-		return nil, err
-	}
-	ts := &treeState{b: objs.NewBatch()}
-	if ts.tree, ts.touched, err = e.stateTree(ctx, s, st, ts.b); err != nil {
 		return nil, fmt.Errorf("checkpoint tree: %w", err)
 	}
 	return e.saveCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
@@ -251,7 +246,7 @@ func (e *Engine) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessio
 	if err != nil {
 		return nil, err
 	}
-	if err := e.DB.Tx(ctx, nc.store); err != nil {
+	if err := e.DB.Tx(ctx, func(q store.Querier) error { return nc.store(ctx, q) }); err != nil {
 		nc.drop()
 		return nil, err
 	}
@@ -263,7 +258,6 @@ func (e *Engine) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessio
 // staged, to be stored (store, in a transaction), then announced
 // (checkpointStored), or dropped.
 type newCheckpoint struct {
-	ctx     context.Context
 	c       *prsm.Checkpoint
 	objs    *worktree.Objects
 	refs    []string
@@ -307,7 +301,7 @@ func (e *Engine) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *ses
 	if kind == prsm.CheckpointManual {
 		refs = append(refs, checkpointRef(s.ID, id))
 	}
-	nc := &newCheckpoint{ctx: ctx, objs: objs, refs: refs, pending: b.Objects(),
+	nc := &newCheckpoint{objs: objs, refs: refs, pending: b.Objects(),
 		c: &prsm.Checkpoint{ID: id, SessionID: s.ID, Kind: kind, Name: name, Annotation: annotation,
 			MessageIndex: msgIndex, ToolCallID: toolCallID, Tree: tree, Commit: commit, CreatedAt: now,
 			FilesChanged: touched}}
@@ -317,19 +311,19 @@ func (e *Engine) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *ses
 
 // store writes the checkpoint, and its objects for the flusher, in the
 // transaction q. Its record_seq is the session's newest record then.
-func (nc *newCheckpoint) store(q store.Querier) error {
-	seq, err := store.MaxRecordSeq(nc.ctx, q, nc.c.SessionID)
+func (nc *newCheckpoint) store(ctx context.Context, q store.Querier) error {
+	seq, err := store.MaxRecordSeq(ctx, q, nc.c.SessionID)
 	if err != nil {
 		return err
 	}
 	nc.c.RecordSeq = seq
-	if err := store.InsertCheckpoint(nc.ctx, q, nc.c); err != nil {
+	if err := store.InsertCheckpoint(ctx, q, nc.c); err != nil {
 		return err
 	}
 	if len(nc.refs) == 0 {
 		return nil
 	}
-	return store.AddPending(nc.ctx, q, &store.Pending{SessionID: nc.c.SessionID, Commit: nc.c.Commit, Refs: nc.refs, Objects: storeObjects(nc.pending)})
+	return store.AddPending(ctx, q, &store.Pending{SessionID: nc.c.SessionID, Commit: nc.c.Commit, Refs: nc.refs, Objects: storeObjects(nc.pending)})
 }
 
 // drop forgets a checkpoint that was not stored.

@@ -319,7 +319,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 			return err
 		}
 		if ckpt != nil {
-			return ckpt.store(q)
+			return ckpt.store(ctx, q)
 		}
 		return nil
 	})
@@ -584,11 +584,10 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			continue
 		}
 		inline := func(v prsmsync.Version) *string {
-			if !v.Present || len(v.Content) > InlineLimit {
+			if !v.Present {
 				return nil
 			}
-			s := string(v.Content)
-			return &s
+			return inlined(v.Content)
 		}
 		r.OldContent, r.NewContent = inline(changes[i].Before), inline(changes[i].After)
 		if r.PreToolHash == r.OldHash {
@@ -662,6 +661,12 @@ func (e *Engine) syncToWorkspace(ctx context.Context, s *prsm.Session, rel strin
 	unlock := e.fileLock(rel)
 	defer unlock()
 	out, _, err := prsmsync.Apply(e.Repo.Root, rel, base, theirs)
+	return e.syncState(s, rel, out, err)
+}
+
+// syncState is the sync state that a workspace write of rel, with outcome
+// out and error err, gives its record.
+func (e *Engine) syncState(s *prsm.Session, rel string, out prsmsync.Outcome, err error) (string, error) {
 	if err != nil {
 		return prsm.SyncConflict, err
 	}
@@ -726,13 +731,19 @@ func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
 			if err != nil {
 				return err
 			}
-			if len(b) <= InlineLimit {
-				s := string(b)
-				*f.dst = &s
-			}
+			*f.dst = inlined(b)
 		}
 	}
 	return nil
+}
+
+// inlined is content as a record carries it inline: nil past InlineLimit.
+func inlined(b []byte) *string {
+	if len(b) > InlineLimit {
+		return nil
+	}
+	s := string(b)
+	return &s
 }
 
 // versions returns a record's before and after versions.

@@ -65,20 +65,12 @@ func (w *workspaceWrites) place() ([]string, []error) {
 	<-w.done
 	states := make([]string, len(w.preps))
 	errs := parallel(len(w.preps), func(i int) error {
-		states[i] = prsm.SyncConflict
-		if w.errs[i] != nil {
-			return w.errs[i]
+		out, err := prsmsync.Conflict, w.errs[i]
+		if err == nil {
+			out, _, err = w.preps[i].Place()
 		}
-		out, _, err := w.preps[i].Place()
-		if err != nil {
-			return err
-		}
-		if out == prsmsync.Conflict {
-			w.e.Log.Warn("conflict: workspace file left as it is", "session", w.s.ID, "file", w.changes[i].Rel)
-			return nil
-		}
-		states[i] = prsm.SyncSynced
-		return nil
+		states[i], err = w.e.syncState(w.s, w.changes[i].Rel, out, err)
+		return err
 	})
 	w.unlock()
 	w.e.background(func() {

@@ -22,12 +22,12 @@ import (
 // A Prepared is used by one goroutine, and the caller keeps other prsm
 // writers away from the file until it is placed or discarded.
 type Prepared struct {
-	// Outcome is what Place will do: Written, or nothing (Unchanged,
+	// outcome is what Place will do: Written, or nothing (Unchanged,
 	// Conflict).
-	Outcome Outcome
-	// Result is the file after Place: the merge for Written, the file as
+	outcome Outcome
+	// result is the file after Place: the merge for Written, the file as
 	// it is otherwise (Version{} when it is not a file).
-	Result Version
+	result Version
 
 	root, path   string
 	base, theirs Version
@@ -67,7 +67,7 @@ func (w *Prepared) prepare() error {
 		w.ours, w.seen, err = readIn(d, w.path)
 		if errors.Is(err, ErrNotFile) {
 			d.Close()
-			w.Outcome, w.Result = Conflict, Version{}
+			w.outcome, w.result = Conflict, Version{}
 			return nil
 		}
 		if err != nil {
@@ -78,13 +78,13 @@ func (w *Prepared) prepare() error {
 	result, ok := Merge(w.base, w.ours, w.theirs)
 	switch {
 	case !ok:
-		w.Outcome, w.Result = Conflict, w.ours
+		w.outcome, w.result = Conflict, w.ours
 	case Same(result, w.ours) && (!result.Present || result.Mode == w.ours.Mode):
-		w.Outcome, w.Result = Unchanged, w.ours
+		w.outcome, w.result = Unchanged, w.ours
 	default:
-		w.Outcome, w.Result = Written, result
+		w.outcome, w.result = Written, result
 	}
-	if w.Outcome != Written || d == nil || !result.Present || result.IsLink() {
+	if w.outcome != Written || d == nil || !result.Present || result.IsLink() {
 		// Nothing to stage: a removal, a link and a file in a new
 		// directory are written whole by Place.
 		if d != nil {
@@ -121,31 +121,31 @@ const placeTries = 3
 // Place makes the prepared change visible and returns what it did and the
 // file after it. If the file changed since it was read (the user saved in
 // between), the merge is done again with the new content first, so an
-// edit is never overwritten; the outcome may then differ from Outcome.
+// edit is never overwritten; the outcome may then differ from the one Prepare decided.
 // On an error nothing was written, and the outcome is Conflict.
 func (w *Prepared) Place() (Outcome, Version, error) {
-	if w.Outcome != Written {
-		return w.Outcome, w.Result, nil
+	if w.outcome != Written {
+		return w.outcome, w.result, nil
 	}
 	for try := 0; w.changed(); try++ {
 		w.drop()
 		if try == placeTries {
-			w.Outcome, w.Result = Conflict, w.ours
+			w.outcome, w.result = Conflict, w.ours
 			return Conflict, w.ours, nil
 		}
 		if err := w.prepare(); err != nil {
 			return Conflict, w.ours, err
 		}
-		if w.Outcome != Written {
-			return w.Outcome, w.Result, nil
+		if w.outcome != Written {
+			return w.outcome, w.result, nil
 		}
 	}
 	if w.tmp == "" {
-		if err := writeVersion(w.root, w.path, w.Result); err != nil {
+		if err := writeVersion(w.root, w.path, w.result); err != nil {
 			return Conflict, w.ours, err
 		}
 		w.placed = true
-		return Written, w.Result, nil
+		return Written, w.result, nil
 	}
 	tmp := w.tmp
 	w.tmp = ""
@@ -153,7 +153,7 @@ func (w *Prepared) Place() (Outcome, Version, error) {
 		return Conflict, w.ours, err
 	}
 	w.placed = true
-	return Written, w.Result, nil
+	return Written, w.result, nil
 }
 
 // Settle makes a placed file's rename durable (it syncs the directory) and

@@ -28,8 +28,8 @@ func TestPrepareStagesInvisibly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Outcome != Written || string(w.Result.Content) != prepTheirs {
-		t.Fatalf("prepared %v %q", w.Outcome, w.Result.Content)
+	if w.outcome != Written || string(w.result.Content) != prepTheirs {
+		t.Fatalf("prepared %v %q", w.outcome, w.result.Content)
 	}
 	assertFile(t, p, prepBase, 0o644)
 	if left, _ := filepath.Glob(filepath.Join(root, "d", TempPrefix+"*")); len(left) != 1 {

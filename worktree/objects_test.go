@@ -11,12 +11,25 @@ import (
 	"github.com/prsm-dev/prsm/worktree"
 )
 
+// openObjects opens the object store of the repository at dir.
+func openObjects(t *testing.T, dir string) *worktree.Objects {
+	t.Helper()
+	repo, err := worktree.Discover(context.Background(), nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := repo.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
 // TestReadFileEqualsGit: ReadFile and HasFile answer what git does for
 // files, directories, paths through files, missing paths and a submodule,
 // read cold and again from the tree cache.
 func TestReadFileEqualsGit(t *testing.T) {
 	testgit.Env(t)
-	ctx := context.Background()
 	dir := testgit.Init(t, "r")
 	files := map[string]string{
 		"a.txt": "a\n", "d/e/f.txt": "f\n", "d/g.txt": "g\n", "d-sibling": "s\n",
@@ -37,14 +50,7 @@ func TestReadFileEqualsGit(t *testing.T) {
 	testgit.Git(t, dir, "commit", "-qm", "with a submodule")
 	commit := testgit.Git(t, dir, "rev-parse", "HEAD")
 
-	repo, err := worktree.Discover(ctx, nil, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := repo.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := openObjects(t, dir)
 	want := map[string]uint32{"a.txt": 0o100644, "d/e/f.txt": 0o100644, "d/g.txt": 0o100644, "d-sibling": 0o100644,
 		"d.txt": 0o100644, "x/only.txt": 0o100644, "run.sh": 0o100755, "link": 0o120000}
 	missing := []string{"d", "d/e", "x", "a.txt/x", "d/e/f.txt/z", "nope", "d/nope", "d/e/nope", "mod", "D.txt", "d-sibling/x"}
@@ -77,7 +83,6 @@ func TestReadFileEqualsGit(t *testing.T) {
 // binary search, finds each of them and nothing else.
 func TestReadFileManyEntries(t *testing.T) {
 	testgit.Env(t)
-	ctx := context.Background()
 	dir := testgit.Init(t, "r")
 	for i := 0; i < 300; i++ {
 		n := strconv.Itoa(i)
@@ -89,11 +94,7 @@ func TestReadFileManyEntries(t *testing.T) {
 	testgit.Git(t, dir, "add", "-A")
 	testgit.Git(t, dir, "commit", "-qm", "many")
 	commit := testgit.Git(t, dir, "rev-parse", "HEAD")
-	repo, err := worktree.Discover(ctx, nil, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, _ := repo.Objects()
+	objs := openObjects(t, dir)
 	for i := 0; i < 300; i++ {
 		n := strconv.Itoa(i)
 		if f, err := objs.ReadFile(commit, "big/f"+n); err != nil || string(f.Content) != n {

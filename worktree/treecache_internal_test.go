@@ -68,6 +68,21 @@ func TestGitCompare(t *testing.T) {
 	}
 }
 
+// openIn opens the object store of the repository at dir, with a cache
+// of its own.
+func openIn(t *testing.T, dir string) *Objects {
+	t.Helper()
+	repo, err := Discover(context.Background(), nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := repo.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
 // TestWarmTrees: warming reads every tree of a commit into the cache (and
 // nothing else), stops at its budget, and stops when told to.
 func TestWarmTrees(t *testing.T) {
@@ -83,17 +98,6 @@ func TestWarmTrees(t *testing.T) {
 	for _, l := range strings.Split(testgit.Git(t, dir, "ls-tree", "-r", "-d", "--format=%(objectname)", "HEAD"), "\n") {
 		want[l] = true
 	}
-	open := func() *Objects {
-		repo, err := Discover(context.Background(), nil, dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := repo.Objects()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o
-	}
 	cached := func(o *Objects) map[string]bool {
 		got := map[string]bool{}
 		for h := range o.treeCache.m {
@@ -101,17 +105,17 @@ func TestWarmTrees(t *testing.T) {
 		}
 		return got
 	}
-	o := open()
+	o := openIn(t, dir)
 	o.WarmTrees(commit, 0, func() bool { return false })
 	if got := cached(o); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("cached trees %v, want %v", got, want)
 	}
-	o = open()
+	o = openIn(t, dir)
 	o.WarmTrees(commit, 1, func() bool { return false })
 	if got := cached(o); len(got) != 1 {
 		t.Errorf("a budget of one entry cached %d trees, want the root only", len(got))
 	}
-	o = open()
+	o = openIn(t, dir)
 	o.WarmTrees(commit, 0, func() bool { return true })
 	if got := cached(o); len(got) != 0 {
 		t.Errorf("a stopped warm-up cached %d trees", len(got))
@@ -130,14 +134,7 @@ func TestSupersededTreesLeaveTheCache(t *testing.T) {
 	testgit.Git(t, dir, "commit", "-qm", "one")
 	base := testgit.Git(t, dir, "rev-parse", "HEAD^{tree}")
 	baseDir := testgit.Git(t, dir, "rev-parse", "HEAD:d")
-	repo, err := Discover(context.Background(), nil, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := repo.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := openIn(t, dir)
 	build := func(from, content string) string {
 		t.Helper()
 		b := o.NewBatch()

@@ -1,7 +1,6 @@
 package worktree_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 // same id git gives the same files through add -A and write-tree.
 func TestBuildTreeEqualsGit(t *testing.T) {
 	testgit.Env(t)
-	ctx := context.Background()
 	dir := testgit.Init(t, "r")
 	testgit.Write(t, dir, "a.txt", "a\n", 0o644)
 	testgit.Write(t, dir, "d/e/f.txt", "f\n", 0o644)
@@ -27,14 +25,7 @@ func TestBuildTreeEqualsGit(t *testing.T) {
 	testgit.Git(t, dir, "add", "-A")
 	testgit.Git(t, dir, "commit", "-qm", "one")
 	base := testgit.Git(t, dir, "rev-parse", "HEAD^{tree}")
-	repo, err := worktree.Discover(ctx, nil, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := repo.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := openObjects(t, dir)
 	changes := []worktree.TreeChange{
 		{Path: "a.txt", File: &worktree.File{Mode: 0o100755, Content: []byte("a2\n")}},
 		{Path: "d/e/f.txt"},  // delete: d/e becomes empty and goes
@@ -95,16 +86,8 @@ func TestBuildTreeEqualsGit(t *testing.T) {
 // objects git reads and fsck accepts, read-only like git's own.
 func TestBuildTreeWritesLooseObjectsGitReads(t *testing.T) {
 	testgit.Env(t)
-	ctx := context.Background()
 	dir := testgit.Init(t, "r")
-	repo, err := worktree.Discover(ctx, nil, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := repo.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := openObjects(t, dir)
 	var changes []worktree.TreeChange
 	for i := 0; i < 40; i++ {
 		changes = append(changes, worktree.TreeChange{Path: fmt.Sprintf("p%d/q%d/f%d.txt", i%3, i%7, i),
@@ -162,14 +145,7 @@ func TestSetRefAtomic(t *testing.T) {
 	one := testgit.Git(t, dir, "rev-parse", "HEAD")
 	testgit.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
 	two := testgit.Git(t, dir, "rev-parse", "HEAD")
-	repo, err := worktree.Discover(context.Background(), nil, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := repo.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := openObjects(t, dir)
 	if err := objs.SetRef("refs/prsm/s/head", one); err != nil {
 		t.Fatal(err)
 	}
@@ -229,14 +205,7 @@ func TestDiffTreesEqualsGit(t *testing.T) {
 	testgit.Git(t, dir, "commit", "-qm", "b")
 	b := testgit.Git(t, dir, "rev-parse", "HEAD^{tree}")
 
-	repo, err := worktree.Discover(context.Background(), nil, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := repo.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := openObjects(t, dir)
 	diffs, err := objs.DiffTrees(a, b)
 	if err != nil {
 		t.Fatal(err)
