@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -352,5 +353,78 @@ func TestFailedAutoCheckpointDoesNotStopTheCall(t *testing.T) {
 	list, _ = f.eng.Checkpoints(f.ctx, s.ID, "")
 	if len(list) == 0 || list[len(list)-1].ToolCallID != "e2" || list[len(list)-1].FilesChanged != 1 {
 		t.Errorf("no checkpoint before e2 with e1's change: %+v", list)
+	}
+}
+
+// TestCaptureStoredBeforeReads: a pre-tool capture answers before its row
+// and checkpoint are stored; whatever reads the session next sees both.
+func TestCaptureStoredBeforeReads(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	content := read(t, f.ws, "f.txt")
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("e%d", i)
+		args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "f.txt")})
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args}); err != nil {
+			t.Fatal(err)
+		}
+		list, err := f.eng.Checkpoints(f.ctx, s.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != i+1 || list[i].ToolCallID != id {
+			t.Fatalf("right after the capture of %s: %d checkpoints, want %d", id, len(list), i+1)
+		}
+		content = replaceLine(content, 1+i%5, id)
+		write(t, s.WorktreePath, "f.txt", content)
+		res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
+		if err != nil || summary(res.Records) != id+" modify f.txt pending/synced" {
+			t.Fatalf("complete %s: %s %v", id, summary(res.Records), err)
+		}
+	}
+}
+
+// TestRefusedCaptureDoesNotStopTheCall: when the store refuses a pre-tool
+// capture, which commits after the answer, the agent is not stopped and
+// complete records the change against the known state.
+func TestRefusedCaptureDoesNotStopTheCall(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	if _, err := f.eng.DB.ExecContext(f.ctx, `CREATE TRIGGER no_calls BEFORE INSERT ON tool_calls
+		BEGIN SELECT RAISE(ABORT, 'tool calls refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "f.txt")})
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
+		t.Fatalf("start answered %v; want the agent to go on", err)
+	}
+	if _, err := f.eng.Session(f.ctx, s.ID); err != nil { // waits for the capture
+		t.Fatal(err)
+	}
+	if _, err := store.GetToolCall(f.ctx, f.eng.DB.Q(), s.ID, "e1"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("refused capture stored: %v", err)
+	}
+	if list, _ := f.eng.Checkpoints(f.ctx, s.ID, ""); len(list) != 0 {
+		t.Errorf("checkpoint of a refused capture: %+v", list)
+	}
+	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 0 {
+		t.Errorf("%d pending object rows of a checkpoint never stored", len(rows))
+	}
+	if _, err := f.eng.DB.ExecContext(f.ctx, "DROP TRIGGER no_calls"); err != nil {
+		t.Fatal(err)
+	}
+	want := replaceLine(read(t, f.ws, "f.txt"), 2, "two")
+	write(t, s.WorktreePath, "f.txt", want)
+	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "e1", engine.CompleteRequest{ToolName: "Edit", Args: args})
+	if err != nil || summary(res.Records) != "e1 modify f.txt pending/synced" {
+		t.Fatalf("complete: %s %v", summary(res.Records), err)
+	}
+	if got := read(t, f.ws, "f.txt"); got != want {
+		t.Errorf("workspace: %q", got)
+	}
+	// The next call is captured as usual.
+	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(want, 3, "three")) })
+	if list, _ := f.eng.Checkpoints(f.ctx, s.ID, ""); len(list) != 1 || list[0].ToolCallID != "e2" {
+		t.Errorf("checkpoints after e2: %+v", list)
 	}
 }

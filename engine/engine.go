@@ -63,6 +63,9 @@ type Engine struct {
 
 	statesMu stdsync.Mutex
 	states   map[string]*sessionState
+	// captures holds, per session, the pre-tool capture being stored in
+	// the background (closed once it is).
+	captures map[string]chan struct{}
 	filesMu  stdsync.Mutex
 	files    map[string]*stdsync.Mutex
 	// settleWG counts background work Close waits for (background):
@@ -76,7 +79,7 @@ func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger)
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	return &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log,
-		states: map[string]*sessionState{}, files: map[string]*stdsync.Mutex{}}
+		states: map[string]*sessionState{}, captures: map[string]chan struct{}{}, files: map[string]*stdsync.Mutex{}}
 }
 
 // StartRequest is the body of POST /sessions.
@@ -225,6 +228,7 @@ func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session,
 	if err != nil {
 		return nil, sessionError(idOrPrefix, err)
 	}
+	e.awaitCapture(s.ID)
 	return s, nil
 }
 

@@ -237,7 +237,12 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			unlock()
+		}
+	}()
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
@@ -290,11 +295,35 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		SessionID: s.ID, ID: req.ToolCallID, ToolName: name, Args: req.Args, AgentID: agent,
 		Cwd: req.Cwd, MessageIndex: orTurn(req.MessageIndex, st), Snapshot: b, StartedAt: time.Now().UTC(),
 	}
-	// The checkpoint before a file-changing call commits with the call:
-	// one transaction instead of two.
+	// The answer does not wait for the store: the call's row and the
+	// checkpoint before it are built and committed in the background,
+	// while the tool runs, holding the session's lock. Whatever comes next
+	// for the session (complete, a rollback, a read through e.Session)
+	// waits for that commit. A capture the store then refuses is logged
+	// and complete goes on as if it never arrived: the agent is never
+	// stopped by prsm's bookkeeping.
+	if st.inflight == nil {
+		st.inflight = map[string]bool{}
+	}
+	st.inflight[tc.ID] = true
+	done := e.capturing(s.ID)
+	handedOver = true
+	e.background(func() {
+		defer close(done)
+		defer unlock()
+		e.storeCapture(context.WithoutCancel(ctx), s, st, tc, pre, argRel, req.Args)
+	})
+	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
+}
+
+// storeCapture stores a pre-tool capture: the tool call with the contents
+// of pre, and for a file-changing tool the automatic checkpoint before it,
+// in one transaction. The caller holds the session's lock.
+func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, argRel string, args json.RawMessage) {
 	var ckpt *newCheckpoint
-	if tracker.IsFileChangingTool(name) {
-		if ckpt, err = e.autoCheckpoint(ctx, s, st, tc, toolTarget(req.Args, argRel)); err != nil {
+	if tracker.IsFileChangingTool(tc.ToolName) {
+		var err error
+		if ckpt, err = e.autoCheckpoint(ctx, s, st, tc, toolTarget(args, argRel)); err != nil {
 			// A failed checkpoint must not stop the agent; it is logged.
 			e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
 			ckpt = nil
@@ -314,7 +343,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		}
 		return store.InsertToolCall(ctx, q, tc)
 	}
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
+	err := e.DB.Tx(ctx, func(q store.Querier) error {
 		if err := capture(q); err != nil {
 			return err
 		}
@@ -323,27 +352,48 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		}
 		return nil
 	})
-	if err != nil && ckpt != nil && ctx.Err() == nil {
+	if err != nil && ckpt != nil {
 		e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
 		ckpt.drop()
 		ckpt = nil
 		err = e.DB.Tx(ctx, capture) // the call without its checkpoint
 	}
 	if err != nil {
-		if ckpt != nil {
-			ckpt.drop()
-		}
+		e.Log.Error("pre-tool capture not stored: complete will record against the known state", "session", s.ID, "tool_call", tc.ID, "err", err)
 		st.tracker.Stats.Restore(stats)
-		return nil, err
+		delete(st.inflight, tc.ID)
+		return
 	}
-	if st.inflight == nil {
-		st.inflight = map[string]bool{}
-	}
-	st.inflight[tc.ID] = true
 	if ckpt != nil {
 		e.checkpointStored(st, ckpt)
 	}
-	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
+}
+
+// capturing marks that a pre-tool capture of session id is being stored,
+// and returns the channel to close once it is. e.Session waits for it.
+func (e *Engine) capturing(id string) chan struct{} {
+	done := make(chan struct{})
+	e.statesMu.Lock()
+	e.captures[id] = done
+	e.statesMu.Unlock()
+	return done
+}
+
+// awaitCapture waits until the newest pre-tool capture of session id is
+// stored, so that nobody reads the session before it.
+func (e *Engine) awaitCapture(id string) {
+	e.statesMu.Lock()
+	done := e.captures[id]
+	e.statesMu.Unlock()
+	if done == nil {
+		return
+	}
+	<-done
+	e.statesMu.Lock()
+	if e.captures[id] == done {
+		delete(e.captures, id)
+	}
+	e.statesMu.Unlock()
 }
 
 func dedupe(paths []string) []string {
