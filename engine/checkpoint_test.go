@@ -342,6 +342,7 @@ func TestFailedAutoCheckpointDoesNotStopTheCall(t *testing.T) {
 			t.Errorf("a checkpoint of e1 was stored: %+v", c)
 		}
 	}
+	engine.Settle(f.eng)
 	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 0 {
 		t.Errorf("%d pending object rows of a checkpoint never stored", len(rows))
 	}
@@ -357,7 +358,8 @@ func TestFailedAutoCheckpointDoesNotStopTheCall(t *testing.T) {
 }
 
 // TestCaptureStoredBeforeReads: a pre-tool capture answers before its row
-// and checkpoint are stored; whatever reads the session next sees both.
+// and checkpoint are stored, and complete before its records' sync states
+// are; whatever reads the session next sees them stored.
 func TestCaptureStoredBeforeReads(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
@@ -381,6 +383,11 @@ func TestCaptureStoredBeforeReads(t *testing.T) {
 		if err != nil || summary(res.Records) != id+" modify f.txt pending/synced" {
 			t.Fatalf("complete %s: %s %v", id, summary(res.Records), err)
 		}
+		// The sync state is stored after the answer, and before any read.
+		recs, err := f.eng.RecordsOf(f.ctx, s.ID, id)
+		if err != nil || summary(recs) != id+" modify f.txt pending/synced" {
+			t.Fatalf("read right after complete %s: %s %v", id, summary(recs), err)
+		}
 	}
 }
 
@@ -401,12 +408,14 @@ func TestRefusedCaptureDoesNotStopTheCall(t *testing.T) {
 	if _, err := f.eng.Session(f.ctx, s.ID); err != nil { // waits for the capture
 		t.Fatal(err)
 	}
+	engine.Settle(f.eng)
 	if _, err := store.GetToolCall(f.ctx, f.eng.DB.Q(), s.ID, "e1"); !errors.Is(err, prsm.ErrNotFound) {
 		t.Fatalf("refused capture stored: %v", err)
 	}
 	if list, _ := f.eng.Checkpoints(f.ctx, s.ID, ""); len(list) != 0 {
 		t.Errorf("checkpoint of a refused capture: %+v", list)
 	}
+	engine.Settle(f.eng)
 	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 0 {
 		t.Errorf("%d pending object rows of a checkpoint never stored", len(rows))
 	}

@@ -63,11 +63,11 @@ type Engine struct {
 
 	statesMu stdsync.Mutex
 	states   map[string]*sessionState
-	// captures holds, per session, the pre-tool capture being stored in
-	// the background (closed once it is).
-	captures map[string]chan struct{}
-	filesMu  stdsync.Mutex
-	files    map[string]*stdsync.Mutex
+	// finishing holds, per session, the end of a tool call's work that
+	// runs after its answer (closed once done; see afterAnswer).
+	finishing map[string]chan struct{}
+	filesMu   stdsync.Mutex
+	files     map[string]*stdsync.Mutex
 	// settleWG counts background work Close waits for (background):
 	// directory syncs of placed workspace writes, tree cache warming.
 	settleWG stdsync.WaitGroup
@@ -79,7 +79,7 @@ func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger)
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	return &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log,
-		states: map[string]*sessionState{}, captures: map[string]chan struct{}{}, files: map[string]*stdsync.Mutex{}}
+		states: map[string]*sessionState{}, finishing: map[string]chan struct{}{}, files: map[string]*stdsync.Mutex{}}
 }
 
 // StartRequest is the body of POST /sessions.
@@ -228,7 +228,7 @@ func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session,
 	if err != nil {
 		return nil, sessionError(idOrPrefix, err)
 	}
-	e.awaitCapture(s.ID)
+	e.awaitAnswered(s.ID)
 	return s, nil
 }
 
@@ -253,6 +253,7 @@ func (e *Engine) Sessions(ctx context.Context, status string) ([]*prsm.Session, 
 	default:
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use active or ended", "unknown session status %q", status)
 	}
+	e.awaitAllAnswered()
 	return store.ListSessions(ctx, e.DB.Q(), status)
 }
 

@@ -67,6 +67,7 @@ func TestEndRefusesPendingWork(t *testing.T) {
 		t.Errorf("worktree still there")
 	}
 	// Records stay readable after the end.
+	engine.Settle(eng)
 	recs, err := store.ListRecords(ctx, eng.DB.Q(), store.RecordFilter{SessionID: s.ID})
 	if err != nil || len(recs) != 1 {
 		t.Errorf("records after end: %v %v", recs, err)

@@ -14,3 +14,7 @@ func HoldFlush(e *Engine) (release func()) {
 	e.writeMu.Lock()
 	return e.writeMu.Unlock
 }
+
+// Settle waits for the work every session's tool calls do after their
+// answers (sync states, captures), for tests that read the store directly.
+func Settle(e *Engine) { e.awaitAllAnswered() }

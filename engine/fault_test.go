@@ -64,6 +64,7 @@ func injectDiskFault(t *testing.T, root, op string, once bool) *diskFault {
 
 func (f *fixture) record(s *prsm.Session, id string) *prsm.Record {
 	f.t.Helper()
+	engine.Settle(f.eng)
 	r, err := store.GetRecord(f.ctx, f.eng.DB.Q(), s.ID, id)
 	if err != nil {
 		f.t.Fatalf("record %s: %v", id, err)
@@ -194,6 +195,7 @@ func TestDiskFaultOnRejectAndRollback(t *testing.T) {
 	if got := f.records(s); got != "e1 modify f.txt rejected/synced\ne2 modify keep.txt pending/synced\ne3 create new.txt pending/synced" {
 		t.Errorf("records after failed rollback:\n%s", got)
 	}
+	engine.Settle(f.eng)
 	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
 		for _, in := range open {
 			if in.Kind == "rollback" {
@@ -343,6 +345,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 		if recs, _ := f.eng.RecordsOf(f.ctx, s.ID, id); len(recs) != 0 {
 			t.Errorf("%s: records stored by a failed complete", fault)
 		}
+		engine.Settle(f.eng)
 		if tc, err := store.GetToolCall(f.ctx, f.eng.DB.Q(), s.ID, id); err != nil || tc.CompletedAt != nil {
 			t.Errorf("%s: tool call completed by a failed complete (%v)", fault, err)
 		}
@@ -364,6 +367,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 	if read(t, f.ws, "f.txt") == base {
 		t.Errorf("no change reached the workspace")
 	}
+	engine.Settle(f.eng)
 	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
 		t.Errorf("open intents: %v", open)
 	}
@@ -442,6 +446,7 @@ func TestSQLiteBusy(t *testing.T) {
 	if got := f.records(s2); got != "" {
 		t.Errorf("records of the failed complete:\n%s", got)
 	}
+	engine.Settle(f.eng)
 	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
 		t.Errorf("open intents: %v", open)
 	}

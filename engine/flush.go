@@ -121,6 +121,7 @@ func (e *Engine) Close() {
 // The server runs it in the background after each checkpoint, at start
 // (what a crash left) and before it stops.
 func (e *Engine) FlushObjects(ctx context.Context) error {
+	e.awaitAllAnswered() // the newest checkpoints too
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
 	rows, err := store.ListPending(ctx, e.DB.Q())

@@ -40,6 +40,7 @@ type GCReport struct {
 // and their pending work are never touched. git objects freed by the
 // dropped refs go at the user's own next git gc.
 func (e *Engine) GC(ctx context.Context, req GCRequest) (*GCReport, error) {
+	e.awaitAllAnswered()
 	if req.KeepSessions == 0 {
 		req.KeepSessions = 30
 	}

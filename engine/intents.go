@@ -77,8 +77,8 @@ type syncDone struct {
 }
 
 // finishSyncs stores the sync states that records' syncs gave them and
-// closes their sync intents, in one transaction, then sets the states on
-// the records.
+// closes their sync intents, in one transaction. The records themselves
+// are the caller's to set.
 func (e *Engine) finishSyncs(ctx context.Context, done []syncDone) error {
 	if len(done) == 0 {
 		return nil
@@ -94,13 +94,7 @@ func (e *Engine) finishSyncs(ctx context.Context, done []syncDone) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	for _, d := range done {
-		d.r.SyncState = d.state
-	}
-	return nil
+	return err
 }
 
 // syncError says that records were stored but some did not reach the

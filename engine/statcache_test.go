@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/tracker"
 )
@@ -20,6 +21,7 @@ func TestStatCachePersistedAndSafeAcrossRestart(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // let the file age past the racy window
 	f.tool(s, "e2", "Edit", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "kept\n") })
 
+	engine.Settle(f.eng)
 	stats, err := store.ListStats(f.ctx, f.eng.DB.Q(), s.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -306,11 +306,8 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		st.inflight = map[string]bool{}
 	}
 	st.inflight[tc.ID] = true
-	done := e.capturing(s.ID)
 	handedOver = true
-	e.background(func() {
-		defer close(done)
-		defer unlock()
+	e.afterAnswer(s.ID, unlock, func() {
 		e.storeCapture(context.WithoutCancel(ctx), s, st, tc, pre, argRel, req.Args)
 	})
 	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
@@ -369,29 +366,49 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 	}
 }
 
-// capturing marks that a pre-tool capture of session id is being stored,
-// and returns the channel to close once it is. e.Session waits for it.
-func (e *Engine) capturing(id string) chan struct{} {
+// afterAnswer runs fn, the part of a tool call's work that its answer
+// does not wait for, in the background, holding the session's lock until
+// fn returns (unlock lets it go). e.Session waits for it: whatever comes
+// next for session id, and every read of it, sees fn's work done.
+func (e *Engine) afterAnswer(id string, unlock, fn func()) {
 	done := make(chan struct{})
 	e.statesMu.Lock()
-	e.captures[id] = done
+	e.finishing[id] = done
 	e.statesMu.Unlock()
-	return done
+	e.background(func() {
+		defer close(done)
+		defer unlock()
+		fn()
+	})
 }
 
-// awaitCapture waits until the newest pre-tool capture of session id is
-// stored, so that nobody reads the session before it.
-func (e *Engine) awaitCapture(id string) {
+// awaitAllAnswered waits until the work afterAnswer runs is done for
+// every session, for what reads across sessions.
+func (e *Engine) awaitAllAnswered() {
 	e.statesMu.Lock()
-	done := e.captures[id]
+	ids := make([]string, 0, len(e.finishing))
+	for id := range e.finishing {
+		ids = append(ids, id)
+	}
+	e.statesMu.Unlock()
+	for _, id := range ids {
+		e.awaitAnswered(id)
+	}
+}
+
+// awaitAnswered waits until the work afterAnswer runs for session id is
+// done.
+func (e *Engine) awaitAnswered(id string) {
+	e.statesMu.Lock()
+	done := e.finishing[id]
 	e.statesMu.Unlock()
 	if done == nil {
 		return
 	}
 	<-done
 	e.statesMu.Lock()
-	if e.captures[id] == done {
-		delete(e.captures, id)
+	if e.finishing[id] == done {
+		delete(e.finishing, id)
 	}
 	e.statesMu.Unlock()
 }
@@ -420,7 +437,12 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			unlock()
+		}
+	}()
 	tc, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, toolCallID)
 	switch {
 	case err == nil && tc.CompletedAt != nil:
@@ -453,21 +475,29 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
-	defer delete(st.inflight, tc.ID)
-	recs, err := e.detectAndRecord(ctx, s, st, tc, req.Result)
+	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, req.Result)
+	delete(st.inflight, tc.ID)
 	if err != nil {
+		finish()
 		return nil, err
 	}
-	return e.answer(ctx, recs)
+	ans, err := e.answer(ctx, recs)
+	// The sync states are stored, and the records announced, after the
+	// answer, as a capture is: the workspace has the changes already.
+	handedOver = true
+	e.afterAnswer(s.ID, unlock, finish)
+	return ans, err
 }
 
 // detectAndRecord is the heart of tracking: find the changed files, store
 // their records and the new known state in one transaction, then sync.
-func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, result []byte) ([]*prsm.Record, error) {
+// finish is record's.
+func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, result []byte) (recs []*prsm.Record, finish func(), err error) {
+	finish = func() {}
 	var snap snapshot
 	if len(tc.Snapshot) > 0 {
 		if err := json.Unmarshal(tc.Snapshot, &snap); err != nil {
-			return nil, fmt.Errorf("decode snapshot of %s: %w", tc.ID, err)
+			return nil, finish, fmt.Errorf("decode snapshot of %s: %w", tc.ID, err)
 		}
 	}
 	extra := make([]string, 0, len(snap)+1)
@@ -479,20 +509,20 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	}
 	changes, ack, err := e.detect(ctx, st, extra, false)
 	if err != nil {
-		return nil, err
+		return nil, finish, err
 	}
 	suffix := len(changes) > 1 || tc.ToolName == "Bash" || tc.ToolName == "Watch"
-	recs, err := e.record(ctx, s, st, tc, changes, snap, func(i int) string {
+	recs, finish, err = e.record(ctx, s, st, tc, changes, snap, func(i int) string {
 		if suffix {
 			return fmt.Sprintf("%s:%d", tc.ID, i)
 		}
 		return tc.ID
 	}, result, true)
 	if err != nil {
-		return nil, err
+		return nil, finish, err
 	}
 	ack()
-	return recs, nil
+	return recs, finish, nil
 }
 
 // detect finds the changed files: the watcher's dirty set (or a git status
@@ -524,19 +554,22 @@ func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, f
 
 // record stores the records of changes for tool call tc (with the new
 // known state, and the tool call completed, in one transaction), then
-// applies them to the workspace (auto mode) and announces them. withCall
-// false means the tool call row exists already.
-func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, id func(int) string, result []byte, exists bool) ([]*prsm.Record, error) {
+// applies them to the workspace (auto mode). The records come back with
+// the sync states that gave them; finish stores those states and
+// announces the records. The caller runs finish (never nil) once, after
+// its answer and before it lets go of the session. exists false means
+// the tool call row is stored with the records.
+func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, id func(int) string, result []byte, exists bool) (recs []*prsm.Record, finish func(), err error) {
+	finish = func() {}
 	now := time.Now().UTC()
 	auto := s.Mode == prsm.ModeAuto
 	var writes *workspaceWrites
 	if auto && len(changes) > 0 {
 		writes = e.prepareWrites(s, changes)
 	}
-	var recs []*prsm.Record
 	var intents []int64
 	stats := st.tracker.Stats.TakeChanged()
-	err := e.DB.Tx(ctx, func(q store.Querier) error {
+	err = e.DB.Tx(ctx, func(q store.Querier) error {
 		recs, intents = recs[:0], intents[:0]
 		if err := store.PutStats(ctx, q, s.ID, stats); err != nil {
 			return err
@@ -576,7 +609,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			writes.discard()
 		}
 		st.tracker.Stats.Restore(stats)
-		return nil, err
+		return nil, finish, err
 	}
 	// Stored: from here on the work runs to its end even if the caller
 	// goes away (a canceled request is not a crash to recover from).
@@ -613,19 +646,30 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		}
 		finished = append(finished, syncDone{r, state, intents[i]})
 	}
+	for _, d := range finished {
+		d.r.SyncState = d.state
+	}
 	// The records are announced once, with the states sync gave them,
-	// stored for all of them in one transaction.
-	if err := e.finishSyncs(ctx, finished); err != nil {
-		return nil, err
+	// once those are stored for all of them in one transaction: by
+	// finish, which the caller runs after its answer. The hub gets
+	// copies, taken now: the caller fills contents into recs while SSE
+	// writers encode the events.
+	evs := make([]prsm.Record, len(recs))
+	for i, r := range recs {
+		evs[i] = *r
 	}
-	for _, r := range recs {
-		// The hub gets a copy: the caller fills contents into r later,
-		// while SSE writers encode the event.
-		ev := *r
-		e.Events.Publish(EventFileChanged, &ev)
-	}
-	if len(recs) > 0 {
-		e.publishSession(ctx, s.ID)
+	finish = func() {
+		if err := e.finishSyncs(ctx, finished); err != nil {
+			// The workspace has the changes; their intents stay open,
+			// and the next start settles their states.
+			e.Log.Error("store sync states", "session", s.ID, "tool_call", tc.ID, "err", err)
+		}
+		for i := range evs {
+			e.Events.Publish(EventFileChanged, &evs[i])
+		}
+		if len(recs) > 0 {
+			e.publishSession(ctx, s.ID)
+		}
 	}
 	// The answer carries the contents, which are at hand: no reads of
 	// the blobs just stored.
@@ -645,9 +689,9 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		}
 	}
 	if len(failed) > 0 {
-		return recs, &syncError{errs: failed}
+		return recs, finish, &syncError{errs: failed}
 	}
-	return recs, nil
+	return recs, finish, nil
 }
 
 // newRecord builds the record of one change and stores its contents.
