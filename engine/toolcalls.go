@@ -253,19 +253,22 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	} else if !errors.Is(err, prsm.ErrNotFound) {
 		return nil, err
 	}
-	// The pre-tool state of the file the tool names and of whatever
-	// changed since the last look (the watcher's dirty set). Only files
-	// that differ from what the tracker knows are kept: for the others the
-	// pre-tool content is the known one, which the record stores anyway.
-	// What else a tool changes is found at complete, so the capture stays
-	// cheap: no git process, no read of a file the stat cache vouches for.
-	paths := st.tracker.Pending()
+	// The pre-tool state of whatever changed since the last look (the
+	// watcher's dirty set), and of the files the tool names unless the
+	// watcher vouches for them. Only files that differ from what the
+	// tracker knows are kept: for the others the pre-tool content is the
+	// known one, which the record stores anyway. What else a tool changes
+	// is found at complete, so the capture stays cheap: no git process, no
+	// read of a file the watcher or the stat cache vouches for.
+	paths, exact := st.tracker.Pending(ctx)
 	argRel := e.argPath(s, req.Args, req.Cwd)
-	if argRel != "" {
-		paths = append(paths, argRel)
-	}
-	if name == "Bash" {
-		paths = append(paths, e.bashPaths(s, req.Args, req.Cwd)...)
+	if !exact {
+		if argRel != "" {
+			paths = append(paths, argRel)
+		}
+		if name == "Bash" {
+			paths = append(paths, e.bashPaths(s, req.Args, req.Cwd)...)
+		}
 	}
 	paths, err = st.tracker.Filter(ctx, dedupe(paths))
 	if err != nil {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -258,5 +259,37 @@ func TestDegradedSessionScannedPeriodically(t *testing.T) {
 	recs = f.tool(s, "b1", "Bash", "", func(wt string) { sh(t, wt, "mkdir -p n/m && echo x > n/m/y && sed -i 's/line 2 /LINE 2 /' f.txt") })
 	if got := summary(recs); got != "b1:0 modify f.txt pending/synced\nb1:1 create n/m/y pending/synced" {
 		t.Fatalf("tool call on a degraded worktree:\n%s", got)
+	}
+}
+
+// TestWatchedCaptureSeesChangesJustBefore: with the watcher on, a capture
+// reads only what the watcher reports (the file the tool names included),
+// after catching up with it: a change made outside any tool call right
+// before the call is the call's pre-tool content, never part of its delta.
+func TestWatchedCaptureSeesChangesJustBefore(t *testing.T) {
+	f := newFixture(t)
+	f.watch()
+	s := f.start("")
+	known := read(t, s.WorktreePath, "f.txt")
+	for i := 0; i < 10; i++ {
+		id := fmt.Sprintf("t%d", i)
+		outside := replaceLine(known, 2, "outside "+id)
+		write(t, s.WorktreePath, "f.txt", outside)
+		tool := replaceLine(outside, 9, "tool "+id)
+		recs := f.tool(s, id, "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", tool) })
+		if len(recs) != 1 {
+			t.Fatalf("%s: records: %s", id, summary(recs))
+		}
+		r := recs[0]
+		if r.OldContent == nil || *r.OldContent != known || r.PreToolContent == nil || *r.PreToolContent != outside ||
+			r.NewContent == nil || *r.NewContent != tool {
+			t.Fatalf("%s: contents old/pre-tool/new are not known/outside/tool", id)
+		}
+		known = tool
+	}
+	// A call on a file nobody touched before it starts from the known content.
+	recs := f.tool(s, "clean", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(known, 3, "clean")) })
+	if len(recs) != 1 || recs[0].PreToolContent == nil || *recs[0].PreToolContent != known {
+		t.Fatalf("clean call: %s", summary(recs))
 	}
 }

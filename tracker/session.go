@@ -379,15 +379,18 @@ func (s *Session) Differs(rel string, blobs BlobReader) (Change, bool, error) {
 }
 
 // Pending lists the paths that may differ from what the tracker knows,
-// cheaply (no flush, no git): the watcher's dirty set; with no watcher, or
-// after it lost events, every path the session changed.
-func (s *Session) Pending() []string {
-	if s.Watcher != nil {
+// without git: the watcher's dirty set, once the watcher has caught up
+// with every event so far (a flush). exact reports that the watcher
+// vouches for every other path: it lost no events, so a path it did not
+// report holds what the tracker knows. With no watcher, or after it lost
+// events, paths is every path the session changed and exact is false.
+func (s *Session) Pending(ctx context.Context) (paths []string, exact bool) {
+	if s.Watcher != nil && s.Watcher.Flush(ctx, s.Worktree) == nil {
 		if d := s.Watcher.Peek(s.Worktree); !d.Full {
-			return d.Paths
+			return d.Paths, true
 		}
 	}
-	return s.KnownPaths()
+	return s.KnownPaths(), false
 }
 
 // Learn records that rel now holds v (after a record, or after prsm itself
