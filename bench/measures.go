@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	stdsync "sync"
 	"syscall"
@@ -86,8 +87,9 @@ func (b *bench) all(ctx context.Context) error {
 		if !b.want(st.name) && !(st.name == "roundtrip" && b.want("event-latency")) {
 			continue
 		}
-		settle() // the setup's writeback (a 50k-file checkout) is not the measure's
-		b.logf("%s", st.name)
+		t0 := time.Now()
+		settle(b.srv.cmd.Process.Pid) // the setup's writeback (a 50k-file checkout) and warm-up are not the measure's
+		b.logf("%s (after %s for a quiet disk and server)", st.name, time.Since(t0).Round(10*time.Millisecond))
 		if err := st.fn(ctx); err != nil {
 			return fmt.Errorf("%s: %w", st.name, err)
 		}
@@ -95,11 +97,82 @@ func (b *bench) all(ctx context.Context) error {
 	return nil
 }
 
-// settle waits for a quiet disk: everything written so far on its way,
-// so a measure does not pay for the writeback of what came before it.
-func settle() {
+// settle waits for a quiet disk and an idle server: everything written
+// so far on its way, so a measure does not pay for the writeback of what
+// came before it, nor for the server's background work (a new session's
+// tree cache warm-up, object flushes). After a sync the device may still
+// be busy (discards of removed worktrees, the host's own writeback), so
+// it waits, up to 20 s, for the block devices' counters to stand still
+// and for the server (pid, when not 0) to use at most one clock tick of
+// CPU per 100 ms, for 300 ms.
+func settle(pid int) {
 	syscall.Sync()
 	time.Sleep(200 * time.Millisecond)
+	deadline := time.Now().Add(20 * time.Second)
+	last, lastCPU, still := diskActivity(), cpuTicks(pid), 0
+	for still < 3 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		now, cpu := diskActivity(), cpuTicks(pid)
+		if now == last && now != "" && cpu-lastCPU <= 1 {
+			still++
+		} else {
+			still = 0
+		}
+		last, lastCPU = now, cpu
+	}
+}
+
+// cpuTicks is the CPU time (user and system, in clock ticks) process pid
+// has used; 0 when unknown.
+func cpuTicks(pid int) uint64 {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces) in ")".
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseUint(f[11], 10, 64)
+	sy, _ := strconv.ParseUint(f[12], 10, 64)
+	return u + sy
+}
+
+// diskActivity sums, over the block devices of /proc/diskstats, the
+// writes, discards and flushes completed and the I/Os in flight: equal
+// sums a moment apart mean a quiet disk. "" where there is no such file.
+func diskActivity() string {
+	b, err := os.ReadFile("/proc/diskstats")
+	if err != nil {
+		return ""
+	}
+	var writes, inflight, discards, flushes uint64
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 14 {
+			continue
+		}
+		n := func(i int) uint64 {
+			if i >= len(f) {
+				return 0
+			}
+			v, _ := strconv.ParseUint(f[i], 10, 64)
+			return v
+		}
+		writes += n(7)
+		inflight += n(11)
+		discards += n(14)
+		flushes += n(18)
+	}
+	return fmt.Sprint(writes, inflight, discards, flushes)
 }
 
 func (b *bench) toolCallID(prefix string) string {
@@ -169,7 +242,7 @@ func (b *bench) sessionStart(ctx context.Context) error {
 	// Each sample starts from a quiet disk: the writeback of the worktree
 	// the sample before removed would otherwise land on the next one.
 	prsmStart := func(i int) error {
-		settle()
+		settle(b.srv.cmd.Process.Pid)
 		t0 := time.Now()
 		s, err := b.srv.cl.StartSession(ctx, engine.StartRequest{Name: fmt.Sprintf("start-%d", i)})
 		if err != nil {
@@ -182,7 +255,7 @@ func (b *bench) sessionStart(ctx context.Context) error {
 	gitAdd := func(i int, cfg []string, out *[]time.Duration) error {
 		branch := fmt.Sprintf("plain-%d-%d", i, len(cfg))
 		args := append(append([]string{}, cfg...), "worktree", "add", "--quiet", "-b", branch, plain, "HEAD")
-		settle()
+		settle(b.srv.cmd.Process.Pid)
 		t0 := time.Now()
 		if _, err := git(ctx, b.ws, nil, args...); err != nil {
 			return err
@@ -364,7 +437,7 @@ func (b *bench) rollback(ctx context.Context) error {
 		if err := b.bash(ctx, b.s, files); err != nil {
 			return err
 		}
-		settle() // the user looks at the changes before rewinding them
+		settle(b.srv.cmd.Process.Pid) // the user looks at the changes before rewinding them
 		t0 := time.Now()
 		plan, err := b.srv.cl.Rewind(ctx, b.s.ID, cp.ID, false)
 		d := time.Since(t0)
