@@ -46,11 +46,8 @@ type Engine struct {
 	// flushMu guards the background flusher of checkpoint objects
 	// (kickFlush); writeMu serializes the flushes themselves.
 	flushMu    stdsync.Mutex
-	flushing   bool      // a flush runs
-	flushArmed bool      // flushTimer is set and has not fired
-	flushKicks int       // kicks so far
-	lastKick   time.Time // the newest kick
-	firstKick  time.Time // the oldest kick no flush has served yet
+	flushing   bool
+	flushAgain bool
 	closed     bool
 	flushTimer *time.Timer
 	flushWG    stdsync.WaitGroup

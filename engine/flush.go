@@ -19,77 +19,49 @@ func storeObjects(objs []worktree.Object) []store.PendingObject {
 	return out
 }
 
-// FlushDelay is the quiet time after a checkpoint before its objects are
-// written, and FlushMaxDelay the longest a checkpoint waits while tool
-// calls keep coming: the checkpoints of a burst of tool calls go in one
-// flush, which then does not compete with the calls for the disk and the
-// CPU (a loose object costs about 0.3 ms of system time on a small VM).
-// They are safe meanwhile: committed to the store, and read from memory.
-var (
-	FlushDelay    = 250 * time.Millisecond
-	FlushMaxDelay = 5 * time.Second
-)
+// FlushDelay is how long after a checkpoint its objects are written: the
+// checkpoints of a burst of tool calls go in one flush, which then does not
+// compete for the disk with the calls themselves. They are safe meanwhile:
+// committed to the store, and read from memory.
+var FlushDelay = 250 * time.Millisecond
 
-// kickFlush asks for a flush: it runs once no checkpoint came for
-// FlushDelay, or FlushMaxDelay after the oldest kick it serves. A kick
-// while a flush runs gets a flush of its own after it, so nothing kicked
-// is left waiting.
+// kickFlush starts a flush in the background, FlushDelay from now, unless
+// one is due or runs; one that runs goes round again, so nothing kicked is
+// left waiting.
 func (e *Engine) kickFlush() {
 	e.flushMu.Lock()
 	defer e.flushMu.Unlock()
 	if e.closed {
 		return
 	}
-	e.flushKicks++
-	e.lastKick = time.Now()
-	if e.firstKick.IsZero() {
-		e.firstKick = e.lastKick
-	}
-	if !e.flushing && !e.flushArmed {
-		e.armFlush(min(FlushDelay, FlushMaxDelay))
-	}
-}
-
-// armFlush sets the flush timer to fire after d. The caller holds flushMu.
-func (e *Engine) armFlush(d time.Duration) {
-	e.flushArmed = true
-	e.flushWG.Add(1)
-	e.flushTimer = time.AfterFunc(d, e.fireFlush)
-}
-
-// fireFlush is the flush timer: it flushes if the kicks have gone quiet or
-// the oldest has waited long enough, and otherwise waits on.
-func (e *Engine) fireFlush() {
-	defer e.flushWG.Done()
-	e.flushMu.Lock()
-	e.flushArmed = false
-	if e.closed {
-		e.flushMu.Unlock()
-		return
-	}
-	now := time.Now()
-	if quiet := now.Sub(e.lastKick); quiet < FlushDelay && now.Sub(e.firstKick) < FlushMaxDelay {
-		e.armFlush(min(FlushDelay-quiet, FlushMaxDelay-now.Sub(e.firstKick)))
-		e.flushMu.Unlock()
+	if e.flushing {
+		e.flushAgain = true
 		return
 	}
 	e.flushing = true
-	kicks := e.flushKicks
-	e.firstKick = time.Time{}
-	e.flushMu.Unlock()
-	if err := e.FlushObjects(context.Background()); err != nil {
-		e.Log.Error("write checkpoint objects", "err", err)
-	}
-	e.flushMu.Lock()
-	defer e.flushMu.Unlock()
-	e.flushing = false
-	if e.flushKicks != kicks && !e.closed {
-		// Kicked while it ran: what came then may have missed it.
-		if e.firstKick.IsZero() {
-			e.firstKick = e.lastKick
+	e.flushWG.Add(1)
+	e.flushTimer = time.AfterFunc(FlushDelay, func() {
+		defer e.flushWG.Done()
+		for {
+			e.flushMu.Lock()
+			closed := e.closed
+			e.flushMu.Unlock()
+			if closed {
+				return
+			}
+			if err := e.FlushObjects(context.Background()); err != nil {
+				e.Log.Error("write checkpoint objects", "err", err)
+			}
+			e.flushMu.Lock()
+			if !e.flushAgain || e.closed {
+				e.flushing = false
+				e.flushMu.Unlock()
+				return
+			}
+			e.flushAgain = false
+			e.flushMu.Unlock()
 		}
-		e.armFlush(min(FlushDelay, FlushMaxDelay))
-	}
+	})
 }
 
 // warmBase reads the trees of a session's base commit into the tree cache

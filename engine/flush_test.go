@@ -6,11 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
@@ -227,49 +225,5 @@ func TestCorruptPendingObjectNotWritten(t *testing.T) {
 	engine.Settle(f.eng)
 	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 1 {
 		t.Errorf("%d pending rows, want the corrupt one kept", len(rows))
-	}
-}
-
-// TestFlushWaitsForQuietButNotForever: checkpoint objects are written once
-// the checkpoints stop coming, and while they keep coming, no later than
-// FlushMaxDelay after the oldest.
-func TestFlushWaitsForQuietButNotForever(t *testing.T) {
-	oldDelay, oldMax := engine.FlushDelay, engine.FlushMaxDelay
-	t.Cleanup(func() { engine.FlushDelay, engine.FlushMaxDelay = oldDelay, oldMax })
-	// Never quiet enough: only the bound makes the flush run.
-	engine.FlushDelay, engine.FlushMaxDelay = time.Hour, 300*time.Millisecond
-	f := newFixture(t)
-	s := f.start("")
-	content := read(t, f.ws, "f.txt")
-	f.tool(s, "first", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(content, 1, "first")) })
-	list, err := f.eng.Checkpoints(f.ctx, s.ID, "")
-	if err != nil || len(list) != 1 {
-		t.Fatalf("checkpoints: %d %v", len(list), err)
-	}
-	first := list[0]
-	deadline := time.Now().Add(20 * time.Second)
-	for i := 0; !gitHas(f.ws, first.Commit); i++ {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first checkpoint's objects were not written while checkpoints kept coming")
-		}
-		// More checkpoints keep kicking the flusher.
-		id := fmt.Sprintf("more%d", i)
-		content = replaceLine(content, 2+i%5, id)
-		f.tool(s, id, "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", content) })
-		time.Sleep(20 * time.Millisecond)
-	}
-	if got := testgit.Git(t, f.ws, "cat-file", "-t", first.Commit); got != "commit" {
-		t.Errorf("first checkpoint commit: %q", got)
-	}
-	// Once quiet, everything is written.
-	engine.FlushDelay = 10 * time.Millisecond
-	f.tool(s, "last", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(content, 9, "last")) })
-	list, _ = f.eng.Checkpoints(f.ctx, s.ID, "")
-	last := list[len(list)-1]
-	for !gitHas(f.ws, last.Commit) {
-		if time.Now().After(deadline.Add(20 * time.Second)) {
-			t.Fatalf("the last checkpoint's objects were not written once quiet")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
