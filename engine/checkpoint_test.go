@@ -315,18 +315,37 @@ func TestSelectorRollback(t *testing.T) {
 	}
 }
 
+// refuseInserts makes the store refuse every row inserted into table
+// (a trigger), until allow is called.
+func (f *fixture) refuseInserts(table string) (allow func()) {
+	f.t.Helper()
+	if _, err := f.eng.DB.ExecContext(f.ctx, `CREATE TRIGGER refuse_`+table+` BEFORE INSERT ON `+table+`
+		BEGIN SELECT RAISE(ABORT, 'inserts refused'); END`); err != nil {
+		f.t.Fatal(err)
+	}
+	return func() {
+		f.t.Helper()
+		if _, err := f.eng.DB.ExecContext(f.ctx, "DROP TRIGGER refuse_"+table); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
 // TestFailedAutoCheckpointDoesNotStopTheCall: the checkpoint before a tool
 // call commits with the call; when storing it fails, the call is stored
 // without it and goes on.
 func TestFailedAutoCheckpointDoesNotStopTheCall(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
-	if _, err := f.eng.DB.ExecContext(f.ctx, `CREATE TRIGGER no_checkpoints BEFORE INSERT ON checkpoints
-		BEGIN SELECT RAISE(ABORT, 'checkpoints refused'); END`); err != nil {
-		t.Fatal(err)
-	}
+	allow := f.refuseInserts("checkpoints")
 	want := replaceLine(read(t, f.ws, "f.txt"), 4, "four")
-	recs := f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", want) })
+	recs := f.tool(s, "e1", "Edit", "f.txt", func(wt string) {
+		// The call itself was stored at its capture, before the tool ran.
+		if _, err := store.GetToolCall(f.ctx, f.q(), s.ID, "e1"); err != nil {
+			t.Errorf("the call was not stored without its checkpoint: %v", err)
+		}
+		write(t, wt, "f.txt", want)
+	})
 	if got := summary(recs); got != "e1 modify f.txt pending/synced" {
 		t.Fatalf("records: %s", got)
 	}
@@ -342,14 +361,11 @@ func TestFailedAutoCheckpointDoesNotStopTheCall(t *testing.T) {
 			t.Errorf("a checkpoint of e1 was stored: %+v", c)
 		}
 	}
-	engine.Settle(f.eng)
-	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 0 {
+	if rows, _ := store.ListPending(f.ctx, f.q()); len(rows) != 0 {
 		t.Errorf("%d pending object rows of a checkpoint never stored", len(rows))
 	}
 	// Once checkpoints can be stored again, the next call has one.
-	if _, err := f.eng.DB.ExecContext(f.ctx, "DROP TRIGGER no_checkpoints"); err != nil {
-		t.Fatal(err)
-	}
+	allow()
 	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(want, 5, "five")) })
 	list, _ = f.eng.Checkpoints(f.ctx, s.ID, "")
 	if len(list) == 0 || list[len(list)-1].ToolCallID != "e2" || list[len(list)-1].FilesChanged != 1 {
@@ -397,31 +413,21 @@ func TestCaptureStoredBeforeReads(t *testing.T) {
 func TestRefusedCaptureDoesNotStopTheCall(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
-	if _, err := f.eng.DB.ExecContext(f.ctx, `CREATE TRIGGER no_calls BEFORE INSERT ON tool_calls
-		BEGIN SELECT RAISE(ABORT, 'tool calls refused'); END`); err != nil {
-		t.Fatal(err)
-	}
+	allow := f.refuseInserts("tool_calls")
 	args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "f.txt")})
 	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
 		t.Fatalf("start answered %v; want the agent to go on", err)
 	}
-	if _, err := f.eng.Session(f.ctx, s.ID); err != nil { // waits for the capture
-		t.Fatal(err)
-	}
-	engine.Settle(f.eng)
-	if _, err := store.GetToolCall(f.ctx, f.eng.DB.Q(), s.ID, "e1"); !errors.Is(err, prsm.ErrNotFound) {
+	if _, err := store.GetToolCall(f.ctx, f.q(), s.ID, "e1"); !errors.Is(err, prsm.ErrNotFound) {
 		t.Fatalf("refused capture stored: %v", err)
 	}
 	if list, _ := f.eng.Checkpoints(f.ctx, s.ID, ""); len(list) != 0 {
 		t.Errorf("checkpoint of a refused capture: %+v", list)
 	}
-	engine.Settle(f.eng)
-	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 0 {
+	if rows, _ := store.ListPending(f.ctx, f.q()); len(rows) != 0 {
 		t.Errorf("%d pending object rows of a checkpoint never stored", len(rows))
 	}
-	if _, err := f.eng.DB.ExecContext(f.ctx, "DROP TRIGGER no_calls"); err != nil {
-		t.Fatal(err)
-	}
+	allow()
 	want := replaceLine(read(t, f.ws, "f.txt"), 2, "two")
 	write(t, s.WorktreePath, "f.txt", want)
 	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "e1", engine.CompleteRequest{ToolName: "Edit", Args: args})

@@ -54,8 +54,7 @@ func (f *fixture) restart() {
 	if _, err := f.eng.Reconcile(f.ctx); err != nil {
 		f.t.Fatalf("reconcile after crash: %v", err)
 	}
-	engine.Settle(f.eng)
-	if open, err := store.OpenIntents(f.ctx, f.eng.DB.Q()); err != nil || len(open) != 0 {
+	if open, err := store.OpenIntents(f.ctx, f.q()); err != nil || len(open) != 0 {
 		f.t.Errorf("intents left open after restart: %v %v", open, err)
 	}
 }
@@ -469,8 +468,7 @@ func TestCanceledMidOperation(t *testing.T) {
 			t.Errorf("%s: rollback canceled midway not finished", root)
 		}
 	}
-	engine.Settle(f.eng)
-	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
+	if open, _ := store.OpenIntents(f.ctx, f.q()); len(open) != 0 {
 		t.Errorf("intents left open: %v", open)
 	}
 }

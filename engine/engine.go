@@ -222,7 +222,9 @@ func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Sess
 	return s, nil
 }
 
-// Session returns the session named by id or a unique prefix of it.
+// Session returns the session named by id or a unique prefix of it, once
+// the work its latest tool call left for after its answer (afterAnswer)
+// is done: whoever looks at the session next sees that work stored.
 func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session, error) {
 	s, err := store.ResolveSession(ctx, e.DB.Q(), idOrPrefix)
 	if err != nil {

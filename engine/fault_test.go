@@ -64,8 +64,7 @@ func injectDiskFault(t *testing.T, root, op string, once bool) *diskFault {
 
 func (f *fixture) record(s *prsm.Session, id string) *prsm.Record {
 	f.t.Helper()
-	engine.Settle(f.eng)
-	r, err := store.GetRecord(f.ctx, f.eng.DB.Q(), s.ID, id)
+	r, err := store.GetRecord(f.ctx, f.q(), s.ID, id)
 	if err != nil {
 		f.t.Fatalf("record %s: %v", id, err)
 	}
@@ -195,8 +194,7 @@ func TestDiskFaultOnRejectAndRollback(t *testing.T) {
 	if got := f.records(s); got != "e1 modify f.txt rejected/synced\ne2 modify keep.txt pending/synced\ne3 create new.txt pending/synced" {
 		t.Errorf("records after failed rollback:\n%s", got)
 	}
-	engine.Settle(f.eng)
-	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
+	if open, _ := store.OpenIntents(f.ctx, f.q()); len(open) != 0 {
 		for _, in := range open {
 			if in.Kind == "rollback" {
 				t.Errorf("failed rollback left its intent open")
@@ -345,8 +343,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 		if recs, _ := f.eng.RecordsOf(f.ctx, s.ID, id); len(recs) != 0 {
 			t.Errorf("%s: records stored by a failed complete", fault)
 		}
-		engine.Settle(f.eng)
-		if tc, err := store.GetToolCall(f.ctx, f.eng.DB.Q(), s.ID, id); err != nil || tc.CompletedAt != nil {
+		if tc, err := store.GetToolCall(f.ctx, f.q(), s.ID, id); err != nil || tc.CompletedAt != nil {
 			t.Errorf("%s: tool call completed by a failed complete (%v)", fault, err)
 		}
 		if got, _ := os.ReadFile(filepath.Join(f.ws, rel)); string(got) != string(wsBefore) {
@@ -367,8 +364,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 	if read(t, f.ws, "f.txt") == base {
 		t.Errorf("no change reached the workspace")
 	}
-	engine.Settle(f.eng)
-	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
+	if open, _ := store.OpenIntents(f.ctx, f.q()); len(open) != 0 {
 		t.Errorf("open intents: %v", open)
 	}
 }
@@ -446,8 +442,7 @@ func TestSQLiteBusy(t *testing.T) {
 	if got := f.records(s2); got != "" {
 		t.Errorf("records of the failed complete:\n%s", got)
 	}
-	engine.Settle(f.eng)
-	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
+	if open, _ := store.OpenIntents(f.ctx, f.q()); len(open) != 0 {
 		t.Errorf("open intents: %v", open)
 	}
 	// Released: both work.

@@ -55,8 +55,7 @@ func TestCheckpointObjectsFlushedAfterCrash(t *testing.T) {
 	if gitHas(f.ws, cp.Commit) {
 		t.Fatalf("the crash came too late: the commit is in the repository already")
 	}
-	engine.Settle(f.eng)
-	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 1 || rows[0].Commit != cp.Commit {
+	if rows, _ := store.ListPending(f.ctx, f.q()); len(rows) != 1 || rows[0].Commit != cp.Commit {
 		t.Fatalf("pending rows: %d", len(rows))
 	}
 	f.restart()
@@ -68,8 +67,7 @@ func TestCheckpointObjectsFlushedAfterCrash(t *testing.T) {
 			t.Errorf("%s = %s, want %s", ref, got, cp.Commit)
 		}
 	}
-	engine.Settle(f.eng)
-	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 0 {
+	if rows, _ := store.ListPending(f.ctx, f.q()); len(rows) != 0 {
 		t.Errorf("%d pending rows after the flush", len(rows))
 	}
 	testgit.Git(t, f.ws, "fsck", "--strict", "--no-dangling")
@@ -155,8 +153,7 @@ func crashWithPendingCheckpoint(t *testing.T, f *fixture) (*prsm.Checkpoint, *st
 	if err != nil || len(list) != 1 {
 		t.Fatalf("checkpoint not stored: %v %d", err, len(list))
 	}
-	engine.Settle(f.eng)
-	rows, err := store.ListPending(f.ctx, f.eng.DB.Q())
+	rows, err := store.ListPending(f.ctx, f.q())
 	if err != nil || len(rows) != 1 || len(rows[0].Objects) == 0 {
 		t.Fatalf("pending rows: %v %d", err, len(rows))
 	}
@@ -199,8 +196,7 @@ func TestPendingObjectsOfOlderVersionFlushed(t *testing.T) {
 		t.Fatalf("the restart did not write the checkpoint's objects")
 	}
 	testgit.Git(t, f.ws, "fsck", "--strict", "--no-dangling")
-	engine.Settle(f.eng)
-	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 0 {
+	if rows, _ := store.ListPending(f.ctx, f.q()); len(rows) != 0 {
 		t.Errorf("%d pending rows after the flush", len(rows))
 	}
 }
@@ -222,8 +218,7 @@ func TestCorruptPendingObjectNotWritten(t *testing.T) {
 	if gitHas(f.ws, hex.EncodeToString(o.ID[:])) {
 		t.Errorf("the corrupt object was written")
 	}
-	engine.Settle(f.eng)
-	if rows, _ := store.ListPending(f.ctx, f.eng.DB.Q()); len(rows) != 1 {
+	if rows, _ := store.ListPending(f.ctx, f.q()); len(rows) != 1 {
 		t.Errorf("%d pending rows, want the corrupt one kept", len(rows))
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/tracker"
 )
@@ -21,8 +20,7 @@ func TestStatCachePersistedAndSafeAcrossRestart(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // let the file age past the racy window
 	f.tool(s, "e2", "Edit", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "kept\n") })
 
-	engine.Settle(f.eng)
-	stats, err := store.ListStats(f.ctx, f.eng.DB.Q(), s.ID)
+	stats, err := store.ListStats(f.ctx, f.q(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

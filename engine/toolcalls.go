@@ -237,12 +237,8 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	if err != nil {
 		return nil, err
 	}
-	handedOver := false
-	defer func() {
-		if !handedOver {
-			unlock()
-		}
-	}()
+	lock := &heldLock{unlock}
+	defer lock.release()
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
@@ -309,21 +305,22 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		st.inflight = map[string]bool{}
 	}
 	st.inflight[tc.ID] = true
-	handedOver = true
-	e.afterAnswer(s.ID, unlock, func() {
-		e.storeCapture(context.WithoutCancel(ctx), s, st, tc, pre, argRel, req.Args)
+	target := toolTarget(req.Args, argRel)
+	e.afterAnswer(s.ID, lock, func() {
+		e.storeCapture(context.WithoutCancel(ctx), s, st, tc, pre, target)
 	})
 	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
 }
 
 // storeCapture stores a pre-tool capture: the tool call with the contents
 // of pre, and for a file-changing tool the automatic checkpoint before it,
-// in one transaction. The caller holds the session's lock.
-func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, argRel string, args json.RawMessage) {
+// in one transaction; target names what the tool works on, for the
+// checkpoint's name. The caller holds the session's lock.
+func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, target string) {
 	var ckpt *newCheckpoint
 	if tracker.IsFileChangingTool(tc.ToolName) {
 		var err error
-		if ckpt, err = e.autoCheckpoint(ctx, s, st, tc, toolTarget(args, argRel)); err != nil {
+		if ckpt, err = e.autoCheckpoint(ctx, s, st, tc, target); err != nil {
 			// A failed checkpoint must not stop the agent; it is logged.
 			e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
 			ckpt = nil
@@ -370,10 +367,11 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 }
 
 // afterAnswer runs fn, the part of a tool call's work that its answer
-// does not wait for, in the background, holding the session's lock until
-// fn returns (unlock lets it go). e.Session waits for it: whatever comes
+// does not wait for, in the background, holding the session's lock (taken
+// over from lock) until fn returns. e.Session waits for it: whatever comes
 // next for session id, and every read of it, sees fn's work done.
-func (e *Engine) afterAnswer(id string, unlock, fn func()) {
+func (e *Engine) afterAnswer(id string, lock *heldLock, fn func()) {
+	unlock := lock.handOver()
 	done := make(chan struct{})
 	e.statesMu.Lock()
 	e.finishing[id] = done
@@ -383,6 +381,25 @@ func (e *Engine) afterAnswer(id string, unlock, fn func()) {
 		defer unlock()
 		fn()
 	})
+}
+
+// heldLock is a session's lock as a tool call holds it: release lets it go
+// (once), unless afterAnswer took it over for the work after the answer.
+type heldLock struct{ unlock func() }
+
+func (l *heldLock) release() {
+	if l.unlock != nil {
+		l.unlock()
+		l.unlock = nil
+	}
+}
+
+// handOver takes the lock over from its holder: release does nothing
+// after it.
+func (l *heldLock) handOver() func() {
+	unlock := l.unlock
+	l.unlock = nil
+	return unlock
 }
 
 // awaitAllAnswered waits until the work afterAnswer runs is done for
@@ -440,12 +457,8 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if err != nil {
 		return nil, err
 	}
-	handedOver := false
-	defer func() {
-		if !handedOver {
-			unlock()
-		}
-	}()
+	lock := &heldLock{unlock}
+	defer lock.release()
 	tc, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, toolCallID)
 	switch {
 	case err == nil && tc.CompletedAt != nil:
@@ -487,8 +500,7 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	ans, err := e.answer(ctx, recs)
 	// The sync states are stored, and the records announced, after the
 	// answer, as a capture is: the workspace has the changes already.
-	handedOver = true
-	e.afterAnswer(s.ID, unlock, finish)
+	e.afterAnswer(s.ID, lock, finish)
 	return ans, err
 }
 
@@ -558,7 +570,7 @@ func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, f
 // record stores the records of changes for tool call tc (with the new
 // known state, and the tool call completed, in one transaction), then
 // applies them to the workspace (auto mode). The records come back with
-// the sync states that gave them; finish stores those states and
+// the sync states sync gave them; finish stores those states and
 // announces the records. The caller runs finish (never nil) once, after
 // its answer and before it lets go of the session. exists false means
 // the tool call row is stored with the records.

@@ -15,6 +15,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/store"
 )
 
 // fixture is an engine over a workspace with a committed 20-line file.
@@ -50,6 +51,13 @@ func (f *fixture) start(mode string) *prsm.Session {
 		f.t.Fatal(err)
 	}
 	return s
+}
+
+// q is the store for a direct read, once the work the engine's tool calls
+// leave for after their answers is done (engine.Settle).
+func (f *fixture) q() store.Querier {
+	engine.Settle(f.eng)
+	return f.eng.DB.Q()
 }
 
 // tool plays one agent tool call: capture, act in the worktree, complete.

@@ -165,8 +165,7 @@ func TestReconcileAfterRestart(t *testing.T) {
 	if rep2, err := eng2.Reconcile(f.ctx); err != nil || len(rep2.Records) != 0 {
 		t.Errorf("second reconcile: %v %d", err, len(rep2.Records))
 	}
-	engine.Settle(f.eng)
-	all, _ := store.ListRecords(f.ctx, f.eng.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	all, _ := store.ListRecords(f.ctx, f.q(), store.RecordFilter{SessionID: s.ID})
 	if len(all) != 3 {
 		t.Errorf("%d records after restart", len(all))
 	}
@@ -182,8 +181,7 @@ func TestCrashRecovery(t *testing.T) {
 	f.tool(s, "e2", "Write", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "agent keep\n") })
 	// Crash 1: an accept was written down, then the server died before it
 	// applied anything. Crash 2: a torn write left a temp file.
-	engine.Settle(f.eng)
-	r1, _ := store.GetRecord(f.ctx, f.eng.DB.Q(), s.ID, "e1")
+	r1, _ := store.GetRecord(f.ctx, f.q(), s.ID, "e1")
 	if _, err := store.AddIntent(f.ctx, f.eng.DB.Q(), s.ID, "accept", []byte(`{"record":"e1"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -201,18 +199,15 @@ func TestCrashRecovery(t *testing.T) {
 	if read(t, f.ws, "f.txt") != "agent\n" {
 		t.Errorf("interrupted accept not finished")
 	}
-	engine.Settle(f.eng)
-	got, _ := store.GetRecord(f.ctx, f.eng.DB.Q(), s.ID, "e1")
+	got, _ := store.GetRecord(f.ctx, f.q(), s.ID, "e1")
 	if got.Status != prsm.StatusAccepted || got.SyncState != prsm.SyncSynced || r1.Status != prsm.StatusPending {
 		t.Errorf("e1 after recovery: %s/%s", got.Status, got.SyncState)
 	}
-	engine.Settle(f.eng)
-	got, _ = store.GetRecord(f.ctx, f.eng.DB.Q(), s.ID, "e2")
+	got, _ = store.GetRecord(f.ctx, f.q(), s.ID, "e2")
 	if got.Status != prsm.StatusRejected || read(t, s.WorktreePath, "keep.txt") != "keep\n" || read(t, f.ws, "keep.txt") != "keep\n" {
 		t.Errorf("interrupted reject not finished: %s", got.Status)
 	}
-	engine.Settle(f.eng)
-	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
+	if open, _ := store.OpenIntents(f.ctx, f.q()); len(open) != 0 {
 		t.Errorf("%d intents left open", len(open))
 	}
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
@@ -222,8 +217,7 @@ func TestCrashRecovery(t *testing.T) {
 	if _, err := eng2.Accept(f.ctx, s.ID, "e1"); err != nil {
 		t.Fatal(err)
 	}
-	engine.Settle(f.eng)
-	if open, _ := store.OpenIntents(f.ctx, f.eng.DB.Q()); len(open) != 0 {
+	if open, _ := store.OpenIntents(f.ctx, f.q()); len(open) != 0 {
 		t.Errorf("%d intents left after normal work", len(open))
 	}
 }
