@@ -397,41 +397,53 @@ func readPathIn(root, path string) (Version, error) {
 // readIn reads the version at path in d, its open parent, and returns the
 // lstat of what it read (nil when absent).
 func readIn(d *os.Root, path string) (Version, fs.FileInfo, error) {
+	v, fi, f, err := readOpenIn(d, path)
+	if f != nil {
+		f.Close()
+	}
+	return v, fi, err
+}
+
+// readOpenIn is readIn that also returns the regular file it read, still
+// open (nil for anything else): the caller closes it.
+func readOpenIn(d *os.Root, path string) (_ Version, _ fs.FileInfo, open *os.File, _ error) {
 	name := filepath.Base(path)
 	fi, err := d.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
-		return Absent, nil, nil
+		return Absent, nil, nil, nil
 	}
 	if err != nil {
-		return Version{}, nil, err
+		return Version{}, nil, nil, err
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := d.Readlink(name)
 		if err != nil {
-			return Version{}, nil, err
+			return Version{}, nil, nil, err
 		}
-		return Version{Present: true, Mode: ModeSymlink, Content: []byte(target)}, fi, nil
+		return Version{Present: true, Mode: ModeSymlink, Content: []byte(target)}, fi, nil, nil
 	case fi.Mode().IsRegular():
 		f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 		if err != nil {
-			return Version{}, nil, fmt.Errorf("read %s: %w", path, err)
+			return Version{}, nil, nil, fmt.Errorf("read %s: %w", path, err)
 		}
-		defer f.Close()
 		st, err := f.Stat()
 		if err != nil {
-			return Version{}, nil, err
+			f.Close()
+			return Version{}, nil, nil, err
 		}
 		if !os.SameFile(fi, st) || !st.Mode().IsRegular() {
-			return Version{}, nil, fmt.Errorf("read %s: replaced while being read: %w", path, safepath.ErrOutside)
+			f.Close()
+			return Version{}, nil, nil, fmt.Errorf("read %s: replaced while being read: %w", path, safepath.ErrOutside)
 		}
 		b, err := io.ReadAll(f)
 		if err != nil {
-			return Version{}, nil, fmt.Errorf("read %s: %w", path, err)
+			f.Close()
+			return Version{}, nil, nil, fmt.Errorf("read %s: %w", path, err)
 		}
-		return Version{Present: true, Mode: ModeRegular | uint32(st.Mode().Perm()), Content: b}, fi, nil
+		return Version{Present: true, Mode: ModeRegular | uint32(st.Mode().Perm()), Content: b}, fi, f, nil
 	}
-	return Version{}, nil, fmt.Errorf("%s: %w", path, ErrNotFile)
+	return Version{}, nil, nil, fmt.Errorf("%s: %w", path, ErrNotFile)
 }
 
 // CleanTemp removes the temporary files (TempPrefix) that a crash may have

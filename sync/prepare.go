@@ -36,6 +36,11 @@ type Prepared struct {
 	d            *os.Root    // the open parent, while a file is staged or placed
 	tmp          string      // the staged file in d; "" once placed or dropped
 	placed       bool
+	// replaced is the file that Place replaces, held open from its read
+	// to Settle. The rename then only unlinks a name: freeing the old
+	// inode and its blocks, which made the rename cost 100-150 µs here,
+	// happens when Settle closes it, after the caller's answer.
+	replaced *os.File
 }
 
 // Prepare decides how base -> theirs comes into root/rel (a 3-way Merge
@@ -64,7 +69,7 @@ func (w *Prepared) prepare() error {
 	case err != nil:
 		return err
 	default:
-		w.ours, w.seen, err = readIn(d, w.path)
+		w.ours, w.seen, w.replaced, err = readOpenIn(d, w.path)
 		if errors.Is(err, ErrNotFile) {
 			d.Close()
 			w.outcome, w.result = Conflict, Version{}
@@ -90,11 +95,13 @@ func (w *Prepared) prepare() error {
 		if d != nil {
 			d.Close()
 		}
+		w.release()
 		return nil
 	}
 	tmp, err := stageFile(d, w.path, result.Content, os.FileMode(result.Mode&0o777))
 	if err != nil {
 		d.Close()
+		w.release()
 		return err
 	}
 	w.d, w.tmp = d, tmp
@@ -172,11 +179,20 @@ func (w *Prepared) Settle() error {
 	return nil
 }
 
+// release closes the file Place replaces, if it is held.
+func (w *Prepared) release() {
+	if w.replaced != nil {
+		w.replaced.Close()
+		w.replaced = nil
+	}
+}
+
 // Discard drops a change that is not placed (its staged file is removed)
 // and releases the Prepared. It may follow Place and Settle.
 func (w *Prepared) Discard() { w.drop() }
 
 func (w *Prepared) drop() {
+	w.release()
 	if w.d == nil {
 		return
 	}

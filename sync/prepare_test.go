@@ -3,6 +3,7 @@ package sync
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -132,4 +133,77 @@ func TestPrepareNewDirectoryAndRemoval(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(root, "new")); !os.IsNotExist(err) {
 		t.Errorf("the emptied directories are still there: %v", err)
 	}
+}
+
+// openFiles lists this process's open files (Linux /proc), by target.
+func openFiles(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil {
+			out = append(out, target)
+		}
+	}
+	return out
+}
+
+func countPrefix(files []string, prefix string) int {
+	n := 0
+	for _, f := range files {
+		if strings.HasPrefix(f, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPreparedHoldsReplacedFileUntilSettle: the file Place replaces stays
+// open from Prepare to Settle (so the rename does not free its inode on
+// the caller's time), and Settle, Discard and a failed Prepare close it:
+// no descriptor outlives the write.
+func TestPreparedHoldsReplacedFileUntilSettle(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "f.txt")
+	os.WriteFile(p, []byte(prepBase), 0o644)
+	before := len(openFiles(t))
+
+	w, err := Prepare(root, "f.txt", text(prepBase), text(prepTheirs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countPrefix(openFiles(t), p); n != 1 {
+		t.Fatalf("after Prepare, %d open descriptors of %s, want 1 (the file to replace)", n, p)
+	}
+	if out, _, err := w.Place(); err != nil || out != Written {
+		t.Fatalf("Place: %v %v", out, err)
+	}
+	if n := countPrefix(openFiles(t), p+" (deleted)"); n != 1 {
+		t.Fatalf("after Place, %d open descriptors of the replaced file, want 1: %v", n, openFiles(t))
+	}
+	assertFile(t, p, prepTheirs, 0o644)
+	if err := w.Settle(); err != nil {
+		t.Fatal(err)
+	}
+	if got := openFiles(t); len(got) != before || countPrefix(got, p) != 0 {
+		t.Fatalf("after Settle: %d open files (%v), want %d and none of %s", len(got), got, before, p)
+	}
+
+	// Discarded, and prepared to nothing (already in place): closed too.
+	w, err = Prepare(root, "f.txt", text(prepTheirs), text(prepBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Discard()
+	w, err = Prepare(root, "f.txt", text(prepBase), text(prepTheirs))
+	if err != nil || w.outcome != Unchanged {
+		t.Fatalf("Prepare of a change in place: %v %v", w.outcome, err)
+	}
+	if got := openFiles(t); len(got) != before {
+		t.Fatalf("after Discard and an unchanged Prepare: %d open files (%v), want %d", len(got), got, before)
+	}
+	assertFile(t, p, prepTheirs, 0o644)
 }

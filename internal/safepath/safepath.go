@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -132,18 +134,41 @@ func Join(root, rel string) (string, error) {
 }
 
 // rootForms returns root as given (made absolute and clean) and, when it
-// differs, with its symlinks resolved.
+// differs, with its symlinks resolved. The resolution is remembered per
+// root: it costs an lstat of every directory from / down (eight for a
+// session's worktree), and a tool call asks for it twice. A stale
+// resolution cannot lead out: a path it accepts is still used as root
+// joined with the relative path Rel returns.
 func rootForms(root string) ([]string, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
+	if forms, ok := resolved.Load(abs); ok {
+		return forms.([]string), nil
+	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil, fmt.Errorf("resolve root %s: %w", root, err)
 	}
-	if real == abs {
-		return []string{abs}, nil
+	forms := []string{abs}
+	if real != abs {
+		forms = append(forms, real)
 	}
-	return []string{abs, real}, nil
+	if resolvedCount.Add(1) > maxResolved {
+		// Roots are the workspace and the sessions' worktrees; a server
+		// that saw this many starts over rather than keep them all.
+		resolved.Clear()
+		resolvedCount.Store(1)
+	}
+	resolved.Store(abs, forms)
+	return forms, nil
 }
+
+// resolved caches rootForms: absolute root -> its forms.
+var (
+	resolved      sync.Map
+	resolvedCount atomic.Int64
+)
+
+const maxResolved = 1024

@@ -114,6 +114,35 @@ func TestRelMissingRoot(t *testing.T) {
 	if _, err := Rel(missing, filepath.Join(missing, "a")); err == nil {
 		t.Fatal("Rel with a missing root and an absolute path: want an error")
 	}
+	// The failure is not remembered: once the root exists (a session's
+	// worktree is created after its path is known), it is resolved.
+	real := filepath.Join(filepath.Dir(missing), "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, real, missing)
+	if got, err := Rel(missing, filepath.Join(real, "a")); err != nil || got != "a" {
+		t.Fatalf("Rel once the root exists = %q, %v; want a", got, err)
+	}
+}
+
+// TestRelRemembersResolvedRoot: the resolution of a root is reused, and
+// paths outside are refused the same from the cache.
+func TestRelRemembersResolvedRoot(t *testing.T) {
+	parent, real := newRoot(t)
+	link := filepath.Join(parent, "link")
+	mustSymlink(t, real, link)
+	for i := 0; i < 2; i++ {
+		if got, err := Rel(link, filepath.Join(real, "f")); err != nil || got != "f" {
+			t.Fatalf("try %d: Rel(link, real spelling) = %q, %v; want f", i, got, err)
+		}
+		if _, err := Rel(link, filepath.Join(parent, "f")); !errors.Is(err, ErrOutside) {
+			t.Fatalf("try %d: Rel(link, parent/f) = %v; want ErrOutside", i, err)
+		}
+	}
+	if forms, ok := resolved.Load(link); !ok || len(forms.([]string)) != 2 {
+		t.Fatalf("resolved[%s] = %v, %v; want both forms remembered", link, forms, ok)
+	}
 }
 
 func TestJoin(t *testing.T) {
