@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	stdsync "sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -71,6 +72,8 @@ type Engine struct {
 	// settleWG counts background work Close waits for (background):
 	// directory syncs of placed workspace writes, tree cache warming.
 	settleWG stdsync.WaitGroup
+	// earlyPlaced counts early workspace writes that served (earlyWrite).
+	earlyPlaced atomic.Int64
 }
 
 // New builds an engine for repo whose state lives in projectDir.

@@ -18,3 +18,6 @@ func HoldFlush(e *Engine) (release func()) {
 // Settle waits for the work every session's tool calls do after their
 // answers (sync states, captures), for tests that read the store directly.
 func Settle(e *Engine) { e.awaitAllAnswered() }
+
+// EarlyPlaced counts the early workspace writes that served a tool call.
+func EarlyPlaced(e *Engine) int64 { return e.earlyPlaced.Load() }

@@ -80,10 +80,20 @@ type sessionState struct {
 	turn int
 	// inflight holds the tool calls captured and not yet completed: while
 	// any runs, changes belong to it, not to a Watch record.
-	inflight map[string]bool
+	inflight map[string]*inflightCall
 	// watchTimer debounces Watch records (one per quiet period).
 	timerMu    stdsync.Mutex
 	watchTimer *time.Timer
+}
+
+// inflightCall is a captured tool call not yet completed.
+type inflightCall struct {
+	// rel is the worktree file the tool's arguments name, and before
+	// what the tracker knew of it, read after the capture's answer (auto
+	// mode only; nil until then): complete starts that file's workspace
+	// write with them (prepareEarly).
+	rel    string
+	before *prsmsync.Version
 }
 
 func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
@@ -103,7 +113,7 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	st := &sessionState{tracker: &tracker.Session{
 		ID: s.ID, Worktree: s.WorktreePath, Base: s.BaseCommit, Repo: e.Repo, Known: known,
 		Stats: tracker.NewStatCache(stats),
-	}, inflight: map[string]bool{}}
+	}, inflight: map[string]*inflightCall{}}
 	if e.Watcher != nil && s.Status == prsm.SessionActive {
 		if err := e.Watcher.Add(s.ID, s.WorktreePath); err != nil {
 			return nil, err
@@ -302,12 +312,22 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	// and complete goes on as if it never arrived: the agent is never
 	// stopped by prsm's bookkeeping.
 	if st.inflight == nil {
-		st.inflight = map[string]bool{}
+		st.inflight = map[string]*inflightCall{}
 	}
-	st.inflight[tc.ID] = true
+	call := &inflightCall{}
+	st.inflight[tc.ID] = call
 	target := toolTarget(req.Args, argRel)
 	e.afterAnswer(s.ID, lock, func() {
-		e.storeCapture(context.WithoutCancel(ctx), s, st, tc, pre, target)
+		ctx := context.WithoutCancel(ctx)
+		e.storeCapture(ctx, s, st, tc, pre, target)
+		if s.Mode == prsm.ModeAuto && argRel != "" {
+			// What the tracker knows of the file the tool names: the
+			// base of its workspace write, which complete then starts
+			// before it has found what changed.
+			if v, err := st.tracker.KnownVersion(argRel, e.blobs(ctx)); err == nil {
+				call.rel, call.before = argRel, &v
+			}
+		}
 	})
 	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
 }
@@ -491,7 +511,11 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
-	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, req.Result)
+	var early *earlyWrite
+	if call := st.inflight[tc.ID]; call != nil && call.before != nil && s.Mode == prsm.ModeAuto {
+		early = e.prepareEarly(s, call.rel, *call.before)
+	}
+	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, req.Result, early)
 	delete(st.inflight, tc.ID)
 	if err != nil {
 		finish()
@@ -507,8 +531,16 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 // detectAndRecord is the heart of tracking: find the changed files, store
 // their records and the new known state in one transaction, then sync.
 // finish is record's.
-func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, result []byte) (recs []*prsm.Record, finish func(), err error) {
+// early, when set, is the workspace write of the file the tool names,
+// started before the changes are known; record uses it if it turns out to
+// be the one change, else drops it.
+func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, result []byte, early *earlyWrite) (recs []*prsm.Record, finish func(), err error) {
 	finish = func() {}
+	defer func() {
+		if err != nil && early != nil {
+			early.discard() // no-op once record took it over
+		}
+	}()
 	var snap snapshot
 	if len(tc.Snapshot) > 0 {
 		if err := json.Unmarshal(tc.Snapshot, &snap); err != nil {
@@ -527,7 +559,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 		return nil, finish, err
 	}
 	suffix := len(changes) > 1 || tc.ToolName == "Bash" || tc.ToolName == "Watch"
-	recs, finish, err = e.record(ctx, s, st, tc, changes, snap, func(i int) string {
+	recs, finish, err = e.record(ctx, s, st, tc, changes, snap, early, func(i int) string {
 		if suffix {
 			return fmt.Sprintf("%s:%d", tc.ID, i)
 		}
@@ -574,13 +606,15 @@ func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, f
 // announces the records. The caller runs finish (never nil) once, after
 // its answer and before it lets go of the session. exists false means
 // the tool call row is stored with the records.
-func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, id func(int) string, result []byte, exists bool) (recs []*prsm.Record, finish func(), err error) {
+func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, early *earlyWrite, id func(int) string, result []byte, exists bool) (recs []*prsm.Record, finish func(), err error) {
 	finish = func() {}
 	now := time.Now().UTC()
 	auto := s.Mode == prsm.ModeAuto
 	var writes *workspaceWrites
 	if auto && len(changes) > 0 {
-		writes = e.prepareWrites(s, changes)
+		writes = e.prepareWrites(s, changes, early)
+	} else if early != nil {
+		early.discard()
 	}
 	var intents []int64
 	stats := st.tracker.Stats.TakeChanged()

@@ -135,7 +135,7 @@ func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 		}
 		id = func(i int) string { return fmt.Sprintf("reconcile-%s-%d", s.ID[:8], n+i) }
 	}
-	recs, finish, err := e.record(ctx, s, st, tc, changes, nil, id, nil, false)
+	recs, finish, err := e.record(ctx, s, st, tc, changes, nil, nil, id, nil, false)
 	finish()
 	if se := (*syncError)(nil); errors.As(err, &se) {
 		ack() // recorded; only the workspace is behind, and its intents are open

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"sort"
 
 	"github.com/prsm-dev/prsm"
@@ -24,12 +25,28 @@ type workspaceWrites struct {
 	errs    []error
 	done    chan struct{}
 	unlock  func()
+	// early, when set, is the one change's write, started before the
+	// change was known; settled by resolve.
+	early *earlyWrite
 }
 
 // prepareWrites locks the files of changes and starts preparing their
-// writes in the background. Call place or discard once.
-func (e *Engine) prepareWrites(s *prsm.Session, changes []tracker.Change) *workspaceWrites {
+// writes in the background. Call place or discard once. early (may be
+// nil) is a write started before: it serves if changes is that one
+// change, and is dropped otherwise.
+func (e *Engine) prepareWrites(s *prsm.Session, changes []tracker.Change, early *earlyWrite) *workspaceWrites {
 	w := &workspaceWrites{e: e, s: s, changes: changes, preps: make([]*prsmsync.Prepared, len(changes)), done: make(chan struct{})}
+	if early != nil {
+		if len(changes) == 1 && changes[0].Rel == early.rel {
+			// Whether it wrote the right content is known once it is
+			// done: resolve decides, after the records are stored.
+			early.taken = true
+			w.early = early
+			return w
+		}
+		// It holds its file's lock: drop it before taking locks in order.
+		early.discard()
+	}
 	rels := make([]string, len(changes))
 	for i, ch := range changes {
 		rels[i] = ch.Rel
@@ -46,8 +63,37 @@ func (e *Engine) prepareWrites(s *prsm.Session, changes []tracker.Change) *works
 	return w
 }
 
+// resolve waits for an early write and takes it as the change's write if
+// it wrote what the change is; else it drops it and prepares the write
+// now. Without an early write it waits for the writes being prepared.
+func (w *workspaceWrites) resolve() {
+	early := w.early
+	if early == nil {
+		<-w.done
+		return
+	}
+	w.early = nil
+	<-early.done
+	if early.serves(w.changes[0]) {
+		w.preps[0], w.errs, w.unlock = early.prep, []error{nil}, early.unlock
+		w.e.earlyPlaced.Add(1)
+		return
+	}
+	early.drop()
+	ch := w.changes[0]
+	w.unlock = w.e.fileLock(ch.Rel)
+	var err error
+	w.preps[0], err = prsmsync.Prepare(w.e.Repo.Root, ch.Rel, ch.Before, ch.After)
+	w.errs = []error{err}
+}
+
 // discard drops every prepared write (the records were not stored).
 func (w *workspaceWrites) discard() {
+	if w.early != nil {
+		w.early.drop()
+		w.early = nil
+		return
+	}
 	<-w.done
 	for _, p := range w.preps {
 		if p != nil {
@@ -62,7 +108,7 @@ func (w *workspaceWrites) discard() {
 // run in the background: the content was synced before the rename, so a
 // crash meanwhile leaves the old file or the new one, never a torn one.
 func (w *workspaceWrites) place() ([]string, []error) {
-	<-w.done
+	w.resolve()
 	states := make([]string, len(w.preps))
 	errs := parallel(len(w.preps), func(i int) error {
 		out, err := prsmsync.Conflict, w.errs[i]
@@ -103,4 +149,72 @@ func (e *Engine) fileLocks(rels []string) func() {
 			u()
 		}
 	}
+}
+
+// earlyWrite is the workspace write of the file a tool call names,
+// started when complete begins, before the change is known: the file is
+// read from the worktree as the tool left it and staged (written and
+// synced) against what the tracker knew of it, while complete looks for
+// changes and stores their records. If the one change found is exactly
+// that (same content before and after), its write is ready when the
+// records are stored; otherwise it is dropped and the write prepared as
+// usual. It holds the file's lock from its start to its placing or
+// dropping.
+type earlyWrite struct {
+	rel           string
+	before, after prsmsync.Version
+	prep          *prsmsync.Prepared
+	ok            bool // read and staged without error
+	done          chan struct{}
+	unlock        func()
+	taken         bool // prepareWrites took it over
+	dropped       bool
+}
+
+// prepareEarly starts the early write of rel, whose known version is
+// before.
+func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Version) *earlyWrite {
+	w := &earlyWrite{rel: rel, before: before, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		w.unlock = e.fileLock(rel)
+		after, err := prsmsync.ReadVersion(s.WorktreePath, rel)
+		if err != nil || prsmsync.Same(before, after) {
+			return // complete finds this out itself, and says so
+		}
+		w.after = after
+		w.prep, err = prsmsync.Prepare(e.Repo.Root, rel, before, after)
+		w.ok = err == nil
+	}()
+	return w
+}
+
+// serves reports whether the early write is the write of ch.
+func (w *earlyWrite) serves(ch tracker.Change) bool {
+	return w.ok && sameVersion(w.before, ch.Before) && sameVersion(w.after, ch.After)
+}
+
+func sameVersion(a, b prsmsync.Version) bool {
+	return a.Present == b.Present && a.Mode == b.Mode && bytes.Equal(a.Content, b.Content)
+}
+
+// discard drops the early write unless prepareWrites took it over.
+func (w *earlyWrite) discard() {
+	if !w.taken {
+		w.drop()
+	}
+}
+
+// drop waits for the early write, removes what it staged and lets its
+// file go (once).
+func (w *earlyWrite) drop() {
+	<-w.done
+	if w.dropped {
+		return
+	}
+	w.dropped = true
+	if w.prep != nil {
+		w.prep.Discard()
+	}
+	w.unlock()
 }
