@@ -9,12 +9,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -46,6 +48,14 @@ var (
 type DB struct {
 	*sql.DB
 	path string
+	// Every transaction runs on one connection, w, taken in turn (wsem):
+	// sqlite drops a connection's page cache whenever another connection
+	// wrote, so transactions spread over the pool read their pages anew
+	// each time (5 preads of a tool call's 7 statements). Reads use the
+	// pool. wmu guards w.
+	wsem chan struct{}
+	wmu  sync.Mutex
+	w    *sql.Conn
 }
 
 // Open opens (creating if needed) the database at path, makes sure it is in
@@ -69,11 +79,15 @@ func Open(path string) (*DB, error) {
 	}
 
 	sqldb := sql.OpenDB(&connector{dsn: dsn(abs), d: &sqlite.Driver{}})
-	db := &DB{DB: sqldb, path: abs}
+	db := &DB{DB: sqldb, path: abs, wsem: make(chan struct{}, 1)}
 	if err := db.init(); err != nil {
 		sqldb.Close()
 		return nil, fmt.Errorf("open database %s: %w", abs, err)
 	}
+	// The migrations' transactions pinned a connection; the first
+	// transaction of the caller pins one anew, after any limit the caller
+	// sets on the pool.
+	db.unpin()
 	return db, nil
 }
 
@@ -117,7 +131,21 @@ func (db *DB) Q() Querier { return db.DB }
 // returned as is, so errors.Is still finds the store's sentinels. Do not nest
 // Tx calls: the inner one would wait for the outer one's write lock.
 func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) (err error) {
-	tx, err := db.BeginTx(ctx, nil)
+	var tx *sql.Tx
+	if db.DB.Stats().MaxOpenConnections == 1 {
+		// One connection in all: nothing to pin, and pinning it would
+		// leave none for reads.
+		tx, err = db.BeginTx(ctx, nil)
+	} else {
+		var release func()
+		if release, err = db.writer(ctx); err != nil {
+			return fmt.Errorf("begin transaction: %w", err)
+		}
+		defer release()
+		if tx, err = db.w.BeginTx(ctx, nil); err != nil {
+			db.dropWriter(err)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", mapErr(err))
 	}
@@ -175,4 +203,57 @@ func parseNullTime(s sql.NullString) (*time.Time, error) {
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface {
 	Scan(dest ...any) error
+}
+
+// busyWait bounds the wait for another transaction of this process, as
+// sqlite's busy_timeout bounds the wait for another process's.
+const busyWait = 5 * time.Second
+
+// writer takes the transaction connection (opening it if needed) and
+// returns its release.
+func (db *DB) writer(ctx context.Context) (release func(), err error) {
+	t := time.NewTimer(busyWait)
+	defer t.Stop()
+	select {
+	case db.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return nil, fmt.Errorf("database is locked: another transaction of this server held it for %s", busyWait)
+	}
+	release = func() { <-db.wsem }
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	if db.w == nil {
+		if db.w, err = db.DB.Conn(ctx); err != nil {
+			release()
+			return nil, mapErr(err)
+		}
+	}
+	return release, nil
+}
+
+// dropWriter lets a transaction connection that failed with a dead
+// connection's error go; the next transaction opens another.
+func (db *DB) dropWriter(err error) {
+	if !errors.Is(err, driver.ErrBadConn) && !errors.Is(err, sql.ErrConnDone) {
+		return
+	}
+	db.unpin()
+}
+
+// unpin gives the transaction connection back to the pool.
+func (db *DB) unpin() {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	if db.w != nil {
+		db.w.Close()
+		db.w = nil
+	}
+}
+
+// Close closes the transaction connection, then the database.
+func (db *DB) Close() error {
+	db.unpin()
+	return db.DB.Close()
 }

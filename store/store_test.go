@@ -329,3 +329,33 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Fatalf("distinct seq = %d, want %d", got, want)
 	}
 }
+
+// TestTransactionsShareOneConnection: every transaction runs on the same
+// connection, whatever the reads hold meanwhile (a TEMP table is seen by
+// its own connection only), so the page cache it warmed stays valid.
+func TestTransactionsShareOneConnection(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	if err := db.Tx(ctx, func(q Querier) error {
+		_, err := q.ExecContext(ctx, "CREATE TEMP TABLE pinned (x)")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// A read holding a connection: the pool would hand the one the
+	// transaction freed to it.
+	rows, err := db.Q().QueryContext(ctx, "SELECT 1 UNION ALL SELECT 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	rows.Next()
+	for i := 0; i < 3; i++ {
+		if err := db.Tx(ctx, func(q Querier) error {
+			_, err := q.ExecContext(ctx, "INSERT INTO temp.pinned VALUES (1)")
+			return err
+		}); err != nil {
+			t.Fatalf("transaction %d on another connection: %v", i, err)
+		}
+	}
+}
