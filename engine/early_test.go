@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
@@ -99,5 +100,79 @@ func TestEarlyWriteDroppedWhenMoreChanged(t *testing.T) {
 	}
 	if n := engine.EarlyPlaced(f.eng); n != 0 {
 		t.Fatalf("early writes placed = %d, want 0", n)
+	}
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestWatcherStartsEarlyWrite: with the watcher on, the tool's write
+// starts the workspace write before complete comes; the workspace shows
+// nothing until complete has stored the record, then the staged write is
+// the one placed.
+func TestWatcherStartsEarlyWrite(t *testing.T) {
+	f := newFixture(t)
+	f.watch()
+	s := f.start("auto")
+	base := lines(20, "")
+	f.capture(s, "e1", "f.txt")
+	engine.Settle(f.eng)
+	want := replaceLine(base, 5, "agent")
+	write(t, s.WorktreePath, "f.txt", want)
+	waitFor(t, "the watcher to start the early write", func() bool { return engine.EarlyWatched(f.eng) == 1 })
+	if got := read(t, f.ws, "f.txt"); got != base {
+		t.Fatalf("workspace f.txt changed before complete: %q", got)
+	}
+	if got := summary(f.complete(s, "e1")); got != "e1 modify f.txt pending/synced" {
+		t.Fatalf("records:\n%s", got)
+	}
+	if got := read(t, f.ws, "f.txt"); got != want {
+		t.Fatalf("workspace f.txt = %q, want %q", got, want)
+	}
+	if n := engine.EarlyPlaced(f.eng); n != 1 {
+		t.Fatalf("early writes placed = %d, want 1", n)
+	}
+}
+
+// TestEarlyWriteExpires: an early write whose complete does not come lets
+// its file go after earlyExpiry, so another session's write of the same
+// file goes through; the late complete then writes against the file as
+// it is, keeping both changes.
+func TestEarlyWriteExpires(t *testing.T) {
+	defer engine.SetEarlyExpiry(100 * time.Millisecond)()
+	f := newFixture(t)
+	f.watch()
+	s1, s2 := f.start("auto"), f.start("auto")
+	base := lines(20, "")
+	f.capture(s1, "a", "f.txt")
+	engine.Settle(f.eng)
+	byA := replaceLine(base, 2, "by a")
+	write(t, s1.WorktreePath, "f.txt", byA)
+	waitFor(t, "the watcher to start the early write", func() bool { return engine.EarlyWatched(f.eng) == 1 })
+
+	done := make(chan []*prsm.Record, 1)
+	go func() {
+		done <- f.tool(s2, "b", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 18, "by b")) })
+	}()
+	select {
+	case recs := <-done:
+		if got := summary(recs); got != "b modify f.txt pending/synced" {
+			t.Fatalf("records of b:\n%s", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("session 2's write of f.txt waits for session 1's early write, which never expires")
+	}
+	if got := summary(f.complete(s1, "a")); got != "a modify f.txt pending/synced" {
+		t.Fatalf("records of a:\n%s", got)
+	}
+	if got, want := read(t, f.ws, "f.txt"), replaceLine(byA, 18, "by b"); got != want {
+		t.Fatalf("workspace f.txt = %q, want both changes %q", got, want)
 	}
 }

@@ -72,8 +72,9 @@ type Engine struct {
 	// settleWG counts background work Close waits for (background):
 	// directory syncs of placed workspace writes, tree cache warming.
 	settleWG stdsync.WaitGroup
-	// earlyPlaced counts early workspace writes that served (earlyWrite).
-	earlyPlaced atomic.Int64
+	// earlyPlaced counts early workspace writes that served (earlyWrite),
+	// earlyWatched those the watcher started.
+	earlyPlaced, earlyWatched atomic.Int64
 }
 
 // New builds an engine for repo whose state lives in projectDir.

@@ -1,5 +1,7 @@
 package engine
 
+import "time"
+
 // SetCrashHook makes the engine call f at every crash point of its
 // multi-step operations (see crashPoint) until the returned func is called.
 // A test panics in f to stop an operation there, as kill -9 would.
@@ -21,3 +23,13 @@ func Settle(e *Engine) { e.awaitAllAnswered() }
 
 // EarlyPlaced counts the early workspace writes that served a tool call.
 func EarlyPlaced(e *Engine) int64 { return e.earlyPlaced.Load() }
+
+// EarlyWatched counts the early workspace writes the watcher started.
+func EarlyWatched(e *Engine) int64 { return e.earlyWatched.Load() }
+
+// SetEarlyExpiry changes how long an early write waits for its complete.
+func SetEarlyExpiry(d time.Duration) (restore func()) {
+	old := earlyExpiry
+	earlyExpiry = d
+	return func() { earlyExpiry = old }
+}

@@ -84,16 +84,17 @@ type sessionState struct {
 	// watchTimer debounces Watch records (one per quiet period).
 	timerMu    stdsync.Mutex
 	watchTimer *time.Timer
+	// early holds the early writes the watcher may start, by file
+	// (earlySlot); earlyMu guards them, apart from the session's lock.
+	earlyMu stdsync.Mutex
+	early   map[string]*earlySlot
 }
 
 // inflightCall is a captured tool call not yet completed.
 type inflightCall struct {
-	// rel is the worktree file the tool's arguments name, and before
-	// what the tracker knew of it, read after the capture's answer (auto
-	// mode only; nil until then): complete starts that file's workspace
-	// write with them (prepareEarly).
-	rel    string
-	before *prsmsync.Version
+	// early is the workspace write of the file the tool names (auto
+	// mode; nil otherwise), started before complete knows the change.
+	early *earlySlot
 }
 
 func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
@@ -315,17 +316,25 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		st.inflight = map[string]*inflightCall{}
 	}
 	call := &inflightCall{}
+	if s.Mode == prsm.ModeAuto && argRel != "" && tracker.IsFileChangingTool(name) {
+		call.early = e.registerEarly(s, st, argRel)
+	}
 	st.inflight[tc.ID] = call
 	target := toolTarget(req.Args, argRel)
 	e.afterAnswer(s.ID, lock, func() {
 		ctx := context.WithoutCancel(ctx)
-		e.storeCapture(ctx, s, st, tc, pre, target)
-		if s.Mode == prsm.ModeAuto && argRel != "" {
+		if !e.storeCapture(ctx, s, st, tc, pre, target) {
+			if call.early != nil {
+				e.endEarly(st, call.early)
+			}
+			return
+		}
+		if call.early != nil {
 			// What the tracker knows of the file the tool names: the
-			// base of its workspace write, which complete then starts
-			// before it has found what changed.
+			// base of its workspace write, which can then start before
+			// complete has found what changed.
 			if v, err := st.tracker.KnownVersion(argRel, e.blobs(ctx)); err == nil {
-				call.rel, call.before = argRel, &v
+				e.earlyKnown(st, call.early, v)
 			}
 		}
 	})
@@ -336,7 +345,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 // of pre, and for a file-changing tool the automatic checkpoint before it,
 // in one transaction; target names what the tool works on, for the
 // checkpoint's name. The caller holds the session's lock.
-func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, target string) {
+func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, target string) (stored bool) {
 	var ckpt *newCheckpoint
 	if tracker.IsFileChangingTool(tc.ToolName) {
 		var err error
@@ -379,11 +388,12 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 		e.Log.Error("pre-tool capture not stored: complete will record against the known state", "session", s.ID, "tool_call", tc.ID, "err", err)
 		st.tracker.Stats.Restore(stats)
 		delete(st.inflight, tc.ID)
-		return
+		return false
 	}
 	if ckpt != nil {
 		e.checkpointStored(st, ckpt)
 	}
+	return true
 }
 
 // afterAnswer runs fn, the part of a tool call's work that its answer
@@ -512,8 +522,8 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 		return nil, err
 	}
 	var early *earlyWrite
-	if call := st.inflight[tc.ID]; call != nil && call.before != nil && s.Mode == prsm.ModeAuto {
-		early = e.prepareEarly(s, call.rel, *call.before)
+	if call := st.inflight[tc.ID]; call != nil && call.early != nil {
+		early = e.takeEarly(st, call.early)
 	}
 	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, req.Result, early)
 	delete(st.inflight, tc.ID)

@@ -30,6 +30,7 @@ func (e *Engine) StartWatching(ctx context.Context) error {
 	}
 	w.Ignored = e.ignoredDirs
 	w.Changed = e.changed
+	w.Written = e.written
 	w.Budget = e.WatchBudget
 	w.SentinelDir = filepath.Join(e.ProjectDir, "sentinels")
 	e.watchCtx = ctx

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"sort"
 
 	"github.com/prsm-dev/prsm"
@@ -149,72 +148,4 @@ func (e *Engine) fileLocks(rels []string) func() {
 			u()
 		}
 	}
-}
-
-// earlyWrite is the workspace write of the file a tool call names,
-// started when complete begins, before the change is known: the file is
-// read from the worktree as the tool left it and staged (written and
-// synced) against what the tracker knew of it, while complete looks for
-// changes and stores their records. If the one change found is exactly
-// that (same content before and after), its write is ready when the
-// records are stored; otherwise it is dropped and the write prepared as
-// usual. It holds the file's lock from its start to its placing or
-// dropping.
-type earlyWrite struct {
-	rel           string
-	before, after prsmsync.Version
-	prep          *prsmsync.Prepared
-	ok            bool // read and staged without error
-	done          chan struct{}
-	unlock        func()
-	taken         bool // prepareWrites took it over
-	dropped       bool
-}
-
-// prepareEarly starts the early write of rel, whose known version is
-// before.
-func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Version) *earlyWrite {
-	w := &earlyWrite{rel: rel, before: before, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		w.unlock = e.fileLock(rel)
-		after, err := prsmsync.ReadVersion(s.WorktreePath, rel)
-		if err != nil || prsmsync.Same(before, after) {
-			return // complete finds this out itself, and says so
-		}
-		w.after = after
-		w.prep, err = prsmsync.Prepare(e.Repo.Root, rel, before, after)
-		w.ok = err == nil
-	}()
-	return w
-}
-
-// serves reports whether the early write is the write of ch.
-func (w *earlyWrite) serves(ch tracker.Change) bool {
-	return w.ok && sameVersion(w.before, ch.Before) && sameVersion(w.after, ch.After)
-}
-
-func sameVersion(a, b prsmsync.Version) bool {
-	return a.Present == b.Present && a.Mode == b.Mode && bytes.Equal(a.Content, b.Content)
-}
-
-// discard drops the early write unless prepareWrites took it over.
-func (w *earlyWrite) discard() {
-	if !w.taken {
-		w.drop()
-	}
-}
-
-// drop waits for the early write, removes what it staged and lets its
-// file go (once).
-func (w *earlyWrite) drop() {
-	<-w.done
-	if w.dropped {
-		return
-	}
-	w.dropped = true
-	if w.prep != nil {
-		w.prep.Discard()
-	}
-	w.unlock()
 }

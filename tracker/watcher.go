@@ -33,6 +33,10 @@ type Watcher struct {
 	// Changed is called (without locks held) with a session id whenever
 	// one of its worktrees gets a change.
 	Changed func(sessionID string)
+	// Written, when set, is called (without locks held, on the watcher's
+	// goroutine: it must not block) with the worktree-relative path of a
+	// file that was created or written.
+	Written func(sessionID, rel string)
 	// Ignored reports which of the given directories (relative to root)
 	// git ignores, so they are not watched; nil watches everything.
 	Ignored func(root string, dirs []string) map[string]bool
@@ -357,7 +361,7 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 		w.mu.Unlock()
 		return
 	}
-	var newDir bool
+	var newDir, written bool
 	switch {
 	case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename):
 		if _, isDir := w.dirs[ev.Name]; isDir {
@@ -380,14 +384,21 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 			newDir = true
 		} else {
 			w.markLocked(wr, ev.Name)
+			written = true
 		}
 	default:
 		w.markLocked(wr, ev.Name)
+		written = ev.Has(fsnotify.Write)
 	}
-	id := wr.sessionID
+	id, root := wr.sessionID, wr.root
 	w.mu.Unlock()
 	if newDir {
 		w.addTree(wr, ev.Name, true)
+	}
+	if written && w.Written != nil {
+		if rel, err := filepath.Rel(root, ev.Name); err == nil && filepath.IsLocal(rel) {
+			w.Written(id, filepath.ToSlash(rel))
+		}
 	}
 	if w.Changed != nil {
 		w.Changed(id)

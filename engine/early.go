@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
+)
+
+// earlyExpiry bounds how long a tool call's early write waits for its
+// complete: it holds its file's lock meanwhile, and an agent may never
+// send the complete. Then complete starts the write itself, as it does
+// when no write event came.
+var earlyExpiry = 2 * time.Second
+
+// earlySlot is the early write of one captured tool call (auto mode, a
+// file-changing tool naming a file): the watcher's first write event of
+// that file starts it, once the capture's background work has read what
+// the tracker knows of the file (before). Complete takes it, or starts it
+// if nothing did. A slot is guarded by its session's earlyMu.
+type earlySlot struct {
+	s      *prsm.Session
+	rel    string
+	before *prsmsync.Version
+	// written: a write event came before before was known. gen counts
+	// the write events, so that a write read before the tool's last
+	// write (the first event of os.WriteFile is its truncation) is
+	// known to be stale.
+	written bool
+	gen     uint64
+	w       *earlyWrite
+	// over: taken by complete, or expired; nothing starts it any more.
+	over  bool
+	timer *time.Timer
+}
+
+// registerEarly makes the slot of a tool call that names rel (called by
+// the capture, under the session's lock). Only the first in-flight call
+// naming a file is started by the watcher: the others' complete starts
+// their writes.
+func (e *Engine) registerEarly(s *prsm.Session, st *sessionState, rel string) *earlySlot {
+	slot := &earlySlot{s: s, rel: rel}
+	st.earlyMu.Lock()
+	defer st.earlyMu.Unlock()
+	if _, taken := st.early[rel]; taken || e.Watcher == nil {
+		return slot
+	}
+	if st.early == nil {
+		st.early = map[string]*earlySlot{}
+	}
+	st.early[rel] = slot
+	slot.timer = time.AfterFunc(earlyExpiry, func() { e.endEarly(st, slot) })
+	return slot
+}
+
+// earlyKnown sets what the tracker knows of the slot's file, and starts
+// the write if its write event came already.
+func (e *Engine) earlyKnown(st *sessionState, slot *earlySlot, before prsmsync.Version) {
+	st.earlyMu.Lock()
+	defer st.earlyMu.Unlock()
+	slot.before = &before
+	if slot.written && !slot.over && slot.w == nil {
+		e.startEarly(st, slot)
+		e.earlyWatched.Add(1)
+	}
+}
+
+// written is the watcher's callback for a file created or written in a
+// session's worktree: it starts the early write of the tool call that
+// names it. It does not block.
+func (e *Engine) written(sessionID, rel string) {
+	e.statesMu.Lock()
+	st := e.states[sessionID]
+	e.statesMu.Unlock()
+	if st == nil {
+		return
+	}
+	st.earlyMu.Lock()
+	defer st.earlyMu.Unlock()
+	slot := st.early[rel]
+	if slot == nil || slot.over {
+		return
+	}
+	slot.gen++
+	if slot.w != nil {
+		return
+	}
+	if slot.before == nil {
+		slot.written = true
+		return
+	}
+	e.startEarly(st, slot)
+	e.earlyWatched.Add(1)
+}
+
+// takeEarly ends the slot for complete (under the session's lock) and
+// returns its write, started now if nothing started it; nil if the slot
+// expired or before is not known.
+func (e *Engine) takeEarly(st *sessionState, slot *earlySlot) *earlyWrite {
+	st.earlyMu.Lock()
+	defer st.earlyMu.Unlock()
+	if slot.over {
+		return nil
+	}
+	slot.end(st)
+	if w := slot.w; w != nil && w.reading && w.readGen != slot.gen {
+		// It read the file before the tool's last write: start anew
+		// (the new one waits for the old one's file lock).
+		slot.w = nil
+		go w.drop()
+	}
+	if slot.w == nil && slot.before != nil {
+		e.startEarly(st, slot)
+	}
+	return slot.w
+}
+
+// startEarly starts the slot's write (earlyMu held).
+func (e *Engine) startEarly(st *sessionState, slot *earlySlot) {
+	slot.w = e.prepareEarly(slot.s, slot.rel, *slot.before, func(w *earlyWrite) {
+		st.earlyMu.Lock()
+		w.reading, w.readGen = true, slot.gen
+		st.earlyMu.Unlock()
+	})
+}
+
+// endEarly ends the slot and drops its write, if complete did not take
+// it: it expired, or the capture failed.
+func (e *Engine) endEarly(st *sessionState, slot *earlySlot) {
+	st.earlyMu.Lock()
+	if slot.over {
+		st.earlyMu.Unlock()
+		return
+	}
+	slot.end(st)
+	w := slot.w
+	st.earlyMu.Unlock()
+	if w != nil {
+		w.drop()
+	}
+}
+
+// end marks the slot over and forgets it (earlyMu held).
+func (slot *earlySlot) end(st *sessionState) {
+	slot.over = true
+	if slot.timer != nil {
+		slot.timer.Stop()
+	}
+	if st.early[slot.rel] == slot {
+		delete(st.early, slot.rel)
+	}
+}
+
+// earlyWrite is the workspace write of the file a tool call names,
+// started before the change is known (see earlySlot): the file is read
+// from the worktree as the tool left it and staged (written and synced)
+// against what the tracker knew of it, while the tool call's hook comes
+// in and complete looks for changes and stores their records. If the one change found is exactly
+// that (same content before and after), its write is ready when the
+// records are stored; otherwise it is dropped and the write prepared as
+// usual. It holds the file's lock from its start to its placing or
+// dropping.
+type earlyWrite struct {
+	rel           string
+	before, after prsmsync.Version
+	prep          *prsmsync.Prepared
+	ok            bool // read and staged without error
+	done          chan struct{}
+	unlock        func()
+	taken         bool // prepareWrites took it over
+	dropped       bool
+	// reading and readGen: it began reading the file, when its slot had
+	// seen readGen write events (set through atRead, under earlyMu).
+	reading bool
+	readGen uint64
+}
+
+// prepareEarly starts the early write of rel, whose known version is
+// before; atRead is called once the file's lock is held, just before the
+// file is read.
+func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Version, atRead func(*earlyWrite)) *earlyWrite {
+	w := &earlyWrite{rel: rel, before: before, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		w.unlock = e.fileLock(rel)
+		atRead(w)
+		after, err := prsmsync.ReadVersion(s.WorktreePath, rel)
+		if err != nil || prsmsync.Same(before, after) {
+			return // complete finds this out itself, and says so
+		}
+		w.after = after
+		w.prep, err = prsmsync.Prepare(e.Repo.Root, rel, before, after)
+		w.ok = err == nil
+	}()
+	return w
+}
+
+// serves reports whether the early write is the write of ch.
+func (w *earlyWrite) serves(ch tracker.Change) bool {
+	return w.ok && sameVersion(w.before, ch.Before) && sameVersion(w.after, ch.After)
+}
+
+func sameVersion(a, b prsmsync.Version) bool {
+	return a.Present == b.Present && a.Mode == b.Mode && bytes.Equal(a.Content, b.Content)
+}
+
+// discard drops the early write unless prepareWrites took it over.
+func (w *earlyWrite) discard() {
+	if !w.taken {
+		w.drop()
+	}
+}
+
+// drop waits for the early write, removes what it staged and lets its
+// file go (once).
+func (w *earlyWrite) drop() {
+	<-w.done
+	if w.dropped {
+		return
+	}
+	w.dropped = true
+	if w.prep != nil {
+		w.prep.Discard()
+	}
+	w.unlock()
+}
