@@ -8,6 +8,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/store"
 )
 
 // capture starts tool call id (an Edit of file) without completing it.
@@ -174,5 +175,22 @@ func TestEarlyWriteExpires(t *testing.T) {
 	}
 	if got, want := read(t, f.ws, "f.txt"), replaceLine(byA, 18, "by b"); got != want {
 		t.Fatalf("workspace f.txt = %q, want both changes %q", got, want)
+	}
+}
+
+// TestCaptureStoresNamedFileBase: the capture stores the known content of
+// the file an Edit names, so that complete's record need not.
+func TestCaptureStoresNamedFileBase(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("auto")
+	base := lines(20, "")
+	f.capture(s, "e1", "f.txt")
+	if ok, err := store.HasBlob(f.ctx, f.q(), store.HashBlob([]byte(base))); err != nil || !ok {
+		t.Fatalf("f.txt's base stored at the capture: %v, %v; want true", ok, err)
+	}
+	write(t, s.WorktreePath, "f.txt", replaceLine(base, 7, "agent"))
+	recs := f.complete(s, "e1")
+	if got := summary(recs); got != "e1 modify f.txt pending/synced" || *recs[0].OldContent != base {
+		t.Fatalf("records:\n%s", got)
 	}
 }

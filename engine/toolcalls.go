@@ -92,6 +92,10 @@ type sessionState struct {
 
 // inflightCall is a captured tool call not yet completed.
 type inflightCall struct {
+	// tc is the call as its capture stored it, and rel the worktree
+	// file its arguments name (""): complete reads neither again.
+	tc  *prsm.ToolCall
+	rel string
 	// early is the workspace write of the file the tool names (auto
 	// mode; nil otherwise), started before complete knows the change.
 	early *earlySlot
@@ -315,7 +319,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	if st.inflight == nil {
 		st.inflight = map[string]*inflightCall{}
 	}
-	call := &inflightCall{}
+	call := &inflightCall{tc: tc, rel: argRel}
 	if s.Mode == prsm.ModeAuto && argRel != "" && tracker.IsFileChangingTool(name) {
 		call.early = e.registerEarly(s, st, argRel)
 	}
@@ -323,29 +327,35 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	target := toolTarget(req.Args, argRel)
 	e.afterAnswer(s.ID, lock, func() {
 		ctx := context.WithoutCancel(ctx)
-		if !e.storeCapture(ctx, s, st, tc, pre, target) {
+		// What the tracker knows of the file the tool names: the base of
+		// its workspace write, which can then start before complete has
+		// found what changed. Its content is stored with the capture, so
+		// that the record does not store it on complete's time.
+		var known *prsmsync.Version
+		if call.early != nil {
+			if v, err := st.tracker.KnownVersion(argRel, e.blobs(ctx)); err == nil {
+				known = &v
+			}
+		}
+		if !e.storeCapture(ctx, s, st, tc, pre, known, target) {
 			if call.early != nil {
 				e.endEarly(st, call.early)
 			}
 			return
 		}
-		if call.early != nil {
-			// What the tracker knows of the file the tool names: the
-			// base of its workspace write, which can then start before
-			// complete has found what changed.
-			if v, err := st.tracker.KnownVersion(argRel, e.blobs(ctx)); err == nil {
-				e.earlyKnown(st, call.early, v)
-			}
+		if known != nil {
+			e.earlyKnown(st, call.early, *known)
 		}
 	})
 	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
 }
 
 // storeCapture stores a pre-tool capture: the tool call with the contents
-// of pre, and for a file-changing tool the automatic checkpoint before it,
-// in one transaction; target names what the tool works on, for the
-// checkpoint's name. The caller holds the session's lock.
-func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, target string) (stored bool) {
+// of pre (and of known, the named file's known version, when given), and
+// for a file-changing tool the automatic checkpoint before it, in one
+// transaction; target names what the tool works on, for the checkpoint's
+// name. The caller holds the session's lock.
+func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, known *prsmsync.Version, target string) (stored bool) {
 	var ckpt *newCheckpoint
 	if tracker.IsFileChangingTool(tc.ToolName) {
 		var err error
@@ -362,6 +372,11 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 				if _, err := store.PutBlob(ctx, q, ch.After.Content); err != nil {
 					return err
 				}
+			}
+		}
+		if known != nil && known.Present {
+			if _, err := store.PutBlob(ctx, q, known.Content); err != nil {
+				return err
 			}
 		}
 		if err := store.PutStats(ctx, q, s.ID, stats); err != nil {
@@ -489,8 +504,18 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
-	tc, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, toolCallID)
+	// A call in flight is stored and not completed: its capture's copy
+	// serves. Anything else is looked up.
+	call := st.inflight[toolCallID]
+	var tc *prsm.ToolCall
+	if call != nil {
+		tc = call.tc
+	} else {
+		tc, err = store.GetToolCall(ctx, e.DB.Q(), s.ID, toolCallID)
+	}
 	switch {
+	case call != nil:
+		// In flight: go on with it.
 	case err == nil && tc.CompletedAt != nil:
 		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: toolCallID})
 		if err != nil {
@@ -522,10 +547,10 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 		return nil, err
 	}
 	var early *earlyWrite
-	if call := st.inflight[tc.ID]; call != nil && call.early != nil {
+	if call != nil && call.early != nil {
 		early = e.takeEarly(st, call.early)
 	}
-	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, req.Result, early)
+	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, call, req.Result, early)
 	delete(st.inflight, tc.ID)
 	if err != nil {
 		finish()
@@ -544,7 +569,7 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 // early, when set, is the workspace write of the file the tool names,
 // started before the changes are known; record uses it if it turns out to
 // be the one change, else drops it.
-func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, result []byte, early *earlyWrite) (recs []*prsm.Record, finish func(), err error) {
+func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, call *inflightCall, result []byte, early *earlyWrite) (recs []*prsm.Record, finish func(), err error) {
 	finish = func() {}
 	defer func() {
 		if err != nil && early != nil {
@@ -561,7 +586,13 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	for rel := range snap {
 		extra = append(extra, rel)
 	}
-	if p := e.argPath(s, tc.Args, tc.Cwd); p != "" {
+	p := ""
+	if call != nil {
+		p = call.rel // worked out by the capture
+	} else {
+		p = e.argPath(s, tc.Args, tc.Cwd)
+	}
+	if p != "" {
 		extra = append(extra, p)
 	}
 	changes, ack, err := e.detect(ctx, st, extra, false)
