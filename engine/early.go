@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -24,13 +23,12 @@ type earlySlot struct {
 	s      *prsm.Session
 	rel    string
 	before *prsmsync.Version
-	// written: a write event came before before was known. gen counts
-	// the write events, so that a write read before the tool's last
-	// write (the first event of os.WriteFile is its truncation) is
-	// known to be stale.
-	written bool
-	gen     uint64
-	w       *earlyWrite
+	// gen counts the file's write events: one that came before before
+	// was known starts the write then, and a write that read the file
+	// before the tool's last write (the first event of os.WriteFile is
+	// its truncation) is known to be stale.
+	gen uint64
+	w   *earlyWrite
 	// over: taken by complete, or expired; nothing starts it any more.
 	over  bool
 	timer *time.Timer
@@ -61,7 +59,7 @@ func (e *Engine) earlyKnown(st *sessionState, slot *earlySlot, before prsmsync.V
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
 	slot.before = &before
-	if slot.written && !slot.over && slot.w == nil {
+	if slot.gen > 0 && !slot.over && slot.w == nil {
 		e.startEarly(st, slot)
 		e.earlyWatched.Add(1)
 	}
@@ -84,12 +82,8 @@ func (e *Engine) written(sessionID, rel string) {
 		return
 	}
 	slot.gen++
-	if slot.w != nil {
-		return
-	}
-	if slot.before == nil {
-		slot.written = true
-		return
+	if slot.w != nil || slot.before == nil {
+		return // started already, or earlyKnown starts it
 	}
 	e.startEarly(st, slot)
 	e.earlyWatched.Add(1)
@@ -105,7 +99,7 @@ func (e *Engine) takeEarly(st *sessionState, slot *earlySlot) *earlyWrite {
 		return nil
 	}
 	slot.end(st)
-	if w := slot.w; w != nil && w.reading && w.readGen != slot.gen {
+	if w := slot.w; w != nil && w.readGen != 0 && w.readGen != slot.gen {
 		// It read the file before the tool's last write: start anew
 		// (the new one waits for the old one's file lock).
 		slot.w = nil
@@ -121,7 +115,7 @@ func (e *Engine) takeEarly(st *sessionState, slot *earlySlot) *earlyWrite {
 func (e *Engine) startEarly(st *sessionState, slot *earlySlot) {
 	slot.w = e.prepareEarly(slot.s, slot.rel, *slot.before, func(w *earlyWrite) {
 		st.earlyMu.Lock()
-		w.reading, w.readGen = true, slot.gen
+		w.readGen = slot.gen
 		st.earlyMu.Unlock()
 	})
 }
@@ -157,11 +151,11 @@ func (slot *earlySlot) end(st *sessionState) {
 // started before the change is known (see earlySlot): the file is read
 // from the worktree as the tool left it and staged (written and synced)
 // against what the tracker knew of it, while the tool call's hook comes
-// in and complete looks for changes and stores their records. If the one change found is exactly
-// that (same content before and after), its write is ready when the
-// records are stored; otherwise it is dropped and the write prepared as
-// usual. It holds the file's lock from its start to its placing or
-// dropping.
+// in and complete looks for changes and stores their records. If the one
+// change found is exactly that (same content before and after), its write
+// is ready when the records are stored; otherwise it is dropped and the
+// write prepared as usual. It holds the file's lock from its start to its
+// placing or dropping.
 type earlyWrite struct {
 	rel           string
 	before, after prsmsync.Version
@@ -169,11 +163,12 @@ type earlyWrite struct {
 	ok            bool // read and staged without error
 	done          chan struct{}
 	unlock        func()
-	taken         bool // prepareWrites took it over
-	dropped       bool
-	// reading and readGen: it began reading the file, when its slot had
-	// seen readGen write events (set through atRead, under earlyMu).
-	reading bool
+	// settled: dropped, or taken by the workspace writes that place it.
+	settled bool
+	// readGen is how many write events its slot had seen when it began
+	// reading the file (set through atRead, under earlyMu), 0 until
+	// then: a write the watcher started had seen one at least. One that
+	// complete started is not checked again.
 	readGen uint64
 }
 
@@ -202,25 +197,20 @@ func (w *earlyWrite) serves(ch tracker.Change) bool {
 	return w.ok && sameVersion(w.before, ch.Before) && sameVersion(w.after, ch.After)
 }
 
+// sameVersion is prsmsync.Same with the whole mode compared: the staged
+// file must carry the change's permissions too.
 func sameVersion(a, b prsmsync.Version) bool {
-	return a.Present == b.Present && a.Mode == b.Mode && bytes.Equal(a.Content, b.Content)
-}
-
-// discard drops the early write unless prepareWrites took it over.
-func (w *earlyWrite) discard() {
-	if !w.taken {
-		w.drop()
-	}
+	return prsmsync.Same(a, b) && a.Mode == b.Mode
 }
 
 // drop waits for the early write, removes what it staged and lets its
-// file go (once).
+// file go, unless it is settled already.
 func (w *earlyWrite) drop() {
 	<-w.done
-	if w.dropped {
+	if w.settled {
 		return
 	}
-	w.dropped = true
+	w.settled = true
 	if w.prep != nil {
 		w.prep.Discard()
 	}

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,24 +8,23 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
 )
 
-// capture starts tool call id (an Edit of file) without completing it.
-func (f *fixture) capture(s *prsm.Session, id, file string) {
+// wantEarlySynced checks that recs is the one synced record want names
+// (as summary prints it), that the workspace's f.txt is content, and how
+// many early writes were placed so far.
+func (f *fixture) wantEarlySynced(recs []*prsm.Record, want, content string, placed int64) {
 	f.t.Helper()
-	b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, file)})
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: b}); err != nil {
-		f.t.Fatalf("start %s: %v", id, err)
+	if got := summary(recs); got != want {
+		f.t.Fatalf("records:\n%s\nwant %s", got, want)
 	}
-}
-
-func (f *fixture) complete(s *prsm.Session, id string) []*prsm.Record {
-	f.t.Helper()
-	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
-	if err != nil {
-		f.t.Fatalf("complete %s: %v", id, err)
+	if got := read(f.t, f.ws, "f.txt"); got != content {
+		f.t.Fatalf("workspace f.txt = %q, want %q", got, content)
 	}
-	return res.Records
+	if n := engine.EarlyPlaced(f.eng); n != placed {
+		f.t.Fatalf("early writes placed = %d, want %d", n, placed)
+	}
 }
 
 // TestEarlyWriteServesAnEdit: an Edit's workspace write is started before
@@ -36,15 +34,7 @@ func TestEarlyWriteServesAnEdit(t *testing.T) {
 	s := f.start("auto")
 	want := replaceLine(lines(20, ""), 4, "agent")
 	recs := f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", want) })
-	if got := summary(recs); got != "e1 modify f.txt pending/synced" {
-		t.Fatalf("records:\n%s", got)
-	}
-	if got := read(t, f.ws, "f.txt"); got != want {
-		t.Fatalf("workspace f.txt = %q, want %q", got, want)
-	}
-	if n := engine.EarlyPlaced(f.eng); n != 1 {
-		t.Fatalf("early writes placed = %d, want 1", n)
-	}
+	f.wantEarlySynced(recs, "e1 modify f.txt pending/synced", want, 1)
 }
 
 // TestEarlyWriteOfAStaleBaseIsDropped: two calls name the same file; the
@@ -56,8 +46,8 @@ func TestEarlyWriteOfAStaleBaseIsDropped(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("auto")
 	base := lines(20, "")
-	f.capture(s, "a", "f.txt")
-	f.capture(s, "b", "f.txt")
+	f.capture(s, "a", "Edit", "f.txt")
+	f.capture(s, "b", "Edit", "f.txt")
 	v1 := replaceLine(base, 3, "by b")
 	write(t, s.WorktreePath, "f.txt", v1)
 	if got := summary(f.complete(s, "b")); got != "b modify f.txt pending/synced" {
@@ -104,6 +94,17 @@ func TestEarlyWriteDroppedWhenMoreChanged(t *testing.T) {
 	}
 }
 
+// watchedEdit starts the watcher and an auto-mode session, and captures
+// its Edit e1 of f.txt, the capture's background work done.
+func (f *fixture) watchedEdit() *prsm.Session {
+	f.t.Helper()
+	f.watch()
+	s := f.start("auto")
+	f.capture(s, "e1", "Edit", "f.txt")
+	engine.Settle(f.eng)
+	return s
+}
+
 // waitFor polls cond for up to 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -120,26 +121,15 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // the one placed.
 func TestWatcherStartsEarlyWrite(t *testing.T) {
 	f := newFixture(t)
-	f.watch()
-	s := f.start("auto")
+	s := f.watchedEdit()
 	base := lines(20, "")
-	f.capture(s, "e1", "f.txt")
-	engine.Settle(f.eng)
 	want := replaceLine(base, 5, "agent")
 	write(t, s.WorktreePath, "f.txt", want)
 	waitFor(t, "the watcher to start the early write", func() bool { return engine.EarlyWatched(f.eng) == 1 })
 	if got := read(t, f.ws, "f.txt"); got != base {
 		t.Fatalf("workspace f.txt changed before complete: %q", got)
 	}
-	if got := summary(f.complete(s, "e1")); got != "e1 modify f.txt pending/synced" {
-		t.Fatalf("records:\n%s", got)
-	}
-	if got := read(t, f.ws, "f.txt"); got != want {
-		t.Fatalf("workspace f.txt = %q, want %q", got, want)
-	}
-	if n := engine.EarlyPlaced(f.eng); n != 1 {
-		t.Fatalf("early writes placed = %d, want 1", n)
-	}
+	f.wantEarlySynced(f.complete(s, "e1"), "e1 modify f.txt pending/synced", want, 1)
 }
 
 // TestEarlyWriteExpires: an early write whose complete does not come lets
@@ -152,7 +142,7 @@ func TestEarlyWriteExpires(t *testing.T) {
 	f.watch()
 	s1, s2 := f.start("auto"), f.start("auto")
 	base := lines(20, "")
-	f.capture(s1, "a", "f.txt")
+	f.capture(s1, "a", "Edit", "f.txt")
 	engine.Settle(f.eng)
 	byA := replaceLine(base, 2, "by a")
 	write(t, s1.WorktreePath, "f.txt", byA)
@@ -184,7 +174,7 @@ func TestCaptureStoresNamedFileBase(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("auto")
 	base := lines(20, "")
-	f.capture(s, "e1", "f.txt")
+	f.capture(s, "e1", "Edit", "f.txt")
 	if ok, err := store.HasBlob(f.ctx, f.q(), store.HashBlob([]byte(base))); err != nil || !ok {
 		t.Fatalf("f.txt's base stored at the capture: %v, %v; want true", ok, err)
 	}
@@ -192,5 +182,29 @@ func TestCaptureStoresNamedFileBase(t *testing.T) {
 	recs := f.complete(s, "e1")
 	if got := summary(recs); got != "e1 modify f.txt pending/synced" || *recs[0].OldContent != base {
 		t.Fatalf("records:\n%s", got)
+	}
+}
+
+// TestEarlyWriteRedoneAfterLaterWrite: a write the watcher started that
+// read the file before the tool wrote it again is started anew by
+// complete, not dropped for the slow path: the early write placed is the
+// second one.
+func TestEarlyWriteRedoneAfterLaterWrite(t *testing.T) {
+	f := newFixture(t)
+	s := f.watchedEdit()
+	base := lines(20, "")
+	write(t, s.WorktreePath, "f.txt", replaceLine(base, 5, "half done"))
+	waitFor(t, "the early write of the first content to be staged", func() bool {
+		staged, _ := filepath.Glob(filepath.Join(f.ws, prsmsync.TempPrefix+"*"))
+		return len(staged) == 1
+	})
+	want := replaceLine(base, 5, "agent")
+	write(t, s.WorktreePath, "f.txt", want)
+	if err := f.eng.Watcher.Flush(f.ctx, s.WorktreePath); err != nil {
+		t.Fatal(err)
+	}
+	f.wantEarlySynced(f.complete(s, "e1"), "e1 modify f.txt pending/synced", want, 1)
+	if n := engine.EarlyWatched(f.eng); n != 1 {
+		t.Fatalf("early writes the watcher started = %d, want 1", n)
 	}
 }

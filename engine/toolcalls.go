@@ -573,7 +573,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	finish = func() {}
 	defer func() {
 		if err != nil && early != nil {
-			early.discard() // no-op once record took it over
+			early.drop() // no-op once record settled it
 		}
 	}()
 	var snap snapshot
@@ -655,7 +655,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	if auto && len(changes) > 0 {
 		writes = e.prepareWrites(s, changes, early)
 	} else if early != nil {
-		early.discard()
+		early.drop()
 	}
 	var intents []int64
 	stats := st.tracker.Stats.TakeChanged()

@@ -63,6 +63,14 @@ func (f *fixture) q() store.Querier {
 // tool plays one agent tool call: capture, act in the worktree, complete.
 func (f *fixture) tool(s *prsm.Session, id, name, file string, act func(wt string)) []*prsm.Record {
 	f.t.Helper()
+	f.capture(s, id, name, file)
+	act(s.WorktreePath)
+	return f.complete(s, id)
+}
+
+// capture starts tool call id (of tool name, naming file unless it is "").
+func (f *fixture) capture(s *prsm.Session, id, name, file string) {
+	f.t.Helper()
 	args := "{}"
 	if file != "" {
 		b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, file)})
@@ -71,7 +79,11 @@ func (f *fixture) tool(s *prsm.Session, id, name, file string, act func(wt strin
 	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: name, Args: json.RawMessage(args), AgentID: "claude"}); err != nil {
 		f.t.Fatalf("start %s: %v", id, err)
 	}
-	act(s.WorktreePath)
+}
+
+// complete completes tool call id.
+func (f *fixture) complete(s *prsm.Session, id string) []*prsm.Record {
+	f.t.Helper()
 	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
 	if err != nil {
 		f.t.Fatalf("complete %s: %v", id, err)

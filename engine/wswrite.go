@@ -39,51 +39,52 @@ func (e *Engine) prepareWrites(s *prsm.Session, changes []tracker.Change, early 
 		if len(changes) == 1 && changes[0].Rel == early.rel {
 			// Whether it wrote the right content is known once it is
 			// done: resolve decides, after the records are stored.
-			early.taken = true
 			w.early = early
 			return w
 		}
 		// It holds its file's lock: drop it before taking locks in order.
-		early.discard()
+		early.drop()
 	}
-	rels := make([]string, len(changes))
-	for i, ch := range changes {
-		rels[i] = ch.Rel
-	}
-	w.unlock = e.fileLocks(rels)
-	go func() {
-		defer close(w.done)
-		w.errs = parallel(len(changes), func(i int) error {
-			var err error
-			w.preps[i], err = prsmsync.Prepare(e.Repo.Root, changes[i].Rel, changes[i].Before, changes[i].After)
-			return err
-		})
-	}()
+	w.start()
 	return w
 }
 
-// resolve waits for an early write and takes it as the change's write if
-// it wrote what the change is; else it drops it and prepares the write
-// now. Without an early write it waits for the writes being prepared.
+// start locks the files of the changes and prepares their writes in the
+// background (done closes when they are ready).
+func (w *workspaceWrites) start() {
+	rels := make([]string, len(w.changes))
+	for i, ch := range w.changes {
+		rels[i] = ch.Rel
+	}
+	w.unlock = w.e.fileLocks(rels)
+	go func() {
+		defer close(w.done)
+		w.errs = parallel(len(w.changes), func(i int) error {
+			var err error
+			ch := w.changes[i]
+			w.preps[i], err = prsmsync.Prepare(w.e.Repo.Root, ch.Rel, ch.Before, ch.After)
+			return err
+		})
+	}()
+}
+
+// resolve waits for the writes: an early write is taken as the change's
+// write if it wrote what the change is; else it is dropped and the write
+// prepared now.
 func (w *workspaceWrites) resolve() {
-	early := w.early
-	if early == nil {
-		<-w.done
-		return
+	if early := w.early; early != nil {
+		w.early = nil
+		<-early.done
+		if early.serves(w.changes[0]) {
+			early.settled = true // the writes own its staged file and lock now
+			w.preps[0], w.errs, w.unlock = early.prep, []error{nil}, early.unlock
+			w.e.earlyPlaced.Add(1)
+			return
+		}
+		early.drop()
+		w.start()
 	}
-	w.early = nil
-	<-early.done
-	if early.serves(w.changes[0]) {
-		w.preps[0], w.errs, w.unlock = early.prep, []error{nil}, early.unlock
-		w.e.earlyPlaced.Add(1)
-		return
-	}
-	early.drop()
-	ch := w.changes[0]
-	w.unlock = w.e.fileLock(ch.Rel)
-	var err error
-	w.preps[0], err = prsmsync.Prepare(w.e.Repo.Root, ch.Rel, ch.Before, ch.After)
-	w.errs = []error{err}
+	<-w.done
 }
 
 // discard drops every prepared write (the records were not stored).

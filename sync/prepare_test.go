@@ -163,7 +163,7 @@ func countPrefix(files []string, prefix string) int {
 
 // TestPreparedHoldsReplacedFileUntilSettle: the file Place replaces stays
 // open from Prepare to Settle (so the rename does not free its inode on
-// the caller's time), and Settle, Discard and a failed Prepare close it:
+// the caller's time), and Settle, Discard and an unchanged Prepare close it:
 // no descriptor outlives the write.
 func TestPreparedHoldsReplacedFileUntilSettle(t *testing.T) {
 	root := t.TempDir()
