@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -13,6 +14,10 @@ import (
 // send the complete. Then complete starts the write itself, as it does
 // when no write event came.
 var earlyExpiry = 2 * time.Second
+
+// writtenHook, when set, is called first by written: tests hold the
+// watcher's write events with it.
+var writtenHook atomic.Pointer[func(sessionID, rel string)]
 
 // earlySlot is the early write of one captured tool call (auto mode, a
 // file-changing tool naming a file): the watcher's first write event of
@@ -69,6 +74,9 @@ func (e *Engine) earlyKnown(st *sessionState, slot *earlySlot, before prsmsync.V
 // session's worktree: it starts the early write of the tool call that
 // names it. It does not block.
 func (e *Engine) written(sessionID, rel string) {
+	if f := writtenHook.Load(); f != nil {
+		(*f)(sessionID, rel)
+	}
 	e.statesMu.Lock()
 	st := e.states[sessionID]
 	e.statesMu.Unlock()
@@ -89,9 +97,22 @@ func (e *Engine) written(sessionID, rel string) {
 	e.earlyWatched.Add(1)
 }
 
-// takeEarly ends the slot for complete (under the session's lock) and
-// returns its write, started now if nothing started it; nil if the slot
-// expired or before is not known.
+// claimEarly starts the slot's write for complete (under the session's
+// lock) if nothing started it, so that it runs while complete looks for
+// the changes. The slot stays open meanwhile: that look waits for the
+// watcher, whose write events still count (see takeEarly).
+func (e *Engine) claimEarly(st *sessionState, slot *earlySlot) {
+	st.earlyMu.Lock()
+	defer st.earlyMu.Unlock()
+	if !slot.over && slot.w == nil && slot.before != nil {
+		e.startEarly(st, slot)
+	}
+}
+
+// takeEarly ends the slot once complete has looked for the changes (the
+// watcher flushed, so every write event of the tool is counted) and
+// returns its write, started anew if it read the file before the tool's
+// last write; nil if the slot expired or before is not known.
 func (e *Engine) takeEarly(st *sessionState, slot *earlySlot) *earlyWrite {
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
@@ -100,8 +121,7 @@ func (e *Engine) takeEarly(st *sessionState, slot *earlySlot) *earlyWrite {
 	}
 	slot.end(st)
 	if w := slot.w; w != nil && w.readGen != 0 && w.readGen != slot.gen {
-		// It read the file before the tool's last write: start anew
-		// (the new one waits for the old one's file lock).
+		// Start anew (the new one waits for the old one's file lock).
 		slot.w = nil
 		go w.drop()
 	}
@@ -167,8 +187,7 @@ type earlyWrite struct {
 	settled bool
 	// readGen is how many write events its slot had seen when it began
 	// reading the file (set through atRead, under earlyMu), 0 until
-	// then: a write the watcher started had seen one at least. One that
-	// complete started is not checked again.
+	// then.
 	readGen uint64
 }
 

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -188,23 +189,38 @@ func TestCaptureStoresNamedFileBase(t *testing.T) {
 // TestEarlyWriteRedoneAfterLaterWrite: a write the watcher started that
 // read the file before the tool wrote it again is started anew by
 // complete, not dropped for the slow path: the early write placed is the
-// second one.
+// second one. That holds too when the watcher's event of the last write
+// reaches the engine only after complete has begun (late: it is held
+// until then), as complete's look for changes waits for the watcher.
 func TestEarlyWriteRedoneAfterLaterWrite(t *testing.T) {
-	f := newFixture(t)
-	s := f.watchedEdit()
-	base := lines(20, "")
-	write(t, s.WorktreePath, "f.txt", replaceLine(base, 5, "half done"))
-	waitFor(t, "the early write of the first content to be staged", func() bool {
-		staged, _ := filepath.Glob(filepath.Join(f.ws, prsmsync.TempPrefix+"*"))
-		return len(staged) == 1
-	})
-	want := replaceLine(base, 5, "agent")
-	write(t, s.WorktreePath, "f.txt", want)
-	if err := f.eng.Watcher.Flush(f.ctx, s.WorktreePath); err != nil {
-		t.Fatal(err)
-	}
-	f.wantEarlySynced(f.complete(s, "e1"), "e1 modify f.txt pending/synced", want, 1)
-	if n := engine.EarlyWatched(f.eng); n != 1 {
-		t.Fatalf("early writes the watcher started = %d, want 1", n)
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprintf("late=%v", late), func(t *testing.T) {
+			f := newFixture(t)
+			s := f.watchedEdit()
+			base := lines(20, "")
+			write(t, s.WorktreePath, "f.txt", replaceLine(base, 5, "half done"))
+			waitFor(t, "the early write of the first content to be staged", func() bool {
+				staged, _ := filepath.Glob(filepath.Join(f.ws, prsmsync.TempPrefix+"*"))
+				return len(staged) == 1
+			})
+			want := replaceLine(base, 5, "agent")
+			if late {
+				release := engine.HoldWritten()
+				write(t, s.WorktreePath, "f.txt", want)
+				go func() {
+					time.Sleep(100 * time.Millisecond) // complete is underway
+					release()
+				}()
+			} else {
+				write(t, s.WorktreePath, "f.txt", want)
+				if err := f.eng.Watcher.Flush(f.ctx, s.WorktreePath); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.wantEarlySynced(f.complete(s, "e1"), "e1 modify f.txt pending/synced", want, 1)
+			if n := engine.EarlyWatched(f.eng); n != 1 {
+				t.Fatalf("early writes the watcher started = %d, want 1", n)
+			}
+		})
 	}
 }

@@ -33,3 +33,15 @@ func SetEarlyExpiry(d time.Duration) (restore func()) {
 	earlyExpiry = d
 	return func() { earlyExpiry = old }
 }
+
+// HoldWritten makes the watcher's write events wait, before the engine
+// sees them, until the returned func is called.
+func HoldWritten() (release func()) {
+	gate := make(chan struct{})
+	f := func(string, string) { <-gate }
+	writtenHook.Store(&f)
+	return func() {
+		writtenHook.Store(nil)
+		close(gate)
+	}
+}

@@ -546,11 +546,10 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
-	var early *earlyWrite
 	if call != nil && call.early != nil {
-		early = e.takeEarly(st, call.early)
+		e.claimEarly(st, call.early)
 	}
-	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, call, req.Result, early)
+	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, call, req.Result)
 	delete(st.inflight, tc.ID)
 	if err != nil {
 		finish()
@@ -566,14 +565,21 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 // detectAndRecord is the heart of tracking: find the changed files, store
 // their records and the new known state in one transaction, then sync.
 // finish is record's.
-// early, when set, is the workspace write of the file the tool names,
-// started before the changes are known; record uses it if it turns out to
-// be the one change, else drops it.
-func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, call *inflightCall, result []byte, early *earlyWrite) (recs []*prsm.Record, finish func(), err error) {
+// The early write of the call's slot (the workspace write of the file the
+// tool names, started before the changes are known) is taken once they
+// are; record uses it if it turns out to be the one change, else drops
+// it.
+func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, call *inflightCall, result []byte) (recs []*prsm.Record, finish func(), err error) {
 	finish = func() {}
+	var early *earlyWrite
 	defer func() {
-		if err != nil && early != nil {
+		if err == nil {
+			return
+		}
+		if early != nil {
 			early.drop() // no-op once record settled it
+		} else if call != nil && call.early != nil {
+			e.endEarly(st, call.early)
 		}
 	}()
 	var snap snapshot
@@ -598,6 +604,9 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	changes, ack, err := e.detect(ctx, st, extra, false)
 	if err != nil {
 		return nil, finish, err
+	}
+	if call != nil && call.early != nil {
+		early = e.takeEarly(st, call.early)
 	}
 	suffix := len(changes) > 1 || tc.ToolName == "Bash" || tc.ToolName == "Watch"
 	recs, finish, err = e.record(ctx, s, st, tc, changes, snap, early, func(i int) string {
