@@ -136,7 +136,8 @@ type Checkpoint struct {
 	CreatedAt    time.Time `json:"created_at"`
 	// FilesChanged counts the files that differ from the checkpoint before.
 	FilesChanged int `json:"files_changed"`
-	// RecordSeq is the newest record the checkpoint includes.
+	// RecordSeq is the newest record (of any session) when the checkpoint
+	// was made: its session's records with a greater seq came after it.
 	RecordSeq int64 `json:"-"`
 }
 

@@ -310,9 +310,10 @@ func (e *Engine) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *ses
 }
 
 // store writes the checkpoint, and its objects for the flusher, in the
-// transaction q. Its record_seq is the session's newest record then.
+// transaction q. Its record_seq is the newest record then (of any
+// session: the session's records after it are those with a greater seq).
 func (nc *newCheckpoint) store(ctx context.Context, q store.Querier) error {
-	seq, err := store.MaxRecordSeq(ctx, q, nc.c.SessionID)
+	seq, err := store.LastRecordSeq(ctx, q)
 	if err != nil {
 		return err
 	}

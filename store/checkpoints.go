@@ -147,12 +147,18 @@ func ResolveCheckpoint(ctx context.Context, q Querier, sessionID, idOrPrefix str
 	return nil, amb
 }
 
-// MaxRecordSeq returns the newest record sequence number of a session (0
-// when it has none).
-func MaxRecordSeq(ctx context.Context, q Querier, sessionID string) (int64, error) {
+// lastRecordSeq reads the end of records' rowid, whatever the session:
+// one b-tree descent.
+const lastRecordSeqQuery = "SELECT COALESCE(MAX(seq), 0) FROM records"
+
+// LastRecordSeq returns the newest record sequence number over all
+// sessions (0 when there are none). A checkpoint notes it: the records of
+// its session made after it are those with a greater seq, as seq only
+// grows (AUTOINCREMENT never reuses a number).
+func LastRecordSeq(ctx context.Context, q Querier) (int64, error) {
 	var n int64
-	if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = ?", sessionID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("max record seq: %w", mapErr(err))
+	if err := q.QueryRowContext(ctx, lastRecordSeqQuery).Scan(&n); err != nil {
+		return 0, fmt.Errorf("last record seq: %w", mapErr(err))
 	}
 	return n, nil
 }
