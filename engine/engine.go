@@ -238,6 +238,17 @@ func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session,
 	return s, nil
 }
 
+// forgetState drops the in-memory state of a session that ended, and its
+// watch: nothing takes it for active any more.
+func (e *Engine) forgetState(s *prsm.Session) {
+	e.statesMu.Lock()
+	delete(e.states, s.ID)
+	e.statesMu.Unlock()
+	if e.Watcher != nil {
+		e.Watcher.Remove(s.WorktreePath)
+	}
+}
+
 func sessionError(id string, err error) error {
 	var amb *store.AmbiguousError
 	switch {
@@ -313,12 +324,7 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 		return nil, err
 	}
 	s.Status, s.EndedAt = prsm.SessionEnded, &now
-	e.statesMu.Lock()
-	delete(e.states, s.ID)
-	e.statesMu.Unlock()
-	if e.Watcher != nil {
-		e.Watcher.Remove(s.WorktreePath)
-	}
+	e.forgetState(s)
 	e.Log.Info("session ended", "session", s.ID, "discard", discard)
 	e.Events.Publish(EventSessionUpdated, s)
 	return s, nil

@@ -78,5 +78,6 @@ func (e *Engine) endVanished(ctx context.Context, s *prsm.Session) (string, erro
 	if err := store.EndSessionNote(ctx, e.DB.Q(), s.ID, time.Now().UTC(), note); err != nil {
 		return "", err
 	}
+	e.forgetState(s)
 	return note, nil
 }

@@ -72,6 +72,11 @@ type snapshot map[string]store.FileState
 type sessionState struct {
 	mu      stdsync.Mutex
 	tracker *tracker.Session
+	// active is the session as it was read when it was active, for
+	// lockSession (nil if it was not): what a tool call reads of it
+	// (id, mode, worktree) never changes, and a session that ends loses
+	// its state. Its PendingCount is not kept.
+	active *prsm.Session
 	// ckptTree and ckptCommit are the newest checkpoint's, the start of
 	// the next one's incremental tree.
 	ckptTree, ckptCommit string
@@ -119,6 +124,10 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 		ID: s.ID, Worktree: s.WorktreePath, Base: s.BaseCommit, Repo: e.Repo, Known: known,
 		Stats: tracker.NewStatCache(stats),
 	}, inflight: map[string]*inflightCall{}}
+	if s.Status == prsm.SessionActive {
+		active := *s
+		st.active = &active
+	}
 	if e.Watcher != nil && s.Status == prsm.SessionActive {
 		if err := e.Watcher.Add(s.ID, s.WorktreePath); err != nil {
 			return nil, err
@@ -139,14 +148,25 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	return st, nil
 }
 
-// lockSession resolves id and locks the session.
+// lockSession resolves id and locks the session. The session returned
+// may not have its PendingCount: read e.Session for that. An active
+// session whose state is loaded is not read from the store again (tool
+// calls come often, and the read was a tenth of a capture).
 func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
+	e.statesMu.Lock()
+	st := e.states[id]
+	e.statesMu.Unlock()
+	if st != nil && st.active != nil {
+		e.awaitAnswered(id)
+		st.mu.Lock()
+		s := *st.active
+		return &s, st, st.mu.Unlock, nil
+	}
 	s, err := e.Session(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	st, err := e.state(ctx, s)
-	if err != nil {
+	if st, err = e.state(ctx, s); err != nil {
 		return nil, nil, nil, err
 	}
 	st.mu.Lock()

@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -285,5 +287,39 @@ func TestWatchedCaptureSeesChangesJustBefore(t *testing.T) {
 	recs := f.tool(s, "clean", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(known, 3, "clean")) })
 	if len(recs) != 1 || recs[0].PreToolContent == nil || *recs[0].PreToolContent != known {
 		t.Fatalf("clean call: %s", summary(recs))
+	}
+}
+
+// TestEndedSessionTakesNoToolCalls: a session whose state the engine holds
+// (it took tool calls) refuses the next ones once it ends, whether it is
+// ended or its worktree vanished (found by Reconcile on the same engine).
+func TestEndedSessionTakesNoToolCalls(t *testing.T) {
+	for _, how := range []string{"end", "vanish"} {
+		t.Run(how, func(t *testing.T) {
+			f := newFixture(t)
+			s := f.start("")
+			f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", "edited\n") })
+			if how == "end" {
+				if _, err := f.eng.EndSession(f.ctx, s.ID, true); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := os.RemoveAll(s.WorktreePath); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := f.eng.Reconcile(f.ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e2", ToolName: "Edit", Args: json.RawMessage(`{}`)})
+			var pe *prsm.Error
+			if !errors.As(err, &pe) || pe.Code != "session_ended" {
+				t.Fatalf("tool call on an ended session: %v, want session_ended", err)
+			}
+			_, err = f.eng.CompleteToolCall(f.ctx, s.ID, "e3", engine.CompleteRequest{})
+			if !errors.As(err, &pe) || pe.Code != "session_ended" {
+				t.Fatalf("complete on an ended session: %v, want session_ended", err)
+			}
+		})
 	}
 }
