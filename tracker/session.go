@@ -46,7 +46,22 @@ type Session struct {
 	ignored map[string]bool
 	// baseHashes caches the blob-store hash of base commit files.
 	baseHashes map[string]baseFile
+	// knownRead keeps the versions KnownVersion read lately, by path:
+	// a tool call's capture reads the known version of the file the tool
+	// names, and its complete reads it again.
+	knownRead map[string]knownVersion
 }
+
+// knownVersion is a version KnownVersion read: valid while Known holds
+// the same state for its path (or, for a base version, none).
+type knownVersion struct {
+	known bool
+	st    store.FileState
+	v     prsmsync.Version
+}
+
+// maxKnownRead bounds the versions kept in knownRead.
+const maxKnownRead = 64
 
 // maxIgnoreCache bounds the ignore decisions kept per session.
 const maxIgnoreCache = 100_000
@@ -101,19 +116,36 @@ func StateOf(v prsmsync.Version) store.FileState {
 type BlobReader func(hash string) ([]byte, error)
 
 // KnownVersion returns what rel should hold: the Known state, else the base
-// commit's file, else absent.
+// commit's file, else absent. Its content is shared: callers must not
+// change it.
 func (s *Session) KnownVersion(rel string, blobs BlobReader) (prsmsync.Version, error) {
-	if st, ok := s.Known[rel]; ok {
-		if !st.Present {
-			return prsmsync.Absent, nil
-		}
-		b, err := blobs(st.Hash)
-		if err != nil {
-			return prsmsync.Version{}, fmt.Errorf("known content of %s: %w", rel, err)
-		}
-		return prsmsync.Version{Present: true, Mode: st.Mode, Content: b}, nil
+	st, known := s.Known[rel]
+	if r, ok := s.knownRead[rel]; ok && r.known == known && r.st == st {
+		return r.v, nil
 	}
-	return s.BaseVersion(rel)
+	v, err := s.readKnown(rel, st, known, blobs)
+	if err != nil {
+		return v, err
+	}
+	if s.knownRead == nil || len(s.knownRead) >= maxKnownRead {
+		s.knownRead = map[string]knownVersion{}
+	}
+	s.knownRead[rel] = knownVersion{known: known, st: st, v: v}
+	return v, nil
+}
+
+func (s *Session) readKnown(rel string, st store.FileState, known bool, blobs BlobReader) (prsmsync.Version, error) {
+	if !known {
+		return s.BaseVersion(rel)
+	}
+	if !st.Present {
+		return prsmsync.Absent, nil
+	}
+	b, err := blobs(st.Hash)
+	if err != nil {
+		return prsmsync.Version{}, fmt.Errorf("known content of %s: %w", rel, err)
+	}
+	return prsmsync.Version{Present: true, Mode: st.Mode, Content: b}, nil
 }
 
 // BaseVersion returns rel as the session's base commit has it.

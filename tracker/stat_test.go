@@ -11,6 +11,7 @@ import (
 
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -217,3 +218,39 @@ func TestStatCacheTakeChanged(t *testing.T) {
 }
 
 func noBlobs(hash string) ([]byte, error) { return nil, os.ErrNotExist }
+
+// TestKnownVersionReadOnce: the known version of a file is read once for
+// a capture and its complete, and read anew once the known state moves on
+// (a record learned), whether it came from the store or the base commit.
+func TestKnownVersionReadOnce(t *testing.T) {
+	s, _ := newTrackedSession(t)
+	contents := map[string][]byte{}
+	var reads []string
+	blobs := func(hash string) ([]byte, error) {
+		reads = append(reads, hash[:8])
+		return contents[hash], nil
+	}
+	want := func(rel, content string, nreads int) {
+		t.Helper()
+		v, err := s.KnownVersion(rel, blobs)
+		if err != nil || !v.Present || string(v.Content) != content {
+			t.Fatalf("KnownVersion(%s) = %q, %v; want %q", rel, v.Content, err, content)
+		}
+		if len(reads) != nreads {
+			t.Fatalf("blob reads %v, want %d", reads, nreads)
+		}
+	}
+	want("src/a.txt", "one\ntwo\n", 0) // from the base commit
+	want("src/a.txt", "one\ntwo\n", 0)
+	for i, c := range []string{"v1\n", "v2\n"} {
+		v := prsmsync.Version{Present: true, Mode: 0o100644, Content: []byte(c)}
+		contents[Hash(v.Content)] = v.Content
+		s.Learn("src/a.txt", v)
+		want("src/a.txt", c, i+1)
+		want("src/a.txt", c, i+1)
+	}
+	s.Learn("src/a.txt", prsmsync.Absent)
+	if v, err := s.KnownVersion("src/a.txt", blobs); err != nil || v.Present {
+		t.Fatalf("KnownVersion after a delete = %+v, %v; want absent", v, err)
+	}
+}
