@@ -3,6 +3,7 @@ package engine_test
 import (
 	"fmt"
 	"path/filepath"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -223,4 +224,30 @@ func TestEarlyWriteRedoneAfterLaterWrite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEarlyWriteStartsBeforeCaptureStored: the tool's write starts the
+// early write as soon as the capture knows the file's base, not once the
+// capture (and its checkpoint) is stored: here the store is held up by
+// another transaction until the write is seen started.
+func TestEarlyWriteStartsBeforeCaptureStored(t *testing.T) {
+	f := newFixture(t)
+	f.watch()
+	s := f.start("auto")
+	held, hold := make(chan struct{}), make(chan struct{})
+	var once stdsync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	go f.eng.DB.Tx(f.ctx, func(store.Querier) error {
+		close(held)
+		<-hold
+		return nil
+	})
+	<-held
+	f.capture(s, "e1", "Edit", "f.txt")
+	want := replaceLine(lines(20, ""), 5, "agent")
+	write(t, s.WorktreePath, "f.txt", want)
+	waitFor(t, "the watcher to start the early write while the capture is stored", func() bool { return engine.EarlyWatched(f.eng) == 1 })
+	release()
+	f.wantEarlySynced(f.complete(s, "e1"), "e1 modify f.txt pending/synced", want, 1)
 }

@@ -349,22 +349,19 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		ctx := context.WithoutCancel(ctx)
 		// What the tracker knows of the file the tool names: the base of
 		// its workspace write, which can then start before complete has
-		// found what changed. Its content is stored with the capture, so
-		// that the record does not store it on complete's time.
+		// found what changed, and while the capture is stored (the write
+		// only stages; nothing is placed before complete's record). Its
+		// content is stored with the capture, so that the record does not
+		// store it on complete's time.
 		var known *prsmsync.Version
 		if call.early != nil {
 			if v, err := st.tracker.KnownVersion(argRel, e.blobs(ctx)); err == nil {
 				known = &v
+				e.earlyKnown(st, call.early, v)
 			}
 		}
-		if !e.storeCapture(ctx, s, st, tc, pre, known, target) {
-			if call.early != nil {
-				e.endEarly(st, call.early)
-			}
-			return
-		}
-		if known != nil {
-			e.earlyKnown(st, call.early, *known)
+		if !e.storeCapture(ctx, s, st, tc, pre, known, target) && call.early != nil {
+			e.endEarly(st, call.early)
 		}
 	})
 	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
