@@ -20,7 +20,7 @@ import (
 // write nothing; a rollback writes exact targets), so finishing means
 // running it once more.
 const (
-	intentSync     = "sync"     // apply a new record to the workspace (auto mode)
+	intentSync     = "sync"     // apply a new record to the workspace (older stores; see recoverSyncs)
 	intentAccept   = "accept"   // accept a record (review mode: apply it)
 	intentRevert   = "revert"   // take a record's delta out of worktree and workspace
 	intentRollback = "rollback" // a rewind or selector rollback (rollbackPayload)
@@ -69,37 +69,32 @@ func (e *Engine) intendAll(ctx context.Context, kind string, recs []*prsm.Record
 	return ids, err
 }
 
-// syncDone is a record's sync, done: its new sync state and its intent.
+// syncDone is a record's sync, done: its new sync state.
 type syncDone struct {
-	r      *prsm.Record
-	state  string
-	intent int64
+	r     *prsm.Record
+	state string
 }
 
-// finishSyncs stores the sync states that records' syncs gave them and
-// closes their sync intents, in one transaction. The records themselves
-// are the caller's to set.
-func (e *Engine) finishSyncs(ctx context.Context, done []syncDone) error {
-	if len(done) == 0 {
+// finishSyncs stores the sync states that records' syncs gave them, and
+// the stat cache's news of session sessionID, in one transaction. The
+// records themselves are the caller's to set.
+func (e *Engine) finishSyncs(ctx context.Context, sessionID string, done []syncDone, stats map[string]*store.Stat) error {
+	if len(done) == 0 && len(stats) == 0 {
 		return nil
 	}
-	err := e.DB.Tx(ctx, func(q store.Querier) error {
+	return e.DB.Tx(ctx, func(q store.Querier) error {
 		for _, d := range done {
 			if err := store.UpdateRecordState(ctx, q, d.r.SessionID, d.r.ID, d.r.Status, d.state); err != nil {
 				return err
 			}
-			if err := store.DoneIntent(ctx, q, d.intent); err != nil {
-				return err
-			}
 		}
-		return nil
+		return store.PutStats(ctx, q, sessionID, stats)
 	})
-	return err
 }
 
 // syncError says that records were stored but some did not reach the
-// workspace: they stay unsynced (sync_state pending_review) with their
-// intents open, so accepting them, or the next start, applies them.
+// workspace: they stay unsynced (sync_state pending_review), so accepting
+// them, or the next start (recoverSyncs), applies them.
 type syncError struct {
 	errs []error
 }
@@ -149,10 +144,75 @@ func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
 		}
 		done++
 	}
+	synced, err := e.recoverSyncs(ctx)
+	if err != nil {
+		return done, err
+	}
+	done += synced
 	if done > 0 {
 		e.Log.Info("finished operations interrupted by a crash", "count", done)
 	}
 	return done, nil
+}
+
+// recoverSyncs applies the records of auto-mode sessions that were stored
+// and never synced: their sync state is still pending_review, as a crash
+// came between the record and its sync, or the sync failed in a way that
+// may pass (a full disk). In auto mode that state is the sync's intent.
+func (e *Engine) recoverSyncs(ctx context.Context) (int, error) {
+	sessions, err := store.ListSessions(ctx, e.DB.Q(), prsm.SessionActive)
+	if err != nil {
+		return 0, err
+	}
+	done := 0
+	for _, s := range sessions {
+		if s.Mode != prsm.ModeAuto {
+			continue
+		}
+		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, Status: prsm.StatusPending})
+		if err != nil {
+			return done, err
+		}
+		for _, r := range recs {
+			if r.SyncState != prsm.SyncPendingReview {
+				continue
+			}
+			if err := e.syncStored(ctx, s.ID, r); err != nil {
+				e.Log.Error("apply a record stored before a crash", "session", s.ID, "record", r.ID, "err", err)
+				continue
+			}
+			done++
+		}
+	}
+	return done, nil
+}
+
+// syncStored applies the stored record r of session id, under its lock.
+func (e *Engine) syncStored(ctx context.Context, id string, r *prsm.Record) error {
+	s, _, unlock, err := e.lockSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return e.syncUnsynced(ctx, s, r)
+}
+
+// syncUnsynced applies record r to the workspace if it never got its
+// sync state: one that was synced, or found in conflict, is settled
+// (applying it again could bring back what the user took out since).
+func (e *Engine) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Record) error {
+	if r.Status == prsm.StatusRejected || r.SyncState != prsm.SyncPendingReview {
+		return nil
+	}
+	before, after, err := e.versions(ctx, r)
+	if err != nil {
+		return err
+	}
+	state, err := e.syncToWorkspace(ctx, s, r.RelPath, before, after)
+	if err != nil {
+		return err
+	}
+	return e.setState(ctx, r, r.Status, state)
 }
 
 func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
@@ -191,21 +251,7 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 	}
 	switch in.Kind {
 	case intentSync:
-		// Only a record that never got its sync state is left to apply:
-		// one that was synced, or found in conflict, is settled (applying
-		// it again could bring back what the user took out since).
-		if r.Status == prsm.StatusRejected || r.SyncState != prsm.SyncPendingReview {
-			return nil
-		}
-		before, after, err := e.versions(ctx, r)
-		if err != nil {
-			return err
-		}
-		state, err := e.syncToWorkspace(ctx, s, r.RelPath, before, after)
-		if err != nil {
-			return err
-		}
-		return e.setState(ctx, r, r.Status, state)
+		return e.syncUnsynced(ctx, s, r)
 	case intentAccept:
 		_, err := e.accept(ctx, s, r)
 		return err

@@ -683,13 +683,8 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	} else if early != nil {
 		early.drop()
 	}
-	var intents []int64
-	stats := st.tracker.Stats.TakeChanged()
 	err = e.DB.Tx(ctx, func(q store.Querier) error {
-		recs, intents = recs[:0], intents[:0]
-		if err := store.PutStats(ctx, q, s.ID, stats); err != nil {
-			return err
-		}
+		recs = recs[:0]
 		if !exists {
 			if err := store.InsertToolCall(ctx, q, tc); err != nil {
 				return err
@@ -706,17 +701,11 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			if err := store.PutFileState(ctx, q, s.ID, ch.Rel, tracker.StateOf(ch.After)); err != nil {
 				return err
 			}
+			// In auto mode the record's sync state, pending_review until
+			// the sync below stores another, is its intent (SPEC rule 6):
+			// a crash before leaves it to the next start
+			// (recoverSyncs), never a stored record nobody applies.
 			recs = append(recs, r)
-			if auto {
-				// The sync intent commits with the record (SPEC rule 6):
-				// a crash before the sync below leaves it to the next
-				// start, never a stored record that nobody applies.
-				in, err := e.intend(ctx, q, intentSync, r)
-				if err != nil {
-					return err
-				}
-				intents = append(intents, in)
-			}
 		}
 		return store.CompleteToolCall(ctx, q, s.ID, tc.ID, result, now)
 	})
@@ -724,7 +713,6 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		if writes != nil {
 			writes.discard()
 		}
-		st.tracker.Stats.Restore(stats)
 		return nil, finish, err
 	}
 	// Stored: from here on the work runs to its end even if the caller
@@ -749,8 +737,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		state, err := states[i], syncErrs[i]
 		if err != nil && transient(err) {
 			// Nothing was written (writes are atomic). The record stays
-			// unsynced and its intent open: accepting it, or the next
-			// start, applies it.
+			// unsynced: accepting it, or the next start, applies it.
 			e.Log.Error("sync failed", "session", s.ID, "record", r.ID, "err", err)
 			failed = append(failed, fmt.Errorf("%s: %w", r.RelPath, err))
 			continue
@@ -760,7 +747,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			// directory): the workspace stays as it is.
 			e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", r.ID, "err", err)
 		}
-		finished = append(finished, syncDone{r, state, intents[i]})
+		finished = append(finished, syncDone{r, state})
 	}
 	for _, d := range finished {
 		d.r.SyncState = d.state
@@ -774,11 +761,16 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	for i, r := range recs {
 		evs[i] = *r
 	}
+	// The stat cache's news are stored by finish too: a stat row only
+	// saves a read (a file whose hash differs from the known one is read
+	// anyway), so it need not commit with the records.
+	stats := st.tracker.Stats.TakeChanged()
 	finish = func() {
-		if err := e.finishSyncs(ctx, finished); err != nil {
-			// The workspace has the changes; their intents stay open,
-			// and the next start settles their states.
+		if err := e.finishSyncs(ctx, s.ID, finished, stats); err != nil {
+			// The workspace has the changes; their records stay
+			// pending_review, and the next start settles their states.
 			e.Log.Error("store sync states", "session", s.ID, "tool_call", tc.ID, "err", err)
+			st.tracker.Stats.Restore(stats)
 		}
 		for i := range evs {
 			e.Events.Publish(EventFileChanged, &evs[i])
