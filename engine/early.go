@@ -64,10 +64,7 @@ func (e *Engine) earlyKnown(st *sessionState, slot *earlySlot, before prsmsync.V
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
 	slot.before = &before
-	if slot.gen > 0 && !slot.over && slot.w == nil {
-		e.startEarly(st, slot)
-		e.earlyWatched.Add(1)
-	}
+	e.startWatched(st, slot)
 }
 
 // written is the watcher's callback for a file created or written in a
@@ -90,11 +87,17 @@ func (e *Engine) written(sessionID, rel string) {
 		return
 	}
 	slot.gen++
-	if slot.w != nil || slot.before == nil {
-		return // started already, or earlyKnown starts it
+	e.startWatched(st, slot) // else started already, or earlyKnown starts it
+}
+
+// startWatched starts the slot's write for the watcher once both its
+// write event came and its base is known, whichever is last (earlyMu
+// held).
+func (e *Engine) startWatched(st *sessionState, slot *earlySlot) {
+	if slot.gen > 0 && slot.before != nil && !slot.over && slot.w == nil {
+		e.startEarly(st, slot)
+		e.earlyWatched.Add(1)
 	}
-	e.startEarly(st, slot)
-	e.earlyWatched.Add(1)
 }
 
 // claimEarly starts the slot's write for complete (under the session's

@@ -351,8 +351,9 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		// its workspace write, which can then start before complete has
 		// found what changed, and while the capture is stored (the write
 		// only stages; nothing is placed before complete's record). Its
-		// content is stored with the capture, so that the record does not
-		// store it on complete's time.
+		// content is stored with the capture, so that the record's insert
+		// of it (kept: gc may run in between) finds it there and writes no
+		// page on complete's time.
 		var known *prsmsync.Version
 		if call.early != nil {
 			if v, err := st.tracker.KnownVersion(argRel, e.blobs(ctx)); err == nil {

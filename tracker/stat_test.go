@@ -219,9 +219,9 @@ func TestStatCacheTakeChanged(t *testing.T) {
 
 func noBlobs(hash string) ([]byte, error) { return nil, os.ErrNotExist }
 
-// TestKnownVersionReadOnce: the known version of a file is read once for
-// a capture and its complete, and read anew once the known state moves on
-// (a record learned), whether it came from the store or the base commit.
+// TestKnownVersionReadOnce: the known version of a file in the store is
+// read once for a capture and its complete, and read anew once the known
+// state moves on (a record learned, from the base commit's version on).
 func TestKnownVersionReadOnce(t *testing.T) {
 	s, _ := newTrackedSession(t)
 	contents := map[string][]byte{}
