@@ -9,13 +9,11 @@ import (
 )
 
 // workspaceWrites are the workspace writes of a tool call's records in
-// auto mode, prepared (merged, written and synced to temporary files)
-// while the records are stored, and placed once they are. The workspace
-// never shows a change whose record is not stored, and the fsyncs run
-// during the transaction instead of after it: at 50k files they were the
-// largest part of a tool call. The files stay locked from the read that
-// prepares them to their placing, so no other session's write comes in
-// between.
+// auto mode, prepared (merged and written to temporary files) while the
+// records are stored, and placed once they are. The workspace never shows
+// a change whose record is not stored. The files stay locked from the
+// read that prepares them to their placing, so no other session's write
+// comes in between.
 type workspaceWrites struct {
 	e       *Engine
 	s       *prsm.Session
@@ -104,9 +102,10 @@ func (w *workspaceWrites) discard() {
 }
 
 // place puts the prepared writes in place and returns each change's sync
-// state and error, as syncToWorkspace does. The renames' directory syncs
-// run in the background: the content was synced before the rename, so a
-// crash meanwhile leaves the old file or the new one, never a torn one.
+// state and error, as syncToWorkspace does. The syncs to the disk (each
+// file's content, then its directory: prsmsync.Prepared.Settle) run in
+// the background, after the caller's answer: a killed server leaves the
+// old file or the new one either way, never a torn one.
 func (w *workspaceWrites) place() ([]string, []error) {
 	w.resolve()
 	states := make([]string, len(w.preps))
@@ -125,7 +124,7 @@ func (w *workspaceWrites) place() ([]string, []error) {
 				continue
 			}
 			if err := p.Settle(); err != nil {
-				w.e.Log.Error("sync of a workspace directory", "session", w.s.ID, "file", w.changes[i].Rel, "err", err)
+				w.e.Log.Error("sync of a workspace file to the disk", "session", w.s.ID, "file", w.changes[i].Rel, "err", err)
 			}
 		}
 	})

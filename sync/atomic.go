@@ -78,7 +78,7 @@ func writeFileIn(root, path string, data []byte, mode os.FileMode) (err error) {
 		return fmt.Errorf("create parent of %s: %w", path, err)
 	}
 	defer d.Close()
-	tmp, err := stageFile(d, path, data, mode)
+	tmp, _, err := stageFile(d, path, data, mode, true)
 	if err != nil {
 		return err
 	}
@@ -93,11 +93,13 @@ func writeFileIn(root, path string, data []byte, mode os.FileMode) (err error) {
 }
 
 // stageFile writes data to a new temporary file in d (the open parent of
-// path), sets its permission bits and syncs it, and returns its name; on
-// failure nothing is left behind.
-func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string, err error) {
+// path), sets its permission bits and returns its name; on failure nothing
+// is left behind. With durable, the file is synced and closed; without,
+// it is returned open and unsynced, for the caller to sync (syncStaged)
+// once it is placed.
+func stageFile(d *os.Root, path string, data []byte, mode os.FileMode, durable bool) (_ string, open *os.File, err error) {
 	if err := fault("create", path); err != nil {
-		return "", fmt.Errorf("create temp file for %s: %w", path, err)
+		return "", nil, fmt.Errorf("create temp file for %s: %w", path, err)
 	}
 	var f *os.File
 	var tmp string
@@ -108,7 +110,7 @@ func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) || attempt == 10 {
-			return "", fmt.Errorf("create temp file for %s: %w", path, err)
+			return "", nil, fmt.Errorf("create temp file for %s: %w", path, err)
 		}
 	}
 	defer func() {
@@ -119,27 +121,38 @@ func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string
 	}()
 	if err := fault("write", path); err != nil {
 		f.Write(data[:len(data)/2])
-		return "", fmt.Errorf("write %s: %w", tmp, err)
+		return "", nil, fmt.Errorf("write %s: %w", tmp, err)
 	}
 	if _, err := f.Write(data); err != nil {
-		return "", fmt.Errorf("write %s: %w", tmp, err)
+		return "", nil, fmt.Errorf("write %s: %w", tmp, err)
 	}
 	// Chmod on the open file rather than relying on the create mode, which
 	// the umask would trim.
 	if err := f.Chmod(mode.Perm()); err != nil {
-		return "", fmt.Errorf("chmod %s: %w", tmp, err)
+		return "", nil, fmt.Errorf("chmod %s: %w", tmp, err)
 	}
-	if err := fault("sync", path); err != nil {
-		return "", fmt.Errorf("sync %s: %w", tmp, err)
+	if !durable {
+		return tmp, f, nil
 	}
-	if err := f.Sync(); err != nil {
-		return "", fmt.Errorf("sync %s: %w", tmp, err)
+	if err := syncStaged(f, path); err != nil {
+		return "", nil, err
 	}
 	if err := f.Close(); err != nil {
 		d.Remove(tmp)
-		return "", fmt.Errorf("close %s: %w", tmp, err)
+		return "", nil, fmt.Errorf("close %s: %w", tmp, err)
 	}
-	return tmp, nil
+	return tmp, nil, nil
+}
+
+// syncStaged syncs the content of a staged file, of path, to the disk.
+func syncStaged(f *os.File, path string) error {
+	if err := fault("sync", path); err != nil {
+		return fmt.Errorf("sync %s: %w", f.Name(), err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", f.Name(), err)
+	}
+	return nil
 }
 
 // placeStaged renames the staged file tmp over path, in d; on failure the

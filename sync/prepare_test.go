@@ -1,9 +1,11 @@
 package sync
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -206,4 +208,67 @@ func TestPreparedHoldsReplacedFileUntilSettle(t *testing.T) {
 		t.Fatalf("after Discard and an unchanged Prepare: %d open files (%v), want %d", len(got), got, before)
 	}
 	assertFile(t, p, prepTheirs, 0o644)
+}
+
+// TestPreparedSyncsAfterPlace: a prepared write's steps come in the order
+// create, write, rename, then the content's sync, which Settle does: Place
+// waits for no disk. WriteFileAtomic still syncs before its rename. A
+// failing sync in Settle is reported, with the new content in place and
+// no temporary file left.
+func TestPreparedSyncsAfterPlace(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "f.txt")
+	os.WriteFile(p, []byte(prepBase), 0o644)
+	var ops []string
+	failSync := false
+	restore := SetFaultHook(func(op, path string) error {
+		if path == p {
+			ops = append(ops, op)
+			if op == "sync" && failSync {
+				return &os.PathError{Op: "sync", Path: path, Err: syscall.EIO}
+			}
+		}
+		return nil
+	})
+	defer restore()
+
+	w, err := Prepare(root, "f.txt", text(prepBase), text(prepTheirs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := w.Place(); err != nil || out != Written {
+		t.Fatalf("Place: %v %v", out, err)
+	}
+	if got := strings.Join(ops, " "); got != "create write rename" {
+		t.Fatalf("steps up to Place: %q, want %q", got, "create write rename")
+	}
+	if err := w.Settle(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ops, " "); got != "create write rename sync" {
+		t.Fatalf("steps up to Settle: %q, want the sync last", got)
+	}
+	assertFile(t, p, prepTheirs, 0o644)
+
+	ops = nil
+	if err := WriteFileAtomic(p, []byte("whole\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ops, " "); got != "create write sync rename" {
+		t.Fatalf("WriteFileAtomic's steps: %q, want the sync before the rename", got)
+	}
+
+	failSync = true
+	w, err = Prepare(root, "f.txt", text("whole\n"), text("agent\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := w.Place(); err != nil || out != Written {
+		t.Fatalf("Place: %v %v", out, err)
+	}
+	if err := w.Settle(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Settle with a failing sync: %v, want EIO", err)
+	}
+	assertFile(t, p, "agent\n", 0o644)
+	assertNoTemp(t, root)
 }
