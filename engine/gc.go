@@ -103,7 +103,7 @@ func (e *Engine) GC(ctx context.Context, req GCRequest) (*GCReport, error) {
 		ended = ended[:req.KeepSessions]
 	}
 	sweep := func() error {
-		n, _, err := store.DeleteUnreferencedBlobs(ctx, e.DB.Q())
+		n, _, err := e.DB.SweepBlobs(ctx)
 		if err != nil {
 			return err
 		}

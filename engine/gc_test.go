@@ -94,3 +94,53 @@ func countBlobs(t *testing.T, f *fixture) int {
 	_ = store.HashBlob
 	return n
 }
+
+// TestRecordStoresKnownBlobAfterSweep: a capture stores the known content
+// of the file its tool names, and complete's record then skips storing it
+// again. A gc sweep in between removes that blob (nothing references it
+// yet): the record must store it anew, or its before side is lost.
+func TestRecordStoresKnownBlobAfterSweep(t *testing.T) {
+	for _, sweep := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no sweep", true: "sweep"}[sweep], func(t *testing.T) {
+			f := newFixture(t)
+			s := f.start("")
+			f.capture(s, "t1", "Edit", "f.txt")
+			engine.Settle(f.eng)
+			known := store.HashBlob([]byte(lines(20, "")))
+			if !hasBlob(t, f, known) {
+				t.Fatal("the capture did not store the known content")
+			}
+			if sweep {
+				rep, err := f.eng.GC(f.ctx, engine.GCRequest{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.BlobsRemoved == 0 || hasBlob(t, f, known) {
+					t.Fatalf("the sweep kept the unreferenced known content (%d removed)", rep.BlobsRemoved)
+				}
+			}
+			write(t, s.WorktreePath, "f.txt", lines(20, "agent"))
+			recs := f.complete(s, "t1")
+			if len(recs) != 1 || recs[0].OldHash != known {
+				t.Fatalf("records %+v, want one with old hash %s", recs, known)
+			}
+			engine.Settle(f.eng)
+			if !hasBlob(t, f, known) {
+				t.Fatal("the record's before content is not stored")
+			}
+			b, _, err := f.eng.Content(f.ctx, s.ID, recs[0].ID, "before")
+			if err != nil || string(b) != lines(20, "") {
+				t.Fatalf("before content: %q %v", b, err)
+			}
+		})
+	}
+}
+
+func hasBlob(t *testing.T, f *fixture, hash string) bool {
+	t.Helper()
+	var n int
+	if err := f.eng.DB.QueryRowContext(f.ctx, "SELECT COUNT(*) FROM blobs WHERE hash = ?", hash).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
+}

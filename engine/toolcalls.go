@@ -93,6 +93,40 @@ type sessionState struct {
 	// (earlySlot); earlyMu guards them, apart from the session's lock.
 	earlyMu stdsync.Mutex
 	early   map[string]*earlySlot
+	// stored are blobs a capture stored for its complete's record (the
+	// known content of the file the tool names), by hash, with the store's
+	// BlobSweeps then: while no sweep ran since, the record's insert of
+	// the blob is skipped. Guarded by mu.
+	stored map[string]uint64
+}
+
+// storedBlobsMax bounds st.stored: the captures of calls that never
+// complete leave theirs behind.
+const storedBlobsMax = 64
+
+// noteStored remembers that the blob hash was stored by a committed
+// transaction that read sweeps as the store's BlobSweeps; the caller
+// holds the session's lock.
+func (st *sessionState) noteStored(hash string, sweeps uint64) {
+	if st.stored == nil || len(st.stored) >= storedBlobsMax {
+		st.stored = map[string]uint64{}
+	}
+	st.stored[hash] = sweeps
+}
+
+// putBlob stores data for a record, in the transaction running now,
+// unless a capture stored it and no sweep of unreferenced blobs ran since
+// (the insert was a tenth of complete's transaction); it returns the
+// blob's hash.
+func (e *Engine) putBlob(ctx context.Context, q store.Querier, st *sessionState, data []byte) (string, error) {
+	hash := store.HashBlob(data)
+	if sweeps, ok := st.stored[hash]; ok {
+		delete(st.stored, hash)
+		if sweeps == e.DB.BlobSweeps() {
+			return hash, nil
+		}
+	}
+	return store.PutBlob(ctx, q, data)
 }
 
 // inflightCall is a captured tool call not yet completed.
@@ -351,9 +385,8 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		// its workspace write, which can then start before complete has
 		// found what changed, and while the capture is stored (the write
 		// only stages; nothing is placed before complete's record). Its
-		// content is stored with the capture, so that the record's insert
-		// of it (kept: gc may run in between) finds it there and writes no
-		// page on complete's time.
+		// content is stored with the capture, and the record then does
+		// not store it again (putBlob) unless a gc sweep ran in between.
 		var known *prsmsync.Version
 		if call.early != nil {
 			if v, err := st.tracker.KnownVersion(argRel, e.blobs(ctx)); err == nil {
@@ -384,6 +417,8 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 		}
 	}
 	stats := st.tracker.Stats.TakeChanged()
+	var knownHash string
+	var sweeps uint64
 	capture := func(q store.Querier) error {
 		for _, ch := range pre {
 			if ch.After.Present {
@@ -393,9 +428,11 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 			}
 		}
 		if known != nil && known.Present {
-			if _, err := store.PutBlob(ctx, q, known.Content); err != nil {
+			hash, err := store.PutBlob(ctx, q, known.Content)
+			if err != nil {
 				return err
 			}
+			knownHash, sweeps = hash, e.DB.BlobSweeps()
 		}
 		if err := store.PutStats(ctx, q, s.ID, stats); err != nil {
 			return err
@@ -422,6 +459,9 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 		st.tracker.Stats.Restore(stats)
 		delete(st.inflight, tc.ID)
 		return false
+	}
+	if knownHash != "" {
+		st.noteStored(knownHash, sweeps)
 	}
 	if ckpt != nil {
 		e.checkpointStored(st, ckpt)
@@ -692,7 +732,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			}
 		}
 		for i, ch := range changes {
-			r, err := e.newRecord(ctx, q, s, tc, ch, snap, id(i), now)
+			r, err := e.newRecord(ctx, q, s, st, tc, ch, snap, id(i), now)
 			if err != nil {
 				return err
 			}
@@ -804,7 +844,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 }
 
 // newRecord builds the record of one change and stores its contents.
-func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session, tc *prsm.ToolCall, ch tracker.Change, snap snapshot, id string, now time.Time) (*prsm.Record, error) {
+func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, ch tracker.Change, snap snapshot, id string, now time.Time) (*prsm.Record, error) {
 	r := &prsm.Record{
 		ID: id, SessionID: s.ID, FilePath: filepath.Join(e.Repo.Root, filepath.FromSlash(ch.Rel)), RelPath: ch.Rel,
 		AgentID: tc.AgentID, ToolCallID: tc.ID, ToolName: tc.ToolName, MessageIndex: tc.MessageIndex,
@@ -823,7 +863,7 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 		if !v.Present {
 			return "", nil
 		}
-		return store.PutBlob(ctx, q, v.Content)
+		return e.putBlob(ctx, q, st, v.Content)
 	}
 	var err error
 	if r.OldHash, err = put(ch.Before); err != nil {

@@ -22,9 +22,31 @@ func DeleteSession(ctx context.Context, q Querier, id string) error {
 	return nil
 }
 
-// DeleteUnreferencedBlobs removes every blob no record, known file state or
-// tool-call snapshot names, and returns how many and their stored bytes.
-func DeleteUnreferencedBlobs(ctx context.Context, q Querier) (int, int64, error) {
+// SweepBlobs removes every blob no record, known file state or tool-call
+// snapshot names, in one transaction, and returns how many and their
+// stored bytes. A blob stored but not yet referenced (the known content a
+// capture stores for its complete's record) is removed too: BlobSweeps
+// tells a writer whether one ran since it stored such a blob.
+func (db *DB) SweepBlobs(ctx context.Context) (n int, size int64, err error) {
+	err = db.Tx(ctx, func(q Querier) error {
+		// Counted inside the sweep's transaction, before any delete: a
+		// writer that reads BlobSweeps in its own transaction sees either
+		// the count from before (no blob of it was deleted yet, and its
+		// commit comes before the sweep's look at what is referenced) or
+		// the new one.
+		db.sweeps.Add(1)
+		n, size, err = deleteUnreferencedBlobs(ctx, q)
+		return err
+	})
+	return n, size, err
+}
+
+// BlobSweeps is how many blob sweeps have begun. Read inside a
+// transaction, a value equal to one read in an earlier transaction means
+// no sweep deleted a blob in between.
+func (db *DB) BlobSweeps() uint64 { return db.sweeps.Load() }
+
+func deleteUnreferencedBlobs(ctx context.Context, q Querier) (int, int64, error) {
 	live := map[string]bool{}
 	add := func(query string) error {
 		rows, err := q.QueryContext(ctx, query)

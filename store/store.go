@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -56,6 +57,8 @@ type DB struct {
 	wsem chan struct{}
 	wmu  sync.Mutex
 	w    *sql.Conn
+	// sweeps counts the sweeps of unreferenced blobs begun (SweepBlobs).
+	sweeps atomic.Uint64
 }
 
 // Open opens (creating if needed) the database at path, makes sure it is in
