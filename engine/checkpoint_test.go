@@ -443,3 +443,46 @@ func TestRefusedCaptureDoesNotStopTheCall(t *testing.T) {
 		t.Errorf("checkpoints after e2: %+v", list)
 	}
 }
+
+// TestAutoCheckpointsSettingPerSession: a session started with
+// auto_checkpoints false takes no automatic checkpoint, at a turn or
+// before a tool call, however many come; another session of the same
+// engine, interleaved with it, takes one at each. The setting is read
+// once per session and kept apart per session.
+func TestAutoCheckpointsSettingPerSession(t *testing.T) {
+	f := newFixture(t)
+	off := false
+	quiet, err := f.eng.StartSession(f.ctx, engine.StartRequest{AutoCheckpoints: &off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := f.start("")
+	for i := 0; i < 3; i++ {
+		for _, s := range []*prsm.Session{quiet, busy} {
+			if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			id := fmt.Sprintf("t%d", i)
+			f.tool(s, id, "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", lines(20, s.ID+id)) })
+		}
+	}
+	count := func(s *prsm.Session) int {
+		cps, err := f.eng.Checkpoints(f.ctx, s.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, c := range cps {
+			if c.Kind == prsm.CheckpointAuto {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(quiet); n != 0 {
+		t.Errorf("session with auto_checkpoints false has %d automatic checkpoints", n)
+	}
+	if n := count(busy); n != 6 {
+		t.Errorf("session with automatic checkpoints has %d, want 6 (3 turns, 3 tool calls)", n)
+	}
+}

@@ -87,11 +87,11 @@ func (e *Engine) Turn(ctx context.Context, sessionID string, req TurnRequest) (*
 	if req.MessageIndex > st.turn {
 		st.turn = req.MessageIndex
 	}
-	on, err := store.AutoCheckpoints(ctx, e.DB.Q(), s.ID)
+	on, err := e.autoCheckpointsOn(ctx, s, st)
 	if err != nil {
 		return nil, err
 	}
-	if !on || e.NoAutoCheckpoints {
+	if !on {
 		return nil, nil // the turn is counted; automatic checkpoints are off
 	}
 	desc := fmt.Sprintf("turn %d", req.MessageIndex)
@@ -140,8 +140,8 @@ func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req Che
 // (nil when the session switched them off), for the caller to store with
 // the tool call, in its transaction.
 func (e *Engine) autoCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, target string) (*newCheckpoint, error) {
-	on, err := store.AutoCheckpoints(ctx, e.DB.Q(), s.ID)
-	if err != nil || !on || e.NoAutoCheckpoints {
+	on, err := e.autoCheckpointsOn(ctx, s, st)
+	if err != nil || !on {
 		return nil, err
 	}
 	desc := "before " + tc.ToolName
@@ -153,6 +153,24 @@ func (e *Engine) autoCheckpoint(ctx context.Context, s *prsm.Session, st *sessio
 		return nil, fmt.Errorf("checkpoint tree: %w", err)
 	}
 	return e.prepareCheckpoint(ctx, s, st, ts, prsm.CheckpointAuto, desc, "", tc.MessageIndex, tc.ID)
+}
+
+// autoCheckpointsOn reports whether session s takes automatic
+// checkpoints. The session's setting is fixed at its start, so it is read
+// once (a query per tool call otherwise); the caller holds the session's
+// lock.
+func (e *Engine) autoCheckpointsOn(ctx context.Context, s *prsm.Session, st *sessionState) (bool, error) {
+	if e.NoAutoCheckpoints {
+		return false, nil
+	}
+	if st.autoCkpt == nil {
+		on, err := store.AutoCheckpoints(ctx, e.DB.Q(), s.ID)
+		if err != nil {
+			return false, err
+		}
+		st.autoCkpt = &on
+	}
+	return *st.autoCkpt, nil
 }
 
 // stateTree builds, in a new batch, the tree of what the tracker knows the

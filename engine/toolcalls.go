@@ -93,6 +93,8 @@ type sessionState struct {
 	// (earlySlot); earlyMu guards them, apart from the session's lock.
 	earlyMu stdsync.Mutex
 	early   map[string]*earlySlot
+	// autoCkpt is the session's auto_checkpoints setting, once read.
+	autoCkpt *bool
 	// stored are blobs a capture stored for its complete's record (the
 	// known content of the file the tool names), by hash, with the store's
 	// BlobSweeps then: while no sweep ran since, the record's insert of
