@@ -314,7 +314,12 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 		return nil, err
 	}
 	name := tracker.CanonicalToolName(req.ToolName)
-	if old, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, req.ToolCallID); err == nil {
+	var old *prsm.ToolCall
+	err = e.DB.ReadWarm(ctx, func(q store.Querier) (err error) {
+		old, err = store.GetToolCall(ctx, q, s.ID, req.ToolCallID)
+		return err
+	})
+	if err == nil {
 		// A repeated capture is a no-op.
 		return &ToolCallAnswer{ToolCallID: old.ID, ToolName: old.ToolName}, nil
 	} else if !errors.Is(err, prsm.ErrNotFound) {
@@ -939,7 +944,12 @@ type StatusEvent struct {
 }
 
 func (e *Engine) publishSession(ctx context.Context, id string) {
-	if s, err := store.GetSession(ctx, e.DB.Q(), id); err == nil {
+	var s *prsm.Session
+	err := e.DB.ReadWarm(ctx, func(q store.Querier) (err error) {
+		s, err = store.GetSession(ctx, q, id)
+		return err
+	})
+	if err == nil {
 		e.Events.Publish(EventSessionUpdated, s)
 	}
 }

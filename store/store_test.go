@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -357,5 +358,62 @@ func TestTransactionsShareOneConnection(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("transaction %d on another connection: %v", i, err)
 		}
+	}
+}
+
+// TestReadWarm: a read through ReadWarm sees what was committed; it runs
+// on the transaction connection when that is free, and on the pool while
+// a transaction holds it (without waiting for it, and without seeing its
+// uncommitted writes).
+func TestReadWarm(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	if err := db.Tx(ctx, func(q Querier) error { mustSession(t, q, "s1", time.Now()); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	read := func() (string, Querier) {
+		var on Querier
+		var name string
+		err := db.ReadWarm(ctx, func(q Querier) error {
+			on = q
+			return q.QueryRowContext(ctx, "SELECT name FROM sessions WHERE id = 's1'").Scan(&name)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return name, on
+	}
+	if name, on := read(); name != "n-s1" {
+		t.Fatalf("read %q, want n-s1", name)
+	} else if _, ok := on.(*sql.Conn); !ok {
+		t.Fatalf("with no transaction running, read on %T, want the transaction connection", on)
+	}
+
+	inTx, done := make(chan struct{}), make(chan struct{})
+	txErr := make(chan error, 1)
+	go func() {
+		txErr <- db.Tx(ctx, func(q Querier) error {
+			if _, err := q.ExecContext(ctx, "UPDATE sessions SET name = 'uncommitted' WHERE id = 's1'"); err != nil {
+				return err
+			}
+			close(inTx)
+			<-done
+			return nil
+		})
+	}()
+	<-inTx
+	name, on := read() // must not wait for the transaction
+	close(done)
+	if err := <-txErr; err != nil {
+		t.Fatal(err)
+	}
+	if name != "n-s1" {
+		t.Fatalf("read during a transaction: %q, want the committed n-s1", name)
+	}
+	if on != Querier(db.DB) {
+		t.Fatalf("during a transaction, read on %T, want the pool", on)
+	}
+	if name, _ := read(); name != "uncommitted" {
+		t.Fatalf("read after the commit: %q", name)
 	}
 }
