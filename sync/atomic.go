@@ -78,8 +78,18 @@ func writeFileIn(root, path string, data []byte, mode os.FileMode) (err error) {
 		return fmt.Errorf("create parent of %s: %w", path, err)
 	}
 	defer d.Close()
-	tmp, _, err := stageFile(d, path, data, mode, true)
+	tmp, f, err := stageFile(d, path, data, mode)
 	if err != nil {
+		return err
+	}
+	// Synced before the rename: whoever sees the new name, after any
+	// crash, sees all of the content.
+	err = syncStaged(f, path)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", tmp, cerr)
+	}
+	if err != nil {
+		d.Remove(tmp)
 		return err
 	}
 	if err := placeStaged(d, tmp, path); err != nil {
@@ -93,11 +103,10 @@ func writeFileIn(root, path string, data []byte, mode os.FileMode) (err error) {
 }
 
 // stageFile writes data to a new temporary file in d (the open parent of
-// path), sets its permission bits and returns its name; on failure nothing
-// is left behind. With durable, the file is synced and closed; without,
-// it is returned open and unsynced, for the caller to sync (syncStaged)
-// once it is placed.
-func stageFile(d *os.Root, path string, data []byte, mode os.FileMode, durable bool) (_ string, open *os.File, err error) {
+// path), sets its permission bits and returns its name and the file, open
+// and not yet synced (syncStaged), for the caller to close; on failure
+// nothing is left behind.
+func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string, open *os.File, err error) {
 	if err := fault("create", path); err != nil {
 		return "", nil, fmt.Errorf("create temp file for %s: %w", path, err)
 	}
@@ -131,17 +140,7 @@ func stageFile(d *os.Root, path string, data []byte, mode os.FileMode, durable b
 	if err := f.Chmod(mode.Perm()); err != nil {
 		return "", nil, fmt.Errorf("chmod %s: %w", tmp, err)
 	}
-	if !durable {
-		return tmp, f, nil
-	}
-	if err := syncStaged(f, path); err != nil {
-		return "", nil, err
-	}
-	if err := f.Close(); err != nil {
-		d.Remove(tmp)
-		return "", nil, fmt.Errorf("close %s: %w", tmp, err)
-	}
-	return tmp, nil, nil
+	return tmp, f, nil
 }
 
 // syncStaged syncs the content of a staged file, of path, to the disk.

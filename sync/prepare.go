@@ -19,8 +19,8 @@ import (
 // placed file durable: it syncs the file's content, then the directory.
 // Apply is Prepare, Place and Settle at once.
 //
-// The content is synced after the rename rather than before it, which is
-// what WriteFileAtomic does: the sync waits for the disk (0.3 to 0.7 ms
+// The content is synced after the rename, not before it as WriteFileAtomic
+// does: the sync waits for the disk (0.3 to 0.7 ms
 // here, the largest step of a tool call's write) and was the last thing a
 // tool call's answer waited for. A killed process loses nothing either
 // way: the written content is the kernel's, and the rename shows all of
@@ -110,7 +110,7 @@ func (w *Prepared) prepare() error {
 		w.release()
 		return nil
 	}
-	tmp, staged, err := stageFile(d, w.path, result.Content, os.FileMode(result.Mode&0o777), false)
+	tmp, staged, err := stageFile(d, w.path, result.Content, os.FileMode(result.Mode&0o777))
 	if err != nil {
 		d.Close()
 		w.release()
@@ -187,11 +187,8 @@ func (w *Prepared) Settle() error {
 	if !w.placed {
 		return nil
 	}
-	if w.staged != nil {
-		err := syncStaged(w.staged, w.path)
-		w.staged.Close()
-		w.staged = nil
-		if err != nil {
+	if w.staged != nil { // drop closes it
+		if err := syncStaged(w.staged, w.path); err != nil {
 			return fmt.Errorf("replaced %s: %w", w.path, err)
 		}
 	}
