@@ -63,6 +63,10 @@ type knownVersion struct {
 // maxKnownRead bounds the versions kept in knownRead.
 const maxKnownRead = 64
 
+// maxLearnedContent bounds the content Learn keeps in knownRead: a larger
+// file is read back when needed.
+const maxLearnedContent = 1 << 20
+
 // maxIgnoreCache bounds the ignore decisions kept per session.
 const maxIgnoreCache = 100_000
 
@@ -127,11 +131,15 @@ func (s *Session) KnownVersion(rel string, blobs BlobReader) (prsmsync.Version, 
 	if err != nil {
 		return v, err
 	}
+	s.keepRead(rel, knownVersion{known: known, st: st, v: v})
+	return v, nil
+}
+
+func (s *Session) keepRead(rel string, kv knownVersion) {
 	if s.knownRead == nil || len(s.knownRead) >= maxKnownRead {
 		s.knownRead = map[string]knownVersion{}
 	}
-	s.knownRead[rel] = knownVersion{known: known, st: st, v: v}
-	return v, nil
+	s.knownRead[rel] = kv
 }
 
 func (s *Session) readKnown(rel string, st store.FileState, known bool, blobs BlobReader) (prsmsync.Version, error) {
@@ -434,6 +442,12 @@ func (s *Session) Learn(rel string, v prsmsync.Version) {
 	if s.Touched == nil {
 		s.Touched = map[string]bool{}
 	}
-	s.Known[rel] = StateOf(v)
+	st := StateOf(v)
+	s.Known[rel] = st
 	s.Touched[rel] = true
+	// The content is at hand: the next checkpoint's tree, and the next
+	// tool call on rel, would otherwise read it back from the store.
+	if len(v.Content) <= maxLearnedContent {
+		s.keepRead(rel, knownVersion{known: true, st: st, v: v})
+	}
 }

@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -220,8 +221,9 @@ func TestStatCacheTakeChanged(t *testing.T) {
 func noBlobs(hash string) ([]byte, error) { return nil, os.ErrNotExist }
 
 // TestKnownVersionReadOnce: the known version of a file in the store is
-// read once for a capture and its complete, and read anew once the known
-// state moves on (a record learned, from the base commit's version on).
+// read once for a capture and its complete, and not at all when it was
+// learned (a record's content is at hand); a state that moves on without
+// Learn (loaded from the store) is read anew.
 func TestKnownVersionReadOnce(t *testing.T) {
 	s, _ := newTrackedSession(t)
 	contents := map[string][]byte{}
@@ -242,13 +244,22 @@ func TestKnownVersionReadOnce(t *testing.T) {
 	}
 	want("src/a.txt", "one\ntwo\n", 0) // from the base commit
 	want("src/a.txt", "one\ntwo\n", 0)
-	for i, c := range []string{"v1\n", "v2\n"} {
+	for _, c := range []string{"v1\n", "v2\n"} {
 		v := prsmsync.Version{Present: true, Mode: 0o100644, Content: []byte(c)}
 		contents[Hash(v.Content)] = v.Content
 		s.Learn("src/a.txt", v)
-		want("src/a.txt", c, i+1)
-		want("src/a.txt", c, i+1)
+		want("src/a.txt", c, 0)
+		want("src/a.txt", c, 0)
 	}
+	v3 := prsmsync.Version{Present: true, Mode: 0o100644, Content: []byte("v3\n")}
+	contents[Hash(v3.Content)] = v3.Content
+	s.Known["src/a.txt"] = StateOf(v3) // as a start loads it
+	want("src/a.txt", "v3\n", 1)
+	want("src/a.txt", "v3\n", 1)
+	big := prsmsync.Version{Present: true, Mode: 0o100644, Content: bytes.Repeat([]byte("x"), maxLearnedContent+1)}
+	contents[Hash(big.Content)] = big.Content
+	s.Learn("src/a.txt", big)
+	want("src/a.txt", string(big.Content), 2) // too large to keep
 	s.Learn("src/a.txt", prsmsync.Absent)
 	if v, err := s.KnownVersion("src/a.txt", blobs); err != nil || v.Present {
 		t.Fatalf("KnownVersion after a delete = %+v, %v; want absent", v, err)
