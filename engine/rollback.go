@@ -823,7 +823,7 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 	}
 	now := time.Now().UTC()
 	return e.DB.Tx(ctx, func(q store.Querier) error {
-		if err := store.InsertToolCall(ctx, q, tc); err != nil {
+		if err := insertToolCall(ctx, q, st, tc); err != nil {
 			return err
 		}
 		for i, ch := range changes {

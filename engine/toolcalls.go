@@ -100,6 +100,33 @@ type sessionState struct {
 	// BlobSweeps then: while no sweep ran since, the record's insert of
 	// the blob is skipped. Guarded by mu.
 	stored map[string]uint64
+	// calls holds the ids of the session's tool calls (nil until a
+	// capture needs it): a capture whose id is not there is new, with no
+	// query. An id is added before its row is inserted, so the set may
+	// hold an id the store refused, never miss one. Guarded by mu.
+	calls map[string]bool
+}
+
+// mayHaveCall reports whether the session may have a tool call id: false
+// means it surely does not. The caller holds the session's lock.
+func (e *Engine) mayHaveCall(ctx context.Context, s *prsm.Session, st *sessionState, id string) (bool, error) {
+	if st.calls == nil {
+		ids, err := store.ToolCallIDs(ctx, e.DB.Q(), s.ID)
+		if err != nil {
+			return false, err
+		}
+		st.calls = ids
+	}
+	return st.calls[id], nil
+}
+
+// insertToolCall stores a new tool call of the session, in q; the caller
+// holds the session's lock.
+func insertToolCall(ctx context.Context, q store.Querier, st *sessionState, tc *prsm.ToolCall) error {
+	if st.calls != nil {
+		st.calls[tc.ID] = true
+	}
+	return store.InsertToolCall(ctx, q, tc)
 }
 
 // storedBlobsMax bounds st.stored: the captures of calls that never
@@ -315,10 +342,17 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	}
 	name := tracker.CanonicalToolName(req.ToolName)
 	var old *prsm.ToolCall
-	err = e.DB.ReadWarm(ctx, func(q store.Querier) (err error) {
-		old, err = store.GetToolCall(ctx, q, s.ID, req.ToolCallID)
-		return err
-	})
+	known, err := e.mayHaveCall(ctx, s, st, req.ToolCallID)
+	if err != nil {
+		return nil, err
+	}
+	err = prsm.ErrNotFound
+	if known {
+		err = e.DB.ReadWarm(ctx, func(q store.Querier) (err error) {
+			old, err = store.GetToolCall(ctx, q, s.ID, req.ToolCallID)
+			return err
+		})
+	}
 	if err == nil {
 		// A repeated capture is a no-op.
 		return &ToolCallAnswer{ToolCallID: old.ID, ToolName: old.ToolName}, nil
@@ -444,7 +478,7 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 		if err := store.PutStats(ctx, q, s.ID, stats); err != nil {
 			return err
 		}
-		return store.InsertToolCall(ctx, q, tc)
+		return insertToolCall(ctx, q, st, tc)
 	}
 	err := e.DB.Tx(ctx, func(q store.Querier) error {
 		if err := capture(q); err != nil {
@@ -602,7 +636,7 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 		}
 		tc = &prsm.ToolCall{SessionID: s.ID, ID: toolCallID, ToolName: tracker.CanonicalToolName(req.ToolName),
 			Args: req.Args, AgentID: agent, Cwd: req.Cwd, MessageIndex: orTurn(req.MessageIndex, st), StartedAt: time.Now().UTC()}
-		if err := store.InsertToolCall(ctx, e.DB.Q(), tc); err != nil {
+		if err := insertToolCall(ctx, e.DB.Q(), st, tc); err != nil {
 			return nil, err
 		}
 	case err != nil:
@@ -734,7 +768,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	err = e.DB.Tx(ctx, func(q store.Querier) error {
 		recs = recs[:0]
 		if !exists {
-			if err := store.InsertToolCall(ctx, q, tc); err != nil {
+			if err := insertToolCall(ctx, q, st, tc); err != nil {
 				return err
 			}
 		}

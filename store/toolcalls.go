@@ -59,6 +59,27 @@ func GetToolCall(ctx context.Context, q Querier, sessionID, id string) (*prsm.To
 	return tc, nil
 }
 
+// ToolCallIDs returns the ids of a session's tool calls.
+func ToolCallIDs(ctx context.Context, q Querier, sessionID string) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, "SELECT id FROM tool_calls WHERE session_id = ?", sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("list tool call ids: %w", mapErr(err))
+	}
+	defer rows.Close()
+	ids := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list tool call ids: %w", mapErr(err))
+		}
+		ids[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tool call ids: %w", mapErr(err))
+	}
+	return ids, nil
+}
+
 // CompleteToolCall stores the result of a tool call and when it completed.
 func CompleteToolCall(ctx context.Context, q Querier, sessionID, id string, result []byte, at time.Time) error {
 	res, err := q.ExecContext(ctx,
