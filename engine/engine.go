@@ -234,7 +234,9 @@ func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session,
 	if err != nil {
 		return nil, sessionError(idOrPrefix, err)
 	}
-	e.awaitAnswered(s.ID)
+	if err := e.settled(ctx, s.ID); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -270,7 +272,9 @@ func (e *Engine) Sessions(ctx context.Context, status string) ([]*prsm.Session, 
 	default:
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use active or ended", "unknown session status %q", status)
 	}
-	e.awaitAllAnswered()
+	if err := e.settledAll(ctx); err != nil {
+		return nil, err
+	}
 	return store.ListSessions(ctx, e.DB.Q(), status)
 }
 
