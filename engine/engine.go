@@ -234,9 +234,7 @@ func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session,
 	if err != nil {
 		return nil, sessionError(idOrPrefix, err)
 	}
-	if err := e.settled(ctx, s.ID); err != nil {
-		return nil, err
-	}
+	e.awaitAnswered(s.ID)
 	return s, nil
 }
 
@@ -272,9 +270,7 @@ func (e *Engine) Sessions(ctx context.Context, status string) ([]*prsm.Session, 
 	default:
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use active or ended", "unknown session status %q", status)
 	}
-	if err := e.settledAll(ctx); err != nil {
-		return nil, err
-	}
+	e.awaitAllAnswered()
 	return store.ListSessions(ctx, e.DB.Q(), status)
 }
 

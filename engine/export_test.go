@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // SetCrashHook makes the engine call f at every crash point of its
 // multi-step operations (see crashPoint) until the returned func is called.
@@ -22,11 +19,7 @@ func HoldFlush(e *Engine) (release func()) {
 
 // Settle waits for the work every session's tool calls do after their
 // answers (sync states, captures), for tests that read the store directly.
-func Settle(e *Engine) { _ = e.settledAll(context.Background()) }
-
-// AwaitAnswered waits for the work every session's tool calls do after
-// their answers, and stores nothing they deferred (unlike Settle).
-func AwaitAnswered(e *Engine) { e.awaitAllAnswered() }
+func Settle(e *Engine) { e.awaitAllAnswered() }
 
 // EarlyPlaced counts the early workspace writes that served a tool call.
 func EarlyPlaced(e *Engine) int64 { return e.earlyPlaced.Load() }

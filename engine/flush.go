@@ -111,9 +111,6 @@ func (e *Engine) Close() {
 		e.flushWG.Done() // it will not run
 	}
 	e.flushWG.Wait()
-	// The sync states still deferred are stored, their timers stopped.
-	e.awaitAllAnswered()
-	e.settleAll(context.Background())
 	e.settleWG.Wait()
 	e.stopScanner()
 }

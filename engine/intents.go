@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
@@ -76,104 +75,21 @@ type syncDone struct {
 	state string
 }
 
-// SettleDelay bounds how long the sync states of a tool call's records
-// wait, unstored, for a transaction to carry them (see deferSyncs).
-var SettleDelay = 50 * time.Millisecond
-
-// deferSyncs keeps the sync states that records' syncs gave them (the
-// records themselves are the caller's to set) for the session's next
-// transaction: the next capture or complete carries them, so a burst of
-// tool calls pays no transaction of its own for them. Every read and
-// every other operation of the session stores them first (settle), and
-// a timer does within SettleDelay. A crash before leaves the records'
-// intent (pending_review), which the next start settles (recoverSyncs).
-// The caller holds the session's lock.
-func (e *Engine) deferSyncs(st *sessionState, done []syncDone) {
-	if len(done) == 0 {
-		return
-	}
-	st.unsettledMu.Lock()
-	defer st.unsettledMu.Unlock()
-	st.unsettled = append(st.unsettled, done...)
-	if st.settleTimer != nil {
-		return
-	}
-	e.flushMu.Lock()
-	defer e.flushMu.Unlock()
-	if e.closed {
-		return // Close settles what is left
-	}
-	e.settleWG.Add(1)
-	st.settleTimer = time.AfterFunc(SettleDelay, func() {
-		defer e.settleWG.Done()
-		// With the session's lock: the stat cache's news go too.
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		st.unsettledMu.Lock()
-		st.settleTimer = nil
-		st.unsettledMu.Unlock()
-		stats := st.tracker.Stats.TakeChanged()
-		if err := e.settleSyncs(context.Background(), st, stats); err != nil {
-			st.tracker.Stats.Restore(stats)
-		}
-	})
-}
-
-// writeUnsettled stores st's deferred sync states in transaction q. The
-// caller holds st.unsettledMu from before the transaction until it ends,
-// and clears st.unsettled once it committed.
-func writeUnsettled(ctx context.Context, q store.Querier, st *sessionState) error {
-	for _, d := range st.unsettled {
-		if err := store.SettleSyncState(ctx, q, d.r.SessionID, d.r.ID, d.state); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// settleSyncs stores st's deferred sync states now (and stats, the stat
-// cache's news, for the caller that holds the session's lock), in a
-// transaction of their own. On a failure they stay deferred, for the
-// next transaction or settle to store; a crash leaves the records their
-// intent, for the next start.
-func (e *Engine) settleSyncs(ctx context.Context, st *sessionState, stats map[string]*store.Stat) error {
-	st.unsettledMu.Lock()
-	defer st.unsettledMu.Unlock()
-	if len(st.unsettled) == 0 && len(stats) == 0 {
+// finishSyncs stores the sync states that records' syncs gave them, and
+// the stat cache's news of session sessionID, in one transaction. The
+// records themselves are the caller's to set.
+func (e *Engine) finishSyncs(ctx context.Context, sessionID string, done []syncDone, stats map[string]*store.Stat) error {
+	if len(done) == 0 && len(stats) == 0 {
 		return nil
 	}
-	err := e.DB.Tx(ctx, func(q store.Querier) error {
-		if err := writeUnsettled(ctx, q, st); err != nil {
-			return err
+	return e.DB.Tx(ctx, func(q store.Querier) error {
+		for _, d := range done {
+			if err := store.UpdateRecordState(ctx, q, d.r.SessionID, d.r.ID, d.r.Status, d.state); err != nil {
+				return err
+			}
 		}
-		return store.PutStats(ctx, q, st.tracker.ID, stats)
+		return store.PutStats(ctx, q, sessionID, stats)
 	})
-	if err != nil {
-		e.Log.Error("store sync states", "session", st.tracker.ID, "err", err)
-		return fmt.Errorf("store the sync states of session %s: %w", st.tracker.ID, err)
-	}
-	st.unsettled = nil
-	return nil
-}
-
-// settleAll stores every session's deferred sync states, and stops their
-// timers (Close).
-func (e *Engine) settleAll(ctx context.Context) {
-	e.statesMu.Lock()
-	states := make([]*sessionState, 0, len(e.states))
-	for _, st := range e.states {
-		states = append(states, st)
-	}
-	e.statesMu.Unlock()
-	for _, st := range states {
-		st.unsettledMu.Lock()
-		if st.settleTimer != nil && st.settleTimer.Stop() {
-			st.settleTimer = nil
-			e.settleWG.Done() // it will not run
-		}
-		st.unsettledMu.Unlock()
-		e.settleSyncs(ctx, st, nil)
-	}
 }
 
 // syncError says that records were stored but some did not reach the

@@ -105,14 +105,6 @@ type sessionState struct {
 	// query. An id is added before its row is inserted, so the set may
 	// hold an id the store refused, never miss one. Guarded by mu.
 	calls map[string]bool
-	// unsettled are sync states of records that are placed and not yet
-	// stored (deferSyncs), and settleTimer stores them when no
-	// transaction of the session does first. Guarded by unsettledMu,
-	// which is taken after mu, and held across a transaction that
-	// stores them.
-	unsettledMu stdsync.Mutex
-	unsettled   []syncDone
-	settleTimer *time.Timer
 }
 
 // mayHaveCall reports whether the session may have a tool call id: false
@@ -224,25 +216,11 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 // session whose state is loaded is not read from the store again (tool
 // calls come often, and the read was a tenth of a capture).
 func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
-	return e.lockFor(ctx, id, false)
-}
-
-// lockCall is lockSession for a tool call's capture and complete: they
-// leave the sync states the session deferred to their transactions.
-func (e *Engine) lockCall(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
-	return e.lockFor(ctx, id, true)
-}
-
-func (e *Engine) lockFor(ctx context.Context, id string, call bool) (*prsm.Session, *sessionState, func(), error) {
 	e.statesMu.Lock()
 	st := e.states[id]
 	e.statesMu.Unlock()
 	if st != nil && st.active != nil {
-		if call {
-			e.awaitAnswered(id)
-		} else if err := e.settled(ctx, id); err != nil {
-			return nil, nil, nil, err
-		}
+		e.awaitAnswered(id)
 		st.mu.Lock()
 		s := *st.active
 		return &s, st, st.mu.Unlock, nil
@@ -353,7 +331,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	if err := checkLabel("agent_id", req.AgentID); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockCall(ctx, sessionID)
+	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -483,9 +461,6 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 	var knownHash string
 	var sweeps uint64
 	capture := func(q store.Querier) error {
-		if err := writeUnsettled(ctx, q, st); err != nil {
-			return err
-		}
 		for _, ch := range pre {
 			if ch.After.Present {
 				if _, err := store.PutBlob(ctx, q, ch.After.Content); err != nil {
@@ -505,8 +480,6 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 		}
 		return insertToolCall(ctx, q, st, tc)
 	}
-	// The sync states the session's last complete deferred go along.
-	st.unsettledMu.Lock()
 	err := e.DB.Tx(ctx, func(q store.Querier) error {
 		if err := capture(q); err != nil {
 			return err
@@ -522,10 +495,6 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 		ckpt = nil
 		err = e.DB.Tx(ctx, capture) // the call without its checkpoint
 	}
-	if err == nil {
-		st.unsettled = nil
-	}
-	st.unsettledMu.Unlock()
 	if err != nil {
 		e.Log.Error("pre-tool capture not stored: complete will record against the known state", "session", s.ID, "tool_call", tc.ID, "err", err)
 		st.tracker.Stats.Restore(stats)
@@ -577,39 +546,8 @@ func (l *heldLock) handOver() func() {
 	return unlock
 }
 
-// settled waits until the work afterAnswer runs for session id is done,
-// and stores the sync states it deferred: what comes next reads, or
-// changes, the session as its tool calls left it.
-func (e *Engine) settled(ctx context.Context, id string) error {
-	e.awaitAnswered(id)
-	e.statesMu.Lock()
-	st := e.states[id]
-	e.statesMu.Unlock()
-	if st == nil {
-		return nil
-	}
-	return e.settleSyncs(context.WithoutCancel(ctx), st, nil)
-}
-
-// settledAll is settled for every session, for what reads across
-// sessions.
-func (e *Engine) settledAll(ctx context.Context) error {
-	e.awaitAllAnswered()
-	e.statesMu.Lock()
-	states := make([]*sessionState, 0, len(e.states))
-	for _, st := range e.states {
-		states = append(states, st)
-	}
-	e.statesMu.Unlock()
-	var errs []error
-	for _, st := range states {
-		errs = append(errs, e.settleSyncs(context.WithoutCancel(ctx), st, nil))
-	}
-	return errors.Join(errs...)
-}
-
 // awaitAllAnswered waits until the work afterAnswer runs is done for
-// every session.
+// every session, for what reads across sessions.
 func (e *Engine) awaitAllAnswered() {
 	e.statesMu.Lock()
 	ids := make([]string, 0, len(e.finishing))
@@ -659,7 +597,7 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if err := checkToolCallID(toolCallID); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockCall(ctx, sessionID)
+	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -678,9 +616,6 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	case call != nil:
 		// In flight: go on with it.
 	case err == nil && tc.CompletedAt != nil:
-		if err := e.settleSyncs(context.WithoutCancel(ctx), st, nil); err != nil {
-			return nil, err
-		}
 		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: toolCallID})
 		if err != nil {
 			return nil, err
@@ -830,12 +765,8 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	} else if early != nil {
 		early.drop()
 	}
-	st.unsettledMu.Lock()
 	err = e.DB.Tx(ctx, func(q store.Querier) error {
 		recs = recs[:0]
-		if err := writeUnsettled(ctx, q, st); err != nil {
-			return err
-		}
 		if !exists {
 			if err := insertToolCall(ctx, q, st, tc); err != nil {
 				return err
@@ -860,10 +791,6 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		}
 		return store.CompleteToolCall(ctx, q, s.ID, tc.ID, result, now)
 	})
-	if err == nil {
-		st.unsettled = nil
-	}
-	st.unsettledMu.Unlock()
 	if err != nil {
 		if writes != nil {
 			writes.discard()
@@ -916,12 +843,17 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	for i, r := range recs {
 		evs[i] = *r
 	}
-	// The sync states are stored by the session's next transaction
-	// (deferSyncs), and so are the stat cache's news: a stat row only
+	// The stat cache's news are stored by finish too: a stat row only
 	// saves a read (a file whose hash differs from the known one is read
 	// anyway), so it need not commit with the records.
+	stats := st.tracker.Stats.TakeChanged()
 	finish = func() {
-		e.deferSyncs(st, finished)
+		if err := e.finishSyncs(ctx, s.ID, finished, stats); err != nil {
+			// The workspace has the changes; their records stay
+			// pending_review, and the next start settles their states.
+			e.Log.Error("store sync states", "session", s.ID, "tool_call", tc.ID, "err", err)
+			st.tracker.Stats.Restore(stats)
+		}
 		for i := range evs {
 			e.Events.Publish(EventFileChanged, &evs[i])
 		}
@@ -1176,8 +1108,6 @@ func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([
 			return nil, err
 		}
 		f.SessionID = s.ID
-	} else if err := e.settledAll(ctx); err != nil {
-		return nil, err
 	}
 	switch status {
 	case "", prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected:

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
@@ -776,84 +775,5 @@ func TestRepeatedCaptureIsNoOp(t *testing.T) {
 	again, err := f.eng.CompleteToolCall(f.ctx, s.ID, "t2", engine.CompleteRequest{})
 	if err != nil || summary(again.Records) != summary(res.Records) {
 		t.Fatalf("repeated complete of t2: %v %s", err, summary(again.Records))
-	}
-}
-
-// TestDeferredSyncStates: a complete's answer does not wait for its
-// records' sync states to be stored. They are stored by the session's
-// next transaction (its next capture), before any read or other
-// operation of the session, at Close, within SettleDelay when nothing
-// else comes, and after a crash by the next start.
-func TestDeferredSyncStates(t *testing.T) {
-	f := newFixture(t)
-	s := f.start("")
-	edit := func(id, content string) {
-		t.Helper()
-		recs := f.tool(s, id, "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", content) })
-		if got := summary(recs); got != id+" modify f.txt pending/synced" {
-			t.Fatalf("answer of %s: %s", id, got)
-		}
-	}
-	stored := func(id string) string {
-		t.Helper()
-		engine.AwaitAnswered(f.eng)
-		r, err := store.GetRecord(f.ctx, f.eng.DB.Q(), s.ID, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.SyncState
-	}
-	defer func(d time.Duration) { engine.SettleDelay = d }(engine.SettleDelay)
-
-	// Nothing else comes: the timer stores them.
-	engine.SettleDelay = 20 * time.Millisecond
-	edit("t1", "one\n")
-	deadline := time.Now().Add(5 * time.Second)
-	for stored("t1") != prsm.SyncSynced && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got := stored("t1"); got != prsm.SyncSynced {
-		t.Fatalf("t1 stored as %s after the settle delay", got)
-	}
-
-	engine.SettleDelay = time.Hour
-	// The next capture's transaction carries them.
-	edit("t2", "two\n")
-	if got := stored("t2"); got != prsm.SyncPendingReview {
-		t.Fatalf("t2 stored as %s before anything carried it; the test proves nothing", got)
-	}
-	f.capture(s, "t3", "Edit", "f.txt")
-	if got := stored("t2"); got != prsm.SyncSynced {
-		t.Fatalf("t2 stored as %s after the next capture", got)
-	}
-	write(t, s.WorktreePath, "f.txt", "three\n")
-	f.complete(s, "t3")
-	// A read of the session stores them first.
-	if got := stored("t3"); got != prsm.SyncPendingReview {
-		t.Fatalf("t3 stored as %s before anything carried it", got)
-	}
-	recs, err := f.eng.Records(f.ctx, s.ID, "", "")
-	if err != nil || len(recs) != 3 || recs[2].SyncState != prsm.SyncSynced || stored("t3") != prsm.SyncSynced {
-		t.Fatalf("records read: %v %s; t3 stored as %s", err, summary(recs), stored("t3"))
-	}
-	// So does a read across sessions.
-	edit("t4", "four\n")
-	if all, err := f.eng.Records(f.ctx, "", "", ""); err != nil || len(all) != 4 || all[3].SyncState != prsm.SyncSynced {
-		t.Fatalf("records of every session: %v %s", err, summary(all))
-	}
-	// A crash with states deferred: the next start settles them, and
-	// the workspace keeps the change.
-	edit("t5", "five\n")
-	f.restart()
-	if got := stored("t5"); got != prsm.SyncSynced || read(t, f.ws, "f.txt") != "five\n" {
-		t.Fatalf("after a restart t5 is stored as %s, workspace %q", got, read(t, f.ws, "f.txt"))
-	}
-	// Close stores them.
-	s = f.start("")
-	edit("t6", "six\n")
-	f.eng.Close()
-	r, err := store.GetRecord(f.ctx, f.eng.DB.Q(), s.ID, "t6")
-	if err != nil || r.SyncState != prsm.SyncSynced {
-		t.Fatalf("t6 after Close: %v %+v", err, r)
 	}
 }

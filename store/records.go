@@ -176,18 +176,6 @@ func UpdateRecordState(ctx context.Context, q Querier, sessionID, id, status, sy
 	return nil
 }
 
-// SettleSyncState stores the sync state a record's sync gave it, unless
-// something stored another since the record's intent (pending_review).
-func SettleSyncState(ctx context.Context, q Querier, sessionID, id, syncState string) error {
-	_, err := q.ExecContext(ctx,
-		"UPDATE records SET sync_state = ? WHERE session_id = ? AND id = ? AND sync_state = ?",
-		syncState, sessionID, id, prsm.SyncPendingReview)
-	if err != nil {
-		return fmt.Errorf("update record %s: %w", id, mapErr(err))
-	}
-	return nil
-}
-
 // PendingCount returns how many records of a session are pending.
 func PendingCount(ctx context.Context, q Querier, sessionID string) (int, error) {
 	var n int
