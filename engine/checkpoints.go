@@ -136,25 +136,6 @@ func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req Che
 	return e.checkpoint(ctx, s, st, prsm.CheckpointManual, req.Name, req.Annotation, msg, "")
 }
 
-// autoCheckpoint prepares the checkpoint before a file-changing tool call
-// (nil when the session switched them off), for the caller to store with
-// the tool call, in its transaction.
-func (e *Engine) autoCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, target string) (*newCheckpoint, error) {
-	on, err := e.autoCheckpointsOn(ctx, s, st)
-	if err != nil || !on {
-		return nil, err
-	}
-	desc := "before " + tc.ToolName
-	if what := short(target, 60); what != "" {
-		desc += ": " + what
-	}
-	ts, err := e.stateTree(ctx, s, st)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint tree: %w", err)
-	}
-	return e.prepareCheckpoint(ctx, s, st, ts, prsm.CheckpointAuto, desc, "", tc.MessageIndex, tc.ID)
-}
-
 // autoCheckpointsOn reports whether session s takes automatic
 // checkpoints. The session's setting is fixed at its start, so it is read
 // once (a query per tool call otherwise); the caller holds the session's
@@ -178,6 +159,9 @@ func (e *Engine) autoCheckpointsOn(ctx context.Context, s *prsm.Session, st *ses
 // the paths touched since, so its cost follows what changed. Nothing is
 // written: the caller stages or writes the batch's objects.
 func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
+	if err := e.materialize(ctx, st); err != nil {
+		return nil, err
+	}
 	objs, err := e.Repo.Objects()
 	if err != nil {
 		return nil, err
@@ -351,7 +335,9 @@ func (nc *newCheckpoint) drop() { nc.objs.Unstage(nc.pending) }
 // checkpointStored makes a stored checkpoint the start of the next one,
 // has its objects written, and announces it.
 func (e *Engine) checkpointStored(st *sessionState, nc *newCheckpoint) {
+	st.ckptMu.Lock()
 	st.ckptTree, st.ckptCommit = nc.c.Tree, nc.c.Commit
+	st.ckptMu.Unlock()
 	st.tracker.Touched = map[string]bool{}
 	crashPoint("checkpoint:stored")
 	if len(nc.refs) > 0 {
@@ -376,6 +362,9 @@ func (e *Engine) Checkpoints(ctx context.Context, sessionID, grep string) ([]*pr
 	if err != nil {
 		return nil, err
 	}
+	if err := e.materializeSession(ctx, s); err != nil {
+		return nil, err
+	}
 	list, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
@@ -394,6 +383,9 @@ func (e *Engine) Checkpoints(ctx context.Context, sessionID, grep string) ([]*pr
 func (e *Engine) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Session, *prsm.Checkpoint, error) {
 	s, err := e.Session(ctx, sessionID)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := e.materializeSession(ctx, s); err != nil {
 		return nil, nil, err
 	}
 	c, err := store.ResolveCheckpoint(ctx, e.DB.Q(), s.ID, id)

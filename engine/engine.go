@@ -316,6 +316,10 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 			return nil, fmt.Errorf("discard pending changes: %w", err)
 		}
 	}
+	// Its checkpoints are built while its state is at hand.
+	if err := e.materializeSession(ctx, s); err != nil {
+		return nil, err
+	}
 	if err := e.Repo.RemoveWorktree(ctx, s.WorktreePath, s.Branch); err != nil {
 		return nil, err
 	}

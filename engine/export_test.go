@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SetCrashHook makes the engine call f at every crash point of its
 // multi-step operations (see crashPoint) until the returned func is called.
@@ -19,7 +22,16 @@ func HoldFlush(e *Engine) (release func()) {
 
 // Settle waits for the work every session's tool calls do after their
 // answers (sync states, captures), for tests that read the store directly.
-func Settle(e *Engine) { e.awaitAllAnswered() }
+func Settle(e *Engine) {
+	e.awaitAllAnswered()
+	if err := e.materializeAll(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
+// AwaitAnswered waits for the work every session's tool calls do after
+// their answers, and builds no lazy checkpoint (unlike Settle).
+func AwaitAnswered(e *Engine) { e.awaitAllAnswered() }
 
 // EarlyPlaced counts the early workspace writes that served a tool call.
 func EarlyPlaced(e *Engine) int64 { return e.earlyPlaced.Load() }

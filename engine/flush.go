@@ -122,6 +122,20 @@ func (e *Engine) Close() {
 // (what a crash left) and before it stops.
 func (e *Engine) FlushObjects(ctx context.Context) error {
 	e.awaitAllAnswered() // the newest checkpoints too
+	// What is pending first: after a restart the lazy checkpoints build
+	// on trees only the pending rows hold.
+	if err := e.writePending(ctx); err != nil {
+		return err
+	}
+	if err := e.materializeAll(ctx); err != nil {
+		return err
+	}
+	return e.writePending(ctx)
+}
+
+// writePending writes the objects of the pending rows and points their
+// refs (FlushObjects).
+func (e *Engine) writePending(ctx context.Context) error {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
 	rows, err := store.ListPending(ctx, e.DB.Q())

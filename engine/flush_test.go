@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
@@ -220,5 +221,69 @@ func TestCorruptPendingObjectNotWritten(t *testing.T) {
 	}
 	if rows, _ := store.ListPending(f.ctx, f.q()); len(rows) != 1 {
 		t.Errorf("%d pending rows, want the corrupt one kept", len(rows))
+	}
+}
+
+// TestLazyCheckpointsBuiltAfterCrash: the checkpoint before a tool call
+// is stored as its changes, and its tree and commit are built later; a
+// crash before that loses nothing: the next start builds them, in order,
+// and they can be rewound to.
+func TestLazyCheckpointsBuiltAfterCrash(t *testing.T) {
+	defer func(d time.Duration) { engine.FlushDelay = d }(engine.FlushDelay)
+	engine.FlushDelay = time.Hour // the crashed engine's flusher never runs
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	one, two := replaceLine(base, 3, "one"), replaceLine(base, 9, "two")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", one) })
+	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", two) })
+	engine.AwaitAnswered(f.eng)
+	lazy, err := store.ListLazyCheckpoints(f.ctx, f.eng.DB.Q(), s.ID)
+	if err != nil || len(lazy) != 2 || lazy[0].ToolCallID != "e1" || lazy[1].ToolCallID != "e2" || lazy[1].Tree != "" {
+		t.Fatalf("lazy checkpoints before the crash: %v %+v", err, lazy)
+	}
+	if !strings.Contains(lazy[1].Changes, `"path":"f.txt"`) || lazy[1].FilesChanged != 1 {
+		t.Errorf("changes of the checkpoint before e2: %s (%d files)", lazy[1].Changes, lazy[1].FilesChanged)
+	}
+	f.restart() // the first engine is gone as kill -9 leaves it
+	if left, err := store.ListLazyCheckpoints(f.ctx, f.eng.DB.Q(), ""); err != nil || len(left) != 0 {
+		t.Fatalf("lazy checkpoints after the restart: %v %d", err, len(left))
+	}
+	list, err := f.eng.Checkpoints(f.ctx, s.ID, "")
+	if err != nil || len(list) != 2 {
+		t.Fatalf("checkpoints: %v %d", err, len(list))
+	}
+	for i, want := range []string{base, one} {
+		c := list[i]
+		if !gitHas(f.ws, c.Commit) {
+			t.Fatalf("checkpoint %d: commit %q not written", i, c.Commit)
+		}
+		if got := testgit.Git(t, f.ws, "show", c.Tree+":f.txt") + "\n"; got != want {
+			t.Errorf("checkpoint %d holds f.txt =\n%s\nwant\n%s", i, got, want)
+		}
+	}
+	if got := testgit.Git(t, f.ws, "rev-parse", list[1].Commit+"^"); got != list[0].Commit {
+		t.Errorf("the second checkpoint's parent is %s, want the first, %s", got, list[0].Commit)
+	}
+	if got := testgit.Git(t, f.ws, "rev-parse", "refs/prsm/"+s.ID+"/head"); got != list[1].Commit {
+		t.Errorf("head ref %s, want %s", got, list[1].Commit)
+	}
+	// The next checkpoint holds what the crashed process learned after
+	// the last one it stored.
+	f.tool(s, "e3", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", base) })
+	if list, err = f.eng.Checkpoints(f.ctx, s.ID, ""); err != nil || len(list) != 3 {
+		t.Fatalf("checkpoints after e3: %v %d", err, len(list))
+	}
+	if err := f.eng.FlushObjects(f.ctx); err != nil { // the flusher's work
+		t.Fatal(err)
+	}
+	if got := testgit.Git(t, f.ws, "show", list[2].Tree+":f.txt") + "\n"; got != two {
+		t.Errorf("the checkpoint before e3 holds f.txt =\n%s", got)
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, list[1].ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.ws, "f.txt"); got != one {
+		t.Errorf("workspace after rewinding to the checkpoint before e2:\n%s", got)
 	}
 }

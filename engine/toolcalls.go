@@ -77,9 +77,14 @@ type sessionState struct {
 	// (id, mode, worktree) never changes, and a session that ends loses
 	// its state. Its PendingCount is not kept.
 	active *prsm.Session
-	// ckptTree and ckptCommit are the newest checkpoint's, the start of
-	// the next one's incremental tree.
+	// ckptTree and ckptCommit are the newest built checkpoint's, the
+	// start of the next one's incremental tree; lazy are the checkpoints
+	// stored after it and not built yet (lazyckpt.go). ckptMu guards the
+	// three; whoever builds on ckptTree under the session's lock builds
+	// the lazy ones first (materialize), and only captures add to lazy.
+	ckptMu               stdsync.Mutex
 	ckptTree, ckptCommit string
+	lazy                 []*lazyCkpt
 	// turn is the newest message index: tool calls that do not say theirs
 	// belong to it.
 	turn int
@@ -203,6 +208,9 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	}
 	for _, c := range cps {
 		st.turn = max(st.turn, c.MessageIndex)
+	}
+	if err := loadLazy(ctx, e.DB.Q(), st); err != nil {
+		return nil, err
 	}
 	e.states[s.ID] = st
 	if s.Status == prsm.SessionActive {
@@ -448,10 +456,10 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 // transaction; target names what the tool works on, for the checkpoint's
 // name. The caller holds the session's lock.
 func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, known *prsmsync.Version, target string) (stored bool) {
-	var ckpt *newCheckpoint
+	var ckpt *lazyCkpt
 	if tracker.IsFileChangingTool(tc.ToolName) {
 		var err error
-		if ckpt, err = e.autoCheckpoint(ctx, s, st, tc, target); err != nil {
+		if ckpt, err = e.lazyCheckpoint(ctx, s, st, tc, target); err != nil {
 			// A failed checkpoint must not stop the agent; it is logged.
 			e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
 			ckpt = nil
@@ -491,7 +499,6 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 	})
 	if err != nil && ckpt != nil {
 		e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
-		ckpt.drop()
 		ckpt = nil
 		err = e.DB.Tx(ctx, capture) // the call without its checkpoint
 	}
@@ -505,7 +512,7 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 		st.noteStored(knownHash, sweeps)
 	}
 	if ckpt != nil {
-		e.checkpointStored(st, ckpt)
+		e.lazyStored(st, ckpt)
 	}
 	return true
 }

@@ -24,7 +24,7 @@ func TestChangeRoutes(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	events := make(chan string, 20)
-	go readEvents(t, resp.Body, 6, events)
+	go readEvents(t, resp.Body, 7, events)
 
 	status, _, body := ts.do(t, "POST", "/sessions", `{"name":"s"}`, nil)
 	if status != 201 {
@@ -50,6 +50,12 @@ func TestChangeRoutes(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ts.ws, "a.txt")); string(b) != "new\n" {
 		t.Errorf("workspace = %q", b)
+	}
+	// The checkpoint taken before the call, with its tree.
+	status, _, body = ts.do(t, "GET", "/sessions/"+s.ID+"/checkpoints", "", nil)
+	var cps []prsm.Checkpoint
+	if json.Unmarshal([]byte(body), &cps); status != 200 || len(cps) != 1 || cps[0].ToolCallID != "tc1" || len(cps[0].Tree) != 40 {
+		t.Fatalf("checkpoints: %d %s", status, body)
 	}
 	checks := []struct {
 		method, path, body string
@@ -89,20 +95,33 @@ func TestChangeRoutes(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ts.ws, "a.txt")); string(b) != "a\n" {
 		t.Errorf("workspace after reject = %q", b)
 	}
+	// The checkpoint before the tool call is announced once its tree is
+	// built (by the flusher, or by a read of the checkpoints), so its
+	// place among the others varies; theirs does not.
 	var got []string
+	var ckpts []string
 	timeout := time.After(10 * time.Second)
-	for len(got) < 6 {
+	for len(got)+len(ckpts) < 7 {
 		select {
 		case ev, ok := <-events:
 			if !ok {
 				t.Fatalf("stream ended: %v", got)
 			}
-			got = append(got, strings.SplitN(ev, " ", 2)[0])
+			typ, data, _ := strings.Cut(ev, " ")
+			if typ == "checkpoint_created" {
+				ckpts = append(ckpts, data)
+				continue
+			}
+			got = append(got, typ)
 		case <-timeout:
-			t.Fatalf("events so far: %v", got)
+			t.Fatalf("events so far: %v %v", got, ckpts)
 		}
 	}
-	if want := "session_updated checkpoint_created file_changed session_updated file_change_status session_updated"; strings.Join(got, " ") != want {
+	if want := "session_updated file_changed session_updated file_change_status session_updated file_change_status"; strings.Join(got, " ") != want {
 		t.Errorf("events:\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	var cp prsm.Checkpoint
+	if len(ckpts) != 1 || json.Unmarshal([]byte(ckpts[0]), &cp) != nil || cp.ToolCallID != "tc1" || len(cp.Tree) != 40 {
+		t.Errorf("checkpoint_created events: %v", ckpts)
 	}
 }

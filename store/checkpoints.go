@@ -43,6 +43,74 @@ func InsertCheckpoint(ctx context.Context, q Querier, c *prsm.Checkpoint) error 
 	return nil
 }
 
+// InsertLazyCheckpoint stores c, whose tree and commit are not built
+// yet, with changes, what it holds against the checkpoint before it (not
+// empty: it marks the row as not built).
+func InsertLazyCheckpoint(ctx context.Context, q Querier, c *prsm.Checkpoint, changes string) error {
+	if c.ID == "" || changes == "" {
+		return fmt.Errorf("insert checkpoint: empty id or changes: %w", prsm.ErrInvalid)
+	}
+	_, err := q.ExecContext(ctx, "INSERT INTO checkpoints ("+checkpointCols+
+		", changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		c.ID, c.SessionID, c.Kind, c.Name, c.Annotation, c.MessageIndex, c.ToolCallID, c.Tree,
+		c.Commit, formatTime(c.CreatedAt), c.RecordSeq, c.FilesChanged, changes)
+	if err != nil {
+		return fmt.Errorf("insert checkpoint %s: %w", c.ID, mapErr(err))
+	}
+	return nil
+}
+
+// LazyCheckpoint is a checkpoint whose tree and commit are not built,
+// with the changes it was stored with.
+type LazyCheckpoint struct {
+	*prsm.Checkpoint
+	Changes string
+}
+
+// ListLazyCheckpoints returns the checkpoints of a session ("": of every
+// session) whose trees are not built, oldest first.
+func ListLazyCheckpoints(ctx context.Context, q Querier, sessionID string) ([]LazyCheckpoint, error) {
+	rows, err := q.QueryContext(ctx, "SELECT "+checkpointCols+", changes"+
+		" FROM checkpoints WHERE changes != '' AND (?1 = '' OR session_id = ?1) ORDER BY created_at, rowid", sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoints: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []LazyCheckpoint
+	for rows.Next() {
+		var (
+			c                LazyCheckpoint
+			created, changes string
+		)
+		c.Checkpoint = &prsm.Checkpoint{}
+		if err := rows.Scan(&c.ID, &c.SessionID, &c.Kind, &c.Name, &c.Annotation, &c.MessageIndex,
+			&c.ToolCallID, &c.Tree, &c.Commit, &created, &c.RecordSeq, &c.FilesChanged, &changes); err != nil {
+			return nil, fmt.Errorf("list checkpoints: %w", mapErr(err))
+		}
+		if c.CreatedAt, err = parseTime(created); err != nil {
+			return nil, err
+		}
+		c.Changes = changes
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list checkpoints: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// SetCheckpointTree stores the built tree and commit of a checkpoint
+// stored with its changes (InsertLazyCheckpoint).
+func SetCheckpointTree(ctx context.Context, q Querier, sessionID, id, tree, commit string) error {
+	_, err := q.ExecContext(ctx,
+		"UPDATE checkpoints SET tree = ?, commit_id = ?, changes = '' WHERE session_id = ? AND id = ?",
+		tree, commit, sessionID, id)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", id, mapErr(err))
+	}
+	return nil
+}
+
 // GetCheckpoint returns a checkpoint of a session; a checkpoint of another
 // session is prsm.ErrNotFound.
 func GetCheckpoint(ctx context.Context, q Querier, sessionID, id string) (*prsm.Checkpoint, error) {

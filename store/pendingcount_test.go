@@ -101,7 +101,8 @@ func TestPendingCountMigrated(t *testing.T) {
 	// Back to schema 6.
 	for _, stmt := range []string{
 		"DROP TRIGGER records_pending_insert", "DROP TRIGGER records_pending_delete", "DROP TRIGGER records_pending_update",
-		"ALTER TABLE sessions DROP COLUMN pending_count", "DELETE FROM schema_version WHERE version = 7",
+		"ALTER TABLE sessions DROP COLUMN pending_count", "ALTER TABLE checkpoints DROP COLUMN changes",
+		"DELETE FROM schema_version WHERE version >= 7",
 	} {
 		if _, err := q.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
