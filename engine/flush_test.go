@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -285,5 +286,47 @@ func TestLazyCheckpointsBuiltAfterCrash(t *testing.T) {
 	}
 	if got := read(t, f.ws, "f.txt"); got != one {
 		t.Errorf("workspace after rewinding to the checkpoint before e2:\n%s", got)
+	}
+}
+
+// TestLargeCheckpointBuiltAtOnce: the checkpoint after a large change
+// (more than a few files) is built by its capture, so a rewind right
+// after the call does not build it; a one-file edit's waits.
+func TestLargeCheckpointBuiltAtOnce(t *testing.T) {
+	defer func(d time.Duration) { engine.FlushDelay = d }(engine.FlushDelay)
+	engine.FlushDelay = time.Hour
+	f := newFixture(t)
+	s := f.start("")
+	f.tool(s, "b1", "Bash", "", func(wt string) {
+		for i := 0; i < 10; i++ {
+			write(t, wt, fmt.Sprintf("gen/%d.txt", i), fmt.Sprintln("generated", i))
+		}
+	})
+	lazy := func() []string {
+		t.Helper()
+		engine.AwaitAnswered(f.eng)
+		rows, err := store.ListLazyCheckpoints(f.ctx, f.eng.DB.Q(), s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range rows {
+			ids = append(ids, r.ToolCallID)
+		}
+		return ids
+	}
+	f.capture(s, "e2", "Edit", "f.txt") // its checkpoint holds the 10 files
+	if got := lazy(); len(got) != 0 {
+		t.Fatalf("checkpoints not built after a 10-file change: %v", got)
+	}
+	write(t, s.WorktreePath, "f.txt", "two\n")
+	f.complete(s, "e2")
+	f.capture(s, "e3", "Edit", "f.txt") // one file since
+	if got := fmt.Sprint(lazy()); got != "[e3]" {
+		t.Fatalf("lazy checkpoints after a one-file edit: %s", got)
+	}
+	list, err := store.ListCheckpoints(f.ctx, f.eng.DB.Q(), s.ID)
+	if err != nil || len(list) != 3 || list[1].ToolCallID != "e2" || list[1].FilesChanged != 10 || list[1].Tree == "" {
+		t.Fatalf("checkpoints: %v %+v", err, list)
 	}
 }

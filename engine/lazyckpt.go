@@ -117,15 +117,27 @@ func (lz *lazyCkpt) store(ctx context.Context, q store.Querier) error {
 	return store.InsertLazyCheckpoint(ctx, q, lz.c, string(b))
 }
 
+// eagerFiles is the size of recipe from which a capture builds its
+// checkpoint at once (still after its answer): after a large change (a
+// Bash call, a rollback) a rewind is likely to come soon, and would
+// otherwise build it, as part of the rewind. A one-file edit's stays lazy.
+const eagerFiles = 8
+
 // lazyStored queues a stored lazy checkpoint for building, as the start
-// of the next one, and has the flusher build it soon. The caller holds
-// the session's lock.
-func (e *Engine) lazyStored(st *sessionState, lz *lazyCkpt) {
+// of the next one, and has the flusher build it soon, or builds it now
+// when it is large (eagerFiles). The caller holds the session's lock.
+func (e *Engine) lazyStored(ctx context.Context, st *sessionState, lz *lazyCkpt) {
 	st.ckptMu.Lock()
 	st.lazy = append(st.lazy, lz)
 	st.ckptMu.Unlock()
 	st.tracker.Touched = map[string]bool{}
 	crashPoint("checkpoint:stored")
+	if len(lz.r.Files) > eagerFiles {
+		if err := e.materialize(ctx, st); err != nil {
+			e.Log.Error("build checkpoints", "session", st.tracker.ID, "err", err)
+		}
+		return
+	}
 	e.kickFlush()
 }
 

@@ -512,7 +512,7 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 		st.noteStored(knownHash, sweeps)
 	}
 	if ckpt != nil {
-		e.lazyStored(st, ckpt)
+		e.lazyStored(ctx, st, ckpt)
 	}
 	return true
 }
