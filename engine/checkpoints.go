@@ -166,22 +166,46 @@ func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionStat
 	if err != nil {
 		return nil, err
 	}
-	t := st.tracker
 	base := st.ckptTree
-	paths := t.Touched
-	if base == "" {
+	all := base == ""
+	if all {
 		// First checkpoint since start or restart: from the base commit,
 		// with every path known to differ.
 		if base, err = objs.CommitTreeID(s.BaseCommit); err != nil {
 			return nil, err
 		}
+	}
+	changes, err := e.knownChanges(ctx, st, all)
+	if err != nil {
+		return nil, err
+	}
+	ts := &treeState{b: objs.NewBatch(), touched: len(changes)}
+	if ts.tree, err = ts.b.BuildTree(base, changes); err != nil {
+		return nil, err
+	}
+	return ts, nil
+}
+
+// knownChanges returns, sorted by path, the tree changes that take the
+// last checkpoint's tree to what the tracker knows the worktree holds: of
+// the paths touched since that checkpoint, or of every path known to
+// differ (all) when they go onto the base commit's tree.
+func (e *Engine) knownChanges(ctx context.Context, st *sessionState, all bool) ([]worktree.TreeChange, error) {
+	t := st.tracker
+	paths := t.Touched
+	if all {
 		paths = map[string]bool{}
 		for rel := range t.Known {
 			paths[rel] = true
 		}
 	}
-	var changes []worktree.TreeChange
+	rels := make([]string, 0, len(paths))
 	for rel := range paths {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	changes := make([]worktree.TreeChange, 0, len(rels))
+	for _, rel := range rels {
 		v, err := t.KnownVersion(rel, e.blobs(ctx))
 		if err != nil {
 			return nil, err
@@ -192,11 +216,12 @@ func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionStat
 		}
 		changes = append(changes, c)
 	}
-	ts := &treeState{b: objs.NewBatch(), touched: len(changes)}
-	if ts.tree, err = ts.b.BuildTree(base, changes); err != nil {
-		return nil, err
-	}
-	return ts, nil
+	return changes, nil
+}
+
+// checkpointMessage is the message of checkpoint id's commit.
+func checkpointMessage(id, name string) string {
+	return fmt.Sprintf("prsm checkpoint %s: %s", id, name)
 }
 
 // treeState is a tree of the session's state built in a batch.
@@ -295,7 +320,7 @@ func (e *Engine) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *ses
 		if parent == "" {
 			parent = s.BaseCommit
 		}
-		if commit, err = b.Commit(tree, parent, fmt.Sprintf("prsm checkpoint %s: %s", id, name), now); err != nil {
+		if commit, err = b.Commit(tree, parent, checkpointMessage(id, name), now); err != nil {
 			return nil, err
 		}
 		refs = append(refs, headRef(s.ID))

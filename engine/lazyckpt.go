@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -61,44 +60,26 @@ func (e *Engine) lazyCheckpoint(ctx context.Context, s *prsm.Session, st *sessio
 	if what := short(target, 60); what != "" {
 		desc += ": " + what
 	}
-	t := st.tracker
 	st.ckptMu.Lock()
 	fromBase := st.ckptTree == "" && (len(st.lazy) == 0 || st.lazy[len(st.lazy)-1].recovered)
 	st.ckptMu.Unlock()
-	paths := t.Touched
-	if fromBase {
-		// The first checkpoint since start or restart: against the base
-		// commit, with every path known to differ.
-		paths = map[string]bool{}
-		for rel := range t.Known {
-			paths[rel] = true
-		}
+	changes, err := e.knownChanges(ctx, st, fromBase)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	rels := make([]string, 0, len(paths))
-	for rel := range paths {
-		rels = append(rels, rel)
-	}
-	sort.Strings(rels)
-	lz := &lazyCkpt{r: recipe{Base: fromBase, Files: []recipeEntry{}}}
-	for _, rel := range rels {
-		v, err := t.KnownVersion(rel, e.blobs(ctx))
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
-		}
-		c := worktree.TreeChange{Path: rel}
-		en := recipeEntry{Path: rel}
-		if v.Present {
-			c.File = &worktree.File{Mode: v.Mode, Content: v.Content}
-			en.Mode, en.Hash = v.Mode, store.HashBlob(v.Content)
-			if fs, ok := t.Known[rel]; ok && fs.Present && fs.Size == int64(len(v.Content)) {
+	lz := &lazyCkpt{changes: changes, r: recipe{Base: fromBase, Files: make([]recipeEntry, 0, len(changes))}}
+	for _, c := range changes {
+		en := recipeEntry{Path: c.Path}
+		if c.File != nil {
+			en.Mode, en.Hash = c.File.Mode, store.HashBlob(c.File.Content)
+			if fs, ok := st.tracker.Known[c.Path]; ok && fs.Present && fs.Size == int64(len(c.File.Content)) {
 				en.Hash = fs.Hash // the known state's hash: the same, not hashed again
 			}
 		}
-		lz.changes = append(lz.changes, c)
 		lz.r.Files = append(lz.r.Files, en)
 	}
 	lz.c = &prsm.Checkpoint{ID: newID(), SessionID: s.ID, Kind: prsm.CheckpointAuto, Name: desc,
-		MessageIndex: tc.MessageIndex, ToolCallID: tc.ID, CreatedAt: time.Now().UTC(), FilesChanged: len(rels)}
+		MessageIndex: tc.MessageIndex, ToolCallID: tc.ID, CreatedAt: time.Now().UTC(), FilesChanged: len(changes)}
 	return lz, nil
 }
 
@@ -209,7 +190,7 @@ func (e *Engine) materialize(ctx context.Context, st *sessionState) error {
 			if parent == "" {
 				parent = st.tracker.Base
 			}
-			if c, err = b.Commit(t, parent, fmt.Sprintf("prsm checkpoint %s: %s", lz.c.ID, lz.c.Name), lz.c.CreatedAt); err != nil {
+			if c, err = b.Commit(t, parent, checkpointMessage(lz.c.ID, lz.c.Name), lz.c.CreatedAt); err != nil {
 				unstage()
 				return err
 			}

@@ -10,13 +10,17 @@ import (
 const checkpointCols = `id, session_id, kind, name, annotation, message_index, tool_call_id, tree,
 	commit_id, created_at, record_seq, files_changed`
 
-func scanCheckpoint(sc scanner) (*prsm.Checkpoint, error) {
+func scanCheckpoint(sc scanner) (*prsm.Checkpoint, error) { return scanCheckpointAnd(sc) }
+
+// scanCheckpointAnd scans the checkpointCols, then into extra the columns
+// selected after them.
+func scanCheckpointAnd(sc scanner, extra ...any) (*prsm.Checkpoint, error) {
 	var (
 		c       prsm.Checkpoint
 		created string
 	)
-	if err := sc.Scan(&c.ID, &c.SessionID, &c.Kind, &c.Name, &c.Annotation, &c.MessageIndex,
-		&c.ToolCallID, &c.Tree, &c.Commit, &created, &c.RecordSeq, &c.FilesChanged); err != nil {
+	if err := sc.Scan(append([]any{&c.ID, &c.SessionID, &c.Kind, &c.Name, &c.Annotation, &c.MessageIndex,
+		&c.ToolCallID, &c.Tree, &c.Commit, &created, &c.RecordSeq, &c.FilesChanged}, extra...)...); err != nil {
 		return nil, err
 	}
 	var err error
@@ -33,10 +37,14 @@ func InsertCheckpoint(ctx context.Context, q Querier, c *prsm.Checkpoint) error 
 	if c.ID == "" {
 		return fmt.Errorf("insert checkpoint: empty id: %w", prsm.ErrInvalid)
 	}
+	return insertCheckpoint(ctx, q, c, "")
+}
+
+func insertCheckpoint(ctx context.Context, q Querier, c *prsm.Checkpoint, changes string) error {
 	_, err := q.ExecContext(ctx, "INSERT INTO checkpoints ("+checkpointCols+
-		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		", changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		c.ID, c.SessionID, c.Kind, c.Name, c.Annotation, c.MessageIndex, c.ToolCallID, c.Tree,
-		c.Commit, formatTime(c.CreatedAt), c.RecordSeq, c.FilesChanged)
+		c.Commit, formatTime(c.CreatedAt), c.RecordSeq, c.FilesChanged, changes)
 	if err != nil {
 		return fmt.Errorf("insert checkpoint %s: %w", c.ID, mapErr(err))
 	}
@@ -50,14 +58,7 @@ func InsertLazyCheckpoint(ctx context.Context, q Querier, c *prsm.Checkpoint, ch
 	if c.ID == "" || changes == "" {
 		return fmt.Errorf("insert checkpoint: empty id or changes: %w", prsm.ErrInvalid)
 	}
-	_, err := q.ExecContext(ctx, "INSERT INTO checkpoints ("+checkpointCols+
-		", changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		c.ID, c.SessionID, c.Kind, c.Name, c.Annotation, c.MessageIndex, c.ToolCallID, c.Tree,
-		c.Commit, formatTime(c.CreatedAt), c.RecordSeq, c.FilesChanged, changes)
-	if err != nil {
-		return fmt.Errorf("insert checkpoint %s: %w", c.ID, mapErr(err))
-	}
-	return nil
+	return insertCheckpoint(ctx, q, c, changes)
 }
 
 // LazyCheckpoint is a checkpoint whose tree and commit are not built,
@@ -75,25 +76,13 @@ func ListLazyCheckpoints(ctx context.Context, q Querier, sessionID string) ([]La
 	if err != nil {
 		return nil, fmt.Errorf("list checkpoints: %w", mapErr(err))
 	}
-	defer rows.Close()
-	var out []LazyCheckpoint
-	for rows.Next() {
-		var (
-			c                LazyCheckpoint
-			created, changes string
-		)
-		c.Checkpoint = &prsm.Checkpoint{}
-		if err := rows.Scan(&c.ID, &c.SessionID, &c.Kind, &c.Name, &c.Annotation, &c.MessageIndex,
-			&c.ToolCallID, &c.Tree, &c.Commit, &created, &c.RecordSeq, &c.FilesChanged, &changes); err != nil {
-			return nil, fmt.Errorf("list checkpoints: %w", mapErr(err))
-		}
-		if c.CreatedAt, err = parseTime(created); err != nil {
-			return nil, err
-		}
-		c.Changes = changes
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := collect(rows, func(sc scanner) (LazyCheckpoint, error) {
+		var lc LazyCheckpoint
+		c, err := scanCheckpointAnd(sc, &lc.Changes)
+		lc.Checkpoint = c
+		return lc, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list checkpoints: %w", mapErr(err))
 	}
 	return out, nil

@@ -65,17 +65,13 @@ func ToolCallIDs(ctx context.Context, q Querier, sessionID string) (map[string]b
 	if err != nil {
 		return nil, fmt.Errorf("list tool call ids: %w", mapErr(err))
 	}
-	defer rows.Close()
-	ids := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("list tool call ids: %w", mapErr(err))
-		}
-		ids[id] = true
-	}
-	if err := rows.Err(); err != nil {
+	list, err := collect(rows, func(sc scanner) (id string, err error) { return id, sc.Scan(&id) })
+	if err != nil {
 		return nil, fmt.Errorf("list tool call ids: %w", mapErr(err))
+	}
+	ids := make(map[string]bool, len(list))
+	for _, id := range list {
+		ids[id] = true
 	}
 	return ids, nil
 }

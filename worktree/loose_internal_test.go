@@ -3,7 +3,6 @@ package worktree
 import (
 	"bytes"
 	"compress/zlib"
-	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -30,14 +29,7 @@ func TestReadLoose(t *testing.T) {
 	testgit.Git(t, dir, "add", "loose.txt", "bad.txt")
 	testgit.Git(t, dir, "commit", "-qm", "two")
 	commit := testgit.Git(t, dir, "rev-parse", "HEAD")
-	repo, err := Discover(context.Background(), nil, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := repo.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := openIn(t, dir)
 	id := func(p string) plumbing.Hash { return plumbing.NewHash(testgit.Git(t, dir, "rev-parse", "HEAD:"+p)) }
 
 	ob, err := o.readLoose(id("loose.txt"))
