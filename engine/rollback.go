@@ -119,13 +119,13 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 	if err != nil {
 		return nil, err
 	}
-	all, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	after, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, AfterSeq: c.RecordSeq})
 	if err != nil {
 		return nil, err
 	}
 	var undo []*prsm.Record
-	for _, r := range all {
-		if r.Seq > c.RecordSeq && r.Status != prsm.StatusRejected {
+	for _, r := range after {
+		if r.Status != prsm.StatusRejected {
 			undo = append(undo, r)
 		}
 	}

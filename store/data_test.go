@@ -392,11 +392,18 @@ func TestListRecordsFilters(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
+	r4, err := GetRecord(ctx, q, "s2", "r4")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		f    RecordFilter
 		want string
 	}{
 		{RecordFilter{SessionID: "s1", ToolCallID: "t1"}, "s1/r1 s1/r3 s1/r5 s1/r8"},
+		{RecordFilter{SessionID: "s1", AfterSeq: r4.Seq}, "s1/r5 s1/r6 s1/r7 s1/r8 s1/r9"},
+		{RecordFilter{AfterSeq: r4.Seq - 1}, "s2/r4 s1/r5 s1/r6 s1/r7 s1/r8 s1/r9"},
+		{RecordFilter{SessionID: "s1", Status: prsm.StatusPending, AfterSeq: r4.Seq}, "s1/r5 s1/r6 s1/r7 s1/r9"},
 		{RecordFilter{ToolCallID: "t1"}, "s1/r1 s1/r3 s2/r4 s1/r5 s1/r8"},
 		{RecordFilter{SessionID: "s1", ToolCallID: "t1:0"}, "s1/r3"},
 		{RecordFilter{SessionID: "s1", ToolCallID: "t10"}, "s1/r2"},

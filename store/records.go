@@ -117,6 +117,10 @@ type RecordFilter struct {
 	// ToolCallID matches records of that tool call: the exact id, or the id
 	// with a ":N" suffix that a multi-file tool call gives its records.
 	ToolCallID string
+	// AfterSeq limits the list to records inserted after the one with
+	// this sequence number (a checkpoint's RecordSeq): a rewind reads what
+	// came after its checkpoint, not the whole session.
+	AfterSeq int64
 }
 
 // ListRecords returns the records that f selects, in the order they were
@@ -145,6 +149,10 @@ func ListRecords(ctx context.Context, q Querier, f RecordFilter) ([]*prsm.Record
 			AND substr(tool_call_id, length(?) + 2) GLOB '[0-9]*'
 			AND substr(tool_call_id, length(?) + 2) NOT GLOB '*[^0-9]*'))`)
 		args = append(args, f.ToolCallID, f.ToolCallID, f.ToolCallID, f.ToolCallID, f.ToolCallID)
+	}
+	if f.AfterSeq > 0 {
+		where = append(where, "seq > ?")
+		args = append(args, f.AfterSeq)
 	}
 	query := "SELECT " + recordCols + " FROM records"
 	if len(where) > 0 {
