@@ -142,6 +142,58 @@ func TestCrashMidRejectCascade(t *testing.T) {
 	}
 }
 
+// rollbackSession starts a session of five tool calls (e0 to e4: three
+// edits of f.txt, keep.txt rewritten, new.txt created) and returns it,
+// f.txt as it was before them, and the checkpoint taken before e1, where
+// the rollback tests lead.
+func (f *fixture) rollbackSession() (s *prsm.Session, base string, target *prsm.Checkpoint) {
+	t := f.t
+	t.Helper()
+	s = f.start("")
+	base = read(t, f.ws, "f.txt")
+	f.tool(s, "e0", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 1, "zero")) })
+	cps, err := f.eng.Checkpoints(f.ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 5, "one")) })
+	f.tool(s, "e2", "Write", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "agent keep\n") })
+	f.tool(s, "e3", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
+	f.tool(s, "e4", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 12, "four")) })
+	all, err := f.eng.Checkpoints(f.ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range all[len(cps):] {
+		if c.ToolCallID == "e1" {
+			target = c
+		}
+	}
+	if target == nil {
+		t.Fatalf("no checkpoint before e1")
+	}
+	return s, base, target
+}
+
+// wantRolledBack checks that workspace and worktree are as a rollback of
+// rollbackSession to its target leaves them (when says at what moment).
+func (f *fixture) wantRolledBack(s *prsm.Session, base, when string) {
+	t := f.t
+	t.Helper()
+	want := replaceLine(base, 1, "zero")
+	for _, root := range []string{f.ws, s.WorktreePath} {
+		if got := read(t, root, "f.txt"); got != want {
+			t.Errorf("%s f.txt %s:\n%s", root, when, got)
+		}
+		if got := read(t, root, "keep.txt"); got != "keep\n" {
+			t.Errorf("%s keep.txt %s: %q", root, when, got)
+		}
+		if exists(root, "new.txt") {
+			t.Errorf("%s new.txt still there %s", root, when)
+		}
+	}
+}
+
 // TestCrashMidRollback: a kill in the middle of a rewind or a selector
 // rollback (worktree half written, or workspace half reverted) is finished
 // at the next start: every undone record rejected, worktree and workspace
@@ -161,28 +213,7 @@ func TestCrashMidRollback(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			s := f.start("")
-			base := read(t, f.ws, "f.txt")
-			f.tool(s, "e0", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 1, "zero")) })
-			cps, err := f.eng.Checkpoints(f.ctx, s.ID, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 5, "one")) })
-			f.tool(s, "e2", "Write", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "agent keep\n") })
-			f.tool(s, "e3", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
-			f.tool(s, "e4", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 12, "four")) })
-			// The checkpoint taken before e1 is where both rollbacks lead.
-			var target *prsm.Checkpoint
-			all, _ := f.eng.Checkpoints(f.ctx, s.ID, "")
-			for _, c := range all[len(cps):] {
-				if c.ToolCallID == "e1" {
-					target = c
-				}
-			}
-			if target == nil {
-				t.Fatalf("no checkpoint before e1")
-			}
+			s, base, target := f.rollbackSession()
 			var plan *engine.Plan
 			run := func() {
 				var err error
@@ -199,18 +230,7 @@ func TestCrashMidRollback(t *testing.T) {
 				t.Fatalf("crash point %s #%d not reached", tc.point, tc.nth)
 			}
 			f.restart()
-			want := replaceLine(base, 1, "zero")
-			for _, root := range []string{f.ws, s.WorktreePath} {
-				if got := read(t, root, "f.txt"); got != want {
-					t.Errorf("%s f.txt after restart:\n%s", root, got)
-				}
-				if got := read(t, root, "keep.txt"); got != "keep\n" {
-					t.Errorf("%s keep.txt after restart: %q", root, got)
-				}
-				if exists(root, "new.txt") {
-					t.Errorf("%s new.txt still there", root)
-				}
-			}
+			f.wantRolledBack(s, base, "after restart")
 			recs, _ := f.eng.Records(f.ctx, s.ID, "", "")
 			var rolled []string
 			for _, r := range recs {
@@ -232,7 +252,7 @@ func TestCrashMidRollback(t *testing.T) {
 			}
 			// The rollback can be undone through its safety checkpoint,
 			// workspace included.
-			cps, _ = f.eng.Checkpoints(f.ctx, s.ID, "")
+			cps, _ := f.eng.Checkpoints(f.ctx, s.ID, "")
 			var safety *prsm.Checkpoint
 			for _, c := range cps {
 				if strings.HasPrefix(c.Name, "before ") && !strings.HasPrefix(c.Name, "before Edit") && !strings.HasPrefix(c.Name, "before Write") {

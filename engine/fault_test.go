@@ -459,3 +459,81 @@ func TestSQLiteBusy(t *testing.T) {
 		t.Errorf("records after retry:\n%s", got)
 	}
 }
+
+// TestRollbackAnswersBeforeDiskSyncs: a rewind answers once every file is
+// in place and every record stored, without waiting for the files' syncs
+// to the disk; its intent stays open, and the session's reads wait, until
+// those are done.
+func TestRollbackAnswersBeforeDiskSyncs(t *testing.T) {
+	f := newFixture(t)
+	s, base, target := f.rollbackSession()
+	if _, err := f.eng.Records(f.ctx, s.ID, "", ""); err != nil { // the tool calls' work done
+		t.Fatal(err)
+	}
+
+	// Every sync of a file to the disk waits until released.
+	var blocked atomic.Int32
+	release := make(chan struct{})
+	restore := prsmsync.SetFaultHook(func(op, path string) error {
+		if op == "sync" {
+			blocked.Add(1)
+			<-release
+		}
+		return nil
+	})
+	defer restore()
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock()
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.eng.Rewind(f.ctx, s.ID, target.ID, false)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("rewind: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		unblock()
+		t.Fatal("the rewind's answer waited for its files' syncs to the disk")
+	}
+	// The syncs run after the answer: they are tried, and wait.
+	for deadline := time.Now().Add(10 * time.Second); blocked.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no file sync after the rewind's answer")
+		}
+	}
+	f.wantRolledBack(s, base, "at the answer")
+	// (f.q would wait for the session's work; the store is read as it is.)
+	if open, err := store.OpenIntents(f.ctx, f.eng.DB.Q()); err != nil || len(open) != 1 || open[0].Kind != "rollback" {
+		t.Errorf("intents while the syncs wait: %v %v, want the rollback's", open, err)
+	}
+	// A read of the session waits for the syncs and the intent's end.
+	read := make(chan error, 1)
+	go func() {
+		_, err := f.eng.Records(f.ctx, s.ID, "", "")
+		read <- err
+	}()
+	select {
+	case err := <-read:
+		t.Fatalf("a read did not wait for the rollback's syncs (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	unblock()
+	if err := <-read; err != nil {
+		t.Fatal(err)
+	}
+	if open, err := store.OpenIntents(f.ctx, f.q()); err != nil || len(open) != 0 {
+		t.Errorf("intents after the syncs: %v %v", open, err)
+	}
+	got := f.records(s)
+	for _, want := range []string{"e0 modify f.txt pending/synced", "e1 modify f.txt rejected/synced", "e2 modify keep.txt rejected/synced",
+		"e3 create new.txt rejected/synced", "e4 modify f.txt rejected/synced"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("records after the rewind lack %q:\n%s", want, got)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	stdsync "sync"
 
 	"github.com/prsm-dev/prsm"
@@ -82,4 +83,27 @@ func (e *Engine) setStates(ctx context.Context, changes []stateChange, point str
 		})
 	}
 	return nil
+}
+
+// diskSyncs collects the syncs to the disk of files placed without them
+// (prsmsync.WriteUnsynced, prsmsync.Prepared.Settle), to run together:
+// independent files' syncs overlap, and a caller can answer first.
+type diskSyncs struct {
+	mu    stdsync.Mutex
+	syncs []func() error
+}
+
+func (d *diskSyncs) add(sync func() error) {
+	d.mu.Lock()
+	d.syncs = append(d.syncs, sync)
+	d.mu.Unlock()
+}
+
+// run makes every collected file durable, at once, and forgets them.
+func (d *diskSyncs) run() error {
+	d.mu.Lock()
+	syncs := d.syncs
+	d.syncs = nil
+	d.mu.Unlock()
+	return errors.Join(parallel(len(syncs), func(i int) error { return syncs[i]() })...)
 }

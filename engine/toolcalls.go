@@ -955,6 +955,25 @@ func (e *Engine) syncToWorkspace(ctx context.Context, s *prsm.Session, rel strin
 	return e.syncState(s, rel, out, err)
 }
 
+// placeInWorkspace is syncToWorkspace with the file's syncs to the disk
+// left to syncs (prsmsync.Prepared.Settle), for a caller that places many
+// files and syncs them together.
+func (e *Engine) placeInWorkspace(s *prsm.Session, rel string, base, theirs prsmsync.Version, syncs *diskSyncs) (string, error) {
+	unlock := e.fileLock(rel)
+	defer unlock()
+	w, err := prsmsync.Prepare(e.Repo.Root, rel, base, theirs)
+	if err != nil {
+		return e.syncState(s, rel, prsmsync.Conflict, err)
+	}
+	out, _, err := w.Place()
+	if err != nil {
+		w.Discard()
+		return e.syncState(s, rel, out, err)
+	}
+	syncs.add(w.Settle)
+	return e.syncState(s, rel, out, nil)
+}
+
 // syncState is the sync state that a workspace write of rel, with outcome
 // out and error err, gives its record.
 func (e *Engine) syncState(s *prsm.Session, rel string, out prsmsync.Outcome, err error) (string, error) {

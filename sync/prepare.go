@@ -226,3 +226,65 @@ func (w *Prepared) drop() {
 	w.d.Close()
 	w.d = nil
 }
+
+// Unsynced is a file that WriteUnsynced placed and that is not yet on the
+// disk: Sync makes it durable.
+type Unsynced struct {
+	d    *os.Root // the open parent
+	f    *os.File // the placed file, open
+	path string
+}
+
+// WriteUnsynced is Write for a caller that places many files and syncs
+// them later, all at once or after its answer: a regular file's content
+// is staged and renamed into place, and its syncs to the disk (the
+// content, then the directory's rename) are left to the returned
+// Unsynced. As with Prepared, a killed process loses nothing meanwhile
+// (the rename shows all of the content or none of it); a power loss
+// before Sync could. A removal or a symlink is written and synced at once,
+// and the Unsynced is nil. On an error nothing was written.
+func WriteUnsynced(root, rel string, v Version) (*Unsynced, error) {
+	p, err := safepath.Join(root, rel)
+	if err != nil {
+		return nil, err
+	}
+	if !v.Present || v.IsLink() {
+		return nil, writeVersion(root, p, v)
+	}
+	d, err := openDirIn(root, filepath.Dir(p), true)
+	if err != nil {
+		return nil, fmt.Errorf("create parent of %s: %w", p, err)
+	}
+	tmp, f, err := stageFile(d, p, v.Content, os.FileMode(v.Mode&0o777))
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := placeStaged(d, tmp, p); err != nil {
+		f.Close()
+		d.Close()
+		return nil, err
+	}
+	return &Unsynced{d: d, f: f, path: p}, nil
+}
+
+// Sync makes the placed file durable, as Prepared.Settle does, and
+// releases it; call it once. A nil Unsynced has nothing to sync. An error
+// means the content is in place but perhaps not yet on the disk.
+func (u *Unsynced) Sync() error {
+	if u == nil {
+		return nil
+	}
+	defer u.d.Close()
+	err := syncStaged(u.f, u.path)
+	if cerr := u.f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncRoot(u.d)
+	}
+	if err != nil {
+		return fmt.Errorf("replaced %s: %w", u.path, err)
+	}
+	return nil
+}

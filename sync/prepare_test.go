@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	stdsync "sync"
 	"syscall"
 	"testing"
 	"time"
@@ -271,4 +272,69 @@ func TestPreparedSyncsAfterPlace(t *testing.T) {
 	}
 	assertFile(t, p, "agent\n", 0o644)
 	assertNoTemp(t, root)
+}
+
+// TestWriteUnsynced: the file is in place, with its mode, before Sync, and
+// Sync then syncs its content (the "sync" step) once; a removal and a link
+// are done at once; a path out of the root or through a link is refused
+// and writes nothing.
+func TestWriteUnsynced(t *testing.T) {
+	root := t.TempDir()
+	var syncs []string
+	var mu stdsync.Mutex
+	defer SetFaultHook(func(op, path string) error {
+		if op == "sync" {
+			mu.Lock()
+			syncs = append(syncs, filepath.Base(path))
+			mu.Unlock()
+		}
+		return nil
+	})()
+	if err := os.WriteFile(filepath.Join(root, "old.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, err := WriteUnsynced(root, "a/b/new.sh", Version{Present: true, Mode: ModeRegular | 0o755, Content: []byte("#!/bin/sh\n")})
+	if err != nil || u == nil {
+		t.Fatalf("WriteUnsynced = %v, %v", u, err)
+	}
+	assertFile(t, filepath.Join(root, "a/b/new.sh"), "#!/bin/sh\n", 0o755)
+	assertNoTemp(t, filepath.Join(root, "a/b"))
+	if len(syncs) != 0 {
+		t.Errorf("synced before Sync: %v", syncs)
+	}
+	if err := u.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(syncs, " ") != "new.sh" {
+		t.Errorf("syncs = %v, want [new.sh]", syncs)
+	}
+	var none *Unsynced
+	if err := none.Sync(); err != nil {
+		t.Errorf("nil Sync: %v", err)
+	}
+
+	u, err = WriteUnsynced(root, "old.txt", Absent)
+	if err != nil || u != nil {
+		t.Errorf("removal: %v, %v; want done at once", u, err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "old.txt")); !os.IsNotExist(err) {
+		t.Errorf("old.txt still there: %v", err)
+	}
+
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"../escape.txt", "out/x.txt", "/abs.txt"} {
+		if u, err := WriteUnsynced(root, rel, Version{Present: true, Mode: ModeRegular | 0o644, Content: []byte("x")}); err == nil {
+			u.Sync()
+			t.Errorf("WriteUnsynced(%q) wrote", rel)
+		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("written outside the root: %v", entries)
+	}
+	if _, err := os.Lstat(filepath.Join(filepath.Dir(root), "escape.txt")); err == nil {
+		t.Error("escape.txt written beside the root")
+	}
 }
