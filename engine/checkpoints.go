@@ -336,15 +336,23 @@ func (e *Engine) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *ses
 	return nc, nil
 }
 
-// store writes the checkpoint, and its objects for the flusher, in the
-// transaction q. Its record_seq is the newest record then (of any
-// session: the session's records after it are those with a greater seq).
-func (nc *newCheckpoint) store(ctx context.Context, q store.Querier) error {
+// stampRecordSeq sets c's record_seq to the newest record in q, of any
+// session: the session's records after c are those with a greater seq.
+func stampRecordSeq(ctx context.Context, q store.Querier, c *prsm.Checkpoint) error {
 	seq, err := store.LastRecordSeq(ctx, q)
 	if err != nil {
 		return err
 	}
-	nc.c.RecordSeq = seq
+	c.RecordSeq = seq
+	return nil
+}
+
+// store writes the checkpoint, and its objects for the flusher, in the
+// transaction q (stampRecordSeq first).
+func (nc *newCheckpoint) store(ctx context.Context, q store.Querier) error {
+	if err := stampRecordSeq(ctx, q, nc.c); err != nil {
+		return err
+	}
 	if err := store.InsertCheckpoint(ctx, q, nc.c); err != nil {
 		return err
 	}

@@ -83,14 +83,12 @@ func (e *Engine) lazyCheckpoint(ctx context.Context, s *prsm.Session, st *sessio
 	return lz, nil
 }
 
-// store writes the lazy checkpoint in the transaction q; its record_seq
-// is the newest record then, as for any checkpoint.
+// store writes the lazy checkpoint in the transaction q (stampRecordSeq
+// first, as for any checkpoint).
 func (lz *lazyCkpt) store(ctx context.Context, q store.Querier) error {
-	seq, err := store.LastRecordSeq(ctx, q)
-	if err != nil {
+	if err := stampRecordSeq(ctx, q, lz.c); err != nil {
 		return err
 	}
-	lz.c.RecordSeq = seq
 	b, err := json.Marshal(lz.r)
 	if err != nil {
 		return err

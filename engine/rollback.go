@@ -592,9 +592,9 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 		if !write[i] {
 			return nil
 		}
-		u, err := prsmsync.WriteUnsynced(s.WorktreePath, rels[i], vs[i])
-		if u != nil {
-			syncs.add(u.Sync)
+		w, err := prsmsync.WriteUnsynced(s.WorktreePath, rels[i], vs[i])
+		if w != nil {
+			syncs.add(w.Settle)
 		}
 		return err
 	})

@@ -961,17 +961,11 @@ func (e *Engine) syncToWorkspace(ctx context.Context, s *prsm.Session, rel strin
 func (e *Engine) placeInWorkspace(s *prsm.Session, rel string, base, theirs prsmsync.Version, syncs *diskSyncs) (string, error) {
 	unlock := e.fileLock(rel)
 	defer unlock()
-	w, err := prsmsync.Prepare(e.Repo.Root, rel, base, theirs)
-	if err != nil {
-		return e.syncState(s, rel, prsmsync.Conflict, err)
+	out, _, w, err := prsmsync.ApplyUnsynced(e.Repo.Root, rel, base, theirs)
+	if w != nil {
+		syncs.add(w.Settle)
 	}
-	out, _, err := w.Place()
-	if err != nil {
-		w.Discard()
-		return e.syncState(s, rel, out, err)
-	}
-	syncs.add(w.Settle)
-	return e.syncState(s, rel, out, nil)
+	return e.syncState(s, rel, out, err)
 }
 
 // syncState is the sync state that a workspace write of rel, with outcome

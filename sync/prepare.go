@@ -177,10 +177,11 @@ func (w *Prepared) Place() (Outcome, Version, error) {
 
 // Settle makes a placed file durable (it syncs the file's content, then
 // the directory's rename) and releases the Prepared. Call it once, after
-// Place. An error means the new content is in place but perhaps not yet
+// Place. A nil Prepared (WriteUnsynced's for a removal or a link) has
+// nothing to settle. An error means the new content is in place but perhaps not yet
 // on the disk.
 func (w *Prepared) Settle() error {
-	if w.d == nil {
+	if w == nil || w.d == nil {
 		return nil
 	}
 	defer w.drop()
@@ -227,23 +228,14 @@ func (w *Prepared) drop() {
 	w.d = nil
 }
 
-// Unsynced is a file that WriteUnsynced placed and that is not yet on the
-// disk: Sync makes it durable.
-type Unsynced struct {
-	d    *os.Root // the open parent
-	f    *os.File // the placed file, open
-	path string
-}
-
 // WriteUnsynced is Write for a caller that places many files and syncs
 // them later, all at once or after its answer: a regular file's content
 // is staged and renamed into place, and its syncs to the disk (the
 // content, then the directory's rename) are left to the returned
-// Unsynced. As with Prepared, a killed process loses nothing meanwhile
-// (the rename shows all of the content or none of it); a power loss
-// before Sync could. A removal or a symlink is written and synced at once,
-// and the Unsynced is nil. On an error nothing was written.
-func WriteUnsynced(root, rel string, v Version) (*Unsynced, error) {
+// Prepared's Settle, with the same guarantees as a placed Prepare. A
+// removal or a symlink is written and synced at once, and the Prepared is
+// nil. On an error nothing was written.
+func WriteUnsynced(root, rel string, v Version) (*Prepared, error) {
 	p, err := safepath.Join(root, rel)
 	if err != nil {
 		return nil, err
@@ -265,26 +257,22 @@ func WriteUnsynced(root, rel string, v Version) (*Unsynced, error) {
 		d.Close()
 		return nil, err
 	}
-	return &Unsynced{d: d, f: f, path: p}, nil
+	return &Prepared{outcome: Written, result: v, root: root, path: p, d: d, staged: f, placed: true}, nil
 }
 
-// Sync makes the placed file durable, as Prepared.Settle does, and
-// releases it; call it once. A nil Unsynced has nothing to sync. An error
-// means the content is in place but perhaps not yet on the disk.
-func (u *Unsynced) Sync() error {
-	if u == nil {
-		return nil
-	}
-	defer u.d.Close()
-	err := syncStaged(u.f, u.path)
-	if cerr := u.f.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err == nil {
-		err = syncRoot(u.d)
-	}
+// ApplyUnsynced is Apply without the syncs to the disk: the change is in
+// place (or found unchanged, or in conflict) when it returns, and the
+// returned Prepared's Settle, which the caller must run, makes it durable.
+// On an error nothing was written and there is nothing to settle.
+func ApplyUnsynced(root, rel string, base, theirs Version) (Outcome, Version, *Prepared, error) {
+	w, err := Prepare(root, rel, base, theirs)
 	if err != nil {
-		return fmt.Errorf("replaced %s: %w", u.path, err)
+		return Conflict, Version{}, nil, err
 	}
-	return nil
+	out, v, err := w.Place()
+	if err != nil {
+		w.Discard()
+		return out, v, nil, err
+	}
+	return out, v, w, nil
 }

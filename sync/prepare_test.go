@@ -274,8 +274,8 @@ func TestPreparedSyncsAfterPlace(t *testing.T) {
 	assertNoTemp(t, root)
 }
 
-// TestWriteUnsynced: the file is in place, with its mode, before Sync, and
-// Sync then syncs its content (the "sync" step) once; a removal and a link
+// TestWriteUnsynced: the file is in place, with its mode, before Settle,
+// and Settle then syncs its content (the "sync" step) once; a removal and a link
 // are done at once; a path out of the root or through a link is refused
 // and writes nothing.
 func TestWriteUnsynced(t *testing.T) {
@@ -300,17 +300,17 @@ func TestWriteUnsynced(t *testing.T) {
 	assertFile(t, filepath.Join(root, "a/b/new.sh"), "#!/bin/sh\n", 0o755)
 	assertNoTemp(t, filepath.Join(root, "a/b"))
 	if len(syncs) != 0 {
-		t.Errorf("synced before Sync: %v", syncs)
+		t.Errorf("synced before Settle: %v", syncs)
 	}
-	if err := u.Sync(); err != nil {
+	if err := u.Settle(); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(syncs, " ") != "new.sh" {
 		t.Errorf("syncs = %v, want [new.sh]", syncs)
 	}
-	var none *Unsynced
-	if err := none.Sync(); err != nil {
-		t.Errorf("nil Sync: %v", err)
+	var none *Prepared
+	if err := none.Settle(); err != nil {
+		t.Errorf("nil Settle: %v", err)
 	}
 
 	u, err = WriteUnsynced(root, "old.txt", Absent)
@@ -327,7 +327,7 @@ func TestWriteUnsynced(t *testing.T) {
 	}
 	for _, rel := range []string{"../escape.txt", "out/x.txt", "/abs.txt"} {
 		if u, err := WriteUnsynced(root, rel, Version{Present: true, Mode: ModeRegular | 0o644, Content: []byte("x")}); err == nil {
-			u.Sync()
+			u.Settle()
 			t.Errorf("WriteUnsynced(%q) wrote", rel)
 		}
 	}

@@ -168,12 +168,7 @@ func (o Outcome) String() string {
 // prunes directories it leaves empty, up to root. It returns the outcome and
 // the file as it is afterwards.
 func Apply(root, rel string, base, theirs Version) (Outcome, Version, error) {
-	w, err := Prepare(root, rel, base, theirs)
-	if err != nil {
-		return Conflict, Version{}, err
-	}
-	defer w.Discard()
-	out, v, err := w.Place()
+	out, v, w, err := ApplyUnsynced(root, rel, base, theirs)
 	if err != nil {
 		return out, v, err
 	}
