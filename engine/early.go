@@ -114,19 +114,23 @@ func (e *Engine) claimEarly(st *sessionState, slot *earlySlot) {
 
 // takeEarly ends the slot once complete has looked for the changes (the
 // watcher flushed, so every write event of the tool is counted) and
-// returns its write, started anew if it read the file before the tool's
-// last write; nil if the slot expired or before is not known.
-func (e *Engine) takeEarly(st *sessionState, slot *earlySlot) *earlyWrite {
+// returns its write, started anew if it may have read the file before
+// the tool's last write; nil if the slot expired or before is not known.
+// A write that saw later events is kept if it is done and staged what
+// complete found (changes): the watcher reads a write's events together,
+// so the first one usually starts the read after the whole write.
+func (e *Engine) takeEarly(st *sessionState, slot *earlySlot, changes []tracker.Change) *earlyWrite {
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
 	if slot.over {
 		return nil
 	}
 	slot.end(st)
-	if w := slot.w; w != nil && w.readGen != 0 && w.readGen != slot.gen {
+	if w := slot.w; w != nil && w.readGen != 0 && w.readGen != slot.gen && !w.servesOne(changes) {
 		// Start anew (the new one waits for the old one's file lock).
 		slot.w = nil
 		go w.drop()
+		e.earlyRedone.Add(1)
 	}
 	if slot.w == nil && slot.before != nil {
 		e.startEarly(st, slot)
@@ -217,6 +221,17 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Versi
 // serves reports whether the early write is the write of ch.
 func (w *earlyWrite) serves(ch tracker.Change) bool {
 	return w.ok && sameVersion(w.before, ch.Before) && sameVersion(w.after, ch.After)
+}
+
+// servesOne reports whether the early write is done and serves changes
+// as their one change (see prepareWrites); it does not wait.
+func (w *earlyWrite) servesOne(changes []tracker.Change) bool {
+	select {
+	case <-w.done:
+	default:
+		return false
+	}
+	return len(changes) == 1 && changes[0].Rel == w.rel && w.serves(changes[0])
 }
 
 // sameVersion is prsmsync.Same with the whole mode compared: the staged

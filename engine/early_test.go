@@ -222,7 +222,37 @@ func TestEarlyWriteRedoneAfterLaterWrite(t *testing.T) {
 			if n := engine.EarlyWatched(f.eng); n != 1 {
 				t.Fatalf("early writes the watcher started = %d, want 1", n)
 			}
+			if n := engine.EarlyRedone(f.eng); n != 1 {
+				t.Fatalf("early writes started anew = %d, want 1", n)
+			}
 		})
+	}
+}
+
+// TestEarlyWriteOfTheLastContentIsKept: write events that come after the
+// early write began reading the file do not make complete start it anew
+// when what it read is what the tool left: the tool's last write had
+// landed before the watcher reported its first event (the usual case, the
+// watcher reads a write's events together), or wrote the same bytes again.
+func TestEarlyWriteOfTheLastContentIsKept(t *testing.T) {
+	f := newFixture(t)
+	s := f.watchedEdit()
+	want := replaceLine(lines(20, ""), 5, "agent")
+	write(t, s.WorktreePath, "f.txt", want)
+	waitFor(t, "the early write to be staged", func() bool {
+		staged, _ := filepath.Glob(filepath.Join(f.ws, prsmsync.TempPrefix+"*"))
+		return len(staged) == 1
+	})
+	write(t, s.WorktreePath, "f.txt", want) // more write events, same bytes
+	if err := f.eng.Watcher.Flush(f.ctx, s.WorktreePath); err != nil {
+		t.Fatal(err)
+	}
+	f.wantEarlySynced(f.complete(s, "e1"), "e1 modify f.txt pending/synced", want, 1)
+	if n := engine.EarlyRedone(f.eng); n != 0 {
+		t.Fatalf("early writes started anew = %d, want 0", n)
+	}
+	if n := engine.EarlyWatched(f.eng); n != 1 {
+		t.Fatalf("early writes the watcher started = %d, want 1", n)
 	}
 }
 

@@ -73,8 +73,9 @@ type Engine struct {
 	// directory syncs of placed workspace writes, tree cache warming.
 	settleWG stdsync.WaitGroup
 	// earlyPlaced counts early workspace writes that served (earlyWrite),
-	// earlyWatched those the watcher started.
-	earlyPlaced, earlyWatched atomic.Int64
+	// earlyWatched those the watcher started, earlyRedone those complete
+	// started anew (takeEarly).
+	earlyPlaced, earlyWatched, earlyRedone atomic.Int64
 }
 
 // New builds an engine for repo whose state lives in projectDir.

@@ -39,6 +39,9 @@ func EarlyPlaced(e *Engine) int64 { return e.earlyPlaced.Load() }
 // EarlyWatched counts the early workspace writes the watcher started.
 func EarlyWatched(e *Engine) int64 { return e.earlyWatched.Load() }
 
+// EarlyRedone counts the early workspace writes complete started anew.
+func EarlyRedone(e *Engine) int64 { return e.earlyRedone.Load() }
+
 // SetEarlyExpiry changes how long an early write waits for its complete.
 func SetEarlyExpiry(d time.Duration) (restore func()) {
 	old := earlyExpiry

@@ -712,7 +712,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 		return nil, finish, err
 	}
 	if call != nil && call.early != nil {
-		early = e.takeEarly(st, call.early)
+		early = e.takeEarly(st, call.early, changes)
 	}
 	suffix := len(changes) > 1 || tc.ToolName == "Bash" || tc.ToolName == "Watch"
 	recs, finish, err = e.record(ctx, s, st, tc, changes, snap, early, func(i int) string {
