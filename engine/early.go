@@ -189,7 +189,12 @@ type earlyWrite struct {
 	prep          *prsmsync.Prepared
 	ok            bool // read and staged without error
 	done          chan struct{}
-	unlock        func()
+	// parts are the record's costly parts, made once the file is read
+	// and before it is staged; partsDone closes then (and when the read
+	// found no change).
+	parts     recordParts
+	partsDone chan struct{}
+	unlock    func()
 	// settled: dropped, or taken by the workspace writes that place it.
 	settled bool
 	// readGen is how many write events its slot had seen when it began
@@ -202,9 +207,15 @@ type earlyWrite struct {
 // before; atRead is called once the file's lock is held, just before the
 // file is read.
 func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Version, atRead func(*earlyWrite)) *earlyWrite {
-	w := &earlyWrite{rel: rel, before: before, done: make(chan struct{})}
+	w := &earlyWrite{rel: rel, before: before, done: make(chan struct{}), partsDone: make(chan struct{})}
 	go func() {
 		defer close(w.done)
+		parts := w.partsDone
+		defer func() {
+			if parts != nil {
+				close(parts)
+			}
+		}()
 		w.unlock = e.fileLock(rel)
 		atRead(w)
 		after, err := prsmsync.ReadVersion(s.WorktreePath, rel)
@@ -212,6 +223,11 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Versi
 			return // complete finds this out itself, and says so
 		}
 		w.after = after
+		// The record's parts first: complete's transaction needs them
+		// before its placing needs the staged file.
+		w.parts = makeRecordParts(before, after)
+		close(parts)
+		parts = nil
 		w.prep, err = prsmsync.Prepare(e.Repo.Root, rel, before, after)
 		w.ok = err == nil
 	}()
@@ -221,6 +237,20 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Versi
 // serves reports whether the early write is the write of ch.
 func (w *earlyWrite) serves(ch tracker.Change) bool {
 	return w.ok && sameVersion(w.before, ch.Before) && sameVersion(w.after, ch.After)
+}
+
+// partsOf returns the record parts the early write made, if they are
+// made and are those of ch; nil otherwise. It does not wait.
+func (w *earlyWrite) partsOf(ch tracker.Change) *recordParts {
+	select {
+	case <-w.partsDone:
+	default:
+		return nil
+	}
+	if !w.parts.made || !sameVersion(w.before, ch.Before) || !sameVersion(w.after, ch.After) {
+		return nil
+	}
+	return &w.parts
 }
 
 // servesOne reports whether the early write is done and serves changes

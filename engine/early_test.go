@@ -11,6 +11,7 @@ import (
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
 )
 
 // wantEarlySynced checks that recs is the one synced record want names
@@ -29,6 +30,20 @@ func (f *fixture) wantEarlySynced(recs []*prsm.Record, want, content string, pla
 	}
 }
 
+// wantParts checks what a record's costly parts gave it: the stored new
+// content is after, and the line ranges are those of before -> after.
+func (f *fixture) wantParts(r *prsm.Record, before, after string) {
+	f.t.Helper()
+	got, _, err := f.eng.Content(f.ctx, r.SessionID, r.ID, "after")
+	if err != nil || string(got) != after {
+		f.t.Fatalf("stored content after %s = %q, %v; want %q", r.ID, got, err, after)
+	}
+	added, removed := tracker.LineRanges([]byte(before), []byte(after))
+	if fmt.Sprint(r.AddedRanges, r.RemovedRanges) != fmt.Sprint(added, removed) {
+		f.t.Fatalf("ranges of %s = %v %v, want %v %v", r.ID, r.AddedRanges, r.RemovedRanges, added, removed)
+	}
+}
+
 // TestEarlyWriteServesAnEdit: an Edit's workspace write is started before
 // complete knows the change, and is the one placed.
 func TestEarlyWriteServesAnEdit(t *testing.T) {
@@ -37,6 +52,12 @@ func TestEarlyWriteServesAnEdit(t *testing.T) {
 	want := replaceLine(lines(20, ""), 4, "agent")
 	recs := f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", want) })
 	f.wantEarlySynced(recs, "e1 modify f.txt pending/synced", want, 1)
+	// The record's stored content and ranges were made by the early
+	// write, and are those of the change.
+	if n := engine.EarlyParts(f.eng); n != 1 {
+		t.Fatalf("records made with an early write's parts = %d, want 1", n)
+	}
+	f.wantParts(recs[0], lines(20, ""), want)
 }
 
 // TestEarlyWriteOfAStaleBaseIsDropped: two calls name the same file; the
@@ -218,7 +239,11 @@ func TestEarlyWriteRedoneAfterLaterWrite(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			f.wantEarlySynced(f.complete(s, "e1"), "e1 modify f.txt pending/synced", want, 1)
+			recs := f.complete(s, "e1")
+			f.wantEarlySynced(recs, "e1 modify f.txt pending/synced", want, 1)
+			// The parts the first early write made of "half done" are
+			// not the record's.
+			f.wantParts(recs[0], base, want)
 			if n := engine.EarlyWatched(f.eng); n != 1 {
 				t.Fatalf("early writes the watcher started = %d, want 1", n)
 			}
@@ -280,4 +305,23 @@ func TestEarlyWriteStartsBeforeCaptureStored(t *testing.T) {
 	waitFor(t, "the watcher to start the early write while the capture is stored", func() bool { return engine.EarlyWatched(f.eng) == 1 })
 	release()
 	f.wantEarlySynced(f.complete(s, "e1"), "e1 modify f.txt pending/synced", want, 1)
+}
+
+// TestEarlyPartsOnlyOfTheirChange: a record takes an early write's parts
+// only once they are made, and only if the file it read is the change's
+// new version.
+func TestEarlyPartsOnlyOfTheirChange(t *testing.T) {
+	for _, c := range []struct {
+		read, changed string
+		want          bool
+	}{
+		{"b\n", "b\n", true},
+		{"b\n", "c\n", false}, // read before a later write
+	} {
+		whileReading, afterRead := engine.EarlyPartsOf("a\n", c.read, c.changed)
+		if whileReading || afterRead != c.want {
+			t.Errorf("read %q, changed %q: parts lent while reading %v, after %v; want false, %v",
+				c.read, c.changed, whileReading, afterRead, c.want)
+		}
+	}
 }

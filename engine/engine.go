@@ -76,6 +76,8 @@ type Engine struct {
 	// earlyWatched those the watcher started, earlyRedone those complete
 	// started anew (takeEarly).
 	earlyPlaced, earlyWatched, earlyRedone atomic.Int64
+	// earlyParts counts records made with an early write's parts.
+	earlyParts atomic.Int64
 }
 
 // New builds an engine for repo whose state lives in projectDir.

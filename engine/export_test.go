@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"time"
+
+	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
 )
 
 // SetCrashHook makes the engine call f at every crash point of its
@@ -39,6 +42,9 @@ func EarlyPlaced(e *Engine) int64 { return e.earlyPlaced.Load() }
 // EarlyWatched counts the early workspace writes the watcher started.
 func EarlyWatched(e *Engine) int64 { return e.earlyWatched.Load() }
 
+// EarlyParts counts the records made with an early write's parts.
+func EarlyParts(e *Engine) int64 { return e.earlyParts.Load() }
+
 // EarlyRedone counts the early workspace writes complete started anew.
 func EarlyRedone(e *Engine) int64 { return e.earlyRedone.Load() }
 
@@ -59,4 +65,20 @@ func HoldWritten() (release func()) {
 		writtenHook.Store(nil)
 		close(gate)
 	}
+}
+
+// EarlyPartsOf reports whether an early write of a file known as before
+// lends its record parts to the change before -> changed: while it is
+// still reading, and once it read read and made them.
+func EarlyPartsOf(before, read, changed string) (whileReading, afterRead bool) {
+	v := func(s string) prsmsync.Version {
+		return prsmsync.Version{Present: true, Mode: 0o100644, Content: []byte(s)}
+	}
+	w := &earlyWrite{before: v(before), partsDone: make(chan struct{})}
+	ch := tracker.Change{Before: v(before), After: v(changed)}
+	whileReading = w.partsOf(ch) != nil
+	w.after = v(read)
+	w.parts = makeRecordParts(w.before, w.after)
+	close(w.partsDone)
+	return whileReading, w.partsOf(ch) != nil
 }

@@ -854,7 +854,7 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 			return err
 		}
 		for i, ch := range changes {
-			r, err := e.newRecord(ctx, q, s, st, tc, ch, nil, fmt.Sprintf("%s:%d", tc.ID, i), now)
+			r, err := e.newRecord(ctx, q, s, st, tc, ch, nil, nil, fmt.Sprintf("%s:%d", tc.ID, i), now)
 			if err != nil {
 				return err
 			}

@@ -766,6 +766,14 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	finish = func() {}
 	now := time.Now().UTC()
 	auto := s.Mode == prsm.ModeAuto
+	// The early write made the record's costly parts already if it read
+	// the one change.
+	var parts *recordParts
+	if early != nil && len(changes) == 1 {
+		if parts = early.partsOf(changes[0]); parts != nil {
+			e.earlyParts.Add(1)
+		}
+	}
 	var writes *workspaceWrites
 	if auto && len(changes) > 0 {
 		writes = e.prepareWrites(s, changes, early)
@@ -780,7 +788,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			}
 		}
 		for i, ch := range changes {
-			r, err := e.newRecord(ctx, q, s, st, tc, ch, snap, id(i), now)
+			r, err := e.newRecord(ctx, q, s, st, tc, ch, snap, parts, id(i), now)
 			if err != nil {
 				return err
 			}
@@ -891,8 +899,31 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	return recs, finish, nil
 }
 
-// newRecord builds the record of one change and stores its contents.
-func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, ch tracker.Change, snap snapshot, id string, now time.Time) (*prsm.Record, error) {
+// recordParts are the parts of a change's record that cost CPU: its new
+// content hashed and compressed for the store, whether it is binary, and
+// its line ranges. An early write makes them while the complete request
+// is on its way (makeRecordParts); newRecord makes them itself otherwise.
+type recordParts struct {
+	made           bool
+	blob           store.Encoded // of the new content, when present
+	binary         bool
+	added, removed []prsm.Range
+}
+
+func makeRecordParts(before, after prsmsync.Version) recordParts {
+	p := recordParts{made: true, binary: isBinaryVersion(before) || isBinaryVersion(after)}
+	if after.Present {
+		p.blob = store.EncodeBlob(after.Content)
+	}
+	if !p.binary {
+		p.added, p.removed = lineRanges(before, after)
+	}
+	return p
+}
+
+// newRecord builds the record of one change and stores its contents;
+// parts, when given, are those of ch (see recordParts).
+func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, ch tracker.Change, snap snapshot, parts *recordParts, id string, now time.Time) (*prsm.Record, error) {
 	r := &prsm.Record{
 		ID: id, SessionID: s.ID, FilePath: filepath.Join(e.Repo.Root, filepath.FromSlash(ch.Rel)), RelPath: ch.Rel,
 		AgentID: tc.AgentID, ToolCallID: tc.ID, ToolName: tc.ToolName, MessageIndex: tc.MessageIndex,
@@ -917,7 +948,12 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 	if r.OldHash, err = put(ch.Before); err != nil {
 		return nil, err
 	}
-	if r.NewHash, err = put(ch.After); err != nil {
+	if parts != nil && ch.After.Present {
+		if err := store.PutEncoded(ctx, q, parts.blob); err != nil {
+			return nil, err
+		}
+		r.NewHash = parts.blob.Hash
+	} else if r.NewHash, err = put(ch.After); err != nil {
 		return nil, err
 	}
 	r.PreToolHash = r.OldHash
@@ -926,9 +962,17 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 	}
 	r.ModeBefore, r.ModeAfter = ch.Before.Mode, ch.After.Mode
 	r.SizeBefore, r.SizeAfter = int64(len(ch.Before.Content)), int64(len(ch.After.Content))
-	r.Binary = isBinaryVersion(ch.Before) || isBinaryVersion(ch.After)
-	if !r.Binary {
-		r.AddedRanges, r.RemovedRanges = lineRanges(ch.Before, ch.After)
+	switch {
+	case parts != nil:
+		r.Binary = parts.binary
+		if !r.Binary {
+			r.AddedRanges, r.RemovedRanges = parts.added, parts.removed
+		}
+	default:
+		r.Binary = isBinaryVersion(ch.Before) || isBinaryVersion(ch.After)
+		if !r.Binary {
+			r.AddedRanges, r.RemovedRanges = lineRanges(ch.Before, ch.After)
+		}
 	}
 	return r, nil
 }

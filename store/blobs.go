@@ -63,6 +63,23 @@ func PutBlob(ctx context.Context, q Querier, data []byte) (string, error) {
 			return hash, nil
 		}
 	}
+	return hash, PutEncoded(ctx, q, encode(data, hash))
+}
+
+// Encoded is content made ready for the store (hashed and compressed) by
+// EncodeBlob, for PutEncoded: that work, most of PutBlob's cost, can then
+// be done ahead, outside the transaction that stores it.
+type Encoded struct {
+	Hash   string
+	size   int
+	enc    string
+	stored []byte
+}
+
+// EncodeBlob hashes and compresses data as PutBlob stores it.
+func EncodeBlob(data []byte) Encoded { return encode(data, HashBlob(data)) }
+
+func encode(data []byte, hash string) Encoded {
 	enc, stored := encodingRaw, data
 	if z := zstdEncoder().EncodeAll(data, nil); len(z) < len(data) {
 		enc, stored = encodingZstd, z
@@ -70,12 +87,20 @@ func PutBlob(ctx context.Context, q Querier, data []byte) (string, error) {
 	if stored == nil {
 		stored = []byte{} // nil would bind as NULL
 	}
-	_, err := q.ExecContext(ctx, `INSERT INTO blobs (hash, encoding, size, data) VALUES (?, ?, ?, ?)
-		ON CONFLICT (hash) DO NOTHING`, hash, enc, len(data), stored)
-	if err != nil {
-		return "", fmt.Errorf("put blob %s: %w", hash, mapErr(err))
+	return Encoded{Hash: hash, size: len(data), enc: enc, stored: stored}
+}
+
+// PutEncoded stores content EncodeBlob made ready, as PutBlob does.
+func PutEncoded(ctx context.Context, q Querier, b Encoded) error {
+	if b.enc == "" {
+		return fmt.Errorf("put blob %s: not made by EncodeBlob", b.Hash)
 	}
-	return hash, nil
+	_, err := q.ExecContext(ctx, `INSERT INTO blobs (hash, encoding, size, data) VALUES (?, ?, ?, ?)
+		ON CONFLICT (hash) DO NOTHING`, b.Hash, b.enc, b.size, b.stored)
+	if err != nil {
+		return fmt.Errorf("put blob %s: %w", b.Hash, mapErr(err))
+	}
+	return nil
 }
 
 // GetBlob returns the content stored under hash. It fails with

@@ -152,3 +152,43 @@ func TestBlobCorruptionDetected(t *testing.T) {
 		}
 	}
 }
+
+// TestPutEncoded: content encoded ahead is stored exactly as PutBlob
+// stores it (same hash, encoding and bytes), once; a zero Encoded is
+// refused and stores nothing.
+func TestPutEncoded(t *testing.T) {
+	ctx := context.Background()
+	q := openTestDB(t).Q()
+	for _, data := range [][]byte{
+		bytes.Repeat([]byte("line of text\n"), 500), // compressed
+		{0x00, 0x01, 0x02},                          // raw: zstd would not shrink it
+		{},
+	} {
+		b := EncodeBlob(data)
+		if b.Hash != HashBlob(data) {
+			t.Fatalf("EncodeBlob hash = %s, want %s", b.Hash, HashBlob(data))
+		}
+		for range 2 {
+			if err := PutEncoded(ctx, q, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := GetBlob(ctx, q, b.Hash)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("GetBlob = %q, %v; want %q", got, err, data)
+		}
+		enc, size, stored := storedBlob(t, q, b.Hash)
+		if enc != b.enc || size != len(data) || stored != len(b.stored) {
+			t.Fatalf("stored as %s, %d, %d bytes; want %s, %d, %d", enc, size, stored, b.enc, len(data), len(b.stored))
+		}
+	}
+	if n := count(t, q, "SELECT COUNT(*) FROM blobs"); n != 3 {
+		t.Fatalf("blob rows = %d, want 3", n)
+	}
+	if err := PutEncoded(ctx, q, Encoded{Hash: HashBlob([]byte("x"))}); err == nil {
+		t.Fatal("PutEncoded of a zero Encoded: no error")
+	}
+	if n := count(t, q, "SELECT COUNT(*) FROM blobs"); n != 3 {
+		t.Fatalf("blob rows after the refused put = %d, want 3", n)
+	}
+}
