@@ -116,26 +116,34 @@ func (e *Engine) claimEarly(st *sessionState, slot *earlySlot) {
 // watcher flushed, so every write event of the tool is counted) and
 // returns its write, started anew if it may have read the file before
 // the tool's last write; nil if the slot expired or before is not known.
-// A write that saw later events is kept if it is done and staged what
-// complete found (changes): the watcher reads a write's events together,
-// so the first one usually starts the read after the whole write.
+// A write that saw later events is kept if what it read is the one
+// change complete found (changes): the watcher reads a write's events
+// together, so the first one usually starts the read after the whole
+// write.
 func (e *Engine) takeEarly(st *sessionState, slot *earlySlot, changes []tracker.Change) *earlyWrite {
 	st.earlyMu.Lock()
-	defer st.earlyMu.Unlock()
 	if slot.over {
+		st.earlyMu.Unlock()
 		return nil
 	}
 	slot.end(st)
-	if w := slot.w; w != nil && w.readGen != 0 && w.readGen != slot.gen && !w.servesOne(changes) {
+	w := slot.w
+	stale := w != nil && w.readGen != 0 && w.readGen != slot.gen
+	st.earlyMu.Unlock()
+	// The slot is over: nothing else starts its write or changes it.
+	if stale && !w.readOne(changes) {
 		// Start anew (the new one waits for the old one's file lock).
-		slot.w = nil
 		go w.drop()
 		e.earlyRedone.Add(1)
+		w = nil
 	}
-	if slot.w == nil && slot.before != nil {
+	if w == nil && slot.before != nil {
+		st.earlyMu.Lock()
 		e.startEarly(st, slot)
+		w = slot.w
+		st.earlyMu.Unlock()
 	}
-	return slot.w
+	return w
 }
 
 // startEarly starts the slot's write (earlyMu held).
@@ -253,15 +261,12 @@ func (w *earlyWrite) partsOf(ch tracker.Change) *recordParts {
 	return &w.parts
 }
 
-// servesOne reports whether the early write is done and serves changes
-// as their one change (see prepareWrites); it does not wait.
-func (w *earlyWrite) servesOne(changes []tracker.Change) bool {
-	select {
-	case <-w.done:
-	default:
-		return false
-	}
-	return len(changes) == 1 && changes[0].Rel == w.rel && w.serves(changes[0])
+// readOne reports whether the early write read the one change of
+// changes; it waits for the read (not for the staging).
+func (w *earlyWrite) readOne(changes []tracker.Change) bool {
+	<-w.partsDone
+	return len(changes) == 1 && changes[0].Rel == w.rel &&
+		sameVersion(w.before, changes[0].Before) && sameVersion(w.after, changes[0].After)
 }
 
 // sameVersion is prsmsync.Same with the whole mode compared: the staged

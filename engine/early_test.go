@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	stdsync "sync"
 	"testing"
@@ -263,7 +264,12 @@ func TestEarlyWriteOfTheLastContentIsKept(t *testing.T) {
 	f := newFixture(t)
 	s := f.watchedEdit()
 	want := replaceLine(lines(20, ""), 5, "agent")
-	write(t, s.WorktreePath, "f.txt", want)
+	// Moved into place whole: the early write cannot read a half-written
+	// file, as it may after the first event of a write in place.
+	write(t, s.WorktreePath, "g.txt", want)
+	if err := os.Rename(filepath.Join(s.WorktreePath, "g.txt"), filepath.Join(s.WorktreePath, "f.txt")); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, "the early write to be staged", func() bool {
 		staged, _ := filepath.Glob(filepath.Join(f.ws, prsmsync.TempPrefix+"*"))
 		return len(staged) == 1
