@@ -58,7 +58,7 @@ func withFile(path, file string) string {
 // StartToolCall is the pre-tool capture of a tool call.
 func (c *Client) StartToolCall(ctx context.Context, sessionID string, req engine.ToolCallRequest) (*engine.ToolCallAnswer, error) {
 	var ans engine.ToolCallAnswer
-	return &ans, c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/tool-calls", req, &ans)
+	return &ans, c.doHot(ctx, sessionPath(sessionID)+"/tool-calls", req, &ans)
 }
 
 // CompleteToolCall completes a tool call; it answers once the records are
@@ -66,7 +66,7 @@ func (c *Client) StartToolCall(ctx context.Context, sessionID string, req engine
 func (c *Client) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req engine.CompleteRequest) (*engine.Records, error) {
 	var recs engine.Records
 	path := sessionPath(sessionID) + "/tool-calls/" + url.PathEscape(toolCallID) + "/complete"
-	return &recs, c.Do(ctx, http.MethodPost, path, req, &recs)
+	return &recs, c.doHot(ctx, path, req, &recs)
 }
 
 // Changes lists a session's records; status and file filter when set.

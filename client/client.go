@@ -23,11 +23,15 @@ type Client struct {
 	BaseURL string
 	Token   string
 	HTTP    *http.Client
+	// hot keeps the connection of the tool-call requests (see doHot);
+	// nil: they go through HTTP like the others.
+	hot *hotConns
 }
 
 // New returns a client for the server described by info.
 func New(info *server.Info) *Client {
-	return &Client{BaseURL: "http://" + info.Addr, Token: info.Token, HTTP: &http.Client{Timeout: 10 * time.Minute}}
+	return &Client{BaseURL: "http://" + info.Addr, Token: info.Token, HTTP: &http.Client{Timeout: 10 * time.Minute},
+		hot: &hotConns{}}
 }
 
 // APIError is an error answer of the server.
@@ -68,6 +72,12 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	if err != nil {
 		return fmt.Errorf("read answer of %s %s: %w", method, path, err)
 	}
+	return decodeAnswer(method, path, resp, data, out)
+}
+
+// decodeAnswer turns an answer's status and body into an *APIError, or
+// decodes the body into out (when non-nil).
+func decodeAnswer(method, path string, resp *http.Response, data []byte, out any) error {
 	if resp.StatusCode >= 400 {
 		ae := &APIError{Status: resp.StatusCode}
 		if json.Unmarshal(data, ae) != nil || ae.Msg == "" {
