@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,11 +14,10 @@ import (
 // doRaw sends a request without a body and returns the raw answer; error
 // answers are decoded like Do's.
 func (c *Client) doRaw(ctx context.Context, method, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, nil)
+	req, err := c.newRequest(ctx, method, path, nil)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("reach prsm server: %w", err)
@@ -29,12 +27,8 @@ func (c *Client) doRaw(ctx context.Context, method, path string) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("read answer of %s %s: %w", method, path, err)
 	}
-	if resp.StatusCode >= 400 {
-		ae := &APIError{Status: resp.StatusCode}
-		if json.Unmarshal(data, ae) != nil || ae.Msg == "" {
-			ae.Msg = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
-		}
-		return nil, ae
+	if err := decodeAnswer(method, path, resp, data, nil); err != nil {
+		return nil, err
 	}
 	return data, nil
 }

@@ -47,22 +47,17 @@ func (e *APIError) Error() string { return e.Msg }
 // Do sends a request with an optional JSON body and decodes a JSON answer
 // into out (when non-nil).
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
+	var b []byte
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
+	req, err := c.newRequest(ctx, method, path, b)
 	if err != nil {
 		return err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return fmt.Errorf("reach prsm server: %w", err)
@@ -73,6 +68,24 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("read answer of %s %s: %w", method, path, err)
 	}
 	return decodeAnswer(method, path, resp, data, out)
+}
+
+// newRequest builds a request to the server with the client's token; a
+// non-nil body is sent as JSON.
+func (c *Client) newRequest(ctx context.Context, method, path string, body []byte) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	return req, nil
 }
 
 // decodeAnswer turns an answer's status and body into an *APIError, or

@@ -2,7 +2,6 @@ package client
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,12 +52,10 @@ func (c *Client) doHot(ctx context.Context, path string, body, out any) error {
 		return err
 	}
 	for try := 0; ; try++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+path, bytes.NewReader(b))
+		req, err := c.newRequest(ctx, http.MethodPost, path, b)
 		if err != nil {
 			return err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+c.Token)
 		hc, kept, err := c.hot.take(ctx, u.Host)
 		if err != nil {
 			return fmt.Errorf("reach prsm server: %w", err)

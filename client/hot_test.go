@@ -60,10 +60,15 @@ func newHotServer(t *testing.T) *hotServer {
 	return h
 }
 
-func (h *hotServer) seen() (requests string, conns int) {
+// wantSeen checks the tool call ids the server handled, in order, and
+// over how many connections (any number when conns is -1).
+func (h *hotServer) wantSeen(t *testing.T, requests string, conns int) {
+	t.Helper()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return strings.Join(h.requests, " "), h.conns
+	if got := strings.Join(h.requests, " "); got != requests || (conns >= 0 && h.conns != conns) {
+		t.Fatalf("server saw requests %q over %d connections, want %q over %d", got, h.conns, requests, conns)
+	}
 }
 
 func (h *hotServer) client() *Client {
@@ -86,9 +91,7 @@ func TestHotRequestsKeepOneConnection(t *testing.T) {
 			t.Fatalf("capture %s = %+v, %v", id, ans, err)
 		}
 	}
-	if reqs, conns := h.seen(); reqs != "a b c d" || conns != 1 {
-		t.Fatalf("server saw requests %q over %d connections, want \"a b c d\" over 1", reqs, conns)
-	}
+	h.wantSeen(t, "a b c d", 1)
 }
 
 // TestHotRequestSentAgainOnAClosedConnection: the server dropped the kept
@@ -105,9 +108,7 @@ func TestHotRequestSentAgainOnAClosedConnection(t *testing.T) {
 	if err != nil || ans.ToolCallID != "b" {
 		t.Fatalf("capture after the connection closed = %+v, %v", ans, err)
 	}
-	if reqs, conns := h.seen(); reqs != "a b" || conns != 2 {
-		t.Fatalf("server saw requests %q over %d connections, want \"a b\" over 2", reqs, conns)
-	}
+	h.wantSeen(t, "a b", 2)
 }
 
 // TestHotRequestErrorAnswer: an error answer is an *APIError with the
@@ -123,9 +124,7 @@ func TestHotRequestErrorAnswer(t *testing.T) {
 	if ans, err := capture(t, c, context.Background(), "a"); err != nil || ans.ToolCallID != "a" {
 		t.Fatalf("capture after an error answer = %+v, %v", ans, err)
 	}
-	if reqs, conns := h.seen(); reqs != "missing a" || conns != 1 {
-		t.Fatalf("server saw requests %q over %d connections, want \"missing a\" over 1", reqs, conns)
-	}
+	h.wantSeen(t, "missing a", 1)
 }
 
 // TestHotRequestTimeoutAndCancel: a request past the client's time limit,
@@ -155,8 +154,6 @@ func TestHotRequestTimeoutAndCancel(t *testing.T) {
 	if d := time.Since(t0); d >= time.Second {
 		t.Fatalf("the two failed captures took %v, want them to end before the server's 1s answers", d)
 	}
-	time.Sleep(1100 * time.Millisecond) // the handlers end
-	if reqs, _ := h.seen(); reqs != "a slow canceled" {
-		t.Fatalf("server saw requests %q, want \"a slow canceled\" (none sent twice)", reqs)
-	}
+	time.Sleep(1100 * time.Millisecond)  // the handlers end
+	h.wantSeen(t, "a slow canceled", -1) // none sent twice
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
@@ -218,10 +219,9 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Versi
 	w := &earlyWrite{rel: rel, before: before, done: make(chan struct{}), partsDone: make(chan struct{})}
 	go func() {
 		defer close(w.done)
-		parts := w.partsDone
 		defer func() {
-			if parts != nil {
-				close(parts)
+			if !w.parts.made {
+				close(w.partsDone) // no change read: no parts
 			}
 		}()
 		w.unlock = e.fileLock(rel)
@@ -234,8 +234,11 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Versi
 		// The record's parts first: complete's transaction needs them
 		// before its placing needs the staged file.
 		w.parts = makeRecordParts(before, after)
-		close(parts)
-		parts = nil
+		if after.Present {
+			b := store.EncodeBlob(after.Content)
+			w.parts.blob = &b
+		}
+		close(w.partsDone)
 		w.prep, err = prsmsync.Prepare(e.Repo.Root, rel, before, after)
 		w.ok = err == nil
 	}()
@@ -244,7 +247,13 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Versi
 
 // serves reports whether the early write is the write of ch.
 func (w *earlyWrite) serves(ch tracker.Change) bool {
-	return w.ok && sameVersion(w.before, ch.Before) && sameVersion(w.after, ch.After)
+	return w.ok && w.readAs(ch)
+}
+
+// readAs reports whether the early write read ch's new version against
+// ch's base (its parts are made then). Call it once partsDone is closed.
+func (w *earlyWrite) readAs(ch tracker.Change) bool {
+	return w.parts.made && sameVersion(w.before, ch.Before) && sameVersion(w.after, ch.After)
 }
 
 // partsOf returns the record parts the early write made, if they are
@@ -255,7 +264,7 @@ func (w *earlyWrite) partsOf(ch tracker.Change) *recordParts {
 	default:
 		return nil
 	}
-	if !w.parts.made || !sameVersion(w.before, ch.Before) || !sameVersion(w.after, ch.After) {
+	if !w.readAs(ch) {
 		return nil
 	}
 	return &w.parts
@@ -265,8 +274,7 @@ func (w *earlyWrite) partsOf(ch tracker.Change) *recordParts {
 // changes; it waits for the read (not for the staging).
 func (w *earlyWrite) readOne(changes []tracker.Change) bool {
 	<-w.partsDone
-	return len(changes) == 1 && changes[0].Rel == w.rel &&
-		sameVersion(w.before, changes[0].Before) && sameVersion(w.after, changes[0].After)
+	return len(changes) == 1 && changes[0].Rel == w.rel && w.readAs(changes[0])
 }
 
 // sameVersion is prsmsync.Same with the whole mode compared: the staged

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
@@ -79,6 +80,8 @@ func EarlyPartsOf(before, read, changed string) (whileReading, afterRead bool) {
 	whileReading = w.partsOf(ch) != nil
 	w.after = v(read)
 	w.parts = makeRecordParts(w.before, w.after)
+	b := store.EncodeBlob(w.after.Content)
+	w.parts.blob = &b
 	close(w.partsDone)
 	return whileReading, w.partsOf(ch) != nil
 }

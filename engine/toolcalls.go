@@ -899,22 +899,20 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	return recs, finish, nil
 }
 
-// recordParts are the parts of a change's record that cost CPU: its new
-// content hashed and compressed for the store, whether it is binary, and
-// its line ranges. An early write makes them while the complete request
-// is on its way (makeRecordParts); newRecord makes them itself otherwise.
+// recordParts are the parts of a change's record that cost CPU: whether
+// it is binary, its line ranges, and its new content hashed and
+// compressed for the store (blob, nil: newRecord stores it). An early
+// write makes them all while the complete request is on its way;
+// newRecord makes the others itself otherwise.
 type recordParts struct {
 	made           bool
-	blob           store.Encoded // of the new content, when present
 	binary         bool
 	added, removed []prsm.Range
+	blob           *store.Encoded
 }
 
 func makeRecordParts(before, after prsmsync.Version) recordParts {
 	p := recordParts{made: true, binary: isBinaryVersion(before) || isBinaryVersion(after)}
-	if after.Present {
-		p.blob = store.EncodeBlob(after.Content)
-	}
 	if !p.binary {
 		p.added, p.removed = lineRanges(before, after)
 	}
@@ -944,12 +942,16 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 		}
 		return e.putBlob(ctx, q, st, v.Content)
 	}
+	if parts == nil {
+		p := makeRecordParts(ch.Before, ch.After)
+		parts = &p
+	}
 	var err error
 	if r.OldHash, err = put(ch.Before); err != nil {
 		return nil, err
 	}
-	if parts != nil && ch.After.Present {
-		if err := store.PutEncoded(ctx, q, parts.blob); err != nil {
+	if parts.blob != nil {
+		if err := store.PutEncoded(ctx, q, *parts.blob); err != nil {
 			return nil, err
 		}
 		r.NewHash = parts.blob.Hash
@@ -962,17 +964,9 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 	}
 	r.ModeBefore, r.ModeAfter = ch.Before.Mode, ch.After.Mode
 	r.SizeBefore, r.SizeAfter = int64(len(ch.Before.Content)), int64(len(ch.After.Content))
-	switch {
-	case parts != nil:
-		r.Binary = parts.binary
-		if !r.Binary {
-			r.AddedRanges, r.RemovedRanges = parts.added, parts.removed
-		}
-	default:
-		r.Binary = isBinaryVersion(ch.Before) || isBinaryVersion(ch.After)
-		if !r.Binary {
-			r.AddedRanges, r.RemovedRanges = lineRanges(ch.Before, ch.After)
-		}
+	r.Binary = parts.binary
+	if !r.Binary {
+		r.AddedRanges, r.RemovedRanges = parts.added, parts.removed
 	}
 	return r, nil
 }
