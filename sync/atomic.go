@@ -37,6 +37,10 @@ func fault(op, path string) error {
 	return nil
 }
 
+// writebackAtStage: stageFile starts the staged file's writeback
+// (startWriteback). Only BenchmarkPlace turns it off, to compare.
+var writebackAtStage = true
+
 // TempPrefix starts the name of every temporary file prsm writes next to a
 // workspace or worktree file. A file with this prefix is never the user's:
 // one left behind by a crash is removed by CleanTemp.
@@ -139,6 +143,9 @@ func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string
 	// the umask would trim.
 	if err := f.Chmod(mode.Perm()); err != nil {
 		return "", nil, fmt.Errorf("chmod %s: %w", tmp, err)
+	}
+	if writebackAtStage {
+		startWriteback(f)
 	}
 	return tmp, f, nil
 }
