@@ -26,8 +26,18 @@ import (
 // pragmas are applied by the driver to every new connection. _txlock=immediate
 // makes every transaction take the write lock at BEGIN, so two writers never
 // deadlock upgrading a read lock; busy_timeout makes the loser wait instead
-// of failing with SQLITE_BUSY.
-const pragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+// of failing with SQLITE_BUSY. wal_autocheckpoint(0): no commit checkpoints
+// the WAL itself; the DB's checkpointer does, in the background.
+const pragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_txlock=immediate"
+
+// checkpointEvery is how many commits the checkpointer lets go by between
+// two checkpoints of the WAL. sqlite's own automatic checkpoint ran inside
+// the commit that took the WAL past 1000 pages, which a tool call's
+// answer then waited for: a copy of the new pages into the database file
+// and two fsyncs, a few milliseconds, in about one tool call in forty. A
+// tool call commits three transactions of 5-10 pages each, so this keeps
+// the WAL near the size sqlite's default kept it at.
+const checkpointEvery = 100
 
 // Querier is what every store function runs its SQL on. Both *sql.DB and
 // *sql.Tx satisfy it (and so does *DB), so one function serves inside and
@@ -59,6 +69,13 @@ type DB struct {
 	w    *sql.Conn
 	// sweeps counts the sweeps of unreferenced blobs begun (SweepBlobs).
 	sweeps atomic.Uint64
+	// commits counts the commits of Tx; every checkpointEvery-th kicks
+	// the checkpointer (ckptKick), which Close stops (ckptStop) and
+	// waits for (ckptDone).
+	commits            atomic.Uint64
+	ckptKick, ckptStop chan struct{}
+	ckptDone           chan struct{}
+	closeOnce          sync.Once
 }
 
 // Open opens (creating if needed) the database at path, makes sure it is in
@@ -82,11 +99,13 @@ func Open(path string) (*DB, error) {
 	}
 
 	sqldb := sql.OpenDB(&connector{dsn: dsn(abs), d: &sqlite.Driver{}})
-	db := &DB{DB: sqldb, path: abs, wsem: make(chan struct{}, 1)}
+	db := &DB{DB: sqldb, path: abs, wsem: make(chan struct{}, 1),
+		ckptKick: make(chan struct{}, 1), ckptStop: make(chan struct{}), ckptDone: make(chan struct{})}
 	if err := db.init(); err != nil {
 		sqldb.Close()
 		return nil, fmt.Errorf("open database %s: %w", abs, err)
 	}
+	go db.checkpointer()
 	// The migrations' transactions pinned a connection; the first
 	// transaction of the caller pins one anew, after any limit the caller
 	// sets on the pool.
@@ -193,7 +212,31 @@ func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) (err error) {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit transaction: %w", mapErr(err))
 	}
+	if db.commits.Add(1)%checkpointEvery == 0 {
+		select {
+		case db.ckptKick <- struct{}{}:
+		default: // one is due already
+		}
+	}
 	return nil
+}
+
+// checkpointer checkpoints the WAL when Tx kicks it, until Close: a
+// PASSIVE checkpoint, as sqlite's automatic one was, on a pool connection,
+// so transactions go on meanwhile. An error (another process's
+// checkpoint runs) is left to the next kick.
+func (db *DB) checkpointer() {
+	defer close(db.ckptDone)
+	for {
+		select {
+		case <-db.ckptStop:
+			return
+		case <-db.ckptKick:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, _ = db.DB.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		cancel()
+	}
 }
 
 // timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction: unlike
@@ -281,8 +324,11 @@ func (db *DB) unpin() {
 	}
 }
 
-// Close closes the transaction connection, then the database.
+// Close stops the checkpointer, closes the transaction connection, then
+// the database (sqlite checkpoints the WAL as its last connection closes).
 func (db *DB) Close() error {
+	db.closeOnce.Do(func() { close(db.ckptStop) })
+	<-db.ckptDone
 	db.unpin()
 	return db.DB.Close()
 }

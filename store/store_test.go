@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -415,5 +416,53 @@ func TestReadWarm(t *testing.T) {
 	}
 	if name, _ := read(); name != "uncommitted" {
 		t.Fatalf("read after the commit: %q", name)
+	}
+}
+
+// TestCommitsLeaveCheckpointsToTheCheckpointer: no commit copies the WAL
+// into the database file itself (sqlite's automatic checkpoint did so in
+// the commit that took the WAL past 1000 pages, and a tool call's answer
+// waited for it); every checkpointEvery-th commit has the checkpointer do
+// it in the background.
+func TestCommitsLeaveCheckpointsToTheCheckpointer(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	size := func() int64 {
+		fi, err := os.Stat(db.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	// Incompressible content: 1250 pages of WAL in 50 commits, past
+	// sqlite's 1000 but short of checkpointEvery commits.
+	put := func(i int) {
+		b := make([]byte, 100<<10)
+		r := rand.NewChaCha8([32]byte{byte(i), byte(i >> 8)})
+		r.Read(b)
+		if err := db.Tx(ctx, func(q Querier) error {
+			_, err := PutBlob(ctx, q, b)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := int(db.commits.Load())
+	before := size()
+	for i := 0; n+i < checkpointEvery-1 && i < 50; i++ {
+		put(i)
+	}
+	if got := size(); got != before {
+		t.Fatalf("the database file went from %d to %d bytes: a commit checkpointed the WAL", before, got)
+	}
+	for i := 50; int(db.commits.Load())%checkpointEvery != 0; i++ {
+		put(i)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for size() < before+50*(100<<10) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file is %d bytes 20 s after the %dth commit: no checkpoint ran", size(), checkpointEvery)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
