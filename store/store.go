@@ -37,7 +37,19 @@ const pragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=jour
 // and two fsyncs, a few milliseconds, in about one tool call in forty. A
 // tool call commits three transactions of 5-10 pages each, so this keeps
 // the WAL near the size sqlite's default kept it at.
-const checkpointEvery = 100
+const checkpointEvery = 50
+
+// The checkpointer waits for a pause of checkpointQuiet in the commits
+// (tool calls come in bursts), for checkpointMaxWait or another
+// checkpointEvery commits at most (the WAL grows by some 70 KB a tool
+// call, so waiting longer in a long burst let it grow by tens of MB), and then
+// holds the transaction connection while it checkpoints: sqlite starts
+// the WAL file over only after a checkpoint that reached its end, once no
+// reader reads from the WAL any more.
+const (
+	checkpointQuiet   = 50 * time.Millisecond
+	checkpointMaxWait = 2 * time.Second
+)
 
 // Querier is what every store function runs its SQL on. Both *sql.DB and
 // *sql.Tx satisfy it (and so does *DB), so one function serves inside and
@@ -71,8 +83,11 @@ type DB struct {
 	sweeps atomic.Uint64
 	// commits counts the commits of Tx; every checkpointEvery-th kicks
 	// the checkpointer (ckptKick), which Close stops (ckptStop) and
-	// waits for (ckptDone).
+	// waits for (ckptDone). Every commit kicks it while ckptShort says
+	// the last checkpoint did not get through, as sqlite's automatic
+	// checkpoint retried.
 	commits            atomic.Uint64
+	ckptShort          atomic.Bool
 	ckptKick, ckptStop chan struct{}
 	ckptDone           chan struct{}
 	closeOnce          sync.Once
@@ -212,7 +227,7 @@ func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) (err error) {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit transaction: %w", mapErr(err))
 	}
-	if db.commits.Add(1)%checkpointEvery == 0 {
+	if db.commits.Add(1)%checkpointEvery == 0 || db.ckptShort.Load() {
 		select {
 		case db.ckptKick <- struct{}{}:
 		default: // one is due already
@@ -221,10 +236,8 @@ func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) (err error) {
 	return nil
 }
 
-// checkpointer checkpoints the WAL when Tx kicks it, until Close: a
-// PASSIVE checkpoint, as sqlite's automatic one was, on a pool connection,
-// so transactions go on meanwhile. An error (another process's
-// checkpoint runs) is left to the next kick.
+// checkpointer checkpoints the WAL when Tx kicks it, until Close, after
+// a pause in the commits (checkpointQuiet).
 func (db *DB) checkpointer() {
 	defer close(db.ckptDone)
 	for {
@@ -233,10 +246,54 @@ func (db *DB) checkpointer() {
 			return
 		case <-db.ckptKick:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, _ = db.DB.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-		cancel()
+		kicked, start := db.commits.Load(), time.Now()
+		last, lastAt := kicked, start
+		for {
+			select {
+			case <-db.ckptStop:
+				return
+			case <-time.After(checkpointQuiet / 10):
+			}
+			now, at := db.commits.Load(), time.Now()
+			if now != last {
+				last, lastAt = now, at
+			}
+			if at.Sub(lastAt) >= checkpointQuiet || now-kicked >= checkpointEvery || at.Sub(start) >= checkpointMaxWait {
+				break
+			}
+		}
+		db.ckptShort.Store(!db.checkpoint())
 	}
+}
+
+// checkpoint runs a RESTART checkpoint on the transaction connection,
+// which it holds meanwhile, and reports whether it got through: every
+// page of the WAL copied into the database file, and the readers of the
+// WAL gone (they are short; sqlite waits for them up to busy_timeout), so
+// the next transaction writes the WAL from its start again. A PASSIVE
+// one, what sqlite's automatic checkpoint is, ran from the commit that
+// follows a write, and retried on every commit until the WAL started
+// over; run from here, readers in flight often kept it from starting
+// over, and the WAL grew by everything written (110 MB in the bench's
+// store growth measure). An error (another process's checkpoint runs)
+// counts as not getting through.
+func (db *DB) checkpoint() (complete bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q := Querier(db.DB)
+	if db.DB.Stats().MaxOpenConnections != 1 {
+		release, err := db.writer(ctx)
+		if err != nil {
+			return false
+		}
+		defer release()
+		q = db.w
+	}
+	var busy, frames, done int
+	if err := q.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &done); err != nil {
+		return false
+	}
+	return busy == 0 && frames == done
 }
 
 // timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction: unlike

@@ -466,3 +466,70 @@ func TestCommitsLeaveCheckpointsToTheCheckpointer(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestWALStaysSmallUnderReadsAndWrites: with commits one after another,
+// then in bursts as tool calls make them, and reads going on all the
+// while, the checkpoints keep up and the WAL file is reused from its
+// start: it stays a few checkpoints' worth of pages, not everything ever
+// written.
+func TestWALStaysSmallUnderReadsAndWrites(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	mustSession(t, db, "s1", t0)
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for r := 0; r < 2; r++ {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := GetSession(ctx, db, "s1"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	const commits, inRow, size = 3000, 2000, 10 << 10
+	walSize := func() int64 {
+		fi, err := os.Stat(db.Path() + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	// A cycle of checkpointEvery commits and as many while the
+	// checkpointer waits is some 6 pages a commit here; sqlite keeps the
+	// WAL file as large as its largest cycle.
+	bound := int64(16 * checkpointEvery * size)
+	for i := 0; i < commits; i++ {
+		if i == inRow {
+			if n := walSize(); n > bound {
+				t.Fatalf("the WAL is %d bytes after %d commits in a row of %d bytes: the checkpoints do not let it be reused", n, i, size)
+			}
+		}
+		b := make([]byte, size)
+		r := rand.NewChaCha8([32]byte{byte(i), byte(i >> 8), 7})
+		r.Read(b)
+		if err := db.Tx(ctx, func(q Querier) error {
+			_, err := PutBlob(ctx, q, b)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if i > inRow && i%30 == 29 {
+			time.Sleep(100 * time.Millisecond) // between two bursts of tool calls
+		}
+	}
+	close(stop)
+	readers.Wait()
+	// 30 MB went through the WAL; a few checkpoints' worth stays.
+	if n := walSize(); n > bound {
+		t.Fatalf("the WAL is %d bytes after %d commits of %d bytes: the checkpoints do not let it be reused", n, commits, size)
+	}
+}
