@@ -426,7 +426,6 @@ func TestReadWarm(t *testing.T) {
 // it in the background.
 func TestCommitsLeaveCheckpointsToTheCheckpointer(t *testing.T) {
 	db := openTestDB(t)
-	ctx := context.Background()
 	size := func() int64 {
 		fi, err := os.Stat(db.Path())
 		if err != nil {
@@ -434,32 +433,26 @@ func TestCommitsLeaveCheckpointsToTheCheckpointer(t *testing.T) {
 		}
 		return fi.Size()
 	}
-	// Incompressible content: 1250 pages of WAL in 50 commits, past
-	// sqlite's 1000 but short of checkpointEvery commits.
-	put := func(i int) {
-		b := make([]byte, 100<<10)
-		r := rand.NewChaCha8([32]byte{byte(i), byte(i >> 8)})
-		r.Read(b)
-		if err := db.Tx(ctx, func(q Querier) error {
-			_, err := PutBlob(ctx, q, b)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// 200 KB of incompressible content a commit: over 1000 pages of WAL
+	// (sqlite's automatic checkpoint) in fewer than checkpointEvery
+	// commits.
+	put := func(i int) { putRandomBlob(t, db, i, 200<<10) }
 	n := int(db.commits.Load())
+	if checkpointEvery-1-n < 1000/50 {
+		t.Fatalf("%d commits at the start leave too few before a checkpoint", n)
+	}
 	before := size()
-	for i := 0; n+i < checkpointEvery-1 && i < 50; i++ {
+	for i := 0; n+i < checkpointEvery-1; i++ {
 		put(i)
 	}
 	if got := size(); got != before {
 		t.Fatalf("the database file went from %d to %d bytes: a commit checkpointed the WAL", before, got)
 	}
-	for i := 50; int(db.commits.Load())%checkpointEvery != 0; i++ {
+	for i := 1000; int(db.commits.Load())%checkpointEvery != 0; i++ {
 		put(i)
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for size() < before+50*(100<<10) {
+	for size() < before+int64(checkpointEvery-1-n)*(200<<10) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the database file is %d bytes 20 s after the %dth commit: no checkpoint ran", size(), checkpointEvery)
 		}
@@ -513,15 +506,7 @@ func TestWALStaysSmallUnderReadsAndWrites(t *testing.T) {
 				t.Fatalf("the WAL is %d bytes after %d commits in a row of %d bytes: the checkpoints do not let it be reused", n, i, size)
 			}
 		}
-		b := make([]byte, size)
-		r := rand.NewChaCha8([32]byte{byte(i), byte(i >> 8), 7})
-		r.Read(b)
-		if err := db.Tx(ctx, func(q Querier) error {
-			_, err := PutBlob(ctx, q, b)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		putRandomBlob(t, db, i, size)
 		if i > inRow && i%30 == 29 {
 			time.Sleep(100 * time.Millisecond) // between two bursts of tool calls
 		}
@@ -531,5 +516,21 @@ func TestWALStaysSmallUnderReadsAndWrites(t *testing.T) {
 	// 30 MB went through the WAL; a few checkpoints' worth stays.
 	if n := walSize(); n > bound {
 		t.Fatalf("the WAL is %d bytes after %d commits of %d bytes: the checkpoints do not let it be reused", n, commits, size)
+	}
+}
+
+// putRandomBlob stores size bytes of incompressible content (seeded by
+// seed) as a blob, in a transaction of its own.
+func putRandomBlob(t *testing.T, db *DB, seed, size int) {
+	t.Helper()
+	b := make([]byte, size)
+	r := rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8)})
+	r.Read(b)
+	ctx := context.Background()
+	if err := db.Tx(ctx, func(q Querier) error {
+		_, err := PutBlob(ctx, q, b)
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
