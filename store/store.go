@@ -49,6 +49,8 @@ const checkpointEvery = 50
 const (
 	checkpointQuiet   = 50 * time.Millisecond
 	checkpointMaxWait = 2 * time.Second
+	// checkpointWait bounds the checkpoint's wait for readers.
+	checkpointWait = 100 * time.Millisecond
 )
 
 // Querier is what every store function runs its SQL on. Both *sql.DB and
@@ -269,7 +271,8 @@ func (db *DB) checkpointer() {
 // checkpoint runs a RESTART checkpoint on the transaction connection,
 // which it holds meanwhile, and reports whether it got through: every
 // page of the WAL copied into the database file, and the readers of the
-// WAL gone (they are short; sqlite waits for them up to busy_timeout), so
+// WAL gone (they are short; sqlite waits for them up to checkpointWait,
+// not the 5 s of busy_timeout, since transactions wait meanwhile), so
 // the next transaction writes the WAL from its start again. A PASSIVE
 // one, what sqlite's automatic checkpoint is, ran from the commit that
 // follows a write, and retried on every commit until the WAL started
@@ -280,17 +283,27 @@ func (db *DB) checkpointer() {
 func (db *DB) checkpoint() (complete bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q := Querier(db.DB)
+	var c *sql.Conn
 	if db.DB.Stats().MaxOpenConnections != 1 {
 		release, err := db.writer(ctx)
 		if err != nil {
 			return false
 		}
 		defer release()
-		q = db.w
+		c = db.w
+	} else {
+		var err error
+		if c, err = db.DB.Conn(ctx); err != nil {
+			return false
+		}
+		defer c.Close()
 	}
+	if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", checkpointWait.Milliseconds())); err != nil {
+		return false
+	}
+	defer c.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busyWait.Milliseconds()))
 	var busy, frames, done int
-	if err := q.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &done); err != nil {
+	if err := c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &done); err != nil {
 		return false
 	}
 	return busy == 0 && frames == done

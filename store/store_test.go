@@ -458,6 +458,17 @@ func TestCommitsLeaveCheckpointsToTheCheckpointer(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// The checkpoint waited for readers only briefly; transactions wait
+	// busy_timeout again.
+	var ms int
+	if err := db.Tx(context.Background(), func(q Querier) error {
+		return q.QueryRowContext(context.Background(), "PRAGMA busy_timeout").Scan(&ms)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ms != int(busyWait.Milliseconds()) {
+		t.Fatalf("busy_timeout of the transaction connection after a checkpoint: %d ms, want %d", ms, busyWait.Milliseconds())
+	}
 }
 
 // TestWALStaysSmallUnderReadsAndWrites: with commits one after another,
