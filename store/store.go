@@ -248,23 +248,33 @@ func (db *DB) checkpointer() {
 			return
 		case <-db.ckptKick:
 		}
-		kicked, start := db.commits.Load(), time.Now()
-		last, lastAt := kicked, start
-		for {
-			select {
-			case <-db.ckptStop:
-				return
-			case <-time.After(checkpointQuiet / 10):
-			}
-			now, at := db.commits.Load(), time.Now()
-			if now != last {
-				last, lastAt = now, at
-			}
-			if at.Sub(lastAt) >= checkpointQuiet || now-kicked >= checkpointEvery || at.Sub(start) >= checkpointMaxWait {
-				break
-			}
+		if !db.awaitPause() {
+			return
 		}
 		db.ckptShort.Store(!db.checkpoint())
+	}
+}
+
+// awaitPause returns once the commits paused for checkpointQuiet, or
+// after checkpointEvery more commits or checkpointMaxWait, whichever
+// comes first; false if Close stopped the checkpointer meanwhile.
+func (db *DB) awaitPause() bool {
+	tick := time.NewTicker(checkpointQuiet / 10)
+	defer tick.Stop()
+	kicked, start := db.commits.Load(), time.Now()
+	last, lastAt := kicked, start
+	for {
+		select {
+		case <-db.ckptStop:
+			return false
+		case at := <-tick.C:
+			if now := db.commits.Load(); now != last {
+				last, lastAt = now, at
+			}
+			if at.Sub(lastAt) >= checkpointQuiet || last-kicked >= checkpointEvery || at.Sub(start) >= checkpointMaxWait {
+				return true
+			}
+		}
 	}
 }
 
@@ -272,13 +282,11 @@ func (db *DB) checkpointer() {
 // which it holds meanwhile, and reports whether it got through: every
 // page of the WAL copied into the database file, and the readers of the
 // WAL gone (they are short; sqlite waits for them up to checkpointWait,
-// not the 5 s of busy_timeout, since transactions wait meanwhile), so
-// the next transaction writes the WAL from its start again. A PASSIVE
-// one, what sqlite's automatic checkpoint is, ran from the commit that
-// follows a write, and retried on every commit until the WAL started
-// over; run from here, readers in flight often kept it from starting
-// over, and the WAL grew by everything written (110 MB in the bench's
-// store growth measure). An error (another process's checkpoint runs)
+// not the connection's busy_timeout, since transactions wait meanwhile),
+// so the next transaction writes the WAL from its start again. A PASSIVE
+// checkpoint, what sqlite's automatic one is, does not wait for readers:
+// run beside them, it seldom let the WAL start over, and the WAL grew by
+// everything written. An error (another process's checkpoint runs)
 // counts as not getting through.
 func (db *DB) checkpoint() (complete bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -298,10 +306,14 @@ func (db *DB) checkpoint() (complete bool) {
 		}
 		defer c.Close()
 	}
+	var old int
+	if err := c.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&old); err != nil {
+		return false
+	}
 	if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", checkpointWait.Milliseconds())); err != nil {
 		return false
 	}
-	defer c.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busyWait.Milliseconds()))
+	defer c.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", old))
 	var busy, frames, done int
 	if err := c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &done); err != nil {
 		return false
