@@ -195,6 +195,10 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 	}
 	state := prsm.SyncSynced
 	if s.Status == prsm.SessionActive {
+		known, err := st.tracker.KnownVersion(r.RelPath, e.blobs(ctx))
+		if err != nil {
+			return err
+		}
 		out, now, err := prsmsync.Apply(s.WorktreePath, r.RelPath, after, before)
 		if err != nil {
 			return err
@@ -203,15 +207,23 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 			e.Log.Warn("reject: worktree file changed since; left as it is", "session", s.ID, "record", r.ID)
 			state = prsm.SyncConflict
 		} else {
-			// prsm's own write: known, so it never becomes a record. A
-			// merged result is new content: keep it in the blob store.
-			if now.Present {
-				if _, err := store.PutBlob(ctx, e.DB.Q(), now.Content); err != nil {
+			// prsm's own write is known, so it never becomes a record.
+			// What prsm knew loses the same delta: a change in the file
+			// that no record has yet (a tool call's in flight, a shell's
+			// the watcher has not recorded) stays a change, for its own
+			// record, rather than pass for part of the reject.
+			learned := now
+			if k, ok := prsmsync.Merge(after, known, before); ok {
+				learned = k
+			}
+			// A merged result is new content: keep it in the blob store.
+			if learned.Present {
+				if _, err := store.PutBlob(ctx, e.DB.Q(), learned.Content); err != nil {
 					return err
 				}
 			}
-			st.tracker.Learn(r.RelPath, now)
-			if err := store.PutFileState(ctx, e.DB.Q(), s.ID, r.RelPath, trackerState(now)); err != nil {
+			st.tracker.Learn(r.RelPath, learned)
+			if err := store.PutFileState(ctx, e.DB.Q(), s.ID, r.RelPath, trackerState(learned)); err != nil {
 				return err
 			}
 		}

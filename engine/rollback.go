@@ -88,6 +88,9 @@ func (e *Engine) Rewind(ctx context.Context, sessionID, id string, dryRun bool) 
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
+	if err := e.settleUnclaimed(ctx, s, st); err != nil {
+		return nil, err
+	}
 	rb, err := e.planRewind(ctx, s, st, c)
 	if err != nil {
 		return nil, err
@@ -297,6 +300,9 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req Rollb
 	lock := &heldLock{unlock}
 	defer lock.release()
 	if err := requireActive(s); err != nil {
+		return nil, err
+	}
+	if err := e.settleUnclaimed(ctx, s, st); err != nil {
 		return nil, err
 	}
 	all, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})

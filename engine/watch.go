@@ -115,6 +115,28 @@ func (e *Engine) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record
 	return e.recordUnclaimed(ctx, s, st, "watch-"+newID(), "Watch", s.AgentID, false)
 }
 
+// settleUnclaimed records, as WatchNow would a moment later, what changed
+// in the session's worktree that no record describes yet. A rollback runs
+// it first, so that it works from a worktree whose every change has a
+// record: a change is then undone like the others and kept by the safety
+// checkpoint, never absorbed into the rollback's own write nor dropped from
+// the worktree unrecorded. While a tool call is in flight the changes are
+// that call's: nothing is recorded (and a rollback refuses to run).
+func (e *Engine) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState) error {
+	if len(st.inflight) > 0 {
+		return nil
+	}
+	if tc, err := e.inFlight(ctx, s.ID); err != nil || tc != "" {
+		return err
+	}
+	_, err := e.recordUnclaimed(ctx, s, st, "watch-"+newID(), "Watch", s.AgentID, false)
+	if se := (*syncError)(nil); errors.As(err, &se) {
+		// Recorded; the workspace is behind, as the records say.
+		return nil
+	}
+	return err
+}
+
 // recordUnclaimed detects changes and, if any, records them under a new
 // pseudo tool call.
 func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState, tcID, tool, agent string, full bool) ([]*prsm.Record, error) {

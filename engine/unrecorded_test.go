@@ -1,0 +1,178 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+)
+
+// The tests below hold prsm's own worktree writes (a reject's, a
+// rollback's) to the changes that have records: a change the agent made
+// that no record describes yet, a tool call's in flight or a shell's the
+// watcher has not recorded, is never taken for prsm's write, and never
+// leaves the worktree without a record.
+
+// TestRejectKeepsAChangeInFlight: a reject while a tool call runs takes
+// its record's delta out of the file and leaves the call's own change to
+// the call's record.
+func TestRejectKeepsAChangeInFlight(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 5, "agent five")) })
+	f.capture(s, "e2", "Edit", "f.txt")
+	write(t, s.WorktreePath, "f.txt", replaceLine(read(t, s.WorktreePath, "f.txt"), 15, "agent fifteen"))
+	if _, err := f.eng.Reject(f.ctx, s.ID, "e1"); err != nil {
+		t.Fatal(err)
+	}
+	recs := f.complete(s, "e2")
+	if got := summary(recs); got != "e2 modify f.txt pending/synced" {
+		t.Fatalf("the call in flight recorded:\n%s", got)
+	}
+	want := replaceLine(base, 15, "agent fifteen")
+	if got := *recs[0].NewContent; got != want {
+		t.Errorf("e2's new content:\n%s", got)
+	}
+	if got := *recs[0].OldContent; got != base {
+		t.Errorf("e2's old content (the file as the reject left it):\n%s", got)
+	}
+	if got := read(t, s.WorktreePath, "f.txt"); got != want {
+		t.Errorf("worktree:\n%s", got)
+	}
+	if got := read(t, f.ws, "f.txt"); got != want {
+		t.Errorf("workspace:\n%s", got)
+	}
+	// Everything the worktree has is recorded: the session ends.
+	if _, err := f.eng.Bulk(f.ctx, s.ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.EndSession(f.ctx, s.ID, false); err != nil {
+		t.Errorf("end: %v", err)
+	}
+}
+
+// TestRejectKeepsAnUnrecordedShellChange: a shell's write the watcher has
+// not recorded yet survives a reject of the same file, and is recorded.
+func TestRejectKeepsAnUnrecordedShellChange(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 5, "agent five")) })
+	write(t, s.WorktreePath, "f.txt", replaceLine(read(t, s.WorktreePath, "f.txt"), 15, "shell fifteen"))
+	if _, err := f.eng.Reject(f.ctx, s.ID, "e1"); err != nil {
+		t.Fatal(err)
+	}
+	// Unrecorded, the session does not end without --discard.
+	if _, err := f.eng.EndSession(f.ctx, s.ID, false); err == nil || !strings.Contains(err.Error(), "not recorded") {
+		t.Errorf("end with an unrecorded change: %v", err)
+	}
+	recs, err := f.eng.WatchNow(f.ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := replaceLine(base, 15, "shell fifteen")
+	if len(recs) != 1 || recs[0].ToolName != "Watch" || recs[0].RelPath != "f.txt" {
+		t.Fatalf("watch records after the reject:\n%s", summary(recs))
+	}
+	if got := read(t, f.ws, "f.txt"); got != want {
+		t.Errorf("workspace:\n%s", got)
+	}
+	if got := read(t, s.WorktreePath, "f.txt"); got != want {
+		t.Errorf("worktree:\n%s", got)
+	}
+}
+
+// TestRollbackRecordsUnrecordedChangesFirst: a rollback first records the
+// changes the worktree has that no record describes, so that they are
+// undone like any other (and kept by the safety checkpoint), never
+// absorbed into the rollback's own write.
+func TestRollbackRecordsUnrecordedChangesFirst(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 5, "agent five")) })
+	agent := replaceLine(base, 5, "agent five")
+	write(t, s.WorktreePath, "f.txt", replaceLine(agent, 15, "shell fifteen"))
+	write(t, s.WorktreePath, "shell.txt", "made by a shell\n")
+	// The preview shows what the rollback will do, the unrecorded files
+	// included.
+	plan, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{File: "shell.txt", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Operations) != 1 || plan.Operations[0].Path != "shell.txt" || plan.Operations[0].Type != "delete" {
+		t.Fatalf("preview of rolling back shell.txt: %+v", plan.Operations)
+	}
+	if _, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 1}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := f.eng.Records(f.ctx, s.ID, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range all {
+		got = append(got, r.ToolName+" "+r.RelPath+" "+r.Status)
+	}
+	// Both shell changes were recorded by one watch call, whose last
+	// record (shell.txt) the rollback undid.
+	if g := strings.Join(got, "\n"); !strings.HasPrefix(g, "Edit f.txt pending\nWatch f.txt pending\nWatch shell.txt rejected\nRollback shell.txt") {
+		t.Fatalf("records:\n%s", g)
+	}
+	want := replaceLine(agent, 15, "shell fifteen")
+	for _, root := range []string{s.WorktreePath, f.ws} {
+		if got := read(t, root, "f.txt"); got != want {
+			t.Errorf("%s f.txt:\n%s", root, got)
+		}
+		if exists(root, "shell.txt") {
+			t.Errorf("%s: shell.txt still there", root)
+		}
+	}
+}
+
+// TestRewindUndoesUnrecordedChanges: a rewind restores the worktree to its
+// checkpoint exactly; a change no record described is recorded first,
+// undone and marked rejected, and the safety checkpoint keeps it: rolling
+// back to that brings it back, workspace included.
+func TestRewindUndoesUnrecordedChanges(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 5, "agent five")) })
+	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := replaceLine(base, 5, "agent five")
+	shell := replaceLine(agent, 15, "shell fifteen")
+	write(t, s.WorktreePath, "f.txt", shell)
+	done, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{s.WorktreePath, f.ws} {
+		if got := read(t, root, "f.txt"); got != agent {
+			t.Errorf("after the rewind, %s f.txt:\n%s", root, got)
+		}
+	}
+	recs, err := f.eng.Records(f.ctx, s.ID, "", "f.txt")
+	if err == nil {
+		err = f.eng.FillContent(f.ctx, recs)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) < 2 || recs[1].ToolName != "Watch" || recs[1].Status != prsm.StatusRejected || *recs[1].NewContent != shell {
+		t.Fatalf("the shell's change is not a rejected record:\n%s", summary(recs))
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, done.SafetyCheckpointID, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{s.WorktreePath, f.ws} {
+		if got := read(t, root, "f.txt"); got != shell {
+			t.Errorf("after undoing the rewind, %s f.txt:\n%s", root, got)
+		}
+	}
+}
