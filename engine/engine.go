@@ -323,18 +323,76 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 	if err := e.materializeSession(ctx, s); err != nil {
 		return nil, err
 	}
-	if err := e.Repo.RemoveWorktree(ctx, s.WorktreePath, s.Branch); err != nil {
-		return nil, err
-	}
+	// The session ends, in the store and for every holder of its state,
+	// before its worktree goes. Git deletes the files one by one: nothing
+	// may take those deletions for the agent's (a watch record would
+	// delete the user's files), and a kill meanwhile must leave an ended
+	// session whose worktree the next start removes, not an active one
+	// whose half-removed worktree it reads as work.
 	now := time.Now().UTC()
-	if err := store.EndSession(ctx, e.DB.Q(), s.ID, now); err != nil {
+	if err := e.endState(ctx, s, now); err != nil {
 		return nil, err
 	}
 	s.Status, s.EndedAt = prsm.SessionEnded, &now
-	e.forgetState(s)
+	crashPoint("end:remove")
+	if err := e.removeWorktree(ctx, s.WorktreePath, s.Branch); err != nil {
+		// Ended, and nothing in it is unreviewed: the next start tries again.
+		e.Log.Error("session ended; its worktree is removed at the next start", "session", s.ID, "err", err)
+	}
 	e.Log.Info("session ended", "session", s.ID, "discard", discard)
 	e.Events.Publish(EventSessionUpdated, s)
 	return s, nil
+}
+
+// endState stores that session s ended and makes every holder of its
+// state see it: a request waiting for the session's lock finds it ended,
+// its watch stops, and a pending watch record does not run.
+func (e *Engine) endState(ctx context.Context, s *prsm.Session, now time.Time) error {
+	e.statesMu.Lock()
+	st := e.states[s.ID]
+	e.statesMu.Unlock()
+	if st != nil {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+	}
+	if err := store.EndSession(ctx, e.DB.Q(), s.ID, now); err != nil {
+		return err
+	}
+	if st != nil {
+		if st.active != nil {
+			// lockSession copies it under the lock.
+			st.active.Status, st.active.EndedAt = prsm.SessionEnded, &now
+		}
+		st.timerMu.Lock()
+		if st.watchTimer != nil {
+			st.watchTimer.Stop()
+		}
+		st.timerMu.Unlock()
+	}
+	e.forgetState(s)
+	return nil
+}
+
+// removeWorktree removes the worktree of a session that ended with nothing
+// unreviewed in it, and its branch. Where git refuses, because a kill
+// while git removed it took its .git file (git deletes the files first,
+// its own entry last), the directory is deleted and then git's entry.
+func (e *Engine) removeWorktree(ctx context.Context, path, branch string) error {
+	err := e.Repo.RemoveWorktree(ctx, path, branch)
+	if err == nil {
+		return nil
+	}
+	if filepath.Dir(path) != e.WorktreeDir() {
+		return err // not one of prsm's: never deleted by hand
+	}
+	if _, serr := os.Lstat(filepath.Join(path, ".git")); !errors.Is(serr, os.ErrNotExist) {
+		return err
+	}
+	e.Log.Warn("worktree half removed; deleting the rest", "path", path, "err", err)
+	if rerr := os.RemoveAll(path); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return e.Repo.RemoveWorktree(ctx, path, branch)
 }
 
 // unrecorded reports (as a short list) files in the session's worktree that

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -69,6 +70,9 @@ func (e *Engine) endVanished(ctx context.Context, s *prsm.Session) (string, erro
 		branch = "" // agent commits (or no branch): keep whatever is there
 	}
 	note := "its worktree was deleted by hand; its records stay readable"
+	if _, err := os.Lstat(s.WorktreePath); err == nil {
+		note = "its worktree lost its .git file (deleted by hand, or a removal cut off); its records stay readable"
+	}
 	if branch == "" && s.Branch != "" {
 		note += "; branch " + s.Branch + " is kept"
 	}

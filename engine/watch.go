@@ -224,12 +224,16 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		if s.Status != prsm.SessionActive {
 			continue
 		}
-		if _, err := os.Stat(s.WorktreePath); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(filepath.Join(s.WorktreePath, ".git")); errors.Is(err, os.ErrNotExist) {
+			// Deleted by hand, or half removed by a removal a kill cut
+			// off (an older prsm removed the worktree before it ended
+			// the session): its files are not the agent's work.
 			note, err := e.endVanished(ctx, s)
 			if err != nil {
 				return nil, err
 			}
 			e.Log.Warn("session ended: "+note, "session", s.ID, "worktree", s.WorktreePath)
+			s.Status = prsm.SessionEnded // what is left of it is pruned below
 			rep.Vanished = append(rep.Vanished, s.ID)
 			continue
 		}
@@ -249,7 +253,11 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 			err = nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reconcile session %s: %w", s.ID, err)
+			// One session's worktree that cannot be read does not keep
+			// the server (and every other session) down; it is tried
+			// again at the next start.
+			e.Log.Error("reconcile: changes made while the server was down not recorded", "session", s.ID, "err", err)
+			continue
 		}
 		rep.Records = append(rep.Records, recs...)
 	}
@@ -264,10 +272,12 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		}
 		path := filepath.Join(e.WorktreeDir(), ent.Name())
 		branch := "prsm/" + ent.Name()
-		if !looksLikeSessionID(ent.Name()) || !e.isWorktree(ctx, path) {
+		if !ok && (!looksLikeSessionID(ent.Name()) || !e.isWorktree(ctx, path)) {
 			continue // not prsm's worktree: never deleted
 		}
-		if err := e.Repo.RemoveWorktree(ctx, path, branch); err != nil {
+		// An ended session's, with nothing unreviewed, or prsm's own
+		// orphan: removed, even where a kill cut off its removal.
+		if err := e.removeWorktree(ctx, path, branch); err != nil {
 			e.Log.Warn("prune worktree", "path", path, "err", err)
 			continue
 		}
