@@ -206,13 +206,29 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			p.Conflicts = append(p.Conflicts, Conflict{Path: path, Reason: err.Error()})
 			continue
 		}
-		if rb.targets != nil && !byRecordPaths(byPath[path])[path] {
-			// A rewind takes the net change since the checkpoint out.
+		if rb.targets != nil {
+			// A rewind takes the net change since the checkpoint out,
+			// the part of it the workspace followed (workspaceSide).
 			to, ok := rb.targets[path]
-			if !ok {
+			if !ok || (len(byPath[path]) == 0 && s.Mode == prsm.ModeReview) {
 				continue
 			}
-			if _, ok := prsmsync.Merge(rb.from[path], ws, to); !ok {
+			var unsynced []*prsm.Record
+			for _, r := range byPath[path] {
+				if r.SyncState == prsm.SyncPendingReview {
+					unsynced = append(unsynced, r)
+				}
+			}
+			side, ok, err := e.workspaceSide(ctx, rb.from[path], unsynced)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				p.Conflicts = append(p.Conflicts, Conflict{Path: path,
+					Reason: "changes never applied to the workspace overlap later ones; the workspace file will be left as it is"})
+				continue
+			}
+			if _, ok := prsmsync.Merge(side, ws, to); !ok {
 				var ids []string
 				for i := len(byPath[path]) - 1; i >= 0; i-- {
 					if r := byPath[path][i]; r.SyncState == prsm.SyncSynced {
@@ -243,16 +259,44 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 	return nil
 }
 
-// byRecordPaths are the paths of undone records that never reached the
-// workspace: a rewind takes those paths out record by record.
-func byRecordPaths(undo []*prsm.Record) map[string]bool {
-	m := map[string]bool{}
-	for _, r := range undo {
-		if r.SyncState == prsm.SyncPendingReview {
-			m[r.RelPath] = true
+// workspaceSide is what the workspace followed of the worktree's from:
+// from without the deltas of unsynced (newest first), undone records that
+// never reached the workspace (review mode, a failed sync). A rollback
+// takes only the rest of the worktree's change to the workspace
+// (workspaceSide -> target), so nothing the user did not accept reaches
+// it. false: those deltas cannot be taken out (later changes overlap).
+func (e *Engine) workspaceSide(ctx context.Context, from prsmsync.Version, unsynced []*prsm.Record) (prsmsync.Version, bool, error) {
+	side := from
+	for _, r := range unsynced {
+		b, a, err := e.versions(ctx, r)
+		if err != nil {
+			return prsmsync.Version{}, false, err
+		}
+		var ok bool
+		if side, ok = prsmsync.Merge(a, side, b); !ok {
+			return prsmsync.Version{}, false, nil
 		}
 	}
-	return m
+	return side, true, nil
+}
+
+// rollbackSide is workspaceSide for a running rollback: recs are the
+// path's undone records (newest first), and the payload says which of
+// them had not reached the workspace. In review mode, a path a rewind
+// changes with no record to undo (its changes since the checkpoint were
+// rejected) comes back in the worktree only: the workspace follows none
+// of it until the user accepts it.
+func (e *Engine) rollbackSide(ctx context.Context, s *prsm.Session, p *rollbackPayload, recs []*prsm.Record, from, target prsmsync.Version) (prsmsync.Version, bool, error) {
+	if len(recs) == 0 && p.Net && s.Mode == prsm.ModeReview {
+		return target, true, nil
+	}
+	var unsynced []*prsm.Record
+	for _, r := range recs {
+		if _, ok := p.Unsynced[r.ID]; ok {
+			unsynced = append(unsynced, r)
+		}
+	}
+	return e.workspaceSide(ctx, from, unsynced)
 }
 
 func sortedSet(m map[string]bool) []string {
@@ -386,11 +430,14 @@ type rollbackPayload struct {
 	// rollback rejected: record by record, that would bring back in the
 	// workspace what the rollback took out.
 	Net bool `json:"net,omitempty"`
-	// ByRecord lists the paths a rewind still takes out record by record:
-	// those with undone records that never reached the workspace (review
-	// mode, a failed sync), where the net change would take out what the
-	// workspace never had.
+	// ByRecord lists paths a rewind takes out record by record (payloads
+	// of older versions, which did so where Unsynced records were).
 	ByRecord []string `json:"by_record,omitempty"`
+	// Unsynced are the undone records that had not reached the workspace
+	// (review mode, a failed sync), with the status each had. The
+	// workspace takes none of their deltas (workspaceSide), and the
+	// rollback's own records tell that part apart (recordRollback).
+	Unsynced map[string]string `json:"unsynced,omitempty"`
 }
 
 // runRollback executes a plan: safety checkpoint, then (written down first
@@ -498,8 +545,13 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 	for _, r := range rb.undo {
 		p.Undo = append(p.Undo, r.ID)
 	}
-	if p.Net {
-		p.ByRecord = sortedSet(byRecordPaths(rb.undo))
+	for _, r := range rb.undo {
+		if r.SyncState == prsm.SyncPendingReview {
+			if p.Unsynced == nil {
+				p.Unsynced = map[string]string{}
+			}
+			p.Unsynced[r.ID] = r.Status
+		}
 	}
 	targets := rb.targets
 	if targets == nil {
@@ -632,27 +684,29 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 // workspace, newest first (a record already rejected was done before a
 // crash), marks them rejected, and stores the rollback's own records once.
 func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, syncs *diskSyncs) error {
+	var undone []*prsm.Record
+	for _, id := range p.Undo {
+		r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
+		if errors.Is(err, prsm.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		undone = append(undone, r)
+	}
+	byPath := map[string][]*prsm.Record{}
+	for _, r := range undone {
+		byPath[r.RelPath] = append(byPath[r.RelPath], r)
+	}
 	conflicted := map[string]bool{}
 	if p.Net {
 		var err error
-		if conflicted, err = e.rewindWorkspace(ctx, s, p, syncs); err != nil {
+		if conflicted, err = e.rewindWorkspace(ctx, s, p, undone, syncs); err != nil {
 			return err
 		}
-	} else {
-		var recs []*prsm.Record
-		for _, id := range p.Undo {
-			r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
-			if errors.Is(err, prsm.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			recs = append(recs, r)
-		}
-		if err := e.undoByRecord(ctx, s, recs, conflicted); err != nil {
-			return err
-		}
+	} else if err := e.undoByRecord(ctx, s, undone, conflicted); err != nil {
+		return err
 	}
 	if _, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, rollbackToolCall(p.Safety)); err == nil {
 		return nil // stored before a crash
@@ -663,7 +717,7 @@ func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *ses
 	if err != nil {
 		return err
 	}
-	return e.recordRollback(ctx, s, st, p.Safety, before, conflicted)
+	return e.recordRollback(ctx, s, st, p, byPath, before, conflicted)
 }
 
 func rollbackToolCall(safety string) string { return "rollback-" + safety }
@@ -678,17 +732,10 @@ func rollbackToolCall(safety string) string { return "rollback-" + safety }
 // whose records net to nothing is left alone. Running it again after a
 // crash is harmless: the merge finds the change already out. It returns the
 // paths in conflict.
-func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollbackPayload, syncs *diskSyncs) (map[string]bool, error) {
+func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollbackPayload, undone []*prsm.Record, syncs *diskSyncs) (map[string]bool, error) {
 	byPath := map[string][]*prsm.Record{}
 	var paths []string
-	for _, id := range p.Undo {
-		r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
-		if errors.Is(err, prsm.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
+	for _, r := range undone {
 		if byPath[r.RelPath] == nil {
 			paths = append(paths, r.RelPath)
 		}
@@ -735,14 +782,24 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 		}
 		nc := &netChange{path: path, recs: recs, state: prsm.SyncSynced}
 		if to, ok := p.Worktree[path]; ok && !conflicted[path] {
-			var err error
-			if nc.from, err = e.stateVersion(ctx, p.Before[path]); err != nil {
+			from, err := e.stateVersion(ctx, p.Before[path])
+			if err != nil {
 				return nil, err
 			}
 			if nc.target, err = e.stateVersion(ctx, to); err != nil {
 				return nil, err
 			}
-			nc.sync = true
+			side, ok, err := e.rollbackSide(ctx, s, p, recs, from, nc.target)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				// What the workspace never had cannot be told apart:
+				// its file is left as it is.
+				nc.state = prsm.SyncConflict
+			} else {
+				nc.from, nc.sync = side, !sameVersion(side, nc.target)
+			}
 		}
 		net = append(net, nc)
 	}
@@ -842,16 +899,51 @@ func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessi
 // recordRollback stores the rollback's own net change of each path as an
 // accepted record (tool Rollback), already synced: a later rollback to the
 // safety checkpoint undoes it like any other change, workspace included.
-func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessionState, safety string, before map[string]prsmsync.Version, conflicted map[string]bool) error {
-	tc := &prsm.ToolCall{SessionID: s.ID, ID: rollbackToolCall(safety), ToolName: "Rollback", AgentID: "prsm", StartedAt: time.Now().UTC()}
-	var changes []tracker.Change
+// The part of a path's change the workspace did not follow (taking out
+// deltas it never had, or, in review mode, bringing back in the worktree
+// what it never accepted: rollbackSide) is a record of its own before
+// that one, unsynced (sync_state pending_review): undoing it never
+// reaches the workspace. When that part brings back what the workspace
+// lacks, it is pending, for the user to accept like the agent's changes.
+func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, undone map[string][]*prsm.Record, before map[string]prsmsync.Version, conflicted map[string]bool) error {
+	tc := &prsm.ToolCall{SessionID: s.ID, ID: rollbackToolCall(p.Safety), ToolName: "Rollback", AgentID: "prsm", StartedAt: time.Now().UTC()}
+	type part struct {
+		ch            tracker.Change
+		status, state string
+	}
+	var parts []part
 	for _, rel := range sortedVersions(before) {
 		now, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
 		if err != nil {
 			return err
 		}
-		if !prsmsync.Same(before[rel], now) {
-			changes = append(changes, tracker.Change{Rel: rel, Before: before[rel], After: now})
+		from := before[rel]
+		if sameVersion(from, now) {
+			continue
+		}
+		state := prsm.SyncSynced
+		if conflicted[rel] {
+			state = prsm.SyncConflict
+		}
+		side, ok, err := e.rollbackSide(ctx, s, p, undone[rel], from, now)
+		if err != nil {
+			return err
+		}
+		if ok && !sameVersion(from, side) {
+			status := prsm.StatusAccepted
+			if len(undone[rel]) == 0 {
+				status = prsm.StatusPending
+			}
+			for _, r := range undone[rel] {
+				if p.Unsynced[r.ID] == prsm.StatusAccepted {
+					status = prsm.StatusPending // takes out a part no workspace had: brings it back
+				}
+			}
+			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: side}, status, prsm.SyncPendingReview})
+			from = side
+		}
+		if !sameVersion(from, now) {
+			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: now}, prsm.StatusAccepted, state})
 		}
 	}
 	now := time.Now().UTC()
@@ -859,15 +951,12 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 		if err := insertToolCall(ctx, q, st, tc); err != nil {
 			return err
 		}
-		for i, ch := range changes {
-			r, err := e.newRecord(ctx, q, s, st, tc, ch, nil, nil, fmt.Sprintf("%s:%d", tc.ID, i), now)
+		for i, pt := range parts {
+			r, err := e.newRecord(ctx, q, s, st, tc, pt.ch, nil, nil, fmt.Sprintf("%s:%d", tc.ID, i), now)
 			if err != nil {
 				return err
 			}
-			r.Status, r.SyncState = prsm.StatusAccepted, prsm.SyncSynced
-			if conflicted[ch.Rel] {
-				r.SyncState = prsm.SyncConflict
-			}
+			r.Status, r.SyncState = pt.status, pt.state
 			if err := store.InsertRecord(ctx, q, r); err != nil {
 				return err
 			}

@@ -1,0 +1,145 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+)
+
+// TestReviewModeRewindAndItsUndo: in review mode only accepted changes
+// reach the workspace, rewinds and their undoing included. A rewind takes
+// the accepted changes out of the workspace; rolling back to its safety
+// checkpoint puts those back and offers the ones that were pending for
+// review again, never writing them.
+func TestReviewModeRewindAndItsUndo(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeReview)
+	base := read(t, f.ws, "f.txt")
+	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tool(s, "n1", "Write", "n.txt", func(wt string) { write(t, wt, "n.txt", "agent\n") })
+	f.tool(s, "a1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "accepted three")) })
+	if _, err := f.eng.Accept(f.ctx, s.ID, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	f.tool(s, "p1", "Edit", "f.txt", func(wt string) {
+		write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 10, "pending ten"))
+	})
+	write(t, f.ws, "f.txt", replaceLine(read(t, f.ws, "f.txt"), 18, "user eighteen"))
+	user := replaceLine(base, 18, "user eighteen")
+	accepted := replaceLine(user, 3, "accepted three")
+
+	done, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.ws, "f.txt"); got != user {
+		t.Errorf("workspace f.txt after the rewind:\n%s", got)
+	}
+	if exists(f.ws, "n.txt") || exists(s.WorktreePath, "n.txt") {
+		t.Errorf("n.txt after the rewind: workspace %v, worktree %v", exists(f.ws, "n.txt"), exists(s.WorktreePath, "n.txt"))
+	}
+
+	// Undo the rewind: the accepted change comes back to the workspace;
+	// the pending ones come back to the worktree only.
+	if _, err := f.eng.Rewind(f.ctx, s.ID, done.SafetyCheckpointID, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.ws, "f.txt"); got != accepted {
+		t.Errorf("workspace f.txt after undoing the rewind:\n%s", got)
+	}
+	if exists(f.ws, "n.txt") {
+		t.Errorf("undoing the rewind wrote n.txt, never accepted, to the workspace")
+	}
+	if got, want := read(t, s.WorktreePath, "f.txt"), replaceLine(replaceLine(base, 3, "accepted three"), 10, "pending ten"); got != want {
+		t.Errorf("worktree f.txt after undoing the rewind:\n%s", got)
+	}
+	if got := read(t, s.WorktreePath, "n.txt"); got != "agent\n" {
+		t.Errorf("worktree n.txt after undoing the rewind: %q", got)
+	}
+	// What was pending is pending again: accepting it all brings it in.
+	if _, err := f.eng.Bulk(f.ctx, s.ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, f.ws, "f.txt"), replaceLine(accepted, 10, "pending ten"); got != want {
+		t.Errorf("workspace f.txt after accepting all:\n%s", got)
+	}
+	if got := read(t, f.ws, "n.txt"); got != "agent\n" {
+		t.Errorf("workspace n.txt after accepting all: %q", got)
+	}
+}
+
+// TestReviewModeRollbackThenRewind: a rewind that undoes a selector
+// rollback's own records, not the records that rollback rejected, leaves
+// out of the workspace what the rollback took out of it, and writes no
+// change that was only pending.
+func TestReviewModeRollbackThenRewind(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeReview)
+	base := read(t, f.ws, "f.txt")
+	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tool(s, "a1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "accepted three")) })
+	if _, err := f.eng.Accept(f.ctx, s.ID, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	f.tool(s, "p1", "Edit", "f.txt", func(wt string) {
+		write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 10, "pending ten"))
+	})
+	if _, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{f.ws, s.WorktreePath} {
+		if got := read(t, root, "f.txt"); got != base {
+			t.Errorf("%s f.txt after the rollback:\n%s", root, got)
+		}
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{f.ws, s.WorktreePath} {
+		if got := read(t, root, "f.txt"); got != base {
+			t.Errorf("%s f.txt after the rewind to before both changes:\n%s", root, got)
+		}
+	}
+}
+
+// TestReviewModeRewindBringsBackARejectedChangeForReview: a rewind to a
+// checkpoint taken before a reject brings the rejected change back to the
+// worktree; in review mode it reaches the workspace only once accepted.
+func TestReviewModeRewindBringsBackARejectedChangeForReview(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeReview)
+	f.tool(s, "n1", "Write", "n.txt", func(wt string) { write(t, wt, "n.txt", "agent\n") })
+	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.Reject(f.ctx, s.ID, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, s.WorktreePath, "n.txt"); got != "agent\n" {
+		t.Errorf("worktree n.txt after the rewind: %q", got)
+	}
+	if exists(f.ws, "n.txt") {
+		t.Fatalf("the rewind wrote n.txt, never accepted, to the workspace")
+	}
+	pending, err := f.eng.Records(f.ctx, s.ID, prsm.StatusPending, "n.txt")
+	if err != nil || len(pending) != 1 || pending[0].ToolName != "Rollback" || pending[0].SyncState != prsm.SyncPendingReview {
+		t.Fatalf("pending records of n.txt: %v\n%s", err, summary(pending))
+	}
+	if _, err := f.eng.Accept(f.ctx, s.ID, pending[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.ws, "n.txt"); got != "agent\n" {
+		t.Errorf("workspace n.txt once accepted: %q", got)
+	}
+}
