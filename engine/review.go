@@ -31,6 +31,7 @@ func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*Records, er
 			return nil, prsm.Errorf(prsm.ErrConflict, "already_rejected", "", "change %s was rejected; it cannot be accepted", r.ID)
 		}
 	}
+	recs = removalsFirst(recs, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeDelete })
 	// The answer lists every record the accept touched: in review mode the
 	// earlier pending records of the file are applied and accepted first.
 	out := map[string]*prsm.Record{}
@@ -157,6 +158,8 @@ func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, 
 		order = append(order, r)
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].Seq > order[j].Seq })
+	// Undoing a create removes its path.
+	order = removalsFirst(order, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeCreate })
 	// The whole cascade is written down before its first step: a crash
 	// halfway leaves the rest to the next start, which finishes it.
 	intents, err := e.intendAll(ctx, intentRevert, order)
@@ -181,6 +184,21 @@ func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, 
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].Seq < order[j].Seq })
 	return order, nil
+}
+
+// removalsFirst puts records in pathOrder where their paths nest (a file
+// and a directory of one name): gone says whether applying (or undoing) a
+// record leaves its path absent. Otherwise recs stay as they are.
+func removalsFirst(recs []*prsm.Record, gone func(*prsm.Record) bool) []*prsm.Record {
+	order := pathOrder(len(recs), func(i int) string { return recs[i].RelPath }, func(i int) bool { return gone(recs[i]) })
+	if order == nil {
+		return recs
+	}
+	out := make([]*prsm.Record, len(recs))
+	for k, i := range order {
+		out[k] = recs[i]
+	}
+	return out
 }
 
 // revert takes one record's delta out of the worktree and (if it reached it)
@@ -271,6 +289,7 @@ func (e *Engine) bulk(ctx context.Context, s *prsm.Session, st *sessionState, ac
 	}
 	if accept {
 		var out []*prsm.Record
+		pend = removalsFirst(pend, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeDelete })
 		for _, r := range pend {
 			if r.Status != prsm.StatusPending {
 				continue // accepted already as part of an earlier chain

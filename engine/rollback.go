@@ -646,7 +646,7 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 		vs[i] = v
 		write[i] = err != nil || !prsmsync.Same(cur, v) || (v.Present && cur.Mode != v.Mode)
 	}
-	errs := parallel(len(rels), func(i int) error {
+	errs := inPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !vs[i].Present }, func(i int) error {
 		if !write[i] {
 			return nil
 		}
@@ -805,7 +805,7 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 	}
 	// The workspace files are independent: merged and placed at once, and
 	// their syncs to the disk go to syncs.
-	parallel(len(net), func(i int) error {
+	inPathOrder(len(net), func(i int) string { return net[i].path }, func(i int) bool { return !net[i].target.Present }, func(i int) error {
 		nc := net[i]
 		if !nc.sync {
 			return nil
@@ -880,7 +880,16 @@ func sortedVersions(m map[string]prsmsync.Version) []string {
 // restoreWorktree puts paths back as they were before a failed rollback.
 func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]prsmsync.Version) error {
 	var errs []string
-	for rel, v := range before {
+	rels := sortedVersions(before)
+	if order := pathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !before[rels[i]].Present }); order != nil {
+		ordered := make([]string, len(rels))
+		for k, i := range order {
+			ordered[k] = rels[i]
+		}
+		rels = ordered
+	}
+	for _, rel := range rels {
+		v := before[rel]
 		if err := prsmsync.Write(s.WorktreePath, rel, v); err != nil {
 			errs = append(errs, err.Error())
 			continue

@@ -25,6 +25,10 @@ type workspaceWrites struct {
 	// early, when set, is the one change's write, started before the
 	// change was known; settled by resolve.
 	early *earlyWrite
+	// order, when set, is the order in which the writes must go, one
+	// after the other (pathOrder: a path lies inside another); each is
+	// prepared when its turn comes, in place.
+	order []int
 }
 
 // prepareWrites locks the files of changes and starts preparing their
@@ -55,6 +59,13 @@ func (w *workspaceWrites) start() {
 		rels[i] = ch.Rel
 	}
 	w.unlock = w.e.fileLocks(rels)
+	w.order = pathOrder(len(w.changes), func(i int) string { return w.changes[i].Rel },
+		func(i int) bool { return !w.changes[i].After.Present })
+	if w.order != nil {
+		w.errs = make([]error, len(w.changes))
+		close(w.done)
+		return
+	}
 	go func() {
 		defer close(w.done)
 		w.errs = parallel(len(w.changes), func(i int) error {
@@ -109,14 +120,27 @@ func (w *workspaceWrites) discard() {
 func (w *workspaceWrites) place() ([]string, []error) {
 	w.resolve()
 	states := make([]string, len(w.preps))
-	errs := parallel(len(w.preps), func(i int) error {
+	place := func(i int) error {
 		out, err := prsmsync.Conflict, w.errs[i]
 		if err == nil {
 			out, _, err = w.preps[i].Place()
 		}
 		states[i], err = w.e.syncState(w.s, w.changes[i].Rel, out, err)
 		return err
-	})
+	}
+	var errs []error
+	if w.order != nil {
+		errs = make([]error, len(w.preps))
+		for _, i := range w.order {
+			ch := w.changes[i]
+			if w.preps[i], w.errs[i] = prsmsync.Prepare(w.e.Repo.Root, ch.Rel, ch.Before, ch.After); w.errs[i] != nil {
+				w.preps[i] = nil
+			}
+			errs[i] = place(i)
+		}
+	} else {
+		errs = parallel(len(w.preps), place)
+	}
 	w.unlock()
 	w.e.background(func() {
 		for i, p := range w.preps {
