@@ -91,3 +91,68 @@ func TestFileAndDirectorySwapPlaces(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectoryReplacedByALink: a directory replaced by a symlink of its
+// name is two changes, its files deleted and the link created, and both
+// reach the workspace.
+func TestDirectoryReplacedByALink(t *testing.T) {
+	outside := t.TempDir()
+	write(t, outside, "x", "outside\n")
+	for _, c := range []struct {
+		name, target string
+		watched      bool
+	}{{"scan", "e", false}, {"watched", "e", true}, {"outside", outside, true}} {
+		watched := c.watched
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			write(t, f.ws, "d/x", "x\n")
+			write(t, f.ws, "e/y", "y\n")
+			testgit.Git(t, f.ws, "add", "-A")
+			testgit.Git(t, f.ws, "commit", "-qm", "d and e")
+			if watched {
+				f.watch()
+			}
+			s := f.start(prsm.ModeAuto)
+			recs := f.tool(s, "l1", "Bash", "", func(wt string) { sh(t, wt, "rm -r d && ln -s "+c.target+" d") })
+			if got := summary(recs); got != "l1:0 create d pending/synced\nl1:1 delete d/x pending/synced" {
+				t.Errorf("records:\n%s", got)
+			}
+			same := func(when string) {
+				t.Helper()
+				engine.Settle(f.eng)
+				if d := testgit.Diff(testgit.Tree(t, s.WorktreePath, nil), testgit.Tree(t, f.ws, nil)); d != "" {
+					t.Errorf("%s: worktree and workspace differ:\n%s", when, d)
+				}
+			}
+			same("after the tool call")
+			orig := testgit.Tree(t, f.ws, nil)
+			// And back: a rewind before the tool call, and its undoing.
+			cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.eng.Reject(f.ctx, s.ID, "l1"); err != nil {
+				t.Fatalf("reject: %v", err)
+			}
+			same("after the reject")
+			if got := read(t, f.ws, "d/x"); got != "x\n" {
+				t.Errorf("workspace d/x after the reject: %q", got)
+			}
+			done, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false)
+			if err != nil {
+				t.Fatalf("rewind: %v", err)
+			}
+			same("after the rewind")
+			if d := testgit.Diff(orig, testgit.Tree(t, f.ws, nil)); d != "" {
+				t.Errorf("after the rewind:\n%s", d)
+			}
+			if _, err := f.eng.Rewind(f.ctx, s.ID, done.SafetyCheckpointID, false); err != nil {
+				t.Fatalf("undo the rewind: %v", err)
+			}
+			same("after undoing the rewind")
+			if got := read(t, outside, "x"); got != "outside\n" {
+				t.Errorf("the file outside changed: %q", got)
+			}
+		})
+	}
+}

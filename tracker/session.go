@@ -300,7 +300,7 @@ func sortedKeys(set map[string]bool) []string {
 // answer is kept until a .gitignore changes. So an edit of a tracked file,
 // or of a file the session recorded before, costs no git process.
 func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) {
-	var keep []string
+	var keep, gone []string
 	for _, p := range paths {
 		if IsScratch(p) {
 			continue
@@ -309,6 +309,13 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			// Through a symlinked directory (lib -> src, then lib/x), or
 			// no path at all: never read. A file written that way is
 			// seen at its real path; git would refuse the whole batch.
+			// But a file the tracker knows there is gone: its directory
+			// became a link (rm -r d && ln -s e d). That deletion is a
+			// change (Current reads such a path as absent), and the file
+			// was tracked or recorded, so not ignored.
+			if errors.Is(err, safepath.ErrOutside) && s.knownPresent(p) {
+				gone = append(gone, p)
+			}
 			continue
 		}
 		if p == ".gitignore" || strings.HasSuffix(p, "/.gitignore") {
@@ -317,7 +324,7 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 		keep = append(keep, p)
 	}
 	if len(keep) == 0 {
-		return nil, nil
+		return gone, nil
 	}
 	if s.ignored == nil || len(s.ignored) > maxIgnoreCache {
 		s.ignored = map[string]bool{}
@@ -348,7 +355,20 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			res = append(res, p)
 		}
 	}
+	if len(gone) > 0 {
+		res = append(res, gone...)
+		sort.Strings(res)
+	}
 	return res, nil
+}
+
+// knownPresent reports whether the tracker knows a file at rel: recorded
+// there, or in the base commit and not recorded gone since.
+func (s *Session) knownPresent(rel string) bool {
+	if st, ok := s.Known[rel]; ok {
+		return st.Present
+	}
+	return s.inBase(rel)
 }
 
 // inBase reports whether the base commit has a file at rel.
