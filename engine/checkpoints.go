@@ -79,6 +79,9 @@ func (e *Engine) Turn(ctx context.Context, sessionID string, req TurnRequest) (*
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
+	if err := e.closeDangling(ctx, s, st, 0); err != nil {
+		return nil, err
+	}
 	// Adapters that cannot count prompts leave message_index out: the
 	// server counts turns.
 	if req.MessageIndex <= 0 {
@@ -575,7 +578,7 @@ func (e *Engine) inFlight(ctx context.Context, sessionID string) (string, error)
 		return "", err
 	}
 	for _, c := range calls {
-		if c.CompletedAt == nil && time.Since(c.StartedAt) < 10*time.Minute {
+		if c.CompletedAt == nil && time.Since(c.StartedAt) < maxToolCall {
 			return c.ID, nil
 		}
 	}

@@ -209,6 +209,12 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	for _, c := range cps {
 		st.turn = max(st.turn, c.MessageIndex)
 	}
+	// With automatic checkpoints off, the tool calls keep the count.
+	n, err := store.MaxMessageIndex(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	st.turn = max(st.turn, n)
 	if err := loadLazy(ctx, e.DB.Q(), st); err != nil {
 		return nil, err
 	}
@@ -711,6 +717,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	if err != nil {
 		return nil, finish, err
 	}
+	changes, left := claim(st, tc, p, changes)
 	if call != nil && call.early != nil {
 		early = e.takeEarly(st, call.early, changes)
 	}
@@ -725,7 +732,80 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 		return nil, finish, err
 	}
 	ack()
+	st.tracker.Unclaimed(left)
 	return recs, finish, nil
+}
+
+// maxToolCall is how long a tool call may run: Claude Code's longest
+// Bash timeout. A call in flight for longer lost its PostToolUse.
+const maxToolCall = 10 * time.Minute
+
+// closeDangling closes the session's tool calls in flight for longer than
+// age (every one, for 0: a new prompt comes once the agent's tools are
+// done). Such a call sends no PostToolUse: its tool was denied, or its
+// agent died. It is stored complete, with no records: it no longer holds
+// up Watch records, rollbacks, or the next calls' claims, and what its
+// tool may have changed is recorded like any unclaimed change.
+func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *sessionState, age time.Duration) error {
+	now := time.Now().UTC()
+	for id, c := range st.inflight {
+		if now.Sub(c.tc.StartedAt) < age {
+			continue
+		}
+		if c.early != nil {
+			e.endEarly(st, c.early)
+		}
+		if err := store.CompleteToolCall(ctx, e.DB.Q(), s.ID, id, []byte(`{"prsm":"closed: no PostToolUse came"}`), now); err != nil {
+			return err
+		}
+		delete(st.inflight, id)
+		e.Log.Warn("tool call closed: it never completed", "session", s.ID, "tool_call", id, "tool", c.tc.ToolName)
+	}
+	return nil
+}
+
+// claim keeps, of the changes found for tool call tc (named: the file its
+// arguments name), those that are its own when other tool calls run at
+// the same time (parallel tool calls, subagents). A tool that changes the
+// one file it names claims that file only; any other tool claims what no
+// other running call names. What it leaves (left) stays unrecorded, for
+// the calls still running or, after them, a Watch record.
+func claim(st *sessionState, tc *prsm.ToolCall, named string, changes []tracker.Change) (own []tracker.Change, left []string) {
+	theirs := map[string]bool{}
+	others := false
+	for id, c := range st.inflight {
+		if id == tc.ID {
+			continue
+		}
+		others = true
+		if oneFile(c.tc.ToolName) && c.rel != "" {
+			theirs[c.rel] = true
+		}
+	}
+	if !others {
+		return changes, nil
+	}
+	for _, ch := range changes {
+		mine := !theirs[ch.Rel]
+		if oneFile(tc.ToolName) && named != "" {
+			mine = ch.Rel == named
+		}
+		if mine {
+			own = append(own, ch)
+		} else {
+			left = append(left, ch.Rel)
+		}
+	}
+	return own, left
+}
+
+// oneFile reports whether a tool changes only the one file it names.
+func oneFile(tool string) bool {
+	switch tool {
+	case tracker.ToolWrite, tracker.ToolEdit, tracker.ToolMultiEdit, tracker.ToolNotebookEdit:
+		return true
+	}
+	return false
 }
 
 // detect finds the changed files: the watcher's dirty set (or a git status

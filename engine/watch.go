@@ -106,7 +106,13 @@ func (e *Engine) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record
 		return nil, err
 	}
 	defer unlock()
-	if s.Status != prsm.SessionActive || len(st.inflight) > 0 {
+	if s.Status != prsm.SessionActive {
+		return nil, nil
+	}
+	if err := e.closeDangling(ctx, s, st, maxToolCall); err != nil {
+		return nil, err
+	}
+	if len(st.inflight) > 0 {
 		return nil, nil
 	}
 	if _, err := os.Stat(s.WorktreePath); err != nil {
@@ -123,6 +129,9 @@ func (e *Engine) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record
 // the worktree unrecorded. While a tool call is in flight the changes are
 // that call's: nothing is recorded (and a rollback refuses to run).
 func (e *Engine) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState) error {
+	if err := e.closeDangling(ctx, s, st, maxToolCall); err != nil {
+		return err
+	}
 	if len(st.inflight) > 0 {
 		return nil
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -583,5 +584,45 @@ func TestLastRecordSeq(t *testing.T) {
 		if strings.Contains(detail, "INDEX") || strings.HasPrefix(detail, "SCAN") {
 			t.Errorf("plan of LastRecordSeq reads an index or scans: %s", detail)
 		}
+	}
+}
+
+// TestToolCallKeepsBulkyJSONShort: a tool call keeps its arguments and
+// result, not the file contents they may carry (a Write's content, the
+// whole file Claude Code sends back for an Edit): the records' blobs
+// have those. The short fields stay as they are.
+func TestToolCallKeepsBulkyJSONShort(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	mustSession(t, q, "s1", t0)
+	big := strings.Repeat("x", 400<<10)
+	args, _ := json.Marshal(map[string]string{"file_path": "/ws/a.go", "content": big})
+	if err := InsertToolCall(ctx, q, &prsm.ToolCall{SessionID: "s1", ID: "t1", ToolName: "Write", Args: args, StartedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	result, _ := json.Marshal(map[string]any{"filePath": "/ws/a.go", "originalFile": big, "userModified": false})
+	if err := CompleteToolCall(ctx, q, "s1", "t1", result, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := CompleteToolCall(ctx, q, "s1", "t1", []byte(`"`+big+`"`), t0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := GetToolCall(ctx, q, "s1", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a map[string]string
+	if err := json.Unmarshal(got.Args, &a); err != nil || a["file_path"] != "/ws/a.go" || len(got.Args) > 64<<10 {
+		t.Errorf("args kept: %d bytes, file_path %q, %v", len(got.Args), a["file_path"], err)
+	}
+	if len(got.Result) > 64<<10 || !json.Valid(got.Result) {
+		t.Errorf("result kept: %d bytes: %.100s", len(got.Result), got.Result)
+	}
+	if err := CompleteToolCall(ctx, q, "s1", "t1", result, t0); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = GetToolCall(ctx, q, "s1", "t1"); !strings.Contains(string(got.Result), `"filePath":"/ws/a.go"`) || len(got.Result) > 64<<10 {
+		t.Errorf("Edit result kept: %d bytes: %.200s", len(got.Result), got.Result)
 	}
 }

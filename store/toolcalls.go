@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -41,7 +42,7 @@ func InsertToolCall(ctx context.Context, q Querier, tc *prsm.ToolCall) error {
 	}
 	_, err := q.ExecContext(ctx, "INSERT INTO tool_calls ("+toolCallCols+
 		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		tc.SessionID, tc.ID, tc.ToolName, tc.Args, tc.AgentID, tc.Cwd, tc.MessageIndex,
+		tc.SessionID, tc.ID, tc.ToolName, keepJSON(tc.Args), tc.AgentID, tc.Cwd, tc.MessageIndex,
 		tc.Snapshot, tc.Result, formatTime(tc.StartedAt), formatNullTime(tc.CompletedAt))
 	if err != nil {
 		return fmt.Errorf("insert tool call %s: %w", tc.ID, mapErr(err))
@@ -77,10 +78,21 @@ func ToolCallIDs(ctx context.Context, q Querier, sessionID string) (map[string]b
 }
 
 // CompleteToolCall stores the result of a tool call and when it completed.
+// MaxMessageIndex is the highest message index of session sessionID's
+// tool calls (0 when it has none).
+func MaxMessageIndex(ctx context.Context, q Querier, sessionID string) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(message_index), 0) FROM tool_calls WHERE session_id = ?", sessionID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("message index of %s: %w", sessionID, mapErr(err))
+	}
+	return n, nil
+}
+
 func CompleteToolCall(ctx context.Context, q Querier, sessionID, id string, result []byte, at time.Time) error {
 	res, err := q.ExecContext(ctx,
 		"UPDATE tool_calls SET result = ?, completed_at = ? WHERE session_id = ? AND id = ?",
-		result, formatTime(at), sessionID, id)
+		keepJSON(result), formatTime(at), sessionID, id)
 	if err == nil {
 		err = mustAffect(res)
 	}
@@ -102,4 +114,35 @@ func ListToolCalls(ctx context.Context, q Querier, sessionID string) ([]*prsm.To
 		return nil, fmt.Errorf("list tool calls: %w", mapErr(err))
 	}
 	return tcs, nil
+}
+
+// maxToolJSON bounds the arguments and the result a tool call keeps, and
+// maxToolString each string in them beyond that bound. They may carry
+// whole files (a Write's content; Claude Code sends an Edit's whole file
+// back as originalFile), which the records' blobs hold already, once.
+const (
+	maxToolJSON   = 64 << 10
+	maxToolString = 1 << 10
+)
+
+// keepJSON is b, or where it is longer than maxToolJSON, b with its long
+// top-level values replaced by a note of their size (an object's short
+// fields, a file_path, stay), or else a note of b's size.
+func keepJSON(b []byte) []byte {
+	if len(b) <= maxToolJSON {
+		return b
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) == nil {
+		for k, v := range m {
+			if len(v) > maxToolString {
+				m[k], _ = json.Marshal(fmt.Sprintf("(%d bytes, not kept)", len(v)))
+			}
+		}
+		if out, err := json.Marshal(m); err == nil && len(out) <= maxToolJSON {
+			return out
+		}
+	}
+	out, _ := json.Marshal(map[string]string{"prsm": fmt.Sprintf("%d bytes, not kept", len(b))})
+	return out
 }

@@ -95,6 +95,16 @@ func (s *Session) Candidates(ctx context.Context) ([]string, func(), error) {
 	return append(paths, d.Paths...), ack, nil
 }
 
+// Unclaimed keeps paths that a look found changed, and nobody recorded
+// (a tool call claims only its own changes while others run), for the
+// next look: the watcher takes them for changed again. Without a watcher
+// every look scans, and finds them anyway.
+func (s *Session) Unclaimed(paths []string) {
+	if len(paths) > 0 && s.Watcher != nil {
+		s.Watcher.Touch(s.Worktree, paths)
+	}
+}
+
 // Change is one file that differs from what the tracker knew.
 type Change struct {
 	Rel    string

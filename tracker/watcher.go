@@ -544,6 +544,21 @@ func (w *Watcher) Peek(root string) Dirty {
 	return d
 }
 
+// Touch marks paths (relative, slash-separated) of the tree at root
+// dirty, as an event would.
+func (w *Watcher) Touch(root string, paths []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wr, ok := w.roots[root]
+	if !ok {
+		return
+	}
+	for _, p := range paths {
+		w.gen++
+		wr.dirty[p] = w.gen
+	}
+}
+
 // Ack clears what d reported, keeping paths that changed again since.
 func (w *Watcher) Ack(d Dirty) {
 	w.mu.Lock()

@@ -1,0 +1,119 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+)
+
+// TestOverlappingToolCallsClaimTheirOwnChanges: tool calls that run at the
+// same time (parallel tool calls, subagents) each get their own changes:
+// an Edit or a Write claims the file it names, a Bash what no other
+// running call names, whichever completes first.
+func TestOverlappingToolCallsClaimTheirOwnChanges(t *testing.T) {
+	for _, watched := range []bool{false, true} {
+		t.Run(map[bool]string{false: "scan", true: "watched"}[watched], func(t *testing.T) {
+			f := newFixture(t)
+			if watched {
+				f.watch()
+			}
+			s := f.start(prsm.ModeAuto)
+			base := read(t, f.ws, "f.txt")
+			// A formatter's Bash runs while a fixer's Edit and a writer's
+			// Write come and go.
+			if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "bash", ToolName: "Bash", AgentID: "claude/formatter"}); err != nil {
+				t.Fatal(err)
+			}
+			write(t, s.WorktreePath, "keep.txt", "formatted\n")
+			f.capture(s, "edit", "Edit", "f.txt")
+			f.capture(s, "write", "Write", "new.txt")
+			write(t, s.WorktreePath, "f.txt", replaceLine(base, 2, "fixed"))
+			write(t, s.WorktreePath, "new.txt", "written\n")
+			if got := summary(f.complete(s, "write")); got != "write create new.txt pending/synced" {
+				t.Errorf("the Write's records:\n%s", got)
+			}
+			// The Bash completes before the Edit: the Edit's file is not its.
+			write(t, s.WorktreePath, "gen.txt", "generated\n")
+			if got := summary(f.complete(s, "bash")); got != "bash:0 create gen.txt pending/synced\nbash:1 modify keep.txt pending/synced" {
+				t.Errorf("the Bash's records:\n%s", got)
+			}
+			if got := summary(f.complete(s, "edit")); got != "edit modify f.txt pending/synced" {
+				t.Errorf("the Edit's records:\n%s", got)
+			}
+			engine.Settle(f.eng)
+			for rel, want := range map[string]string{"keep.txt": "formatted\n", "new.txt": "written\n", "gen.txt": "generated\n", "f.txt": replaceLine(base, 2, "fixed")} {
+				if got := read(t, f.ws, rel); got != want {
+					t.Errorf("workspace %s: %q", rel, got)
+				}
+			}
+		})
+	}
+}
+
+// TestANewTurnClosesACallThatNeverCompleted: a tool call whose
+// PostToolUse never comes (the tool was denied, or its agent died) is
+// closed by the next prompt's turn: it holds up neither Watch records nor
+// rewinds, and the next call does not take its place.
+func TestANewTurnClosesACallThatNeverCompleted(t *testing.T) {
+	f := newFixture(t)
+	f.watch()
+	s := f.start(prsm.ModeAuto)
+	first, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.capture(s, "denied", "Write", "notes.txt")
+	if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 2}); err != nil {
+		t.Fatal(err)
+	}
+	// Something writes in the worktree between tool calls: a Watch record.
+	write(t, s.WorktreePath, "bg.txt", "background\n")
+	waitFor(t, "a watch record of bg.txt", func() bool {
+		recs, _ := f.eng.Records(f.ctx, s.ID, "", "bg.txt")
+		return len(recs) == 1 && recs[0].ToolName == "Watch"
+	})
+	if got := read(t, f.ws, "bg.txt"); got != "background\n" {
+		t.Errorf("workspace bg.txt: %q", got)
+	}
+	// Rewinding is not held up by the closed call.
+	if _, err := f.eng.Rewind(f.ctx, s.ID, first.ID, false); err != nil {
+		t.Fatalf("rewind: %v", err)
+	}
+	if exists(f.ws, "bg.txt") {
+		t.Errorf("bg.txt still in the workspace after the rewind")
+	}
+	// A late PostToolUse of the closed call records nothing.
+	if recs := f.complete(s, "denied"); len(recs) != 0 {
+		t.Errorf("the closed call's late complete: %s", summary(recs))
+	}
+}
+
+// TestTurnsCountOnAfterARestart: with automatic checkpoints off no
+// checkpoint keeps the turn count; a restarted server counts on from the
+// tool calls' message indexes.
+func TestTurnsCountOnAfterARestart(t *testing.T) {
+	f := newFixture(t)
+	off := false
+	s, err := f.eng.StartSession(f.ctx, engine.StartRequest{AutoCheckpoints: &off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, rel := range []string{"t1.txt", "t2.txt"} {
+		if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		recs := f.tool(s, rel, "Write", rel, func(wt string) { write(t, wt, rel, "x\n") })
+		if len(recs) != 1 || recs[0].MessageIndex != i+1 {
+			t.Fatalf("turn %d: %s message index %d", i+1, summary(recs), recs[0].MessageIndex)
+		}
+	}
+	f.restart()
+	if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	recs := f.tool(s, "t3", "Write", "t3.txt", func(wt string) { write(t, wt, "t3.txt", "x\n") })
+	if len(recs) != 1 || recs[0].MessageIndex != 3 {
+		t.Errorf("after the restart: %s message index %d, want 3", summary(recs), recs[0].MessageIndex)
+	}
+}
