@@ -10,8 +10,8 @@ import (
 // TestReviewModeRewindAndItsUndo: in review mode only accepted changes
 // reach the workspace, rewinds and their undoing included. A rewind takes
 // the accepted changes out of the workspace; rolling back to its safety
-// checkpoint puts those back and offers the ones that were pending for
-// review again, never writing them.
+// checkpoint brings the changes back to the worktree and offers them for
+// review again (accepting brings them in), never writing them itself.
 func TestReviewModeRewindAndItsUndo(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeReview)
@@ -43,12 +43,11 @@ func TestReviewModeRewindAndItsUndo(t *testing.T) {
 		t.Errorf("n.txt after the rewind: workspace %v, worktree %v", exists(f.ws, "n.txt"), exists(s.WorktreePath, "n.txt"))
 	}
 
-	// Undo the rewind: the accepted change comes back to the workspace;
-	// the pending ones come back to the worktree only.
+	// Undo the rewind: the changes come back to the worktree only.
 	if _, err := f.eng.Rewind(f.ctx, s.ID, done.SafetyCheckpointID, false); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(t, f.ws, "f.txt"); got != accepted {
+	if got := read(t, f.ws, "f.txt"); got != user {
 		t.Errorf("workspace f.txt after undoing the rewind:\n%s", got)
 	}
 	if exists(f.ws, "n.txt") {
@@ -60,7 +59,7 @@ func TestReviewModeRewindAndItsUndo(t *testing.T) {
 	if got := read(t, s.WorktreePath, "n.txt"); got != "agent\n" {
 		t.Errorf("worktree n.txt after undoing the rewind: %q", got)
 	}
-	// What was pending is pending again: accepting it all brings it in.
+	// They are pending: accepting them all brings them in.
 	if _, err := f.eng.Bulk(f.ctx, s.ID, true, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +140,39 @@ func TestReviewModeRewindBringsBackARejectedChangeForReview(t *testing.T) {
 	}
 	if got := read(t, f.ws, "n.txt"); got != "agent\n" {
 		t.Errorf("workspace n.txt once accepted: %q", got)
+	}
+}
+
+// TestReviewModeRewindsBackAndForth: rewinds back, forth (undoing one)
+// and to a checkpoint between, in review mode with nothing accepted: the
+// workspace never changes.
+func TestReviewModeRewindsBackAndForth(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeReview)
+	base := read(t, f.ws, "f.txt")
+	t1, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tool(s, "r1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "R3")) })
+	t2, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tool(s, "r2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 5, "R5")) })
+	done, err := f.eng.Rewind(f.ctx, s.ID, t1.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []string{done.SafetyCheckpointID, t2.ID} {
+		if _, err := f.eng.Rewind(f.ctx, s.ID, to, false); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, f.ws, "f.txt"); got != base {
+			t.Fatalf("workspace after rewinding to %s:\n%s", to, got)
+		}
+	}
+	if got := read(t, s.WorktreePath, "f.txt"); got != replaceLine(base, 3, "R3") {
+		t.Errorf("worktree after rewinding to the second turn:\n%s", got)
 	}
 }

@@ -206,16 +206,16 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			p.Conflicts = append(p.Conflicts, Conflict{Path: path, Reason: err.Error()})
 			continue
 		}
-		if rb.targets != nil {
+		if rb.targets != nil && s.Mode != prsm.ModeReview {
 			// A rewind takes the net change since the checkpoint out,
 			// the part of it the workspace followed (workspaceSide).
 			to, ok := rb.targets[path]
-			if !ok || (len(byPath[path]) == 0 && s.Mode == prsm.ModeReview) {
+			if !ok {
 				continue
 			}
 			var unsynced []*prsm.Record
 			for _, r := range byPath[path] {
-				if r.SyncState == prsm.SyncPendingReview {
+				if r.SyncState != prsm.SyncSynced {
 					unsynced = append(unsynced, r)
 				}
 			}
@@ -235,13 +235,17 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 						ids = append(ids, r.ID)
 					}
 				}
+				what := "the changes since the checkpoint"
+				if len(ids) > 0 {
+					what = "change " + strings.Join(ids, ", ")
+				}
 				p.Conflicts = append(p.Conflicts, Conflict{Path: path,
-					Reason: fmt.Sprintf("your edits overlap change %s; the workspace file will be left as it is", strings.Join(ids, ", "))})
+					Reason: fmt.Sprintf("your edits overlap %s; the workspace file will be left as it is", what)})
 			}
 			continue
 		}
 		for _, r := range byPath[path] {
-			if r.SyncState != prsm.SyncSynced {
+			if !reachesBack(s, r) {
 				continue
 			}
 			before, after, err := e.versions(ctx, r)
@@ -257,6 +261,15 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 		}
 	}
 	return nil
+}
+
+// reachesBack reports whether undoing record r record by record takes its
+// delta out of the workspace: only a delta that reached it (synced). In
+// review mode a Rollback record never does: the workspace follows the
+// user's accepts, and a rollback's own records only ever describe the
+// worktree (recordRollback).
+func reachesBack(s *prsm.Session, r *prsm.Record) bool {
+	return r.SyncState == prsm.SyncSynced && !(s.Mode == prsm.ModeReview && r.ToolName == "Rollback")
 }
 
 // workspaceSide is what the workspace followed of the worktree's from:
@@ -280,16 +293,10 @@ func (e *Engine) workspaceSide(ctx context.Context, from prsmsync.Version, unsyn
 	return side, true, nil
 }
 
-// rollbackSide is workspaceSide for a running rollback: recs are the
-// path's undone records (newest first), and the payload says which of
-// them had not reached the workspace. In review mode, a path a rewind
-// changes with no record to undo (its changes since the checkpoint were
-// rejected) comes back in the worktree only: the workspace follows none
-// of it until the user accepts it.
-func (e *Engine) rollbackSide(ctx context.Context, s *prsm.Session, p *rollbackPayload, recs []*prsm.Record, from, target prsmsync.Version) (prsmsync.Version, bool, error) {
-	if len(recs) == 0 && p.Net && s.Mode == prsm.ModeReview {
-		return target, true, nil
-	}
+// rollbackSide is workspaceSide for a running rollback (auto mode): recs
+// are the path's undone records (newest first), and the payload says
+// which of them had not reached the workspace.
+func (e *Engine) rollbackSide(ctx context.Context, p *rollbackPayload, recs []*prsm.Record, from prsmsync.Version) (prsmsync.Version, bool, error) {
 	var unsynced []*prsm.Record
 	for _, r := range recs {
 		if _, ok := p.Unsynced[r.ID]; ok {
@@ -397,6 +404,10 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req Rollb
 		return nil, err
 	}
 	if req.DryRun {
+		// The run would refuse: so does its preview.
+		if _, err := e.selectorTargets(ctx, s, undo); err != nil {
+			return nil, err
+		}
 		rb.plan.DryRun = true
 		return rb.plan, nil
 	}
@@ -453,8 +464,13 @@ func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionSt
 		return nil, prsm.Errorf(prsm.ErrConflict, "tool_call_in_flight", "wait for the agent's tool call to finish, then try again",
 			"tool call %s of session %s is still running", tc, s.ID)
 	}
+	// The writes are decided first: a rollback refused (a later change
+	// overlaps) leaves nothing behind, not even its safety checkpoint.
+	p, err := e.planWrites(ctx, s, st, rb)
+	if err != nil {
+		return nil, fmt.Errorf("rollback: %w", err) // nothing written yet
+	}
 	var safety *prsm.Checkpoint
-	var err error
 	if rb.now != nil {
 		safety, err = e.saveCheckpoint(ctx, s, st, rb.now, prsm.CheckpointAuto, "before "+what, "", 0, "")
 	} else {
@@ -464,10 +480,6 @@ func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionSt
 		return nil, fmt.Errorf("safety checkpoint: %w", err)
 	}
 	rb.plan.SafetyCheckpointID = safety.ID
-	p, err := e.planWrites(ctx, s, st, rb)
-	if err != nil {
-		return nil, fmt.Errorf("rollback: %w", err) // nothing written yet
-	}
 	p.Safety = safety.ID
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -546,7 +558,7 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 		p.Undo = append(p.Undo, r.ID)
 	}
 	for _, r := range rb.undo {
-		if r.SyncState == prsm.SyncPendingReview {
+		if r.SyncState != prsm.SyncSynced {
 			if p.Unsynced == nil {
 				p.Unsynced = map[string]string{}
 			}
@@ -555,25 +567,9 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 	}
 	targets := rb.targets
 	if targets == nil {
-		targets = map[string]prsmsync.Version{}
-		for _, r := range rb.undo {
-			cur, ok := targets[r.RelPath]
-			if !ok {
-				var err error
-				if cur, err = prsmsync.ReadVersion(s.WorktreePath, r.RelPath); err != nil {
-					return nil, err
-				}
-			}
-			b, a, err := e.versions(ctx, r)
-			if err != nil {
-				return nil, err
-			}
-			next, ok := prsmsync.Merge(a, cur, b)
-			if !ok {
-				return nil, prsm.Errorf(prsm.ErrConflict, "worktree_conflict", "rewind to a checkpoint instead",
-					"change %s cannot be taken out of %s: later changes overlap it", r.ID, r.RelPath)
-			}
-			targets[r.RelPath] = next
+		var err error
+		if targets, err = e.selectorTargets(ctx, s, rb.undo); err != nil {
+			return nil, err
 		}
 	}
 	var contents [][]byte
@@ -599,6 +595,33 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 		return nil
 	})
 	return p, err
+}
+
+// selectorTargets are the worktree files a selector rollback leaves: each
+// undone record's delta taken out by a reverse merge, newest first. It
+// refuses (worktree_conflict) where a later change overlaps one.
+func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*prsm.Record) (map[string]prsmsync.Version, error) {
+	targets := map[string]prsmsync.Version{}
+	for _, r := range undo {
+		cur, ok := targets[r.RelPath]
+		if !ok {
+			var err error
+			if cur, err = prsmsync.ReadVersion(s.WorktreePath, r.RelPath); err != nil {
+				return nil, err
+			}
+		}
+		b, a, err := e.versions(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		next, ok := prsmsync.Merge(a, cur, b)
+		if !ok {
+			return nil, prsm.Errorf(prsm.ErrConflict, "worktree_conflict", "rewind to a checkpoint instead",
+				"change %s cannot be taken out of %s: later changes overlap it", r.ID, r.RelPath)
+		}
+		targets[r.RelPath] = next
+	}
+	return targets, nil
 }
 
 // stateVersion is the version a stored file state describes.
@@ -700,12 +723,15 @@ func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *ses
 		byPath[r.RelPath] = append(byPath[r.RelPath], r)
 	}
 	conflicted := map[string]bool{}
-	if p.Net {
+	if p.Net && s.Mode != prsm.ModeReview {
 		var err error
 		if conflicted, err = e.rewindWorkspace(ctx, s, p, undone, syncs); err != nil {
 			return err
 		}
 	} else if err := e.undoByRecord(ctx, s, undone, conflicted); err != nil {
+		// In review mode every rollback goes record by record: the
+		// workspace loses the deltas it had (accepted ones) and gains
+		// nothing the user did not accept.
 		return err
 	}
 	if _, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, rollbackToolCall(p.Safety)); err == nil {
@@ -789,7 +815,7 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 			if nc.target, err = e.stateVersion(ctx, to); err != nil {
 				return nil, err
 			}
-			side, ok, err := e.rollbackSide(ctx, s, p, recs, from, nc.target)
+			side, ok, err := e.rollbackSide(ctx, p, recs, from)
 			if err != nil {
 				return nil, err
 			}
@@ -838,6 +864,8 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 // reached it only, and marks them rejected. After a conflict the rest of
 // the file's records are marked conflict and the file is left as it is.
 func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm.Record, conflicted map[string]bool) error {
+	// Undoing a create removes its path.
+	recs = removalsFirst(recs, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeCreate })
 	for _, r := range recs {
 		if r.Status == prsm.StatusRejected {
 			if r.SyncState == prsm.SyncConflict {
@@ -846,7 +874,7 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 			continue
 		}
 		state := prsm.SyncSynced
-		if r.SyncState == prsm.SyncSynced && !conflicted[r.RelPath] {
+		if reachesBack(s, r) && !conflicted[r.RelPath] {
 			b, a, err := e.versions(ctx, r)
 			if err != nil {
 				return err
@@ -934,15 +962,31 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 		if conflicted[rel] {
 			state = prsm.SyncConflict
 		}
-		side, ok, err := e.rollbackSide(ctx, s, p, undone[rel], from, now)
+		if s.Mode == prsm.ModeReview {
+			// The workspace followed the user's accepts only (undoByRecord):
+			// the record describes the worktree, and never reaches the
+			// workspace. Where it brings back what the workspace may lack
+			// (it undoes a rollback's record, or the path's changes since
+			// the checkpoint were rejects), it is pending: accepting it
+			// brings it in.
+			status := prsm.StatusAccepted
+			if len(undone[rel]) == 0 {
+				status = prsm.StatusPending
+			}
+			for _, r := range undone[rel] {
+				if r.ToolName == "Rollback" {
+					status = prsm.StatusPending
+				}
+			}
+			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: now}, status, prsm.SyncPendingReview})
+			continue
+		}
+		side, ok, err := e.rollbackSide(ctx, p, undone[rel], from)
 		if err != nil {
 			return err
 		}
 		if ok && !sameVersion(from, side) {
 			status := prsm.StatusAccepted
-			if len(undone[rel]) == 0 {
-				status = prsm.StatusPending
-			}
 			for _, r := range undone[rel] {
 				if p.Unsynced[r.ID] == prsm.StatusAccepted {
 					status = prsm.StatusPending // takes out a part no workspace had: brings it back

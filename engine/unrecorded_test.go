@@ -176,3 +176,102 @@ func TestRewindUndoesUnrecordedChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestUndoingARewindKeepsTheUserEditAConflictLeft: a change that
+// conflicted never reached the workspace, so neither a rewind nor its
+// undoing writes it over the user's edit.
+func TestUndoingARewindKeepsTheUserEditAConflictLeft(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tool(s, "a1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "A3")) })
+	// The user takes the agent's line out again, by hand.
+	write(t, f.ws, "f.txt", base)
+	recs := f.tool(s, "a2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 3, "B3")) })
+	if len(recs) != 1 || recs[0].SyncState != prsm.SyncConflict {
+		t.Fatalf("a2: %s", summary(recs))
+	}
+	user := base
+	done, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.ws, "f.txt"); got != user {
+		t.Errorf("workspace after the rewind:\n%s", got)
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, done.SafetyCheckpointID, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.ws, "f.txt"); got != user {
+		t.Errorf("workspace after undoing the rewind:\n%s", got)
+	}
+}
+
+// TestSelectorRollbackPreviewRefusesAsTheRollbackDoes: a rollback whose
+// records cannot be taken out of the worktree (a later change overlaps)
+// is refused by its preview as by the run, and the refused run leaves no
+// safety checkpoint behind.
+func TestSelectorRollbackPreviewRefusesAsTheRollbackDoes(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "x1", ToolName: "Edit", AgentID: "X", Args: []byte(`{"file_path":"f.txt"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s.WorktreePath, "f.txt", replaceLine(base, 3, "X3"))
+	f.complete(s, "x1")
+	f.tool(s, "y1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "Y3")) })
+	before, err := f.eng.Checkpoints(f.ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dry := range []bool{true, false} {
+		_, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{AgentID: "X", DryRun: dry})
+		if err == nil || !strings.Contains(err.Error(), "later changes overlap") {
+			t.Errorf("rollback (dry run %v): %v", dry, err)
+		}
+	}
+	after, err := f.eng.Checkpoints(f.ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("the refused rollback left %d checkpoint(s)", len(after)-len(before))
+	}
+}
+
+// TestRewindPastAConflictTakesOutTheRest: a rewind takes out of the
+// workspace the changes that reached it and leaves alone the one that
+// conflicted (it never did), keeping the user's edit.
+func TestRewindPastAConflictTakesOutTheRest(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := replaceLine(base, 3, "user three")
+	write(t, f.ws, "f.txt", user)
+	if recs := f.tool(s, "r1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "R3")) }); recs[0].SyncState != prsm.SyncConflict {
+		t.Fatalf("r1: %s", summary(recs))
+	}
+	f.tool(s, "r2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 8, "R8")) })
+	if got := read(t, f.ws, "f.txt"); got != replaceLine(user, 8, "R8") {
+		t.Fatalf("workspace before the rewind:\n%s", got)
+	}
+	plan, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Conflicts) != 0 {
+		t.Errorf("conflicts: %+v", plan.Conflicts)
+	}
+	if got := read(t, f.ws, "f.txt"); got != user {
+		t.Errorf("workspace after the rewind:\n%s", got)
+	}
+}
