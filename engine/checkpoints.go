@@ -573,16 +573,21 @@ func fileVersion(f *worktree.File) prsmsync.Version {
 // completed (within the last ten minutes: an agent that died mid-call must
 // not block rollbacks forever).
 func (e *Engine) inFlight(ctx context.Context, sessionID string) (string, error) {
-	calls, err := store.ListToolCalls(ctx, e.DB.Q(), sessionID)
+	open, err := store.OpenToolCalls(ctx, e.DB.Q(), sessionID)
 	if err != nil {
 		return "", err
 	}
-	for _, c := range calls {
-		if c.CompletedAt == nil && time.Since(c.StartedAt) < maxToolCall {
-			return c.ID, nil
+	ids := make([]string, 0, len(open))
+	for id, started := range open {
+		if time.Since(started) < maxToolCall {
+			ids = append(ids, id)
 		}
 	}
-	return "", nil
+	if len(ids) == 0 {
+		return "", nil
+	}
+	sort.Strings(ids)
+	return ids[0], nil
 }
 
 // sortRecords orders records by sequence, newest first when desc.

@@ -71,7 +71,7 @@ func TestANewTurnClosesACallThatNeverCompleted(t *testing.T) {
 	write(t, s.WorktreePath, "bg.txt", "background\n")
 	waitFor(t, "a watch record of bg.txt", func() bool {
 		recs, _ := f.eng.Records(f.ctx, s.ID, "", "bg.txt")
-		return len(recs) == 1 && recs[0].ToolName == "Watch"
+		return len(recs) == 1 && recs[0].ToolName == "Watch" && recs[0].SyncState == prsm.SyncSynced
 	})
 	if got := read(t, f.ws, "bg.txt"); got != "background\n" {
 		t.Errorf("workspace bg.txt: %q", got)

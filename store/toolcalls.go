@@ -78,6 +78,32 @@ func ToolCallIDs(ctx context.Context, q Querier, sessionID string) (map[string]b
 }
 
 // CompleteToolCall stores the result of a tool call and when it completed.
+// OpenToolCalls lists session sessionID's tool calls not completed (id ->
+// started_at): one pass over the session's rows, none of them decoded.
+func OpenToolCalls(ctx context.Context, q Querier, sessionID string) (map[string]time.Time, error) {
+	rows, err := q.QueryContext(ctx, "SELECT id, started_at FROM tool_calls WHERE session_id = ? AND completed_at IS NULL", sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("open tool calls of %s: %w", sessionID, mapErr(err))
+	}
+	defer rows.Close()
+	open := map[string]time.Time{}
+	for rows.Next() {
+		var id, started string
+		if err := rows.Scan(&id, &started); err != nil {
+			return nil, fmt.Errorf("open tool calls of %s: %w", sessionID, mapErr(err))
+		}
+		t, err := parseTime(started)
+		if err != nil {
+			return nil, err
+		}
+		open[id] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("open tool calls of %s: %w", sessionID, mapErr(err))
+	}
+	return open, nil
+}
+
 // MaxMessageIndex is the highest message index of session sessionID's
 // tool calls (0 when it has none).
 func MaxMessageIndex(ctx context.Context, q Querier, sessionID string) (int, error) {
