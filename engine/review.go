@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -160,6 +163,9 @@ func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, 
 	sort.Slice(order, func(i, j int) bool { return order[i].Seq > order[j].Seq })
 	// Undoing a create removes its path.
 	order = removalsFirst(order, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeCreate })
+	if err := e.checkParents(ctx, s, order); err != nil {
+		return nil, err
+	}
 	// The whole cascade is written down before its first step: a crash
 	// halfway leaves the rest to the next start, which finishes it.
 	intents, err := e.intendAll(ctx, intentRevert, order)
@@ -184,6 +190,40 @@ func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, 
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].Seq < order[j].Seq })
 	return order, nil
+}
+
+// checkParents refuses (before anything is written) a reject that would
+// bring back a deleted file whose parent directory is now a file, one the
+// same reject does not take out: a directory replaced by a file, and only
+// the deletion of its files rejected.
+func (e *Engine) checkParents(ctx context.Context, s *prsm.Session, order []*prsm.Record) error {
+	if s.Status != prsm.SessionActive {
+		return nil
+	}
+	removed := map[string]bool{}
+	for _, r := range order {
+		if r.ChangeType == prsm.ChangeCreate {
+			removed[r.RelPath] = true
+		}
+	}
+	for _, r := range order {
+		if r.ChangeType != prsm.ChangeDelete {
+			continue
+		}
+		for dir := path.Dir(r.RelPath); dir != "." && dir != "/"; dir = path.Dir(dir) {
+			fi, err := os.Lstat(filepath.Join(s.WorktreePath, filepath.FromSlash(dir)))
+			if err != nil || fi.IsDir() || removed[dir] {
+				continue
+			}
+			by := "the change that made it one"
+			if recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: dir}); err == nil && len(recs) > 0 {
+				by = "change " + recs[len(recs)-1].ID
+			}
+			return prsm.Errorf(prsm.ErrConflict, "parent_is_file", "reject that change too, or the whole tool call",
+				"%s cannot come back while %s is a file (%s)", r.RelPath, dir, by)
+		}
+	}
+	return nil
 }
 
 // removalsFirst puts records in pathOrder where their paths nest (a file

@@ -265,11 +265,10 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 
 // reachesBack reports whether undoing record r record by record takes its
 // delta out of the workspace: only a delta that reached it (synced). In
-// review mode a Rollback record never does: the workspace follows the
-// user's accepts, and a rollback's own records only ever describe the
-// worktree (recordRollback).
+// review mode a rollback's own record is stored unsynced (recordRollback)
+// and is synced only once the user accepts it into the workspace.
 func reachesBack(s *prsm.Session, r *prsm.Record) bool {
-	return r.SyncState == prsm.SyncSynced && !(s.Mode == prsm.ModeReview && r.ToolName == "Rollback")
+	return r.SyncState == prsm.SyncSynced
 }
 
 // workspaceSide is what the workspace followed of the worktree's from:
@@ -964,18 +963,14 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 		}
 		if s.Mode == prsm.ModeReview {
 			// The workspace followed the user's accepts only (undoByRecord):
-			// the record describes the worktree, and never reaches the
-			// workspace. Where it brings back what the workspace may lack
-			// (it undoes a rollback's record, or the path's changes since
-			// the checkpoint were rejects), it is pending: accepting it
-			// brings it in.
-			status := prsm.StatusAccepted
-			if len(undone[rel]) == 0 {
-				status = prsm.StatusPending
-			}
-			for _, r := range undone[rel] {
-				if r.ToolName == "Rollback" {
-					status = prsm.StatusPending
+			// the record describes the worktree and is not applied. Where
+			// applying it would change the workspace (it brings back what
+			// the workspace lacks), it is pending: accepting it brings it
+			// in. Otherwise there is nothing to review.
+			status := prsm.StatusPending
+			if ws, err := prsmsync.ReadVersion(e.Repo.Root, rel); err == nil {
+				if merged, ok := prsmsync.Merge(from, ws, now); ok && sameVersion(merged, ws) {
+					status = prsm.StatusAccepted
 				}
 			}
 			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: now}, status, prsm.SyncPendingReview})

@@ -105,6 +105,9 @@ type sessionState struct {
 	// BlobSweeps then: while no sweep ran since, the record's insert of
 	// the blob is skipped. Guarded by mu.
 	stored map[string]uint64
+	// openChecked: the store's open tool calls (captured before a restart)
+	// were closed by a turn (closeDangling). Guarded by mu.
+	openChecked bool
 	// calls holds the ids of the session's tool calls (nil until a
 	// capture needs it): a capture whose id is not there is new, with no
 	// query. An id is added before its row is inserted, so the set may
@@ -748,6 +751,15 @@ const maxToolCall = 10 * time.Minute
 // tool may have changed is recorded like any unclaimed change.
 func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *sessionState, age time.Duration) error {
 	now := time.Now().UTC()
+	closed := 0
+	closeOne := func(id, tool string) error {
+		if err := store.CompleteToolCall(ctx, e.DB.Q(), s.ID, id, []byte(`{"prsm":"closed: no PostToolUse came"}`), now); err != nil {
+			return err
+		}
+		closed++
+		e.Log.Warn("tool call closed: it never completed", "session", s.ID, "tool_call", id, "tool", tool)
+		return nil
+	}
 	for id, c := range st.inflight {
 		if now.Sub(c.tc.StartedAt) < age {
 			continue
@@ -755,11 +767,29 @@ func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *session
 		if c.early != nil {
 			e.endEarly(st, c.early)
 		}
-		if err := store.CompleteToolCall(ctx, e.DB.Q(), s.ID, id, []byte(`{"prsm":"closed: no PostToolUse came"}`), now); err != nil {
+		if err := closeOne(id, c.tc.ToolName); err != nil {
 			return err
 		}
 		delete(st.inflight, id)
-		e.Log.Warn("tool call closed: it never completed", "session", s.ID, "tool_call", id, "tool", c.tc.ToolName)
+	}
+	if age == 0 && !st.openChecked {
+		// Calls captured before a restart are in the store only.
+		open, err := store.OpenToolCalls(ctx, e.DB.Q(), s.ID)
+		if err != nil {
+			return err
+		}
+		for id := range open {
+			if st.inflight[id] == nil {
+				if err := closeOne(id, ""); err != nil {
+					return err
+				}
+			}
+		}
+		st.openChecked = true
+	}
+	if closed > 0 {
+		// What they changed is nobody's: a Watch record, once quiet.
+		e.changed(s.ID)
 	}
 	return nil
 }

@@ -242,7 +242,7 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 				return nil, err
 			}
 			e.Log.Warn("session ended: "+note, "session", s.ID, "worktree", s.WorktreePath)
-			s.Status = prsm.SessionEnded // what is left of it is pruned below
+			s.Status, s.Note = prsm.SessionEnded, note
 			rep.Vanished = append(rep.Vanished, s.ID)
 			continue
 		}
@@ -278,6 +278,12 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		}
 		if ok && s.PendingCount > 0 {
 			continue // unreviewed work is never deleted
+		}
+		if ok && s.Note != "" {
+			// Ended by a start (its worktree vanished or lost its .git
+			// file): what is left may be the agent's unrecorded work, and
+			// the note says what was kept. Never deleted.
+			continue
 		}
 		path := filepath.Join(e.WorktreeDir(), ent.Name())
 		branch := "prsm/" + ent.Name()
