@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
@@ -115,5 +116,23 @@ func TestTurnsCountOnAfterARestart(t *testing.T) {
 	recs := f.tool(s, "t3", "Write", "t3.txt", func(wt string) { write(t, wt, "t3.txt", "x\n") })
 	if len(recs) != 1 || recs[0].MessageIndex != 3 {
 		t.Errorf("after the restart: %s message index %d, want 3", summary(recs), recs[0].MessageIndex)
+	}
+}
+
+// TestClosingACallWithoutAWatcher: a server that does not watch (no
+// watcher started) closes a dangling call too, and nothing runs later
+// that needs the watcher (it crashed the process: a watch record with no
+// context).
+func TestClosingACallWithoutAWatcher(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeAuto)
+	f.capture(s, "denied", "Write", "notes.txt")
+	write(t, s.WorktreePath, "notes.txt", "agent\n")
+	if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * engine.WatchQuiet)
+	if recs := f.tool(s, "w1", "Write", "notes.txt", func(wt string) { write(t, wt, "notes.txt", "again\n") }); len(recs) != 1 {
+		t.Errorf("the next call: %s", summary(recs))
 	}
 }

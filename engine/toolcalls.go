@@ -787,8 +787,10 @@ func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *session
 		}
 		st.openChecked = true
 	}
-	if closed > 0 {
+	if closed > 0 && e.Watcher != nil {
 		// What they changed is nobody's: a Watch record, once quiet.
+		// (Without a watcher, the periodic scan or the next look finds
+		// it.)
 		e.changed(s.ID)
 	}
 	return nil
