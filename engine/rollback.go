@@ -895,6 +895,15 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 	return nil
 }
 
+func sortedRecordPaths(m map[string][]*prsm.Record) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func sortedVersions(m map[string]prsmsync.Version) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -992,6 +1001,43 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 		}
 		if !sameVersion(from, now) {
 			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: now}, prsm.StatusAccepted, state})
+		}
+	}
+	if s.Mode == prsm.ModeReview {
+		// A path the rollback left as it was, though it rejected pending
+		// records of it (a rewind to a checkpoint that holds their
+		// content): the content stays in the worktree, so it stays
+		// offered to the workspace, from the oldest one's before.
+		for _, rel := range sortedRecordPaths(undone) {
+			if _, ok := before[rel]; ok {
+				continue
+			}
+			var offer *prsm.Record
+			for _, r := range undone[rel] { // newest first: the oldest last
+				if p.Unsynced[r.ID] == prsm.StatusPending {
+					offer = r
+				}
+			}
+			if offer == nil {
+				continue
+			}
+			from, _, err := e.versions(ctx, offer)
+			if err != nil {
+				return err
+			}
+			now, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
+			if err != nil {
+				return err
+			}
+			if sameVersion(from, now) {
+				continue
+			}
+			if ws, err := prsmsync.ReadVersion(e.Repo.Root, rel); err == nil {
+				if merged, ok := prsmsync.Merge(from, ws, now); ok && sameVersion(merged, ws) {
+					continue // the workspace has it: nothing to offer
+				}
+			}
+			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: now}, prsm.StatusPending, prsm.SyncPendingReview})
 		}
 	}
 	now := time.Now().UTC()
