@@ -245,7 +245,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			continue
 		}
 		for _, r := range byPath[path] {
-			if !reachesBack(s, r) {
+			if !reachesBack(r) {
 				continue
 			}
 			before, after, err := e.versions(ctx, r)
@@ -267,7 +267,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 // delta out of the workspace: only a delta that reached it (synced). In
 // review mode a rollback's own record is stored unsynced (recordRollback)
 // and is synced only once the user accepts it into the workspace.
-func reachesBack(s *prsm.Session, r *prsm.Record) bool {
+func reachesBack(r *prsm.Record) bool {
 	return r.SyncState == prsm.SyncSynced
 }
 
@@ -873,7 +873,7 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 			continue
 		}
 		state := prsm.SyncSynced
-		if reachesBack(s, r) && !conflicted[r.RelPath] {
+		if reachesBack(r) && !conflicted[r.RelPath] {
 			b, a, err := e.versions(ctx, r)
 			if err != nil {
 				return err
