@@ -130,11 +130,7 @@ func TestRejectOfOneHalfOfASwapIsRefusedClearly(t *testing.T) {
 	if !errors.Is(err, prsm.ErrConflict) || !strings.Contains(err.Error(), "t1:0") || strings.Contains(err.Error(), s.WorktreePath) {
 		t.Errorf("reject of the delete record alone: %v", err)
 	}
-	for _, root := range []string{s.WorktreePath, f.ws} {
-		if got := read(t, root, "d"); got != "dfile\n" {
-			t.Errorf("%s d: %q", root, got)
-		}
-	}
+	f.bothHold(s, "d", "dfile\n", "after the refused reject")
 	if open, err := store.OpenIntents(f.ctx, f.q()); err != nil || len(open) != 0 {
 		t.Errorf("intents left open: %v %v", open, err)
 	}

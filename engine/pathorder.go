@@ -56,7 +56,12 @@ func pathOrder(n int, rel func(i int) string, gone func(i int) bool) []int {
 // inPathOrder runs fn for 0..n-1: one after the other in pathOrder when
 // paths nest, else all at once (parallel). It returns each one's error.
 func inPathOrder(n int, rel func(i int) string, gone func(i int) bool, fn func(i int) error) []error {
-	order := pathOrder(n, rel, gone)
+	return runInOrder(pathOrder(n, rel, gone), n, fn)
+}
+
+// runInOrder runs fn for 0..n-1 one after the other in order, or all at
+// once (parallel) when order is nil. It returns each one's error.
+func runInOrder(order []int, n int, fn func(i int) error) []error {
 	if order == nil {
 		return parallel(n, fn)
 	}
@@ -65,4 +70,18 @@ func inPathOrder(n int, rel func(i int) string, gone func(i int) bool, fn func(i
 		errs[i] = fn(i)
 	}
 	return errs
+}
+
+// pathOrdered is items in pathOrder where their paths (rel) nest, and as
+// they are otherwise; gone says whether an item leaves its path absent.
+func pathOrdered[T any](items []T, rel func(T) string, gone func(T) bool) []T {
+	order := pathOrder(len(items), func(i int) string { return rel(items[i]) }, func(i int) bool { return gone(items[i]) })
+	if order == nil {
+		return items
+	}
+	out := make([]T, len(items))
+	for k, i := range order {
+		out[k] = items[i]
+	}
+	return out
 }

@@ -230,15 +230,7 @@ func (e *Engine) checkParents(ctx context.Context, s *prsm.Session, order []*prs
 // and a directory of one name): gone says whether applying (or undoing) a
 // record leaves its path absent. Otherwise recs stay as they are.
 func removalsFirst(recs []*prsm.Record, gone func(*prsm.Record) bool) []*prsm.Record {
-	order := pathOrder(len(recs), func(i int) string { return recs[i].RelPath }, func(i int) bool { return gone(recs[i]) })
-	if order == nil {
-		return recs
-	}
-	out := make([]*prsm.Record, len(recs))
-	for k, i := range order {
-		out[k] = recs[i]
-	}
-	return out
+	return pathOrdered(recs, func(r *prsm.Record) string { return r.RelPath }, gone)
 }
 
 // revert takes one record's delta out of the worktree and (if it reached it)

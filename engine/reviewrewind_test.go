@@ -93,19 +93,11 @@ func TestReviewModeRollbackThenRewind(t *testing.T) {
 	if _, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 2}); err != nil {
 		t.Fatal(err)
 	}
-	for _, root := range []string{f.ws, s.WorktreePath} {
-		if got := read(t, root, "f.txt"); got != base {
-			t.Errorf("%s f.txt after the rollback:\n%s", root, got)
-		}
-	}
+	f.bothHold(s, "f.txt", base, "after the rollback")
 	if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, root := range []string{f.ws, s.WorktreePath} {
-		if got := read(t, root, "f.txt"); got != base {
-			t.Errorf("%s f.txt after the rewind to before both changes:\n%s", root, got)
-		}
-	}
+	f.bothHold(s, "f.txt", base, "after the rewind to before both changes")
 }
 
 // TestReviewModeRewindBringsBackARejectedChangeForReview: a rewind to a

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -245,8 +247,8 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			continue
 		}
 		for _, r := range byPath[path] {
-			if !reachesBack(r) {
-				continue
+			if r.SyncState != prsm.SyncSynced {
+				continue // never reached the workspace: nothing to take out
 			}
 			before, after, err := e.versions(ctx, r)
 			if err != nil {
@@ -261,14 +263,6 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 		}
 	}
 	return nil
-}
-
-// reachesBack reports whether undoing record r record by record takes its
-// delta out of the workspace: only a delta that reached it (synced). In
-// review mode a rollback's own record is stored unsynced (recordRollback)
-// and is synced only once the user accepts it into the workspace.
-func reachesBack(r *prsm.Record) bool {
-	return r.SyncState == prsm.SyncSynced
 }
 
 // workspaceSide is what the workspace followed of the worktree's from:
@@ -623,6 +617,17 @@ func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*p
 	return targets, nil
 }
 
+// workspaceHas reports whether applying from -> to to the workspace file
+// rel would leave it as it is: there is nothing of it to offer.
+func (e *Engine) workspaceHas(rel string, from, to prsmsync.Version) bool {
+	ws, err := prsmsync.ReadVersion(e.Repo.Root, rel)
+	if err != nil {
+		return false // not a file there: let the user decide
+	}
+	merged, ok := prsmsync.Merge(from, ws, to)
+	return ok && sameVersion(merged, ws)
+}
+
 // stateVersion is the version a stored file state describes.
 func (e *Engine) stateVersion(ctx context.Context, fs store.FileState) (prsmsync.Version, error) {
 	if !fs.Present {
@@ -873,7 +878,7 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 			continue
 		}
 		state := prsm.SyncSynced
-		if reachesBack(r) && !conflicted[r.RelPath] {
+		if r.SyncState == prsm.SyncSynced && !conflicted[r.RelPath] {
 			b, a, err := e.versions(ctx, r)
 			if err != nil {
 				return err
@@ -895,15 +900,6 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 	return nil
 }
 
-func sortedRecordPaths(m map[string][]*prsm.Record) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func sortedVersions(m map[string]prsmsync.Version) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -916,14 +912,7 @@ func sortedVersions(m map[string]prsmsync.Version) []string {
 // restoreWorktree puts paths back as they were before a failed rollback.
 func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]prsmsync.Version) error {
 	var errs []string
-	rels := sortedVersions(before)
-	if order := pathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !before[rels[i]].Present }); order != nil {
-		ordered := make([]string, len(rels))
-		for k, i := range order {
-			ordered[k] = rels[i]
-		}
-		rels = ordered
-	}
+	rels := pathOrdered(sortedVersions(before), func(rel string) string { return rel }, func(rel string) bool { return !before[rel].Present })
 	for _, rel := range rels {
 		v := before[rel]
 		if err := prsmsync.Write(s.WorktreePath, rel, v); err != nil {
@@ -944,12 +933,14 @@ func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessi
 // recordRollback stores the rollback's own net change of each path as an
 // accepted record (tool Rollback), already synced: a later rollback to the
 // safety checkpoint undoes it like any other change, workspace included.
-// The part of a path's change the workspace did not follow (taking out
-// deltas it never had, or, in review mode, bringing back in the worktree
-// what it never accepted: rollbackSide) is a record of its own before
-// that one, unsynced (sync_state pending_review): undoing it never
-// reaches the workspace. When that part brings back what the workspace
-// lacks, it is pending, for the user to accept like the agent's changes.
+// In auto mode, the part of a path's change the workspace did not follow
+// (taking out deltas it never had: rollbackSide) is a record of its own
+// before that one, unsynced (sync_state pending_review): undoing it never
+// reaches the workspace; where it brings back what the workspace lacks,
+// it is pending. In review mode the workspace followed only the user's
+// accepts, so each record is unsynced, and pending where applying it
+// would change the workspace (workspaceHas): the user accepts it like the
+// agent's changes.
 func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, undone map[string][]*prsm.Record, before map[string]prsmsync.Version, conflicted map[string]bool) error {
 	tc := &prsm.ToolCall{SessionID: s.ID, ID: rollbackToolCall(p.Safety), ToolName: "Rollback", AgentID: "prsm", StartedAt: time.Now().UTC()}
 	type part struct {
@@ -977,10 +968,8 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 			// the workspace lacks), it is pending: accepting it brings it
 			// in. Otherwise there is nothing to review.
 			status := prsm.StatusPending
-			if ws, err := prsmsync.ReadVersion(e.Repo.Root, rel); err == nil {
-				if merged, ok := prsmsync.Merge(from, ws, now); ok && sameVersion(merged, ws) {
-					status = prsm.StatusAccepted
-				}
+			if e.workspaceHas(rel, from, now) {
+				status = prsm.StatusAccepted
 			}
 			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: now}, status, prsm.SyncPendingReview})
 			continue
@@ -1008,7 +997,7 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 		// records of it (a rewind to a checkpoint that holds their
 		// content): the content stays in the worktree, so it stays
 		// offered to the workspace, from the oldest one's before.
-		for _, rel := range sortedRecordPaths(undone) {
+		for _, rel := range slices.Sorted(maps.Keys(undone)) {
 			if _, ok := before[rel]; ok {
 				continue
 			}
@@ -1032,10 +1021,8 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 			if sameVersion(from, now) {
 				continue
 			}
-			if ws, err := prsmsync.ReadVersion(e.Repo.Root, rel); err == nil {
-				if merged, ok := prsmsync.Merge(from, ws, now); ok && sameVersion(merged, ws) {
-					continue // the workspace has it: nothing to offer
-				}
+			if e.workspaceHas(rel, from, now) {
+				continue // nothing to offer
 			}
 			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: now}, prsm.StatusPending, prsm.SyncPendingReview})
 		}

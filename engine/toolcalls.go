@@ -810,7 +810,7 @@ func claim(st *sessionState, tc *prsm.ToolCall, named string, changes []tracker.
 			continue
 		}
 		others = true
-		if oneFile(c.tc.ToolName) && c.rel != "" {
+		if tracker.ChangesNamedFileOnly(c.tc.ToolName) && c.rel != "" {
 			theirs[c.rel] = true
 		}
 	}
@@ -819,7 +819,7 @@ func claim(st *sessionState, tc *prsm.ToolCall, named string, changes []tracker.
 	}
 	for _, ch := range changes {
 		mine := !theirs[ch.Rel]
-		if oneFile(tc.ToolName) && named != "" {
+		if tracker.ChangesNamedFileOnly(tc.ToolName) && named != "" {
 			mine = ch.Rel == named
 		}
 		if mine {
@@ -829,15 +829,6 @@ func claim(st *sessionState, tc *prsm.ToolCall, named string, changes []tracker.
 		}
 	}
 	return own, left
-}
-
-// oneFile reports whether a tool changes only the one file it names.
-func oneFile(tool string) bool {
-	switch tool {
-	case tracker.ToolWrite, tracker.ToolEdit, tracker.ToolMultiEdit, tracker.ToolNotebookEdit:
-		return true
-	}
-	return false
 }
 
 // detect finds the changed files: the watcher's dirty set (or a git status

@@ -91,6 +91,17 @@ func (f *fixture) complete(s *prsm.Session, id string) []*prsm.Record {
 	return res.Records
 }
 
+// bothHold checks that the session's worktree and the workspace both hold
+// want at rel (when says at which step).
+func (f *fixture) bothHold(s *prsm.Session, rel, want, when string) {
+	f.t.Helper()
+	for _, root := range []string{s.WorktreePath, f.ws} {
+		if got := read(f.t, root, rel); got != want {
+			f.t.Errorf("%s: %s %s:\n%s", when, root, rel, got)
+		}
+	}
+}
+
 func write(t *testing.T, root, rel, content string) {
 	t.Helper()
 	testgit.Write(t, root, rel, content, 0o644)

@@ -38,12 +38,7 @@ func TestRejectKeepsAChangeInFlight(t *testing.T) {
 	if got := *recs[0].OldContent; got != base {
 		t.Errorf("e2's old content (the file as the reject left it):\n%s", got)
 	}
-	if got := read(t, s.WorktreePath, "f.txt"); got != want {
-		t.Errorf("worktree:\n%s", got)
-	}
-	if got := read(t, f.ws, "f.txt"); got != want {
-		t.Errorf("workspace:\n%s", got)
-	}
+	f.bothHold(s, "f.txt", want, "after the call")
 	// Everything the worktree has is recorded: the session ends.
 	if _, err := f.eng.Bulk(f.ctx, s.ID, true, ""); err != nil {
 		t.Fatal(err)
@@ -76,12 +71,7 @@ func TestRejectKeepsAnUnrecordedShellChange(t *testing.T) {
 	if len(recs) != 1 || recs[0].ToolName != "Watch" || recs[0].RelPath != "f.txt" {
 		t.Fatalf("watch records after the reject:\n%s", summary(recs))
 	}
-	if got := read(t, f.ws, "f.txt"); got != want {
-		t.Errorf("workspace:\n%s", got)
-	}
-	if got := read(t, s.WorktreePath, "f.txt"); got != want {
-		t.Errorf("worktree:\n%s", got)
-	}
+	f.bothHold(s, "f.txt", want, "after the watch record")
 }
 
 // TestRollbackRecordsUnrecordedChangesFirst: a rollback first records the
@@ -122,10 +112,8 @@ func TestRollbackRecordsUnrecordedChangesFirst(t *testing.T) {
 		t.Fatalf("records:\n%s", g)
 	}
 	want := replaceLine(agent, 15, "shell fifteen")
+	f.bothHold(s, "f.txt", want, "after the rollback")
 	for _, root := range []string{s.WorktreePath, f.ws} {
-		if got := read(t, root, "f.txt"); got != want {
-			t.Errorf("%s f.txt:\n%s", root, got)
-		}
 		if exists(root, "shell.txt") {
 			t.Errorf("%s: shell.txt still there", root)
 		}
@@ -152,11 +140,7 @@ func TestRewindUndoesUnrecordedChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, root := range []string{s.WorktreePath, f.ws} {
-		if got := read(t, root, "f.txt"); got != agent {
-			t.Errorf("after the rewind, %s f.txt:\n%s", root, got)
-		}
-	}
+	f.bothHold(s, "f.txt", agent, "after the rewind")
 	recs, err := f.eng.Records(f.ctx, s.ID, "", "f.txt")
 	if err == nil {
 		err = f.eng.FillContent(f.ctx, recs)
@@ -170,11 +154,7 @@ func TestRewindUndoesUnrecordedChanges(t *testing.T) {
 	if _, err := f.eng.Rewind(f.ctx, s.ID, done.SafetyCheckpointID, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, root := range []string{s.WorktreePath, f.ws} {
-		if got := read(t, root, "f.txt"); got != shell {
-			t.Errorf("after undoing the rewind, %s f.txt:\n%s", root, got)
-		}
-	}
+	f.bothHold(s, "f.txt", shell, "after undoing the rewind")
 }
 
 // TestUndoingARewindKeepsTheUserEditAConflictLeft: a change that

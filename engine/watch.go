@@ -109,13 +109,20 @@ func (e *Engine) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record
 	if s.Status != prsm.SessionActive {
 		return nil, nil
 	}
+	if _, err := os.Stat(s.WorktreePath); err != nil {
+		return nil, nil
+	}
+	return e.watchRecord(ctx, s, st)
+}
+
+// watchRecord records the session's unclaimed changes as a Watch call,
+// unless a tool call runs (calls in flight past maxToolCall are closed
+// first); the caller holds the session's lock.
+func (e *Engine) watchRecord(ctx context.Context, s *prsm.Session, st *sessionState) ([]*prsm.Record, error) {
 	if err := e.closeDangling(ctx, s, st, maxToolCall); err != nil {
 		return nil, err
 	}
 	if len(st.inflight) > 0 {
-		return nil, nil
-	}
-	if _, err := os.Stat(s.WorktreePath); err != nil {
 		return nil, nil
 	}
 	return e.recordUnclaimed(ctx, s, st, "watch-"+newID(), "Watch", s.AgentID, false)
@@ -129,16 +136,11 @@ func (e *Engine) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record
 // the worktree unrecorded. While a tool call is in flight the changes are
 // that call's: nothing is recorded (and a rollback refuses to run).
 func (e *Engine) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState) error {
-	if err := e.closeDangling(ctx, s, st, maxToolCall); err != nil {
-		return err
-	}
-	if len(st.inflight) > 0 {
-		return nil
-	}
+	// A call open in the store only (captured before a restart) counts.
 	if tc, err := e.inFlight(ctx, s.ID); err != nil || tc != "" {
 		return err
 	}
-	_, err := e.recordUnclaimed(ctx, s, st, "watch-"+newID(), "Watch", s.AgentID, false)
+	_, err := e.watchRecord(ctx, s, st)
 	if se := (*syncError)(nil); errors.As(err, &se) {
 		// Recorded; the workspace is behind, as the records say.
 		return nil
@@ -236,7 +238,8 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		if _, err := os.Lstat(filepath.Join(s.WorktreePath, ".git")); errors.Is(err, os.ErrNotExist) {
 			// Deleted by hand, or half removed by a removal a kill cut
 			// off (an older prsm removed the worktree before it ended
-			// the session): its files are not the agent's work.
+			// the session). Its files are not read as changes; what is
+			// left stays (the prune below skips it).
 			note, err := e.endVanished(ctx, s)
 			if err != nil {
 				return nil, err

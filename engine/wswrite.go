@@ -128,19 +128,16 @@ func (w *workspaceWrites) place() ([]string, []error) {
 		states[i], err = w.e.syncState(w.s, w.changes[i].Rel, out, err)
 		return err
 	}
-	var errs []error
-	if w.order != nil {
-		errs = make([]error, len(w.preps))
-		for _, i := range w.order {
+	errs := runInOrder(w.order, len(w.preps), func(i int) error {
+		if w.order != nil {
+			// In order, each write is prepared when its turn comes.
 			ch := w.changes[i]
 			if w.preps[i], w.errs[i] = prsmsync.Prepare(w.e.Repo.Root, ch.Rel, ch.Before, ch.After); w.errs[i] != nil {
 				w.preps[i] = nil
 			}
-			errs[i] = place(i)
 		}
-	} else {
-		errs = parallel(len(w.preps), place)
-	}
+		return place(i)
+	})
 	w.unlock()
 	w.e.background(func() {
 		for i, p := range w.preps {

@@ -77,7 +77,6 @@ func ToolCallIDs(ctx context.Context, q Querier, sessionID string) (map[string]b
 	return ids, nil
 }
 
-// CompleteToolCall stores the result of a tool call and when it completed.
 // OpenToolCalls lists session sessionID's tool calls not completed (id ->
 // started_at): one pass over the session's rows, none of them decoded.
 func OpenToolCalls(ctx context.Context, q Querier, sessionID string) (map[string]time.Time, error) {
@@ -115,6 +114,7 @@ func MaxMessageIndex(ctx context.Context, q Querier, sessionID string) (int, err
 	return n, nil
 }
 
+// CompleteToolCall stores the result of a tool call and when it completed.
 func CompleteToolCall(ctx context.Context, q Querier, sessionID, id string, result []byte, at time.Time) error {
 	res, err := q.ExecContext(ctx,
 		"UPDATE tool_calls SET result = ?, completed_at = ? WHERE session_id = ? AND id = ?",

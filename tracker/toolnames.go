@@ -93,6 +93,17 @@ func CanonicalToolName(name string) string {
 	return name
 }
 
+// ChangesNamedFileOnly reports whether a tool (canonical name) changes only
+// the one file its arguments name, as the edit tools do; a shell may change
+// any file.
+func ChangesNamedFileOnly(canonical string) bool {
+	switch canonical {
+	case ToolWrite, ToolEdit, ToolMultiEdit, ToolNotebookEdit:
+		return true
+	}
+	return false
+}
+
 // IsFileChangingTool reports whether a tool is expected to change files, which
 // is what earns a tool call its automatic checkpoint (SPEC.md rule 5). It takes
 // a canonical name but canonicalizes again, so an alias gives the same answer.
