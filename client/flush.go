@@ -14,3 +14,11 @@ func (c *Client) Flush(ctx context.Context, sessionID string) (*engine.Records, 
 	var recs engine.Records
 	return &recs, c.Do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(sessionID)+"/flush", nil, &recs)
 }
+
+// EndTurn tells the server that the agent's turn ended (Claude Code's
+// Stop): it closes the tool calls still in flight, which lost their
+// PostToolUse, and records what no tool call claimed.
+func (c *Client) EndTurn(ctx context.Context, sessionID string) (*engine.Records, error) {
+	var recs engine.Records
+	return &recs, c.Do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(sessionID)+"/turn-end", nil, &recs)
+}

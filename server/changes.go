@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -113,8 +114,19 @@ func (s *Server) bulkAll(accept bool) echo.HandlerFunc {
 // worktree that no tool call claimed (prsm run calls it when the agent
 // exits).
 func (s *Server) flush(c echo.Context) error {
+	return s.recordNow(c, s.eng.WatchNow)
+}
+
+// turnEnd is the end of the agent's turn: its dangling tool calls are
+// closed and what no call claimed is recorded (engine.EndTurn).
+func (s *Server) turnEnd(c echo.Context) error {
+	return s.recordNow(c, s.eng.EndTurn)
+}
+
+// recordNow answers with the records that fn made for the session.
+func (s *Server) recordNow(c echo.Context, fn func(context.Context, string) ([]*prsm.Record, error)) error {
 	ctx := c.Request().Context()
-	recs, err := s.eng.WatchNow(ctx, c.Param("id"))
+	recs, err := fn(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -169,6 +169,7 @@ func (s *Server) router() *echo.Echo {
 	e.POST("/sessions/:id/file-changes/:tc/reject", s.reject)
 	e.POST("/sessions/:id/turns", s.turn)
 	e.POST("/sessions/:id/flush", s.flush)
+	e.POST("/sessions/:id/turn-end", s.turnEnd)
 	e.GET("/sessions/:id/checkpoints", s.listCheckpoints)
 	e.POST("/sessions/:id/checkpoints", s.createCheckpoint)
 	e.GET("/sessions/:id/checkpoints/:cid", s.getCheckpoint)

@@ -62,7 +62,9 @@ func (a *app) hookClaudeCmd() *cobra.Command {
 		Long: `Claude Code hook adapter. It reads one hook event (JSON) on stdin:
 PreToolUse starts a tool call (the pre-tool capture), PostToolUse and
 PostToolUseFailure complete it, UserPromptSubmit starts a turn (an automatic
-checkpoint); other events are ignored.
+checkpoint), Stop ends it (a tool call left open, its tool denied, is
+closed, and changes no tool call made are recorded); other events are
+ignored.
 
 The session is the one whose worktree holds the event's cwd, else
 $PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session the hook does
@@ -117,7 +119,7 @@ type claudePayload struct {
 
 // hookCall is what one event asks of the server.
 type hookCall struct {
-	kind       string // hookStart, hookComplete, hookTurn
+	kind       string // hookStart, hookComplete, hookTurn, hookTurnEnd
 	toolCallID string
 	start      engine.ToolCallRequest
 	complete   engine.CompleteRequest
@@ -128,6 +130,7 @@ const (
 	hookStart    = "start"
 	hookComplete = "complete"
 	hookTurn     = "turn"
+	hookTurnEnd  = "turn-end"
 )
 
 // readClaudePayload reads and decodes one hook event.
@@ -150,7 +153,7 @@ func readClaudePayload(in io.Reader) (*claudePayload, error) {
 }
 
 // call maps an event to its server call; nil means the event needs none
-// (Stop, SessionStart, SessionEnd, Notification and any event prsm does not
+// (SessionStart, SessionEnd, Notification and any event prsm does not
 // know).
 func (p *claudePayload) call() (*hookCall, error) {
 	switch p.HookEventName {
@@ -158,6 +161,9 @@ func (p *claudePayload) call() (*hookCall, error) {
 	case "UserPromptSubmit":
 		// message_index is left out: the server counts the turns.
 		return &hookCall{kind: hookTurn, turn: engine.TurnRequest{Prompt: p.Prompt}}, nil
+	case "Stop":
+		// The turn is over: a tool call still open was denied.
+		return &hookCall{kind: hookTurnEnd}, nil
 	default:
 		return nil, nil
 	}
@@ -371,6 +377,8 @@ func sendHookCall(ctx context.Context, cl *client.Client, sessionID string, call
 		_, err = cl.CompleteToolCall(ctx, sessionID, call.toolCallID, call.complete)
 	case hookTurn:
 		_, err = cl.Turn(ctx, sessionID, call.turn)
+	case hookTurnEnd:
+		_, err = cl.EndTurn(ctx, sessionID)
 	}
 	var ae *client.APIError
 	if errors.As(err, &ae) && (ae.Code == "session_not_found" || ae.Code == "session_ended") {

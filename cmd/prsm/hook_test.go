@@ -182,7 +182,7 @@ func TestClaudePayloads(t *testing.T) {
 		"post-write-outside": {hookComplete, "toolu_13WriteOutside", "Write", "claude"},
 		"prompt":             {hookTurn, "", "", ""},
 		"prompt-second":      {hookTurn, "", "", ""},
-		"stop":               {},
+		"stop":               {hookTurnEnd, "", "", ""},
 		"session-start":      {},
 		"session-end":        {},
 		"notification":       {},
@@ -226,6 +226,11 @@ func TestClaudePayloads(t *testing.T) {
 			case hookTurn:
 				if call.turn.MessageIndex != 0 || call.turn.Prompt != p.Prompt || p.Prompt == "" {
 					t.Errorf("turn = %+v, want the prompt and no message index", call.turn)
+				}
+				return
+			case hookTurnEnd:
+				if call.toolCallID != "" || call.turn.Prompt != "" || call.turn.MessageIndex != 0 {
+					t.Errorf("turn end = %+v, want no tool call and no turn", call)
 				}
 				return
 			case hookStart:
