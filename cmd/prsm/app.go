@@ -26,6 +26,13 @@ type Stdio struct {
 
 // Main runs prsm with the process's arguments and streams.
 func Main() int {
+	// A relative PRSM_HOME means the caller's directory: the servers
+	// and hooks this process starts run elsewhere, and get it absolute.
+	if h := os.Getenv("PRSM_HOME"); h != "" && !filepath.IsAbs(h) {
+		if abs, err := filepath.Abs(h); err == nil {
+			os.Setenv("PRSM_HOME", abs)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
@@ -86,6 +93,9 @@ func explain(err error) (msg, hint string, code int) {
 			code = 2
 		}
 		return pe.Msg, pe.Hint, code
+	case strings.HasPrefix(err.Error(), "unknown command "):
+		// cobra's, for a command prsm does not have.
+		return err.Error(), "see `prsm --help`", 2
 	case errors.Is(err, worktree.ErrNotRepo):
 		return err.Error(), "run prsm inside a git repository, or pass --workspace DIR", 1
 	case errors.Is(err, worktree.ErrBare):
@@ -122,6 +132,11 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
 			return usagef("usage: "+c.UseLine(), "%s takes %s", c.CommandPath(), what)
+		}
+		for _, arg := range args {
+			if strings.TrimSpace(arg) == "" {
+				return usagef("usage: "+c.UseLine(), "%s takes %s, not an empty one", c.CommandPath(), what)
+			}
 		}
 		return nil
 	}

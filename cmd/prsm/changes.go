@@ -294,6 +294,16 @@ func writeDiff(w io.Writer, d string, color bool) {
 	}
 }
 
+// namesChange reports whether id is a record's or a tool call's of recs.
+func namesChange(recs []*prsm.Record, id string) bool {
+	for _, r := range recs {
+		if r.ID == id || r.ToolCallID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // resolveChangeID finds the record or tool call that arg names, exactly or
 // by unique prefix, among a session's records. An unknown arg is passed
 // through so the server names the error.
@@ -378,6 +388,11 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 					id, err := resolveChangeID(before, arg)
 					if err != nil {
 						return err
+					}
+					if !namesChange(before, id) {
+						// Every id is checked before any is acted on.
+						return prsm.Errorf(prsm.ErrNotFound, "change_not_found", "`prsm changes` lists them; nothing was "+verb+"ed",
+							"no change %q in session %s", printable(arg), s.ID)
 					}
 					ids = append(ids, id)
 				}

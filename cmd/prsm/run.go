@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -52,6 +53,13 @@ type exitError struct{ code int }
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAuto bool, argv []string) error {
+	// A command that is not there starts no session (a name with a slash
+	// is found where it runs, in the worktree: checked at its start).
+	if !strings.ContainsRune(argv[0], filepath.Separator) {
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			return fmt.Errorf("%s: command not found", printable(argv[0]))
+		}
+	}
 	cl, p, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -76,6 +84,7 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 			}
 		}
 	}
+	created := s == nil
 	if s == nil {
 		if agent == "" {
 			agent = filepath.Base(argv[0])
@@ -105,7 +114,13 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 	child.Env = append(os.Environ(), "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
 	if err := child.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", argv[0], err)
+		if created {
+			// Nothing ran in it: the session goes, not left active.
+			if _, eerr := cl.EndSession(context.WithoutCancel(ctx), s.ID, false); eerr != nil {
+				fmt.Fprintf(a.stdio.Err, "prsm: end session %s: %v\n", s.ID, eerr)
+			}
+		}
+		return fmt.Errorf("start %s: %w", printable(argv[0]), err)
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
@@ -156,7 +171,7 @@ wait:
 		if ss != nil {
 			pending = ss.PendingCount
 		}
-		fmt.Fprintf(a.stdio.Err, "prsm: %s exited with %d; %d file(s) changed", argv[0], code, len(names))
+		fmt.Fprintf(a.stdio.Err, "prsm: %s exited with %d; %d file(s) changed", printable(argv[0]), code, len(names))
 		if len(names) > 0 && len(names) <= 5 {
 			fmt.Fprintf(a.stdio.Err, " (%s)", joinShort(names))
 		}
@@ -175,7 +190,7 @@ func joinShort(names []string) string {
 		if i > 0 {
 			out += ", "
 		}
-		out += n
+		out += printable(n)
 	}
 	return out
 }
