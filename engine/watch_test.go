@@ -190,8 +190,8 @@ func TestCrashRecovery(t *testing.T) {
 	if _, err := store.AddIntent(f.ctx, f.eng.DB.Q(), s.ID, "revert", []byte(`{"record":"e2"}`)); err != nil {
 		t.Fatal(err)
 	}
-	tmp := filepath.Join(f.ws, ".prsm-tmp-deadbeef")
-	write(t, f.ws, ".prsm-tmp-deadbeef", "half")
+	tmp := filepath.Join(f.ws, ".prsm-tmp-00000deadbeef")
+	write(t, f.ws, ".prsm-tmp-00000deadbeef", "half")
 
 	eng2 := engine.New(f.eng.Repo, f.eng.DB, f.eng.ProjectDir, slog.New(slog.DiscardHandler))
 	t.Cleanup(eng2.Close)

@@ -42,9 +42,29 @@ func fault(op, path string) error {
 var writebackAtStage = true
 
 // TempPrefix starts the name of every temporary file prsm writes next to a
-// workspace or worktree file. A file with this prefix is never the user's:
-// one left behind by a crash is removed by CleanTemp.
+// workspace or worktree file: the prefix and 13 random base-36 digits
+// (tempName). A file named so is never the user's: one left behind by a
+// crash is removed by CleanTemp. Other names with the prefix are.
 const TempPrefix = ".prsm-tmp-"
+
+// tempName is a new temporary file name (see TempPrefix).
+func tempName() string {
+	return fmt.Sprintf("%s%013s", TempPrefix, strconv.FormatUint(rand.Uint64(), 36))
+}
+
+// IsTempName reports whether name is one tempName gives.
+func IsTempName(name string) bool {
+	digits, ok := strings.CutPrefix(name, TempPrefix)
+	if !ok || len(digits) != 13 {
+		return false
+	}
+	for _, c := range digits {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
 
 // WriteFileAtomic replaces path with data and sets its permission bits to
 // mode.Perm() exactly (the umask does not apply, so an exec bit is kept or
@@ -117,7 +137,7 @@ func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string
 	var f *os.File
 	var tmp string
 	for attempt := 0; ; attempt++ {
-		tmp = TempPrefix + strconv.FormatUint(rand.Uint64(), 36)
+		tmp = tempName()
 		f, err = d.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
 			break
@@ -200,7 +220,7 @@ func writeSymlinkIn(root, path, target string) error {
 	}
 	var tmp string
 	for attempt := 0; ; attempt++ {
-		tmp = TempPrefix + strconv.FormatUint(rand.Uint64(), 36)
+		tmp = tempName()
 		err := d.Symlink(target, tmp)
 		if err == nil {
 			break
@@ -465,7 +485,7 @@ func readOpenIn(d *os.Root, path string) (_ Version, _ fs.FileInfo, open *os.Fil
 	return Version{}, nil, nil, fmt.Errorf("%s: %w", path, ErrNotFile)
 }
 
-// CleanTemp removes the temporary files (TempPrefix) that a crash may have
+// CleanTemp removes the temporary files (IsTempName) that a crash may have
 // left under root, skipping .git directories, and returns how many it
 // removed. A leftover is never a user file and never complete work: the
 // rename that would have published it did not happen. Call it at start-up,
@@ -492,7 +512,7 @@ func CleanTemp(root string) (int, error) {
 			}
 			return nil
 		}
-		if !strings.HasPrefix(d.Name(), TempPrefix) {
+		if !IsTempName(d.Name()) {
 			return nil
 		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

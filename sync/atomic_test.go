@@ -378,12 +378,22 @@ func TestCleanTemp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	plant(TempPrefix + "123")
-	plant("src/deep/" + TempPrefix + "abc")
-	plant(".git/" + TempPrefix + "git-owned") // .git is not ours to touch
+	// .git is not ours to touch: temps[2] stays.
 	plant("src/keep.txt")
 	plant("src/prsm-tmp-lookalike")
-	if err := os.Symlink("nowhere", filepath.Join(root, "src", TempPrefix+"link")); err != nil {
+	// The user's own files that happen to start with the prefix are not
+	// prsm's: its temp names are the prefix and 13 base-36 digits.
+	plant("docs/" + TempPrefix + "notes.md")
+	plant(TempPrefix + "scratchpad")
+	plant(TempPrefix + "0123456789ABC")
+	temps := []string{"", "src/deep/", ".git/", "src/"}
+	for i := range temps {
+		temps[i] += tempName()
+	}
+	for _, rel := range temps[:3] {
+		plant(rel)
+	}
+	if err := os.Symlink("nowhere", filepath.Join(root, temps[3])); err != nil {
 		t.Fatal(err)
 	}
 
@@ -395,12 +405,15 @@ func TestCleanTemp(t *testing.T) {
 		t.Errorf("removed %d, want 3", n)
 	}
 	for rel, want := range map[string]bool{
-		TempPrefix + "123":                 false,
-		"src/deep/" + TempPrefix + "abc":   false,
-		"src/" + TempPrefix + "link":       false,
-		".git/" + TempPrefix + "git-owned": true,
-		"src/keep.txt":                     true,
-		"src/prsm-tmp-lookalike":           true,
+		temps[0]:                          false,
+		temps[1]:                          false,
+		temps[3]:                          false,
+		temps[2]:                          true,
+		"src/keep.txt":                    true,
+		"src/prsm-tmp-lookalike":          true,
+		"docs/" + TempPrefix + "notes.md": true,
+		TempPrefix + "scratchpad":         true,
+		TempPrefix + "0123456789ABC":      true,
 	} {
 		_, err := os.Lstat(filepath.Join(root, rel))
 		if got := err == nil; got != want {
@@ -425,12 +438,10 @@ func TestCrashLeftoverIsCleaned(t *testing.T) {
 	if err := WriteFileAtomic(path, []byte("v1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.CreateTemp(dir, TempPrefix+"*")
-	if err != nil {
+	// The temp file of the next write, as a kill before its rename leaves it.
+	if err := os.WriteFile(filepath.Join(dir, tempName()), []byte("v2 half"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.Write([]byte("v2 half"))
-	f.Close()
 	if n, err := CleanTemp(dir); err != nil || n != 1 {
 		t.Fatalf("CleanTemp = %d, %v", n, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -85,14 +86,26 @@ func (s *Session) Candidates(ctx context.Context) ([]string, func(), error) {
 	}
 	d := s.Watcher.Peek(s.Worktree)
 	ack := func() { s.Watcher.Ack(d) }
-	if !d.Full {
+	if !d.Full && !changesIgnoreRules(d.Paths) {
 		return d.Paths, ack, nil
 	}
+	// Events were lost, or a .gitignore changed: files it ignored before
+	// (whose events were dropped) may count now, and git status finds them.
 	paths, err := s.Dirty(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	return append(paths, d.Paths...), ack, nil
+}
+
+// changesIgnoreRules reports whether paths hold a .gitignore.
+func changesIgnoreRules(paths []string) bool {
+	for _, p := range paths {
+		if p == ".gitignore" || strings.HasSuffix(p, "/.gitignore") {
+			return true
+		}
+	}
+	return false
 }
 
 // Unclaimed keeps paths that a look found changed, and nobody recorded
@@ -284,14 +297,61 @@ func (s *Session) Dirty(ctx context.Context) ([]string, error) {
 	}
 	set := map[string]bool{}
 	for _, ent := range bytes.Split(out, []byte{0}) {
-		if len(ent) > 3 {
-			set[string(ent[3:])] = true
+		if len(ent) <= 3 {
+			continue
+		}
+		rel := string(ent[3:])
+		if strings.HasSuffix(rel, "/") {
+			// A repository of its own (git init, a clone): status
+			// does not look inside, the watcher does.
+			s.filesUnder(strings.TrimSuffix(rel, "/"), set)
+			continue
+		}
+		set[rel] = true
+	}
+	if s.Base != "" {
+		// What the agent committed in its worktree is clean against its
+		// HEAD and differs from the base all the same.
+		out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("diff", "--name-only", "-z", "--no-renames").Rev(s.Base, "HEAD").Dir(s.Worktree))
+		if err != nil {
+			return nil, fmt.Errorf("commits of session %s: %w", s.ID, err)
+		}
+		for _, rel := range bytes.Split(out, []byte{0}) {
+			if len(rel) > 0 {
+				set[string(rel)] = true
+			}
 		}
 	}
 	for rel := range s.Known {
 		set[rel] = true
 	}
 	return sortedKeys(set), nil
+}
+
+// filesUnder adds the files and symlinks under the worktree's directory
+// rel (slash separated) to set, not those in a .git directory.
+func (s *Session) filesUnder(rel string, set map[string]bool) {
+	root, err := safepath.Join(s.Worktree, rel)
+	if err != nil {
+		return
+	}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 {
+			if r, err := filepath.Rel(s.Worktree, p); err == nil {
+				set[filepath.ToSlash(r)] = true
+			}
+		}
+		return nil
+	})
 }
 
 func sortedKeys(set map[string]bool) []string {
@@ -328,7 +388,7 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			}
 			continue
 		}
-		if p == ".gitignore" || strings.HasSuffix(p, "/.gitignore") {
+		if changesIgnoreRules([]string{p}) {
 			s.ignored = nil // the rules changed: decide everything anew
 		}
 		keep = append(keep, p)
