@@ -108,6 +108,9 @@ type app struct {
 	stdio     Stdio
 	workspace string
 	jsonOut   bool
+	// inSession is the session whose worktree the command runs in: the
+	// one meant when no --session is given.
+	inSession string
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -168,6 +171,9 @@ func (a *app) connectSession(ctx context.Context, id string) (*client.Client, *p
 }
 
 func (a *app) resolveSession(ctx context.Context, cl *client.Client, id string) (*prsm.Session, error) {
+	if id == "" {
+		id = a.inSession
+	}
 	if id != "" {
 		return cl.Session(ctx, id)
 	}

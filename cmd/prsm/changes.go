@@ -73,7 +73,11 @@ func (p *project) fileArg(file string) string {
 	if r, err := filepath.EvalSymlinks(wd); err == nil {
 		wd = r
 	}
-	rel, err := filepath.Rel(p.repo.Root, wd)
+	root := p.repo.Root
+	if p.here != "" {
+		root = p.here
+	}
+	rel, err := filepath.Rel(root, wd)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return file
 	}

@@ -22,12 +22,24 @@ import (
 type project struct {
 	repo *worktree.Repo
 	dir  string // PRSM_HOME/projects/<identity>
+	// here is the tree the command runs in, for paths relative to the
+	// current directory: the workspace, or a session's worktree.
+	here string
 }
 
 func (a *app) project(ctx context.Context) (*project, error) {
 	dir, err := a.workspaceDir()
 	if err != nil {
 		return nil, err
+	}
+	if a.workspace == "" {
+		// Inside a session's worktree (an agent running prsm there): the
+		// workspace is the one the session belongs to, and the session
+		// is the one meant.
+		if p, sid, err := worktreeProject(ctx, dir); err != nil || p != nil {
+			a.inSession = sid
+			return p, err
+		}
 	}
 	repo, err := worktree.Discover(ctx, nil, dir)
 	if err != nil {
@@ -38,6 +50,25 @@ func (a *app) project(ctx context.Context) (*project, error) {
 		return nil, err
 	}
 	return &project{repo: repo, dir: prsm.ProjectDir(home, repo.Identity)}, nil
+}
+
+// worktreeProject is the project of the session whose worktree holds dir,
+// and that session's id; nil when dir is in no session's worktree.
+func worktreeProject(ctx context.Context, dir string) (*project, string, error) {
+	home, err := prsm.Home()
+	if err != nil {
+		return nil, "", err
+	}
+	t := sessionOfPath(home, dir)
+	if t == nil {
+		return nil, "", nil
+	}
+	t.workspace = os.Getenv("PRSM_WORKSPACE")
+	repo, err := t.workspaceRepo(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s is the worktree of session %s, and %v", dir, t.sessionID, err)
+	}
+	return &project{repo: repo, dir: t.projectDir, here: realPath(t.worktree)}, t.sessionID, nil
 }
 
 // ensureDirs creates the project dir (and PRSM_HOME) private to the user.
