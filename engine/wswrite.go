@@ -29,7 +29,18 @@ type workspaceWrites struct {
 	// after the other (pathOrder: a path lies inside another); each is
 	// prepared when its turn comes, in place.
 	order []int
+	// chunked: more writes than maxHeldWrites and no order among them;
+	// place prepares, places and settles them a chunk at a time.
+	chunked bool
 }
+
+// maxHeldWrites bounds the prepared writes held at once: each holds up to
+// three file descriptors (its directory, its staged file, the file it
+// replaces) until it is settled, and one tool call may change thousands
+// of files (a git checkout, a codemod) under a limit of a few thousand
+// descriptors. A larger batch is written a chunk at a time, each settled
+// before the next, after its records are stored.
+const maxHeldWrites = 128
 
 // prepareWrites locks the files of changes and starts preparing their
 // writes in the background. Call place or discard once. early (may be
@@ -61,7 +72,8 @@ func (w *workspaceWrites) start() {
 	w.unlock = w.e.fileLocks(rels)
 	w.order = pathOrder(len(w.changes), func(i int) string { return w.changes[i].Rel },
 		func(i int) bool { return !w.changes[i].After.Present })
-	if w.order != nil {
+	if w.order != nil || len(w.changes) > maxHeldWrites {
+		w.chunked = w.order == nil
 		w.errs = make([]error, len(w.changes))
 		close(w.done)
 		return
@@ -128,16 +140,37 @@ func (w *workspaceWrites) place() ([]string, []error) {
 		states[i], err = w.e.syncState(w.s, w.changes[i].Rel, out, err)
 		return err
 	}
-	errs := runInOrder(w.order, len(w.preps), func(i int) error {
-		if w.order != nil {
-			// In order, each write is prepared when its turn comes.
-			ch := w.changes[i]
-			if w.preps[i], w.errs[i] = prsmsync.Prepare(w.e.Repo.Root, ch.Rel, ch.Before, ch.After); w.errs[i] != nil {
-				w.preps[i] = nil
-			}
+	prepare := func(i int) {
+		ch := w.changes[i]
+		if w.preps[i], w.errs[i] = prsmsync.Prepare(w.e.Repo.Root, ch.Rel, ch.Before, ch.After); w.errs[i] != nil {
+			w.preps[i] = nil
 		}
-		return place(i)
-	})
+	}
+	var errs []error
+	if w.chunked {
+		errs = make([]error, len(w.preps))
+		for lo := 0; lo < len(w.preps); lo += maxHeldWrites {
+			hi := min(lo+maxHeldWrites, len(w.preps))
+			parallel(hi-lo, func(k int) error { prepare(lo + k); return nil })
+			for i := lo; i < hi; i++ {
+				errs[i] = place(i)
+			}
+			parallel(hi-lo, func(k int) error { w.settle(lo + k); return nil })
+		}
+	} else {
+		many := len(w.preps) > maxHeldWrites
+		errs = runInOrder(w.order, len(w.preps), func(i int) error {
+			if w.order != nil {
+				// In order, each write is prepared when its turn comes.
+				prepare(i)
+			}
+			err := place(i)
+			if many {
+				w.settle(i)
+			}
+			return err
+		})
+	}
 	w.unlock()
 	w.e.background(func() {
 		for i, p := range w.preps {
@@ -150,6 +183,19 @@ func (w *workspaceWrites) place() ([]string, []error) {
 		}
 	})
 	return states, errs
+}
+
+// settle syncs write i to the disk now and lets its descriptors go; the
+// settling after the answer then skips it.
+func (w *workspaceWrites) settle(i int) {
+	p := w.preps[i]
+	if p == nil {
+		return
+	}
+	w.preps[i] = nil
+	if err := p.Settle(); err != nil {
+		w.e.Log.Error("sync of a workspace file to the disk", "session", w.s.ID, "file", w.changes[i].Rel, "err", err)
+	}
 }
 
 // fileLocks locks the workspace files rels (in path order, so that two
