@@ -6,10 +6,12 @@
 package prsm
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -120,6 +122,47 @@ type Record struct {
 	OldHash     string `json:"-"`
 	NewHash     string `json:"-"`
 	PreToolHash string `json:"-"`
+}
+
+// MarshalJSON writes the record with tool_call_id as SPEC.md has it: the
+// record's own id, which is the tool call's id with a :N suffix for a
+// call that changed several files (and reconcile-<session8>-N for a
+// reconciled change). The call a record belongs to is CallOf of it.
+func (r Record) MarshalJSON() ([]byte, error) {
+	type plain Record
+	p := plain(r)
+	if p.ID != "" {
+		p.ToolCallID = p.ID
+	}
+	return json.Marshal(p)
+}
+
+// UnmarshalJSON reads a record MarshalJSON wrote: ToolCallID is the tool
+// call's id again (CallOf).
+func (r *Record) UnmarshalJSON(b []byte) error {
+	type plain Record
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = Record(p)
+	r.ToolCallID = CallOf(r.ToolCallID)
+	return nil
+}
+
+// CallOf is the id of the tool call that a record's tool_call_id (or
+// id) names: without its :N suffix.
+func CallOf(toolCallID string) string {
+	i := strings.LastIndexByte(toolCallID, ':')
+	if i <= 0 || i == len(toolCallID)-1 {
+		return toolCallID
+	}
+	for _, c := range toolCallID[i+1:] {
+		if c < '0' || c > '9' {
+			return toolCallID
+		}
+	}
+	return toolCallID[:i]
 }
 
 // Checkpoint is the whole worktree state at a moment.
