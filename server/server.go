@@ -109,6 +109,35 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // ShutdownRequested is closed when a client asked the server to stop.
 func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
 
+// InfoCheck is how often a server checks that server.json still describes
+// it.
+var InfoCheck = time.Second
+
+// keepInfo writes server.json again whenever it no longer describes this
+// server (deleted, emptied, or edited by hand) until stop closes. The
+// server holds the workspace's lock, so no other server writes it; a
+// wrong server.json would lock every command out, each one finding no
+// server there and none able to start.
+func (s *Server) keepInfo(info Info, stop <-chan struct{}) {
+	t := time.NewTicker(InfoCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if got, err := ReadInfo(s.cfg.ProjectDir); err == nil && *got == info {
+			continue
+		}
+		if err := WriteInfo(s.cfg.ProjectDir, info); err != nil {
+			s.log.Warn("rewrite server.json", "err", err)
+		} else {
+			s.log.Warn("server.json did not describe this server: written again")
+		}
+	}
+}
+
 // Serve writes server.json and serves until ctx ends, then shuts down
 // gracefully and removes server.json.
 func (s *Server) Serve(ctx context.Context) error {
@@ -117,7 +146,10 @@ func (s *Server) Serve(ctx context.Context) error {
 		if err := WriteInfo(s.cfg.ProjectDir, info); err != nil {
 			return fmt.Errorf("write server.json: %w", err)
 		}
-		defer removeInfo(s.cfg.ProjectDir, s.token)
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() { defer close(done); s.keepInfo(info, stop) }()
+		defer func() { close(stop); <-done; removeInfo(s.cfg.ProjectDir, s.token) }()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
