@@ -99,6 +99,11 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 		}
 		fmt.Fprintf(a.stdio.Err, "prsm: session %s (%s) in %s\n", s.ID, s.Name, s.WorktreePath)
 	}
+	// The run is a turn: its automatic checkpoint is where a rewind
+	// undoes it.
+	if _, err := cl.Turn(ctx, s.ID, engine.TurnRequest{Prompt: "prsm run " + printable(strings.Join(argv, " "))}); err != nil {
+		fmt.Fprintf(a.stdio.Err, "prsm: no checkpoint before the run: %v\n", err)
+	}
 	// Run where the user stands, mirrored into the worktree.
 	dir := s.WorktreePath
 	if wd, err := os.Getwd(); err == nil {
