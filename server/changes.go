@@ -92,6 +92,9 @@ func (s *Server) reject(c echo.Context) error {
 
 func (s *Server) bulk(accept bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if c.QueryParams().Has("file") && c.QueryParam("file") == "" {
+			return apiError(http.StatusBadRequest, "invalid_path", "file= is empty: name a file, or leave file out for every file of the session")
+		}
 		recs, err := s.eng.Bulk(c.Request().Context(), c.Param("id"), accept, c.QueryParam("file"))
 		if err != nil {
 			return err

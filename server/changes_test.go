@@ -79,6 +79,9 @@ func TestChangeRoutes(t *testing.T) {
 		{"POST", "/sessions/" + s.ID + "/tool-calls", `{"tool_call_id":`, 400, "bad_json"},
 		{"POST", "/sessions/" + s.ID + "/tool-calls", `{"tool_call_id":"../x"}`, 400, "invalid_tool_call_id"},
 		{"POST", "/sessions/" + s.ID + "/tool-calls/tc1/complete", `[1,2`, 400, "bad_json"},
+		// An empty file= is a script's empty variable, not "every file".
+		{"POST", "/sessions/" + s.ID + "/file-changes/reject-all?file=", "", 400, "invalid_path"},
+		{"POST", "/sessions/" + s.ID + "/file-changes/accept-all?file=", "", 400, "invalid_path"},
 		{"POST", "/sessions/" + s.ID + "/file-changes/tc1/accept", "", 200, `"status":"accepted"`},
 		{"POST", "/sessions/" + s.ID + "/file-changes/tc1/accept", "", 200, `"status":"accepted"`},
 		{"POST", "/sessions/" + s.ID + "/file-changes/tc1/reject", "", 200, `"status":"rejected"`},
