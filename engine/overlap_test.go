@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -134,5 +136,28 @@ func TestClosingACallWithoutAWatcher(t *testing.T) {
 	time.Sleep(3 * engine.WatchQuiet)
 	if recs := f.tool(s, "w1", "Write", "notes.txt", func(wt string) { write(t, wt, "notes.txt", "again\n") }); len(recs) != 1 {
 		t.Errorf("the next call: %s", summary(recs))
+	}
+}
+
+// TestAWriteOutsideTheWorktreeClaimsNothing: a Write whose file is
+// outside the worktree (refused, or written elsewhere) changes nothing
+// there; while a Bash runs beside it, the Bash's changes stay the Bash's.
+func TestAWriteOutsideTheWorktreeClaimsNothing(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeAuto)
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "bash", ToolName: "Bash"}); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "elsewhere.txt")
+	args, _ := json.Marshal(map[string]string{"file_path": outside})
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "write", ToolName: "Write", Args: args}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s.WorktreePath, "gen.txt", "generated\n")
+	if recs := f.complete(s, "write"); len(recs) != 0 {
+		t.Errorf("the outside Write took %s", summary(recs))
+	}
+	if got := summary(f.complete(s, "bash")); got != "bash:0 create gen.txt pending/synced" {
+		t.Errorf("the Bash's records:\n%s", got)
 	}
 }

@@ -819,8 +819,10 @@ func claim(st *sessionState, tc *prsm.ToolCall, named string, changes []tracker.
 	}
 	for _, ch := range changes {
 		mine := !theirs[ch.Rel]
-		if tracker.ChangesNamedFileOnly(tc.ToolName) && named != "" {
-			mine = ch.Rel == named
+		if tracker.ChangesNamedFileOnly(tc.ToolName) {
+			// Its file only: none, when it names none in the worktree
+			// (a path outside it, or arguments it cannot read).
+			mine = named != "" && ch.Rel == named
 		}
 		if mine {
 			own = append(own, ch)
