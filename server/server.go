@@ -70,13 +70,8 @@ func New(eng *engine.Engine, cfg Config) (*Server, error) {
 	if cfg.Heartbeat == 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
-	host, _, err := net.SplitHostPort(cfg.Addr)
-	if err != nil {
-		return nil, prsm.Errorf(prsm.ErrInvalid, "bad_addr", "use 127.0.0.1:PORT", "bad address %q: %v", cfg.Addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, prsm.Errorf(prsm.ErrInvalid, "bad_addr", "prsm listens on loopback only, for example 127.0.0.1:0",
-			"refusing to listen on %s: not a loopback address", cfg.Addr)
+	if err := CheckAddr(cfg.Addr); err != nil {
+		return nil, err
 	}
 	token := cfg.Token
 	if token == "" {
@@ -136,6 +131,19 @@ func (s *Server) keepInfo(info Info, stop <-chan struct{}) {
 			s.log.Warn("server.json did not describe this server: written again")
 		}
 	}
+}
+
+// CheckAddr refuses an address that is not host:port on loopback.
+func CheckAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return prsm.Errorf(prsm.ErrInvalid, "bad_addr", "use 127.0.0.1:PORT", "bad address %q: %v", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return prsm.Errorf(prsm.ErrInvalid, "bad_addr", "prsm listens on loopback only, for example 127.0.0.1:0",
+			"refusing to listen on %s: not a loopback address", addr)
+	}
+	return nil
 }
 
 // Serve writes server.json and serves until ctx ends, then shuts down

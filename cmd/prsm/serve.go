@@ -29,6 +29,11 @@ func (a *app) serveCmd() *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			// A bad address is a usage error before anything else, with
+			// --detach too and whether or not a server runs.
+			if err := server.CheckAddr(addr); err != nil {
+				return err
+			}
 			p, err := a.project(ctx)
 			if err != nil {
 				return err
