@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -123,17 +124,18 @@ func (a *app) sessionListCmd() *cobra.Command {
 }
 
 func (a *app) sessionShowCmd() *cobra.Command {
+	var sessionID string
 	c := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one session (ID or a unique prefix)",
-		Args:  exactArgs(1, "one session id"),
+		Use:   "show [ID | --session ID]",
+		Short: "Show one session (ID or a unique prefix; default: the one active session)",
+		Args:  oneSessionArg(&sessionID),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			cl, _, err := a.connect(ctx)
 			if err != nil {
 				return err
 			}
-			s, err := cl.Session(ctx, args[0])
+			s, err := a.resolveSession(ctx, cl, sessionID)
 			if err != nil {
 				return err
 			}
@@ -144,23 +146,47 @@ func (a *app) sessionShowCmd() *cobra.Command {
 			return nil
 		},
 	}
+	c.Flags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }
 
+// oneSessionArg takes the session of show and end as an argument or as
+// --session ID (into id), not both; with neither, resolveSession takes
+// the one active session.
+func oneSessionArg(id *string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) > 1 || len(args) == 1 && *id != "" {
+			return usagef("usage: "+c.UseLine(), "%s takes one session id, as an argument or as --session", c.CommandPath())
+		}
+		if len(args) == 1 {
+			if strings.TrimSpace(args[0]) == "" {
+				return usagef("usage: "+c.UseLine(), "%s takes one session id, not an empty one", c.CommandPath())
+			}
+			*id = args[0]
+		}
+		return nil
+	}
+}
+
 func (a *app) sessionEndCmd() *cobra.Command {
 	var discard bool
+	var sessionID string
 	c := &cobra.Command{
-		Use:   "end ID [--discard]",
-		Short: "End a session: remove its worktree and branch (refused while changes are unreviewed)",
-		Args:  exactArgs(1, "one session id"),
+		Use:   "end [ID | --session ID] [--discard]",
+		Short: "End a session: remove its worktree and branch (refused while changes are unreviewed); default: the one active session",
+		Args:  oneSessionArg(&sessionID),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			cl, _, err := a.connect(ctx)
 			if err != nil {
 				return err
 			}
-			s, err := cl.EndSession(ctx, args[0], discard)
+			target, err := a.resolveSession(ctx, cl, sessionID)
+			if err != nil {
+				return err
+			}
+			s, err := cl.EndSession(ctx, target.ID, discard)
 			if err != nil {
 				return err
 			}
@@ -171,6 +197,7 @@ func (a *app) sessionEndCmd() *cobra.Command {
 			return nil
 		},
 	}
+	c.Flags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
 	c.Flags().BoolVar(&discard, "discard", false, "drop unreviewed changes")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
