@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -69,13 +70,22 @@ func setupScript(env *testscript.Env) error {
 	// A race-enabled binary sleeps a second at exit by default; every prsm
 	// call in a script would pay it.
 	env.Setenv("GORACE", "atexit_sleep_ms=0")
-	env.Defer(func() { stopServers(prsmHome) })
+	work := env.WorkDir
+	env.Defer(func() { stopServers(work) })
 	return nil
 }
 
-// stopServers terminates every server that left a server.json under home.
-func stopServers(home string) {
-	files, _ := filepath.Glob(filepath.Join(home, "projects", "*", server.InfoFile))
+// stopServers terminates every server that left a server.json under dir:
+// in $PRSM_HOME, and in any other home a script points PRSM_HOME at (a
+// failing script does not get to stop those itself).
+func stopServers(dir string) {
+	var files []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == server.InfoFile && filepath.Base(filepath.Dir(filepath.Dir(p))) == "projects" {
+			files = append(files, p)
+		}
+		return nil
+	})
 	for _, f := range files {
 		info, err := server.ReadInfo(filepath.Dir(f))
 		if err != nil || info.PID <= 0 {
