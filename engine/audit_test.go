@@ -23,7 +23,7 @@ func TestReviewModeRewindTakesOutAnAcceptedRollbackRecord(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeReview)
 	base := read(t, f.ws, "f.txt")
-	cp, _ := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	cp := f.turn(s, 1)
 	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "agent three")) })
 	if _, err := f.eng.Accept(f.ctx, s.ID, "e1"); err != nil {
 		t.Fatal(err)
@@ -52,13 +52,11 @@ func TestAClosedCallsChangeIsRecordedByWatch(t *testing.T) {
 	f := newFixture(t)
 	f.watch()
 	s := f.start(prsm.ModeAuto)
-	f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	f.turn(s, 1)
 	f.capture(s, "lost", "Write", "notes.txt")
 	write(t, s.WorktreePath, "notes.txt", "agent\n") // the tool ran; its PostToolUse is lost
 	time.Sleep(800 * time.Millisecond)
-	if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 2}); err != nil {
-		t.Fatal(err)
-	}
+	f.turn(s, 2)
 	waitFor(t, "a watch record of notes.txt", func() bool {
 		recs, _ := f.eng.Records(f.ctx, s.ID, "", "notes.txt")
 		return len(recs) == 1 && recs[0].ToolName == "Watch" && recs[0].SyncState == prsm.SyncSynced
@@ -75,14 +73,12 @@ func TestAClosedCallsChangeIsRecordedByWatch(t *testing.T) {
 func TestANewTurnClosesACallOpenBeforeARestart(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeAuto)
-	cp, _ := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	cp := f.turn(s, 1)
 	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", "agent\n") })
 	f.capture(s, "denied", "Write", "notes.txt")
 	engine.Settle(f.eng)
 	f.restart()
-	if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 2}); err != nil {
-		t.Fatal(err)
-	}
+	f.turn(s, 2)
 	if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
 		t.Errorf("rewind after the next turn: %v", err)
 	}
@@ -149,9 +145,9 @@ func TestRejectOfOneHalfOfASwapIsRefusedClearly(t *testing.T) {
 func TestReviewModeRewindKeepsOfferingWhatStaysInTheWorktree(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeReview)
-	cp1, _ := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	cp1 := f.turn(s, 1)
 	f.tool(s, "n1", "Write", "n.txt", func(wt string) { write(t, wt, "n.txt", "agent\n") })
-	cp2, _ := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 2})
+	cp2 := f.turn(s, 2)
 	done, err := f.eng.Rewind(f.ctx, s.ID, cp1.ID, false)
 	if err != nil {
 		t.Fatal(err)

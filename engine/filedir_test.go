@@ -64,10 +64,7 @@ func TestFileAndDirectorySwapPlaces(t *testing.T) {
 			if d := testgit.Diff(orig, same("after the reject")); d != "" {
 				t.Errorf("after the reject:\n%s", d)
 			}
-			cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cp := f.turn(s, 1)
 			swap("t2")
 			same("after the second tool call")
 			done, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false)
@@ -127,10 +124,7 @@ func TestDirectoryReplacedByALink(t *testing.T) {
 			same("after the tool call")
 			orig := testgit.Tree(t, f.ws, nil)
 			// And back: a rewind before the tool call, and its undoing.
-			cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cp := f.turn(s, 1)
 			if _, err := f.eng.Reject(f.ctx, s.ID, "l1"); err != nil {
 				t.Fatalf("reject: %v", err)
 			}

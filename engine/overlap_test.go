@@ -15,43 +15,37 @@ import (
 // an Edit or a Write claims the file it names, a Bash what no other
 // running call names, whichever completes first.
 func TestOverlappingToolCallsClaimTheirOwnChanges(t *testing.T) {
-	for _, watched := range []bool{false, true} {
-		t.Run(map[bool]string{false: "scan", true: "watched"}[watched], func(t *testing.T) {
-			f := newFixture(t)
-			if watched {
-				f.watch()
+	scannedAndWatched(t, func(t *testing.T, f *fixture) {
+		s := f.start(prsm.ModeAuto)
+		base := read(t, f.ws, "f.txt")
+		// A formatter's Bash runs while a fixer's Edit and a writer's
+		// Write come and go.
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "bash", ToolName: "Bash", AgentID: "claude/formatter"}); err != nil {
+			t.Fatal(err)
+		}
+		write(t, s.WorktreePath, "keep.txt", "formatted\n")
+		f.capture(s, "edit", "Edit", "f.txt")
+		f.capture(s, "write", "Write", "new.txt")
+		write(t, s.WorktreePath, "f.txt", replaceLine(base, 2, "fixed"))
+		write(t, s.WorktreePath, "new.txt", "written\n")
+		if got := summary(f.complete(s, "write")); got != "write create new.txt pending/synced" {
+			t.Errorf("the Write's records:\n%s", got)
+		}
+		// The Bash completes before the Edit: the Edit's file is not its.
+		write(t, s.WorktreePath, "gen.txt", "generated\n")
+		if got := summary(f.complete(s, "bash")); got != "bash:0 create gen.txt pending/synced\nbash:1 modify keep.txt pending/synced" {
+			t.Errorf("the Bash's records:\n%s", got)
+		}
+		if got := summary(f.complete(s, "edit")); got != "edit modify f.txt pending/synced" {
+			t.Errorf("the Edit's records:\n%s", got)
+		}
+		engine.Settle(f.eng)
+		for rel, want := range map[string]string{"keep.txt": "formatted\n", "new.txt": "written\n", "gen.txt": "generated\n", "f.txt": replaceLine(base, 2, "fixed")} {
+			if got := read(t, f.ws, rel); got != want {
+				t.Errorf("workspace %s: %q", rel, got)
 			}
-			s := f.start(prsm.ModeAuto)
-			base := read(t, f.ws, "f.txt")
-			// A formatter's Bash runs while a fixer's Edit and a writer's
-			// Write come and go.
-			if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "bash", ToolName: "Bash", AgentID: "claude/formatter"}); err != nil {
-				t.Fatal(err)
-			}
-			write(t, s.WorktreePath, "keep.txt", "formatted\n")
-			f.capture(s, "edit", "Edit", "f.txt")
-			f.capture(s, "write", "Write", "new.txt")
-			write(t, s.WorktreePath, "f.txt", replaceLine(base, 2, "fixed"))
-			write(t, s.WorktreePath, "new.txt", "written\n")
-			if got := summary(f.complete(s, "write")); got != "write create new.txt pending/synced" {
-				t.Errorf("the Write's records:\n%s", got)
-			}
-			// The Bash completes before the Edit: the Edit's file is not its.
-			write(t, s.WorktreePath, "gen.txt", "generated\n")
-			if got := summary(f.complete(s, "bash")); got != "bash:0 create gen.txt pending/synced\nbash:1 modify keep.txt pending/synced" {
-				t.Errorf("the Bash's records:\n%s", got)
-			}
-			if got := summary(f.complete(s, "edit")); got != "edit modify f.txt pending/synced" {
-				t.Errorf("the Edit's records:\n%s", got)
-			}
-			engine.Settle(f.eng)
-			for rel, want := range map[string]string{"keep.txt": "formatted\n", "new.txt": "written\n", "gen.txt": "generated\n", "f.txt": replaceLine(base, 2, "fixed")} {
-				if got := read(t, f.ws, rel); got != want {
-					t.Errorf("workspace %s: %q", rel, got)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestANewTurnClosesACallThatNeverCompleted: a tool call whose
@@ -62,14 +56,9 @@ func TestANewTurnClosesACallThatNeverCompleted(t *testing.T) {
 	f := newFixture(t)
 	f.watch()
 	s := f.start(prsm.ModeAuto)
-	first, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := f.turn(s, 1)
 	f.capture(s, "denied", "Write", "notes.txt")
-	if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 2}); err != nil {
-		t.Fatal(err)
-	}
+	f.turn(s, 2)
 	// Something writes in the worktree between tool calls: a Watch record.
 	write(t, s.WorktreePath, "bg.txt", "background\n")
 	waitFor(t, "a watch record of bg.txt", func() bool {
@@ -130,9 +119,7 @@ func TestClosingACallWithoutAWatcher(t *testing.T) {
 	s := f.start(prsm.ModeAuto)
 	f.capture(s, "denied", "Write", "notes.txt")
 	write(t, s.WorktreePath, "notes.txt", "agent\n")
-	if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1}); err != nil {
-		t.Fatal(err)
-	}
+	f.turn(s, 1)
 	time.Sleep(3 * engine.WatchQuiet)
 	if recs := f.tool(s, "w1", "Write", "notes.txt", func(wt string) { write(t, wt, "notes.txt", "again\n") }); len(recs) != 1 {
 		t.Errorf("the next call: %s", summary(recs))

@@ -16,10 +16,7 @@ func TestReviewModeRewindAndItsUndo(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeReview)
 	base := read(t, f.ws, "f.txt")
-	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := f.turn(s, 1)
 	f.tool(s, "n1", "Write", "n.txt", func(wt string) { write(t, wt, "n.txt", "agent\n") })
 	f.tool(s, "a1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "accepted three")) })
 	if _, err := f.eng.Accept(f.ctx, s.ID, "a1"); err != nil {
@@ -79,10 +76,7 @@ func TestReviewModeRollbackThenRewind(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeReview)
 	base := read(t, f.ws, "f.txt")
-	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := f.turn(s, 1)
 	f.tool(s, "a1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "accepted three")) })
 	if _, err := f.eng.Accept(f.ctx, s.ID, "a1"); err != nil {
 		t.Fatal(err)
@@ -107,10 +101,7 @@ func TestReviewModeRewindBringsBackARejectedChangeForReview(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeReview)
 	f.tool(s, "n1", "Write", "n.txt", func(wt string) { write(t, wt, "n.txt", "agent\n") })
-	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := f.turn(s, 1)
 	if _, err := f.eng.Reject(f.ctx, s.ID, "n1"); err != nil {
 		t.Fatal(err)
 	}
@@ -142,15 +133,9 @@ func TestReviewModeRewindsBackAndForth(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeReview)
 	base := read(t, f.ws, "f.txt")
-	t1, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t1 := f.turn(s, 1)
 	f.tool(s, "r1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "R3")) })
-	t2, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t2 := f.turn(s, 2)
 	f.tool(s, "r2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 5, "R5")) })
 	done, err := f.eng.Rewind(f.ctx, s.ID, t1.ID, false)
 	if err != nil {

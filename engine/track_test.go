@@ -53,6 +53,30 @@ func (f *fixture) start(mode string) *prsm.Session {
 	return s
 }
 
+// turn starts turn n of s (its automatic checkpoint, returned).
+func (f *fixture) turn(s *prsm.Session, n int) *prsm.Checkpoint {
+	f.t.Helper()
+	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: n})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return cp
+}
+
+// scannedAndWatched runs test twice on a new fixture: with changes found
+// by scanning (no watcher), and by the watcher.
+func scannedAndWatched(t *testing.T, test func(t *testing.T, f *fixture)) {
+	for _, watched := range []bool{false, true} {
+		t.Run(map[bool]string{false: "scan", true: "watched"}[watched], func(t *testing.T) {
+			f := newFixture(t)
+			if watched {
+				f.watch()
+			}
+			test(t, f)
+		})
+	}
+}
+
 // q is the store for a direct read, once the work the engine's tool calls
 // leave for after their answers is done (engine.Settle).
 func (f *fixture) q() store.Querier {

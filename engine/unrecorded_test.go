@@ -129,10 +129,7 @@ func TestRewindUndoesUnrecordedChanges(t *testing.T) {
 	s := f.start("")
 	base := read(t, f.ws, "f.txt")
 	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 5, "agent five")) })
-	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := f.turn(s, 1)
 	agent := replaceLine(base, 5, "agent five")
 	shell := replaceLine(agent, 15, "shell fifteen")
 	write(t, s.WorktreePath, "f.txt", shell)
@@ -164,10 +161,7 @@ func TestUndoingARewindKeepsTheUserEditAConflictLeft(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
 	base := read(t, f.ws, "f.txt")
-	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := f.turn(s, 1)
 	f.tool(s, "a1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "A3")) })
 	// The user takes the agent's line out again, by hand.
 	write(t, f.ws, "f.txt", base)
@@ -231,10 +225,7 @@ func TestRewindPastAConflictTakesOutTheRest(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
 	base := read(t, f.ws, "f.txt")
-	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := f.turn(s, 1)
 	user := replaceLine(base, 3, "user three")
 	write(t, f.ws, "f.txt", user)
 	if recs := f.tool(s, "r1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "R3")) }); recs[0].SyncState != prsm.SyncConflict {
