@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +330,62 @@ func TestLargeCheckpointBuiltAtOnce(t *testing.T) {
 	list, err := store.ListCheckpoints(f.ctx, f.eng.DB.Q(), s.ID)
 	if err != nil || len(list) != 3 || list[1].ToolCallID != "e2" || list[1].FilesChanged != 10 || list[1].Tree == "" {
 		t.Fatalf("checkpoints: %v %+v", err, list)
+	}
+}
+
+// TestLargeFlushGoesIntoOnePack: the flush of a checkpoint after a Bash
+// call that made 200 files writes one pack, not hundreds of loose
+// objects; git verifies it, and a rewind to that checkpoint, after a
+// restart, reads the files back from it.
+func TestLargeFlushGoesIntoOnePack(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	release := engine.HoldFlush(f.eng)
+	f.tool(s, "b1", "Bash", "", func(wt string) {
+		for i := 0; i < 200; i++ {
+			write(t, wt, fmt.Sprintf("gen/%d/%d.txt", i%5, i), fmt.Sprintln("generated", i))
+		}
+	})
+	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "many"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs := func() []string {
+		m, _ := filepath.Glob(filepath.Join(f.ws, ".git", "objects", "pack", "pack-*.idx"))
+		return m
+	}
+	before := packs()
+	release()
+	if err := f.eng.FlushObjects(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := packs()
+	if len(after) != len(before)+1 {
+		t.Fatalf("packs before %v, after %v", before, after)
+	}
+	// The checkpoints before the Bash call made a few loose objects; the
+	// 200 blobs and their trees are not among them.
+	var loose int
+	fmt.Sscanf(testgit.Git(t, f.ws, "count-objects"), "%d objects", &loose)
+	if loose >= 50 {
+		t.Fatalf("%d loose objects", loose)
+	}
+	testgit.Git(t, f.ws, "fsck", "--strict", "--no-dangling")
+	if got := testgit.Git(t, f.ws, "cat-file", "-p", cp.Commit+":gen/3/123.txt"); got != "generated 123" {
+		t.Fatalf("file through git = %q", got)
+	}
+	f.tool(s, "b2", "Bash", "", func(wt string) {
+		if err := os.RemoveAll(filepath.Join(wt, "gen")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	f.restart()
+	if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{s.WorktreePath, f.ws} {
+		if got := read(t, root, "gen/4/199.txt"); got != "generated 199\n" {
+			t.Fatalf("%s after rewind: %q", root, got)
+		}
 	}
 }

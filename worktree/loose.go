@@ -239,10 +239,23 @@ const looseWorkers = 8
 // each costs a temp file and a rename, and done one after another (as
 // go-git's storer does) they were most of a checkpoint's time. Objects
 // already stored loose are skipped; one that is packed is written loose
-// again, which git tolerates and gc folds.
+// again, which git tolerates and gc folds. PackMin new objects or more
+// go into one pack instead.
 func (o *Objects) WriteObjects(objs []Object) error {
 	if len(objs) == 0 {
 		return nil
+	}
+	if len(objs) >= PackMin {
+		var fresh []Object
+		for _, ob := range objs {
+			if _, err := os.Lstat(o.loosePath(ob.Hash)); err != nil {
+				fresh = append(fresh, ob)
+			}
+		}
+		if len(fresh) >= PackMin {
+			return o.writePack(fresh)
+		}
+		objs = fresh
 	}
 	jobs := make(chan Object)
 	errs := make(chan error, len(objs))
@@ -275,8 +288,8 @@ func (o *Objects) WriteObjects(objs []Object) error {
 // in the same directory and a rename, read-only as git makes them.
 func (o *Objects) writeLoose(ob Object) error {
 	hex := ob.Hash.String()
-	dir := filepath.Join(o.objDir, hex[:2])
-	p := filepath.Join(dir, hex[2:])
+	p := o.loosePath(ob.Hash)
+	dir := filepath.Dir(p)
 	if _, err := os.Lstat(p); err == nil {
 		return nil
 	}
@@ -302,6 +315,12 @@ func (o *Objects) writeLoose(ob Object) error {
 		return fmt.Errorf("write object %s: %w", hex, err)
 	}
 	return nil
+}
+
+// loosePath is where git keeps object h loose.
+func (o *Objects) loosePath(h plumbing.Hash) string {
+	hex := h.String()
+	return filepath.Join(o.objDir, hex[:2], hex[2:])
 }
 
 // reader is the object store as prsm reads it: staged objects first, then

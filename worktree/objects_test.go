@@ -12,7 +12,7 @@ import (
 )
 
 // openObjects opens the object store of the repository at dir.
-func openObjects(t *testing.T, dir string) *worktree.Objects {
+func openObjects(t testing.TB, dir string) *worktree.Objects {
 	t.Helper()
 	repo, err := worktree.Discover(context.Background(), nil, dir)
 	if err != nil {
