@@ -32,7 +32,8 @@ var PackMin = 100
 // writePack stores objs as one pack (with its index) in objects/pack:
 // every object whole, deflated, no deltas. The pack is renamed into place
 // first and its index last, as git does: a pack counts once its index is
-// there. go-git's index of packs is dropped, so reads find the new one.
+// there. Both are synced to the disk first, as git syncs packs (its loose
+// objects it does not, nor does WriteObjects). go-git's index of packs is dropped, so reads find the new one.
 func (o *Objects) writePack(objs []Object) error {
 	dir := filepath.Join(o.objDir, "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -55,6 +56,9 @@ func (o *Objects) writePack(objs []Object) error {
 	}()
 	sum, idx, err := encodePack(tmp, objs)
 	if err == nil {
+		err = tmp.Sync() // as git does for packs: one sync for all of a flush's objects
+	}
+	if err == nil {
 		err = tmp.Close()
 	}
 	if err != nil {
@@ -71,6 +75,9 @@ func (o *Objects) writePack(objs []Object) error {
 	}
 	tmpIdx = fi.Name()
 	_, err = fi.Write(idxBuf.Bytes())
+	if err == nil {
+		err = fi.Sync()
+	}
 	if cerr := fi.Close(); err == nil {
 		err = cerr
 	}
