@@ -101,11 +101,16 @@ func (s *Session) Candidates(ctx context.Context) ([]string, func(), error) {
 // changesIgnoreRules reports whether paths hold a .gitignore.
 func changesIgnoreRules(paths []string) bool {
 	for _, p := range paths {
-		if p == ".gitignore" || strings.HasSuffix(p, "/.gitignore") {
+		if isIgnoreRules(p) {
 			return true
 		}
 	}
 	return false
+}
+
+// isIgnoreRules reports whether p is a .gitignore.
+func isIgnoreRules(p string) bool {
+	return p == ".gitignore" || strings.HasSuffix(p, "/.gitignore")
 }
 
 // Unclaimed keeps paths that a look found changed, and nobody recorded
@@ -388,7 +393,7 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			}
 			continue
 		}
-		if changesIgnoreRules([]string{p}) {
+		if isIgnoreRules(p) {
 			s.ignored = nil // the rules changed: decide everything anew
 		}
 		keep = append(keep, p)

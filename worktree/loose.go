@@ -296,25 +296,41 @@ func (o *Objects) writeLoose(ob Object) error {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("write object %s: %w", hex, err)
 	}
-	f, err := os.CreateTemp(dir, "tmp_obj_")
+	tmp, err := writeTemp(dir, "tmp_obj_", ob.deflate(), false)
+	if err == nil {
+		if err = os.Rename(tmp, p); err != nil {
+			os.Remove(tmp)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("write object %s: %w", hex, err)
 	}
-	_, err = f.Write(ob.deflate())
+	return nil
+}
+
+// writeTemp writes data to a new read-only temp file in dir (synced to
+// the disk when sync is set) and returns its path, for the caller to
+// rename into place. On an error nothing is left.
+func writeTemp(dir, pattern string, data []byte, sync bool) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
 		err = os.Chmod(f.Name(), 0o444)
 	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("write object %s: %w", hex, err)
+		return "", err
 	}
-	return nil
+	return f.Name(), nil
 }
 
 // loosePath is where git keeps object h loose.

@@ -30,72 +30,42 @@ import (
 var PackMin = 100
 
 // writePack stores objs as one pack (with its index) in objects/pack:
-// every object whole, deflated, no deltas. The pack is renamed into place
-// first and its index last, as git does: a pack counts once its index is
-// there. Both are synced to the disk first, as git syncs packs (its loose
-// objects it does not, nor does WriteObjects). go-git's index of packs is dropped, so reads find the new one.
+// every object whole, deflated, no deltas. Both files are synced to the
+// disk, as git syncs packs (not loose objects, nor does WriteObjects),
+// and renamed into place pack first and index last, as git does: a pack
+// counts once its index is there. go-git's index of packs is dropped, so
+// reads find the new one.
 func (o *Objects) writePack(objs []Object) error {
 	dir := filepath.Join(o.objDir, "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "tmp_pack_")
+	var pack bytes.Buffer
+	sum, idx, err := encodePack(&pack, objs)
 	if err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
-	tmpIdx := ""
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			if tmpIdx != "" {
-				os.Remove(tmpIdx)
-			}
-		}
-	}()
-	sum, idx, err := encodePack(tmp, objs)
-	if err == nil {
-		err = tmp.Sync() // as git does for packs: one sync for all of a flush's objects
-	}
-	if err == nil {
-		err = tmp.Close()
-	}
-	if err != nil {
-		return fmt.Errorf("write pack: %w", err)
-	}
-	name := filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:]))
 	var idxBuf bytes.Buffer
 	if _, err := idxfile.NewEncoder(&idxBuf).Encode(idx); err != nil {
 		return fmt.Errorf("write pack index: %w", err)
 	}
-	fi, err := os.CreateTemp(dir, "tmp_idx_")
-	if err != nil {
-		return fmt.Errorf("write pack index: %w", err)
-	}
-	tmpIdx = fi.Name()
-	_, err = fi.Write(idxBuf.Bytes())
-	if err == nil {
-		err = fi.Sync()
-	}
-	if cerr := fi.Close(); err == nil {
-		err = cerr
-	}
-	for _, p := range []string{tmp.Name(), tmpIdx} {
-		if err == nil {
-			err = os.Chmod(p, 0o444)
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name+".pack")
-	}
-	if err == nil {
-		err = os.Rename(tmpIdx, name+".idx")
-	}
+	tmpPack, err := writeTemp(dir, "tmp_pack_", pack.Bytes(), true)
 	if err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
-	done = true
+	defer os.Remove(tmpPack) // nothing once renamed
+	tmpIdx, err := writeTemp(dir, "tmp_idx_", idxBuf.Bytes(), true)
+	if err != nil {
+		return fmt.Errorf("write pack index: %w", err)
+	}
+	defer os.Remove(tmpIdx)
+	name := filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:]))
+	if err := os.Rename(tmpPack, name+".pack"); err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	if err := os.Rename(tmpIdx, name+".idx"); err != nil {
+		return fmt.Errorf("write pack index: %w", err)
+	}
 	o.mu.Lock()
 	o.storage.Reindex()
 	o.mu.Unlock()

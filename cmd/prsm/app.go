@@ -136,13 +136,18 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		if len(args) != n {
 			return usagef("usage: "+c.UseLine(), "%s takes %s", c.CommandPath(), what)
 		}
-		for _, arg := range args {
-			if strings.TrimSpace(arg) == "" {
-				return usagef("usage: "+c.UseLine(), "%s takes %s, not an empty one", c.CommandPath(), what)
-			}
-		}
-		return nil
+		return noEmptyArg(c, args, what)
 	}
+}
+
+// noEmptyArg refuses a blank argument among args, which c takes as what.
+func noEmptyArg(c *cobra.Command, args []string, what string) error {
+	for _, arg := range args {
+		if strings.TrimSpace(arg) == "" {
+			return usagef("usage: "+c.UseLine(), "%s takes %s, not an empty one", c.CommandPath(), what)
+		}
+	}
+	return nil
 }
 
 // workspaceDir is --workspace or the current directory.

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -159,10 +158,10 @@ func oneSessionArg(id *string) cobra.PositionalArgs {
 		if len(args) > 1 || len(args) == 1 && *id != "" {
 			return usagef("usage: "+c.UseLine(), "%s takes one session id, as an argument or as --session", c.CommandPath())
 		}
+		if err := noEmptyArg(c, args, "one session id"); err != nil {
+			return err
+		}
 		if len(args) == 1 {
-			if strings.TrimSpace(args[0]) == "" {
-				return usagef("usage: "+c.UseLine(), "%s takes one session id, not an empty one", c.CommandPath())
-			}
 			*id = args[0]
 		}
 		return nil
