@@ -397,7 +397,8 @@ func TestCrashMidAcceptChain(t *testing.T) {
 
 // TestRewindReviewMode: in review mode a rewind takes out of the workspace
 // the accepted changes only; the pending ones never reached it (taking the
-// worktree's net change out instead would clash with them).
+// worktree's net change out instead would clash with them), and stay
+// marked so once rejected (sync state pending_review).
 func TestRewindReviewMode(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeReview)
@@ -428,7 +429,7 @@ func TestRewindReviewMode(t *testing.T) {
 			t.Errorf("%s f.txt after rewind:\n%s", root, got)
 		}
 	}
-	if got := f.records(s); !strings.HasPrefix(got, "e1 modify f.txt accepted/synced\ne2 modify f.txt rejected/synced\ne3 modify f.txt rejected/synced\nrollback-") {
+	if got := f.records(s); !strings.HasPrefix(got, "e1 modify f.txt accepted/synced\ne2 modify f.txt rejected/synced\ne3 modify f.txt rejected/pending_review\nrollback-") {
 		t.Errorf("records:\n%s", got)
 	}
 }

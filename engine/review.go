@@ -243,7 +243,7 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 	if err != nil {
 		return err
 	}
-	state := prsm.SyncSynced
+	state := rejectedState(r, prsm.SyncSynced)
 	if s.Status == prsm.SessionActive {
 		known, err := st.tracker.KnownVersion(r.RelPath, e.blobs(ctx))
 		if err != nil {
@@ -289,6 +289,17 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 		}
 	}
 	return e.setState(ctx, r, prsm.StatusRejected, state)
+}
+
+// rejectedState is the sync state of record r once rejected, when the
+// workspace side of the reject went as planned (state): a record that
+// never reached the workspace keeps pending_review, so that a later
+// rewind in review mode can tell it never did (reviewTargets).
+func rejectedState(r *prsm.Record, state string) string {
+	if state == prsm.SyncSynced && r.SyncState == prsm.SyncPendingReview {
+		return prsm.SyncPendingReview
+	}
+	return state
 }
 
 // Bulk accepts or rejects every pending record of a session (of one file

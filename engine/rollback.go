@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -65,6 +64,14 @@ type rollback struct {
 	// now is the tree of the current state a rewind planned against: the
 	// safety checkpoint's tree, not built twice.
 	now *treeState
+	// wsTargets (a rewind in review mode) are the workspace's targets
+	// where they are not the worktree's (reviewTargets); wsConflict the
+	// paths whose target could not be worked out, left as they are.
+	wsTargets  map[string]prsmsync.Version
+	wsConflict map[string]bool
+	// byRecord (a rewind in review mode) are the paths whose workspace
+	// takes the undone records' deltas out one by one (reviewTargets).
+	byRecord map[string]bool
 }
 
 // RewindPlan previews rolling the session back to checkpoint id.
@@ -141,6 +148,11 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 		rb.targets[d.Path] = fileVersion(d.To)
 		rb.from[d.Path] = fileVersion(d.From)
 	}
+	if s.Mode == prsm.ModeReview {
+		if err := e.reviewTargets(ctx, s, st, c, rb); err != nil {
+			return nil, err
+		}
+	}
 	return rb, e.fillPlan(ctx, s, rb, func(path string) (string, bool) {
 		d, ok := findDiff(diffs, path)
 		if !ok {
@@ -154,6 +166,76 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 		}
 		return "restore", true
 	})
+}
+
+// reviewTargets adds a review-mode rewind's workspace side. The workspace
+// followed the user's accepts only. Where the undone records explain the
+// whole change since the checkpoint (taking their deltas out of the
+// worktree's file gives the checkpoint's), the workspace loses the
+// deltas of those that reached it, record by record, as a selector
+// rollback does: no merge touches what it never had. Elsewhere (the
+// rewind also brings back changes rejected since the checkpoint, or
+// undoes a rollback's records without the ones it rejected) it takes the
+// net change, from the part of the worktree's file it followed
+// (workspaceSide) to the checkpoint's file without the deltas of the
+// records before the checkpoint that were rejected without ever reaching
+// the workspace (their sync state stayed pending_review). A path the
+// rewind leaves as it is in the worktree, though it undoes records of it,
+// is planned too, with its content as target: the workspace may hold an
+// accepted change of it that a later record, never accepted, took out of
+// the worktree.
+func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint, rb *rollback) error {
+	undo := map[string][]*prsm.Record{} // newest first
+	for _, r := range rb.undo {
+		undo[r.RelPath] = append(undo[r.RelPath], r)
+		if _, ok := rb.targets[r.RelPath]; ok {
+			continue
+		}
+		v, err := st.tracker.KnownVersion(r.RelPath, e.blobs(ctx))
+		if err != nil {
+			return err
+		}
+		rb.targets[r.RelPath], rb.from[r.RelPath] = v, v
+	}
+	rejected, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, Status: prsm.StatusRejected})
+	if err != nil {
+		return err
+	}
+	never := map[string][]*prsm.Record{}
+	for _, r := range rejected {
+		if r.Seq <= c.RecordSeq && r.SyncState == prsm.SyncPendingReview {
+			never[r.RelPath] = append(never[r.RelPath], r)
+		}
+	}
+	rb.wsTargets, rb.wsConflict, rb.byRecord = map[string]prsmsync.Version{}, map[string]bool{}, map[string]bool{}
+	for _, path := range sortedVersions(rb.targets) {
+		to := rb.targets[path]
+		if recs := undo[path]; len(recs) > 0 {
+			undone, ok, err := e.workspaceSide(ctx, rb.from[path], recs)
+			if err != nil {
+				return err
+			}
+			if ok && sameVersion(undone, to) {
+				rb.byRecord[path] = true
+				continue
+			}
+		}
+		recs := never[path]
+		if len(recs) == 0 {
+			continue
+		}
+		sortRecords(recs, true)
+		side, ok, err := e.workspaceSide(ctx, to, recs)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			rb.wsConflict[path] = true
+		} else if !sameVersion(side, to) {
+			rb.wsTargets[path] = side
+		}
+	}
+	return nil
 }
 
 func findDiff(diffs []worktree.TreeDiff, path string) (worktree.TreeDiff, bool) {
@@ -208,11 +290,19 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			p.Conflicts = append(p.Conflicts, Conflict{Path: path, Reason: err.Error()})
 			continue
 		}
-		if rb.targets != nil && s.Mode != prsm.ModeReview {
+		if rb.targets != nil && !rb.byRecord[path] {
 			// A rewind takes the net change since the checkpoint out,
 			// the part of it the workspace followed (workspaceSide).
 			to, ok := rb.targets[path]
 			if !ok {
+				continue
+			}
+			if w, ok := rb.wsTargets[path]; ok {
+				to = w
+			}
+			if rb.wsConflict[path] {
+				p.Conflicts = append(p.Conflicts, Conflict{Path: path,
+					Reason: "changes never applied to the workspace overlap the checkpoint's; the workspace file will be left as it is"})
 				continue
 			}
 			var unsynced []*prsm.Record
@@ -434,14 +524,29 @@ type rollbackPayload struct {
 	// rollback rejected: record by record, that would bring back in the
 	// workspace what the rollback took out.
 	Net bool `json:"net,omitempty"`
-	// ByRecord lists paths a rewind takes out record by record (payloads
-	// of older versions, which did so where Unsynced records were).
+	// ByRecord lists paths a rewind takes out record by record: in review
+	// mode, those whose change the undone records explain (reviewTargets);
+	// in payloads of older versions, those with Unsynced records.
 	ByRecord []string `json:"by_record,omitempty"`
 	// Unsynced are the undone records that had not reached the workspace
 	// (review mode, a failed sync), with the status each had. The
 	// workspace takes none of their deltas (workspaceSide), and the
 	// rollback's own records tell that part apart (recordRollback).
 	Unsynced map[string]string `json:"unsynced,omitempty"`
+	// Workspace (a rewind in review mode) holds the workspace's target of
+	// each path where it is not the worktree's (reviewTargets), and
+	// WorkspaceConflict the paths whose workspace file is left as it is.
+	Workspace         map[string]store.FileState `json:"workspace,omitempty"`
+	WorkspaceConflict []string                   `json:"workspace_conflict,omitempty"`
+}
+
+// workspaceTarget is the target of the workspace file rel in a rewind:
+// the worktree's (to) unless the payload says otherwise.
+func (e *Engine) workspaceTarget(ctx context.Context, p *rollbackPayload, rel string, to prsmsync.Version) (prsmsync.Version, error) {
+	if w, ok := p.Workspace[rel]; ok {
+		return e.stateVersion(ctx, w)
+	}
+	return to, nil
 }
 
 // runRollback executes a plan: safety checkpoint, then (written down first
@@ -578,6 +683,23 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 				contents = append(contents, x.Content)
 			}
 		}
+	}
+	for _, rel := range sortedVersions(rb.wsTargets) {
+		v := rb.wsTargets[rel]
+		if p.Workspace == nil {
+			p.Workspace = map[string]store.FileState{}
+		}
+		p.Workspace[rel] = tracker.StateOf(v)
+		if v.Present {
+			contents = append(contents, v.Content)
+		}
+	}
+	p.WorkspaceConflict = sortedSet(rb.wsConflict)
+	if len(p.WorkspaceConflict) == 0 {
+		p.WorkspaceConflict = nil
+	}
+	if len(rb.byRecord) > 0 {
+		p.ByRecord = sortedSet(rb.byRecord)
 	}
 	err := e.DB.Tx(ctx, func(q store.Querier) error {
 		for _, c := range contents {
@@ -727,15 +849,12 @@ func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *ses
 		byPath[r.RelPath] = append(byPath[r.RelPath], r)
 	}
 	conflicted := map[string]bool{}
-	if p.Net && s.Mode != prsm.ModeReview {
+	if p.Net {
 		var err error
 		if conflicted, err = e.rewindWorkspace(ctx, s, p, undone, syncs); err != nil {
 			return err
 		}
 	} else if err := e.undoByRecord(ctx, s, undone, conflicted); err != nil {
-		// In review mode every rollback goes record by record: the
-		// workspace loses the deltas it had (accepted ones) and gains
-		// nothing the user did not accept.
 		return err
 	}
 	if _, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, rollbackToolCall(p.Safety)); err == nil {
@@ -759,9 +878,11 @@ func rollbackToolCall(safety string) string { return "rollback-" + safety }
 // rejected. That covers paths that changed since the checkpoint through
 // rejects only (a record before the checkpoint rejected after it): the
 // workspace goes back to the checkpoint there too (SPEC rule 5). A path
-// whose records net to nothing is left alone. Running it again after a
-// crash is harmless: the merge finds the change already out. It returns the
-// paths in conflict.
+// whose records net to nothing is left alone. In review mode some paths
+// go record by record instead, and the others' target leaves out the
+// changes the workspace never had (reviewTargets). Running it again after
+// a crash is harmless: the merge finds the change already out. It returns
+// the paths in conflict.
 func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollbackPayload, undone []*prsm.Record, syncs *diskSyncs) (map[string]bool, error) {
 	byPath := map[string][]*prsm.Record{}
 	var paths []string
@@ -790,13 +911,21 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 		from, target prsmsync.Version
 		state        string
 	}
+	// The paths taken out record by record go together, so that a file
+	// and a directory of one name are undone in an order that works.
+	var one []*prsm.Record
+	for _, r := range undone {
+		if byRecord[r.RelPath] {
+			one = append(one, r)
+		}
+	}
+	if err := e.undoByRecord(ctx, s, one, conflicted); err != nil {
+		return nil, err
+	}
 	var net []*netChange
 	for _, path := range paths {
 		recs := byPath[path]
 		if byRecord[path] {
-			if err := e.undoByRecord(ctx, s, recs, conflicted); err != nil {
-				return nil, err
-			}
 			continue
 		}
 		open := len(recs) == 0
@@ -819,11 +948,14 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 			if nc.target, err = e.stateVersion(ctx, to); err != nil {
 				return nil, err
 			}
+			if nc.target, err = e.workspaceTarget(ctx, p, path, nc.target); err != nil {
+				return nil, err
+			}
 			side, ok, err := e.rollbackSide(ctx, p, recs, from)
 			if err != nil {
 				return nil, err
 			}
-			if !ok {
+			if !ok || slices.Contains(p.WorkspaceConflict, path) {
 				// What the workspace never had cannot be told apart:
 				// its file is left as it is.
 				nc.state = prsm.SyncConflict
@@ -853,7 +985,7 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 		}
 		for _, r := range nc.recs {
 			if r.Status != prsm.StatusRejected {
-				changes = append(changes, stateChange{r, prsm.StatusRejected, nc.state})
+				changes = append(changes, stateChange{r, prsm.StatusRejected, rejectedState(r, nc.state)})
 			}
 		}
 	}
@@ -877,7 +1009,7 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 			}
 			continue
 		}
-		state := prsm.SyncSynced
+		state := rejectedState(r, prsm.SyncSynced)
 		if r.SyncState == prsm.SyncSynced && !conflicted[r.RelPath] {
 			b, a, err := e.versions(ctx, r)
 			if err != nil {
@@ -930,6 +1062,94 @@ func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessi
 	return nil
 }
 
+// rollbackPart is one of the records a rollback stores of a path.
+type rollbackPart struct {
+	ch            tracker.Change
+	status, state string
+}
+
+// reviewRollbackParts are a review-mode rollback's records of path rel,
+// whose worktree went from -> now, in up to three parts. First (from ->
+// side) the undone deltas that never reached the workspace come out:
+// never applied, and pending where that brings back changes for review
+// (as in auto mode, recordRollback). Then the part the workspace followed,
+// side -> where it went (reviewWorkspaceEnd), accepted and synced, so a
+// later rollback to the safety checkpoint takes it out of the workspace
+// again. Last, what the worktree holds beyond that: it never reached the
+// workspace, and is pending where applying it would change the workspace
+// (it is offered for review again), accepted otherwise. A workspace file
+// left as it is (conflict) followed nothing: one record, pending unless
+// the workspace has it, in conflict.
+func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, from, now prsmsync.Version, conflict bool) ([]rollbackPart, error) {
+	offer := func(a, b prsmsync.Version, state string) rollbackPart {
+		status := prsm.StatusPending
+		if e.workspaceHas(rel, a, b) {
+			status = prsm.StatusAccepted
+		}
+		return rollbackPart{tracker.Change{Rel: rel, Before: a, After: b}, status, state}
+	}
+	side, ok, err := e.rollbackSide(ctx, p, undone, from)
+	if err != nil {
+		return nil, err
+	}
+	if conflict || !ok || slices.Contains(p.WorkspaceConflict, rel) {
+		if sameVersion(from, now) {
+			return nil, nil
+		}
+		return []rollbackPart{offer(from, now, prsm.SyncConflict)}, nil
+	}
+	target, err := e.reviewWorkspaceEnd(ctx, p, rel, undone, side, now)
+	if err != nil {
+		return nil, err
+	}
+	var parts []rollbackPart
+	if !sameVersion(from, side) {
+		// Taking out pending changes needs no review; taking out a
+		// rollback's record of them (accepted, never applied) brings them
+		// back, for review again.
+		part := rollbackPart{tracker.Change{Rel: rel, Before: from, After: side}, prsm.StatusAccepted, prsm.SyncPendingReview}
+		for _, r := range undone {
+			if p.Unsynced[r.ID] == prsm.StatusAccepted {
+				part = offer(from, side, prsm.SyncPendingReview)
+			}
+		}
+		parts = append(parts, part)
+	}
+	if !sameVersion(side, target) {
+		parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: side, After: target}, prsm.StatusAccepted, prsm.SyncSynced})
+	}
+	if !sameVersion(target, now) {
+		parts = append(parts, offer(target, now, prsm.SyncPendingReview))
+	}
+	return parts, nil
+}
+
+// reviewWorkspaceEnd is what the workspace file rel went to in a
+// review-mode rollback, in terms of the worktree: from side, taken record
+// by record, side without the deltas of the undone records that had
+// reached it (newest first); in a rewind's net change, its target
+// (workspaceTarget). now where the deltas cannot be taken out.
+func (e *Engine) reviewWorkspaceEnd(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, side, now prsmsync.Version) (prsmsync.Version, error) {
+	if p.Net && !slices.Contains(p.ByRecord, rel) {
+		return e.workspaceTarget(ctx, p, rel, now)
+	}
+	end := side
+	for _, r := range undone {
+		if _, ok := p.Unsynced[r.ID]; ok {
+			continue
+		}
+		b, a, err := e.versions(ctx, r)
+		if err != nil {
+			return prsmsync.Version{}, err
+		}
+		var ok bool
+		if end, ok = prsmsync.Merge(a, end, b); !ok {
+			return now, nil
+		}
+	}
+	return end, nil
+}
+
 // recordRollback stores the rollback's own net change of each path as an
 // accepted record (tool Rollback), already synced: a later rollback to the
 // safety checkpoint undoes it like any other change, workspace included.
@@ -937,42 +1157,33 @@ func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessi
 // (taking out deltas it never had: rollbackSide) is a record of its own
 // before that one, unsynced (sync_state pending_review): undoing it never
 // reaches the workspace; where it brings back what the workspace lacks,
-// it is pending. In review mode the workspace followed only the user's
-// accepts, so each record is unsynced, and pending where applying it
-// would change the workspace (workspaceHas): the user accepts it like the
-// agent's changes.
+// it is pending. In review mode the workspace followed the user's accepts
+// only, and its records say which part it followed and which part is
+// offered for review (reviewRollbackParts).
 func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, undone map[string][]*prsm.Record, before map[string]prsmsync.Version, conflicted map[string]bool) error {
 	tc := &prsm.ToolCall{SessionID: s.ID, ID: rollbackToolCall(p.Safety), ToolName: "Rollback", AgentID: "prsm", StartedAt: time.Now().UTC()}
-	type part struct {
-		ch            tracker.Change
-		status, state string
-	}
-	var parts []part
+	var parts []rollbackPart
 	for _, rel := range sortedVersions(before) {
 		now, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
 		if err != nil {
 			return err
 		}
 		from := before[rel]
+		if s.Mode == prsm.ModeReview {
+			// The workspace may have moved where the worktree did not.
+			rps, err := e.reviewRollbackParts(ctx, p, rel, undone[rel], from, now, conflicted[rel])
+			if err != nil {
+				return err
+			}
+			parts = append(parts, rps...)
+			continue
+		}
 		if sameVersion(from, now) {
 			continue
 		}
 		state := prsm.SyncSynced
 		if conflicted[rel] {
 			state = prsm.SyncConflict
-		}
-		if s.Mode == prsm.ModeReview {
-			// The workspace followed the user's accepts only (undoByRecord):
-			// the record describes the worktree and is not applied. Where
-			// applying it would change the workspace (it brings back what
-			// the workspace lacks), it is pending: accepting it brings it
-			// in. Otherwise there is nothing to review.
-			status := prsm.StatusPending
-			if e.workspaceHas(rel, from, now) {
-				status = prsm.StatusAccepted
-			}
-			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: now}, status, prsm.SyncPendingReview})
-			continue
 		}
 		side, ok, err := e.rollbackSide(ctx, p, undone[rel], from)
 		if err != nil {
@@ -985,46 +1196,11 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 					status = prsm.StatusPending // takes out a part no workspace had: brings it back
 				}
 			}
-			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: side}, status, prsm.SyncPendingReview})
+			parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: side}, status, prsm.SyncPendingReview})
 			from = side
 		}
 		if !sameVersion(from, now) {
-			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: now}, prsm.StatusAccepted, state})
-		}
-	}
-	if s.Mode == prsm.ModeReview {
-		// A path the rollback left as it was, though it rejected pending
-		// records of it (a rewind to a checkpoint that holds their
-		// content): the content stays in the worktree, so it stays
-		// offered to the workspace, from the oldest one's before.
-		for _, rel := range slices.Sorted(maps.Keys(undone)) {
-			if _, ok := before[rel]; ok {
-				continue
-			}
-			var offer *prsm.Record
-			for _, r := range undone[rel] { // newest first: the oldest last
-				if p.Unsynced[r.ID] == prsm.StatusPending {
-					offer = r
-				}
-			}
-			if offer == nil {
-				continue
-			}
-			from, _, err := e.versions(ctx, offer)
-			if err != nil {
-				return err
-			}
-			now, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
-			if err != nil {
-				return err
-			}
-			if sameVersion(from, now) {
-				continue
-			}
-			if e.workspaceHas(rel, from, now) {
-				continue // nothing to offer
-			}
-			parts = append(parts, part{tracker.Change{Rel: rel, Before: from, After: now}, prsm.StatusPending, prsm.SyncPendingReview})
+			parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: now}, prsm.StatusAccepted, state})
 		}
 	}
 	now := time.Now().UTC()

@@ -490,10 +490,13 @@ func (h *harness) checkFinal(agents []*agent) {
 // hold the content of a record that stays marked rejected (statuses are not
 // part of checkpoints), and then the reverse merge of an earlier record of
 // that file cannot take its delta out cleanly. In review mode a pending
-// record waits for its accept (pending_review).
+// record waits for its accept (pending_review), and a record rejected
+// before it was ever accepted stays pending_review: it never reached the
+// workspace.
 func settled(r *prsm.Record, review, rewinder bool) bool {
 	return r.SyncState == prsm.SyncSynced || (rewinder && r.Status == prsm.StatusRejected && r.SyncState == prsm.SyncConflict) ||
-		(review && r.Status == prsm.StatusPending && r.SyncState == prsm.SyncPendingReview)
+		(review && r.Status == prsm.StatusPending && r.SyncState == prsm.SyncPendingReview) ||
+		(r.Status == prsm.StatusRejected && r.SyncState == prsm.SyncPendingReview)
 }
 
 // filtered drops the sentinel files the watcher writes for an instant.
