@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,31 @@ func TestEndRefusesUnrecordedWork(t *testing.T) {
 	}
 	if _, err := os.Stat(s.WorktreePath); !os.IsNotExist(err) {
 		t.Fatalf("worktree left after end --discard: %v", err)
+	}
+}
+
+// TestStartCutOffLeavesNoBranch: a start a kill cut off inside `git
+// worktree add` leaves the session's branch (prsm's base snapshot) and no
+// worktree; the next start deletes it. Branches prsm/<id> that hold other
+// commits, are checked out somewhere, or belong to a session stay.
+func TestStartCutOffLeavesNoBranch(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	snap, err := f.eng.Repo.Snapshot(f.ctx, "prsm: base of session aaaaaaaaaaaa (cut off)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testgit.Git(t, f.ws, "branch", "prsm/aaaaaaaaaaaa", snap)   // the cut-off start's
+	testgit.Git(t, f.ws, "branch", "prsm/bbbbbbbbbbbb", "HEAD") // the user's own commit
+	testgit.Git(t, f.ws, "branch", "prsm/cccccccccccc", snap)
+	other := filepath.Join(t.TempDir(), "other")
+	testgit.Git(t, f.ws, "worktree", "add", "--quiet", other, "prsm/cccccccccccc") // checked out
+	testgit.Git(t, f.ws, "branch", "prsm/not-a-session", snap)
+	f.restart()
+	got := testgit.Git(t, f.ws, "for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads/prsm/")
+	want := []string{"prsm/bbbbbbbbbbbb", "prsm/cccccccccccc", "prsm/not-a-session", s.Branch}
+	sort.Strings(want)
+	if got != strings.Join(want, "\n") {
+		t.Errorf("session branches after the restart:\n%s\nwant: %v", got, want)
 	}
 }

@@ -201,6 +201,9 @@ type ReconcileReport struct {
 	Records  []*prsm.Record `json:"records"`
 	Vanished []string       `json:"vanished"` // sessions whose worktree was deleted by hand
 	Pruned   []string       `json:"pruned"`   // prsm worktrees removed: no session, nothing pending
+	// Branches are session branches (prsm/<id>) removed: no session, no
+	// worktree, the tip prsm's own snapshot (a start a kill cut off).
+	Branches []string `json:"branches"`
 }
 
 // Reconcile runs at start: changes made in session worktrees while the
@@ -210,7 +213,7 @@ type ReconcileReport struct {
 // directories that no active session owns and that hold nothing pending are
 // removed. Worktrees with pending work are never deleted.
 func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
-	rep := &ReconcileReport{Records: []*prsm.Record{}, Vanished: []string{}, Pruned: []string{}}
+	rep := &ReconcileReport{Records: []*prsm.Record{}, Vanished: []string{}, Pruned: []string{}, Branches: []string{}}
 	// Leftover temp files of writes a crash cut off, then the operations
 	// themselves, before anything else looks at the files.
 	if n, err := prsmsync.CleanTemp(e.Repo.Root); err != nil {
@@ -301,10 +304,40 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		}
 		rep.Pruned = append(rep.Pruned, ent.Name())
 	}
-	if len(rep.Records)+len(rep.Vanished)+len(rep.Pruned) > 0 {
-		e.Log.Info("reconciled", "records", len(rep.Records), "vanished", len(rep.Vanished), "pruned", len(rep.Pruned))
+	rep.Branches = e.pruneBranches(ctx, owned)
+	if len(rep.Records)+len(rep.Vanished)+len(rep.Pruned)+len(rep.Branches) > 0 {
+		e.Log.Info("reconciled", "records", len(rep.Records), "vanished", len(rep.Vanished), "pruned", len(rep.Pruned), "branches", len(rep.Branches))
 	}
 	return rep, nil
+}
+
+// pruneBranches deletes the session branches no session owns: a start
+// that a kill cut off inside `git worktree add` leaves its branch and no
+// worktree. Only a branch named like a session's, checked out nowhere,
+// whose tip is still prsm's base snapshot (nobody committed on it) is
+// deleted: its content is the workspace's at that start, and deleting a
+// branch touches no file. Another prsm project of the same repository
+// has its sessions' branches checked out in their worktrees.
+func (e *Engine) pruneBranches(ctx context.Context, owned map[string]*prsm.Session) []string {
+	deleted := []string{}
+	branches, err := e.Repo.SessionBranches(ctx)
+	if err != nil {
+		e.Log.Warn("list session branches", "err", err)
+		return deleted
+	}
+	for _, b := range branches {
+		id := strings.TrimPrefix(b.Name, "prsm/")
+		if !looksLikeSessionID(id) || owned[id] != nil || b.CheckedOut || !b.ByPrsm {
+			continue
+		}
+		if err := e.Repo.DeleteBranchAt(ctx, b.Name, b.Tip); err != nil {
+			e.Log.Warn("delete stray session branch", "branch", b.Name, "err", err)
+			continue
+		}
+		e.Log.Info("deleted the branch of a session start cut off", "branch", b.Name)
+		deleted = append(deleted, b.Name)
+	}
+	return deleted
 }
 
 func looksLikeSessionID(s string) bool {

@@ -130,6 +130,43 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path, branch string) error {
 	return nil
 }
 
+// SessionBranch is a branch prsm/<id> of the repository.
+type SessionBranch struct {
+	Name       string // prsm/<id>
+	Tip        string // the commit it points at
+	ByPrsm     bool   // prsm committed the tip (a session's base snapshot)
+	CheckedOut bool   // some worktree has it checked out
+}
+
+// SessionBranches lists the branches under prsm/.
+func (r *Repo) SessionBranches(ctx context.Context) ([]SessionBranch, error) {
+	out, err := r.git.Output(ctx, NewCmd("for-each-ref", "--format=%(refname:lstrip=2)%00%(objectname)%00%(committeremail)%00%(worktreepath)").
+		Arg("refs/heads/prsm/").Dir(r.Root))
+	if err != nil {
+		return nil, fmt.Errorf("list session branches: %w", err)
+	}
+	var bs []SessionBranch
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "\x00")
+		if len(f) != 4 {
+			continue
+		}
+		bs = append(bs, SessionBranch{Name: f[0], Tip: f[1], ByPrsm: f[2] == "<prsm@localhost>", CheckedOut: f[3] != ""})
+	}
+	return bs, nil
+}
+
+// DeleteBranchAt deletes branch name if it still points at tip.
+func (r *Repo) DeleteBranchAt(ctx context.Context, name, tip string) error {
+	if !strings.HasPrefix(name, "prsm/") || !hexID.MatchString(tip) {
+		return fmt.Errorf("delete branch %s: not a session branch", name)
+	}
+	if _, err := r.git.Run(ctx, NewCmd("update-ref", "-d").Rev("refs/heads/"+name, tip).Dir(r.Root)); err != nil {
+		return fmt.Errorf("delete branch %s: %w", name, err)
+	}
+	return nil
+}
+
 // forgetWorktree drops git's administrative entry for a worktree whose
 // directory was deleted by hand. Only the entry that points at path is
 // removed: `git worktree prune` would also prune the user's own worktrees.
