@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,6 +73,10 @@ type rollback struct {
 	// byRecord (a rewind in review mode) are the paths whose workspace
 	// takes the undone records' deltas out one by one (reviewTargets).
 	byRecord map[string]bool
+	// hidden (a rewind in review mode) are, by path, the records after the
+	// checkpoint that were rejected without ever reaching the workspace:
+	// the workspace's side of the worktree leaves them out too.
+	hidden map[string][]*prsm.Record
 }
 
 // RewindPlan previews rolling the session back to checkpoint id.
@@ -202,20 +207,29 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 		return err
 	}
 	never := map[string][]*prsm.Record{}
+	rb.hidden = map[string][]*prsm.Record{}
 	for _, r := range rejected {
-		if r.Seq <= c.RecordSeq && r.SyncState == prsm.SyncPendingReview {
-			never[r.RelPath] = append(never[r.RelPath], r)
+		if r.SyncState != prsm.SyncPendingReview {
+			continue
 		}
+		if r.Seq <= c.RecordSeq {
+			never[r.RelPath] = append(never[r.RelPath], r)
+		} else if r.ToolName != "Rollback" {
+			rb.hidden[r.RelPath] = append(rb.hidden[r.RelPath], r)
+		}
+	}
+	for _, recs := range rb.hidden {
+		sortRecords(recs, true)
 	}
 	rb.wsTargets, rb.wsConflict, rb.byRecord = map[string]prsmsync.Version{}, map[string]bool{}, map[string]bool{}
 	for _, path := range sortedVersions(rb.targets) {
 		to := rb.targets[path]
 		if recs := undo[path]; len(recs) > 0 {
-			undone, ok, err := e.workspaceSide(ctx, rb.from[path], recs)
+			ok, err := e.explains(ctx, s, path, rb.from[path], to, recs)
 			if err != nil {
 				return err
 			}
-			if ok && sameVersion(undone, to) {
+			if ok {
 				rb.byRecord[path] = true
 				continue
 			}
@@ -236,6 +250,69 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 		}
 	}
 	return nil
+}
+
+// explains reports whether a review-mode rewind of a path may take the
+// undone records recs (newest first) out of the workspace one by one: the
+// worktree's file from without their deltas is the checkpoint's (to), and
+// the workspace's part of that, the deltas of those that reached it taken
+// out, brings back no line that neither the checkpoint's file nor a change
+// that reached the workspace once (an agent's record the user accepted,
+// rejected or not since) holds. A line that came
+// back otherwise would be one the workspace lost to a rollback of a change
+// it never had, a change nobody accepted: such paths take the net change
+// instead, which never writes more than the checkpoint holds.
+func (e *Engine) explains(ctx context.Context, s *prsm.Session, rel string, from, to prsmsync.Version, recs []*prsm.Record) (bool, error) {
+	undone, ok, err := e.workspaceSide(ctx, from, recs)
+	if err != nil || !ok || !sameVersion(undone, to) {
+		return false, err
+	}
+	var synced []*prsm.Record
+	for _, r := range recs {
+		if r.SyncState == prsm.SyncSynced {
+			synced = append(synced, r)
+		}
+	}
+	mid, ok, err := e.workspaceSide(ctx, from, synced)
+	if err != nil || !ok {
+		return false, err
+	}
+	known := map[string]bool{}
+	add := func(v prsmsync.Version) {
+		for _, l := range bytes.SplitAfter(v.Content, []byte("\n")) {
+			known[string(l)] = true
+		}
+	}
+	add(from)
+	add(to)
+	loaded := false
+	for _, l := range bytes.SplitAfter(mid.Content, []byte("\n")) {
+		if known[string(l)] || loaded {
+			if !known[string(l)] {
+				return false, nil
+			}
+			continue
+		}
+		loaded = true
+		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: rel})
+		if err != nil {
+			return false, err
+		}
+		for _, r := range recs {
+			if r.ToolName == "Rollback" || r.SyncState != prsm.SyncSynced {
+				continue // not the agent's, or never in the workspace
+			}
+			_, a, err := e.versions(ctx, r)
+			if err != nil {
+				return false, err
+			}
+			add(a)
+		}
+		if !known[string(l)] {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func findDiff(diffs []worktree.TreeDiff, path string) (worktree.TreeDiff, bool) {
@@ -311,7 +388,15 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 					unsynced = append(unsynced, r)
 				}
 			}
-			side, ok, err := e.workspaceSide(ctx, rb.from[path], unsynced)
+			var hidden []*prsm.Record
+			status := map[string]string{}
+			for _, r := range unsynced {
+				status[r.ID] = r.Status
+			}
+			if takesOutHidden(unsynced, status) {
+				hidden = rb.hidden[path]
+			}
+			side, ok, err := e.workspaceSide(ctx, rb.from[path], newestFirst(unsynced, hidden))
 			if err != nil {
 				return err
 			}
@@ -376,17 +461,51 @@ func (e *Engine) workspaceSide(ctx context.Context, from prsmsync.Version, unsyn
 	return side, true, nil
 }
 
-// rollbackSide is workspaceSide for a running rollback (auto mode): recs
-// are the path's undone records (newest first), and the payload says
-// which of them had not reached the workspace.
-func (e *Engine) rollbackSide(ctx context.Context, p *rollbackPayload, recs []*prsm.Record, from prsmsync.Version) (prsmsync.Version, bool, error) {
+// rollbackSide is workspaceSide for a running rollback: recs are the
+// undone records of path rel (newest first), and the payload says which
+// of them had not reached the workspace, and (a review-mode rewind) which
+// records rejected since the checkpoint never did (Hidden).
+func (e *Engine) rollbackSide(ctx context.Context, p *rollbackPayload, rel string, recs []*prsm.Record, from prsmsync.Version) (prsmsync.Version, bool, error) {
 	var unsynced []*prsm.Record
 	for _, r := range recs {
 		if _, ok := p.Unsynced[r.ID]; ok {
 			unsynced = append(unsynced, r)
 		}
 	}
-	return e.workspaceSide(ctx, from, unsynced)
+	var hidden []*prsm.Record
+	if takesOutHidden(unsynced, p.Unsynced) {
+		for _, id := range p.Hidden[rel] {
+			r, err := store.GetRecord(ctx, e.DB.Q(), p.session, id)
+			if err != nil {
+				return prsmsync.Version{}, false, err
+			}
+			hidden = append(hidden, r)
+		}
+	}
+	return e.workspaceSide(ctx, from, newestFirst(unsynced, hidden))
+}
+
+// takesOutHidden reports whether the workspace's side of a file takes out
+// the hidden records too (rollbackPayload.Hidden): when unsynced holds a
+// rollback's record that took out a change the workspace never had
+// (accepted, never applied). Taking that record out brings the change
+// back, so the change, rejected since, comes out with it: the two cancel.
+// Otherwise a hidden change may have reached the workspace another way
+// (an offer accepted since), and stays.
+func takesOutHidden(unsynced []*prsm.Record, status map[string]string) bool {
+	for _, r := range unsynced {
+		if r.ToolName == "Rollback" && status[r.ID] == prsm.StatusAccepted {
+			return true
+		}
+	}
+	return false
+}
+
+// newestFirst is the records of a and b, newest first.
+func newestFirst(a, b []*prsm.Record) []*prsm.Record {
+	out := append(append([]*prsm.Record{}, a...), b...)
+	sortRecords(out, true)
+	return out
 }
 
 func sortedSet(m map[string]bool) []string {
@@ -538,6 +657,12 @@ type rollbackPayload struct {
 	// WorkspaceConflict the paths whose workspace file is left as it is.
 	Workspace         map[string]store.FileState `json:"workspace,omitempty"`
 	WorkspaceConflict []string                   `json:"workspace_conflict,omitempty"`
+	// Hidden (a rewind in review mode) lists by path, newest first, the
+	// records after the checkpoint rejected without ever reaching the
+	// workspace: taken out with the Unsynced ones (rollbackSide).
+	Hidden map[string][]string `json:"hidden,omitempty"`
+
+	session string // the session's id, not stored
 }
 
 // workspaceTarget is the target of the workspace file rel in a rewind:
@@ -701,6 +826,17 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 	if len(rb.byRecord) > 0 {
 		p.ByRecord = sortedSet(rb.byRecord)
 	}
+	for rel, recs := range rb.hidden {
+		if _, ok := targets[rel]; !ok {
+			continue
+		}
+		if p.Hidden == nil {
+			p.Hidden = map[string][]string{}
+		}
+		for _, r := range recs {
+			p.Hidden[rel] = append(p.Hidden[rel], r.ID)
+		}
+	}
 	err := e.DB.Tx(ctx, func(q store.Querier) error {
 		for _, c := range contents {
 			if _, err := store.PutBlob(ctx, q, c); err != nil {
@@ -833,6 +969,7 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 // workspace, newest first (a record already rejected was done before a
 // crash), marks them rejected, and stores the rollback's own records once.
 func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, syncs *diskSyncs) error {
+	p.session = s.ID
 	var undone []*prsm.Record
 	for _, id := range p.Undo {
 		r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
@@ -951,7 +1088,7 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 			if nc.target, err = e.workspaceTarget(ctx, p, path, nc.target); err != nil {
 				return nil, err
 			}
-			side, ok, err := e.rollbackSide(ctx, p, recs, from)
+			side, ok, err := e.rollbackSide(ctx, p, path, recs, from)
 			if err != nil {
 				return nil, err
 			}
@@ -1069,17 +1206,23 @@ type rollbackPart struct {
 }
 
 // reviewRollbackParts are a review-mode rollback's records of path rel,
-// whose worktree went from -> now, in up to three parts. First (from ->
-// side) the undone deltas that never reached the workspace come out:
-// never applied, and pending where that brings back changes for review
-// (as in auto mode, recordRollback). Then the part the workspace followed,
-// side -> where it went (reviewWorkspaceEnd), accepted and synced, so a
-// later rollback to the safety checkpoint takes it out of the workspace
-// again. Last, what the worktree holds beyond that: it never reached the
-// workspace, and is pending where applying it would change the workspace
-// (it is offered for review again), accepted otherwise. A workspace file
-// left as it is (conflict) followed nothing: one record, pending unless
-// the workspace has it, in conflict.
+// whose worktree went from -> now, while the workspace followed part of
+// that: it lost the undone records' deltas that had reached it (record by
+// record) or took a rewind's net change. In the worktree's terms, the
+// workspace's side of from (side: without the deltas it never had) went
+// to end (reviewWorkspaceEnd).
+//
+// The records are three parts. from -> side takes out the changes the
+// workspace never had: never applied, and pending where that brings back
+// changes for review (as in auto mode). side -> end is the part the
+// workspace followed, accepted and synced, so that a later rollback to the
+// safety checkpoint takes exactly that out of the workspace again. end ->
+// now never reached the workspace: pending where applying it would change
+// the workspace (offered for review again), accepted otherwise. Where side
+// cannot be worked out but the workspace went record by record, its move
+// is the synced records' deltas taken out of from (mid): from -> mid
+// (synced), mid -> now. A workspace file left as it is (conflict) followed
+// nothing: one record, pending unless the workspace has it, in conflict.
 func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, from, now prsmsync.Version, conflict bool) ([]rollbackPart, error) {
 	offer := func(a, b prsmsync.Version, state string) rollbackPart {
 		status := prsm.StatusPending
@@ -1088,17 +1231,40 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 		}
 		return rollbackPart{tracker.Change{Rel: rel, Before: a, After: b}, status, state}
 	}
-	side, ok, err := e.rollbackSide(ctx, p, undone, from)
-	if err != nil {
-		return nil, err
-	}
-	if conflict || !ok || slices.Contains(p.WorkspaceConflict, rel) {
+	conflicted := func() ([]rollbackPart, error) {
 		if sameVersion(from, now) {
 			return nil, nil
 		}
 		return []rollbackPart{offer(from, now, prsm.SyncConflict)}, nil
 	}
-	target, err := e.reviewWorkspaceEnd(ctx, p, rel, undone, side, now)
+	if conflict || slices.Contains(p.WorkspaceConflict, rel) {
+		return conflicted()
+	}
+	side, ok, err := e.rollbackSide(ctx, p, rel, undone, from)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if p.Net && !slices.Contains(p.ByRecord, rel) {
+			return conflicted()
+		}
+		mid, ok, err := e.takeOut(ctx, from, undone, p, false)
+		if err != nil || !ok {
+			if err == nil {
+				return conflicted()
+			}
+			return nil, err
+		}
+		var parts []rollbackPart
+		if !sameVersion(from, mid) {
+			parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: mid}, prsm.StatusAccepted, prsm.SyncSynced})
+		}
+		if !sameVersion(mid, now) {
+			parts = append(parts, offer(mid, now, prsm.SyncPendingReview))
+		}
+		return parts, nil
+	}
+	end, err := e.reviewWorkspaceEnd(ctx, p, rel, undone, side, now)
 	if err != nil {
 		return nil, err
 	}
@@ -1115,37 +1281,46 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 		}
 		parts = append(parts, part)
 	}
-	if !sameVersion(side, target) {
-		parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: side, After: target}, prsm.StatusAccepted, prsm.SyncSynced})
+	if !sameVersion(side, end) {
+		parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: side, After: end}, prsm.StatusAccepted, prsm.SyncSynced})
 	}
-	if !sameVersion(target, now) {
-		parts = append(parts, offer(target, now, prsm.SyncPendingReview))
+	if !sameVersion(end, now) {
+		parts = append(parts, offer(end, now, prsm.SyncPendingReview))
 	}
 	return parts, nil
 }
 
-// reviewWorkspaceEnd is what the workspace file rel went to in a
-// review-mode rollback, in terms of the worktree: from side, taken record
-// by record, side without the deltas of the undone records that had
-// reached it (newest first); in a rewind's net change, its target
-// (workspaceTarget). now where the deltas cannot be taken out.
-func (e *Engine) reviewWorkspaceEnd(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, side, now prsmsync.Version) (prsmsync.Version, error) {
-	if p.Net && !slices.Contains(p.ByRecord, rel) {
-		return e.workspaceTarget(ctx, p, rel, now)
-	}
-	end := side
-	for _, r := range undone {
-		if _, ok := p.Unsynced[r.ID]; ok {
+// takeOut takes the deltas of recs (newest first) out of v: those that
+// reached the workspace (synced false: the others, Unsynced in p).
+func (e *Engine) takeOut(ctx context.Context, v prsmsync.Version, recs []*prsm.Record, p *rollbackPayload, unsynced bool) (prsmsync.Version, bool, error) {
+	for _, r := range recs {
+		if _, ok := p.Unsynced[r.ID]; ok != unsynced {
 			continue
 		}
 		b, a, err := e.versions(ctx, r)
 		if err != nil {
-			return prsmsync.Version{}, err
+			return prsmsync.Version{}, false, err
 		}
 		var ok bool
-		if end, ok = prsmsync.Merge(a, end, b); !ok {
-			return now, nil
+		if v, ok = prsmsync.Merge(a, v, b); !ok {
+			return prsmsync.Version{}, false, nil
 		}
+	}
+	return v, true, nil
+}
+
+// reviewWorkspaceEnd is where the workspace file rel went in a
+// review-mode rollback, in the worktree's terms: taken record by record,
+// side without the deltas of the undone records that had reached it
+// (newest first); in a rewind's net change, its target (workspaceTarget).
+// now where the deltas cannot be taken out.
+func (e *Engine) reviewWorkspaceEnd(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, side, now prsmsync.Version) (prsmsync.Version, error) {
+	if p.Net && !slices.Contains(p.ByRecord, rel) {
+		return e.workspaceTarget(ctx, p, rel, now)
+	}
+	end, ok, err := e.takeOut(ctx, side, undone, p, false)
+	if err != nil || !ok {
+		return now, err
 	}
 	return end, nil
 }
@@ -1185,7 +1360,7 @@ func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessio
 		if conflicted[rel] {
 			state = prsm.SyncConflict
 		}
-		side, ok, err := e.rollbackSide(ctx, p, undone[rel], from)
+		side, ok, err := e.rollbackSide(ctx, p, rel, undone[rel], from)
 		if err != nil {
 			return err
 		}
