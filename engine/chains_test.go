@@ -798,3 +798,53 @@ func TestChainFinding2(t *testing.T) {
 		z.wantWT("g.txt", chainAbsent, "after rewinding again")
 	})
 }
+
+// S5b: create pending, delete pending: net nothing; rewind to before.
+func TestChain05bCreateDeleteBothPending(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		cp0 := z.cp(1)
+		z.put("n1", "n.txt", "agent\n")
+		cp1 := z.cp(2)
+		z.rm("d1", "n.txt")
+		s1 := z.rewind(cp1)
+		z.wantWS("n.txt", chainAbsent, "after rewind cp1")
+		z.wantWT("n.txt", "agent\n", "after rewind cp1")
+		z.rewind(s1)
+		z.wantWS("n.txt", chainAbsent, "after undo")
+		z.wantWT("n.txt", chainAbsent, "after undo")
+		z.rewind(cp0)
+		z.wantWS("n.txt", chainAbsent, "after rewind cp0")
+		z.wantWT("n.txt", chainAbsent, "after rewind cp0")
+	})
+}
+
+func TestChain05d(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		z.put("n1", "n.txt", "agent\n")
+		cp1 := z.cp(2)
+		z.rm("d1", "n.txt")
+		s1 := z.rewind(cp1)
+		z.rewind(s1)
+		z.bulk(true)
+		z.wantWS("n.txt", chainAbsent, "after undo + accept all")
+		z.wantWT("n.txt", chainAbsent, "after undo + accept all")
+	})
+}
+
+// rewind, new agent work accepted and pending, then undo the rewind.
+func TestChain13NewWorkThenUndo(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		cp0 := z.cp(1)
+		z.edit("a1", "f.txt", 3, "A3")
+		z.accept("a1")
+		z.edit("p1", "f.txt", 10, "P10")
+		s1 := z.rewind(cp0)
+		z.edit("b1", "f.txt", 6, "B6")
+		z.accept("b1")
+		z.edit("b2", "f.txt", 8, "B8")
+		z.wantWS("f.txt", z.L(6, "B6"), "after new work")
+		z.rewind(s1)
+		z.wantWS("f.txt", z.L(3, "A3"), "after undo")
+		z.wantWT("f.txt", z.L(3, "A3", 10, "P10"), "after undo")
+	})
+}

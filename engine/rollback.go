@@ -875,15 +875,30 @@ func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*p
 	return targets, nil
 }
 
-// workspaceHas reports whether applying from -> to to the workspace file
-// rel would leave it as it is: there is nothing of it to offer.
-func (e *Engine) workspaceHas(rel string, from, to prsmsync.Version) bool {
+// reviewView is the workspace file rel with the session's pending records
+// of it applied, oldest first: what accepting them all would leave. The
+// workspace file alone where one does not apply cleanly.
+func (e *Engine) reviewView(ctx context.Context, sessionID, rel string) (prsmsync.Version, error) {
 	ws, err := prsmsync.ReadVersion(e.Repo.Root, rel)
 	if err != nil {
-		return false // not a file there: let the user decide
+		return ws, err
 	}
-	merged, ok := prsmsync.Merge(from, ws, to)
-	return ok && sameVersion(merged, ws)
+	pend, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: sessionID, RelPath: rel, Status: prsm.StatusPending})
+	if err != nil {
+		return ws, err
+	}
+	v := ws
+	for _, r := range pend {
+		b, a, err := e.versions(ctx, r)
+		if err != nil {
+			return ws, err
+		}
+		var ok bool
+		if v, ok = prsmsync.Merge(b, v, a); !ok {
+			return ws, nil
+		}
+	}
+	return v, nil
 }
 
 // stateVersion is the version a stored file state describes.
@@ -1224,10 +1239,25 @@ type rollbackPart struct {
 // (synced), mid -> now. A workspace file left as it is (conflict) followed
 // nothing: one record, pending unless the workspace has it, in conflict.
 func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, from, now prsmsync.Version, conflict bool) ([]rollbackPart, error) {
+	// What the user would have on accepting everything offered: the
+	// workspace file with the path's pending records applied, and then
+	// each offer of this rollback. An offer that changes nothing there
+	// needs no review.
+	var view *prsmsync.Version
 	offer := func(a, b prsmsync.Version, state string) rollbackPart {
-		status := prsm.StatusPending
-		if e.workspaceHas(rel, a, b) {
-			status = prsm.StatusAccepted
+		if view == nil {
+			v, err := e.reviewView(ctx, p.session, rel)
+			if err != nil {
+				e.Log.Warn("rollback: read what the workspace would have", "file", rel, "err", err)
+			}
+			view = &v
+		}
+		status := prsm.StatusAccepted
+		if v, ok := prsmsync.Merge(a, *view, b); !ok || !sameVersion(v, *view) {
+			status = prsm.StatusPending
+			if ok {
+				*view = v
+			}
 		}
 		return rollbackPart{tracker.Change{Rel: rel, Before: a, After: b}, status, state}
 	}
@@ -1272,14 +1302,39 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 	if !sameVersion(from, side) {
 		// Taking out pending changes needs no review; taking out a
 		// rollback's record of them (accepted, never applied) brings them
-		// back, for review again.
-		part := rollbackPart{tracker.Change{Rel: rel, Before: from, After: side}, prsm.StatusAccepted, prsm.SyncPendingReview}
+		// back, for review again. Two records where both happen and the
+		// parts come apart: rejecting the offer then takes out what it
+		// brings back only.
+		var pending, brings []*prsm.Record
 		for _, r := range undone {
-			if p.Unsynced[r.ID] == prsm.StatusAccepted {
-				part = offer(from, side, prsm.SyncPendingReview)
+			switch p.Unsynced[r.ID] {
+			case "":
+			case prsm.StatusAccepted:
+				brings = append(brings, r)
+			default:
+				pending = append(pending, r)
 			}
 		}
-		parts = append(parts, part)
+		mid, ok := from, len(pending) > 0 && len(brings) > 0
+		if ok {
+			if mid, ok, err = e.workspaceSide(ctx, from, pending); err == nil && ok {
+				var whole prsmsync.Version
+				whole, ok, err = e.rollbackSide(ctx, p, rel, brings, mid)
+				ok = ok && sameVersion(whole, side)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case ok:
+			parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: mid}, prsm.StatusAccepted, prsm.SyncPendingReview},
+				offer(mid, side, prsm.SyncPendingReview))
+		case len(brings) > 0:
+			parts = append(parts, offer(from, side, prsm.SyncPendingReview))
+		default:
+			parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: side}, prsm.StatusAccepted, prsm.SyncPendingReview})
+		}
 	}
 	if !sameVersion(side, end) {
 		parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: side, After: end}, prsm.StatusAccepted, prsm.SyncSynced})
