@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/prsm-dev/prsm"
@@ -79,6 +80,9 @@ func (z *chain) check(what string) {
 	z.t.Helper()
 	z.step++
 	when := fmt.Sprintf("step %d (%s)", z.step, what)
+	if os.Getenv("CHAINDEBUG") != "" {
+		z.t.Logf("%s: wt f=%s ws f=%s wt g=%s ws g=%s\n%s", when, z.compact(z.wt("f.txt")), z.compact(z.ws("f.txt")), z.compact(z.wt("g.txt")), z.compact(z.ws("g.txt")), z.debugRecords())
+	}
 	for _, rel := range chainFiles {
 		wt, ws := z.wt(rel), z.ws(rel)
 		if !z.review {
@@ -847,4 +851,35 @@ func TestChain13NewWorkThenUndo(t *testing.T) {
 		z.wantWS("f.txt", z.L(3, "A3"), "after undo")
 		z.wantWT("f.txt", z.L(3, "A3", 10, "P10"), "after undo")
 	})
+}
+
+// compact shows the lines of c that differ from base (debugging).
+func (z *chain) compact(c string) string {
+	if c == chainAbsent {
+		return "absent"
+	}
+	base := z.base
+	if strings.HasPrefix(c, "g ") || strings.HasPrefix(c, "T") {
+		base = fuzzGBase()
+	}
+	bl, cl := strings.Split(base, "\n"), strings.Split(c, "\n")
+	var out []string
+	for i := range cl {
+		if i >= len(bl) || bl[i] != cl[i] {
+			out = append(out, fmt.Sprintf("%d:%s", i+1, cl[i]))
+		}
+	}
+	return "[" + strings.Join(out, " ") + "]"
+}
+
+func (z *chain) debugRecords() string {
+	all, err := z.eng.Records(z.ctx, z.s.ID, "", "")
+	if err != nil {
+		z.t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, r := range all {
+		fmt.Fprintf(&b, "  %s %s %s/%s %s -> %s\n", r.ID, r.RelPath, r.Status, r.SyncState, z.compact(z.side(r.ID, "before")), z.compact(z.side(r.ID, "after")))
+	}
+	return b.String()
 }

@@ -102,7 +102,8 @@ func TestReviewModeRewindAndItsUndo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(before) != base || string(after) != replaceLine(base, 10, "pending ten") {
+	// It follows the accepted change, as the pending record did.
+	if string(before) != replaceLine(base, 3, "accepted three") || string(after) != agent {
 		t.Errorf("offered change of f.txt: want the pending line alone\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 	// Rejecting the offer takes the pending line out of the worktree and

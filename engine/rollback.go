@@ -388,15 +388,11 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 					unsynced = append(unsynced, r)
 				}
 			}
-			var hidden []*prsm.Record
 			status := map[string]string{}
 			for _, r := range unsynced {
 				status[r.ID] = r.Status
 			}
-			if takesOutHidden(unsynced, status) {
-				hidden = rb.hidden[path]
-			}
-			side, ok, err := e.workspaceSide(ctx, rb.from[path], newestFirst(unsynced, hidden))
+			side, ok, err := e.workspaceSideOf(ctx, rb.from[path], unsynced, status, rb.hidden[path])
 			if err != nil {
 				return err
 			}
@@ -447,18 +443,132 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 // (workspaceSide -> target), so nothing the user did not accept reaches
 // it. false: those deltas cannot be taken out (later changes overlap).
 func (e *Engine) workspaceSide(ctx context.Context, from prsmsync.Version, unsynced []*prsm.Record) (prsmsync.Version, bool, error) {
-	side := from
-	for _, r := range unsynced {
-		b, a, err := e.versions(ctx, r)
-		if err != nil {
-			return prsmsync.Version{}, false, err
-		}
-		var ok bool
-		if side, ok = prsmsync.Merge(a, side, b); !ok {
-			return prsmsync.Version{}, false, nil
+	return e.workspaceSideOf(ctx, from, unsynced, nil, nil)
+}
+
+// workspaceSideOf is workspaceSide where the deltas of hidden (records
+// rejected without ever reaching the workspace, rollbackPayload.Hidden)
+// come out too where one of unsynced, a rollback's record the user
+// accepted (status by id) that never reached the workspace, took them
+// out (broughtBack) and taking it out of from brings them back: they come
+// out with it, the two cancel. A hidden change no such record brings
+// back may have reached the workspace another way (an offer accepted
+// since, a later part of the same rollback), and stays.
+func (e *Engine) workspaceSideOf(ctx context.Context, from prsmsync.Version, unsynced []*prsm.Record, status map[string]string, hidden []*prsm.Record) (prsmsync.Version, bool, error) {
+	by, err := e.broughtBack(ctx, unsynced, status, hidden)
+	if err != nil {
+		return prsmsync.Version{}, false, err
+	}
+	var brought []*prsm.Record
+	for _, h := range hidden {
+		if by[h.ID] != "" {
+			brought = append(brought, h)
 		}
 	}
+	recs := newestFirst(unsynced, brought)
+	ds, err := e.deltas(ctx, recs)
+	if err != nil {
+		return prsmsync.Version{}, false, err
+	}
+	moved := map[string]bool{} // the unsynced records whose taking out changed side
+	side := from
+	for i := 0; i < len(ds); i++ {
+		// A run of records each following on the next (a change, and a
+		// rollback's record taking it out) that ends where it began
+		// changes nothing: skipped whole, though taking its records out
+		// one by one might not merge (a file created twice). Each of
+		// them undoes another, so each counts as having moved.
+		if j := cancelling(ds, i); j > i {
+			for k := i; k <= j; k++ {
+				moved[recs[k].ID] = true
+			}
+			i = j
+			continue
+		}
+		if b := by[recs[i].ID]; b != "" && !moved[b] {
+			continue // what brought it back changed nothing
+		}
+		next, ok := prsmsync.Merge(ds[i].after, side, ds[i].before)
+		if !ok {
+			return prsmsync.Version{}, false, nil
+		}
+		moved[recs[i].ID] = !sameVersion(next, side)
+		side = next
+	}
 	return side, true, nil
+}
+
+// broughtBack maps the records of hidden that a rollback's accepted
+// record among unsynced took out to that record's id: the record's
+// before side holds the change (taking it out changes that side) and its
+// after side does not.
+func (e *Engine) broughtBack(ctx context.Context, unsynced []*prsm.Record, status map[string]string, hidden []*prsm.Record) (map[string]string, error) {
+	var brings []*prsm.Record
+	var ds []delta
+	for _, r := range unsynced {
+		if r.ToolName != "Rollback" || status[r.ID] != prsm.StatusAccepted {
+			continue
+		}
+		b, a, err := e.versions(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		brings, ds = append(brings, r), append(ds, delta{b, a})
+	}
+	out := map[string]string{}
+	for _, h := range hidden {
+		hb, ha, err := e.versions(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		for i, d := range ds {
+			if brings[i].Seq < h.Seq {
+				continue
+			}
+			in, ok := prsmsync.Merge(ha, d.before, hb)
+			if !ok || sameVersion(in, d.before) {
+				continue // not in its before side
+			}
+			if still, ok := prsmsync.Merge(ha, d.after, hb); ok && !sameVersion(still, d.after) {
+				continue // still in its after side
+			}
+			out[h.ID] = brings[i].ID
+			break
+		}
+	}
+	return out, nil
+}
+
+// delta is one record's change of a file.
+type delta struct{ before, after prsmsync.Version }
+
+// deltas are the changes of recs, in their order.
+func (e *Engine) deltas(ctx context.Context, recs []*prsm.Record) ([]delta, error) {
+	ds := make([]delta, len(recs))
+	for i, r := range recs {
+		b, a, err := e.versions(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		ds[i] = delta{b, a}
+	}
+	return ds, nil
+}
+
+// cancelling returns the last index j of a run of deltas from i (newest
+// first, each one's before the next one's after) whose net change is
+// nothing (the oldest one's before is the newest one's after); i where
+// there is none.
+func cancelling(ds []delta, i int) int {
+	for k := i; k < len(ds); k++ {
+		if sameVersion(ds[k].before, ds[i].after) {
+			return k
+		}
+		if k+1 < len(ds) && !sameVersion(ds[k].before, ds[k+1].after) {
+			break
+		}
+	}
+	return i
 }
 
 // rollbackSide is workspaceSide for a running rollback: recs are the
@@ -473,32 +583,14 @@ func (e *Engine) rollbackSide(ctx context.Context, p *rollbackPayload, rel strin
 		}
 	}
 	var hidden []*prsm.Record
-	if takesOutHidden(unsynced, p.Unsynced) {
-		for _, id := range p.Hidden[rel] {
-			r, err := store.GetRecord(ctx, e.DB.Q(), p.session, id)
-			if err != nil {
-				return prsmsync.Version{}, false, err
-			}
-			hidden = append(hidden, r)
+	for _, id := range p.Hidden[rel] {
+		r, err := store.GetRecord(ctx, e.DB.Q(), p.session, id)
+		if err != nil {
+			return prsmsync.Version{}, false, err
 		}
+		hidden = append(hidden, r)
 	}
-	return e.workspaceSide(ctx, from, newestFirst(unsynced, hidden))
-}
-
-// takesOutHidden reports whether the workspace's side of a file takes out
-// the hidden records too (rollbackPayload.Hidden): when unsynced holds a
-// rollback's record that took out a change the workspace never had
-// (accepted, never applied). Taking that record out brings the change
-// back, so the change, rejected since, comes out with it: the two cancel.
-// Otherwise a hidden change may have reached the workspace another way
-// (an offer accepted since), and stays.
-func takesOutHidden(unsynced []*prsm.Record, status map[string]string) bool {
-	for _, r := range unsynced {
-		if r.ToolName == "Rollback" && status[r.ID] == prsm.StatusAccepted {
-			return true
-		}
-	}
-	return false
+	return e.workspaceSideOf(ctx, from, unsynced, p.Unsynced, hidden)
 }
 
 // newestFirst is the records of a and b, newest first.
@@ -1299,42 +1391,62 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 		return nil, err
 	}
 	var parts []rollbackPart
-	if !sameVersion(from, side) {
-		// Taking out pending changes needs no review; taking out a
-		// rollback's record of them (accepted, never applied) brings them
-		// back, for review again. Two records where both happen and the
-		// parts come apart: rejecting the offer then takes out what it
-		// brings back only.
-		var pending, brings []*prsm.Record
-		for _, r := range undone {
-			switch p.Unsynced[r.ID] {
-			case "":
-			case prsm.StatusAccepted:
-				brings = append(brings, r)
-			default:
-				pending = append(pending, r)
-			}
-		}
-		mid, ok := from, len(pending) > 0 && len(brings) > 0
-		if ok {
-			if mid, ok, err = e.workspaceSide(ctx, from, pending); err == nil && ok {
-				var whole prsmsync.Version
-				whole, ok, err = e.rollbackSide(ctx, p, rel, brings, mid)
-				ok = ok && sameVersion(whole, side)
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		switch {
-		case ok:
-			parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: mid}, prsm.StatusAccepted, prsm.SyncPendingReview},
-				offer(mid, side, prsm.SyncPendingReview))
-		case len(brings) > 0:
-			parts = append(parts, offer(from, side, prsm.SyncPendingReview))
+	// Taking out pending changes needs no review; taking out a rollback's
+	// record of them (accepted, never applied) brings them back, for
+	// review again. Two records where both happen and the parts come
+	// apart: rejecting the offer then takes out what it brings back only.
+	// They come apart even where they cancel (from is side): the changes
+	// the pending records held are offered again, not lost with them.
+	var pending, brings []*prsm.Record
+	for _, r := range undone {
+		switch p.Unsynced[r.ID] {
+		case "":
+		case prsm.StatusAccepted:
+			brings = append(brings, r)
 		default:
-			parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: side}, prsm.StatusAccepted, prsm.SyncPendingReview})
+			pending = append(pending, r)
 		}
+	}
+	mid, split := from, len(pending) > 0 && len(brings) > 0
+	if split {
+		if mid, split, err = e.workspaceSide(ctx, from, pending); err == nil && split {
+			var whole prsmsync.Version
+			whole, split, err = e.rollbackSide(ctx, p, rel, brings, mid)
+			split = split && sameVersion(whole, side)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if split && !sameVersion(from, mid) {
+		parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: mid}, prsm.StatusAccepted, prsm.SyncPendingReview})
+	}
+	if (split || len(brings) > 0) && !sameVersion(mid, side) && !sameVersion(side, end) {
+		// What is brought back never reached the workspace: the part the
+		// workspace followed goes first, from where it stood (mid), so
+		// that its record holds none of the brought-back lines (a later
+		// rollback taking it out of the workspace must not add them), and
+		// one offer brings the rest.
+		if moved, ok := prsmsync.Merge(side, mid, end); ok {
+			if !sameVersion(mid, moved) {
+				parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: mid, After: moved}, prsm.StatusAccepted, prsm.SyncSynced})
+			}
+			if !sameVersion(moved, now) {
+				parts = append(parts, offer(moved, now, prsm.SyncPendingReview))
+			}
+			return parts, nil
+		}
+	}
+	switch {
+	case split:
+		if !sameVersion(mid, side) {
+			parts = append(parts, offer(mid, side, prsm.SyncPendingReview))
+		}
+	case sameVersion(from, side):
+	case len(brings) > 0:
+		parts = append(parts, offer(from, side, prsm.SyncPendingReview))
+	default:
+		parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: side}, prsm.StatusAccepted, prsm.SyncPendingReview})
 	}
 	if !sameVersion(side, end) {
 		parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: side, After: end}, prsm.StatusAccepted, prsm.SyncSynced})
