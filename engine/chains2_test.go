@@ -1065,3 +1065,30 @@ func TestChain2Seed85(t *testing.T) {
 		z.rewind(s1)
 	})
 }
+
+// Z40 (fuzz seed 136): review mode only (in auto mode the selector
+// refuses, as it should: e3 edits the file e1 created).
+func TestChain2Seed136(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		if !z.review {
+			return
+		}
+		z.put("e1", "g.txt", gLines(2, "T1"))
+		z.edit("e2", "f.txt", 20, "T2")
+		z.sel(engine.RollbackRequest{File: "f.txt"})
+		z.accept("e1")
+		z.bulk(true)
+		z.put("e3", "g.txt", gLines(2, "T1", 20, "T3"))
+		s1 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		z.sel(engine.RollbackRequest{File: "f.txt"})
+		z.bulk(false)
+		z.bulk(false)
+		z.edit("e4", "f.txt", 2, "T4")
+		z.edit("e5", "f.txt", 14, "T5")
+		z.accept("e4")
+		z.rewind(s1)
+		s4 := z.sel(engine.RollbackRequest{Last: 1})
+		s5 := z.rewind(s4)
+		z.rewind(s5)
+	})
+}

@@ -488,6 +488,9 @@ func (e *Engine) workspaceSideOf(ctx context.Context, from prsmsync.Version, uns
 		if b := by[recs[i].ID]; b != "" && !moved[b] {
 			continue // what brought it back changed nothing
 		}
+		if !side.Present && ds[i].before.Present && ds[i].after.Present {
+			continue // an edit of a file that is not there: nothing to take out
+		}
 		next, ok := prsmsync.Merge(ds[i].after, side, ds[i].before)
 		if !ok {
 			return prsmsync.Version{}, false, nil
@@ -672,6 +675,27 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req Rollb
 			undo = append(undo, r)
 		}
 	}
+	// A rollback's pending record (a change it offered for review again)
+	// that follows an undone record of its file, so that the undo leaves
+	// it nothing to offer (a deletion of a file the undo takes out), goes
+	// too, as a reject's cascade takes it: rejecting it later would bring
+	// back what this rollback took out.
+	sortRecords(undo, true)
+	byPath := map[string][]*prsm.Record{}
+	for _, r := range undo {
+		byPath[r.RelPath] = append(byPath[r.RelPath], r)
+	}
+	for _, r := range all {
+		recs := byPath[r.RelPath]
+		if len(recs) == 0 || r.ToolName != "Rollback" || r.Status != prsm.StatusPending || r.Seq < recs[len(recs)-1].Seq {
+			continue
+		}
+		if left, err := e.offersAfter(ctx, r, recs); err != nil {
+			return nil, err
+		} else if !left {
+			undo = append(undo, r)
+		}
+	}
 	sortRecords(undo, true)
 	rb := &rollback{plan: &Plan{}, undo: undo}
 	err = e.fillPlan(ctx, s, rb, func(path string) (string, bool) {
@@ -706,6 +730,28 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req Rollb
 		return rb.plan, nil
 	}
 	return e.runRollback(ctx, s, st, lock, rb, "rollback of "+short(selectorText(req), 40))
+}
+
+// offersAfter reports whether record r still changes something once the
+// deltas of recs (newest first) are taken out of both its sides.
+func (e *Engine) offersAfter(ctx context.Context, r *prsm.Record, recs []*prsm.Record) (bool, error) {
+	b, a, err := e.versions(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	ds, err := e.deltas(ctx, recs)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range ds {
+		var okb, oka bool
+		b, okb = prsmsync.Merge(d.after, b, d.before)
+		a, oka = prsmsync.Merge(d.after, a, d.before)
+		if !okb || !oka {
+			return false, nil
+		}
+	}
+	return !sameVersion(b, a), nil
 }
 
 func selectorText(r RollbackRequest) string {
