@@ -1092,3 +1092,22 @@ func TestChain2Seed136(t *testing.T) {
 		z.rewind(s5)
 	})
 }
+
+// Z41 (fuzz seed 175, with deletions).
+func TestChain2Seed175(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		z.edit("e1", "f.txt", 11, "T1")
+		z.put("e2", "g.txt", gLines(17, "T2"))
+		z.edit("e3", "f.txt", 20, "T3")
+		s0 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		z.put("e6", "g.txt", gLines(11, "T6", 17, "T2"))
+		z.put("e7", "g.txt", gLines(8, "T7", 11, "T6", 17, "T2"))
+		z.accept("e7")
+		z.put("e8", "g.txt", gLines(8, "T7", 11, "T6", 17, "T2", 20, "T8"))
+		z.accept("e8")
+		z.rm("d11", "g.txt")
+		s1 := z.rewind(s0)
+		z.put("e13", "g.txt", gLines(14, "T13", 17, "T2"))
+		z.rewind(s1)
+	})
+}

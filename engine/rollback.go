@@ -1416,16 +1416,36 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 		if p.Net && !slices.Contains(p.ByRecord, rel) {
 			return conflicted()
 		}
-		mid, ok, err := e.takeOut(ctx, from, undone, p, false)
+		// The pending records' deltas come out first where they can (no
+		// review needed), so that neither part holds a line nobody
+		// accepted that the workspace does not have.
+		var parts []rollbackPart
+		start := from
+		var pending []*prsm.Record
+		for _, r := range undone {
+			if st, ok := p.Unsynced[r.ID]; ok && st != prsm.StatusAccepted {
+				pending = append(pending, r)
+			}
+		}
+		if len(pending) > 0 {
+			v, ok, err := e.workspaceSide(ctx, from, pending)
+			if err != nil {
+				return nil, err
+			}
+			if ok && !sameVersion(v, from) {
+				parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: v}, prsm.StatusAccepted, prsm.SyncPendingReview})
+				start = v
+			}
+		}
+		mid, ok, err := e.takeOut(ctx, start, undone, p, false)
 		if err != nil || !ok {
 			if err == nil {
 				return conflicted()
 			}
 			return nil, err
 		}
-		var parts []rollbackPart
-		if !sameVersion(from, mid) {
-			parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: from, After: mid}, prsm.StatusAccepted, prsm.SyncSynced})
+		if !sameVersion(start, mid) {
+			parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: start, After: mid}, prsm.StatusAccepted, prsm.SyncSynced})
 		}
 		if !sameVersion(mid, now) {
 			parts = append(parts, offer(mid, now, prsm.SyncPendingReview))
