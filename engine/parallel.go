@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	stdsync "sync"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
@@ -45,6 +46,9 @@ func parallel(n int, fn func(i int) error) []error {
 type stateChange struct {
 	r              *prsm.Record
 	status, syncSt string
+	// rejected: a reject took the record's change out of the worktree
+	// with no record of its own (Record.RejectedAt).
+	rejected bool
 }
 
 // setStates stores many records' states in one transaction (crash point
@@ -53,7 +57,7 @@ type stateChange struct {
 func (e *Engine) setStates(ctx context.Context, changes []stateChange, point string) error {
 	var todo []stateChange
 	for _, c := range changes {
-		if c.r.Status != c.status || c.r.SyncState != c.syncSt {
+		if c.r.Status != c.status || c.r.SyncState != c.syncSt || (c.rejected && c.r.RejectedAt.IsZero()) {
 			todo = append(todo, c)
 		}
 	}
@@ -64,6 +68,11 @@ func (e *Engine) setStates(ctx context.Context, changes []stateChange, point str
 		for _, c := range todo {
 			if err := store.UpdateRecordState(ctx, q, c.r.SessionID, c.r.ID, c.status, c.syncSt); err != nil {
 				return err
+			}
+			if c.rejected {
+				if err := store.MarkRejected(ctx, q, c.r.SessionID, c.r.ID, time.Now()); err != nil {
+					return err
+				}
 			}
 			if point != "" {
 				crashPoint(point)

@@ -288,7 +288,7 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 			state = prsm.SyncConflict
 		}
 	}
-	return e.setState(ctx, r, prsm.StatusRejected, state)
+	return e.setStates(ctx, []stateChange{{r: r, status: prsm.StatusRejected, syncSt: state, rejected: true}}, "")
 }
 
 // rejectedState is the sync state of record r once rejected, when the

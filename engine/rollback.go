@@ -213,6 +213,14 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 			continue
 		}
 		if r.Seq <= c.RecordSeq {
+			// Rejected by the user before the checkpoint was taken: its
+			// change had left the worktree by then, with no record of
+			// its own, so the checkpoint's file does not hold it. (A
+			// rollback's rejects leave their change in the history,
+			// paired with the rollback's record that took it out.)
+			if !r.RejectedAt.IsZero() && r.RejectedAt.Before(c.CreatedAt) {
+				continue
+			}
 			never[r.RelPath] = append(never[r.RelPath], r)
 		} else if r.ToolName != "Rollback" {
 			rb.hidden[r.RelPath] = append(rb.hidden[r.RelPath], r)
@@ -1275,7 +1283,7 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 		}
 		for _, r := range nc.recs {
 			if r.Status != prsm.StatusRejected {
-				changes = append(changes, stateChange{r, prsm.StatusRejected, rejectedState(r, nc.state)})
+				changes = append(changes, stateChange{r: r, status: prsm.StatusRejected, syncSt: rejectedState(r, nc.state)})
 			}
 		}
 	}

@@ -1126,7 +1126,7 @@ func (e *Engine) syncState(s *prsm.Session, rel string, out prsmsync.Outcome, er
 
 // setState stores a record's status and sync state and announces it.
 func (e *Engine) setState(ctx context.Context, r *prsm.Record, status, syncState string) error {
-	return e.setStates(ctx, []stateChange{{r, status, syncState}}, "")
+	return e.setStates(ctx, []stateChange{{r: r, status: status, syncSt: syncState}}, "")
 }
 
 // StatusEvent is the data of a file_change_status event.

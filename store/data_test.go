@@ -352,6 +352,47 @@ func TestUpdateRecordStateAndPendingCount(t *testing.T) {
 	}
 }
 
+// TestRejectedAt: MarkRejected keeps the time of the first reject; a
+// state change alone keeps none.
+func TestRejectedAt(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	mustSession(t, q, "s1", t0)
+	for _, id := range []string{"r1", "r2"} {
+		if err := InsertRecord(ctx, q, testRecord("s1", id, "t-"+id, "a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(id string) *prsm.Record {
+		t.Helper()
+		r, err := GetRecord(ctx, q, "s1", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if err := UpdateRecordState(ctx, q, "s1", "r2", prsm.StatusRejected, prsm.SyncSynced); err != nil {
+		t.Fatal(err)
+	}
+	if r := get("r2"); !r.RejectedAt.IsZero() || r.Status != prsm.StatusRejected {
+		t.Fatalf("r2 rejected by a state change only: %s, rejected_at %v", r.Status, r.RejectedAt)
+	}
+	first := time.Date(2026, 11, 24, 10, 0, 0, 123456789, time.UTC)
+	if err := MarkRejected(ctx, q, "s1", "r1", first); err != nil {
+		t.Fatal(err)
+	}
+	if err := MarkRejected(ctx, q, "s1", "r1", first.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if r := get("r1"); !r.RejectedAt.Equal(first) {
+		t.Fatalf("rejected_at %v, want the first reject's %v", r.RejectedAt, first)
+	}
+	if err := MarkRejected(ctx, q, "s1", "nope", first); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("MarkRejected(nope) = %v, want ErrNotFound", err)
+	}
+}
+
 func TestListRecordsFilters(t *testing.T) {
 	ctx := context.Background()
 	db := openTestDB(t)

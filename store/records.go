@@ -2,32 +2,40 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 )
 
 const recordCols = `seq, id, session_id, file_path, rel_path, agent_id, change_type, tool_call_id,
 	tool_name, message_index, old_hash, new_hash, pre_tool_hash, added_ranges, removed_ranges,
-	timestamp, status, sync_state, binary, mode_before, mode_after, size_before, size_after`
+	timestamp, status, sync_state, binary, mode_before, mode_after, size_before, size_after, rejected_at`
 
 func scanRecord(sc scanner) (*prsm.Record, error) {
 	var (
 		r              prsm.Record
 		added, removed string
 		ts             string
+		rejectedAt     sql.NullString
 	)
 	if err := sc.Scan(&r.Seq, &r.ID, &r.SessionID, &r.FilePath, &r.RelPath, &r.AgentID,
 		&r.ChangeType, &r.ToolCallID, &r.ToolName, &r.MessageIndex, &r.OldHash, &r.NewHash,
 		&r.PreToolHash, &added, &removed, &ts, &r.Status, &r.SyncState, &r.Binary,
-		&r.ModeBefore, &r.ModeAfter, &r.SizeBefore, &r.SizeAfter); err != nil {
+		&r.ModeBefore, &r.ModeAfter, &r.SizeBefore, &r.SizeAfter, &rejectedAt); err != nil {
 		return nil, err
 	}
 	var err error
 	if r.Timestamp, err = parseTime(ts); err != nil {
 		return nil, err
+	}
+	if rejectedAt.Valid {
+		if r.RejectedAt, err = parseTime(rejectedAt.String); err != nil {
+			return nil, err
+		}
 	}
 	if r.AddedRanges, err = decodeRanges(added); err != nil {
 		return nil, err
@@ -180,6 +188,21 @@ func UpdateRecordState(ctx context.Context, q Querier, sessionID, id, status, sy
 	}
 	if err != nil {
 		return fmt.Errorf("update record %s: %w", id, mapErr(err))
+	}
+	return nil
+}
+
+// MarkRejected keeps the time a reject took a record's change out of the
+// worktree (RejectedAt), the first time only.
+func MarkRejected(ctx context.Context, q Querier, sessionID, id string, at time.Time) error {
+	res, err := q.ExecContext(ctx,
+		"UPDATE records SET rejected_at = COALESCE(rejected_at, ?) WHERE session_id = ? AND id = ?",
+		formatTime(at), sessionID, id)
+	if err == nil {
+		err = mustAffect(res)
+	}
+	if err != nil {
+		return fmt.Errorf("mark record %s rejected: %w", id, mapErr(err))
 	}
 	return nil
 }
