@@ -1113,16 +1113,13 @@ func TestChain2Seed175(t *testing.T) {
 	})
 }
 
-// Z42 (fuzz seed 136 with deletions): review mode only, as Z40. Known to
-// fail: undoing the undo of a selector leaves the workspace holding g.txt
-// (accepted once, taken out by the selector) with its deletion pending.
-// The rewind's workspace target takes the deletion d4 out of the
-// checkpoint's absent file, as if d4 had been pending when the checkpoint
-// was taken; a rewind rejected it before, and a rewind's rejects (unlike
-// a user's, Record.RejectedAt) leave their change in the history, paired
-// with the rollback's own record.
+// Z42 (fuzz seed 136 with deletions): review mode only, as Z40. Undoing
+// the undo of a selector must leave the workspace without g.txt, as the
+// selector did. The rewind's workspace target must not take the deletion
+// d4 out of the checkpoint's absent file: a rewind rejected d4 before that
+// checkpoint, and its bookkeeping record (accepted, never applied) took
+// the deletion out of the worktree; the two cancel.
 func TestChain2Seed136Delete(t *testing.T) {
-	t.Skip("known: a rewind's target takes out a deletion a rewind rejected before its checkpoint")
 	chainRun(t, func(z *chain) {
 		if !z.review {
 			return
@@ -1191,4 +1188,55 @@ func TestRejectedAtOnlyForRejects(t *testing.T) {
 			t.Errorf("%s: %s, rejected_at %v, want set %v", id, r.Status, r.RejectedAt, want)
 		}
 	}
+}
+
+// Z44 (fuzz seed 66).
+func TestChain2Seed66(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		z.edit("e1", "f.txt", 17, "T1")
+		z.accept("e1")
+		cp0 := z.cp(1)
+		z.put("e2", "g.txt", gLines(17, "T2"))
+		z.accept("e2")
+		z.put("e3", "g.txt", gLines(11, "T3", 17, "T2"))
+		z.edit("e4", "f.txt", 20, "T4")
+		s1 := z.rewind(cp0)
+		z.put("e5", "g.txt", gLines(14, "T5"))
+		z.put("e6", "g.txt", gLines(8, "T6", 14, "T5"))
+		z.cp(3)
+		s3 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		z.rewind(s1)
+		z.edit("e7", "f.txt", 14, "T7")
+		z.edit("e8", "f.txt", 11, "T8")
+		z.accept("e8")
+		z.cp(6)
+		z.rewind(s3)
+	})
+}
+
+// Z45 (fuzz seed 258).
+func TestChain2Seed258(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		z.put("e1", "g.txt", gLines(2, "T1"))
+		z.edit("e2", "f.txt", 5, "T2")
+		z.sel(engine.RollbackRequest{File: "g.txt"})
+		z.edit("e3", "f.txt", 8, "T3")
+		z.edit("e4", "f.txt", 14, "T4")
+		z.reject("e2")
+		cp1 := z.cp(2)
+		z.edit("e5", "f.txt", 2, "T5")
+		z.put("e6", "g.txt", gLines(5, "T6"))
+		z.accept("e6")
+		cp4 := z.cp(5)
+		s5 := z.rewind(cp4)
+		z.accept("e5")
+		z.edit("e7", "f.txt", 17, "T7")
+		z.reject("e7")
+		z.rewind(s5)
+		s9 := z.rewind(cp1)
+		z.edit("e8", "f.txt", 20, "T8")
+		z.bulk(true)
+		z.rewind(s9)
+		z.rewind(s9)
+	})
 }

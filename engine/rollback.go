@@ -226,6 +226,18 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 			rb.hidden[r.RelPath] = append(rb.hidden[r.RelPath], r)
 		}
 	}
+	// A rollback's bookkeeping records before the checkpoint (accepted,
+	// never applied: they took out of the worktree changes the workspace
+	// never had) go with the changes they took out: the two cancel.
+	accepted, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, Status: prsm.StatusAccepted})
+	if err != nil {
+		return err
+	}
+	for _, r := range accepted {
+		if r.ToolName == "Rollback" && r.SyncState == prsm.SyncPendingReview && r.Seq <= c.RecordSeq && len(never[r.RelPath]) > 0 {
+			never[r.RelPath] = append(never[r.RelPath], r)
+		}
+	}
 	for _, recs := range rb.hidden {
 		sortRecords(recs, true)
 	}
@@ -498,6 +510,9 @@ func (e *Engine) workspaceSideOf(ctx context.Context, from prsmsync.Version, uns
 		}
 		if !side.Present && ds[i].before.Present && ds[i].after.Present {
 			continue // an edit of a file that is not there: nothing to take out
+		}
+		if side.Present && ds[i].before.Present && !ds[i].after.Present {
+			continue // a deletion of a file made again since: nothing of it is left
 		}
 		next, ok := prsmsync.Merge(ds[i].after, side, ds[i].before)
 		if !ok {
