@@ -117,8 +117,9 @@ type Record struct {
 
 	// Seq orders records of a session (insertion order).
 	Seq int64 `json:"-"`
-	// RejectedAt is when the record was rejected (zero: not rejected, or
-	// before prsm kept it).
+	// RejectedAt is when a user's reject (or its cascade) took the
+	// record's change out of the worktree. Zero: not rejected that way (a
+	// rollback's rejects set none), or rejected before prsm kept it.
 	RejectedAt time.Time `json:"-"`
 	// OldHash, NewHash and PreToolHash name the contents in the blob store;
 	// empty means the file did not exist on that side.

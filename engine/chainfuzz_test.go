@@ -92,6 +92,17 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 		used[rel][l] = true
 		return l, true
 	}
+	// pickPending is a pending record at random (review mode), nil if none.
+	pickPending := func() *prsm.Record {
+		if !z.review {
+			return nil
+		}
+		pend := z.allPending()
+		if len(pend) == 0 {
+			return nil
+		}
+		return pend[rng.Intn(len(pend))]
+	}
 	rollback := func(what string, do func() (*engine.Plan, error)) {
 		before := fuzzCP{wt: z.snap(z.wt), ws: z.snap(z.ws), userOps: userOps}
 		p, err := do()
@@ -146,27 +157,19 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 			log = append(log, fmt.Sprintf("z.rm(%q, \"g.txt\")", id))
 			z.rm(id, "g.txt")
 		case k < 55: // accept a pending record
-			if !z.review {
+			r := pickPending()
+			if r == nil {
 				continue
 			}
-			pend := z.allPending()
-			if len(pend) == 0 {
-				continue
-			}
-			r := pend[rng.Intn(len(pend))]
 			log = append(log, fmt.Sprintf("z.accept(%q) // %s %s", r.ID, r.ToolName, r.RelPath))
 			z.accept(r.ID)
 			userOps++
 			approve()
 		case k < 63: // reject a pending record
-			if !z.review {
+			r := pickPending()
+			if r == nil {
 				continue
 			}
-			pend := z.allPending()
-			if len(pend) == 0 {
-				continue
-			}
-			r := pend[rng.Intn(len(pend))]
 			log = append(log, fmt.Sprintf("z.reject(%q) // %s %s", r.ID, r.ToolName, r.RelPath))
 			z.reject(r.ID)
 			userOps++

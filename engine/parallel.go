@@ -64,13 +64,14 @@ func (e *Engine) setStates(ctx context.Context, changes []stateChange, point str
 	if len(todo) == 0 {
 		return nil
 	}
+	now := time.Now().UTC()
 	err := e.DB.Tx(ctx, func(q store.Querier) error {
 		for _, c := range todo {
 			if err := store.UpdateRecordState(ctx, q, c.r.SessionID, c.r.ID, c.status, c.syncSt); err != nil {
 				return err
 			}
 			if c.rejected {
-				if err := store.MarkRejected(ctx, q, c.r.SessionID, c.r.ID, time.Now()); err != nil {
+				if err := store.MarkRejected(ctx, q, c.r.SessionID, c.r.ID, now); err != nil {
 					return err
 				}
 			}
@@ -86,6 +87,9 @@ func (e *Engine) setStates(ctx context.Context, changes []stateChange, point str
 	for _, c := range todo {
 		r := c.r
 		r.Status, r.SyncState = c.status, c.syncSt
+		if c.rejected && r.RejectedAt.IsZero() {
+			r.RejectedAt = now // as MarkRejected stored it: the first time only
+		}
 		e.Events.Publish(EventFileChangeStatus, StatusEvent{
 			SessionID: r.SessionID, ID: r.ID, ToolCallID: r.ToolCallID, RelPath: r.RelPath, FilePath: r.FilePath,
 			Status: r.Status, SyncState: r.SyncState,

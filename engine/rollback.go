@@ -1431,6 +1431,19 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 	if conflict || slices.Contains(p.WorkspaceConflict, rel) {
 		return conflicted()
 	}
+	// Taking out pending changes needs no review; taking out a rollback's
+	// record of them (accepted, never applied) brings them back, for
+	// review again.
+	var pending, brings []*prsm.Record
+	for _, r := range undone {
+		switch p.Unsynced[r.ID] {
+		case "":
+		case prsm.StatusAccepted:
+			brings = append(brings, r)
+		default:
+			pending = append(pending, r)
+		}
+	}
 	side, ok, err := e.rollbackSide(ctx, p, rel, undone, from)
 	if err != nil {
 		return nil, err
@@ -1444,12 +1457,6 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 		// accepted that the workspace does not have.
 		var parts []rollbackPart
 		start := from
-		var pending []*prsm.Record
-		for _, r := range undone {
-			if st, ok := p.Unsynced[r.ID]; ok && st != prsm.StatusAccepted {
-				pending = append(pending, r)
-			}
-		}
 		if len(pending) > 0 {
 			v, ok, err := e.workspaceSide(ctx, from, pending)
 			if err != nil {
@@ -1480,22 +1487,11 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 		return nil, err
 	}
 	var parts []rollbackPart
-	// Taking out pending changes needs no review; taking out a rollback's
-	// record of them (accepted, never applied) brings them back, for
-	// review again. Two records where both happen and the parts come
-	// apart: rejecting the offer then takes out what it brings back only.
-	// They come apart even where they cancel (from is side): the changes
-	// the pending records held are offered again, not lost with them.
-	var pending, brings []*prsm.Record
-	for _, r := range undone {
-		switch p.Unsynced[r.ID] {
-		case "":
-		case prsm.StatusAccepted:
-			brings = append(brings, r)
-		default:
-			pending = append(pending, r)
-		}
-	}
+	// Where the rollback both takes out pending changes and brings back
+	// others, two records and the parts come apart: rejecting the offer
+	// then takes out what it brings back only. They come apart even where
+	// they cancel (from is side): the changes the pending records held
+	// are offered again, not lost with them.
 	mid, split := from, len(pending) > 0 && len(brings) > 0
 	if split {
 		if mid, split, err = e.workspaceSide(ctx, from, pending); err == nil && split {
@@ -1505,6 +1501,9 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 		}
 		if err != nil {
 			return nil, err
+		}
+		if !split {
+			mid = from // they do not come apart: nothing was taken out first
 		}
 	}
 	if split && !sameVersion(from, mid) {
