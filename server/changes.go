@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -10,16 +12,22 @@ import (
 	"github.com/prsm-dev/prsm/engine"
 )
 
+// The two tool-call routes send their answer before the engine's work
+// after it starts (engine.AnswerFirst): the agent waits for the answer,
+// not for that work.
+
 func (s *Server) startToolCall(c echo.Context) error {
 	var req engine.ToolCallRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	ans, err := s.eng.StartToolCall(c.Request().Context(), c.Param("id"), req)
+	ctx, sent := engine.AnswerFirst(c.Request().Context())
+	defer sent()
+	ans, err := s.eng.StartToolCall(ctx, c.Param("id"), req)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, ans)
+	return sendNow(c, ans)
 }
 
 func (s *Server) completeToolCall(c echo.Context) error {
@@ -27,11 +35,33 @@ func (s *Server) completeToolCall(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	recs, err := s.eng.CompleteToolCall(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
+	ctx, sent := engine.AnswerFirst(c.Request().Context())
+	defer sent()
+	recs, err := s.eng.CompleteToolCall(ctx, c.Param("id"), c.Param("tc"), req)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, recs)
+	return sendNow(c, recs)
+}
+
+// sendNow writes v as a JSON answer (200) and flushes it to the client:
+// with its length set, the answer is whole on the wire before the
+// handler returns.
+func sendNow(c echo.Context, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n') // as c.JSON ends its answers
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(b)))
+	c.Response().WriteHeader(http.StatusOK)
+	if _, err := c.Response().Write(b); err != nil {
+		return err
+	}
+	c.Response().Flush()
+	return nil
 }
 
 func (s *Server) listChanges(c echo.Context) error {
