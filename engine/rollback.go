@@ -908,7 +908,7 @@ func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionSt
 	// rollback again at the next start (exact worktree targets, and merges
 	// that find their change already out), and nothing of the session
 	// moves under it. A failed sync is logged: the content is in place.
-	e.afterAnswer(ctx, s.ID, lock, func() {
+	e.afterAnswer(s.ID, lock, func() {
 		if err := syncs.run(); err != nil {
 			e.Log.Error("rollback: sync files to the disk", "session", s.ID, "err", err)
 		}

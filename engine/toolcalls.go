@@ -437,7 +437,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	}
 	st.inflight[tc.ID] = call
 	target := toolTarget(req.Args, argRel)
-	e.afterAnswer(ctx, s.ID, lock, func() {
+	e.afterAnswer(s.ID, lock, func() {
 		ctx := context.WithoutCancel(ctx)
 		// What the tracker knows of the file the tool names: the base of
 		// its workspace write, which can then start before complete has
@@ -529,82 +529,18 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 // afterAnswer runs fn, the part of a tool call's work that its answer
 // does not wait for, in the background, holding the session's lock (taken
 // over from lock) until fn returns. e.Session waits for it: whatever comes
-// next for session id, and every read of it, sees fn's work done. When ctx
-// comes from AnswerFirst, fn starts only once the caller has sent its
-// answer.
-func (e *Engine) afterAnswer(ctx context.Context, id string, lock *heldLock, fn func()) {
+// next for session id, and every read of it, sees fn's work done.
+func (e *Engine) afterAnswer(id string, lock *heldLock, fn func()) {
 	unlock := lock.handOver()
 	done := make(chan struct{})
 	e.statesMu.Lock()
 	e.finishing[id] = done
 	e.statesMu.Unlock()
-	run := func() {
+	e.background(func() {
 		defer close(done)
 		defer unlock()
 		fn()
-	}
-	if q, ok := ctx.Value(answerFirstKey{}).(*answerFirst); ok && q.hold(e, run) {
-		return
-	}
-	e.background(run)
-}
-
-// answerFirst holds the work after the answers of one request until the
-// request's answer is sent (AnswerFirst).
-type answerFirst struct {
-	mu   stdsync.Mutex
-	sent bool
-	held []func()
-	eng  []*Engine
-}
-
-type answerFirstKey struct{}
-
-// AnswerFirst returns a context under which the engine's work after a tool
-// call's answer (storing its capture, its records' sync states, the
-// events) waits until sent is called, and sent, which the caller calls
-// once its answer is on its way (and always: until then the session stays
-// locked). On a machine with two cores that work, started at once,
-// competed with the answer's own way to the agent: the writing of the
-// response and the waking of the hook that waits for it.
-func AnswerFirst(ctx context.Context) (context.Context, func()) {
-	q := &answerFirst{}
-	return context.WithValue(ctx, answerFirstKey{}, q), q.send
-}
-
-// hold keeps fn for send; false once the answer is sent (run it now).
-// The engine's background count takes it now, so Close waits for it.
-func (q *answerFirst) hold(e *Engine, fn func()) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.sent {
-		return false
-	}
-	e.flushMu.Lock()
-	closed := e.closed
-	if !closed {
-		e.settleWG.Add(1)
-	}
-	e.flushMu.Unlock()
-	if closed {
-		return false
-	}
-	q.held = append(q.held, fn)
-	q.eng = append(q.eng, e)
-	return true
-}
-
-func (q *answerFirst) send() {
-	q.mu.Lock()
-	held, eng := q.held, q.eng
-	q.held, q.eng, q.sent = nil, nil, true
-	q.mu.Unlock()
-	for i, fn := range held {
-		go func() {
-			defer eng[i].settleWG.Done()
-			fn()
-		}()
-	}
+	})
 }
 
 // heldLock is a session's lock as a tool call holds it: release lets it go
@@ -737,7 +673,7 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	ans, err := e.answer(ctx, recs)
 	// The sync states are stored, and the records announced, after the
 	// answer, as a capture is: the workspace has the changes already.
-	e.afterAnswer(ctx, s.ID, lock, finish)
+	e.afterAnswer(s.ID, lock, finish)
 	return ans, err
 }
 

@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -12,22 +10,16 @@ import (
 	"github.com/prsm-dev/prsm/engine"
 )
 
-// The two tool-call routes send their answer before the engine's work
-// after it starts (engine.AnswerFirst): the agent waits for the answer,
-// not for that work.
-
 func (s *Server) startToolCall(c echo.Context) error {
 	var req engine.ToolCallRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	ctx, sent := engine.AnswerFirst(c.Request().Context())
-	defer sent()
-	ans, err := s.eng.StartToolCall(ctx, c.Param("id"), req)
+	ans, err := s.eng.StartToolCall(c.Request().Context(), c.Param("id"), req)
 	if err != nil {
 		return err
 	}
-	return sendNow(c, ans)
+	return c.JSON(http.StatusOK, ans)
 }
 
 func (s *Server) completeToolCall(c echo.Context) error {
@@ -35,33 +27,11 @@ func (s *Server) completeToolCall(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	ctx, sent := engine.AnswerFirst(c.Request().Context())
-	defer sent()
-	recs, err := s.eng.CompleteToolCall(ctx, c.Param("id"), c.Param("tc"), req)
+	recs, err := s.eng.CompleteToolCall(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
 	if err != nil {
 		return err
 	}
-	return sendNow(c, recs)
-}
-
-// sendNow writes v as a JSON answer (200) and flushes it to the client:
-// with its length set, the answer is whole on the wire before the
-// handler returns.
-func sendNow(c echo.Context, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n') // as c.JSON ends its answers
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(b)))
-	c.Response().WriteHeader(http.StatusOK)
-	if _, err := c.Response().Write(b); err != nil {
-		return err
-	}
-	c.Response().Flush()
-	return nil
+	return c.JSON(http.StatusOK, recs)
 }
 
 func (s *Server) listChanges(c echo.Context) error {

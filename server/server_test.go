@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -301,59 +300,5 @@ func TestConcurrentStarts(t *testing.T) {
 	list := testgit.Git(t, ts.ws, "worktree", "list", "--porcelain")
 	if n := strings.Count(list, "branch refs/heads/prsm/"); n != 8 {
 		t.Errorf("%d prsm worktrees, want 8:\n%s", n, list)
-	}
-}
-
-// The tool-call routes send their answer whole (with its length, not
-// chunked) before the engine's work after it runs; that work still runs:
-// the capture is stored, and complete syncs the edit.
-func TestToolCallAnswersSentWhole(t *testing.T) {
-	ts := start(t, server.Config{})
-	status, _, body := ts.do(t, "POST", "/sessions", `{"name":"x"}`, nil)
-	if status != 201 {
-		t.Fatalf("start session: %d %s", status, body)
-	}
-	var s prsm.Session
-	if err := json.Unmarshal([]byte(body), &s); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(s.WorktreePath, "a.txt")
-	args, _ := json.Marshal(map[string]any{"tool_call_id": "t1", "tool_name": "Write", "args": map[string]string{"file_path": p}})
-	status, hdr, body := ts.do(t, "POST", "/sessions/"+s.ID+"/tool-calls", string(args), nil)
-	if status != 200 || hdr.Get("Content-Length") != strconv.Itoa(len(body)) || hdr.Get("Transfer-Encoding") != "" ||
-		hdr.Get("Content-Type") != "application/json" {
-		t.Fatalf("capture answer: %d %v %q", status, hdr, body)
-	}
-	var ans engine.ToolCallAnswer
-	if err := json.Unmarshal([]byte(body), &ans); err != nil || ans.ToolCallID != "t1" || ans.ToolName != "Write" {
-		t.Fatalf("capture answer %q: %+v %v", body, ans, err)
-	}
-	if err := os.WriteFile(p, []byte("written\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	status, hdr, body = ts.do(t, "POST", "/sessions/"+s.ID+"/tool-calls/t1/complete", `{}`, nil)
-	if status != 200 || hdr.Get("Content-Length") != strconv.Itoa(len(body)) {
-		t.Fatalf("complete answer: %d %v %q", status, hdr, body)
-	}
-	var recs engine.Records
-	if err := json.Unmarshal([]byte(body), &recs); err != nil || len(recs.Records) != 1 ||
-		recs.Records[0].SyncState != prsm.SyncSynced || recs.Records[0].NewContent == nil || *recs.Records[0].NewContent != "written\n" {
-		t.Fatalf("complete answer %q: %v", body, err)
-	}
-	if got, err := os.ReadFile(filepath.Join(ts.ws, "a.txt")); err != nil || string(got) != "written\n" {
-		t.Fatalf("workspace a.txt = %q %v", got, err)
-	}
-	// The capture's held work ran: the call is stored, completed.
-	status, _, body = ts.do(t, "GET", "/sessions/"+s.ID+"/file-changes/t1", "", nil)
-	if status != 200 || !strings.Contains(body, `"tool_call_id":"t1"`) {
-		t.Fatalf("changes of t1: %d %s", status, body)
-	}
-	// An error answer goes out as before, and lets the session go.
-	status, _, body = ts.do(t, "POST", "/sessions/"+s.ID+"/tool-calls/nope/complete", `{"agent_id":"a\u0007"}`, nil)
-	if status != 400 {
-		t.Fatalf("bad complete: %d %s", status, body)
-	}
-	if status, _, body = ts.do(t, "GET", "/sessions/"+s.ID, "", nil); status != 200 {
-		t.Fatalf("session after an error: %d %s", status, body)
 	}
 }
