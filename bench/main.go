@@ -32,6 +32,7 @@ import (
 type options struct {
 	sizes     []int
 	runs      int
+	rtRuns    int
 	startRuns int
 	jsonOut   string
 	keep      bool
@@ -45,6 +46,7 @@ func main() {
 	var sizes, only string
 	flag.StringVar(&sizes, "sizes", "10k,50k", "repository sizes in files, comma separated (e.g. 10k,50k,200k)")
 	flag.IntVar(&o.runs, "runs", 30, "samples per measure (tool calls, checkpoints, git status, ...)")
+	flag.IntVar(&o.rtRuns, "roundtrip-runs", 100, "samples of the tool call round trip and of git status beside it (each edit takes about 2 ms, so more samples cost little and steady the median)")
 	flag.IntVar(&o.startRuns, "start-runs", 5, "samples of session start and git worktree add (each checks out the whole repository)")
 	flag.StringVar(&o.jsonOut, "json", "", "also write every figure as JSON to this file")
 	flag.BoolVar(&o.keep, "keep", false, "keep the generated repositories and prsm's state")
@@ -69,8 +71,8 @@ func main() {
 			o.only[m] = true
 		}
 	}
-	if o.runs < 3 || o.startRuns < 1 {
-		fatalf("-runs must be at least 3 and -start-runs at least 1")
+	if o.runs < 3 || o.rtRuns < 3 || o.startRuns < 1 {
+		fatalf("-runs and -roundtrip-runs must be at least 3 and -start-runs at least 1")
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -308,8 +308,8 @@ func (b *bench) roundTrip(ctx context.Context) error {
 	// the whole measure (a shared VM's speed drifts by a fifth within a
 	// minute, and 60 edits alone take a tenth of a second), while each
 	// block runs warm, as a burst of tool calls does.
-	for i := 0; i < b.o.runs; i += roundTripBlock {
-		n := min(roundTripBlock, b.o.runs-i)
+	for i := 0; i < b.o.rtRuns; i += roundTripBlock {
+		n := min(roundTripBlock, b.o.rtRuns-i)
 		for j := i; j < i+n; j++ {
 			f := b.freshFile()
 			d, id, err := b.edit(ctx, b.s, fileRel(f), fileContent(f, fmt.Sprint("rt", j)))
