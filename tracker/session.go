@@ -184,7 +184,8 @@ func (s *Session) readKnown(rel string, st store.FileState, known bool, blobs Bl
 	return prsmsync.Version{Present: true, Mode: st.Mode, Content: b}, nil
 }
 
-// BaseVersion returns rel as the session's base commit has it.
+// BaseVersion returns rel as the session's base commit has it, as git
+// checks it out.
 func (s *Session) BaseVersion(rel string) (prsmsync.Version, error) {
 	objs, err := s.Repo.Objects()
 	if err != nil {
@@ -196,6 +197,14 @@ func (s *Session) BaseVersion(rel string) (prsmsync.Version, error) {
 	}
 	if err != nil {
 		return prsmsync.Version{}, err
+	}
+	if f.Mode&0o170000 != 0o120000 {
+		// As git checked it out into the worktree (.gitattributes line
+		// ends, filters), so that an edit is compared with what the agent
+		// saw.
+		if f.Content, err = s.Repo.CheckoutContent(context.Background(), s.Worktree, s.Base, rel, f.Content); err != nil {
+			return prsmsync.Version{}, fmt.Errorf("base content of %s: %w", rel, err)
+		}
 	}
 	return prsmsync.Version{Present: true, Mode: f.Mode, Content: f.Content}, nil
 }

@@ -35,6 +35,8 @@ type Repo struct {
 	objOnce stdsync.Once
 	obj     *Objects
 	objErr  error
+
+	conv convState // checkout conversions (CheckoutContent)
 }
 
 // Git returns the runner this repository uses.

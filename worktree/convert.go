@@ -1,0 +1,147 @@
+package worktree
+
+import (
+	"context"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	stdsync "sync"
+)
+
+// Checkout conversions. git stores some files other than it checks them
+// out: `.gitattributes` (or core.autocrlf) can ask for CRLF line ends in
+// the working tree (`text eol=crlf`, common for .bat files), and filters
+// (git-lfs, ident) rewrite content on checkout. A session's worktree is
+// checked out by git, so its files hold the converted content; a blob read
+// from the object store holds the stored one. CheckoutContent gives a
+// blob's content as the checkout wrote it, so that prsm compares like with
+// like. Most repositories ask for no conversion at all, and then nothing
+// runs: no git process, only a look for .gitattributes files on the path.
+
+// convState is what a repository says, once, about conversions that do
+// not depend on a path.
+type convState struct {
+	once stdsync.Once
+	// global: core.autocrlf, info/attributes or a global attributes file
+	// may apply to any path.
+	global bool
+	mu     stdsync.Mutex
+	// attrDirs caches, per commit and directory, whether the directory
+	// holds a .gitattributes file.
+	attrDirs map[string]bool
+}
+
+// maxAttrDirs bounds the attrDirs cache.
+const maxAttrDirs = 4096
+
+// CheckoutContent returns content, the blob at rel in commit, as git's
+// checkout writes it in dir (a working tree of the repository, whose
+// attributes and filters apply). When no attributes or settings can apply
+// to rel, it is content itself.
+func (r *Repo) CheckoutContent(ctx context.Context, dir, commit, rel string, content []byte) ([]byte, error) {
+	may, err := r.mayConvert(ctx, commit, rel)
+	if err != nil || !may {
+		return content, err
+	}
+	out, err := r.git.Run(ctx, NewCmd("cat-file", "--filters").Dir(dir).Rev(commit+":"+rel))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// mayConvert reports whether a checkout conversion can apply to rel: a
+// repository-wide setting, or a .gitattributes file in commit in rel's
+// directory or one above it.
+func (r *Repo) mayConvert(ctx context.Context, commit, rel string) (bool, error) {
+	r.conv.once.Do(func() { r.conv.global = r.globalConversions(ctx) })
+	if r.conv.global {
+		return true, nil
+	}
+	objs, err := r.Objects()
+	if err != nil {
+		return false, err
+	}
+	for d := path.Dir(rel); ; d = path.Dir(d) {
+		has, err := r.hasAttributes(objs, commit, d)
+		if err != nil || has {
+			return has, err
+		}
+		if d == "." {
+			return false, nil
+		}
+	}
+}
+
+// hasAttributes reports whether directory d ("." for the top) of commit
+// holds a .gitattributes file.
+func (r *Repo) hasAttributes(objs *Objects, commit, d string) (bool, error) {
+	key := commit + ":" + d
+	r.conv.mu.Lock()
+	has, ok := r.conv.attrDirs[key]
+	r.conv.mu.Unlock()
+	if ok {
+		return has, nil
+	}
+	p := ".gitattributes"
+	if d != "." {
+		p = d + "/.gitattributes"
+	}
+	has, err := objs.HasFile(commit, p)
+	if err != nil {
+		return false, err
+	}
+	r.conv.mu.Lock()
+	if r.conv.attrDirs == nil || len(r.conv.attrDirs) >= maxAttrDirs {
+		r.conv.attrDirs = map[string]bool{}
+	}
+	r.conv.attrDirs[key] = has
+	r.conv.mu.Unlock()
+	return has, nil
+}
+
+// globalConversions reports whether a conversion may apply to any path of
+// the repository: core.autocrlf set to true, or attributes from outside
+// the tree (info/attributes, core.attributesFile or git's default global
+// attributes file). When git cannot be asked, it says yes: a needless
+// `git cat-file --filters` costs time, a missed conversion a wrong diff.
+func (r *Repo) globalConversions(ctx context.Context) bool {
+	if fileHasContent(filepath.Join(r.CommonDir, "info", "attributes")) {
+		return true
+	}
+	out, err := r.git.Output(ctx, NewCmd("config", "--get-regexp", `^core\.(autocrlf|attributesfile)$`).Dir(r.Root))
+	if err != nil && ExitCode(err) != 1 { // 1: none set
+		return true
+	}
+	attrFile := ""
+	for _, line := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		switch strings.ToLower(k) {
+		case "core.autocrlf":
+			if v == "true" {
+				return true
+			}
+		case "core.attributesfile":
+			attrFile = v
+		}
+	}
+	if attrFile == "" {
+		if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+			attrFile = filepath.Join(x, "git", "attributes")
+		} else if h, err := os.UserHomeDir(); err == nil {
+			attrFile = filepath.Join(h, ".config", "git", "attributes")
+		}
+	} else if strings.HasPrefix(attrFile, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			attrFile = filepath.Join(h, attrFile[2:])
+		}
+	}
+	return attrFile != "" && fileHasContent(attrFile)
+}
+
+// fileHasContent reports whether p is a file with something in it.
+func fileHasContent(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+}
