@@ -12,32 +12,11 @@ import (
 // eol=crlf`, common for .bat files) is stored with LF in git. An edit of
 // one of its lines is a one-line change, and syncs into the workspace's
 // CRLF copy of it, instead of a change of every line that conflicts with
-// the workspace.
-func TestEolAttributesEditOneLine(t *testing.T) { testEolAttributes(t, false) }
-
-// Known and not fixed: a rewind to a checkpoint taken while the file was
-// as git checked it out writes the checkpoint tree's blob, which git
-// stored with LF, so the file comes back with LF line ends. The checkpoint
-// tree cannot tell that blob from the same bytes written by the agent (an
-// agent that turned the file into LF), so converting it on the way out is
-// not right either; the fix needs the tracker's known state at the
-// checkpoint.
-func TestEolAttributesRewind(t *testing.T) {
-	t.Skip("known: a rewind writes the stored (LF) blob of a file the checkpoint had as git checked it out")
-	testEolAttributes(t, true)
-}
-
-func testEolAttributes(t *testing.T, rewindConverts bool) {
+// the workspace; a rewind to before it brings back the CRLF file.
+func TestEolAttributesEditOneLine(t *testing.T) {
 	scannedAndWatched(t, func(t *testing.T, f *fixture) {
 		lf := "echo one\necho two\necho three\n"
-		crlf := strings.ReplaceAll(lf, "\n", "\r\n")
-		testgit.Write(t, f.ws, ".gitattributes", "*.bat text eol=crlf\n", 0o644)
-		testgit.Write(t, f.ws, "run.bat", crlf, 0o644)
-		testgit.Git(t, f.ws, "add", "-A")
-		testgit.Git(t, f.ws, "commit", "-qm", "bat")
-		if got := testgit.Git(t, f.ws, "cat-file", "blob", "HEAD:run.bat"); strings.Contains(got, "\r") {
-			t.Fatalf("git stored CRLF: %q", got)
-		}
+		crlf := f.commitBat(lf)
 		s := f.start(prsm.ModeAuto)
 		if got := read(t, s.WorktreePath, "run.bat"); got != crlf {
 			t.Fatalf("worktree checkout: %q", got)
@@ -57,16 +36,70 @@ func testEolAttributes(t *testing.T, rewindConverts bool) {
 			t.Fatalf("old content %q", derefS(r.OldContent))
 		}
 		f.bothHold(s, "run.bat", edited, "after the edit")
-		if !rewindConverts {
-			return
-		}
 		// A rewind to before the edit brings back the file as git checked
 		// it out, CRLF and all.
 		if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
 			t.Fatal(err)
 		}
 		f.bothHold(s, "run.bat", crlf, "after the rewind")
+
+		// The agent turns the file into LF: the very blob git stores. A
+		// checkpoint then has that blob as the agent's bytes, and a rewind
+		// to it after a later edit brings back LF, not git's CRLF.
+		f.tool(s, "t2", "Write", "run.bat", func(wt string) { write(t, wt, "run.bat", lf) })
+		f.bothHold(s, "run.bat", lf, "after the agent's LF")
+		cp2 := f.turn(s, 2)
+		f.tool(s, "t3", "Write", "run.bat", func(wt string) { write(t, wt, "run.bat", "echo other\n") })
+		if _, err := f.eng.Rewind(f.ctx, s.ID, cp2.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		f.bothHold(s, "run.bat", lf, "after the rewind to the agent's LF")
+		// And back to the start: CRLF again, from the first rewind's
+		// record being undone.
+		if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		f.bothHold(s, "run.bat", crlf, "after the rewind to the start")
 	})
+}
+
+// In review mode the workspace takes the edit on accept: a one-line
+// merge into its CRLF copy.
+func TestEolAttributesReviewAccept(t *testing.T) {
+	f := newFixture(t)
+	crlf := f.commitBat("echo one\necho two\necho three\necho four\n")
+	s := f.start(prsm.ModeReview)
+	edited := strings.Replace(crlf, "echo four", "echo 4", 1)
+	recs := f.tool(s, "t1", "Edit", "run.bat", func(wt string) { write(t, wt, "run.bat", edited) })
+	if len(recs) != 1 || len(recs[0].AddedRanges) != 1 {
+		t.Fatalf("records: %+v", recs)
+	}
+	if got := read(t, f.ws, "run.bat"); got != crlf {
+		t.Fatalf("workspace before the accept: %q", got)
+	}
+	// The user's own edit of another line stays.
+	write(t, f.ws, "run.bat", strings.Replace(crlf, "echo one", "echo uno", 1))
+	if _, err := f.eng.Accept(f.ctx, s.ID, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, f.ws, "run.bat"), "echo uno\r\necho two\r\necho three\r\necho 4\r\n"; got != want {
+		t.Fatalf("workspace after the accept: %q, want %q", got, want)
+	}
+}
+
+// commitBat commits run.bat, checked out with CRLF line ends by
+// .gitattributes, with the lines of lf; it returns the CRLF content.
+func (f *fixture) commitBat(lf string) string {
+	f.t.Helper()
+	crlf := strings.ReplaceAll(lf, "\n", "\r\n")
+	testgit.Write(f.t, f.ws, ".gitattributes", "*.bat text eol=crlf\n", 0o644)
+	testgit.Write(f.t, f.ws, "run.bat", crlf, 0o644)
+	testgit.Git(f.t, f.ws, "add", "-A")
+	testgit.Git(f.t, f.ws, "commit", "-qm", "bat")
+	if got := testgit.Git(f.t, f.ws, "cat-file", "blob", "HEAD:run.bat"); strings.Contains(got, "\r") {
+		f.t.Fatalf("git stored CRLF: %q", got)
+	}
+	return crlf
 }
 
 func derefS(p *string) string {

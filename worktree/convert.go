@@ -40,7 +40,7 @@ const maxAttrDirs = 4096
 // attributes and filters apply). When no attributes or settings can apply
 // to rel, it is content itself.
 func (r *Repo) CheckoutContent(ctx context.Context, dir, commit, rel string, content []byte) ([]byte, error) {
-	may, err := r.mayConvert(ctx, commit, rel)
+	may, err := r.MayConvert(ctx, commit, rel)
 	if err != nil || !may {
 		return content, err
 	}
@@ -51,10 +51,10 @@ func (r *Repo) CheckoutContent(ctx context.Context, dir, commit, rel string, con
 	return out, nil
 }
 
-// mayConvert reports whether a checkout conversion can apply to rel: a
+// MayConvert reports whether a checkout conversion can apply to rel: a
 // repository-wide setting, or a .gitattributes file in commit in rel's
 // directory or one above it.
-func (r *Repo) mayConvert(ctx context.Context, commit, rel string) (bool, error) {
+func (r *Repo) MayConvert(ctx context.Context, commit, rel string) (bool, error) {
 	r.conv.once.Do(func() { r.conv.global = r.globalConversions(ctx) })
 	if r.conv.global {
 		return true, nil
