@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path"
 	"path/filepath"
@@ -75,7 +76,7 @@ func (r *Repo) MayConvert(ctx context.Context, commit, rel string) (bool, error)
 }
 
 // hasAttributes reports whether directory d ("." for the top) of commit
-// holds a .gitattributes file.
+// holds a .gitattributes file that can ask for a conversion (convertsOn).
 func (r *Repo) hasAttributes(objs *Objects, commit, d string) (bool, error) {
 	key := commit + ":" + d
 	r.conv.mu.Lock()
@@ -88,9 +89,14 @@ func (r *Repo) hasAttributes(objs *Objects, commit, d string) (bool, error) {
 	if d != "." {
 		p = d + "/.gitattributes"
 	}
-	has, err := objs.HasFile(commit, p)
-	if err != nil {
+	f, err := objs.ReadFile(commit, p)
+	switch {
+	case errors.Is(err, ErrNoFile):
+		has = false
+	case err != nil:
 		return false, err
+	default:
+		has = convertsOn(f.Content)
 	}
 	r.conv.mu.Lock()
 	if r.conv.attrDirs == nil || len(r.conv.attrDirs) >= maxAttrDirs {
@@ -101,16 +107,42 @@ func (r *Repo) hasAttributes(objs *Objects, commit, d string) (bool, error) {
 	return has, nil
 }
 
+// convertsOn reports whether attributes (a .gitattributes file) set one
+// that changes content on checkout: eol, crlf, filter, ident or
+// working-tree-encoding. Others (text=auto, binary, diff, merge, export,
+// linguist-*) change nothing on a checkout here unless core.autocrlf or
+// core.eol asks for CRLF, which globalConversions looks at.
+func convertsOn(attrs []byte) bool {
+	for _, line := range strings.Split(string(attrs), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		for _, a := range f[1:] {
+			if strings.HasPrefix(a, "-") || strings.HasPrefix(a, "!") {
+				continue // unset
+			}
+			name, _, _ := strings.Cut(a, "=")
+			switch name {
+			case "eol", "crlf", "filter", "ident", "working-tree-encoding":
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // globalConversions reports whether a conversion may apply to any path of
-// the repository: core.autocrlf set to true, or attributes from outside
-// the tree (info/attributes, core.attributesFile or git's default global
-// attributes file). When git cannot be asked, it says yes: a needless
-// `git cat-file --filters` costs time, a missed conversion a wrong diff.
+// the repository: core.autocrlf set to true or core.eol to crlf, or
+// attributes from outside the tree (info/attributes, core.attributesFile
+// or git's default global attributes file) that convert (convertsOn).
+// When git cannot be asked, it says yes: a needless `git cat-file
+// --filters` costs time, a missed conversion a wrong diff.
 func (r *Repo) globalConversions(ctx context.Context) bool {
-	if fileHasContent(filepath.Join(r.CommonDir, "info", "attributes")) {
+	if fileConverts(filepath.Join(r.CommonDir, "info", "attributes")) {
 		return true
 	}
-	out, err := r.git.Output(ctx, NewCmd("config", "--get-regexp", `^core\.(autocrlf|attributesfile)$`).Dir(r.Root))
+	out, err := r.git.Output(ctx, NewCmd("config", "--get-regexp", `^core\.(autocrlf|eol|attributesfile)$`).Dir(r.Root))
 	if err != nil && ExitCode(err) != 1 { // 1: none set
 		return true
 	}
@@ -119,7 +151,11 @@ func (r *Repo) globalConversions(ctx context.Context) bool {
 		k, v, _ := strings.Cut(line, " ")
 		switch strings.ToLower(k) {
 		case "core.autocrlf":
-			if v == "true" {
+			if strings.EqualFold(v, "true") {
+				return true
+			}
+		case "core.eol":
+			if strings.EqualFold(v, "crlf") {
 				return true
 			}
 		case "core.attributesfile":
@@ -137,11 +173,12 @@ func (r *Repo) globalConversions(ctx context.Context) bool {
 			attrFile = filepath.Join(h, attrFile[2:])
 		}
 	}
-	return attrFile != "" && fileHasContent(attrFile)
+	return attrFile != "" && fileConverts(attrFile)
 }
 
-// fileHasContent reports whether p is a file with something in it.
-func fileHasContent(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+// fileConverts reports whether the attributes file p exists and sets an
+// attribute that converts (convertsOn).
+func fileConverts(p string) bool {
+	b, err := os.ReadFile(p)
+	return err == nil && convertsOn(b)
 }

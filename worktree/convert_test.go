@@ -16,10 +16,13 @@ func TestCheckoutContent(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	ctx := context.Background()
 	dir := testgit.Init(t, "r")
-	for _, p := range []string{"top.txt", "sub/a.txt", "sub/deep/b.txt", "other/c.txt"} {
+	for _, p := range []string{"top.txt", "sub/a.txt", "sub/deep/b.txt", "other/c.txt", "plain/d.txt"} {
 		testgit.Write(t, dir, p, "one\ntwo\n", 0o644)
 	}
 	testgit.Write(t, dir, "sub/.gitattributes", "*.txt text eol=crlf\n", 0o644)
+	// Attributes that convert nothing on checkout here: no git process.
+	testgit.Write(t, dir, ".gitattributes", "# eol=crlf in a comment\n* text=auto\n*.png binary\n*.go linguist-generated -crlf !eol\n", 0o644)
+	testgit.Write(t, dir, "plain/.gitattributes", "*.txt diff=plain merge=union\n", 0o644)
 	testgit.Git(t, dir, "add", "-A")
 	testgit.Git(t, dir, "commit", "-qm", "one")
 	commit := testgit.Git(t, dir, "rev-parse", "HEAD")
@@ -31,17 +34,20 @@ func TestCheckoutContent(t *testing.T) {
 	for p, want := range map[string]string{
 		"top.txt": "one\ntwo\n", "other/c.txt": "one\ntwo\n",
 		"sub/a.txt": "one\r\ntwo\r\n", "sub/deep/b.txt": "one\r\ntwo\r\n",
+		"plain/d.txt": "one\ntwo\n",
 	} {
 		got, err := repo.CheckoutContent(ctx, dir, commit, p, stored)
 		if err != nil || string(got) != want {
 			t.Errorf("%s: %q %v, want %q", p, got, err, want)
 		}
 	}
-	// No attributes on the path: the content given comes back as it is,
-	// whatever it holds (nothing was asked of git).
+	// No converting attributes on the path: the content given comes back
+	// as it is, whatever it holds (nothing was asked of git).
 	odd := []byte("not the blob\n")
-	if got, err := repo.CheckoutContent(ctx, dir, commit, "top.txt", odd); err != nil || string(got) != string(odd) {
-		t.Errorf("top.txt with no attributes: %q %v", got, err)
+	for _, p := range []string{"top.txt", "plain/d.txt", "other/c.txt"} {
+		if got, err := repo.CheckoutContent(ctx, dir, commit, p, odd); err != nil || string(got) != string(odd) {
+			t.Errorf("%s with no converting attributes: %q %v", p, got, err)
+		}
 	}
 
 	// core.autocrlf=true converts every text file; a new Repo reads it.
