@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -536,12 +537,13 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 	}
 	out := &CheckpointDiff{From: ca.ID, To: "current"}
 	var toTree string
+	toSeq := int64(allRecords)
 	if b != "" {
 		_, cb, err := e.Checkpoint(ctx, sessionID, b)
 		if err != nil {
 			return nil, err
 		}
-		toTree, out.To = cb.Tree, cb.ID
+		toTree, out.To, toSeq = cb.Tree, cb.ID, cb.RecordSeq
 	} else {
 		if err := requireActive(s); err != nil {
 			return nil, err
@@ -566,10 +568,33 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 	if err != nil {
 		return nil, err
 	}
+	// The files as the worktree had them (.gitattributes line ends), while
+	// the session has its worktree to convert them in.
+	version := func(path string, f *worktree.File, seq int64) (prsmsync.Version, error) { return fileVersion(f), nil }
+	if s.Status == prsm.SessionActive {
+		st, err := e.state(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		version = func(path string, f *worktree.File, seq int64) (prsmsync.Version, error) {
+			v, _, err := e.asCheckout(st, path, f, e.unchangedBy(ctx, s, seq))
+			return v, err
+		}
+	}
 	out.Files = []FileDiff{}
 	var patch strings.Builder
 	for _, d := range diffs {
-		before, after := fileVersion(d.From), fileVersion(d.To)
+		before, err := version(d.Path, d.From, ca.RecordSeq)
+		if err != nil {
+			return nil, err
+		}
+		after, err := version(d.Path, d.To, toSeq)
+		if err != nil {
+			return nil, err
+		}
+		if d.From != nil && d.To != nil && before.Mode == after.Mode && bytes.Equal(before.Content, after.Content) {
+			continue // the same bytes, stored by git and by prsm
+		}
 		fd := FileDiff{Path: d.Path, Status: "modified"}
 		switch {
 		case d.From == nil:

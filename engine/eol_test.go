@@ -87,6 +87,34 @@ func TestEolAttributesReviewAccept(t *testing.T) {
 	}
 }
 
+// A checkpoint diff speaks of the bytes the worktree had: the edit of one
+// line of a CRLF file is one line, between checkpoints and against now.
+func TestEolAttributesCheckpointDiff(t *testing.T) {
+	f := newFixture(t)
+	crlf := f.commitBat("echo one\necho two\necho three\n")
+	s := f.start(prsm.ModeAuto)
+	cp1 := f.turn(s, 1)
+	edited := strings.Replace(crlf, "echo two", "echo 2", 1)
+	f.tool(s, "t1", "Edit", "run.bat", func(wt string) { write(t, wt, "run.bat", edited) })
+	cp2 := f.turn(s, 2)
+	for _, other := range []string{cp2.ID, ""} {
+		d, err := f.eng.DiffCheckpoints(f.ctx, s.ID, cp1.ID, other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Files) != 1 || d.Files[0].Added != 1 || d.Files[0].Remove != 1 ||
+			!strings.Contains(d.Patch, "-echo two\r\n+echo 2\r\n") || !strings.Contains(d.Patch, " echo one\r\n") {
+			t.Fatalf("diff %s..%q: %+v\n%s", cp1.ID, other, d.Files, d.Patch)
+		}
+	}
+	// Back to cp1's bytes by the agent's hand: no difference is left.
+	f.tool(s, "t2", "Write", "run.bat", func(wt string) { write(t, wt, "run.bat", crlf) })
+	d, err := f.eng.DiffCheckpoints(f.ctx, s.ID, cp1.ID, "")
+	if err != nil || len(d.Files) != 0 {
+		t.Fatalf("diff after the file is back: %+v %v\n%s", d.Files, err, d.Patch)
+	}
+}
+
 // commitBat commits run.bat, checked out with CRLF line ends by
 // .gitattributes, with the lines of lf; it returns the CRLF content.
 func (f *fixture) commitBat(lf string) string {

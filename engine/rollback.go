@@ -181,99 +181,63 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 }
 
 // asCheckedOut gives a rewind's versions of files that are, now or at the
-// checkpoint, as git checked them out, the content the checkout wrote: the
-// trees hold git's stored blob, which .gitattributes line ends or filters
-// make differ from the file's bytes (a .bat file stored with LF and
-// checked out with CRLF). A file is as checked out now when the tracker
-// knows no change of it, and at the checkpoint when no record up to the
-// checkpoint changed it (its tree then has the base's blob); the same blob
-// written by the agent (a file turned into LF) stays as it is. It returns
-// the paths it adds to the rewind: files whose trees agree though their
-// bytes do not (the agent's LF now, git's CRLF at the checkpoint). Paths
-// no conversion can apply to (in most repositories, all) cost nothing.
+// checkpoint, as git checked them out, the content the checkout wrote
+// (asCheckout): a file is as checked out now when the tracker knows no
+// change of it, and at the checkpoint when no record up to the checkpoint
+// changed it. It returns the paths it adds to the rewind: files whose
+// trees agree though their bytes do not (the agent's LF now, git's CRLF at
+// the checkpoint). Paths no conversion can apply to (in most
+// repositories, all) cost nothing.
 func (e *Engine) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint, diffs []worktree.TreeDiff, rb *rollback) (map[string]bool, error) {
-	base := st.tracker.Base
-	// checkedOutThen: no record of the session up to the checkpoint
-	// changed path (conversions can apply to it).
-	checkedOutThen := func(path string) (bool, error) {
-		may, err := e.Repo.MayConvert(ctx, base, path)
-		if err != nil || !may {
-			return false, err
-		}
-		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: path})
-		if err != nil {
-			return false, err
-		}
-		return len(recs) == 0 || recs[0].Seq > c.RecordSeq, nil
+	then := e.unchangedBy(ctx, s, c.RecordSeq)
+	now := func(path string) (bool, error) {
+		_, known := st.tracker.Known[path]
+		return !known, nil
 	}
-	var objs *worktree.Objects
 	inDiff := map[string]bool{}
 	for _, d := range diffs {
 		inDiff[d.Path] = true
-		may, err := e.Repo.MayConvert(ctx, base, d.Path)
+		from, _, err := e.asCheckout(st, d.Path, d.From, now)
 		if err != nil {
 			return nil, err
 		}
-		if !may {
+		to, _, err := e.asCheckout(st, d.Path, d.To, then)
+		if err != nil {
+			return nil, err
+		}
+		rb.from[d.Path], rb.targets[d.Path] = from, to
+	}
+	added := map[string]bool{}
+	objs, err := e.Repo.Objects()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rb.undo {
+		path := r.RelPath
+		if inDiff[path] || added[path] {
 			continue
 		}
-		if d.From != nil {
-			if _, known := st.tracker.Known[d.Path]; !known {
-				if rb.from[d.Path], err = st.tracker.BaseVersion(d.Path); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if d.To == nil {
-			continue
-		}
-		then, err := checkedOutThen(d.Path)
-		if err != nil || !then {
-			if err != nil {
-				return nil, err
-			}
-			continue // changed by a record before the checkpoint: its bytes
-		}
-		if objs == nil {
-			if objs, err = e.Repo.Objects(); err != nil {
-				return nil, err
-			}
-		}
-		f, err := objs.ReadFile(base, d.Path)
+		// Not in the diff: the checkpoint's tree has the file the
+		// worktree's tree has now.
+		f, err := objs.ReadFile(st.tracker.Base, path)
 		if errors.Is(err, worktree.ErrNoFile) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		if f.Mode == d.To.Mode && bytes.Equal(f.Content, d.To.Content) {
-			if rb.targets[d.Path], err = st.tracker.BaseVersion(d.Path); err != nil {
+		to, converted, err := e.asCheckout(st, path, &f, then)
+		if err != nil || !converted {
+			if err != nil {
 				return nil, err
 			}
-		}
-	}
-	added := map[string]bool{}
-	for _, r := range rb.undo {
-		path := r.RelPath
-		if inDiff[path] || added[path] {
 			continue
-		}
-		then, err := checkedOutThen(path)
-		if err != nil {
-			return nil, err
-		}
-		if !then {
-			continue
-		}
-		to, err := st.tracker.BaseVersion(path)
-		if err != nil {
-			return nil, err
 		}
 		from, err := st.tracker.KnownVersion(path, e.blobs(ctx))
 		if err != nil {
 			return nil, err
 		}
-		if from.Present == to.Present && from.Mode == to.Mode && bytes.Equal(from.Content, to.Content) {
+		if from.Present && from.Mode == to.Mode && bytes.Equal(from.Content, to.Content) {
 			continue
 		}
 		rb.targets[path], rb.from[path] = to, from
