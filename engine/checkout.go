@@ -37,13 +37,13 @@ func (e *Engine) unchangedBy(ctx context.Context, s *prsm.Session, seq int64) fu
 // changed it by then, and f is the base's blob (the same blob written by
 // the agent, who turned a file into LF, keeps its bytes). converted says
 // whether it differs from f's own content.
-func (e *Engine) asCheckout(st *sessionState, path string, f *worktree.File, unchanged func(string) (bool, error)) (v prsmsync.Version, converted bool, err error) {
+func (e *Engine) asCheckout(ctx context.Context, st *sessionState, path string, f *worktree.File, unchanged func(string) (bool, error)) (v prsmsync.Version, converted bool, err error) {
 	v = fileVersion(f)
 	if f == nil {
 		return v, false, nil
 	}
 	base := st.tracker.Base
-	if may, err := e.Repo.MayConvert(context.Background(), base, path); err != nil || !may {
+	if may, err := e.Repo.MayConvert(ctx, base, path); err != nil || !may {
 		return v, false, err
 	}
 	if ok, err := unchanged(path); err != nil || !ok {

@@ -577,7 +577,7 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 			return nil, err
 		}
 		version = func(path string, f *worktree.File, seq int64) (prsmsync.Version, error) {
-			v, _, err := e.asCheckout(st, path, f, e.unchangedBy(ctx, s, seq))
+			v, _, err := e.asCheckout(ctx, st, path, f, e.unchangedBy(ctx, s, seq))
 			return v, err
 		}
 	}

@@ -180,32 +180,24 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 	})
 }
 
-// asCheckedOut gives a rewind's versions of files that are, now or at the
-// checkpoint, as git checked them out, the content the checkout wrote
-// (asCheckout): a file is as checked out now when the tracker knows no
-// change of it, and at the checkpoint when no record up to the checkpoint
-// changed it. It returns the paths it adds to the rewind: files whose
-// trees agree though their bytes do not (the agent's LF now, git's CRLF at
-// the checkpoint). Paths no conversion can apply to (in most
-// repositories, all) cost nothing.
+// asCheckedOut gives a rewind's targets of files that the checkpoint had
+// as git checked them out (no record up to it had changed them) the
+// content the checkout wrote (asCheckout). The worktree's side needs no
+// such reading: a file with no record at all is the base's in both trees,
+// so it is in no diff, and one with records holds their bytes. It returns
+// the paths it adds to the rewind: files whose trees agree though their
+// bytes do not (the agent's LF now, git's CRLF at the checkpoint). Paths
+// no conversion can apply to (in most repositories, all) cost nothing.
 func (e *Engine) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint, diffs []worktree.TreeDiff, rb *rollback) (map[string]bool, error) {
 	then := e.unchangedBy(ctx, s, c.RecordSeq)
-	now := func(path string) (bool, error) {
-		_, known := st.tracker.Known[path]
-		return !known, nil
-	}
 	inDiff := map[string]bool{}
 	for _, d := range diffs {
 		inDiff[d.Path] = true
-		from, _, err := e.asCheckout(st, d.Path, d.From, now)
+		to, _, err := e.asCheckout(ctx, st, d.Path, d.To, then)
 		if err != nil {
 			return nil, err
 		}
-		to, _, err := e.asCheckout(st, d.Path, d.To, then)
-		if err != nil {
-			return nil, err
-		}
-		rb.from[d.Path], rb.targets[d.Path] = from, to
+		rb.targets[d.Path] = to
 	}
 	added := map[string]bool{}
 	objs, err := e.Repo.Objects()
@@ -218,7 +210,8 @@ func (e *Engine) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessionS
 			continue
 		}
 		// Not in the diff: the checkpoint's tree has the file the
-		// worktree's tree has now.
+		// worktree's tree has now, which is the base's where no record
+		// had changed it by the checkpoint (asCheckout checks both).
 		f, err := objs.ReadFile(st.tracker.Base, path)
 		if errors.Is(err, worktree.ErrNoFile) {
 			continue
@@ -226,7 +219,7 @@ func (e *Engine) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessionS
 		if err != nil {
 			return nil, err
 		}
-		to, converted, err := e.asCheckout(st, path, &f, then)
+		to, converted, err := e.asCheckout(ctx, st, path, &f, then)
 		if err != nil || !converted {
 			if err != nil {
 				return nil, err

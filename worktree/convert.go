@@ -24,12 +24,12 @@ import (
 // not depend on a path.
 type convState struct {
 	once stdsync.Once
-	// global: core.autocrlf, info/attributes or a global attributes file
-	// may apply to any path.
+	// global: core.autocrlf, core.eol, info/attributes or a global
+	// attributes file may convert any path (globalConversions).
 	global bool
 	mu     stdsync.Mutex
 	// attrDirs caches, per commit and directory, whether the directory
-	// holds a .gitattributes file.
+	// holds a .gitattributes file that converts (hasAttributes).
 	attrDirs map[string]bool
 }
 
@@ -53,8 +53,8 @@ func (r *Repo) CheckoutContent(ctx context.Context, dir, commit, rel string, con
 }
 
 // MayConvert reports whether a checkout conversion can apply to rel: a
-// repository-wide setting, or a .gitattributes file in commit in rel's
-// directory or one above it.
+// repository-wide setting, or a .gitattributes file that converts
+// (convertsOn) in commit in rel's directory or one above it.
 func (r *Repo) MayConvert(ctx context.Context, commit, rel string) (bool, error) {
 	r.conv.once.Do(func() { r.conv.global = r.globalConversions(ctx) })
 	if r.conv.global {
