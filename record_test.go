@@ -36,3 +36,33 @@ func TestRecordToolCallIDOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+// ValidToolCallID takes what the server always took (1-128 letters,
+// digits, '_', '-', '.'; not dots alone) and nothing else.
+func TestValidToolCallID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"toolu_01ABCxyz":               true,
+		"a":                            true,
+		"a.b-c_d":                      true,
+		".x":                           true,
+		"x.":                           true,
+		strings.Repeat("z", 128):       true,
+		strings.Repeat("z", 129):       false,
+		"":                             false,
+		".":                            false,
+		"..":                           false,
+		"....":                         false,
+		"a/b":                          false,
+		"a b":                          false,
+		"a:1":                          false,
+		"caf\u00e9":                    false,
+		"\u00e9":                       false,
+		"a\x00":                        false,
+		"../x":                         false,
+		strings.Repeat(".", 128) + "a": false,
+	} {
+		if got := ValidToolCallID(id); got != want {
+			t.Errorf("ValidToolCallID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	stdsync "sync"
@@ -54,11 +53,8 @@ type Records struct {
 	Records []*prsm.Record `json:"records"`
 }
 
-var toolCallIDRe = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
-
 func checkToolCallID(id string) error {
-	// "." and ".." would be collapsed out of the URLs that name a record.
-	if !toolCallIDRe.MatchString(id) || strings.Trim(id, ".") == "" {
+	if !prsm.ValidToolCallID(id) {
 		return prsm.Errorf(prsm.ErrInvalid, "invalid_tool_call_id", "use 1-128 letters, digits, '_', '-' or '.'",
 			"invalid tool_call_id %q", id)
 	}

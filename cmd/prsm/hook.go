@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -197,9 +196,6 @@ func (p *claudePayload) call() (*hookCall, error) {
 	}}, nil
 }
 
-// toolCallIDRe is what the server takes as a tool call id.
-var toolCallIDRe = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
-
 // toolCallID is tool_use_id, which pairs PreToolUse with PostToolUse. Old
 // Claude Code versions do not send it; then the id is derived from what
 // both events carry alike (session, tool name, tool input), so the pair
@@ -207,7 +203,7 @@ var toolCallIDRe = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
 // second is taken for a repeat of the first, and its changes are left to
 // the watcher. An id the server would refuse is hashed the same way.
 func (p *claudePayload) toolCallID() string {
-	if toolCallIDRe.MatchString(p.ToolUseID) {
+	if prsm.ValidToolCallID(p.ToolUseID) {
 		return p.ToolUseID
 	}
 	h := sha256.New()

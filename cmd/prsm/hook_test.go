@@ -255,7 +255,7 @@ func TestClaudePayloads(t *testing.T) {
 			if w.id != "" && call.toolCallID != w.id {
 				t.Errorf("tool call id = %q, want %q", call.toolCallID, w.id)
 			}
-			if !toolCallIDRe.MatchString(call.toolCallID) {
+			if !prsm.ValidToolCallID(call.toolCallID) {
 				t.Errorf("tool call id %q is not one the server takes", call.toolCallID)
 			}
 		})
@@ -289,9 +289,11 @@ func TestClaudeDerivedToolCallID(t *testing.T) {
 	if other.toolCallID() == pre {
 		t.Fatal("a different tool input gets the same id")
 	}
-	odd := &claudePayload{ToolUseID: "toolu/../x y"}
-	if got := odd.toolCallID(); !toolCallIDRe.MatchString(got) || got == odd.ToolUseID {
-		t.Fatalf("a tool_use_id the server refuses is passed on as %q", got)
+	for _, bad := range []string{"toolu/../x y", "..", "...", strings.Repeat("a", 129), "toolé"} {
+		odd := &claudePayload{ToolUseID: bad}
+		if got := odd.toolCallID(); !prsm.ValidToolCallID(got) || got == odd.ToolUseID {
+			t.Fatalf("a tool_use_id the server refuses (%q) is passed on as %q", bad, got)
+		}
 	}
 	if got := (&claudePayload{AgentID: "a1", AgentType: "bad\x00type\n"}).agentID(); got != "claude/badtype" {
 		t.Fatalf("agent id = %q", got)
