@@ -87,14 +87,10 @@ func (p *project) ensureDirs() error {
 // liveServer returns the server described by server.json if it answers with
 // the token it wrote.
 func liveServer(ctx context.Context, dir string) (*server.Info, *client.Client, bool) {
-	info, err := server.ReadInfo(dir)
-	if err != nil {
+	info, c, ok := knownServer(dir)
+	if !ok {
 		return nil, nil, false
 	}
-	if info.PID > 0 && syscall.Kill(info.PID, 0) != nil && !errors.Is(syscall.Kill(info.PID, 0), syscall.EPERM) {
-		return nil, nil, false
-	}
-	c := client.New(info)
 	c.HTTP.Timeout = 3 * time.Second
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
@@ -103,6 +99,19 @@ func liveServer(ctx context.Context, dir string) (*server.Info, *client.Client, 
 	}
 	c.HTTP.Timeout = 10 * time.Minute
 	return info, c, true
+}
+
+// knownServer returns a client of the server server.json describes, if
+// its process still runs; whether it answers is not asked.
+func knownServer(dir string) (*server.Info, *client.Client, bool) {
+	info, err := server.ReadInfo(dir)
+	if err != nil {
+		return nil, nil, false
+	}
+	if info.PID > 0 && syscall.Kill(info.PID, 0) != nil && !errors.Is(syscall.Kill(info.PID, 0), syscall.EPERM) {
+		return nil, nil, false
+	}
+	return info, client.New(info), true
 }
 
 // connect finds the workspace's server through server.json, starting one in

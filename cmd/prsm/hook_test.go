@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -125,18 +126,23 @@ func cmdRecordSummary(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// killserver kills the script's server with SIGKILL, leaving its
-// server.json behind as a crash does, and waits until its port is closed.
+// killserver [-livepid | -foreign] kills the script's server with SIGKILL,
+// leaving its server.json behind as a crash does, and waits until its port
+// is closed. -livepid then makes server.json name a process that runs (a
+// sleep, until the script ends), as when another program took the dead
+// server's pid; -foreign also listens on the dead server's port with an HTTP
+// server that is not prsm's (it answers 404 to everything), until the
+// script ends.
 func cmdKillServer(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 0 {
-		ts.Fatalf("usage: killserver")
+	if neg || len(args) > 1 || (len(args) == 1 && args[0] != "-livepid" && args[0] != "-foreign") {
+		ts.Fatalf("usage: killserver [-livepid | -foreign]")
 	}
 	_, info := scriptServer(ts)
 	ts.Check(syscall.Kill(info.PID, syscall.SIGKILL))
 	for i := 0; ; i++ {
 		c, err := net.DialTimeout("tcp", info.Addr, time.Second)
 		if err != nil {
-			return
+			break
 		}
 		c.Close()
 		if i == 500 {
@@ -144,6 +150,28 @@ func cmdKillServer(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if len(args) == 0 {
+		return
+	}
+	files, err := filepath.Glob(filepath.Join(ts.Getenv("PRSM_HOME"), "projects", "*", server.InfoFile))
+	ts.Check(err)
+	var raw map[string]any
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(files[0])), &raw))
+	sleep := exec.Command("sleep", "600")
+	ts.Check(sleep.Start())
+	ts.Defer(func() { sleep.Process.Kill(); sleep.Wait() })
+	raw["pid"] = sleep.Process.Pid
+	b, err := json.Marshal(raw)
+	ts.Check(err)
+	ts.Check(os.WriteFile(files[0], b, 0o600))
+	if args[0] != "-foreign" {
+		return
+	}
+	ln, err := net.Listen("tcp", info.Addr)
+	ts.Check(err)
+	srv := &http.Server{Handler: http.NotFoundHandler()}
+	go srv.Serve(ln)
+	ts.Defer(func() { srv.Close() })
 }
 
 // TestClaudePayloads maps every fixture to its server call.
