@@ -136,3 +136,47 @@ func derefS(p *string) string {
 	}
 	return *p
 }
+
+// A smudge filter that fails once the session runs (git-lfs with its
+// object gone, a filter command uninstalled) does not cost the tool call
+// its records: the file's base is then the blob git stores, as git reads
+// it without the filter, and the other file of the same call is recorded
+// and synced as usual.
+func TestFailingSmudgeFilter(t *testing.T) {
+	scannedAndWatched(t, func(t *testing.T, f *fixture) {
+		testgit.Write(t, f.ws, ".gitattributes", "*.dat filter=up\n", 0o644)
+		testgit.Write(t, f.ws, "a.dat", "stored\n", 0o644)
+		testgit.Write(t, f.ws, "b.txt", "b\n", 0o644)
+		testgit.Git(t, f.ws, "config", "filter.up.clean", "cat")
+		testgit.Git(t, f.ws, "config", "filter.up.smudge", "cat")
+		testgit.Git(t, f.ws, "config", "filter.up.required", "true")
+		testgit.Git(t, f.ws, "add", "-A")
+		testgit.Git(t, f.ws, "commit", "-qm", "filtered")
+		s := f.start(prsm.ModeAuto)
+		testgit.Git(t, f.ws, "config", "filter.up.smudge", "false")
+		cp := f.turn(s, 1)
+		recs := f.tool(s, "t1", "Bash", "", func(wt string) {
+			write(t, wt, "a.dat", "stored\nmore\n")
+			write(t, wt, "b.txt", "b2\n")
+		})
+		if len(recs) != 2 {
+			t.Fatalf("records: %+v", recs)
+		}
+		for _, r := range recs {
+			if r.SyncState != prsm.SyncSynced {
+				t.Errorf("%s: sync %s", r.RelPath, r.SyncState)
+			}
+		}
+		if r := recs[0]; r.RelPath != "a.dat" || derefS(r.OldContent) != "stored\n" || len(r.AddedRanges) != 1 || r.AddedRanges[0] != (prsm.Range{StartLine: 2, EndLine: 2}) {
+			t.Fatalf("a.dat record: %s old %q added %v", r.RelPath, derefS(r.OldContent), r.AddedRanges)
+		}
+		f.bothHold(s, "a.dat", "stored\nmore\n", "after the edit")
+		f.bothHold(s, "b.txt", "b2\n", "after the edit")
+		// A rewind past it reads the base the same way.
+		if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		f.bothHold(s, "a.dat", "stored\n", "after the rewind")
+		f.bothHold(s, "b.txt", "b\n", "after the rewind")
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -41,6 +42,9 @@ type Session struct {
 	// Stats is the stat cache: files whose lstat facts are unchanged are
 	// not read again. Nil works (every look reads).
 	Stats *StatCache
+	// Log, when set, gets what the session works around (a checkout
+	// filter that fails).
+	Log *slog.Logger
 
 	// ignored caches git's ignore decision per path, so only paths never
 	// seen before cost a git check-ignore; any .gitignore change clears it.
@@ -201,9 +205,17 @@ func (s *Session) BaseVersion(rel string) (prsmsync.Version, error) {
 	if f.Mode&0o170000 != 0o120000 {
 		// As git checked it out into the worktree (.gitattributes line
 		// ends, filters), so that an edit is compared with what the agent
-		// saw.
-		if f.Content, err = s.Repo.CheckoutContent(context.Background(), s.Worktree, s.Base, rel, f.Content); err != nil {
-			return prsmsync.Version{}, fmt.Errorf("base content of %s: %w", rel, err)
+		// saw. A filter that fails now (git-lfs with its object gone, a
+		// filter command uninstalled since the checkout) leaves the blob
+		// as git stores it, as git reads a file whose filter is not
+		// required: the change is still recorded, against those bytes.
+		c, err := s.Repo.CheckoutContent(context.Background(), s.Worktree, s.Base, rel, f.Content)
+		if err != nil {
+			if s.Log != nil {
+				s.Log.Warn("checkout filter failed: the file's base is the blob git stores", "session", s.ID, "path", rel, "err", err)
+			}
+		} else {
+			f.Content = c
 		}
 	}
 	return prsmsync.Version{Present: true, Mode: f.Mode, Content: f.Content}, nil
