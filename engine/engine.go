@@ -152,6 +152,11 @@ func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Sess
 	default:
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_mode", "use auto or review", "unknown mode %q", req.Mode)
 	}
+	// A repository prsm cannot read objects of (SHA-256) is refused
+	// before a worktree is made: a session of it could record nothing.
+	if _, err := e.Repo.Objects(); err != nil {
+		return nil, prsm.Errorf(prsm.ErrConflict, "unsupported_repository", "", "cannot start a session: %v", err)
+	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -342,7 +342,7 @@ func (o *Objects) loosePath(h plumbing.Hash) string {
 // reader is the object store as prsm reads it: staged objects first, then
 // go-git's (loose and packed). Callers hold o.mu.
 func (o *Objects) reader() storer.EncodedObjectStorer {
-	return stagedReader{EncodedObjectStorer: o.repo.Storer, o: o}
+	return stagedReader{EncodedObjectStorer: o.storage, o: o}
 }
 
 type stagedReader struct {

@@ -9,7 +9,6 @@ import (
 	stdsync "sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -25,9 +24,8 @@ import (
 type Objects struct {
 	mu      stdsync.Mutex
 	root    string
-	objDir  string // the loose object store prsm writes checkpoints into
-	refDir  string // the common git dir, where refs/prsm/... live
-	repo    *git.Repository
+	objDir  string              // the loose object store prsm writes checkpoints into
+	refDir  string              // the common git dir, where refs/prsm/... live
 	storage *filesystem.Storage // closed when the store is reopened
 	// commitTrees maps commits read to their root trees; treeCache holds
 	// the decoded trees.
@@ -62,15 +60,55 @@ func (o *Objects) open() error {
 	// 100-file rewind's planning in a trace.
 	st := filesystem.NewStorageWithOptions(osfs.New(o.refDir), cache.NewObjectLRU(objectCache),
 		filesystem.Options{KeepDescriptors: true})
-	repo, err := git.Open(st, nil)
-	if err != nil {
+	// The storage itself, not go-git's Repository: git.Open refuses every
+	// repository whose config lists an extension go-git does not
+	// implement as a whole git (worktreeConfig, which sparse-checkout
+	// sets; partialClone, of blobless clones; preciousObjects), though
+	// none changes how objects and refs are stored. HEAD is what it
+	// checked for a repository.
+	if _, err := st.Reference(plumbing.HEAD); err != nil {
+		st.Close()
+		return fmt.Errorf("open objects of %s: %w", o.root, err)
+	}
+	if err := storedAsGoGitReads(st); err != nil {
 		st.Close()
 		return fmt.Errorf("open objects of %s: %w", o.root, err)
 	}
 	if o.storage != nil {
 		o.storage.Close()
 	}
-	o.repo, o.storage = repo, st
+	o.storage = st
+	return nil
+}
+
+// storedAsGoGitReads refuses the repositories whose objects or refs are
+// stored in a way go-git cannot read: SHA-256 object names
+// (extensions.objectFormat, compatObjectFormat) and refs in a reftable
+// (extensions.refStorage). Every other extension git knows of leaves
+// objects and refs as they are.
+func storedAsGoGitReads(st *filesystem.Storage) error {
+	cfg, err := st.Config()
+	if err != nil {
+		return err
+	}
+	if cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
+		return nil
+	}
+	for _, opt := range cfg.Raw.Section("extensions").Options {
+		v := strings.ToLower(opt.Value)
+		switch strings.ToLower(opt.Key) {
+		case "objectformat":
+			if v != "sha1" {
+				return fmt.Errorf("the repository names its objects with %s; prsm reads SHA-1 repositories only", opt.Value)
+			}
+		case "compatobjectformat":
+			return fmt.Errorf("the repository keeps %s object names beside its own; prsm reads SHA-1 repositories only", opt.Value)
+		case "refstorage":
+			if v != "files" {
+				return fmt.Errorf("the repository keeps its refs in a %s; prsm reads refs stored as files only", opt.Value)
+			}
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/prsm-dev/prsm/internal/testgit"
@@ -107,5 +108,38 @@ func TestReadFileManyEntries(t *testing.T) {
 		if ok, _ := objs.HasFile(commit, "big/f"+n+"x"); ok {
 			t.Errorf("big/f%sx found", n)
 		}
+	}
+}
+
+// Extensions that leave objects and refs as git always stored them
+// (worktreeConfig, which sparse-checkout sets; partialClone;
+// preciousObjects) do not keep Objects from reading; SHA-256 object
+// names, which go-git cannot read, are refused with a reason.
+func TestObjectsRepositoryExtensions(t *testing.T) {
+	testgit.Env(t)
+	dir := testgit.Init(t, "r")
+	testgit.Write(t, dir, "a.txt", "a\n", 0o644)
+	testgit.Git(t, dir, "add", "-A")
+	testgit.Git(t, dir, "commit", "-qm", "one")
+	testgit.Git(t, dir, "config", "core.repositoryFormatVersion", "1")
+	testgit.Git(t, dir, "config", "extensions.worktreeConfig", "true")
+	testgit.Git(t, dir, "config", "extensions.preciousObjects", "true")
+	testgit.Git(t, dir, "config", "extensions.partialClone", "origin")
+	f, err := openObjects(t, dir).ReadFile(testgit.Git(t, dir, "rev-parse", "HEAD"), "a.txt")
+	if err != nil || string(f.Content) != "a\n" {
+		t.Fatalf("ReadFile = %q, %v", f.Content, err)
+	}
+
+	sha := t.TempDir()
+	testgit.Git(t, sha, "init", "-q", "--object-format=sha256")
+	testgit.Write(t, sha, "a.txt", "a\n", 0o644)
+	testgit.Git(t, sha, "add", "-A")
+	testgit.Git(t, sha, "commit", "-qm", "one")
+	repo, err := worktree.Discover(context.Background(), nil, sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Objects(); err == nil || !strings.Contains(err.Error(), "SHA-1 repositories only") {
+		t.Fatalf("Objects of a SHA-256 repository: %v", err)
 	}
 }

@@ -193,7 +193,7 @@ func (o *Objects) SetRef(name, commit string) error {
 func (o *Objects) DeleteRef(name string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.repo.Storer.RemoveReference(plumbing.ReferenceName(name))
+	return o.storage.RemoveReference(plumbing.ReferenceName(name))
 }
 
 // CommitTreeID returns the tree id of commit.
@@ -347,7 +347,7 @@ func (o *Objects) entryFile(e object.TreeEntry) (*File, error) {
 func (o *Objects) DeleteRefs(prefix string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	iter, err := o.repo.Storer.IterReferences()
+	iter, err := o.storage.IterReferences()
 	if err != nil {
 		return err
 	}
@@ -359,7 +359,7 @@ func (o *Objects) DeleteRefs(prefix string) error {
 		return nil
 	})
 	for _, n := range names {
-		if err := o.repo.Storer.RemoveReference(n); err != nil {
+		if err := o.storage.RemoveReference(n); err != nil {
 			return err
 		}
 	}

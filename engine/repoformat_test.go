@@ -1,0 +1,69 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testenv"
+	"github.com/prsm-dev/prsm/internal/testgit"
+)
+
+// Repositories whose config lists extensions git knows and go-git's
+// repository check does not: worktreeConfig (git sparse-checkout sets
+// it), partialClone (a blobless or treeless clone of a large repository)
+// and preciousObjects, at repository format 0 and 1. prsm reads objects
+// with go-git, and these change nothing of that: an edit, a turn's
+// checkpoint and a rewind work as in any repository.
+func TestRepositoryExtensions(t *testing.T) {
+	for name, cfg := range map[string][][2]string{
+		"worktreeConfig v0":  {{"extensions.worktreeConfig", "true"}},
+		"worktreeConfig v1":  {{"core.repositoryFormatVersion", "1"}, {"extensions.worktreeConfig", "true"}},
+		"partialClone v1":    {{"core.repositoryFormatVersion", "1"}, {"remote.origin.url", "/nonexistent/origin.git"}, {"remote.origin.promisor", "true"}, {"extensions.partialClone", "origin"}},
+		"preciousObjects v1": {{"core.repositoryFormatVersion", "1"}, {"extensions.preciousObjects", "true"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			for _, kv := range cfg {
+				testgit.Git(t, f.ws, "config", kv[0], kv[1])
+			}
+			s := f.start(prsm.ModeAuto)
+			cp := f.turn(s, 1)
+			recs := f.tool(s, "t1", "Edit", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "kept\n") })
+			if len(recs) != 1 || recs[0].SyncState != prsm.SyncSynced || derefS(recs[0].OldContent) != "keep\n" {
+				t.Fatalf("records: %+v", recs)
+			}
+			f.bothHold(s, "keep.txt", "kept\n", "after the edit")
+			if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			f.bothHold(s, "keep.txt", "keep\n", "after the rewind")
+		})
+	}
+}
+
+// A SHA-256 repository, whose objects prsm cannot read, is refused at
+// session start with the reason, before any worktree or branch is made.
+func TestSHA256RepositoryRefused(t *testing.T) {
+	testgit.Env(t)
+	ws := t.TempDir()
+	testgit.Git(t, ws, "init", "-q", "--object-format=sha256")
+	testgit.Write(t, ws, "a.txt", "a\n", 0o644)
+	testgit.Git(t, ws, "add", "-A")
+	testgit.Git(t, ws, "commit", "-qm", "init")
+	eng := testenv.Engine(t, ws, t.TempDir(), nil)
+	_, err := eng.StartSession(context.Background(), engine.StartRequest{})
+	var pe *prsm.Error
+	if !errors.As(err, &pe) || pe.Code != "unsupported_repository" || !strings.Contains(err.Error(), "SHA-1 repositories only") {
+		t.Fatalf("start: %v", err)
+	}
+	if got := testgit.Git(t, ws, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
+		t.Fatalf("worktrees after the refusal:\n%s", got)
+	}
+	if got := testgit.Git(t, ws, "branch", "--list", "prsm/*"); got != "" {
+		t.Fatalf("branches after the refusal: %q", got)
+	}
+}
