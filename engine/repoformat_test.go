@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,17 +31,7 @@ func TestRepositoryExtensions(t *testing.T) {
 			for _, kv := range cfg {
 				testgit.Git(t, f.ws, "config", kv[0], kv[1])
 			}
-			s := f.start(prsm.ModeAuto)
-			cp := f.turn(s, 1)
-			recs := f.tool(s, "t1", "Edit", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "kept\n") })
-			if len(recs) != 1 || recs[0].SyncState != prsm.SyncSynced || derefS(recs[0].OldContent) != "keep\n" {
-				t.Fatalf("records: %+v", recs)
-			}
-			f.bothHold(s, "keep.txt", "kept\n", "after the edit")
-			if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
-				t.Fatal(err)
-			}
-			f.bothHold(s, "keep.txt", "keep\n", "after the rewind")
+			f.editAndRewind("keep.txt", "keep\n", "kept\n")
 		})
 	}
 }
@@ -66,4 +57,44 @@ func TestSHA256RepositoryRefused(t *testing.T) {
 	if got := testgit.Git(t, ws, "branch", "--list", "prsm/*"); got != "" {
 		t.Fatalf("branches after the refusal: %q", got)
 	}
+}
+
+// A workspace cloned with --shared (or --reference) reads its history's
+// objects from another repository's object store (objects/info/
+// alternates): an edit, a checkpoint and a rewind work as in any
+// repository.
+func TestSharedCloneAlternates(t *testing.T) {
+	testgit.Env(t)
+	origin := testgit.Init(t, "origin")
+	testgit.Write(t, origin, "keep.txt", "keep\n", 0o644)
+	testgit.Write(t, origin, "d/f.txt", "f\n", 0o644)
+	testgit.Git(t, origin, "add", "-A")
+	testgit.Git(t, origin, "commit", "-qm", "init")
+	ws := filepath.Join(t.TempDir(), "ws")
+	testgit.Git(t, origin, "clone", "-q", "--shared", origin, ws)
+	if got := testgit.Git(t, ws, "count-objects", "-v"); !strings.Contains(got, "count: 0") || !strings.Contains(got, "packs: 0") {
+		t.Fatalf("the clone has objects of its own:\n%s", got)
+	}
+	f := &fixture{t: t, eng: testenv.Engine(t, ws, t.TempDir(), nil), ws: ws, ctx: context.Background()}
+	s := f.editAndRewind("d/f.txt", "f\n", "f2\n")
+	f.bothHold(s, "keep.txt", "keep\n", "after the rewind")
+}
+
+// editAndRewind starts an auto-mode session and its first turn, edits rel
+// from before to after (one record, synced), and rewinds to the turn's
+// checkpoint (rel is before again in the worktree and the workspace).
+func (f *fixture) editAndRewind(rel, before, after string) *prsm.Session {
+	f.t.Helper()
+	s := f.start(prsm.ModeAuto)
+	cp := f.turn(s, 1)
+	recs := f.tool(s, "t1", "Edit", rel, func(wt string) { write(f.t, wt, rel, after) })
+	if len(recs) != 1 || recs[0].SyncState != prsm.SyncSynced || derefS(recs[0].OldContent) != before {
+		f.t.Fatalf("records: %+v", recs)
+	}
+	f.bothHold(s, rel, after, "after the edit")
+	if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
+		f.t.Fatal(err)
+	}
+	f.bothHold(s, rel, before, "after the rewind")
+	return s
 }

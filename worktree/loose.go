@@ -371,12 +371,30 @@ func (r stagedReader) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plu
 		obj.Write(ob.Body)
 		return obj, nil
 	}
-	return r.EncodedObjectStorer.EncodedObject(t, h)
+	if len(r.o.alts) == 0 {
+		return r.EncodedObjectStorer.EncodedObject(t, h)
+	}
+	// With alternates, go-git's own search of them (slow: see
+	// alternates) is never reached: each store is asked whether it has
+	// the object first.
+	for _, s := range r.o.stores() {
+		if s.HasEncodedObject(h) == nil {
+			return s.EncodedObject(t, h)
+		}
+	}
+	return nil, plumbing.ErrObjectNotFound
 }
 
 func (r stagedReader) HasEncodedObject(h plumbing.Hash) error {
 	if _, ok := r.o.staged[h]; ok {
 		return nil
 	}
-	return r.EncodedObjectStorer.HasEncodedObject(h)
+	err := r.EncodedObjectStorer.HasEncodedObject(h)
+	for _, a := range r.o.alts {
+		if !errors.Is(err, plumbing.ErrObjectNotFound) {
+			break
+		}
+		err = a.HasEncodedObject(h)
+	}
+	return err
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	stdsync "sync"
 
@@ -27,6 +29,10 @@ type Objects struct {
 	objDir  string              // the loose object store prsm writes checkpoints into
 	refDir  string              // the common git dir, where refs/prsm/... live
 	storage *filesystem.Storage // closed when the store is reopened
+	// alts are the object stores objects/info/alternates names (git
+	// clone --shared and --reference write it), opened once with the
+	// store and read after it (reader).
+	alts []*filesystem.Storage
 	// commitTrees maps commits read to their root trees; treeCache holds
 	// the decoded trees.
 	commitTrees map[plumbing.Hash]plumbing.Hash
@@ -58,8 +64,8 @@ func (o *Objects) open() error {
 	// Pack files stay open between reads (KeepDescriptors): by default
 	// go-git opens the pack again for every object, which was most of a
 	// 100-file rewind's planning in a trace.
-	st := filesystem.NewStorageWithOptions(osfs.New(o.refDir), cache.NewObjectLRU(objectCache),
-		filesystem.Options{KeepDescriptors: true})
+	objCache := cache.NewObjectLRU(objectCache)
+	st := filesystem.NewStorageWithOptions(osfs.New(o.refDir), objCache, filesystem.Options{KeepDescriptors: true})
 	// The storage itself, not go-git's Repository: git.Open refuses every
 	// repository whose config lists an extension go-git does not
 	// implement as a whole git (worktreeConfig, which sparse-checkout
@@ -74,11 +80,83 @@ func (o *Objects) open() error {
 		st.Close()
 		return fmt.Errorf("open objects of %s: %w", o.root, err)
 	}
+	o.close()
+	o.storage = st
+	for _, dir := range alternates(o.objDir) {
+		o.alts = append(o.alts, filesystem.NewStorageWithOptions(osfs.New(filepath.Dir(dir)), objCache,
+			filesystem.Options{KeepDescriptors: true}))
+	}
+	return nil
+}
+
+// close closes the store and its alternates.
+func (o *Objects) close() {
 	if o.storage != nil {
 		o.storage.Close()
 	}
-	o.storage = st
-	return nil
+	for _, a := range o.alts {
+		a.Close()
+	}
+	o.storage, o.alts = nil, nil
+}
+
+// stores are the object store and its alternates, in the order git
+// searches them.
+func (o *Objects) stores() []*filesystem.Storage {
+	return append([]*filesystem.Storage{o.storage}, o.alts...)
+}
+
+// maxAlternateDepth is how deep alternates of alternates are followed,
+// as git does.
+const maxAlternateDepth = 5
+
+// alternates returns the object directories objects/info/alternates of
+// objDir names, and theirs in turn, in git's order, each once. go-git
+// follows them itself, but opens each one anew (and reads its pack
+// index) on every object it does not find at home: 2.2 ms a file read
+// in a --shared clone of 10k files, against 16 µs. A path relative to
+// an object directory is taken from it, as git does; one that does not
+// end in "objects" (go-git finds objects only there) or that is not a
+// directory is left out, and objects only it holds are not found.
+func alternates(objDir string) []string {
+	var out []string
+	seen := map[string]bool{filepath.Clean(objDir): true}
+	level := []string{objDir}
+	for depth := 0; depth < maxAlternateDepth && len(level) > 0; depth++ {
+		var next []string
+		for _, dir := range level {
+			b, err := os.ReadFile(filepath.Join(dir, "info", "alternates"))
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				line = strings.TrimSpace(line)
+				if line == "" || line[0] == '#' {
+					continue
+				}
+				if line[0] == '"' {
+					if uq, err := strconv.Unquote(line); err == nil {
+						line = uq
+					}
+				}
+				if !filepath.IsAbs(line) {
+					line = filepath.Join(dir, line)
+				}
+				line = filepath.Clean(line)
+				if seen[line] || filepath.Base(line) != "objects" {
+					continue
+				}
+				seen[line] = true
+				if fi, err := os.Stat(line); err != nil || !fi.IsDir() {
+					continue
+				}
+				out = append(out, line)
+				next = append(next, line)
+			}
+		}
+		level = next
+	}
+	return out
 }
 
 // storedAsGoGitReads refuses the repositories whose objects or refs are
