@@ -449,7 +449,9 @@ func (e *Engine) Checkpoints(ctx context.Context, sessionID, grep string) ([]*pr
 	return out, nil
 }
 
-// Checkpoint returns one checkpoint (id or unique prefix) of a session.
+// Checkpoint returns one checkpoint of a session: by id, unique id
+// prefix, or else by its name (`prsm checkpoint create --name before`,
+// then `prsm rewind before`), when one checkpoint of the session has it.
 func (e *Engine) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Session, *prsm.Checkpoint, error) {
 	s, err := e.Session(ctx, sessionID)
 	if err != nil {
@@ -459,6 +461,9 @@ func (e *Engine) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Se
 		return nil, nil, err
 	}
 	c, err := store.ResolveCheckpoint(ctx, e.DB.Q(), s.ID, id)
+	if errors.Is(err, prsm.ErrNotFound) {
+		c, err = e.checkpointNamed(ctx, s, id, err)
+	}
 	if err != nil {
 		var amb *store.AmbiguousError
 		switch {
@@ -472,6 +477,33 @@ func (e *Engine) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Se
 		return nil, nil, err
 	}
 	return s, c, nil
+}
+
+// checkpointNamed returns the one checkpoint of s named name; notFound
+// when none is, and an ambiguity error naming their ids when several are.
+func (e *Engine) checkpointNamed(ctx context.Context, s *prsm.Session, name string, notFound error) (*prsm.Checkpoint, error) {
+	list, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	var named []*prsm.Checkpoint
+	for _, c := range list {
+		if c.Name == name {
+			named = append(named, c)
+		}
+	}
+	switch len(named) {
+	case 0:
+		return nil, notFound
+	case 1:
+		return named[0], nil
+	}
+	ids := make([]string, len(named))
+	for i, c := range named {
+		ids[i] = c.ID
+	}
+	return nil, prsm.Errorf(prsm.ErrAmbiguous, "ambiguous_name", "give the checkpoint's id",
+		"%d checkpoints of session %s are named %q: %s", len(named), s.ID, name, strings.Join(ids, ", "))
 }
 
 // Annotate replaces a checkpoint's annotation.

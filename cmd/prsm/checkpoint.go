@@ -183,7 +183,7 @@ func (a *app) showCheckpoint(cp *prsm.Checkpoint) {
 func (a *app) checkpointShowCmd(sessionID *string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "show CHECKPOINT [--session ID]",
-		Short: "Show one checkpoint (id or unique prefix)",
+		Short: "Show one checkpoint (id, unique id prefix, or its name)",
 		Args:  exactArgs(1, "one checkpoint id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
