@@ -3,8 +3,10 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +128,30 @@ func TestChangeRoutes(t *testing.T) {
 	var cp prsm.Checkpoint
 	if len(ckpts) != 1 || json.Unmarshal([]byte(ckpts[0]), &cp) != nil || cp.ToolCallID != "tc1" || len(cp.Tree) != 40 {
 		t.Errorf("checkpoint_created events: %v", ckpts)
+	}
+}
+
+// A checkpoint named with characters a URL escapes ("/", " ", "%") is
+// found by its name in the path, escaped as the Go client escapes it.
+func TestCheckpointByEscapedName(t *testing.T) {
+	ts := start(t, server.Config{})
+	status, _, body := ts.do(t, "POST", "/sessions", `{"name":"s"}`, nil)
+	if status != 201 {
+		t.Fatal(body)
+	}
+	var s prsm.Session
+	json.Unmarshal([]byte(body), &s)
+	for _, name := range []string{"feat/x y", "50%2f off", "plain"} {
+		status, _, body := ts.do(t, "POST", "/sessions/"+s.ID+"/checkpoints", `{"name":`+strconv.Quote(name)+`}`, nil)
+		var made prsm.Checkpoint
+		if json.Unmarshal([]byte(body), &made); status != 201 || made.Name != name {
+			t.Fatalf("create %q: %d %s", name, status, body)
+		}
+		for _, sub := range []string{"", "/rollback/preview"} {
+			status, _, body = ts.do(t, "GET", "/sessions/"+s.ID+"/checkpoints/"+url.PathEscape(name)+sub, "", nil)
+			if status != 200 || !strings.Contains(body, made.ID) {
+				t.Fatalf("GET %q%s: %d %s", name, sub, status, body)
+			}
+		}
 	}
 }
