@@ -180,7 +180,13 @@ func (e *Engine) writePending(ctx context.Context) error {
 			return fmt.Errorf("checkpoint ref: %w", err)
 		}
 	}
-	if err := store.DeletePending(ctx, e.DB.Q(), rows[len(rows)-1].Seq); err != nil {
+	// On the transaction connection, like every write: a write on a pool
+	// connection makes the transaction connection drop its page cache,
+	// and the next tool call's transaction read its pages again (15
+	// preads of a complete after each flush).
+	if err := e.DB.Tx(ctx, func(q store.Querier) error {
+		return store.DeletePending(ctx, q, rows[len(rows)-1].Seq)
+	}); err != nil {
 		return err
 	}
 	for _, r := range rows {
