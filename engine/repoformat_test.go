@@ -98,3 +98,36 @@ func (f *fixture) editAndRewind(rel, before, after string) *prsm.Session {
 	f.bothHold(s, rel, before, "after the rewind")
 	return s
 }
+
+// A file an agent writes inside a submodule's directory belongs to the
+// submodule's repository, which git does not track from the superproject
+// (and git check-ignore refuses to be asked about): it is left out, as
+// git status leaves it out, and the rest of the call is recorded. Before,
+// the whole complete failed, and every later one with it.
+func TestWriteInsideSubmodule(t *testing.T) {
+	scannedAndWatched(t, func(t *testing.T, f *fixture) {
+		sub := testgit.Init(t, "sub")
+		testgit.Write(t, sub, "s.txt", "s\n", 0o644)
+		testgit.Git(t, sub, "add", "-A")
+		testgit.Git(t, sub, "commit", "-qm", "sub")
+		testgit.Git(t, f.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "mod")
+		testgit.Git(t, f.ws, "commit", "-qm", "a submodule")
+		s := f.start(prsm.ModeAuto)
+		recs := f.tool(s, "t1", "Bash", "", func(wt string) {
+			write(t, wt, "mod/new.txt", "inside\n")
+			write(t, wt, "keep.txt", "kept\n")
+		})
+		if len(recs) != 1 || recs[0].RelPath != "keep.txt" || recs[0].SyncState != prsm.SyncSynced {
+			for _, r := range recs {
+				t.Logf("record %s %s", r.RelPath, r.SyncState)
+			}
+			t.Fatalf("%d records", len(recs))
+		}
+		f.bothHold(s, "keep.txt", "kept\n", "after the call")
+		// And the next call is recorded as usual.
+		recs = f.tool(s, "t2", "Edit", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "kept 2\n") })
+		if len(recs) != 1 || recs[0].RelPath != "keep.txt" {
+			t.Fatalf("records of the next call: %+v", recs)
+		}
+	})
+}

@@ -480,22 +480,67 @@ func (s *Session) inBase(rel string) bool {
 	return err == nil && ok
 }
 
-// checkIgnore asks git which of paths it ignores.
+// checkIgnore asks git which of paths it ignores. A path inside a
+// submodule belongs to the submodule's repository, which the
+// superproject does not track (git status leaves it out), and git
+// check-ignore refuses the whole batch for it: such paths count as
+// ignored, and the rest is asked again.
 func (s *Session) checkIgnore(ctx context.Context, keep []string) (map[string]bool, error) {
-	in := []byte(strings.Join(keep, "\x00") + "\x00")
-	out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).Dir(s.Worktree).
-		// check-ignore refuses the literal pathspec magic the runner sets.
-		Env("GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=0"))
-	if err != nil && worktree.ExitCode(err) != 1 { // 1: nothing ignored
-		return nil, fmt.Errorf("check-ignore: %w", err)
-	}
 	ignored := map[string]bool{}
-	for _, p := range bytes.Split(out, []byte{0}) {
-		if len(p) > 0 {
-			ignored[string(p)] = true
+	for tries := 0; ; tries++ {
+		in := []byte(strings.Join(keep, "\x00") + "\x00")
+		out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).Dir(s.Worktree).
+			// check-ignore refuses the literal pathspec magic the runner sets.
+			Env("GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=0"))
+		if err != nil && worktree.ExitCode(err) != 1 { // 1: nothing ignored
+			sub, ok := submoduleOf(err)
+			var rest []string
+			for _, p := range keep {
+				if ok && (p == sub || strings.HasPrefix(p, sub+"/")) {
+					ignored[p] = true
+				} else {
+					rest = append(rest, p)
+				}
+			}
+			if !ok || len(rest) == len(keep) || tries == maxSubmoduleRetries {
+				return nil, fmt.Errorf("check-ignore: %w", err)
+			}
+			if s.Log != nil {
+				s.Log.Warn("files inside a submodule are not tracked", "session", s.ID, "submodule", sub)
+			}
+			if keep = rest; len(keep) == 0 {
+				return ignored, nil
+			}
+			continue
 		}
+		for _, p := range bytes.Split(out, []byte{0}) {
+			if len(p) > 0 {
+				ignored[string(p)] = true
+			}
+		}
+		return ignored, nil
 	}
-	return ignored, nil
+}
+
+// maxSubmoduleRetries bounds the check-ignore runs of one batch that
+// name a submodule each.
+const maxSubmoduleRetries = 64
+
+// submoduleOf reads the submodule out of git's refusal of a pathspec
+// inside one: "Pathspec 'mod/x' is in submodule 'mod'".
+func submoduleOf(err error) (string, bool) {
+	msg := err.Error()
+	const mark = "' is in submodule '"
+	i := strings.Index(msg, mark)
+	if i < 0 {
+		return "", false
+	}
+	rest := msg[i+len(mark):]
+	j := strings.IndexByte(rest, '\'')
+	if j <= 0 {
+		return "", false
+	}
+	return rest[:j], true
 }
 
 // Detect compares the given paths (already filtered) with what the tracker
