@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/tracker"
 	"github.com/prsm-dev/prsm/worktree"
@@ -78,6 +79,21 @@ type Engine struct {
 	earlyPlaced, earlyWatched, earlyRedone atomic.Int64
 	// earlyParts counts records made with an early write's parts.
 	earlyParts atomic.Int64
+}
+
+// StateInWorkspace is where prsm's own state (PRSM_HOME, which holds
+// projectDir two levels down, or else projectDir) lies inside the
+// workspace, relative and slash separated; "" when it does not. It is
+// never part of a session: not in its base, not recorded.
+func (e *Engine) StateInWorkspace() string {
+	root := safepath.Real(e.Repo.Root)
+	project := safepath.Real(e.ProjectDir)
+	for _, d := range []string{filepath.Dir(filepath.Dir(project)), project} {
+		if rel, err := filepath.Rel(root, d); err == nil && rel != "." && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return ""
 }
 
 // New builds an engine for repo whose state lives in projectDir.
@@ -188,7 +204,11 @@ func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Sess
 	if err := os.MkdirAll(e.WorktreeDir(), 0o700); err != nil {
 		return nil, err
 	}
-	commit, err := e.Repo.Snapshot(ctx, fmt.Sprintf("prsm: base of session %s (%s)", id, s.Name))
+	var exclude []string
+	if own := e.StateInWorkspace(); own != "" {
+		exclude = append(exclude, own)
+	}
+	commit, err := e.Repo.Snapshot(ctx, fmt.Sprintf("prsm: base of session %s (%s)", id, s.Name), exclude...)
 	if err != nil {
 		return nil, err
 	}

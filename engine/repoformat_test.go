@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,4 +131,40 @@ func TestWriteInsideSubmodule(t *testing.T) {
 			t.Fatalf("records of the next call: %+v", recs)
 		}
 	})
+}
+
+// With PRSM_HOME inside the workspace (PRSM_HOME=./.prsm), a session's
+// base snapshot leaves prsm's own state out: no copy of the database,
+// server.json or other sessions' worktrees lands in a worktree. A file
+// an agent writes there is not recorded, and so never synced into the
+// real state directory.
+func TestStateInsideWorkspace(t *testing.T) {
+	testgit.Env(t)
+	ws := testgit.Init(t, "ws")
+	testgit.Write(t, ws, "keep.txt", "keep\n", 0o644)
+	testgit.Git(t, ws, "add", "-A")
+	testgit.Git(t, ws, "commit", "-qm", "init")
+	project := filepath.Join(ws, ".prsm", "projects", "ws-1234")
+	f := &fixture{t: t, eng: testenv.Engine(t, ws, project, nil), ws: ws, ctx: context.Background()}
+	a := f.start(prsm.ModeAuto)
+	b := f.start(prsm.ModeAuto)
+	for _, s := range []*prsm.Session{a, b} {
+		if _, err := os.Lstat(filepath.Join(s.WorktreePath, ".prsm")); !os.IsNotExist(err) {
+			t.Fatalf("worktree %s has .prsm (%v)", s.WorktreePath, err)
+		}
+		if got := testgit.Git(t, ws, "ls-tree", "-r", "--name-only", s.BaseCommit); got != "keep.txt" {
+			t.Fatalf("base snapshot holds:\n%s", got)
+		}
+	}
+	recs := f.tool(b, "t1", "Bash", "", func(wt string) {
+		write(t, wt, ".prsm/projects/ws-1234/server.json", "{}\n")
+		write(t, wt, "keep.txt", "kept\n")
+	})
+	if len(recs) != 1 || recs[0].RelPath != "keep.txt" {
+		t.Fatalf("%d records", len(recs))
+	}
+	if _, err := os.Stat(filepath.Join(project, "server.json")); !os.IsNotExist(err) {
+		t.Fatalf("the agent's server.json reached the state directory (%v)", err)
+	}
+	f.bothHold(b, "keep.txt", "kept\n", "after the call")
 }

@@ -45,6 +45,11 @@ type Session struct {
 	// Log, when set, gets what the session works around (a checkout
 	// filter that fails).
 	Log *slog.Logger
+	// Exclude, when set, is a directory (relative, slash separated)
+	// whose files are never recorded: prsm's own state, when it lies
+	// inside the workspace, so that nothing an agent writes there is
+	// synced into it.
+	Exclude string
 
 	// ignored caches git's ignore decision per path, so only paths never
 	// seen before cost a git check-ignore; any .gitignore change clears it.
@@ -398,7 +403,7 @@ func sortedKeys(set map[string]bool) []string {
 func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) {
 	var keep, gone []string
 	for _, p := range paths {
-		if IsScratch(p) {
+		if IsScratch(p) || (s.Exclude != "" && (p == s.Exclude || strings.HasPrefix(p, s.Exclude+"/"))) {
 			continue
 		}
 		if _, err := safepath.Join(s.Worktree, p); err != nil {

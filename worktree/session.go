@@ -30,8 +30,10 @@ var hexID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 // HEAD and files are never written; the copy keeps git's stat cache, so only
 // files that changed since the user's last git command are hashed. The
 // commit has HEAD as parent (none in a repository with no commits) and is
-// not on any branch yet.
-func (r *Repo) Snapshot(ctx context.Context, message string) (commit string, err error) {
+// not on any branch yet. exclude names directories of the workspace
+// (slash separated, relative) left out of it: prsm's own state, when
+// PRSM_HOME lies inside the workspace.
+func (r *Repo) Snapshot(ctx context.Context, message string, exclude ...string) (commit string, err error) {
 	head, err := r.Head(ctx)
 	if err != nil {
 		return "", err
@@ -67,7 +69,17 @@ func (r *Repo) Snapshot(ctx context.Context, message string) (commit string, err
 		}
 	}
 	idx := "GIT_INDEX_FILE=" + tmpIndex
-	if _, err := r.git.Run(ctx, NewCmd("add", "-A").Paths(".").Dir(r.Root).Env(idx)); err != nil {
+	add := NewCmd("add", "-A").Dir(r.Root).Env(idx)
+	if len(exclude) == 0 {
+		add.Paths(".")
+	} else {
+		// Pathspec magic, each path still taken literally.
+		add.Env("GIT_LITERAL_PATHSPECS=0").Paths(":(literal).")
+		for _, x := range exclude {
+			add.Paths(":(exclude,literal)" + x)
+		}
+	}
+	if _, err := r.git.Run(ctx, add); err != nil {
 		return "", fmt.Errorf("snapshot workspace: %w", err)
 	}
 	tree, err := r.git.Output(ctx, NewCmd("write-tree").Dir(r.Root).Env(idx))

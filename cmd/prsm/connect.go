@@ -14,6 +14,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/worktree"
 )
@@ -68,7 +69,7 @@ func worktreeProject(ctx context.Context, dir string) (*project, string, error) 
 	if err != nil {
 		return nil, "", fmt.Errorf("%s is the worktree of session %s, and %v", dir, t.sessionID, err)
 	}
-	return &project{repo: repo, dir: t.projectDir, here: realPath(t.worktree)}, t.sessionID, nil
+	return &project{repo: repo, dir: t.projectDir, here: safepath.Real(t.worktree)}, t.sessionID, nil
 }
 
 // ensureDirs creates the project dir (and PRSM_HOME) private to the user.

@@ -21,6 +21,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/worktree"
 )
@@ -305,9 +306,9 @@ func locateSession(ctx context.Context, cwd string, getenv func(string) string) 
 // PRSM_HOME/projects/<identity>/worktrees/<session-id>/. Both paths are
 // compared with their symlinks resolved, by filepath.Rel.
 func sessionOfPath(home, dir string) *hookTarget {
-	dir = realPath(dir)
+	dir = safepath.Real(dir)
 	roots := []string{home}
-	if r := realPath(home); r != home {
+	if r := safepath.Real(home); r != home {
 		roots = append(roots, r)
 	}
 	for _, root := range roots {
@@ -324,17 +325,6 @@ func sessionOfPath(home, dir string) *hookTarget {
 		return &hookTarget{sessionID: parts[2], projectDir: projectDir, worktree: filepath.Join(projectDir, "worktrees", parts[2])}
 	}
 	return nil
-}
-
-// realPath is p absolute with its symlinks resolved, as far as it exists.
-func realPath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }
 
 // hookClaude handles one Claude Code hook event.

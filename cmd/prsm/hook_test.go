@@ -22,6 +22,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/server"
 )
 
@@ -350,7 +351,7 @@ func TestSessionOfPath(t *testing.T) {
 	if err := os.Symlink(home, homeLink); err != nil {
 		t.Fatal(err)
 	}
-	projectDir := filepath.Join(realPath(home), "projects", "repo-1234abcd")
+	projectDir := filepath.Join(safepath.Real(home), "projects", "repo-1234abcd")
 	for _, tc := range []struct {
 		home, dir string
 		want      bool
@@ -373,7 +374,7 @@ func TestSessionOfPath(t *testing.T) {
 			}
 			continue
 		}
-		if got == nil || got.sessionID != "0123456789ab" || realPath(got.projectDir) != projectDir {
+		if got == nil || got.sessionID != "0123456789ab" || safepath.Real(got.projectDir) != projectDir {
 			t.Errorf("%s: %+v, want session 0123456789ab of %s", tc.dir, got, projectDir)
 		}
 	}

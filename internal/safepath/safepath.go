@@ -172,3 +172,16 @@ var (
 )
 
 const maxResolved = 1024
+
+// Real is p absolute with its symlinks resolved; p cleaned and absolute
+// when it does not exist (or cannot be resolved). For comparing trusted
+// paths of this machine (a workspace root, PRSM_HOME), not for confining.
+func Real(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
