@@ -380,11 +380,13 @@ func hookRequest(ctx context.Context, cl *client.Client, sessionID string, call 
 	return err
 }
 
-// answeredByPrsm reports whether err is an error answer of a prsm server:
-// every one carries a code.
+// answeredByPrsm reports whether err is an error answer of the prsm
+// server the call was meant for: every prsm answer carries a code, and
+// one that refuses the token is another prsm server's (another
+// workspace's server took the dead one's port).
 func answeredByPrsm(err error) bool {
 	var ae *client.APIError
-	return errors.As(err, &ae) && ae.Code != ""
+	return errors.As(err, &ae) && ae.Code != "" && ae.Code != "unauthorized"
 }
 
 // hookError is the hook's error for what one event's call returned. A

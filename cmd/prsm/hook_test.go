@@ -127,16 +127,17 @@ func cmdRecordSummary(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// killserver [-livepid | -foreign] kills the script's server with SIGKILL,
+// killserver [-livepid | -foreign | -otherprsm] kills the script's server with SIGKILL,
 // leaving its server.json behind as a crash does, and waits until its port
 // is closed. -livepid then makes server.json name a process that runs (a
 // sleep, until the script ends), as when another program took the dead
 // server's pid; -foreign also listens on the dead server's port with an HTTP
 // server that is not prsm's (it answers 404 to everything), until the
-// script ends.
+// script ends; -otherprsm with one that answers as another workspace's
+// prsm server would (401, code unauthorized).
 func cmdKillServer(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) > 1 || (len(args) == 1 && args[0] != "-livepid" && args[0] != "-foreign") {
-		ts.Fatalf("usage: killserver [-livepid | -foreign]")
+	if neg || len(args) > 1 || (len(args) == 1 && args[0] != "-livepid" && args[0] != "-foreign" && args[0] != "-otherprsm") {
+		ts.Fatalf("usage: killserver [-livepid | -foreign | -otherprsm]")
 	}
 	_, info := scriptServer(ts)
 	ts.Check(syscall.Kill(info.PID, syscall.SIGKILL))
@@ -165,12 +166,19 @@ func cmdKillServer(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := json.Marshal(raw)
 	ts.Check(err)
 	ts.Check(os.WriteFile(files[0], b, 0o600))
-	if args[0] != "-foreign" {
+	if args[0] == "-livepid" {
 		return
 	}
 	ln, err := net.Listen("tcp", info.Addr)
 	ts.Check(err)
 	srv := &http.Server{Handler: http.NotFoundHandler()}
+	if args[0] == "-otherprsm" {
+		srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"error":"missing or wrong token","code":"unauthorized"}`))
+		})
+	}
 	go srv.Serve(ln)
 	ts.Defer(func() { srv.Close() })
 }
