@@ -81,11 +81,11 @@ type Engine struct {
 	earlyParts atomic.Int64
 }
 
-// StateInWorkspace is where prsm's own state (PRSM_HOME, which holds
+// stateInWorkspace is where prsm's own state (PRSM_HOME, which holds
 // projectDir two levels down, or else projectDir) lies inside the
 // workspace, relative and slash separated; "" when it does not. It is
 // never part of a session: not in its base, not recorded.
-func (e *Engine) StateInWorkspace() string {
+func (e *Engine) stateInWorkspace() string {
 	root := safepath.Real(e.Repo.Root)
 	project := safepath.Real(e.ProjectDir)
 	for _, d := range []string{filepath.Dir(filepath.Dir(project)), project} {
@@ -205,7 +205,7 @@ func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Sess
 		return nil, err
 	}
 	var exclude []string
-	if own := e.StateInWorkspace(); own != "" {
+	if own := e.stateInWorkspace(); own != "" {
 		exclude = append(exclude, own)
 	}
 	commit, err := e.Repo.Snapshot(ctx, fmt.Sprintf("prsm: base of session %s (%s)", id, s.Name), exclude...)

@@ -120,10 +120,7 @@ func TestEolAttributesCheckpointDiff(t *testing.T) {
 func (f *fixture) commitBat(lf string) string {
 	f.t.Helper()
 	crlf := strings.ReplaceAll(lf, "\n", "\r\n")
-	testgit.Write(f.t, f.ws, ".gitattributes", "*.bat text eol=crlf\n", 0o644)
-	testgit.Write(f.t, f.ws, "run.bat", crlf, 0o644)
-	testgit.Git(f.t, f.ws, "add", "-A")
-	testgit.Git(f.t, f.ws, "commit", "-qm", "bat")
+	testgit.Commit(f.t, f.ws, "bat", map[string]string{".gitattributes": "*.bat text eol=crlf\n", "run.bat": crlf})
 	if got := testgit.Git(f.t, f.ws, "cat-file", "blob", "HEAD:run.bat"); strings.Contains(got, "\r") {
 		f.t.Fatalf("git stored CRLF: %q", got)
 	}
@@ -144,14 +141,10 @@ func derefS(p *string) string {
 // and synced as usual.
 func TestFailingSmudgeFilter(t *testing.T) {
 	scannedAndWatched(t, func(t *testing.T, f *fixture) {
-		testgit.Write(t, f.ws, ".gitattributes", "*.dat filter=up\n", 0o644)
-		testgit.Write(t, f.ws, "a.dat", "stored\n", 0o644)
-		testgit.Write(t, f.ws, "b.txt", "b\n", 0o644)
 		testgit.Git(t, f.ws, "config", "filter.up.clean", "cat")
 		testgit.Git(t, f.ws, "config", "filter.up.smudge", "cat")
 		testgit.Git(t, f.ws, "config", "filter.up.required", "true")
-		testgit.Git(t, f.ws, "add", "-A")
-		testgit.Git(t, f.ws, "commit", "-qm", "filtered")
+		testgit.Commit(t, f.ws, "filtered", map[string]string{".gitattributes": "*.dat filter=up\n", "a.dat": "stored\n", "b.txt": "b\n"})
 		s := f.start(prsm.ModeAuto)
 		testgit.Git(t, f.ws, "config", "filter.up.smudge", "false")
 		cp := f.turn(s, 1)

@@ -43,9 +43,7 @@ func TestSHA256RepositoryRefused(t *testing.T) {
 	testgit.Env(t)
 	ws := t.TempDir()
 	testgit.Git(t, ws, "init", "-q", "--object-format=sha256")
-	testgit.Write(t, ws, "a.txt", "a\n", 0o644)
-	testgit.Git(t, ws, "add", "-A")
-	testgit.Git(t, ws, "commit", "-qm", "init")
+	testgit.Commit(t, ws, "init", map[string]string{"a.txt": "a\n"})
 	eng := testenv.Engine(t, ws, t.TempDir(), nil)
 	_, err := eng.StartSession(context.Background(), engine.StartRequest{})
 	var pe *prsm.Error
@@ -67,10 +65,7 @@ func TestSHA256RepositoryRefused(t *testing.T) {
 func TestSharedCloneAlternates(t *testing.T) {
 	testgit.Env(t)
 	origin := testgit.Init(t, "origin")
-	testgit.Write(t, origin, "keep.txt", "keep\n", 0o644)
-	testgit.Write(t, origin, "d/f.txt", "f\n", 0o644)
-	testgit.Git(t, origin, "add", "-A")
-	testgit.Git(t, origin, "commit", "-qm", "init")
+	testgit.Commit(t, origin, "init", map[string]string{"keep.txt": "keep\n", "d/f.txt": "f\n"})
 	ws := filepath.Join(t.TempDir(), "ws")
 	testgit.Git(t, origin, "clone", "-q", "--shared", origin, ws)
 	if got := testgit.Git(t, ws, "count-objects", "-v"); !strings.Contains(got, "count: 0") || !strings.Contains(got, "packs: 0") {
@@ -108,9 +103,7 @@ func (f *fixture) editAndRewind(rel, before, after string) *prsm.Session {
 func TestWriteInsideSubmodule(t *testing.T) {
 	scannedAndWatched(t, func(t *testing.T, f *fixture) {
 		sub := testgit.Init(t, "sub")
-		testgit.Write(t, sub, "s.txt", "s\n", 0o644)
-		testgit.Git(t, sub, "add", "-A")
-		testgit.Git(t, sub, "commit", "-qm", "sub")
+		testgit.Commit(t, sub, "sub", map[string]string{"s.txt": "s\n"})
 		testgit.Git(t, f.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "mod")
 		testgit.Git(t, f.ws, "commit", "-qm", "a submodule")
 		s := f.start(prsm.ModeAuto)
@@ -141,9 +134,7 @@ func TestWriteInsideSubmodule(t *testing.T) {
 func TestStateInsideWorkspace(t *testing.T) {
 	testgit.Env(t)
 	ws := testgit.Init(t, "ws")
-	testgit.Write(t, ws, "keep.txt", "keep\n", 0o644)
-	testgit.Git(t, ws, "add", "-A")
-	testgit.Git(t, ws, "commit", "-qm", "init")
+	testgit.Commit(t, ws, "init", map[string]string{"keep.txt": "keep\n"})
 	project := filepath.Join(ws, ".prsm", "projects", "ws-1234")
 	f := &fixture{t: t, eng: testenv.Engine(t, ws, project, nil), ws: ws, ctx: context.Background()}
 	a := f.start(prsm.ModeAuto)

@@ -189,7 +189,7 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	}
 	st := &sessionState{tracker: &tracker.Session{
 		ID: s.ID, Worktree: s.WorktreePath, Base: s.BaseCommit, Repo: e.Repo, Known: known,
-		Stats: tracker.NewStatCache(stats), Log: e.Log, Exclude: e.StateInWorkspace(),
+		Stats: tracker.NewStatCache(stats), Log: e.Log, Exclude: e.stateInWorkspace(),
 	}, inflight: map[string]*inflightCall{}}
 	if s.Status == prsm.SessionActive {
 		active := *s

@@ -403,7 +403,7 @@ func sortedKeys(set map[string]bool) []string {
 func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) {
 	var keep, gone []string
 	for _, p := range paths {
-		if IsScratch(p) || (s.Exclude != "" && (p == s.Exclude || strings.HasPrefix(p, s.Exclude+"/"))) {
+		if IsScratch(p) || (s.Exclude != "" && under(p, s.Exclude)) {
 			continue
 		}
 		if _, err := safepath.Join(s.Worktree, p); err != nil {
@@ -501,7 +501,7 @@ func (s *Session) checkIgnore(ctx context.Context, keep []string) (map[string]bo
 			sub, ok := submoduleOf(err)
 			var rest []string
 			for _, p := range keep {
-				if ok && (p == sub || strings.HasPrefix(p, sub+"/")) {
+				if ok && under(p, sub) {
 					ignored[p] = true
 				} else {
 					rest = append(rest, p)
@@ -525,6 +525,12 @@ func (s *Session) checkIgnore(ctx context.Context, keep []string) (map[string]bo
 		}
 		return ignored, nil
 	}
+}
+
+// under reports whether the slash-separated path p is dir or lies below
+// it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
 // maxSubmoduleRetries bounds the check-ignore runs of one batch that

@@ -16,15 +16,16 @@ func TestCheckoutContent(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	ctx := context.Background()
 	dir := testgit.Init(t, "r")
-	for _, p := range []string{"top.txt", "sub/a.txt", "sub/deep/b.txt", "other/c.txt", "plain/d.txt"} {
-		testgit.Write(t, dir, p, "one\ntwo\n", 0o644)
+	files := map[string]string{
+		"sub/.gitattributes": "*.txt text eol=crlf\n",
+		// Attributes that convert nothing on checkout here: no git process.
+		".gitattributes":       "# eol=crlf in a comment\n* text=auto\n*.png binary\n*.go linguist-generated -crlf !eol\n",
+		"plain/.gitattributes": "*.txt diff=plain merge=union\n",
 	}
-	testgit.Write(t, dir, "sub/.gitattributes", "*.txt text eol=crlf\n", 0o644)
-	// Attributes that convert nothing on checkout here: no git process.
-	testgit.Write(t, dir, ".gitattributes", "# eol=crlf in a comment\n* text=auto\n*.png binary\n*.go linguist-generated -crlf !eol\n", 0o644)
-	testgit.Write(t, dir, "plain/.gitattributes", "*.txt diff=plain merge=union\n", 0o644)
-	testgit.Git(t, dir, "add", "-A")
-	testgit.Git(t, dir, "commit", "-qm", "one")
+	for _, p := range []string{"top.txt", "sub/a.txt", "sub/deep/b.txt", "other/c.txt", "plain/d.txt"} {
+		files[p] = "one\ntwo\n"
+	}
+	testgit.Commit(t, dir, "one", files)
 	commit := testgit.Git(t, dir, "rev-parse", "HEAD")
 	repo, err := worktree.Discover(ctx, nil, dir)
 	if err != nil {

@@ -118,9 +118,7 @@ func TestReadFileManyEntries(t *testing.T) {
 func TestObjectsRepositoryExtensions(t *testing.T) {
 	testgit.Env(t)
 	dir := testgit.Init(t, "r")
-	testgit.Write(t, dir, "a.txt", "a\n", 0o644)
-	testgit.Git(t, dir, "add", "-A")
-	testgit.Git(t, dir, "commit", "-qm", "one")
+	testgit.Commit(t, dir, "one", map[string]string{"a.txt": "a\n"})
 	testgit.Git(t, dir, "config", "core.repositoryFormatVersion", "1")
 	testgit.Git(t, dir, "config", "extensions.worktreeConfig", "true")
 	testgit.Git(t, dir, "config", "extensions.preciousObjects", "true")
@@ -132,9 +130,7 @@ func TestObjectsRepositoryExtensions(t *testing.T) {
 
 	sha := t.TempDir()
 	testgit.Git(t, sha, "init", "-q", "--object-format=sha256")
-	testgit.Write(t, sha, "a.txt", "a\n", 0o644)
-	testgit.Git(t, sha, "add", "-A")
-	testgit.Git(t, sha, "commit", "-qm", "one")
+	testgit.Commit(t, sha, "one", map[string]string{"a.txt": "a\n"})
 	repo, err := worktree.Discover(context.Background(), nil, sha)
 	if err != nil {
 		t.Fatal(err)

@@ -76,6 +76,17 @@ func Write(t testing.TB, root, rel, content string, mode os.FileMode) {
 	}
 }
 
+// Commit writes files (relative path to content, mode 0644) into the
+// repository at dir and commits all of its changes with message msg.
+func Commit(t testing.TB, dir, msg string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		Write(t, dir, rel, content, 0o644)
+	}
+	Git(t, dir, "add", "-A")
+	Git(t, dir, "commit", "-qm", msg)
+}
+
 // Symlink makes root/rel a symlink to target.
 func Symlink(t testing.TB, root, rel, target string) {
 	t.Helper()
