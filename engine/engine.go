@@ -46,12 +46,14 @@ type Engine struct {
 	scanStop    func()
 
 	// flushMu guards the background flusher of checkpoint objects
-	// (kickFlush); writeMu serializes the flushes themselves.
+	// (kickFlush) and the saving of the stat caches (statsChanged);
+	// writeMu serializes the flushes themselves.
 	flushMu    stdsync.Mutex
 	flushing   bool
 	flushAgain bool
 	closed     bool
 	flushTimer *time.Timer
+	statsTimer *time.Timer // non-nil while a save is due
 	flushWG    stdsync.WaitGroup
 	writeMu    stdsync.Mutex
 

@@ -100,15 +100,20 @@ func (e *Engine) background(fn func()) {
 }
 
 // Close stops the engine's background work (the delayed writing of
-// checkpoint objects) and waits for it. What is still pending stays in the
-// store for FlushObjects or the next start. The engine is not used after.
+// checkpoint objects and of the stat caches) and waits for it. What is
+// still pending stays in the store for FlushObjects or the next start; the
+// stat caches' news not saved (SaveStats) are lost, which costs reads
+// after the next start. The engine is not used after.
 func (e *Engine) Close() {
 	e.flushMu.Lock()
 	e.closed = true
-	t := e.flushTimer
+	t, st := e.flushTimer, e.statsTimer
 	e.flushMu.Unlock()
 	if t != nil && t.Stop() {
 		e.flushWG.Done() // it will not run
+	}
+	if st != nil && st.Stop() {
+		e.flushWG.Done()
 	}
 	e.flushWG.Wait()
 	e.settleWG.Wait()

@@ -75,11 +75,10 @@ type syncDone struct {
 	state string
 }
 
-// finishSyncs stores the sync states that records' syncs gave them, and
-// the stat cache's news of session sessionID, in one transaction. The
-// records themselves are the caller's to set.
-func (e *Engine) finishSyncs(ctx context.Context, sessionID string, done []syncDone, stats map[string]*store.Stat) error {
-	if len(done) == 0 && len(stats) == 0 {
+// finishSyncs stores the sync states that records' syncs gave them, in
+// one transaction. The records themselves are the caller's to set.
+func (e *Engine) finishSyncs(ctx context.Context, done []syncDone) error {
+	if len(done) == 0 {
 		return nil
 	}
 	return e.DB.Tx(ctx, func(q store.Querier) error {
@@ -88,7 +87,7 @@ func (e *Engine) finishSyncs(ctx context.Context, sessionID string, done []syncD
 				return err
 			}
 		}
-		return store.PutStats(ctx, q, sessionID, stats)
+		return nil
 	})
 }
 

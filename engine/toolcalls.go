@@ -470,7 +470,6 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 			ckpt = nil
 		}
 	}
-	stats := st.tracker.Stats.TakeChanged()
 	var knownHash string
 	var sweeps uint64
 	capture := func(q store.Querier) error {
@@ -487,9 +486,6 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 				return err
 			}
 			knownHash, sweeps = hash, e.DB.BlobSweeps()
-		}
-		if err := store.PutStats(ctx, q, s.ID, stats); err != nil {
-			return err
 		}
 		return insertToolCall(ctx, q, st, tc)
 	}
@@ -509,13 +505,13 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 	}
 	if err != nil {
 		e.Log.Error("pre-tool capture not stored: complete will record against the known state", "session", s.ID, "tool_call", tc.ID, "err", err)
-		st.tracker.Stats.Restore(stats)
 		delete(st.inflight, tc.ID)
 		return false
 	}
 	if knownHash != "" {
 		st.noteStored(knownHash, sweeps)
 	}
+	e.statsChanged(st)
 	if ckpt != nil {
 		e.lazyStored(ctx, st, ckpt)
 	}
@@ -959,17 +955,13 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	for i, r := range recs {
 		evs[i] = *r
 	}
-	// The stat cache's news are stored by finish too: a stat row only
-	// saves a read (a file whose hash differs from the known one is read
-	// anyway), so it need not commit with the records.
-	stats := st.tracker.Stats.TakeChanged()
 	finish = func() {
-		if err := e.finishSyncs(ctx, s.ID, finished, stats); err != nil {
+		if err := e.finishSyncs(ctx, finished); err != nil {
 			// The workspace has the changes; their records stay
 			// pending_review, and the next start settles their states.
 			e.Log.Error("store sync states", "session", s.ID, "tool_call", tc.ID, "err", err)
-			st.tracker.Stats.Restore(stats)
 		}
+		e.statsChanged(st) // the stat cache's news are stored apart
 		for i := range evs {
 			e.Events.Publish(EventFileChanged, &evs[i])
 		}

@@ -120,6 +120,11 @@ func (c *StatCache) Len() int {
 	return len(c.entries)
 }
 
+// Changed reports whether entries changed since the last TakeChanged.
+func (c *StatCache) Changed() bool {
+	return c != nil && len(c.changed) > 0
+}
+
 // TakeChanged returns the entries changed since the last call, to persist.
 func (c *StatCache) TakeChanged() map[string]*store.Stat {
 	if c == nil || len(c.changed) == 0 {

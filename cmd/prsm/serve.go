@@ -203,6 +203,9 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	if err := eng.FlushObjects(context.WithoutCancel(ctx)); err != nil {
 		log.Error("write checkpoint objects", "err", err)
 	}
+	if err := eng.SaveStats(context.WithoutCancel(ctx)); err != nil {
+		log.Warn("store stat cache", "err", err)
+	}
 	if serveErr != nil {
 		return serveErr
 	}

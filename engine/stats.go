@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/prsm-dev/prsm/store"
+)
+
+// The stat cache's news (tracker.StatCache: the lstat facts of the files
+// a tool call read) are stored apart from the tool calls' transactions,
+// StatsDelay after the first tool call that left some, and before the
+// server stops (SaveStats). A stat row only saves a read: a file whose
+// facts differ from the stored ones is read again, and a file's ctime
+// never goes back. So a crash that loses the newest rows costs reads
+// after the restart, never a wrong record. In the capture's and the
+// complete's transactions they were four of the some twenty b-tree pages
+// a tool call wrote, and two of its seven statements.
+
+// StatsDelay is how long after a tool call that left stat cache news
+// they are stored, with those of the tool calls after it.
+var StatsDelay = 2 * time.Second
+
+// statsChanged has session st's stat cache news stored StatsDelay from
+// now, unless a save is due already. The caller holds the session's lock.
+func (e *Engine) statsChanged(st *sessionState) {
+	if !st.tracker.Stats.Changed() {
+		return
+	}
+	e.flushMu.Lock()
+	defer e.flushMu.Unlock()
+	if e.closed || e.statsTimer != nil {
+		return
+	}
+	e.flushWG.Add(1)
+	e.statsTimer = time.AfterFunc(StatsDelay, func() {
+		defer e.flushWG.Done()
+		e.flushMu.Lock()
+		e.statsTimer = nil // news from now on are the next save's
+		closed := e.closed
+		e.flushMu.Unlock()
+		if closed {
+			return
+		}
+		if err := e.SaveStats(context.Background()); err != nil {
+			e.Log.Warn("store stat cache", "err", err)
+		}
+	})
+}
+
+// SaveStats stores the stat cache news of every session tracked, each
+// session's in one transaction. It takes each session's lock in turn, so
+// its caller holds none.
+func (e *Engine) SaveStats(ctx context.Context) error {
+	e.statesMu.Lock()
+	states := make(map[string]*sessionState, len(e.states))
+	for id, st := range e.states {
+		if st.active != nil {
+			states[id] = st
+		}
+	}
+	e.statesMu.Unlock()
+	var errs []error
+	for id, st := range states {
+		e.awaitAnswered(id)
+		st.mu.Lock()
+		stats := st.tracker.Stats.TakeChanged()
+		st.mu.Unlock()
+		if len(stats) == 0 {
+			continue
+		}
+		err := e.DB.Tx(ctx, func(q store.Querier) error { return store.PutStats(ctx, q, id, stats) })
+		if err == nil {
+			continue
+		}
+		e.statesMu.Lock()
+		tracked := e.states[id] == st
+		e.statesMu.Unlock()
+		if !tracked {
+			continue // the session ended meanwhile: nothing reads its cache
+		}
+		st.mu.Lock()
+		st.tracker.Stats.Restore(stats) // for the next try
+		st.mu.Unlock()
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
