@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/tracker"
@@ -41,16 +42,7 @@ func TestStatCachePersistedAndSafeAcrossRestart(t *testing.T) {
 		}
 	}
 
-	// Down: the same number of bytes, other content.
-	changed := strings.Replace(content, "LINE 3", "line 3", 1)
-	if len(changed) != len(content) || changed == content {
-		t.Fatal("test needs a same-size change")
-	}
-	write(t, s.WorktreePath, "f.txt", changed)
-	f.restart()
-	if got := read(t, f.ws, "f.txt"); got != changed {
-		t.Fatalf("the change made while down did not reach the workspace:\n%s", got)
-	}
+	changeWhileDown(t, f, s, content)
 	if got := f.records(s); !strings.Contains(got, "reconcile-") {
 		t.Fatalf("no reconcile record: %s", got)
 	}
@@ -77,15 +69,7 @@ func TestStatCacheNewsLostInCrash(t *testing.T) {
 		t.Fatalf("stat row of f.txt stored with the tool call, want it left to the flusher: %+v", e)
 	}
 	time.Sleep(50 * time.Millisecond) // past the racy window
-	changed := strings.Replace(content, "LINE 3", "line 3", 1)
-	if len(changed) != len(content) || changed == content {
-		t.Fatal("test needs a same-size change")
-	}
-	write(t, s.WorktreePath, "f.txt", changed)
-	f.restart()
-	if got := read(t, f.ws, "f.txt"); got != changed {
-		t.Fatalf("the change made while down did not reach the workspace:\n%s", got)
-	}
+	changed := changeWhileDown(t, f, s, content)
 
 	// SaveStats (StatsDelay after tool calls, and the server's before it
 	// stops) stores what the new engine read.
@@ -99,4 +83,22 @@ func TestStatCacheNewsLostInCrash(t *testing.T) {
 	if e, ok := stats["f.txt"]; !ok || e.Hash != tracker.Hash([]byte(changed)) {
 		t.Fatalf("stat row of f.txt after SaveStats: %+v (ok %v), want the hash of the changed content", e, ok)
 	}
+}
+
+// changeWhileDown changes f.txt of s's worktree, which holds content,
+// into other content of the same size while prsm is down (f.restart),
+// and checks that the restarted engine finds the change: it reaches the
+// workspace. It returns the changed content.
+func changeWhileDown(t *testing.T, f *fixture, s *prsm.Session, content string) string {
+	t.Helper()
+	changed := strings.Replace(content, "LINE 3", "line 3", 1)
+	if len(changed) != len(content) || changed == content {
+		t.Fatal("test needs a same-size change")
+	}
+	write(t, s.WorktreePath, "f.txt", changed)
+	f.restart()
+	if got := read(t, f.ws, "f.txt"); got != changed {
+		t.Fatalf("the change made while down did not reach the workspace:\n%s", got)
+	}
+	return changed
 }
