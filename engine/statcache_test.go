@@ -66,7 +66,7 @@ func TestStatCacheNewsLostInCrash(t *testing.T) {
 	}
 	content := read(t, s.WorktreePath, "f.txt")
 	if e, ok := stats["f.txt"]; ok && e.Hash == tracker.Hash([]byte(content)) {
-		t.Fatalf("stat row of f.txt stored with the tool call, want it left to the flusher: %+v", e)
+		t.Fatalf("stat row of f.txt stored with the tool call, want it left to SaveStats: %+v", e)
 	}
 	time.Sleep(50 * time.Millisecond) // past the racy window
 	changed := changeWhileDown(t, f, s, content)

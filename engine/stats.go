@@ -15,7 +15,7 @@ import (
 // facts differ from the stored ones is read again, and a file's ctime
 // never goes back. So a crash that loses the newest rows costs reads
 // after the restart, never a wrong record. In the capture's and the
-// complete's transactions they were four of the some twenty b-tree pages
+// complete's transactions they were four of the about 23 b-tree pages
 // a tool call wrote, and two of its seven statements.
 
 // StatsDelay is how long after a tool call that left stat cache news
@@ -63,8 +63,7 @@ func (e *Engine) SaveStats(ctx context.Context) error {
 	e.statesMu.Unlock()
 	var errs []error
 	for id, st := range states {
-		e.awaitAnswered(id)
-		st.mu.Lock()
+		st.mu.Lock() // held by a tool call's work after its answer until it is done
 		stats := st.tracker.Stats.TakeChanged()
 		st.mu.Unlock()
 		if len(stats) == 0 {
