@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,7 @@ func main() {
 	flag.StringVar(&o.prsmBin, "prsm", "", "the prsm binary to measure (default: built from this checkout)")
 	flag.StringVar(&only, "only", "", "run only these measures: "+strings.Join(measureNames, ","))
 	flag.StringVar(&o.dir, "dir", "", "work directory (default: a new temp dir)")
+	cpuprofile := flag.String("cpuprofile", "", "write the bench client's own CPU profile to this file (the server's: PRSM_CPUPROFILE)")
 	flag.Parse()
 
 	for _, s := range strings.Split(sizes, ",") {
@@ -75,6 +77,16 @@ func main() {
 		fatalf("-runs and -roundtrip-runs must be at least 3 and -start-runs at least 1")
 	}
 
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fatalf("-cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatalf("-cpuprofile: %v", err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, o); err != nil {

@@ -10,25 +10,16 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 )
 
-// benchRepo builds a workspace with n committed files in 100 directories.
+// benchRepo builds a workspace with n committed files in 100 directories
+// (testgit.CommitMany).
 func benchRepo(b *testing.B, n int) (*engine.Engine, string) {
 	b.Helper()
 	eng, ws := newEngineTB(b)
-	for i := 0; i < n; i++ {
-		p := filepath.Join(ws, fmt.Sprintf("d%03d", i%100), fmt.Sprintf("f%05d.txt", i))
-		if i < 100 {
-			os.MkdirAll(filepath.Dir(p), 0o755)
-		}
-		if err := os.WriteFile(p, []byte(lines(40, fmt.Sprint(i))), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	testgit.Git(b, ws, "add", "-A")
-	// No detached auto gc writing into the repository after the benchmark.
-	testgit.Git(b, ws, "-c", "gc.auto=0", "commit", "-qm", "many")
+	testgit.CommitMany(b, ws, n)
 	return eng, ws
 }
 
@@ -54,10 +45,16 @@ func benchRoundTrip(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Every op is a new tool call on a file no op edited before (until
+	// next passes n): the testing package runs the body more than once,
+	// and a repeated tool call id would be answered from the store.
+	next := 0
 	b.Run(fmt.Sprintf("%dk/prsm", n/1000), func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			id := fmt.Sprintf("t%d", i)
-			rel := fmt.Sprintf("d%03d/f%05d.txt", i%100, i%n)
+		defer testenv.ReportCPU(b)()
+		for range b.N {
+			next++
+			id := fmt.Sprintf("t%d", next)
+			rel := fmt.Sprintf("d%03d/f%05d.txt", next%100, next%n)
 			args := []byte(fmt.Sprintf(`{"file_path":%q}`, filepath.Join(s.WorktreePath, rel)))
 			if _, err := eng.StartToolCall(ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args}); err != nil {
 				b.Fatal(err)

@@ -45,7 +45,7 @@ func TestLoad(t *testing.T) {
 	ws := testgit.Init(t, "ws")
 	for i := 0; i < nSessions; i++ {
 		for j := 0; j < 3; j++ {
-			testgit.Write(t, ws, fmt.Sprintf("s%d/f%d.txt", i, j), loadLines(50, ""), 0o644)
+			testgit.Write(t, ws, fmt.Sprintf("s%d/f%d.txt", i, j), testgit.Lines(50, ""), 0o644)
 		}
 	}
 	testgit.Git(t, ws, "add", "-A")
@@ -57,26 +57,11 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.StopWatching()
-	srv, err := server.New(eng, server.Config{ProjectDir: pdir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(sctx) }()
+	info, stopServe := serveEngine(t, sctx, eng, pdir)
 	defer func() {
 		stop()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
+		stopServe()
 	}()
-	var info *server.Info
-	for i := 0; i < 500 && info == nil; i++ {
-		info, _ = server.ReadInfo(pdir)
-		time.Sleep(10 * time.Millisecond)
-	}
-	if info == nil {
-		t.Fatal("no server.json")
-	}
 	cl := client.New(info)
 
 	// The listeners subscribe before any work starts.
@@ -258,12 +243,33 @@ func TestLoad(t *testing.T) {
 		pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), pct(1).Round(10*time.Microsecond))
 }
 
-func loadLines(n int, tag string) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "line %d %s\n", i, tag)
+// serveEngine serves eng (its state in pdir) on 127.0.0.1 until ctx ends
+// or stop is called, and returns the server's info once server.json is
+// written. stop waits for Serve to return and fails tb if it failed.
+func serveEngine(tb testing.TB, ctx context.Context, eng *engine.Engine, pdir string) (info *server.Info, stop func()) {
+	tb.Helper()
+	srv, err := server.New(eng, server.Config{ProjectDir: pdir})
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return b.String()
+	ctx, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	stop = func() {
+		cancel()
+		if err := <-served; err != nil {
+			tb.Errorf("serve: %v", err)
+		}
+	}
+	for i := 0; i < 500 && info == nil; i++ {
+		info, _ = server.ReadInfo(pdir)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if info == nil {
+		stop()
+		tb.Fatal("no server.json")
+	}
+	return info, stop
 }
 
 // sseListener reads /events and counts file_changed events per record.

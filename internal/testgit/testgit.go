@@ -223,3 +223,33 @@ func State(t testing.TB, root string) string {
 	headID, _ := cmd.Output()
 	return fmt.Sprintf("status=%q\nhead=%q %q\nindex=%x", status, head, headID, index)
 }
+
+// Lines returns n numbered lines, each ending in tag.
+func Lines(n int, tag string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "line %d %s\n", i, tag)
+	}
+	return b.String()
+}
+
+// CommitMany writes n files of 40 lines, dNNN/fNNNNN.txt in 100
+// directories (file i in directory i%100), into the repository at dir and
+// commits them, with no automatic gc left running after: the repository
+// of the benchmarks.
+func CommitMany(tb testing.TB, dir string, n int) {
+	tb.Helper()
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("d%03d", i%100), fmt.Sprintf("f%05d.txt", i))
+		if i < 100 {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(p, []byte(Lines(40, fmt.Sprint(i))), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	Git(tb, dir, "add", "-A")
+	Git(tb, dir, "-c", "gc.auto=0", "commit", "-qm", "many")
+}
