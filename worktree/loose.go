@@ -2,7 +2,6 @@ package worktree
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/sha1"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/klauspost/compress/zlib"
 )
 
 // Object is a git object: its id, type and body. It is deflated only when
@@ -116,7 +116,10 @@ func (ob Object) deflate() []byte {
 }
 
 // zlibWriters are reused: a new deflate writer allocates about 600 KB of
-// tables, which was 40% of a checkpoint's CPU.
+// tables, which was 40% of a checkpoint's CPU. They are klauspost's zlib
+// (the zstd of the store's blobs comes from the same module): it deflates
+// a 100-entry tree in 30 µs here against the standard library's 57, at
+// the same size, and trees are most of what the flusher deflates.
 var zlibWriters = stdsync.Pool{New: func() any {
 	w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
 	return w
