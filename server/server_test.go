@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -300,5 +301,58 @@ func TestConcurrentStarts(t *testing.T) {
 	list := testgit.Git(t, ts.ws, "worktree", "list", "--porcelain")
 	if n := strings.Count(list, "branch refs/heads/prsm/"); n != 8 {
 		t.Errorf("%d prsm worktrees, want 8:\n%s", n, list)
+	}
+}
+
+// TestEventBurstInOrder: a burst of events published at once reaches an
+// SSE client whole and in order, with ids that only grow; an event that
+// does not encode is skipped, not the ones around it.
+func TestEventBurstInOrder(t *testing.T) {
+	ts := start(t, server.Config{})
+	req, _ := http.NewRequest("GET", ts.url+"/events?token="+ts.token, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	if line, err := rd.ReadString('\n'); err != nil || line != ": connected\n" {
+		t.Fatalf("first line %q %v", line, err)
+	}
+	const n = 500
+	for i := 0; i < n; i++ {
+		if i == 200 {
+			ts.eng.Events.Publish("test", map[string]any{"bad": func() {}}) // json: unsupported type
+		}
+		ts.eng.Events.Publish("test", map[string]int{"i": i})
+	}
+	lastID := int64(-1)
+	for i := 0; i < n; i++ {
+		var id int64
+		var data string
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				t.Fatalf("after %d events: %v", i, err)
+			}
+			if line == "\n" && data != "" {
+				break
+			}
+			if v, ok := strings.CutPrefix(line, "id: "); ok {
+				if id, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+					t.Fatalf("id line %q", line)
+				}
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				data = strings.TrimSpace(v)
+			}
+		}
+		if want := fmt.Sprintf(`{"i":%d}`, i); data != want {
+			t.Fatalf("event %d: data %s, want %s", i, data, want)
+		}
+		if id <= lastID {
+			t.Fatalf("event %d: id %d after %d", i, id, lastID)
+		}
+		lastID = id
 	}
 }
