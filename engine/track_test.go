@@ -26,13 +26,7 @@ type fixture struct {
 	ctx context.Context
 }
 
-func lines(n int, tag string) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "line %d %s\n", i, tag)
-	}
-	return b.String()
-}
+func lines(n int, tag string) string { return testgit.Lines(n, tag) }
 
 func newFixture(t *testing.T) *fixture {
 	eng, ws := newEngine(t)

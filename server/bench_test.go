@@ -52,7 +52,7 @@ func BenchmarkToolCallRoundTripHTTP(b *testing.B) {
 				}
 			}
 			defer testenv.ReportCPU(b)()
-			for i := 0; i < b.N; i++ {
+			for range b.N {
 				next++
 				id := fmt.Sprintf("t%d", next)
 				rel := fmt.Sprintf("d%03d/f%05d.txt", next%100, next%n)

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,12 +18,7 @@ import (
 // workspace, the events, and the errors of bad requests.
 func TestChangeRoutes(t *testing.T) {
 	ts := start(t, server.Config{})
-	req, _ := http.NewRequest("GET", ts.url+"/events?token="+ts.token, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := ts.events(t)
 	events := make(chan string, 20)
 	go readEvents(t, resp.Body, 7, events)
 

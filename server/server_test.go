@@ -33,6 +33,18 @@ type testServer struct {
 	token string
 }
 
+// events opens the server's SSE stream, closed when the test ends.
+func (ts *testServer) events(t *testing.T) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("GET", ts.url+"/events?token="+ts.token, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
 func start(t *testing.T, cfg server.Config) *testServer {
 	t.Helper()
 	testgit.Env(t)
@@ -216,12 +228,7 @@ func readEvents(t *testing.T, body io.Reader, n int, out chan<- string) {
 
 func TestSessionsAndEvents(t *testing.T) {
 	ts := start(t, server.Config{})
-	req, _ := http.NewRequest("GET", ts.url+"/events?token="+ts.token, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := ts.events(t)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -309,12 +316,7 @@ func TestConcurrentStarts(t *testing.T) {
 // does not encode is skipped, not the ones around it.
 func TestEventBurstInOrder(t *testing.T) {
 	ts := start(t, server.Config{})
-	req, _ := http.NewRequest("GET", ts.url+"/events?token="+ts.token, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := ts.events(t)
 	rd := bufio.NewReader(resp.Body)
 	if line, err := rd.ReadString('\n'); err != nil || line != ": connected\n" {
 		t.Fatalf("first line %q %v", line, err)
