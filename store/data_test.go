@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -465,6 +466,36 @@ func TestListRecordsFilters(t *testing.T) {
 	}
 	if rs == nil {
 		t.Fatal("ListRecords(no match) = nil, want empty non-nil")
+	}
+}
+
+// TestListRecordsByToolCallSeeksIndex: a tool call's records are found
+// through records_tool_call by range, not by reading every record of the
+// session (a repeated complete, GET of a tool call's changes, an accept
+// by tool call, in a session of 100k records).
+func TestListRecordsByToolCallSeeksIndex(t *testing.T) {
+	db := openTestDB(t)
+	query, args := recordsQuery(RecordFilter{SessionID: "s1", ToolCallID: "t1"})
+	rows, err := db.Q().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := "SEARCH records USING INDEX records_tool_call (session_id=? AND tool_call_id>? AND tool_call_id<?)"
+	if !slices.Contains(plan, want) {
+		t.Errorf("plan of a tool call's records:\n%s\nwant a step %q", strings.Join(plan, "\n"), want)
 	}
 }
 

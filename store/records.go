@@ -134,6 +134,20 @@ type RecordFilter struct {
 // ListRecords returns the records that f selects, in the order they were
 // inserted. Their content pointer fields are nil.
 func ListRecords(ctx context.Context, q Querier, f RecordFilter) ([]*prsm.Record, error) {
+	query, args := recordsQuery(f)
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list records: %w", mapErr(err))
+	}
+	rs, err := collect(rows, scanRecord)
+	if err != nil {
+		return nil, fmt.Errorf("list records: %w", mapErr(err))
+	}
+	return rs, nil
+}
+
+// recordsQuery is ListRecords' query and its arguments.
+func recordsQuery(f RecordFilter) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -151,12 +165,17 @@ func ListRecords(ctx context.Context, q Querier, f RecordFilter) ([]*prsm.Record
 		args = append(args, f.Status)
 	}
 	if f.ToolCallID != "" {
-		// Either the id itself, or id + ":" + one or more digits.
-		where = append(where, `(tool_call_id = ? OR (
+		// Either the id itself, or id + ":" + one or more digits. The
+		// range (every id that starts with the id and goes on with a
+		// byte below ';', the one after ':') lets records_tool_call find
+		// them without reading every record of the session.
+		where = append(where, `tool_call_id >= ? AND tool_call_id < ? || ';' AND (tool_call_id = ? OR (
 			substr(tool_call_id, 1, length(?) + 1) = ? || ':'
 			AND substr(tool_call_id, length(?) + 2) GLOB '[0-9]*'
 			AND substr(tool_call_id, length(?) + 2) NOT GLOB '*[^0-9]*'))`)
-		args = append(args, f.ToolCallID, f.ToolCallID, f.ToolCallID, f.ToolCallID, f.ToolCallID)
+		for range 7 {
+			args = append(args, f.ToolCallID)
+		}
 	}
 	if f.AfterSeq > 0 {
 		where = append(where, "seq > ?")
@@ -166,16 +185,7 @@ func ListRecords(ctx context.Context, q Querier, f RecordFilter) ([]*prsm.Record
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	query += " ORDER BY seq"
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list records: %w", mapErr(err))
-	}
-	rs, err := collect(rows, scanRecord)
-	if err != nil {
-		return nil, fmt.Errorf("list records: %w", mapErr(err))
-	}
-	return rs, nil
+	return query + " ORDER BY seq", args
 }
 
 // UpdateRecordState sets a record's status and sync state.
