@@ -274,7 +274,14 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 	}
 	never := map[string][]*prsm.Record{}
 	rb.hidden = map[string][]*prsm.Record{}
+	// gone: per path, the changes after the checkpoint that reached the
+	// workspace and were taken out of it since (rejected): the target has
+	// none of them.
+	gone := map[string][]*prsm.Record{}
 	for _, r := range rejected {
+		if r.SyncState == prsm.SyncSynced && r.Seq > c.RecordSeq {
+			gone[r.RelPath] = append(gone[r.RelPath], r)
+		}
 		if r.SyncState != prsm.SyncPendingReview {
 			continue
 		}
@@ -310,7 +317,7 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 	rb.wsTargets, rb.wsConflict, rb.byRecord = map[string]prsmsync.Version{}, map[string]bool{}, map[string]bool{}
 	for _, path := range sortedVersions(rb.targets) {
 		to := rb.targets[path]
-		if recs := undo[path]; len(recs) > 0 {
+		if recs := undo[path]; len(recs) > 0 && !bringsBack(recs, gone[path]) {
 			ok, err := e.explains(ctx, s, path, rb.from[path], to, recs)
 			if err != nil {
 				return err
@@ -336,6 +343,28 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 		}
 	}
 	return nil
+}
+
+// bringsBack reports whether taking the workspace deltas of recs (the
+// records a review-mode rewind undoes) out one by one would bring back a
+// change of gone (changes after the checkpoint, rejected since, that had
+// reached the workspace): a rollback's record among recs that reached the
+// workspace after one of them may be what took it out. Record by record,
+// the rewind would then undo the rollback and leave what it had rejected
+// in the workspace, though the checkpoint never held it; the net change
+// (the worktree's, from the file to the checkpoint's) is taken instead.
+func bringsBack(recs, gone []*prsm.Record) bool {
+	for _, r := range recs {
+		if r.ToolName != "Rollback" || r.SyncState != prsm.SyncSynced {
+			continue
+		}
+		for _, g := range gone {
+			if g.Seq < r.Seq {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // explains reports whether a review-mode rewind of a path may take the
