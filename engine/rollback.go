@@ -240,9 +240,10 @@ func (e *Engine) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessionS
 }
 
 // reviewTargets adds a review-mode rewind's workspace side. The workspace
-// followed the user's accepts only. Where the undone records explain the
-// whole change since the checkpoint (taking their deltas out of the
-// worktree's file gives the checkpoint's), the workspace loses the
+// followed the user's accepts only. A workspace file that no change since
+// the checkpoint ever reached is left as it is. Where the undone records
+// explain the whole change since the checkpoint (taking their deltas out
+// of the worktree's file gives the checkpoint's), the workspace loses the
 // deltas of those that reached it, record by record, as a selector
 // rollback does: no merge touches what it never had. Elsewhere (the
 // rewind also brings back changes rejected since the checkpoint, or
@@ -278,9 +279,21 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 	// workspace and were taken out of it since (rejected): the target has
 	// none of them.
 	gone := map[string][]*prsm.Record{}
+	// reached: the paths whose workspace file prsm changed since the
+	// checkpoint: a record after it reached it (undone now or rejected
+	// before), or a reject after it took an applied change out.
+	reached := map[string]bool{}
+	for _, r := range rb.undo {
+		if r.SyncState == prsm.SyncSynced {
+			reached[r.RelPath] = true
+		}
+	}
 	for _, r := range rejected {
 		if r.SyncState == prsm.SyncSynced && r.Seq > c.RecordSeq {
 			gone[r.RelPath] = append(gone[r.RelPath], r)
+		}
+		if r.SyncState == prsm.SyncSynced && (r.Seq > c.RecordSeq || r.RejectedAt.IsZero() || !r.RejectedAt.Before(c.CreatedAt)) {
+			reached[r.RelPath] = true
 		}
 		if r.SyncState != prsm.SyncPendingReview {
 			continue
@@ -317,6 +330,14 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 	rb.wsTargets, rb.wsConflict, rb.byRecord = map[string]prsmsync.Version{}, map[string]bool{}, map[string]bool{}
 	for _, path := range sortedVersions(rb.targets) {
 		to := rb.targets[path]
+		if len(undo[path]) > 0 && !reached[path] {
+			// No change since the checkpoint ever reached the workspace's
+			// file: it is what it was then (less what the user did), and
+			// the records come out of the worktree only. Record by
+			// record, none of them touches it.
+			rb.byRecord[path] = true
+			continue
+		}
 		if recs := undo[path]; len(recs) > 0 && !bringsBack(recs, gone[path]) {
 			ok, err := e.explains(ctx, s, path, rb.from[path], to, recs)
 			if err != nil {
@@ -637,7 +658,41 @@ func (e *Engine) broughtBack(ctx context.Context, unsynced []*prsm.Record, statu
 		brings, ds = append(brings, r), append(ds, delta{b, a})
 	}
 	out := map[string]string{}
+	// A rollback's record that took out several of them at once (a
+	// rollback of the last two changes of a file: a deletion and a
+	// create after it) holds none alone in its before side: it reverses
+	// their run. The run of hidden changes right before it, each
+	// following on the next, that goes from its after side to its before
+	// side is brought back whole.
+	newest := newestFirst(hidden, nil)
+	for i, r := range brings {
+		cur := ds[i].before
+		var run []*prsm.Record
+		for _, h := range newest {
+			if h.Seq > r.Seq || out[h.ID] != "" {
+				continue
+			}
+			hb, ha, err := e.versions(ctx, h)
+			if err != nil {
+				return nil, err
+			}
+			if !sameVersion(ha, cur) {
+				break
+			}
+			cur = hb
+			run = append(run, h)
+			if sameVersion(cur, ds[i].after) {
+				for _, h := range run {
+					out[h.ID] = r.ID
+				}
+				break
+			}
+		}
+	}
 	for _, h := range hidden {
+		if out[h.ID] != "" {
+			continue
+		}
 		hb, ha, err := e.versions(ctx, h)
 		if err != nil {
 			return nil, err
