@@ -48,7 +48,14 @@ type check struct {
 	OK     bool    `json:"ok"`
 	Files  int     `json:"files"`
 	Figure float64 `json:"figure"`
+	// Binding: the issue sets its targets on the 50k-file repository;
+	// the same figures at the other sizes are for reference (a git
+	// status of 10k files takes about 20 ms, so 50x of it is not a goal).
+	Binding bool `json:"binding"`
 }
+
+// targetFiles is the repository size the targets are set on.
+const targetFiles = 50_000
 
 func durations(ds []time.Duration) []float64 {
 	out := make([]float64, len(ds))
@@ -127,11 +134,14 @@ func (r *report) print(w io.Writer) {
 		}
 	}
 	if len(r.Checks) > 0 {
-		fmt.Fprintf(w, "\ntargets\n")
+		fmt.Fprintf(w, "\ntargets (set on %s files; other sizes for reference, marked -)\n", sizeName(targetFiles))
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, c := range r.Checks {
 			mark := "ok  "
-			if !c.OK {
+			switch {
+			case !c.Binding:
+				mark = "-   "
+			case !c.OK:
 				mark = "MISS"
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", mark, sizeName(c.Files), c.Target, c.Value)
@@ -208,6 +218,9 @@ func checks(r *report, sizes []int) []check {
 			out = append(out, check{Target: fmt.Sprintf("%s cost at %s within 1.5x of %s", m, sizeName(n), sizeName(small)), Files: n,
 				Figure: ratio, Value: fmt.Sprintf("%.2fx (%.2f ms vs %.2f ms)", ratio, b.Median, a.Median), OK: ratio <= 1.5})
 		}
+	}
+	for i := range out {
+		out[i].Binding = out[i].Files == targetFiles
 	}
 	return out
 }
