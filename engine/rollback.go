@@ -657,6 +657,11 @@ func (e *Engine) broughtBack(ctx context.Context, unsynced []*prsm.Record, statu
 		}
 		brings, ds = append(brings, r), append(ds, delta{b, a})
 	}
+	newest := newestFirst(hidden, nil)
+	hds, err := e.deltas(ctx, newest)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]string{}
 	// A rollback's record that took out several of them at once (a
 	// rollback of the last two changes of a file: a deletion and a
@@ -664,22 +669,17 @@ func (e *Engine) broughtBack(ctx context.Context, unsynced []*prsm.Record, statu
 	// their run. The run of hidden changes right before it, each
 	// following on the next, that goes from its after side to its before
 	// side is brought back whole.
-	newest := newestFirst(hidden, nil)
 	for i, r := range brings {
 		cur := ds[i].before
 		var run []*prsm.Record
-		for _, h := range newest {
+		for j, h := range newest {
 			if h.Seq > r.Seq || out[h.ID] != "" {
 				continue
 			}
-			hb, ha, err := e.versions(ctx, h)
-			if err != nil {
-				return nil, err
-			}
-			if !sameVersion(ha, cur) {
+			if !sameVersion(hds[j].after, cur) {
 				break
 			}
-			cur = hb
+			cur = hds[j].before
 			run = append(run, h)
 			if sameVersion(cur, ds[i].after) {
 				for _, h := range run {
@@ -689,14 +689,11 @@ func (e *Engine) broughtBack(ctx context.Context, unsynced []*prsm.Record, statu
 			}
 		}
 	}
-	for _, h := range hidden {
+	for j, h := range newest {
 		if out[h.ID] != "" {
 			continue
 		}
-		hb, ha, err := e.versions(ctx, h)
-		if err != nil {
-			return nil, err
-		}
+		hb, ha := hds[j].before, hds[j].after
 		for i, d := range ds {
 			if brings[i].Seq < h.Seq {
 				continue

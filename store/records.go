@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -169,13 +170,12 @@ func recordsQuery(f RecordFilter) (string, []any) {
 		// range (every id that starts with the id and goes on with a
 		// byte below ';', the one after ':') lets records_tool_call find
 		// them without reading every record of the session.
-		where = append(where, `tool_call_id >= ? AND tool_call_id < ? || ';' AND (tool_call_id = ? OR (
+		cond := `tool_call_id >= ? AND tool_call_id < ? || ';' AND (tool_call_id = ? OR (
 			substr(tool_call_id, 1, length(?) + 1) = ? || ':'
 			AND substr(tool_call_id, length(?) + 2) GLOB '[0-9]*'
-			AND substr(tool_call_id, length(?) + 2) NOT GLOB '*[^0-9]*'))`)
-		for range 7 {
-			args = append(args, f.ToolCallID)
-		}
+			AND substr(tool_call_id, length(?) + 2) NOT GLOB '*[^0-9]*'))`
+		where = append(where, cond)
+		args = append(args, slices.Repeat([]any{f.ToolCallID}, strings.Count(cond, "?"))...)
 	}
 	if f.AfterSeq > 0 {
 		where = append(where, "seq > ?")
