@@ -138,13 +138,43 @@ func (e *Engine) FlushObjects(ctx context.Context) error {
 	return e.writePending(ctx)
 }
 
+// parsePending reads the objects of a pending row.
+func parsePending(r *store.Pending) ([]worktree.Object, error) {
+	if r.Bad != nil {
+		return nil, r.Bad
+	}
+	obs := make([]worktree.Object, 0, len(r.Objects))
+	for _, o := range r.Objects {
+		ob, err := worktree.ParseLoose(o.ID, o.Data)
+		if err != nil {
+			return nil, fmt.Errorf("pending checkpoint %s: %w", r.Commit, err)
+		}
+		obs = append(obs, ob)
+	}
+	return obs, nil
+}
+
+// setAside moves a pending row that cannot be written out aside, so that
+// one bad row (corrupt bytes) keeps neither the other checkpoints from
+// the repository nor the server from starting. The checkpoint whose
+// objects it held cannot be rewound to; everything else is served.
+func (e *Engine) setAside(ctx context.Context, r *store.Pending, why error) {
+	e.Log.Error("checkpoint objects that cannot be written set aside (table pending_objects_aside): that checkpoint cannot be rewound to",
+		"seq", r.Seq, "session", r.SessionID, "commit", r.Commit, "err", why)
+	if err := e.DB.Tx(ctx, func(q store.Querier) error {
+		return store.SetPendingAside(ctx, q, r.Seq, why.Error())
+	}); err != nil {
+		e.Log.Error("set pending objects aside", "seq", r.Seq, "err", err)
+	}
+}
+
 // writePending writes the objects of the pending rows and points their
 // refs (FlushObjects).
 func (e *Engine) writePending(ctx context.Context) error {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
-	rows, err := store.ListPending(ctx, e.DB.Q())
-	if err != nil || len(rows) == 0 {
+	listed, err := store.ListPending(ctx, e.DB.Q())
+	if err != nil || len(listed) == 0 {
 		return err
 	}
 	objs, err := e.Repo.Objects()
@@ -152,18 +182,32 @@ func (e *Engine) writePending(ctx context.Context) error {
 		return err
 	}
 	var all []worktree.Object
+	var rows []*store.Pending
 	seen := map[plumbing.Hash]bool{}
-	for _, r := range rows {
-		for _, o := range r.Objects {
-			if !seen[o.ID] {
-				seen[o.ID] = true
-				ob, err := worktree.ParseLoose(o.ID, o.Data)
-				if err != nil {
-					return fmt.Errorf("pending checkpoint %s: %w", r.Commit, err)
-				}
+	bad := map[string]int64{} // sessions with a row set aside: its seq
+	for _, r := range listed {
+		obs, err := parsePending(r)
+		if seq, ok := bad[r.SessionID]; ok && err == nil {
+			// Its trees may share objects only that row held.
+			err = fmt.Errorf("pending checkpoint %s builds on pending objects %d, set aside", r.Commit, seq)
+		}
+		if err != nil {
+			e.setAside(ctx, r, err)
+			if _, ok := bad[r.SessionID]; !ok {
+				bad[r.SessionID] = r.Seq
+			}
+			continue
+		}
+		for _, ob := range obs {
+			if !seen[ob.Hash] {
+				seen[ob.Hash] = true
 				all = append(all, ob)
 			}
 		}
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		return nil
 	}
 	if err := objs.WriteObjects(all); err != nil {
 		return fmt.Errorf("write checkpoint objects: %w", err)

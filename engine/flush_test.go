@@ -5,7 +5,6 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -206,8 +205,8 @@ func TestPendingObjectsOfOlderVersionFlushed(t *testing.T) {
 }
 
 // TestCorruptPendingObjectNotWritten: a pending object whose bytes do not
-// hash to its id is never written under that id; the row stays, and the
-// flush reports it.
+// hash to its id is never written under that id; its row is set aside,
+// with why, and the flush goes on.
 func TestCorruptPendingObjectNotWritten(t *testing.T) {
 	f := newFixture(t)
 	_, p := crashWithPendingCheckpoint(t, f)
@@ -215,15 +214,19 @@ func TestCorruptPendingObjectNotWritten(t *testing.T) {
 	o.Data = append([]byte(nil), o.Data...)
 	o.Data[len(o.Data)-1] ^= 1
 	setPendingObjects(t, f, p)
-	err := f.eng.FlushObjects(f.ctx)
-	if !errors.Is(err, worktree.ErrBadObject) {
-		t.Fatalf("flush of a corrupt object: %v, want ErrBadObject", err)
+	if err := f.eng.FlushObjects(f.ctx); err != nil {
+		t.Fatalf("one corrupt row failed the flush: %v", err)
 	}
 	if gitHas(f.ws, hex.EncodeToString(o.ID[:])) {
 		t.Errorf("the corrupt object was written")
 	}
-	if rows, _ := store.ListPending(f.ctx, f.q()); len(rows) != 1 {
-		t.Errorf("%d pending rows, want the corrupt one kept", len(rows))
+	if rows, _ := store.ListPending(f.ctx, f.q()); len(rows) != 0 {
+		t.Errorf("%d pending rows, want the corrupt one set aside", len(rows))
+	}
+	var reason string
+	if err := f.q().QueryRowContext(f.ctx, "SELECT reason FROM pending_objects_aside").Scan(&reason); err != nil ||
+		!strings.Contains(reason, worktree.ErrBadObject.Error()) {
+		t.Errorf("set aside: %q %v", reason, err)
 	}
 }
 
@@ -387,5 +390,58 @@ func TestLargeFlushGoesIntoOnePack(t *testing.T) {
 		if got := read(t, root, "gen/4/199.txt"); got != "generated 199\n" {
 			t.Fatalf("%s after rewind: %q", root, got)
 		}
+	}
+}
+
+// TestReconcileSetsBadPendingRowAside: a pending row that cannot be read
+// (40 bytes of TEXT, as a big file's object that overflowed sqlite's bind
+// length was once stored) does not keep the server from starting: the
+// next start sets it aside, with why, writes the other checkpoints, and
+// serves.
+func TestReconcileSetsBadPendingRowAside(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "one")) })
+	if err := f.eng.FlushObjects(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.q().ExecContext(f.ctx, `INSERT INTO pending_objects (session_id, commit_id, refs, objects) VALUES ('other', ?, '["refs/prsm/other/head"]', CAST(? AS TEXT))`,
+		strings.Repeat("ab", 20), strings.Repeat("x", 40)); err != nil {
+		t.Fatal(err)
+	}
+	var cp *prsm.Checkpoint
+	if !crashing(t, "checkpoint:stored", 1, func() {
+		var err error
+		cp, err = f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "kept"})
+		if err != nil {
+			t.Error(err)
+		}
+	}) {
+		t.Fatal("crash point checkpoint:stored not reached")
+	}
+	list, err := f.eng.Checkpoints(f.ctx, s.ID, "kept")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("checkpoint not stored: %v %d", err, len(list))
+	}
+	cp = list[0]
+	f.restart()
+	if !gitHas(f.ws, cp.Commit) {
+		t.Error("the good checkpoint's objects were not written")
+	}
+	if rows, _ := store.ListPending(f.ctx, f.q()); len(rows) != 0 {
+		t.Errorf("%d pending rows left", len(rows))
+	}
+	var commit, reason string
+	if err := f.q().QueryRowContext(f.ctx, `SELECT commit_id, reason FROM pending_objects_aside`).Scan(&commit, &reason); err != nil {
+		t.Fatalf("nothing set aside: %v", err)
+	}
+	if commit != strings.Repeat("ab", 20) || !strings.Contains(reason, "corrupt") {
+		t.Errorf("set aside %s: %q", commit, reason)
+	}
+	// And it serves: a tool call is recorded and synced.
+	recs := f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 9, "two")) })
+	if got := summary(recs); got != "e2 modify f.txt pending/synced" {
+		t.Errorf("after the start: %s", got)
 	}
 }
