@@ -114,6 +114,10 @@ type Record struct {
 	ModeAfter      uint32    `json:"mode_after"`
 	SizeBefore     int64     `json:"size_before"`
 	SizeAfter      int64     `json:"size_after"`
+	// Note says what a user should know of the record that its other
+	// fields do not: a side over the size limit, kept as a size and a
+	// hash with no copy of its content.
+	Note string `json:"note,omitempty"`
 
 	// Seq orders records of a session (insertion order).
 	Seq int64 `json:"-"`

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
@@ -395,6 +396,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	}
 	snap := snapshot{}
 	var pre []tracker.Change
+	st.tracker.NewLook()
 	for _, rel := range paths {
 		ch, differs, err := st.tracker.Differs(rel, e.blobs(ctx))
 		if err != nil {
@@ -1056,12 +1058,35 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 		r.PreToolHash = fs.Hash
 	}
 	r.ModeBefore, r.ModeAfter = ch.Before.Mode, ch.After.Mode
-	r.SizeBefore, r.SizeAfter = int64(len(ch.Before.Content)), int64(len(ch.After.Content))
+	r.SizeBefore, r.SizeAfter = ch.Before.Size(), ch.After.Size()
+	r.Note = bigNote(ch.Before, ch.After)
 	r.Binary = parts.binary
 	if !r.Binary {
 		r.AddedRanges, r.RemovedRanges = parts.added, parts.removed
 	}
 	return r, nil
+}
+
+// bigNote is the note of a record with a side kept as a big file's stub:
+// over the size limit, or past what one look reads into memory.
+func bigNote(before, after prsmsync.Version) string {
+	var sizes []string
+	over := false
+	for _, v := range []prsmsync.Version{before, after} {
+		if in, ok := v.Big(); ok {
+			sizes = append(sizes, bigfile.Human(in.Size))
+			over = over || in.Size > bigfile.Limit()
+		}
+	}
+	if len(sizes) == 0 {
+		return ""
+	}
+	why := fmt.Sprintf("over prsm's size limit of %s (PRSM_MAX_FILE_SIZE)", bigfile.Human(bigfile.Limit()))
+	if !over {
+		why = fmt.Sprintf("past the %s of content prsm reads at once, in a tool call that changed more", bigfile.Human(tracker.LookBudget()))
+	}
+	return fmt.Sprintf("too large: %s, %s; prsm compares it by its size and a hash and keeps no copy of its content",
+		strings.Join(sizes, " and "), why)
 }
 
 // fileLock serializes writes to one workspace file across sessions.
@@ -1243,7 +1268,18 @@ func (e *Engine) Content(ctx context.Context, sessionID, id, side string) ([]byt
 		return nil, r, prsm.Errorf(prsm.ErrNotFound, "no_content", "", "the file does not exist on the %s side of %s", side, r.ID)
 	}
 	b, err := store.GetBlob(ctx, e.DB.Q(), hash)
-	return b, r, err
+	if err != nil {
+		return nil, r, err
+	}
+	if in, ok := bigfile.Parse(b); ok {
+		if side == "" {
+			side = "before"
+		}
+		return nil, r, prsm.Errorf(prsm.ErrNotFound, "too_large", "read the file in the session's worktree",
+			"the %s side of %s is %s, too large: prsm keeps no copy of its content (%s)",
+			side, r.ID, bigfile.Human(in.Size), r.Note)
+	}
+	return b, r, nil
 }
 
 func recordNotFound(id string) error {

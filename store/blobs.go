@@ -81,13 +81,37 @@ func EncodeBlob(data []byte) Encoded { return encode(data, HashBlob(data)) }
 
 func encode(data []byte, hash string) Encoded {
 	enc, stored := encodingRaw, data
-	if z := zstdEncoder().EncodeAll(data, nil); len(z) < len(data) {
-		enc, stored = encodingZstd, z
+	if room, ok := compressedRoom(data); ok {
+		// Room for the whole output: EncodeAll grew a nil one by
+		// doubling, several times a large content's size in all.
+		if z := zstdEncoder().EncodeAll(data, make([]byte, 0, room)); len(z) < len(data) {
+			enc, stored = encodingZstd, z
+		}
 	}
 	if stored == nil {
 		stored = []byte{} // nil would bind as NULL
 	}
 	return Encoded{Hash: hash, size: len(data), enc: enc, stored: stored}
+}
+
+// sampleFrom is the size from which encode first compresses a sample of
+// a content, and stores it raw when the sample does not shrink (media,
+// archives, random bytes): compressing all of it would cost a copy of its
+// size for nothing.
+const sampleFrom = 1 << 20
+
+// compressedRoom reports whether data is worth compressing, and the room
+// to make for its compressed form: from a sample for a large content.
+func compressedRoom(data []byte) (int, bool) {
+	if len(data) < sampleFrom {
+		return len(data)/2 + 1024, true
+	}
+	const n = 128 << 10
+	z := zstdEncoder().EncodeAll(data[:n], make([]byte, 0, n))
+	if len(z) >= n*9/10 {
+		return 0, false
+	}
+	return int(int64(len(data))*int64(len(z))/n)*5/4 + 64<<10, true
 }
 
 // PutEncoded stores content EncodeBlob made ready, as PutBlob does.

@@ -266,7 +266,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		AddedRanges:   []prsm.Range{{StartLine: 1, EndLine: 2}, {StartLine: 5, EndLine: 5}},
 		RemovedRanges: []prsm.Range{{StartLine: 1, EndLine: 1}},
 		Timestamp:     t0, Status: prsm.StatusPending, SyncState: prsm.SyncConflict, Binary: true,
-		ModeBefore: 0o644, ModeAfter: 0o755, SizeBefore: 4, SizeAfter: 1 << 40,
+		ModeBefore: 0o644, ModeAfter: 0o755, SizeBefore: 4, SizeAfter: 1 << 40, Note: "too large: 1 TiB",
 		OldHash: old, NewHash: HashBlob([]byte("new\n")), PreToolHash: old,
 	}
 	if err := InsertRecord(ctx, q, in); err != nil {

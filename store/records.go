@@ -14,7 +14,7 @@ import (
 
 const recordCols = `seq, id, session_id, file_path, rel_path, agent_id, change_type, tool_call_id,
 	tool_name, message_index, old_hash, new_hash, pre_tool_hash, added_ranges, removed_ranges,
-	timestamp, status, sync_state, binary, mode_before, mode_after, size_before, size_after, rejected_at`
+	timestamp, status, sync_state, binary, mode_before, mode_after, size_before, size_after, rejected_at, note`
 
 func scanRecord(sc scanner) (*prsm.Record, error) {
 	var (
@@ -26,7 +26,7 @@ func scanRecord(sc scanner) (*prsm.Record, error) {
 	if err := sc.Scan(&r.Seq, &r.ID, &r.SessionID, &r.FilePath, &r.RelPath, &r.AgentID,
 		&r.ChangeType, &r.ToolCallID, &r.ToolName, &r.MessageIndex, &r.OldHash, &r.NewHash,
 		&r.PreToolHash, &added, &removed, &ts, &r.Status, &r.SyncState, &r.Binary,
-		&r.ModeBefore, &r.ModeAfter, &r.SizeBefore, &r.SizeAfter, &rejectedAt); err != nil {
+		&r.ModeBefore, &r.ModeAfter, &r.SizeBefore, &r.SizeAfter, &rejectedAt, &r.Note); err != nil {
 		return nil, err
 	}
 	var err error
@@ -89,13 +89,13 @@ func InsertRecord(ctx context.Context, q Querier, r *prsm.Record) error {
 	err = q.QueryRowContext(ctx, `INSERT INTO records (id, session_id, file_path, rel_path, agent_id,
 		change_type, tool_call_id, tool_name, message_index, old_hash, new_hash, pre_tool_hash,
 		added_ranges, removed_ranges, timestamp, status, sync_state, binary, mode_before,
-		mode_after, size_before, size_after)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		mode_after, size_before, size_after, note)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING seq`,
 		r.ID, r.SessionID, r.FilePath, r.RelPath, r.AgentID, r.ChangeType, r.ToolCallID,
 		r.ToolName, r.MessageIndex, r.OldHash, r.NewHash, r.PreToolHash, added, removed,
 		formatTime(r.Timestamp), r.Status, r.SyncState, r.Binary, r.ModeBefore, r.ModeAfter,
-		r.SizeBefore, r.SizeAfter).Scan(&seq)
+		r.SizeBefore, r.SizeAfter, r.Note).Scan(&seq)
 	if err != nil {
 		return fmt.Errorf("insert record %s: %w", r.ID, mapErr(err))
 	}

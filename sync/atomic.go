@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
@@ -156,13 +157,25 @@ func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string
 		f.Write(data[:len(data)/2])
 		return "", nil, fmt.Errorf("write %s: %w", tmp, err)
 	}
-	if _, err := f.Write(data); err != nil {
+	big, isBig := bigfile.Parse(data)
+	if isBig {
+		// A file over the size limit: copied, sparse, from where its
+		// content was seen, never read whole.
+		if err := bigfile.Write(f, big); err != nil {
+			return "", nil, fmt.Errorf("write %s: %w", path, err)
+		}
+	} else if _, err := f.Write(data); err != nil {
 		return "", nil, fmt.Errorf("write %s: %w", tmp, err)
 	}
 	// Chmod on the open file rather than relying on the create mode, which
 	// the umask would trim.
 	if err := f.Chmod(mode.Perm()); err != nil {
 		return "", nil, fmt.Errorf("chmod %s: %w", tmp, err)
+	}
+	if isBig {
+		if st, err := f.Stat(); err == nil {
+			bigfile.Remember(path, st, big.ID)
+		}
 	}
 	if writebackAtStage {
 		startWriteback(f)
@@ -420,7 +433,7 @@ func syncRoot(d *os.Root) error {
 // symlink anywhere from root down (the parent is opened as writeFileIn
 // does, and the file is checked after it is opened to be the one looked
 // at): a swap cannot make prsm read a file outside root.
-func readPathIn(root, path string) (Version, error) {
+func readPathIn(root, path string, max int64) (Version, error) {
 	d, err := openDirIn(root, filepath.Dir(path), false)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
 		return Absent, nil
@@ -429,23 +442,23 @@ func readPathIn(root, path string) (Version, error) {
 		return Version{}, err
 	}
 	defer d.Close()
-	v, _, err := readIn(d, path)
-	return v, err
-}
-
-// readIn reads the version at path in d, its open parent, and returns the
-// lstat of what it read (nil when absent).
-func readIn(d *os.Root, path string) (Version, fs.FileInfo, error) {
-	v, fi, f, err := readOpenIn(d, path)
+	v, _, f, err := readOpenMax(d, path, max)
 	if f != nil {
 		f.Close()
 	}
-	return v, fi, err
+	return v, err
 }
 
-// readOpenIn is readIn that also returns the regular file it read, still
-// open (nil for anything else): the caller closes it.
+// readOpenIn reads the version at path in d, its open parent, and returns
+// the lstat of what it read (nil when absent) and the regular file it
+// read, still open (nil for anything else): the caller closes it.
 func readOpenIn(d *os.Root, path string) (_ Version, _ fs.FileInfo, open *os.File, _ error) {
+	return readOpenMax(d, path, bigfile.Limit())
+}
+
+// readOpenMax is readOpenIn that reads a file of more than max bytes as a
+// stub.
+func readOpenMax(d *os.Root, path string, max int64) (_ Version, _ fs.FileInfo, open *os.File, _ error) {
 	name := filepath.Base(path)
 	fi, err := d.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
@@ -475,7 +488,7 @@ func readOpenIn(d *os.Root, path string) (_ Version, _ fs.FileInfo, open *os.Fil
 			f.Close()
 			return Version{}, nil, nil, fmt.Errorf("read %s: replaced while being read: %w", path, safepath.ErrOutside)
 		}
-		b, err := io.ReadAll(f)
+		b, err := readContent(f, path, st, max)
 		if err != nil {
 			f.Close()
 			return Version{}, nil, nil, fmt.Errorf("read %s: %w", path, err)
@@ -483,6 +496,69 @@ func readOpenIn(d *os.Root, path string) (_ Version, _ fs.FileInfo, open *os.Fil
 		return Version{Present: true, Mode: ModeRegular | uint32(st.Mode().Perm()), Content: b}, fi, f, nil
 	}
 	return Version{}, nil, nil, fmt.Errorf("%s: %w", path, ErrNotFile)
+}
+
+// readContent reads the content of f, the regular file at path whose
+// fstat is st: its bytes, or for a file of more than max bytes (or one
+// that starts like a stub) a stub, hashed as the file streams past
+// (bigfile), never read whole. A file that grows past max while it is
+// read is taken as big.
+func readContent(f *os.File, path string, st fs.FileInfo, max int64) ([]byte, error) {
+	if st.Size() <= max {
+		b, err := readAllSized(f, st.Size(), max+1)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(b)) <= max && !bigfile.HasMagic(b) {
+			return b, nil
+		}
+		if int64(len(b)) <= max {
+			id := bigfile.HashBytes(b)
+			bigfile.Remember(path, st, id)
+			return bigfile.Stub(bigfile.Info{Size: int64(len(b)), ID: id}), nil
+		}
+	}
+	for try := 0; ; try++ {
+		if id, ok := bigfile.Known(path, st); ok {
+			return bigfile.Stub(bigfile.Info{Size: st.Size(), ID: id}), nil
+		}
+		id, err := bigfile.HashFile(f, st.Size())
+		now, serr := f.Stat()
+		if serr != nil {
+			return nil, serr
+		}
+		if err == nil && now.Size() == st.Size() && now.ModTime().Equal(st.ModTime()) {
+			bigfile.Remember(path, st, id)
+			return bigfile.Stub(bigfile.Info{Size: st.Size(), ID: id}), nil
+		}
+		if err != nil && !errors.Is(err, bigfile.ErrChanged) || try == 2 {
+			if err == nil {
+				err = bigfile.ErrChanged
+			}
+			return nil, err
+		}
+		st = now
+	}
+}
+
+// readAllSized reads r to its end, or to max bytes, into one buffer of
+// size bytes when r holds that many (io.ReadAll, and a bytes.Buffer
+// filled to its capacity, grow by doubling: a large file cost two or
+// three copies).
+func readAllSized(r io.Reader, size, max int64) ([]byte, error) {
+	b := make([]byte, size, size+1)
+	n, err := io.ReadFull(r, b)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return b[:n], nil // shorter than its stat said
+	}
+	if err != nil {
+		return nil, err
+	}
+	rest, err := io.ReadAll(io.LimitReader(r, max-size))
+	if err != nil {
+		return nil, err
+	}
+	return append(b, rest...), nil
 }
 
 // CleanTemp removes the temporary files (IsTempName) that a crash may have

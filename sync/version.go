@@ -6,6 +6,7 @@ import (
 	"os"
 	"unicode/utf8"
 
+	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
@@ -24,6 +25,26 @@ type Version struct {
 	Present bool
 	Mode    uint32
 	Content []byte
+}
+
+// Size is the size of the file v stands for: for a file over the size
+// limit, whose Content is a stub (bigfile), its real size.
+func (v Version) Size() int64 {
+	if in, ok := v.Big(); ok {
+		return in.Size
+	}
+	return int64(len(v.Content))
+}
+
+// Big reports whether v is a regular file over the size limit: its Content
+// is then a stub that names the content's size and hash (bigfile). A
+// stub compares, merges (as binary) and is stored like any content; only
+// writing it to disk copies the real content, from where it was seen.
+func (v Version) Big() (bigfile.Info, bool) {
+	if !v.Present || v.IsLink() {
+		return bigfile.Info{}, false
+	}
+	return bigfile.Parse(v.Content)
 }
 
 // Absent is the version of a file that does not exist.
@@ -50,9 +71,25 @@ func (v Version) kind() int {
 }
 
 // Same reports whether two versions are the same for prsm: presence, kind
-// (link, exec bit) and bytes.
+// (link, exec bit) and bytes. A big file's stub and bytes read whole are
+// the same when the bytes hash to what the stub names: a file may be read
+// either way (ReadVersionMax).
 func Same(a, b Version) bool {
-	return a.kind() == b.kind() && (!a.Present || bytes.Equal(a.Content, b.Content))
+	if a.kind() != b.kind() {
+		return false
+	}
+	if !a.Present || bytes.Equal(a.Content, b.Content) {
+		return true
+	}
+	ai, aBig := a.Big()
+	bi, bBig := b.Big()
+	switch {
+	case aBig && !bBig:
+		return ai.Size == int64(len(b.Content)) && ai.ID == bigfile.HashBytes(b.Content)
+	case bBig && !aBig:
+		return bi.Size == int64(len(a.Content)) && bi.ID == bigfile.HashBytes(a.Content)
+	}
+	return false
 }
 
 // ErrNotFile means a path holds something prsm does not manage (a directory,
@@ -62,11 +99,18 @@ var ErrNotFile = errors.New("not a regular file or symlink")
 // ReadVersion reads root/rel without following a final symlink. rel is
 // confined to root (no "..", no symlinked parent directories).
 func ReadVersion(root, rel string) (Version, error) {
+	return ReadVersionMax(root, rel, bigfile.Limit())
+}
+
+// ReadVersionMax is ReadVersion that reads a file of more than max bytes
+// (or over the size limit) as a big file's stub: a caller that reads many
+// files at once bounds the memory they take.
+func ReadVersionMax(root, rel string, max int64) (Version, error) {
 	p, err := safepath.Join(root, rel)
 	if err != nil {
 		return Version{}, err
 	}
-	return readPathIn(root, p)
+	return readPathIn(root, p, min(max, bigfile.Limit()))
 }
 
 // IsText reports whether content can be merged line by line: no NUL byte and

@@ -13,8 +13,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
@@ -60,7 +62,40 @@ type Session struct {
 	// a tool call's capture reads the known version of the file the tool
 	// names, and its complete reads it again.
 	knownRead map[string]knownVersion
+	// read is how many bytes of content the current look (NewLook) read
+	// whole: past LookBudget, files are read as stubs (bigfile).
+	read int64
 }
+
+// LookBudget bounds the bytes of content one look at a worktree reads
+// into memory (a tool call's changes are all held until they are
+// recorded): past it, a changed file is kept as a big file's stub (its
+// size and hash, no copy), as a file over the size limit always is. It
+// is at least the size limit, so that one file of any size the limit
+// lets in is read whole.
+func LookBudget() int64 { return max(lookBudget.Load(), bigfile.Limit()) }
+
+// lookBudget is LookBudget's floor: an agent that writes many large files
+// in one call (a download, a build) costs the server that much memory at
+// most, plus one file at the size limit.
+var lookBudget atomic.Int64
+
+// DefaultLookBudget is lookBudget unless SetLookBudget changed it.
+const DefaultLookBudget = 256 << 20
+
+func init() { lookBudget.Store(DefaultLookBudget) }
+
+// SetLookBudget sets LookBudget's floor and returns a function that puts
+// the previous one back, for tests.
+func SetLookBudget(n int64) (restore func()) {
+	old := lookBudget.Swap(n)
+	return func() { lookBudget.Store(old) }
+}
+
+// NewLook starts a look at the worktree: its reads count against
+// LookBudget anew. Detect starts one; a caller that calls Differs itself
+// starts its own.
+func (s *Session) NewLook() { s.read = 0 }
 
 // knownVersion is a version KnownVersion read: valid while Known holds
 // the same state for its path (or, for a base version, none).
@@ -150,7 +185,7 @@ func StateOf(v prsmsync.Version) store.FileState {
 	if !v.Present {
 		return store.FileState{}
 	}
-	return store.FileState{Present: true, Mode: v.Mode, Hash: Hash(v.Content), Size: int64(len(v.Content))}
+	return store.FileState{Present: true, Mode: v.Mode, Hash: Hash(v.Content), Size: v.Size()}
 }
 
 // BlobReader reads contents by blob hash (the store).
@@ -236,7 +271,7 @@ func (s *Session) Current(rel string) (prsmsync.Version, error) {
 		before, _ = os.Lstat(p)
 	}
 	seen := time.Now()
-	v, err := prsmsync.ReadVersion(s.Worktree, rel)
+	v, err := prsmsync.ReadVersionMax(s.Worktree, rel, max(LookBudget()-s.read, 0))
 	if errors.Is(err, prsmsync.ErrNotFile) || errors.Is(err, safepath.ErrOutside) || errors.Is(err, safepath.ErrBadPath) {
 		s.Stats.Forget(rel)
 		return prsmsync.Absent, nil
@@ -247,6 +282,9 @@ func (s *Session) Current(rel string) (prsmsync.Version, error) {
 	if !v.Present {
 		s.Stats.Forget(rel)
 		return v, nil
+	}
+	if _, big := v.Big(); !big {
+		s.read += int64(len(v.Content))
 	}
 	// The facts belong to the content only if nothing changed while it
 	// was read.
@@ -557,6 +595,7 @@ func submoduleOf(err error) (string, bool) {
 // Detect compares the given paths (already filtered) with what the tracker
 // knows and returns the changes, in path order.
 func (s *Session) Detect(paths []string, blobs BlobReader) ([]Change, error) {
+	s.NewLook()
 	var changes []Change
 	for _, rel := range paths {
 		ch, differs, err := s.Differs(rel, blobs)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	stdsync "sync"
+
+	"github.com/prsm-dev/prsm/internal/bigfile"
 )
 
 // Checkout conversions. git stores some files other than it checks them
@@ -41,6 +43,11 @@ const maxAttrDirs = 4096
 // attributes and filters apply). When no attributes or settings can apply
 // to rel, it is content itself.
 func (r *Repo) CheckoutContent(ctx context.Context, dir, commit, rel string, content []byte) ([]byte, error) {
+	if bigfile.IsStub(content) {
+		// Over the size limit: git's output would be read whole. The
+		// file is taken as git stores it.
+		return content, nil
+	}
 	may, err := r.MayConvert(ctx, commit, rel)
 	if err != nil || !may {
 		return content, err

@@ -66,7 +66,10 @@ func ParseLoose(id plumbing.Hash, data []byte) (Object, error) {
 }
 
 // inflate decompresses a zlib stream with a reader from the pool.
-func inflate(data []byte) ([]byte, error) {
+func inflate(data []byte) ([]byte, error) { return inflateLimit(data, -1) }
+
+// inflateLimit is inflate that stops after max+1 bytes (max < 0: never).
+func inflateLimit(data []byte, max int) ([]byte, error) {
 	br := bytes.NewReader(data)
 	zr, _ := zlibReaders.Get().(io.ReadCloser)
 	if zr == nil {
@@ -79,7 +82,11 @@ func inflate(data []byte) ([]byte, error) {
 	}
 	var out bytes.Buffer
 	out.Grow(4 * len(data))
-	if _, err := out.ReadFrom(zr); err != nil {
+	var r io.Reader = zr
+	if max >= 0 {
+		r = io.LimitReader(zr, int64(max)+1)
+	}
+	if _, err := out.ReadFrom(r); err != nil {
 		return nil, err
 	}
 	zlibReaders.Put(zr)
@@ -94,13 +101,39 @@ var zlibReaders stdsync.Pool
 // checks its bytes). go-git's own read of a loose object first resolves
 // its path through billy's chroot, an lstat per path element: 70 of the
 // 100 µs a tool call's capture spent reading a base blob.
+// An object that inflates past maxLooseRead is left to go-git, which
+// streams it (largeObject): a loose file of a few MiB can hold GiBs.
 func (o *Objects) readLoose(h plumbing.Hash) (Object, error) {
 	hex := h.String()
 	data, err := os.ReadFile(filepath.Join(o.objDir, hex[:2], hex[2:]))
 	if err != nil {
 		return Object{}, err
 	}
+	if len(data) > 0 && data[0] == 0x78 {
+		if data, err = inflateMax(data, maxLooseRead); err != nil {
+			return Object{}, fmt.Errorf("object %s: %w", h, err)
+		}
+	}
 	return ParseLoose(h, data)
+}
+
+// maxLooseRead is the largest loose object readLoose inflates itself.
+const maxLooseRead = largeObject
+
+// errTooLarge: an object inflates past the size asked for.
+var errTooLarge = errors.New("object larger than read here")
+
+// inflateMax is inflate for a stream that must not inflate past max
+// bytes (errTooLarge).
+func inflateMax(data []byte, max int) ([]byte, error) {
+	out, err := inflateLimit(data, max)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > max {
+		return nil, errTooLarge
+	}
+	return out, nil
 }
 
 // deflate is the object's loose file: its loose form, zlib-deflated.
@@ -299,7 +332,13 @@ func (o *Objects) writeLoose(ob Object) error {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("write object %s: %w", hex, err)
 	}
-	tmp, err := writeTemp(dir, "tmp_obj_", ob.deflate(), false)
+	var tmp string
+	var err error
+	if len(ob.Body) > deflateStream {
+		tmp, err = ob.deflateTemp(dir)
+	} else {
+		tmp, err = writeTemp(dir, "tmp_obj_", ob.deflate(), false)
+	}
 	if err == nil {
 		if err = os.Rename(tmp, p); err != nil {
 			os.Remove(tmp)
@@ -311,15 +350,44 @@ func (o *Objects) writeLoose(ob Object) error {
 	return nil
 }
 
+// deflateStream is the body size from which an object is deflated
+// straight into its file, not into memory first: a buffer that grows to
+// the size of a large file was several copies of it at once.
+const deflateStream = 1 << 20
+
+// deflateTemp writes the object's loose file to a new read-only temp
+// file in dir, deflating as it goes, and returns its path.
+func (ob Object) deflateTemp(dir string) (string, error) {
+	return writeTempWith(dir, "tmp_obj_", false, func(w io.Writer) error {
+		zw := zlib.NewWriter(w)
+		_, err := zw.Write(objectHeader(ob.Type, len(ob.Body)))
+		if err == nil {
+			_, err = zw.Write(ob.Body)
+		}
+		if cerr := zw.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
 // writeTemp writes data to a new read-only temp file in dir (synced to
 // the disk when sync is set) and returns its path, for the caller to
 // rename into place. On an error nothing is left.
 func writeTemp(dir, pattern string, data []byte, sync bool) (string, error) {
+	return writeTempWith(dir, pattern, sync, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeTempWith is writeTemp with the content written by write.
+func writeTempWith(dir, pattern string, sync bool, write func(io.Writer) error) (string, error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", err
 	}
-	_, err = f.Write(data)
+	err = write(f)
 	if err == nil && sync {
 		err = f.Sync()
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/prsm-dev/prsm/internal/bigfile"
 )
 
 // Objects reads commits, trees and blobs of the repository with go-git, in
@@ -55,6 +57,12 @@ func (r *Repo) Objects() (*Objects, error) {
 	return r.obj, r.objErr
 }
 
+// largeObject is the size from which go-git reads an object as a stream
+// instead of whole into memory (and prsm's own loose reads leave it to
+// go-git): a blob over the size limit is then hashed as it streams
+// (blobContent), and never held whole.
+const largeObject = 4 << 20
+
 // objectCache bounds go-git's cache of decoded objects (its default is
 // 96 MiB), which the server's resident size is measured against.
 const objectCache = 32 * cache.MiByte
@@ -65,7 +73,7 @@ func (o *Objects) open() error {
 	// go-git opens the pack again for every object, which was most of a
 	// 100-file rewind's planning in a trace.
 	objCache := cache.NewObjectLRU(objectCache)
-	st := filesystem.NewStorageWithOptions(osfs.New(o.refDir), objCache, filesystem.Options{KeepDescriptors: true})
+	st := filesystem.NewStorageWithOptions(osfs.New(o.refDir), objCache, filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject})
 	// The storage itself, not go-git's Repository: git.Open refuses every
 	// repository whose config lists an extension go-git does not
 	// implement as a whole git (worktreeConfig, which sparse-checkout
@@ -84,7 +92,7 @@ func (o *Objects) open() error {
 	o.storage = st
 	for _, dir := range alternates(o.objDir) {
 		o.alts = append(o.alts, filesystem.NewStorageWithOptions(osfs.New(filepath.Dir(dir)), objCache,
-			filesystem.Options{KeepDescriptors: true}))
+			filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObject}))
 	}
 	return nil
 }
@@ -288,18 +296,71 @@ func (o *Objects) readFile(commit, path string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	blob, err := object.GetBlob(o.reader(), ent.Hash)
+	b, err := o.blobContent(ent.Hash)
 	if err != nil {
 		return File{}, fmt.Errorf("read blob of %s: %w", path, err)
 	}
+	return File{Mode: uint32(ent.Mode), Content: b}, nil
+}
+
+// blobContent reads the blob h: its bytes, or for a blob over the size
+// limit a stub (bigfile), hashed as the blob streams past and never held
+// whole; the blob is then remembered as a place to copy that content
+// from. Callers hold o.mu.
+func (o *Objects) blobContent(h plumbing.Hash) ([]byte, error) {
+	blob, err := object.GetBlob(o.reader(), h)
+	if err != nil {
+		return nil, err
+	}
 	rd, err := blob.Reader()
 	if err != nil {
-		return File{}, err
+		return nil, err
 	}
 	defer rd.Close()
-	b, err := io.ReadAll(rd)
-	if err != nil {
-		return File{}, err
+	if blob.Size <= bigfile.Limit() {
+		// A stub here is one prsm wrote into a checkpoint's tree: it
+		// stands for its big file, as it did when it was written. One
+		// buffer of the blob's size: io.ReadAll grows by doubling.
+		b := make([]byte, blob.Size)
+		if _, err := io.ReadFull(rd, b); err != nil {
+			return nil, err
+		}
+		return b, nil
 	}
-	return File{Mode: uint32(ent.Mode), Content: b}, nil
+	id, err := bigfile.HashReader(rd, blob.Size)
+	if err != nil {
+		return nil, err
+	}
+	bigfile.RememberBlob(id, func() (io.ReadCloser, int64, error) { return o.openBlob(h) })
+	return bigfile.Stub(bigfile.Info{Size: blob.Size, ID: id}), nil
+}
+
+// openBlob opens the blob h for a stream read, holding o.mu until the
+// reader is closed.
+func (o *Objects) openBlob(h plumbing.Hash) (io.ReadCloser, int64, error) {
+	o.mu.Lock()
+	blob, err := object.GetBlob(o.reader(), h)
+	if err != nil {
+		o.mu.Unlock()
+		return nil, 0, err
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		o.mu.Unlock()
+		return nil, 0, err
+	}
+	return &lockedReader{ReadCloser: rd, unlock: o.mu.Unlock}, blob.Size, nil
+}
+
+// lockedReader lets go of a lock when it is closed.
+type lockedReader struct {
+	io.ReadCloser
+	unlock func()
+	once   stdsync.Once
+}
+
+func (r *lockedReader) Close() error {
+	err := r.ReadCloser.Close()
+	r.once.Do(r.unlock)
+	return err
 }

@@ -3,7 +3,6 @@ package worktree
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -326,18 +325,9 @@ func (o *Objects) entryFile(e object.TreeEntry) (*File, error) {
 	if !e.Mode.IsFile() {
 		return nil, nil
 	}
-	blob, err := object.GetBlob(o.reader(), e.Hash)
+	b, err := o.blobContent(e.Hash)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", e.Hash, err)
-	}
-	rd, err := blob.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	b, err := io.ReadAll(rd)
-	if err != nil {
-		return nil, err
 	}
 	return &File{Mode: uint32(e.Mode), Content: b}, nil
 }

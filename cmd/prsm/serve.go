@@ -16,6 +16,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/store"
 )
@@ -149,6 +150,13 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 			return fmt.Errorf("PRSM_WATCH_BUDGET=%q: want a number of directories", b)
 		}
 		eng.WatchBudget = n
+	}
+	if b := os.Getenv("PRSM_MAX_FILE_SIZE"); b != "" {
+		n, err := parseSize(b)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("PRSM_MAX_FILE_SIZE=%q: want a size such as 100M or 2G", b)
+		}
+		bigfile.SetLimit(n)
 	}
 	// Watch first, then reconcile: changes made while no server ran become
 	// records, and from then on the watcher reports every change.
