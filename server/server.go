@@ -244,8 +244,10 @@ func (s *Server) hostCheck(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// auth requires the bearer token on every route but /healthz. /events also
-// takes ?token= because EventSource cannot send headers. A request without
+// auth requires the bearer token, in the Authorization header, on every
+// route but /healthz; never in a query, /events included: an address ends
+// up in logs, histories and command lines. (The review page's EventSource,
+// which cannot send headers, is logged in by its cookie.) A request without
 // a token may instead carry the review page's login cookie (cookieAuth in
 // ui.go), which needs a CSRF header to change state; the page's login
 // route and its one-time codes need neither.
@@ -258,8 +260,6 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 		got := ""
 		if h := c.Request().Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
 			got = strings.TrimPrefix(h, "Bearer ")
-		} else if c.Path() == "/events" {
-			got = c.QueryParam("token")
 		}
 		if got == "" {
 			return s.cookieAuth(c, next)
