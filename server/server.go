@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -158,6 +159,10 @@ func (s *Server) Serve(ctx context.Context) error {
 		done := make(chan struct{})
 		go func() { defer close(done); s.keepInfo(info, stop) }()
 		defer func() { close(stop); <-done; removeInfo(s.cfg.ProjectDir, s.token) }()
+		// Login files of an earlier server hold codes nobody knows any
+		// more; ours are of no use once we stop.
+		s.ui.clearLoginFiles()
+		defer s.ui.clearLoginFiles()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
@@ -184,7 +189,11 @@ func (s *Server) router() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	s.ui = newUIAuth(s.port)
+	loginDir := ""
+	if s.cfg.ProjectDir != "" {
+		loginDir = filepath.Join(s.cfg.ProjectDir, "ui")
+	}
+	s.ui = newUIAuth(s.port, loginDir)
 	e.Use(s.hostCheck, middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
 
 	e.GET("/healthz", s.healthz)
