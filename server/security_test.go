@@ -16,7 +16,8 @@ import (
 )
 
 // TestAuthAndHostVariants adds to TestGuards: tokens that are almost right,
-// the ?token= of /events, and Host headers a DNS rebinding page could send.
+// a token in the query of /events (refused, right or wrong: a URL ends up in
+// logs and histories), and Host headers a DNS rebinding page could send.
 // Every refusal is JSON {"error","code"}; the right token still works.
 func TestAuthAndHostVariants(t *testing.T) {
 	ts := start(t, server.Config{})
@@ -61,13 +62,29 @@ func TestAuthAndHostVariants(t *testing.T) {
 			}
 		})
 	}
-	// The right token in the events query opens the stream.
-	resp, err := http.Get(ts.url + "/events?token=" + tok)
-	if err != nil {
-		t.Fatal(err)
+	// The right token in the events query is refused too; only the
+	// Authorization header opens the stream. (The body is not read: an
+	// opened stream does not end.)
+	events := func(path, auth string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", ts.url+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+	if resp := events("/events?token="+tok, ""); resp.StatusCode != 401 {
+		t.Errorf("events with the token in the query: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if resp := events("/events?token="+tok, "Bearer wrong"); resp.StatusCode != 401 {
+		t.Errorf("events with the token in the query and a wrong header: %d", resp.StatusCode)
+	}
+	if resp := events("/events", "Bearer "+tok); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Errorf("events with the token: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 }

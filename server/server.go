@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -158,6 +159,10 @@ func (s *Server) Serve(ctx context.Context) error {
 		done := make(chan struct{})
 		go func() { defer close(done); s.keepInfo(info, stop) }()
 		defer func() { close(stop); <-done; removeInfo(s.cfg.ProjectDir, s.token) }()
+		// Login files of an earlier server hold codes nobody knows any
+		// more; ours are of no use once we stop.
+		s.ui.clearLoginFiles()
+		defer s.ui.clearLoginFiles()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
@@ -184,7 +189,11 @@ func (s *Server) router() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	s.ui = newUIAuth(s.port)
+	loginDir := ""
+	if s.cfg.ProjectDir != "" {
+		loginDir = filepath.Join(s.cfg.ProjectDir, "ui")
+	}
+	s.ui = newUIAuth(s.port, loginDir)
 	e.Use(s.hostCheck, middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
 
 	e.GET("/healthz", s.healthz)
@@ -244,8 +253,10 @@ func (s *Server) hostCheck(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// auth requires the bearer token on every route but /healthz. /events also
-// takes ?token= because EventSource cannot send headers. A request without
+// auth requires the bearer token, in the Authorization header, on every
+// route but /healthz; never in a query, /events included: an address ends
+// up in logs, histories and command lines. (The review page's EventSource,
+// which cannot send headers, is logged in by its cookie.) A request without
 // a token may instead carry the review page's login cookie (cookieAuth in
 // ui.go), which needs a CSRF header to change state; the page's login
 // route and its one-time codes need neither.
@@ -258,8 +269,6 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 		got := ""
 		if h := c.Request().Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
 			got = strings.TrimPrefix(h, "Bearer ")
-		} else if c.Path() == "/events" {
-			got = c.QueryParam("token")
 		}
 		if got == "" {
 			return s.cookieAuth(c, next)

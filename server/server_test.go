@@ -36,7 +36,8 @@ type testServer struct {
 // events opens the server's SSE stream, closed when the test ends.
 func (ts *testServer) events(t *testing.T) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest("GET", ts.url+"/events?token="+ts.token, nil)
+	req, _ := http.NewRequest("GET", ts.url+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+ts.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +124,7 @@ func TestGuards(t *testing.T) {
 		{"healthz without token", "GET", "/healthz", "", map[string]string{"Authorization": ""}, 200, ""},
 		{"no token", "GET", "/sessions", "", map[string]string{"Authorization": ""}, 401, "unauthorized"},
 		{"wrong token", "GET", "/sessions", "", map[string]string{"Authorization": "Bearer nope"}, 401, "unauthorized"},
-		{"token in query only for events", "GET", "/sessions?token=" + ts.token, "", map[string]string{"Authorization": ""}, 401, "unauthorized"},
+		{"token in query", "GET", "/sessions?token=" + ts.token, "", map[string]string{"Authorization": ""}, 401, "unauthorized"},
 		{"foreign host", "GET", "/sessions", "", map[string]string{"Host": "evil.example:" + strings.Split(ts.url, ":")[2]}, 403, "forbidden_host"},
 		{"foreign host on healthz", "GET", "/healthz", "", map[string]string{"Host": "evil.example"}, 403, "forbidden_host"},
 		{"right host, wrong port", "GET", "/sessions", "", map[string]string{"Host": "127.0.0.1:1"}, 403, "forbidden_host"},

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +35,15 @@ import (
 // request that changes state must also carry the login's CSRF token in
 // CSRFHeader. Codes and logins live in memory: a restarted server forgets
 // them, and `prsm ui` logs in again.
+//
+// The code never travels in an address that `prsm ui` hands to a browser:
+// the opener's command line is readable by every local user (/proc), and
+// whoever spends the code first gets the login. Instead the server writes
+// the code into a login file, a small form only the user can read (0600 in
+// a 0700 directory under the project's directory), and the browser opens
+// that file: the form posts the code to /login. The file goes once the code
+// is used or has expired. A GET /login?code= address remains for
+// `prsm ui --print-url`, which prints it for the user to paste.
 const (
 	// CSRFHeader carries the CSRF token of a cookie login on POST, PUT and
 	// DELETE requests.
@@ -62,6 +73,11 @@ type uiAuth struct {
 	// workspaces keep their logins apart.
 	cookie string
 	files  map[string]*asset
+	// dir holds the login files: "ui" in the project's directory; empty
+	// when the server has no project directory, and then there are none.
+	dir string
+	// loginFiles maps the hash of a code to the login file that holds it.
+	loginFiles map[string]string
 }
 
 type uiLogin struct {
@@ -76,13 +92,15 @@ type asset struct {
 	etag  string
 }
 
-func newUIAuth(port string) *uiAuth {
+func newUIAuth(port, dir string) *uiAuth {
 	u := &uiAuth{
-		codes:  map[string]time.Time{},
-		logins: map[string]*uiLogin{},
-		now:    time.Now,
-		cookie: "prsm_session_" + port,
-		files:  map[string]*asset{},
+		codes:      map[string]time.Time{},
+		logins:     map[string]*uiLogin{},
+		now:        time.Now,
+		cookie:     "prsm_session_" + port,
+		files:      map[string]*asset{},
+		dir:        dir,
+		loginFiles: map[string]string{},
 	}
 	fs.WalkDir(web.Dist(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -132,12 +150,11 @@ func hashOf(secret string) string {
 func (u *uiAuth) mintCode() (string, time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	now := u.now()
-	for h, exp := range u.codes {
-		if !now.Before(exp) {
-			delete(u.codes, h)
-		}
-	}
+	return u.mintLocked()
+}
+
+func (u *uiAuth) mintLocked() (string, time.Time) {
+	u.sweepLocked()
 	for len(u.codes) >= maxCodes {
 		oldest, first := "", time.Time{}
 		for h, exp := range u.codes {
@@ -145,15 +162,76 @@ func (u *uiAuth) mintCode() (string, time.Time) {
 				oldest, first = h, exp
 			}
 		}
-		delete(u.codes, oldest)
+		u.dropLocked(oldest)
 	}
 	code := randomHex(16)
-	exp := now.Add(CodeTTL)
+	exp := u.now().Add(CodeTTL)
 	u.codes[hashOf(code)] = exp
 	return code, exp
 }
 
+// mintFileCode returns a new one-time code and the login file that holds
+// it: an HTML form that posts the code to action as soon as a browser opens
+// it. The file is 0600 in a 0700 directory, so only the user can read it,
+// and its name is random, not the code. It is removed when the code is
+// used, expires or is evicted.
+func (u *uiAuth) mintFileCode(action string) (code, file string, exp time.Time, err error) {
+	if u.dir == "" {
+		return "", "", time.Time{}, errors.New("no project directory for login files")
+	}
+	if err := privateDir(u.dir); err != nil {
+		return "", "", time.Time{}, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	code, exp = u.mintLocked()
+	file = filepath.Join(u.dir, "login-"+randomHex(16)+".html")
+	page := fmt.Sprintf(loginFileHTML, html.EscapeString(action), html.EscapeString(code))
+	// O_EXCL: never write through a name that already exists (a symlink
+	// planted there included).
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = f.WriteString(page)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(file)
+		}
+	}
+	if err != nil {
+		delete(u.codes, hashOf(code))
+		return "", "", time.Time{}, fmt.Errorf("write login file: %w", err)
+	}
+	u.loginFiles[hashOf(code)] = file
+	// Nothing else may come by to sweep an unused code's file in time.
+	time.AfterFunc(exp.Sub(u.now())+time.Second, u.sweep)
+	return code, file, exp, nil
+}
+
+// privateDir makes dir, a directory only the user can enter, or makes sure
+// that it is one.
+func privateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("make login directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("make login directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("login directory %s is not a directory", dir)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("make login directory private: %w", err)
+		}
+	}
+	return nil
+}
+
 // useCode spends a code: true once for a code that is known and unexpired.
+// Its login file goes either way.
 func (u *uiAuth) useCode(code string) bool {
 	if code == "" {
 		return false
@@ -162,8 +240,52 @@ func (u *uiAuth) useCode(code string) bool {
 	defer u.mu.Unlock()
 	h := hashOf(code)
 	exp, ok := u.codes[h]
-	delete(u.codes, h)
+	u.dropLocked(h)
 	return ok && u.now().Before(exp)
+}
+
+// sweep forgets expired codes and removes their login files.
+func (u *uiAuth) sweep() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.sweepLocked()
+}
+
+func (u *uiAuth) sweepLocked() {
+	now := u.now()
+	for h, exp := range u.codes {
+		if !now.Before(exp) {
+			u.dropLocked(h)
+		}
+	}
+}
+
+// dropLocked forgets the code of hash h and removes its login file.
+func (u *uiAuth) dropLocked(h string) {
+	delete(u.codes, h)
+	if f, ok := u.loginFiles[h]; ok {
+		os.Remove(f)
+		delete(u.loginFiles, h)
+	}
+}
+
+var loginFileName = regexp.MustCompile(`^login-[0-9a-f]{32}\.html$`)
+
+// clearLoginFiles removes every login file in the directory: at start, those
+// of an earlier server, whose codes nobody knows any more; at stop, ours.
+func (u *uiAuth) clearLoginFiles() {
+	if u.dir == "" {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	entries, _ := os.ReadDir(u.dir)
+	for _, e := range entries {
+		if loginFileName.MatchString(e.Name()) {
+			os.Remove(filepath.Join(u.dir, e.Name()))
+		}
+	}
+	clear(u.loginFiles)
 }
 
 // newLogin starts a cookie login and returns the cookie value and its CSRF
@@ -282,28 +404,54 @@ func (s *Server) ownOrigin(origin string) bool {
 func (s *Server) uiRoutes(e *echo.Echo) {
 	e.GET("/", s.uiIndex)
 	e.GET("/login", s.uiLoginRoute)
+	e.POST("/login", s.uiLoginPost)
 	e.GET("/assets/:name", s.uiAsset)
 	e.POST("/ui/codes", s.uiMintCode)
 	e.POST("/ui/logout", s.uiLogout)
 	e.GET("/ui/api/sessions/:id/file-changes/:tc/workspace", s.uiWorkspaceFile)
 }
 
-// LoginCode is the answer of POST /ui/codes.
-type LoginCode struct {
-	Code      string    `json:"code"`
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expires_at"`
+// LoginCodeRequest is the body of POST /ui/codes; it may be empty.
+type LoginCodeRequest struct {
+	// LoginFile asks for a login file: a form that posts the code, for a
+	// browser to open instead of an address that carries the code.
+	LoginFile bool `json:"login_file"`
 }
 
-// uiMintCode mints a one-time login code. Only the bearer token may: a
-// browser login cannot extend itself.
+// LoginCode is the answer of POST /ui/codes.
+type LoginCode struct {
+	Code string `json:"code"`
+	// URL logs in when visited (GET), once: for the user to paste.
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// LoginFile is the login file's absolute path, when one was asked for.
+	LoginFile string `json:"login_file,omitempty"`
+}
+
+// uiMintCode mints a one-time login code, and with it a login file when
+// asked. Only the bearer token may: a browser login cannot extend itself.
 func (s *Server) uiMintCode(c echo.Context) error {
 	if c.Get(authKey) == authCookie {
 		return apiError(http.StatusForbidden, "token_required", "login codes are minted with the server's token (prsm ui)")
 	}
-	code, exp := s.ui.mintCode()
+	var req LoginCodeRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	var (
+		code, file string
+		exp        time.Time
+	)
+	if req.LoginFile {
+		var err error
+		if code, file, exp, err = s.ui.mintFileCode("http://" + s.Addr() + "/login"); err != nil {
+			return err
+		}
+	} else {
+		code, exp = s.ui.mintCode()
+	}
 	return c.JSON(http.StatusCreated, LoginCode{
-		Code: code, URL: "http://" + s.Addr() + "/login?code=" + code, ExpiresAt: exp.UTC(),
+		Code: code, URL: "http://" + s.Addr() + "/login?code=" + code, ExpiresAt: exp.UTC(), LoginFile: file,
 	})
 }
 
@@ -323,15 +471,46 @@ func (s *Server) uiLoginRoute(c echo.Context) error {
 func (s *Server) swapCode(c echo.Context) error {
 	noStore(c)
 	if !s.ui.useCode(c.QueryParam("code")) {
-		return s.loginHint(c, http.StatusForbidden, "This login link has expired",
-			"Each link from prsm ui works once, for a few minutes. Get a new one:")
+		return s.expiredCode(c)
 	}
+	s.setLoginCookie(c)
+	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+// uiLoginPost swaps a code posted as a form (the login file's) for a login
+// cookie. The form is on a file:// page, so the browser sends "Origin: null";
+// a post from any other origin but our own is refused before the code is
+// looked at, so a foreign page cannot spend it. The code is read from the
+// body only, never from the query.
+//
+// The answer is a page of our own origin that goes on to "/", not a
+// redirect: the browser does not send a SameSite=Strict cookie on a redirect
+// that a cross-site post started, and the page would find itself logged out.
+// A navigation that our own page starts does send it.
+func (s *Server) uiLoginPost(c echo.Context) error {
+	if o := c.Request().Header.Get("Origin"); o != "" && o != "null" && !s.ownOrigin(o) {
+		return apiError(http.StatusForbidden, "forbidden_origin", "origin %q is not allowed", o)
+	}
+	noStore(c)
+	if !s.ui.useCode(c.Request().PostFormValue("code")) {
+		return s.expiredCode(c)
+	}
+	s.setLoginCookie(c)
+	return c.HTMLBlob(http.StatusOK, []byte(loginDoneHTML))
+}
+
+func (s *Server) expiredCode(c echo.Context) error {
+	return s.loginHint(c, http.StatusForbidden, "This login link has expired",
+		"Each link from prsm ui works once, for a few minutes. Get a new one:")
+}
+
+// setLoginCookie starts a cookie login for the browser.
+func (s *Server) setLoginCookie(c echo.Context) {
 	value, _ := s.ui.newLogin()
 	c.SetCookie(&http.Cookie{
 		Name: s.ui.cookie, Value: value, Path: "/",
 		MaxAge: int(LoginTTL / time.Second), HttpOnly: true, SameSite: http.SameSiteStrictMode,
 	})
-	return c.Redirect(http.StatusSeeOther, "/")
 }
 
 func (s *Server) uiLogout(c echo.Context) error {
@@ -464,4 +643,29 @@ const loginHintHTML = `<!doctype html>
 <p>or, to copy the address yourself: <code>prsm ui --print-url</code></p>
 <p class="small">The link it prints works once; it sets a login cookie for this browser and this server only.</p>
 </main></body></html>
+`
+
+// loginFileHTML is a login file: a form that posts the code as soon as it
+// is opened (a file:// page runs its inline script), or when the button is
+// pressed. Arguments: the form's action and the code.
+const loginFileHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
+<meta name="color-scheme" content="light dark"><title>Logging in to prsm</title></head>
+<body><form id="login" method="post" action="%s">
+<input type="hidden" name="code" value="%s">
+<p>Opening the prsm review page&hellip; <button type="submit">Log in</button></p>
+</form>
+<script>document.getElementById("login").submit();</script>
+</body></html>
+`
+
+// loginDoneHTML answers a posted login: the cookie is set; this page, of our
+// own origin, goes on to the review page (a meta refresh: the page's CSP
+// allows no inline script).
+const loginDoneHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark"><title>Logged in · prsm</title>
+<link rel="stylesheet" href="/assets/login.css"></head>
+<body><main><h1>Logged in</h1><p><a href="/">Open the review page</a></p></main></body></html>
 `

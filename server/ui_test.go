@@ -356,3 +356,152 @@ func TestUIWorkspaceFile(t *testing.T) {
 		t.Errorf("without login: %d", a.status)
 	}
 }
+
+// loginForm is what a login file holds: the form's action and the code it
+// posts.
+var loginForm = regexp.MustCompile(`(?s)<form id="login" method="post" action="([^"]+)">.*<input type="hidden" name="code" value="([0-9a-f]{32})">`)
+
+// mintFile asks for a one-time code written into a login file, as `prsm ui`
+// does before it opens the browser.
+func mintFile(t *testing.T, ts *testServer) (lc server.LoginCode, action, code string) {
+	t.Helper()
+	status, _, body := ts.do(t, "POST", "/ui/codes", `{"login_file":true}`, nil)
+	if status != http.StatusCreated {
+		t.Fatalf("mint login file: %d %s", status, body)
+	}
+	if err := json.Unmarshal([]byte(body), &lc); err != nil {
+		t.Fatal(err)
+	}
+	if lc.LoginFile == "" {
+		t.Fatalf("no login file in %s", body)
+	}
+	data, err := os.ReadFile(lc.LoginFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := loginForm.FindStringSubmatch(string(data))
+	if m == nil {
+		t.Fatalf("no login form in %s", data)
+	}
+	return lc, m[1], m[2]
+}
+
+// postLogin posts a code to /login as the login file's form does: a form
+// body, sent from a file:// page (Origin: null) unless origin says otherwise.
+func (b *browser) postLogin(t *testing.T, code, origin string) answer {
+	t.Helper()
+	hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	if origin != "" {
+		hdr["Origin"] = origin
+	}
+	return b.do(t, "POST", "/login", url.Values{"code": {code}}.Encode(), hdr)
+}
+
+// TestUILoginFile: `prsm ui` gets its code in a file only the user can
+// read, which posts it to /login; the browser's address carries no secret.
+// The answer sets the cookie and sends the browser on to the page from the
+// server's own origin, since a SameSite=Strict cookie is not sent on a
+// redirect that a file:// page's POST started. The file goes once used.
+func TestUILoginFile(t *testing.T) {
+	ts := start(t, server.Config{})
+	port := strings.Split(ts.url, ":")[2]
+	anon := &browser{ts: ts}
+
+	lc, action, code := mintFile(t, ts)
+	if action != "http://127.0.0.1:"+port+"/login" || code != lc.Code {
+		t.Errorf("form posts %s to %s", code, action)
+	}
+	dir := filepath.Join(ts.dir, "ui")
+	if filepath.Dir(lc.LoginFile) != dir || !regexp.MustCompile(`^login-[0-9a-f]{32}\.html$`).MatchString(filepath.Base(lc.LoginFile)) {
+		t.Errorf("login file %s, want login-<random>.html in %s", lc.LoginFile, dir)
+	}
+	if strings.Contains(lc.LoginFile, code) {
+		t.Errorf("the file's name holds the code: %s", lc.LoginFile)
+	}
+	for p, want := range map[string]os.FileMode{dir: 0o700 | os.ModeDir, lc.LoginFile: 0o600} {
+		if fi, err := os.Lstat(p); err != nil || fi.Mode() != want {
+			t.Errorf("%s: mode %v (%v), want %v", p, fi.Mode(), err, want)
+		}
+	}
+	if data, _ := os.ReadFile(lc.LoginFile); strings.Contains(string(data), ts.token) {
+		t.Error("the login file holds the server's token")
+	}
+
+	// A post from another origin is refused and spends nothing.
+	if a := anon.postLogin(t, code, "http://evil.example"); a.status != http.StatusForbidden ||
+		errCode(t, a.body) != "forbidden_origin" || a.hdr.Get("Set-Cookie") != "" {
+		t.Errorf("post from another origin: %d %s", a.status, a.body)
+	}
+	// A code in the query of a post is not read.
+	if a := anon.do(t, "POST", "/login?code="+code, "", map[string]string{"Origin": "null"}); a.status != http.StatusForbidden ||
+		a.hdr.Get("Set-Cookie") != "" {
+		t.Errorf("post with the code in the query: %d %q", a.status, a.hdr.Get("Set-Cookie"))
+	}
+	if _, err := os.Stat(lc.LoginFile); err != nil {
+		t.Errorf("the file went before its code was used: %v", err)
+	}
+
+	// The file's post logs in: the cookie, and a page of our own origin that
+	// goes on to the review page.
+	a := anon.postLogin(t, code, "null")
+	if a.status != http.StatusOK || !strings.Contains(a.body, `<meta http-equiv="refresh" content="0;url=/">`) {
+		t.Fatalf("login post: %d %s", a.status, a.body)
+	}
+	if cc := a.hdr.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("Cache-Control %q", cc)
+	}
+	raw := a.hdr.Values("Set-Cookie")
+	if len(raw) != 1 {
+		t.Fatalf("Set-Cookie %q", raw)
+	}
+	for _, want := range []string{"prsm_session_" + port + "=", "HttpOnly", "SameSite=Strict", "Path=/"} {
+		if !strings.Contains(raw[0], want) {
+			t.Errorf("Set-Cookie %q lacks %s", raw[0], want)
+		}
+	}
+	ck := (&http.Response{Header: a.hdr}).Cookies()[0]
+	b := &browser{ts: ts, cookie: &http.Cookie{Name: ck.Name, Value: ck.Value}}
+	if page := b.do(t, "GET", "/", "", nil); page.status != 200 || !strings.Contains(page.body, `<meta name="prsm-csrf" content="`) {
+		t.Errorf("page with the new cookie: %d", page.status)
+	}
+	if a := b.do(t, "GET", "/sessions", "", nil); a.status != 200 {
+		t.Errorf("API with the new cookie: %d", a.status)
+	}
+	if _, err := os.Stat(lc.LoginFile); !os.IsNotExist(err) {
+		t.Errorf("the login file is still there after its use: %v", err)
+	}
+
+	// Once only, whichever way.
+	if a := anon.postLogin(t, code, "null"); a.status != http.StatusForbidden || a.hdr.Get("Set-Cookie") != "" ||
+		!strings.Contains(a.body, "prsm ui") {
+		t.Errorf("second post: %d %q", a.status, a.hdr.Get("Set-Cookie"))
+	}
+	if a := anon.do(t, "GET", "/login?code="+code, "", nil); a.status != http.StatusForbidden {
+		t.Errorf("the posted code by GET: %d", a.status)
+	}
+
+	// The page's own origin may post too (a form the server showed), and a
+	// post without Origin (not a browser) works as GET does.
+	_, _, code2 := mintFile(t, ts)
+	if a := anon.postLogin(t, code2, "http://127.0.0.1:"+port); a.status != http.StatusOK || a.hdr.Get("Set-Cookie") == "" {
+		t.Errorf("post from our origin: %d", a.status)
+	}
+	_, _, code3 := mintFile(t, ts)
+	if a := anon.postLogin(t, code3, ""); a.status != http.StatusOK || a.hdr.Get("Set-Cookie") == "" {
+		t.Errorf("post without Origin: %d", a.status)
+	}
+
+	// A plain code (--print-url) makes no file.
+	if lc := mint(t, ts); lc.LoginFile != "" {
+		t.Errorf("plain code made a file %s", lc.LoginFile)
+	}
+	if a := anon.postLogin(t, "", "null"); a.status != http.StatusForbidden {
+		t.Errorf("post without a code: %d", a.status)
+	}
+	if status, _, body := ts.do(t, "POST", "/ui/codes", `{"login_file":"yes"}`, nil); status != 400 {
+		t.Errorf("bad mint body: %d %s", status, body)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files left in %s: %v", dir, entries)
+	}
+}

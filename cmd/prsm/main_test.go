@@ -47,6 +47,7 @@ func TestScripts(t *testing.T) {
 			"turn":            cmdTurn,
 			"setre":           cmdSetRe,
 			"samefiles":       cmdSameFiles,
+			"uilogin":         cmdUILogin,
 		},
 	})
 }

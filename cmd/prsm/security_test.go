@@ -43,7 +43,7 @@ func (s *syncBuffer) String() string {
 //     directory are 0700; server.json, prsm.db (and its -wal, -shm) and
 //     server.lock are 0600;
 //   - requests with no token, a wrong token, the right one, ?token= on
-//     /events (right and wrong), and the token in a URL path never put the
+//     /events (right and wrong, both refused), and the token in a URL path never put the
 //     token (or the wrong one) in the server's log, which did log the
 //     requests' effects (the log is the real one: "prsm serving", "session
 //     started").
@@ -95,6 +95,8 @@ func TestServeStateIsPrivateAndTokenNeverLogged(t *testing.T) {
 	tok := info.Token
 	wrong := "wrong" + tok[5:]
 	base := "http://" + info.Addr
+	// A timeout: an event stream that opened by mistake would never end.
+	cl := &http.Client{Timeout: 10 * time.Second}
 	call := func(method, path, auth, body string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
@@ -104,7 +106,7 @@ func TestServeStateIsPrivateAndTokenNeverLogged(t *testing.T) {
 		if auth != "" {
 			req.Header.Set("Authorization", "Bearer "+auth)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := cl.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,6 +121,7 @@ func TestServeStateIsPrivateAndTokenNeverLogged(t *testing.T) {
 		{"GET", "/sessions", "", "", 401},
 		{"GET", "/sessions", wrong, "", 401},
 		{"GET", "/events?token=" + wrong, "", "", 401},
+		{"GET", "/events?token=" + tok, "", "", 401},
 		{"GET", "/sessions?token=" + tok, "", "", 401},
 		{"GET", "/sessions/" + tok, tok, "", 404},
 		{"POST", "/sessions", tok, `{"name":"one"}`, 201},
@@ -130,8 +133,10 @@ func TestServeStateIsPrivateAndTokenNeverLogged(t *testing.T) {
 			t.Errorf("%s %s answered with the token: %s", c.method, c.path, body)
 		}
 	}
-	// The events stream with the token in its query, as EventSource sends it.
-	resp, err := http.Get(base + "/events?token=" + tok)
+	// The events stream with the token in its header.
+	req, _ := http.NewRequest("GET", base+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -618,9 +618,10 @@ export class EventStream {
   private idle: NodeJS.Timeout | undefined;
 
   constructor(host: string, port: number, token: string, private readonly h: EventStreamHandlers) {
-    const path = `/events?token=${encodeURIComponent(token)}`;
+    // The token goes in the Authorization header, as on every request: the
+    // server refuses it in the address, where it would end up in logs.
     this.req = http.get(
-      { host, port, path, headers: { Accept: 'text/event-stream' } },
+      { host, port, path: '/events', headers: { Accept: 'text/event-stream', Authorization: `Bearer ${token}` } },
       (res) => {
         if ((res.statusCode ?? 0) >= 400) {
           const chunks: Buffer[] = [];

@@ -177,6 +177,17 @@ describe('PrsmClient', () => {
     srv = await new FakeServer().listen();
   });
 
+  it('sends the token of the event stream in its Authorization header, not in its address', async () => {
+    let opened = false;
+    const stream = client.events({ onOpen: () => (opened = true), onEvent: () => undefined });
+    await until(() => opened, 3000, 'stream open');
+    const req = srv.seen.filter((r) => r.url.startsWith('/events'));
+    expect(req).toHaveLength(1);
+    expect(req[0]).toMatchObject({ method: 'GET', url: '/events', auth: `Bearer ${srv.token}` });
+    expect(req[0].url).not.toContain(srv.token);
+    stream.close();
+  });
+
   it('ends a stream that goes silent', async () => {
     let closed: PrsmApiError | undefined | 'none' = 'none';
     client.events({ idleTimeoutMs: 150, onEvent: () => undefined, onClose: (e) => (closed = e) });

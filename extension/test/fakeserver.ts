@@ -40,8 +40,9 @@ export class FakeServer {
           return json(res, 200, { ok: true, version: 'test' });
         }
         if (pathOnly === '/events') {
-          const tok = new URL(seen.url, 'http://x').searchParams.get('token');
-          if (tok !== this.token) {
+          // As the real server: the token in the Authorization header only,
+          // never in the address.
+          if (seen.auth !== `Bearer ${this.token}`) {
             return json(res, 401, { error: 'missing or wrong token', code: 'unauthorized' });
           }
           res.writeHead(200, { 'Content-Type': 'text/event-stream' });

@@ -264,6 +264,44 @@ uiTest('the page opens through the one-time address of prsm ui --print-url', asy
   await other.close();
 });
 
+uiTest('prsm ui opens a login file: no secret on the command line, logged in on the review page', async () => {
+  // The browser opener is a script that records its arguments, as $BROWSER.
+  const argvFile = path.join(work, 'opener-argv.txt');
+  const opener = path.join(work, 'opener.sh');
+  fs.writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\n`, { mode: 0o755 });
+  const out = run(PRSM, ['ui'], { env: { ...env, BROWSER: opener } });
+  assert.match(out, /^opened the review page in your browser \(http:\/\/127\.0\.0\.1:\d+\)$/m);
+  const argv = fs.readFileSync(argvFile, 'utf8').trimEnd().split('\n');
+  assert.equal(argv.length, 1, `one argument: ${argv}`);
+  const [address] = argv;
+  assert.match(address, /^file:\/\/\//, 'the opener got a file address');
+  const file = fileURLToPath(address);
+  assert.ok(file.startsWith(path.join(env.PRSM_HOME, 'projects') + path.sep), `${file} under PRSM_HOME`);
+  assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+  assert.equal(fs.statSync(path.dirname(file)).mode & 0o777, 0o700);
+  const code = fs.readFileSync(file, 'utf8').match(/name="code" value="([0-9a-f]{32})"/)?.[1];
+  assert.ok(code, 'the login file holds a code');
+  assert.ok(!address.includes(code) && !out.includes(code), 'no code on the command line or the terminal');
+
+  // A fresh browser opens what the opener got and ends on the review page,
+  // logged in.
+  const ctx = await browser.newContext();
+  const p = await ctx.newPage();
+  p.on('pageerror', (e) => console.error('page error:', e.message));
+  await p.goto(address);
+  await p.waitForURL(`http://${info.addr}/**`);
+  await p.getByRole('link', { name: /e2e auto/ }).click();
+  await p.getByRole('region', { name: 'File b.txt' }).waitFor();
+  assert.match(p.url(), new RegExp(`^http://${info.addr}/(#/s/[0-9a-f]+)?$`), 'the clean address');
+  const [cookie] = await ctx.cookies();
+  assert.equal(cookie.httpOnly, true);
+  assert.equal(cookie.sameSite, 'Strict');
+  // The page's live updates (EventSource, by the cookie) are connected.
+  await p.locator('span.live', { hasText: 'Live' }).waitFor();
+  assert.equal(fs.existsSync(file), false, 'the login file is gone once used');
+  await ctx.close();
+});
+
 test('without a login the page is refused and says how to log in', async () => {
   const ctx = await browser.newContext();
   const p = await ctx.newPage();
