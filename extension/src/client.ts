@@ -59,6 +59,8 @@ export interface FileChangeRecord {
   mode_after: number;
   size_before: number;
   size_after: number;
+  /** What a user should know that the other fields do not say: a side too large to keep. */
+  note?: string;
 }
 
 export interface Session {

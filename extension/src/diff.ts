@@ -30,14 +30,22 @@ export function parseContentUri(uri: vscode.Uri): { session: string; id: string;
 
 /** The message shown instead of a diff for a binary record. */
 export function binaryMessage(r: FileChangeRecord): string {
-  const size = (n: number) => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} bytes`);
+  const size = (n: number) =>
+    n >= 1024 ** 3
+      ? `${(n / 1024 ** 3).toFixed(1)} GiB`
+      : n >= 1024 * 1024
+        ? `${(n / 1024 / 1024).toFixed(1)} MiB`
+        : n >= 1024
+          ? `${(n / 1024).toFixed(1)} KiB`
+          : `${n} bytes`;
+  const note = r.note ? ` ${r.note}.` : '';
   switch (r.change_type) {
     case 'create':
-      return `prsm: binary file changed: ${r.rel_path} was created (${size(r.size_after)}).`;
+      return `prsm: binary file changed: ${r.rel_path} was created (${size(r.size_after)}).${note}`;
     case 'delete':
-      return `prsm: binary file changed: ${r.rel_path} was deleted (${size(r.size_before)}).`;
+      return `prsm: binary file changed: ${r.rel_path} was deleted (${size(r.size_before)}).${note}`;
     default:
-      return `prsm: binary file changed: ${r.rel_path} (${size(r.size_before)} → ${size(r.size_after)}).`;
+      return `prsm: binary file changed: ${r.rel_path} (${size(r.size_before)} → ${size(r.size_after)}).${note}`;
   }
 }
 

@@ -190,6 +190,10 @@ describe('diff', () => {
     const bin = rec({ binary: true, rel_path: 'logo.png', size_before: 2048, size_after: 3 * 1024 * 1024 });
     expect(binaryMessage(bin)).toBe('prsm: binary file changed: logo.png (2.0 KiB → 3.0 MiB).');
     expect(binaryMessage({ ...bin, change_type: 'create', size_after: 10 })).toContain('was created (10 bytes)');
+    const note = 'too large: 3.0 GiB, over prsm\'s size limit of 100 MiB (PRSM_MAX_FILE_SIZE); prsm compares it by its size and a hash and keeps no copy of its content';
+    expect(binaryMessage({ ...bin, change_type: 'create', size_after: 3 * 1024 ** 3, note })).toBe(
+      `prsm: binary file changed: logo.png was created (3.0 GiB). ${note}.`,
+    );
   });
 });
 

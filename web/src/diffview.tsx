@@ -135,7 +135,8 @@ function emptyDiffText(r: ChangeRecord): string {
 
 /** A binary record: sizes, and a before/after preview for images. */
 function BinaryView({ rec }: { rec: ChangeRecord }) {
-  const type = imageType(rec.rel_path);
+  // A side too large to keep has no content to preview.
+  const type = rec.note ? undefined : imageType(rec.rel_path);
   const [urls, setUrls] = useState<{ before?: string; after?: string }>({});
   useEffect(() => {
     if (!type) return;
@@ -170,6 +171,7 @@ function BinaryView({ rec }: { rec: ChangeRecord }) {
       <p>
         <strong>Binary file</strong> <span class="muted">({sizes})</span>
       </p>
+      {rec.note && <p class="muted note">{rec.note}</p>}
       {type && (urls.before || urls.after) && (
         <div class="image-compare">
           {urls.before && (
