@@ -269,3 +269,21 @@ func TestManyLargeFilesOneCall(t *testing.T) {
 		t.Errorf("records of a call that changed nothing:\n%s", summary(recs))
 	}
 }
+
+// TestSparseUnderLimit: a sparse file under the size limit is kept in the
+// store, and its workspace copy stays sparse.
+func TestSparseUnderLimit(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	recs := f.tool(s, "u1", "Bash", "", func(wt string) { makeSparse(t, wt, "half.bin", 16<<20, "tag") })
+	if len(recs) != 1 || recs[0].Note != "" || recs[0].SizeAfter != 16<<20 {
+		t.Fatalf("records: %s", summary(recs))
+	}
+	ws := filepath.Join(f.ws, "half.bin")
+	if !sameContent(t, filepath.Join(s.WorktreePath, "half.bin"), ws) {
+		t.Fatal("workspace copy differs")
+	}
+	if n := diskUse(t, ws); n > 1<<20 {
+		t.Errorf("the workspace copy of a sparse 16 MiB file takes %d bytes of disk: made dense", n)
+	}
+}

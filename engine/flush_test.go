@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -443,5 +444,35 @@ func TestReconcileSetsBadPendingRowAside(t *testing.T) {
 	recs := f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 9, "two")) })
 	if got := summary(recs); got != "e2 modify f.txt pending/synced" {
 		t.Errorf("after the start: %s", got)
+	}
+}
+
+// TestReconcileWithBadLazyCheckpoint: a checkpoint waiting to be built
+// whose stored changes cannot be read keeps neither the server from
+// starting nor another session from working.
+func TestReconcileWithBadLazyCheckpoint(t *testing.T) {
+	defer func(d time.Duration) { engine.FlushDelay = d }(engine.FlushDelay)
+	engine.FlushDelay = time.Hour // the crashed engine's flusher never runs
+	f := newFixture(t)
+	bad, good := f.start(""), f.start("")
+	f.tool(bad, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 3, "one")) })
+	engine.AwaitAnswered(f.eng)
+	res, err := f.eng.DB.Q().ExecContext(f.ctx, `UPDATE checkpoints SET changes = '{not json' WHERE session_id = ? AND changes != ''`, bad.ID)
+	if n, _ := res.RowsAffected(); err != nil || n == 0 {
+		t.Fatalf("no lazy checkpoint to spoil: %v %d", err, n)
+	}
+	// A restart (f.restart settles, and the spoilt checkpoint's build
+	// fails every time).
+	f.eng = engine.New(f.eng.Repo, f.eng.DB, f.eng.ProjectDir, slog.New(slog.DiscardHandler))
+	t.Cleanup(f.eng.Close)
+	if _, err := f.eng.Reconcile(f.ctx); err != nil {
+		t.Fatalf("one bad checkpoint row refused the start: %v", err)
+	}
+	recs := f.tool(good, "g1", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "hi\n") })
+	if got := summary(recs); got != "g1 create new.txt pending/synced" {
+		t.Errorf("the other session after the start: %s", got)
+	}
+	if got := read(t, f.ws, "new.txt"); got != "hi\n" {
+		t.Errorf("workspace new.txt = %q", got)
 	}
 }

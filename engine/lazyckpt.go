@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -305,14 +306,19 @@ func (e *Engine) materializeAll(ctx context.Context) error {
 		st.ckptMu.Unlock()
 	}
 	e.statesMu.Unlock()
+	// One session whose checkpoints cannot be built (a bad row) keeps
+	// neither the others' from the repository nor the server from
+	// starting: its error is logged, and returned with the others'.
+	var errs []error
 	for id := range ids {
 		s, err := store.GetSession(ctx, e.DB.Q(), id)
-		if err != nil {
-			return err
+		if err == nil {
+			err = e.materializeSession(ctx, s)
 		}
-		if err := e.materializeSession(ctx, s); err != nil {
-			return err
+		if err != nil {
+			e.Log.Error("build checkpoints", "session", id, "err", err)
+			errs = append(errs, fmt.Errorf("session %s: %w", id, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -221,9 +221,11 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	} else if n > 0 {
 		e.Log.Info("removed temp files left by a crash", "count", n)
 	}
-	// Checkpoints whose objects a crash kept from the repository.
+	// Checkpoints whose objects a crash kept from the repository. What
+	// cannot be written (a bad row) is logged and set aside or left; the
+	// start goes on.
 	if err := e.FlushObjects(ctx); err != nil {
-		return nil, err
+		e.Log.Error("reconcile: checkpoints not written", "err", err)
 	}
 	if _, err := e.RecoverIntents(ctx); err != nil {
 		return nil, err
@@ -257,7 +259,10 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		}
 		ss, st, unlock, err := e.lockSession(ctx, s.ID)
 		if err != nil {
-			return nil, err
+			// Its state cannot be loaded (a bad row): the others are
+			// served all the same.
+			e.Log.Error("reconcile: session not loaded", "session", s.ID, "err", err)
+			continue
 		}
 		recs, err := e.recordUnclaimed(ctx, ss, st, "reconcile-"+s.ID[:8]+"-"+newID()[:6], "Reconcile", "unknown", true)
 		unlock()

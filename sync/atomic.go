@@ -164,7 +164,7 @@ func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string
 		if err := bigfile.Write(f, big); err != nil {
 			return "", nil, fmt.Errorf("write %s: %w", path, err)
 		}
-	} else if _, err := f.Write(data); err != nil {
+	} else if err := bigfile.WriteSparse(f, data); err != nil {
 		return "", nil, fmt.Errorf("write %s: %w", tmp, err)
 	}
 	// Chmod on the open file rather than relying on the create mode, which

@@ -197,3 +197,34 @@ func TestWriteFromBlob(t *testing.T) {
 		t.Error("blob copy differs")
 	}
 }
+
+// WriteSparse leaves the zeros of a large content as holes, and writes a
+// small one as it is.
+func TestWriteSparse(t *testing.T) {
+	data := make([]byte, 8<<20)
+	copy(data[3<<20:], "middle")
+	data[len(data)-1] = 'z'
+	p := filepath.Join(t.TempDir(), "f")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSparse(f, data); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, _ := os.ReadFile(p)
+	if !bytes.Equal(got, data) {
+		t.Fatal("content differs")
+	}
+	if n := allocated(t, p); n > 1<<20 {
+		t.Errorf("8 MiB of mostly zeros take %d bytes of disk", n)
+	}
+	small := filepath.Join(t.TempDir(), "s")
+	g, _ := os.Create(small)
+	WriteSparse(g, []byte("tiny\x00\x00"))
+	g.Close()
+	if got, _ := os.ReadFile(small); string(got) != "tiny\x00\x00" {
+		t.Errorf("small content: %q", got)
+	}
+}

@@ -121,6 +121,30 @@ func copyReader(dst *os.File, r io.Reader, size int64, want string) error {
 	return nil
 }
 
+// sparseFrom is the size from which WriteSparse leaves holes.
+const sparseFrom = 1 << 20
+
+// WriteSparse writes data to f (new and empty) leaving a hole for every
+// block of zeros, as the sparse copies of big files do: a sparse file
+// the agent made (truncate -s 50M) is not made dense where prsm copies
+// it. Small contents are written as they are.
+func WriteSparse(f *os.File, data []byte) error {
+	if len(data) < sparseFrom {
+		_, err := f.Write(data)
+		return err
+	}
+	for lo := 0; lo < len(data); lo += blockSize {
+		b := data[lo:min(lo+blockSize, len(data))]
+		if isZero(b) {
+			continue
+		}
+		if _, err := f.WriteAt(b, int64(lo)); err != nil {
+			return err
+		}
+	}
+	return f.Truncate(int64(len(data)))
+}
+
 func isZero(b []byte) bool {
 	for len(b) > 0 {
 		n := min(len(b), len(zeros))
