@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
 // SentinelPrefix names the files a flush writes; they are scratch files
@@ -276,7 +278,7 @@ func (w *Watcher) setFull(wr *watchedRoot) {
 
 func (w *Watcher) markLocked(wr *watchedRoot, p string) {
 	rel, err := filepath.Rel(wr.root, p)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+	if err != nil || rel == "." || safepath.Escapes(rel) {
 		return
 	}
 	w.gen++

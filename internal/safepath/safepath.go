@@ -91,6 +91,16 @@ func Rel(root, p string) (string, error) {
 	return rel, nil
 }
 
+// Escapes reports whether rel, a clean relative path such as filepath.Rel
+// returns (slash or OS separated), leads out of its base: it is ".." or
+// starts with a ".." segment. Only a whole segment climbs: "..txt",
+// "..foo/bar" and "..." are ordinary names inside the base, and a string
+// prefix test for ".." would lose them.
+func Escapes(rel string) bool {
+	return rel == ".." || strings.HasPrefix(rel, "../") ||
+		strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // Join validates rel as Rel does (it may also be absolute under root) and
 // returns the absolute path root/rel. It also refuses, with ErrOutside, a path
 // whose existing parent directories (those between root and the last element)
