@@ -81,6 +81,8 @@ type Engine struct {
 	earlyPlaced, earlyWatched, earlyRedone atomic.Int64
 	// earlyParts counts records made with an early write's parts.
 	earlyParts atomic.Int64
+	// notices are what the agent did that prsm could not record (unseen.go).
+	notices noticeLog
 }
 
 // stateInWorkspace is where prsm's own state (PRSM_HOME, which holds

@@ -60,6 +60,12 @@ type Session struct {
 	// a tool call's capture reads the known version of the file the tool
 	// names, and its complete reads it again.
 	knownRead map[string]knownVersion
+	// tooLong holds the paths Filter found too long to record and
+	// TakeTooLong has not handed out yet (tooLongMore counts those past
+	// its bound); toldTooLong those handed out, so each is told once.
+	tooLong     []string
+	tooLongMore int
+	toldTooLong map[string]bool
 }
 
 // knownVersion is a version KnownVersion read: valid while Known holds
@@ -400,13 +406,23 @@ func sortedKeys(set map[string]bool) []string {
 // not ignored; every other path is asked of git check-ignore once, and the
 // answer is kept until a .gitignore changes. So an edit of a tracked file,
 // or of a file the session recorded before, costs no git process.
+//
+// A path too long for the system (safepath.ErrTooLong) cannot be read,
+// recorded or synced; unless git ignores it, it is kept for TakeTooLong,
+// so that the user hears of it instead of a silent gap.
 func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) {
-	var keep, gone []string
+	var keep, gone, long []string
 	for _, p := range paths {
 		if IsScratch(p) || (s.Exclude != "" && under(p, s.Exclude)) {
 			continue
 		}
 		if _, err := safepath.Join(s.Worktree, p); err != nil {
+			if errors.Is(err, safepath.ErrTooLong) {
+				if !s.toldTooLong[p] {
+					long = append(long, p)
+				}
+				continue
+			}
 			// Through a symlinked directory (lib -> src, then lib/x), or
 			// no path at all: never read. A file written that way is
 			// seen at its real path; git would refuse the whole batch.
@@ -424,14 +440,14 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 		}
 		keep = append(keep, p)
 	}
-	if len(keep) == 0 {
+	if len(keep) == 0 && len(long) == 0 {
 		return gone, nil
 	}
 	if s.ignored == nil || len(s.ignored) > maxIgnoreCache {
 		s.ignored = map[string]bool{}
 	}
 	var ask []string
-	for _, p := range keep {
+	for _, p := range append(keep, long...) {
 		if _, ok := s.ignored[p]; ok {
 			continue
 		}
@@ -456,11 +472,76 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			res = append(res, p)
 		}
 	}
+	for _, p := range long {
+		if !s.ignored[p] {
+			s.noteTooLong(p)
+		}
+	}
 	if len(gone) > 0 {
 		res = append(res, gone...)
 		sort.Strings(res)
 	}
 	return res, nil
+}
+
+// maxTooLongKept bounds the too-long paths kept for TakeTooLong, and
+// those remembered as told.
+const maxTooLongKept = 100
+
+func (s *Session) noteTooLong(p string) {
+	if s.toldTooLong == nil || len(s.toldTooLong) > maxIgnoreCache {
+		s.toldTooLong = map[string]bool{}
+	}
+	if s.toldTooLong[p] || s.toldAbove(p) {
+		return
+	}
+	s.toldTooLong[p] = true
+	if len(s.tooLong) < maxTooLongKept {
+		s.tooLong = append(s.tooLong, p)
+	} else {
+		s.tooLongMore++
+	}
+}
+
+// toldAbove reports whether a directory above p was found too long
+// already: what lies below it is too long as well, and told with it.
+// Only the directories long enough to be too long are looked up.
+func (s *Session) toldAbove(p string) bool {
+	for a := pathDir(p); a != "" && len(s.Worktree)+1+len(a) > safepath.MaxPath; a = pathDir(a) {
+		if s.toldTooLong[a] {
+			return true
+		}
+	}
+	return false
+}
+
+// TakeTooLong hands out, once each, the paths (relative, slash
+// separated, in the order found) that Filter found too long for the
+// system to read by name, and how many more it left out to stay bounded.
+// Nothing at or below such a path is recorded or synced; the caller
+// tells the user. The watcher reports a directory it cannot watch for
+// that reason as such a path.
+func (s *Session) TakeTooLong() (paths []string, more int) {
+	all, more := s.tooLong, s.tooLongMore
+	s.tooLong, s.tooLongMore = nil, 0
+	// A directory found after a file below it tells for both.
+	batch := map[string]bool{}
+	for _, p := range all {
+		batch[p] = true
+	}
+	for _, p := range all {
+		above := false
+		for a := pathDir(p); a != "" && len(s.Worktree)+1+len(a) > safepath.MaxPath; a = pathDir(a) {
+			if batch[a] {
+				above = true
+				break
+			}
+		}
+		if !above {
+			paths = append(paths, p)
+		}
+	}
+	return paths, more
 }
 
 // knownPresent reports whether the tracker knows a file at rel: recorded
