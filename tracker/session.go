@@ -213,7 +213,9 @@ func (s *Session) BaseVersion(rel string) (prsmsync.Version, error) {
 	if err != nil {
 		return prsmsync.Version{}, err
 	}
-	if f.Mode&0o170000 != 0o120000 {
+	// A file the base stores as its bytes, since git could not convert
+	// it, is in the worktree as those bytes (worktree.PlaceAsIs).
+	if f.Mode&0o170000 != 0o120000 && !s.Repo.StoredAsIs(s.Base, rel) {
 		// As git checked it out into the worktree (.gitattributes line
 		// ends, filters), so that an edit is compared with what the agent
 		// saw. A filter that fails now (git-lfs with its object gone, a
@@ -327,10 +329,27 @@ func (s *Session) KnownPaths() []string {
 func (s *Session) Dirty(ctx context.Context) ([]string, error) {
 	// The worktree's index is prsm's own: letting status refresh it and keep
 	// an untracked cache there makes the next status cheaper.
-	out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("-c", "core.untrackedCache=true", "status", "--porcelain", "-z",
-		"--untracked-files=all", "--no-renames", "--ignore-submodules").Dir(s.Worktree))
-	if err != nil {
-		return nil, fmt.Errorf("status of session %s: %w", s.ID, err)
+	var lenient []string
+	var out []byte
+	for {
+		opts := append(append([]string(nil), lenient...), "-c", "core.untrackedCache=true", "status", "--porcelain", "-z",
+			"--untracked-files=all", "--no-renames", "--ignore-submodules")
+		var err error
+		out, err = s.Repo.Git().Run(ctx, worktree.NewCmd(opts[0], opts[1:]...).Dir(s.Worktree))
+		if err == nil {
+			break
+		}
+		// A required filter whose clean command fails (on a file the
+		// base stores as its bytes for that reason) kills the status;
+		// the tracker compares bytes itself, and only needs the names.
+		name, ok := failingFilter(err)
+		if !ok || len(lenient) >= 2*maxLenientFilters {
+			return nil, fmt.Errorf("status of session %s: %w", s.ID, err)
+		}
+		if s.Log != nil {
+			s.Log.Warn("a required clean filter fails in the session's worktree; its files are listed as not required", "session", s.ID, "filter", name)
+		}
+		lenient = append(lenient, "-c", "filter."+name+".required=false")
 	}
 	set := map[string]bool{}
 	for _, ent := range bytes.Split(out, []byte{0}) {
@@ -363,6 +382,33 @@ func (s *Session) Dirty(ctx context.Context) ([]string, error) {
 		set[rel] = true
 	}
 	return sortedKeys(set), nil
+}
+
+// maxLenientFilters bounds the status runs of one look that each find a
+// required clean filter failing.
+const maxLenientFilters = 4
+
+// failingFilter reads the filter's name out of git's "x.dat: clean filter
+// 'lfs' failed", for a name git config takes.
+func failingFilter(err error) (string, bool) {
+	msg := err.Error()
+	const mark = ": clean filter '"
+	i := strings.Index(msg, mark)
+	if i < 0 {
+		return "", false
+	}
+	rest := msg[i+len(mark):]
+	j := strings.Index(rest, "' failed")
+	if j <= 0 {
+		return "", false
+	}
+	name := rest[:j]
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return "", false
+		}
+	}
+	return name, true
 }
 
 // filesUnder adds the files and symlinks under the worktree's directory
