@@ -81,6 +81,8 @@ type Engine struct {
 	earlyPlaced, earlyWatched, earlyRedone atomic.Int64
 	// earlyParts counts records made with an early write's parts.
 	earlyParts atomic.Int64
+	// notices are what the agent did that prsm could not record (unseen.go).
+	notices noticeLog
 }
 
 // stateInWorkspace is where prsm's own state (PRSM_HOME, which holds
@@ -226,6 +228,15 @@ func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Sess
 		if err := e.Repo.RemoveWorktree(context.WithoutCancel(ctx), s.WorktreePath, s.Branch); err != nil {
 			e.Log.Error("undo worktree of failed session start", "session", id, "err", err)
 		}
+	}
+	// Files git could not convert went into the base as their bytes;
+	// the checkout converted them all the same.
+	if placed, err := e.Repo.PlaceAsIs(s.WorktreePath, commit); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("place files stored as they are: %w", err)
+	} else if len(placed) > 0 {
+		e.Log.Warn("a .gitattributes conversion fails on these files: the session's base holds their bytes as they are",
+			"session", id, "files", placed)
 	}
 	if copied, err := e.Repo.CopyIncluded(ctx, s.WorktreePath); err != nil {
 		cleanup()

@@ -52,6 +52,9 @@ type ToolCallAnswer struct {
 // Records is the answer of complete and of the record lookups.
 type Records struct {
 	Records []*prsm.Record `json:"records"`
+	// Warnings (complete only) name what the call changed that prsm could
+	// not record: a path too long for the system, say.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func checkToolCallID(id string) error {
@@ -665,6 +668,9 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 		return nil, err
 	}
 	ans, err := e.answer(ctx, recs)
+	if ans != nil {
+		ans.Warnings = e.reportUnseen(s, st)
+	}
 	// The sync states are stored, and the records announced, after the
 	// answer, as a capture is: the workspace has the changes already.
 	e.afterAnswer(s.ID, lock, finish)

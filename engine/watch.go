@@ -155,6 +155,7 @@ func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 	if err != nil {
 		return nil, err
 	}
+	e.reportUnseen(s, st)
 	if len(changes) == 0 {
 		ack()
 		return nil, nil

@@ -33,7 +33,8 @@ type StatusResponse struct {
 	Watcher        string            `json:"watcher"`
 	WatchFallbacks map[string]string `json:"watch_fallbacks,omitempty"`
 	// Notices are what prsm did on its own lately: sessions it ended in
-	// the last day, and why.
+	// the last day, and why; and what agents did in the last day that
+	// prsm could not record (a path too long for the system).
 	Notices []string `json:"notices,omitempty"`
 }
 
@@ -65,6 +66,7 @@ func (s *Server) status(c echo.Context) error {
 			st.Notices = append(st.Notices, fmt.Sprintf("session %s (%s) ended: %s", ss.ID, ss.Name, ss.Note))
 		}
 	}
+	st.Notices = append(st.Notices, s.eng.Notices()...)
 	return c.JSON(http.StatusOK, st)
 }
 

@@ -65,6 +65,12 @@ type Session struct {
 	// read is how many bytes of content the current look (NewLook) read
 	// whole: past LookBudget, files are read as stubs (bigfile).
 	read int64
+	// tooLong holds the paths Filter found too long to record and
+	// TakeTooLong has not handed out yet (tooLongMore counts those past
+	// its bound); toldTooLong those handed out, so each is told once.
+	tooLong     []string
+	tooLongMore int
+	toldTooLong map[string]bool
 }
 
 // LookBudget bounds the bytes of content one look at a worktree reads
@@ -242,7 +248,9 @@ func (s *Session) BaseVersion(rel string) (prsmsync.Version, error) {
 	if err != nil {
 		return prsmsync.Version{}, err
 	}
-	if f.Mode&0o170000 != 0o120000 {
+	// A file the base stores as its bytes, since git could not convert
+	// it, is in the worktree as those bytes (worktree.PlaceAsIs).
+	if f.Mode&0o170000 != 0o120000 && !s.Repo.StoredAsIs(s.Base, rel) {
 		// As git checked it out into the worktree (.gitattributes line
 		// ends, filters), so that an edit is compared with what the agent
 		// saw. A filter that fails now (git-lfs with its object gone, a
@@ -359,10 +367,27 @@ func (s *Session) KnownPaths() []string {
 func (s *Session) Dirty(ctx context.Context) ([]string, error) {
 	// The worktree's index is prsm's own: letting status refresh it and keep
 	// an untracked cache there makes the next status cheaper.
-	out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("-c", "core.untrackedCache=true", "status", "--porcelain", "-z",
-		"--untracked-files=all", "--no-renames", "--ignore-submodules").Dir(s.Worktree))
-	if err != nil {
-		return nil, fmt.Errorf("status of session %s: %w", s.ID, err)
+	var lenient []string
+	var out []byte
+	for {
+		opts := append(append([]string(nil), lenient...), "-c", "core.untrackedCache=true", "status", "--porcelain", "-z",
+			"--untracked-files=all", "--no-renames", "--ignore-submodules")
+		var err error
+		out, err = s.Repo.Git().Run(ctx, worktree.NewCmd(opts[0], opts[1:]...).Dir(s.Worktree))
+		if err == nil {
+			break
+		}
+		// A required filter whose clean command fails (on a file the
+		// base stores as its bytes for that reason) kills the status;
+		// the tracker compares bytes itself, and only needs the names.
+		name, ok := failingFilter(err)
+		if !ok || len(lenient) >= 2*maxLenientFilters {
+			return nil, fmt.Errorf("status of session %s: %w", s.ID, err)
+		}
+		if s.Log != nil {
+			s.Log.Warn("a required clean filter fails in the session's worktree; its files are listed as not required", "session", s.ID, "filter", name)
+		}
+		lenient = append(lenient, "-c", "filter."+name+".required=false")
 	}
 	set := map[string]bool{}
 	for _, ent := range bytes.Split(out, []byte{0}) {
@@ -395,6 +420,33 @@ func (s *Session) Dirty(ctx context.Context) ([]string, error) {
 		set[rel] = true
 	}
 	return sortedKeys(set), nil
+}
+
+// maxLenientFilters bounds the status runs of one look that each find a
+// required clean filter failing.
+const maxLenientFilters = 4
+
+// failingFilter reads the filter's name out of git's "x.dat: clean filter
+// 'lfs' failed", for a name git config takes.
+func failingFilter(err error) (string, bool) {
+	msg := err.Error()
+	const mark = ": clean filter '"
+	i := strings.Index(msg, mark)
+	if i < 0 {
+		return "", false
+	}
+	rest := msg[i+len(mark):]
+	j := strings.Index(rest, "' failed")
+	if j <= 0 {
+		return "", false
+	}
+	name := rest[:j]
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return "", false
+		}
+	}
+	return name, true
 }
 
 // filesUnder adds the files and symlinks under the worktree's directory
@@ -438,13 +490,23 @@ func sortedKeys(set map[string]bool) []string {
 // not ignored; every other path is asked of git check-ignore once, and the
 // answer is kept until a .gitignore changes. So an edit of a tracked file,
 // or of a file the session recorded before, costs no git process.
+//
+// A path too long for the system (safepath.ErrTooLong) cannot be read,
+// recorded or synced; unless git ignores it, it is kept for TakeTooLong,
+// so that the user hears of it instead of a silent gap.
 func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) {
-	var keep, gone []string
+	var keep, gone, long []string
 	for _, p := range paths {
 		if IsScratch(p) || (s.Exclude != "" && under(p, s.Exclude)) {
 			continue
 		}
 		if _, err := safepath.Join(s.Worktree, p); err != nil {
+			if errors.Is(err, safepath.ErrTooLong) {
+				if !s.toldTooLong[p] {
+					long = append(long, p)
+				}
+				continue
+			}
 			// Through a symlinked directory (lib -> src, then lib/x), or
 			// no path at all: never read. A file written that way is
 			// seen at its real path; git would refuse the whole batch.
@@ -462,14 +524,14 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 		}
 		keep = append(keep, p)
 	}
-	if len(keep) == 0 {
+	if len(keep) == 0 && len(long) == 0 {
 		return gone, nil
 	}
 	if s.ignored == nil || len(s.ignored) > maxIgnoreCache {
 		s.ignored = map[string]bool{}
 	}
 	var ask []string
-	for _, p := range keep {
+	for _, p := range append(keep, long...) {
 		if _, ok := s.ignored[p]; ok {
 			continue
 		}
@@ -494,11 +556,76 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			res = append(res, p)
 		}
 	}
+	for _, p := range long {
+		if !s.ignored[p] {
+			s.noteTooLong(p)
+		}
+	}
 	if len(gone) > 0 {
 		res = append(res, gone...)
 		sort.Strings(res)
 	}
 	return res, nil
+}
+
+// maxTooLongKept bounds the too-long paths kept for TakeTooLong, and
+// those remembered as told.
+const maxTooLongKept = 100
+
+func (s *Session) noteTooLong(p string) {
+	if s.toldTooLong == nil || len(s.toldTooLong) > maxIgnoreCache {
+		s.toldTooLong = map[string]bool{}
+	}
+	if s.toldTooLong[p] || s.toldAbove(p) {
+		return
+	}
+	s.toldTooLong[p] = true
+	if len(s.tooLong) < maxTooLongKept {
+		s.tooLong = append(s.tooLong, p)
+	} else {
+		s.tooLongMore++
+	}
+}
+
+// toldAbove reports whether a directory above p was found too long
+// already: what lies below it is too long as well, and told with it.
+// Only the directories long enough to be too long are looked up.
+func (s *Session) toldAbove(p string) bool {
+	for a := pathDir(p); a != "" && len(s.Worktree)+1+len(a) > safepath.MaxPath; a = pathDir(a) {
+		if s.toldTooLong[a] {
+			return true
+		}
+	}
+	return false
+}
+
+// TakeTooLong hands out, once each, the paths (relative, slash
+// separated, in the order found) that Filter found too long for the
+// system to read by name, and how many more it left out to stay bounded.
+// Nothing at or below such a path is recorded or synced; the caller
+// tells the user. The watcher reports a directory it cannot watch for
+// that reason as such a path.
+func (s *Session) TakeTooLong() (paths []string, more int) {
+	all, more := s.tooLong, s.tooLongMore
+	s.tooLong, s.tooLongMore = nil, 0
+	// A directory found after a file below it tells for both.
+	batch := map[string]bool{}
+	for _, p := range all {
+		batch[p] = true
+	}
+	for _, p := range all {
+		above := false
+		for a := pathDir(p); a != "" && len(s.Worktree)+1+len(a) > safepath.MaxPath; a = pathDir(a) {
+			if batch[a] {
+				above = true
+				break
+			}
+		}
+		if !above {
+			paths = append(paths, p)
+		}
+	}
+	return paths, more
 }
 
 // knownPresent reports whether the tracker knows a file at rel: recorded

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
 // SentinelPrefix names the files a flush writes; they are scratch files
@@ -64,8 +66,12 @@ type Watcher struct {
 	nextSpare int
 	sentinelW bool            // SentinelDir is watched
 	ignored   map[string]bool // directories left unwatched because git ignores them
-	gen       uint64
-	done      chan struct{}
+	// tooLong holds the directories left unwatched because their path is
+	// longer than the system takes: they are reported (as dirty paths,
+	// which the tracker finds too long to record) and not tried again.
+	tooLong map[string]bool
+	gen     uint64
+	done    chan struct{}
 }
 
 type watchedRoot struct {
@@ -74,6 +80,7 @@ type watchedRoot struct {
 	dirty     map[string]uint64 // rel path -> generation of its newest event
 	full      uint64            // non-zero: the next look must be a full scan (generation of the cause)
 	degraded  string            // why this root is scanned, not watched ("" = watched)
+	rewalk    map[string]bool   // directories whose walk did not catch up (addTree)
 }
 
 // NewWatcher starts a watcher.
@@ -83,7 +90,7 @@ func NewWatcher(log *slog.Logger) (*Watcher, error) {
 		return nil, fmt.Errorf("start file watcher: %w", err)
 	}
 	w := &Watcher{fs: f, log: log, roots: map[string]*watchedRoot{}, dirs: map[string]*watchedRoot{},
-		sentinels: map[string]sentinelWait{}, ignored: map[string]bool{}, done: make(chan struct{})}
+		sentinels: map[string]sentinelWait{}, ignored: map[string]bool{}, tooLong: map[string]bool{}, done: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
@@ -117,6 +124,11 @@ func (w *Watcher) Remove(root string) {
 			delete(w.dirs, d)
 		}
 	}
+	for d := range w.tooLong {
+		if d == root || strings.HasPrefix(d, root+string(filepath.Separator)) {
+			delete(w.tooLong, d)
+		}
+	}
 }
 
 // addTree watches dir and every directory below it. When mark is set
@@ -124,8 +136,13 @@ func (w *Watcher) Remove(root string) {
 // they may have been written before the watch existed. Watches are added
 // before the files are listed, and the directories are listed again until
 // no unwatched one is left, so nothing created meanwhile slips through.
+// When the walks do not catch up (a script makes a chain of directories,
+// each inside the last, faster than watches are added), what the last
+// walk missed has no watch and sends no event: the next look is a full
+// scan, and the next Flush walks dir again.
 func (w *Watcher) addTree(wr *watchedRoot, dir string, mark bool) {
-	for round := 0; round < 10; round++ {
+	caught := false
+	for round := 0; round < maxWalks; round++ {
 		var fresh []string
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || !d.IsDir() {
@@ -136,7 +153,7 @@ func (w *Watcher) addTree(wr *watchedRoot, dir string, mark bool) {
 			}
 			w.mu.Lock()
 			_, watched := w.dirs[p]
-			ignored := w.ignored[p]
+			ignored := w.ignored[p] || w.tooLong[p]
 			w.mu.Unlock()
 			if ignored {
 				return filepath.SkipDir
@@ -148,11 +165,23 @@ func (w *Watcher) addTree(wr *watchedRoot, dir string, mark bool) {
 		})
 		fresh = w.dropIgnored(wr, fresh)
 		if len(fresh) == 0 {
+			caught = true
 			break
 		}
 		for _, d := range fresh {
 			w.watchDir(wr, d)
 		}
+	}
+	if !caught {
+		w.mu.Lock()
+		if wr.rewalk == nil {
+			wr.rewalk = map[string]bool{}
+		}
+		if len(wr.rewalk) < maxRewalk {
+			wr.rewalk[dir] = true
+		}
+		w.setFull(wr)
+		w.mu.Unlock()
 	}
 	if !mark {
 		return
@@ -226,6 +255,18 @@ func (w *Watcher) dropIgnored(wr *watchedRoot, dirs []string) []string {
 // falls back to a full scan.
 const DefaultMaxDirty = 20_000
 
+// maxWalks bounds the walks of one addTree; maxRewalk the directories
+// per worktree left to walk again at the next Flush (past it, the full
+// scans still find the files, and the directories stay unwatched).
+const (
+	maxWalks  = 10
+	maxRewalk = 1000
+)
+
+// maxTooLong bounds the directories remembered as too long to watch; past
+// it, such a directory is tried again at each walk (and fails again).
+const maxTooLong = 10_000
+
 // errBudget is a watch refused because Budget is spent.
 var errBudget = fmt.Errorf("watch budget spent: %w", syscall.ENOSPC)
 
@@ -238,6 +279,19 @@ func (w *Watcher) watchDir(wr *watchedRoot, d string) {
 		err = errBudget
 	} else {
 		err = w.fs.Add(d)
+	}
+	if errors.Is(err, syscall.ENAMETOOLONG) {
+		// No watch can name it, and nothing else can either (git status
+		// skips it with a warning): not a loss of events elsewhere, so
+		// no full scan. The directory itself becomes a dirty path, which
+		// the tracker finds too long to record and reports.
+		w.mu.Lock()
+		if len(w.tooLong) < maxTooLong {
+			w.tooLong[d] = true
+		}
+		w.markLocked(wr, d)
+		w.mu.Unlock()
+		return
 	}
 	if err != nil {
 		w.mu.Lock()
@@ -276,7 +330,7 @@ func (w *Watcher) setFull(wr *watchedRoot) {
 
 func (w *Watcher) markLocked(wr *watchedRoot, p string) {
 	rel, err := filepath.Rel(wr.root, p)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+	if err != nil || rel == "." || safepath.Escapes(rel) {
 		return
 	}
 	w.gen++
@@ -414,6 +468,7 @@ var ErrFlushTimeout = errors.New("file watcher flush timed out")
 // SentinelDir whose times it changes, or else a file it creates and
 // removes in root. On timeout the root falls back to a full scan.
 func (w *Watcher) Flush(ctx context.Context, root string) error {
+	w.walkAgain(root)
 	ch := make(chan struct{})
 	w.mu.Lock()
 	wr, ok := w.roots[root]
@@ -470,6 +525,28 @@ func (w *Watcher) Flush(ctx context.Context, root string) error {
 		w.mu.Unlock()
 		w.log.Warn("file watcher flush timed out; full scan", "root", root)
 		return nil
+	}
+}
+
+// walkAgain walks, marking their files, the directories of root whose
+// walk did not catch up: by the time of a flush the agent's tool has
+// usually finished making them.
+func (w *Watcher) walkAgain(root string) {
+	w.mu.Lock()
+	wr, ok := w.roots[root]
+	var dirs []string
+	if ok {
+		for d := range wr.rewalk {
+			dirs = append(dirs, d)
+		}
+		wr.rewalk = nil
+	}
+	w.mu.Unlock()
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+			w.addTree(wr, d, true)
+		}
 	}
 }
 

@@ -32,7 +32,9 @@ var hexID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 // commit has HEAD as parent (none in a repository with no commits) and is
 // not on any branch yet. exclude names directories of the workspace
 // (slash separated, relative) left out of it: prsm's own state, when
-// PRSM_HOME lies inside the workspace.
+// PRSM_HOME lies inside the workspace. A file whose .gitattributes
+// conversion fails is stored as its bytes, and the commit's message names
+// it (StoredAsIs, PlaceAsIs).
 func (r *Repo) Snapshot(ctx context.Context, message string, exclude ...string) (commit string, err error) {
 	head, err := r.Head(ctx)
 	if err != nil {
@@ -70,23 +72,22 @@ func (r *Repo) Snapshot(ctx context.Context, message string, exclude ...string) 
 	}
 	idx := "GIT_INDEX_FILE=" + tmpIndex
 	add := NewCmd("add", "-A").Dir(r.Root).Env(idx)
-	if len(exclude) == 0 {
-		add.Paths(".")
-	} else {
-		// Pathspec magic, each path still taken literally.
-		add.Env("GIT_LITERAL_PATHSPECS=0").Paths(":(literal).")
-		for _, x := range exclude {
-			add.Paths(":(exclude,literal)" + x)
-		}
-	}
+	pathspecs(add, exclude)
+	var asIs []string
 	if _, err := r.git.Run(ctx, add); err != nil {
-		return "", fmt.Errorf("snapshot workspace: %w", err)
+		// A .gitattributes conversion that fails on some file (an
+		// agent's working-tree-encoding, a required filter whose clean
+		// fails) would refuse every session start: such files go in as
+		// their bytes, and the commit names them (asis.go).
+		if asIs, err = r.addAsIs(ctx, tmpIndex, exclude, err); err != nil {
+			return "", fmt.Errorf("snapshot workspace: %w", err)
+		}
 	}
 	tree, err := r.git.Output(ctx, NewCmd("write-tree").Dir(r.Root).Env(idx))
 	if err != nil {
 		return "", fmt.Errorf("snapshot tree: %w", err)
 	}
-	return r.CommitTree(ctx, tree, head, message)
+	return r.CommitTree(ctx, tree, head, asIsMessage(message, asIs))
 }
 
 // CommitTree makes a commit of tree with an optional parent, without moving

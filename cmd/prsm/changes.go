@@ -19,6 +19,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
 // changesCmd is `prsm changes`: list, diff, accept and reject records.
@@ -78,7 +79,7 @@ func (p *project) fileArg(file string) string {
 		root = p.here
 	}
 	rel, err := filepath.Rel(root, wd)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if err != nil || safepath.Escapes(rel) {
 		return file
 	}
 	return filepath.ToSlash(filepath.Join(rel, file))

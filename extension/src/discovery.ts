@@ -50,10 +50,14 @@ async function real(p: string): Promise<string> {
   }
 }
 
-/** Whether child is root or inside it (path-wise, not by string prefix). */
+/**
+ * Whether child is root or inside it (path-wise, not by string prefix). Only
+ * a whole ".." segment leads out: "..foo" is a name inside root.
+ */
 export function isInside(root: string, child: string): boolean {
   const rel = path.relative(root, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  const out = rel === '..' || rel.startsWith('..' + path.sep);
+  return rel === '' || (!out && !path.isAbsolute(rel));
 }
 
 export interface FindOptions {

@@ -49,6 +49,13 @@ describe('isInside', () => {
     expect(isInside('/repos', '/repos-evil')).toBe(false);
     expect(isInside('/repos', '/')).toBe(false);
   });
+  it('takes names that start with two dots for names, not a way out', () => {
+    expect(isInside('/repos', '/repos/..foo')).toBe(true);
+    expect(isInside('/repos', '/repos/..foo/bar')).toBe(true);
+    expect(isInside('/repos', '/repos/...')).toBe(true);
+    expect(isInside('/repos/a', '/repos/..a')).toBe(false);
+    expect(isInside('/repos/a', '/repos')).toBe(false);
+  });
 });
 
 describe('findServer', () => {
@@ -107,5 +114,13 @@ describe('PathMap', () => {
     expect(m.toServer(path.join(ws, 'b.ts'))).toBe(path.join(ws, 'b.ts'));
     expect(m.toServer(path.join(tmp, 'other', 'c.ts'))).toBeUndefined();
     expect(m.toLocal(path.join(ws, 'src', 'a.ts'))).toBe(path.join(link, 'src', 'a.ts'));
+  });
+  it('maps files whose names start with two dots, and nothing above the workspace', () => {
+    const ws = path.join(tmp, 'ws');
+    fs.mkdirSync(ws, { recursive: true });
+    const m = new PathMap(ws, [ws]);
+    expect(m.toServer(path.join(ws, '..txt'))).toBe(path.join(ws, '..txt'));
+    expect(m.toServer(path.join(ws, '..foo', 'bar'))).toBe(path.join(ws, '..foo', 'bar'));
+    expect(m.toServer(path.join(ws, '..', 'x'))).toBeUndefined();
   });
 });

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,7 +30,21 @@ var (
 	// ErrBadPath means the path is not one prsm will touch even though it does
 	// not escape: empty, the root itself, holding a NUL byte, or inside .git.
 	ErrBadPath = errors.New("bad path")
+	// ErrTooLong means the path is longer than the system takes (PATH_MAX,
+	// counted on the absolute path): no file there can be read or written
+	// by its name. It is a kind of ErrBadPath.
+	ErrTooLong = fmt.Errorf("path too long for the system: %w", ErrBadPath)
 )
+
+// MaxPath is the longest absolute path, in bytes, that the system calls
+// take: PATH_MAX less its closing NUL (Linux 4096, BSDs and macOS 1024).
+var MaxPath = func() int {
+	switch runtime.GOOS {
+	case "darwin", "ios", "freebsd", "netbsd", "openbsd", "dragonfly":
+		return 1023
+	}
+	return 4095
+}()
 
 // Rel turns p, absolute or relative to root, into a clean slash-separated path
 // relative to root, or refuses it. It refuses an empty path, a NUL byte, the
@@ -91,6 +106,16 @@ func Rel(root, p string) (string, error) {
 	return rel, nil
 }
 
+// Escapes reports whether rel, a clean relative path such as filepath.Rel
+// returns (slash or OS separated), leads out of its base: it is ".." or
+// starts with a ".." segment. Only a whole segment climbs: "..txt",
+// "..foo/bar" and "..." are ordinary names inside the base, and a string
+// prefix test for ".." would lose them.
+func Escapes(rel string) bool {
+	return rel == ".." || strings.HasPrefix(rel, "../") ||
+		strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // Join validates rel as Rel does (it may also be absolute under root) and
 // returns the absolute path root/rel. It also refuses, with ErrOutside, a path
 // whose existing parent directories (those between root and the last element)
@@ -98,7 +123,8 @@ func Rel(root, p string) (string, error) {
 // "beyond a symbolic link" too, and following one could reach anywhere. The
 // last element may itself be a symlink; prsm handles links as links and never
 // follows them. Parents that do not exist yet are fine (a file may be created
-// in a new directory).
+// in a new directory). A result longer than MaxPath is refused with
+// ErrTooLong: no system call would take it.
 func Join(root, rel string) (string, error) {
 	r, err := Rel(root, rel)
 	if err != nil {
@@ -118,7 +144,7 @@ func Join(root, rel string) (string, error) {
 		}
 		if errors.Is(err, syscall.ENAMETOOLONG) {
 			// The input's fault, not the system's: a client error.
-			return "", fmt.Errorf("path %q has a name too long for the file system: %w", rel, ErrBadPath)
+			return "", fmt.Errorf("path %q has a name too long for the file system: %w", rel, ErrTooLong)
 		}
 		if err != nil {
 			return "", fmt.Errorf("check %s: %w", dir, err)
@@ -130,7 +156,11 @@ func Join(root, rel string) (string, error) {
 			break // a file stands here; the OS refuses anything below it
 		}
 	}
-	return filepath.Join(abs, filepath.FromSlash(r)), nil
+	full := filepath.Join(abs, filepath.FromSlash(r))
+	if len(full) > MaxPath {
+		return "", fmt.Errorf("path %.40q... is %d bytes under %s, over the system's %d: %w", r, len(r), root, MaxPath, ErrTooLong)
+	}
+	return full, nil
 }
 
 // rootForms returns root as given (made absolute and clean) and, when it
