@@ -264,7 +264,7 @@ func writeSymlinkIn(root, path, target string) error {
 func RemoveFile(root, path string) error {
 	root, path = filepath.Clean(root), filepath.Clean(path)
 	rel, err := filepath.Rel(root, path)
-	if err != nil || rel == "." || escapes(rel) {
+	if err != nil || rel == "." || safepath.Escapes(rel) {
 		return fmt.Errorf("remove %s: not inside %s", path, root)
 	}
 	// The lexical check above does not stop a symlinked parent directory
@@ -281,7 +281,7 @@ func RemoveFile(root, path string) error {
 	if err != nil {
 		return fmt.Errorf("resolve %s: %w", dir, err)
 	}
-	if r, err := filepath.Rel(realRoot, realDir); err != nil || escapes(r) {
+	if r, err := filepath.Rel(realRoot, realDir); err != nil || safepath.Escapes(r) {
 		return fmt.Errorf("remove %s: parent resolves outside %s", path, root)
 	}
 
@@ -353,7 +353,7 @@ func openDirIn(root, dir string, create bool) (*os.Root, error) {
 		return nil, err
 	}
 	rel, err := filepath.Rel(absRoot, absDir)
-	if err != nil || escapes(rel) {
+	if err != nil || safepath.Escapes(rel) {
 		return nil, fmt.Errorf("%s is not inside %s: %w", dir, root, safepath.ErrOutside)
 	}
 	cur, err := os.OpenRoot(absRoot)
@@ -605,9 +605,4 @@ func CleanTemp(root string) (int, error) {
 		return removed, fmt.Errorf("clean temp files under %s: %w", root, errors.Join(errs...))
 	}
 	return removed, nil
-}
-
-// escapes reports whether a filepath.Rel result leads out of its base.
-func escapes(rel string) bool {
-	return rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
