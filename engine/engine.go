@@ -98,11 +98,14 @@ func (e *Engine) stateInWorkspace() string {
 	return ""
 }
 
-// New builds an engine for repo whose state lives in projectDir.
+// New builds an engine for repo whose state lives in projectDir. repo's git
+// calls are confined from then on: none runs in a session worktree
+// without naming its git directory (worktree.Repo.ConfineWorktrees).
 func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger) *Engine {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	repo.ConfineWorktrees(filepath.Join(projectDir, "worktrees"))
 	return &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log,
 		states: map[string]*sessionState{}, finishing: map[string]chan struct{}{}, files: map[string]*stdsync.Mutex{}}
 }

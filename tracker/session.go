@@ -321,8 +321,10 @@ func (s *Session) KnownPaths() []string {
 func (s *Session) Dirty(ctx context.Context) ([]string, error) {
 	// The worktree's index is prsm's own: letting status refresh it and keep
 	// an untracked cache there makes the next status cheaper.
-	out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("-c", "core.untrackedCache=true", "status", "--porcelain", "-z",
-		"--untracked-files=all", "--no-renames", "--ignore-submodules").Dir(s.Worktree))
+	// Every git call here names the worktree's git directory (RunIn):
+	// the worktree's .git file is the agent's to rewrite.
+	out, err := s.Repo.RunIn(ctx, s.Worktree, worktree.NewCmd("-c", "core.untrackedCache=true", "status", "--porcelain", "-z",
+		"--untracked-files=all", "--no-renames", "--ignore-submodules"))
 	if err != nil {
 		return nil, fmt.Errorf("status of session %s: %w", s.ID, err)
 	}
@@ -343,7 +345,7 @@ func (s *Session) Dirty(ctx context.Context) ([]string, error) {
 	if s.Base != "" {
 		// What the agent committed in its worktree is clean against its
 		// HEAD and differs from the base all the same.
-		out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("diff", "--name-only", "-z", "--no-renames").Rev(s.Base, "HEAD").Dir(s.Worktree))
+		out, err := s.Repo.RunIn(ctx, s.Worktree, worktree.NewCmd("diff", "--name-only", "-z", "--no-renames").Rev(s.Base, "HEAD"))
 		if err != nil {
 			return nil, fmt.Errorf("commits of session %s: %w", s.ID, err)
 		}
@@ -494,7 +496,7 @@ func (s *Session) checkIgnore(ctx context.Context, keep []string) (map[string]bo
 	ignored := map[string]bool{}
 	for tries := 0; ; tries++ {
 		in := []byte(strings.Join(keep, "\x00") + "\x00")
-		out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).Dir(s.Worktree).
+		out, err := s.Repo.RunIn(ctx, s.Worktree, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).
 			// check-ignore refuses the literal pathspec magic the runner sets.
 			Env("GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=0"))
 		if err != nil && worktree.ExitCode(err) != 1 { // 1: nothing ignored

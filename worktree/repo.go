@@ -37,6 +37,10 @@ type Repo struct {
 	objErr  error
 
 	conv convState // checkout conversions (CheckoutContent)
+
+	// linked keeps, by path, the session worktrees Linked found.
+	linkedMu stdsync.Mutex
+	linked   map[string]Linked
 }
 
 // Git returns the runner this repository uses.
