@@ -33,7 +33,8 @@ type StatusResponse struct {
 	Watcher        string            `json:"watcher"`
 	WatchFallbacks map[string]string `json:"watch_fallbacks,omitempty"`
 	// Notices are what prsm did on its own lately: sessions it ended in
-	// the last day, and why.
+	// the last day, and why, and what it refused the agents of active
+	// sessions.
 	Notices []string `json:"notices,omitempty"`
 }
 
@@ -63,6 +64,9 @@ func (s *Server) status(c echo.Context) error {
 		st.PendingCount += ss.PendingCount
 		if ss.Note != "" && ss.EndedAt != nil && time.Since(*ss.EndedAt) < 24*time.Hour {
 			st.Notices = append(st.Notices, fmt.Sprintf("session %s (%s) ended: %s", ss.ID, ss.Name, ss.Note))
+		} else if ss.Note != "" && ss.Status == prsm.SessionActive {
+			// What prsm refused the agent (a rewritten .git put back).
+			st.Notices = append(st.Notices, fmt.Sprintf("session %s (%s): %s", ss.ID, ss.Name, ss.Note))
 		}
 	}
 	return c.JSON(http.StatusOK, st)

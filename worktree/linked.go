@@ -18,7 +18,7 @@ import (
 // never lets git read it: it finds git's entry for the worktree once,
 // from what git wrote in the repository's own git directory when prsm
 // added the worktree, keeps it, and names it to every git call there
-// (Cmd.In).
+// (Cmd.In). RepairDotGit puts the file back for the user's own git.
 
 // Linked is a session worktree as git registered it when prsm added it.
 type Linked struct {
@@ -77,6 +77,7 @@ func (r *Repo) Linked(path string) (Linked, error) {
 	r.linkedMu.Lock()
 	if r.linked == nil || len(r.linked) >= 4096 {
 		r.linked = map[string]Linked{}
+		r.entryOK = map[string]bool{}
 	}
 	r.linked[path] = l
 	r.linkedMu.Unlock()
@@ -87,6 +88,7 @@ func (r *Repo) Linked(path string) (Linked, error) {
 func (r *Repo) forgetLinked(path string) {
 	r.linkedMu.Lock()
 	delete(r.linked, path)
+	delete(r.entryOK, path)
 	r.linkedMu.Unlock()
 }
 
@@ -95,7 +97,7 @@ func (r *Repo) forgetLinked(path string) {
 // taken), so that one is looked at first. When no entry names wt, the one
 // named after it whose gitdir names no directory that exists (git's
 // record went stale: the worktree was moved, or the file rewritten) is
-// taken.
+// taken; RepairDotGit points it back.
 func (r *Repo) findEntry(wt string) (string, error) {
 	dir := filepath.Join(r.CommonDir, "worktrees")
 	want := filepath.Join(wt, ".git")

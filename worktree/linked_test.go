@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/prsm-dev/prsm/internal/testgit"
@@ -139,6 +140,117 @@ func TestSessionWorktreeGitNeverReadsDotGit(t *testing.T) {
 	}
 	if b, err := os.ReadFile(marker); err != nil || string(b) != "smudge\n" {
 		t.Fatalf("a plain Dir did not read the agent's config (%q %v): the runner's refusal guards nothing", b, err)
+	}
+}
+
+// RepairDotGit leaves a worktree whose .git holds what git wrote alone
+// (absolute or relative), and otherwise puts it back, moving whatever
+// stood there (a rewritten file, a directory, a symlink, a FIFO) into the
+// quarantine, byte for byte; a missing one is written anew. Git's entry
+// that names another place is pointed back.
+func TestRepairDotGit(t *testing.T) {
+	repo, wt := sessionWorktree(t)
+	dotgit := filepath.Join(wt, ".git")
+	orig, err := os.ReadFile(dotgit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := filepath.Join(repo.CommonDir, "worktrees", filepath.Base(wt))
+	q := filepath.Join(t.TempDir(), "quarantine")
+	cur := repo
+	repair := func(what string) *worktree.DotGitRepair {
+		t.Helper()
+		rep, err := cur.RepairDotGit(wt, q)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if b, err := os.ReadFile(dotgit); err != nil || string(b) != string(orig) {
+			t.Fatalf("%s: .git holds %q %v, want %q", what, b, err, orig)
+		}
+		if g, err := os.ReadFile(filepath.Join(admin, "gitdir")); err != nil || strings.TrimSpace(string(g)) != dotgit {
+			t.Fatalf("%s: git's entry names %q %v", what, g, err)
+		}
+		return rep
+	}
+	kept := func(rep *worktree.DotGitRepair, what string) string {
+		t.Helper()
+		if rep == nil || rep.Kept == "" || filepath.Dir(rep.Kept) != q {
+			t.Fatalf("%s: repair = %+v, want what stood there kept in %s", what, rep, q)
+		}
+		return rep.Kept
+	}
+
+	if rep := repair("intact"); rep != nil {
+		t.Errorf("intact worktree repaired: %+v", rep)
+	}
+	rel, _ := filepath.Rel(wt, admin)
+	testgit.Write(t, wt, ".git", "gitdir: "+rel+"\n", 0o644)
+	if rep, err := repo.RepairDotGit(wt, q); err != nil || rep != nil {
+		t.Errorf("relative .git (worktree.useRelativePaths) repaired: %+v %v", rep, err)
+	}
+	testgit.Write(t, wt, ".git", string(orig), 0o644)
+
+	evil := "gitdir: /somewhere/else\n"
+	testgit.Write(t, wt, ".git", evil, 0o644)
+	rep := repair("rewritten file")
+	if b, err := os.ReadFile(kept(rep, "rewritten file")); err != nil || string(b) != evil {
+		t.Errorf("kept %q %v", b, err)
+	}
+	if !strings.Contains(rep.String(), `"gitdir: /somewhere/else"`) || !strings.Contains(rep.String(), q) {
+		t.Errorf("report %q", rep)
+	}
+
+	os.Remove(dotgit)
+	testgit.Write(t, wt, ".git/config", "[core]\n\tfsmonitor = evil\n", 0o644)
+	rep = repair("directory")
+	if b, err := os.ReadFile(filepath.Join(kept(rep, "directory"), "config")); err != nil || !strings.Contains(string(b), "evil") {
+		t.Errorf("kept directory: %q %v", b, err)
+	}
+
+	os.Remove(dotgit)
+	if err := os.Symlink(filepath.Join(wt, "fake"), dotgit); err != nil {
+		t.Fatal(err)
+	}
+	rep = repair("symlink")
+	if target, err := os.Readlink(kept(rep, "symlink")); err != nil || target != filepath.Join(wt, "fake") {
+		t.Errorf("kept symlink: %q %v", target, err)
+	}
+
+	os.Remove(dotgit)
+	if err := syscall.Mkfifo(dotgit, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep = repair("fifo") // and no hang
+	if fi, err := os.Lstat(kept(rep, "fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("kept fifo: %v %v", fi, err)
+	}
+
+	os.Remove(dotgit)
+	if rep = repair("missing"); rep == nil || rep.Found != "nothing" || rep.Kept != "" {
+		t.Errorf("missing .git: %+v", rep)
+	}
+
+	// Git's entry is the user's, checked once per process and after a
+	// repair: a new start finds it stale and points it back; so does the
+	// repair of a rewritten .git.
+	testgit.Write(t, admin, "gitdir", "/moved/away/.git\n", 0o644)
+	if cur, err = worktree.Discover(context.Background(), nil, filepath.Dir(repo.CommonDir)); err != nil {
+		t.Fatal(err)
+	}
+	if rep = repair("git's entry, at a start"); rep == nil || !rep.Entry || rep.Found != "" {
+		t.Errorf("entry pointed elsewhere: %+v", rep)
+	}
+	testgit.Write(t, admin, "gitdir", "/moved/away/.git\n", 0o644)
+	testgit.Write(t, wt, ".git", evil, 0o644)
+	if rep = repair("git's entry and the .git file"); rep == nil || !rep.Entry || rep.Kept == "" {
+		t.Errorf("entry pointed elsewhere with .git rewritten: %+v", rep)
+	}
+	if rep := repair("after all that"); rep != nil {
+		t.Errorf("repaired again: %+v", rep)
+	}
+	// The user's git works in the worktree again.
+	if got := testgit.Git(t, wt, "rev-parse", "--absolute-git-dir"); got != admin {
+		t.Errorf("git in the worktree uses %s, want %s", got, admin)
 	}
 }
 
