@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -14,9 +15,11 @@ import (
 // it would for the user's git there, and for git's own bookkeeping
 // (`git worktree remove` refuses a worktree whose .git names another
 // place). So every look at a worktree's changes puts its .git back as git
-// wrote it, keeping what stood there in the project's quarantine. That is
-// logged and noted on the session, where `prsm session show`,
-// `prsm status` and the session_updated event show it.
+// wrote it, keeping what stood there in the project's quarantine, and
+// the git directories the agent builds in its worktree are never recorded
+// nor synced. Both are logged and noted on the session, where
+// `prsm session show`, `prsm status` and the session_updated event show
+// them.
 
 // QuarantineDir is where prsm keeps what an agent put at its worktree's
 // .git: moved aside, never deleted.
@@ -25,11 +28,21 @@ func (e *Engine) QuarantineDir() string { return filepath.Join(e.ProjectDir, "qu
 // maxNote bounds a session's note; older notices go first.
 const maxNote = 2000
 
-// filter is the tracker's Filter after the guard of the session's git:
-// the worktree's .git is checked and repaired first (repairDotGit).
+// filter is the tracker's Filter between the guards of the session's git:
+// before it, the worktree's .git is checked and repaired (repairDotGit);
+// after it, the git directories it left unrecorded are reported.
 func (e *Engine) filter(ctx context.Context, st *sessionState, paths []string) ([]string, error) {
 	e.repairDotGit(ctx, st.tracker.ID, st.tracker.Worktree)
-	return st.tracker.Filter(ctx, paths)
+	res, err := st.tracker.Filter(ctx, paths)
+	if refused := st.tracker.TakeRefused(); len(refused) > 0 {
+		e.Log.Warn("git directories the agent made in its worktree are not recorded nor synced", "session", st.tracker.ID, "paths", refused)
+		shown := refused
+		if len(shown) > 5 {
+			shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(refused)-5))
+		}
+		e.notice(ctx, st.tracker.ID, "not recorded nor synced, being git directories: "+strings.Join(shown, ", "))
+	}
+	return res, err
 }
 
 // repairDotGit puts the .git of session sessionID's worktree back as git

@@ -60,6 +60,11 @@ type Session struct {
 	// a tool call's capture reads the known version of the file the tool
 	// names, and its complete reads it again.
 	knownRead map[string]knownVersion
+	// refused holds the git directories (and .git paths) whose files
+	// were not recorded, and refusedNew those not yet reported
+	// (TakeRefused).
+	refused    map[string]bool
+	refusedNew []string
 }
 
 // knownVersion is a version KnownVersion read: valid while Known holds
@@ -374,6 +379,9 @@ func (s *Session) filesUnder(rel string, set map[string]bool) {
 		}
 		if d.IsDir() {
 			if d.Name() == ".git" {
+				if r, err := filepath.Rel(s.Worktree, p); err == nil {
+					s.refuse(filepath.ToSlash(r))
+				}
 				return filepath.SkipDir
 			}
 			return nil
@@ -397,15 +405,27 @@ func sortedKeys(set map[string]bool) []string {
 }
 
 // Filter drops paths that are never recorded (SPEC rule 8): scratch files,
-// anything under .git, and git-ignored files. Git decides what is ignored:
+// anything under .git, anything in a directory the agent made that git
+// would take for a git directory (gitDirOf), and git-ignored files. The
+// git directories and .git paths it drops are kept for the engine to
+// report (TakeRefused). Git decides what is ignored:
 // files of the base commit are tracked, and git counts tracked files as
 // not ignored; every other path is asked of git check-ignore once, and the
 // answer is kept until a .gitignore changes. So an edit of a tracked file,
 // or of a file the session recorded before, costs no git process.
 func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) {
 	var keep, gone []string
+	var shaped map[string]bool // gitDirOf's answers, for this look
 	for _, p := range paths {
-		if IsScratch(p) || (s.Exclude != "" && under(p, s.Exclude)) {
+		if s.Exclude != "" && under(p, s.Exclude) {
+			continue
+		}
+		if IsScratch(p) {
+			// The top .git is prsm's, repaired elsewhere; any other is
+			// the agent's attempt at a repository.
+			if g := GitSegment(p); g != "" && g != ".git" {
+				s.refuse(g)
+			}
 			continue
 		}
 		if _, err := safepath.Join(s.Worktree, p); err != nil {
@@ -419,6 +439,13 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			if errors.Is(err, safepath.ErrOutside) && s.knownPresent(p) {
 				gone = append(gone, p)
 			}
+			continue
+		}
+		if shaped == nil {
+			shaped = map[string]bool{}
+		}
+		if d := s.gitDirOf(p, shaped); d != "" {
+			s.refuse(d)
 			continue
 		}
 		if isIgnoreRules(p) {
