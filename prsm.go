@@ -61,8 +61,10 @@ type Session struct {
 	CreatedAt    time.Time  `json:"created_at"`
 	EndedAt      *time.Time `json:"ended_at"`
 	PendingCount int        `json:"pending_count"`
-	// Note says why prsm ended the session on its own (its worktree was
-	// deleted by hand); empty otherwise.
+	// Note says what prsm did on its own: why it ended the session (its
+	// worktree was deleted by hand), or, while it runs, what it refused
+	// the agent (a rewritten .git file put back, a git directory left
+	// unrecorded); empty otherwise.
 	Note string `json:"note,omitempty"`
 }
 

@@ -100,11 +100,14 @@ func (e *Engine) stateInWorkspace() string {
 	return ""
 }
 
-// New builds an engine for repo whose state lives in projectDir.
+// New builds an engine for repo whose state lives in projectDir. repo's git
+// calls are confined from then on: none runs in a session worktree
+// without naming its git directory (worktree.Repo.ConfineWorktrees).
 func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger) *Engine {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	repo.ConfineWorktrees(filepath.Join(projectDir, "worktrees"))
 	return &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log,
 		states: map[string]*sessionState{}, finishing: map[string]chan struct{}{}, files: map[string]*stdsync.Mutex{}}
 }
@@ -416,6 +419,11 @@ func (e *Engine) endState(ctx context.Context, s *prsm.Session, now time.Time) e
 // while git removed it took its .git file (git deletes the files first,
 // its own entry last), the directory is deleted and then git's entry.
 func (e *Engine) removeWorktree(ctx context.Context, path, branch string) error {
+	if filepath.Dir(path) == e.WorktreeDir() {
+		// git refuses to remove a worktree whose .git names another
+		// place: an agent's rewrite is put back (and kept) first.
+		e.repairDotGit(ctx, "", path)
+	}
 	err := e.Repo.RemoveWorktree(ctx, path, branch)
 	if err == nil {
 		return nil
@@ -449,7 +457,7 @@ func (e *Engine) unrecorded(ctx context.Context, s *prsm.Session) (string, error
 	if err != nil {
 		return "", err
 	}
-	if paths, err = st.tracker.Filter(ctx, paths); err != nil {
+	if paths, err = e.filter(ctx, st, paths); err != nil {
 		return "", err
 	}
 	changes, err := st.tracker.Detect(paths, e.blobs(ctx))

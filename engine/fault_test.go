@@ -265,6 +265,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 	}
 	f.eng = engine.New(repo, f.eng.DB, f.eng.ProjectDir, slog.New(slog.DiscardHandler))
 	t.Cleanup(f.eng.Close)
+	runner = repo.Git() // the engine confined a copy of it
 	branches := func() string { return testgit.Git(t, f.ws, "branch", "--list", "prsm/*") }
 	worktrees := func() string { return testgit.Git(t, f.ws, "worktree", "list", "--porcelain") }
 	wsState := testgit.State(t, f.ws)

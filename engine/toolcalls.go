@@ -849,7 +849,7 @@ func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, f
 	if err != nil {
 		return nil, nil, err
 	}
-	paths, err = st.tracker.Filter(ctx, dedupe(append(paths, extra...)))
+	paths, err = e.filter(ctx, st, dedupe(append(paths, extra...)))
 	if err != nil {
 		return nil, nil, err
 	}

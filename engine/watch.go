@@ -60,10 +60,12 @@ func (e *Engine) StopWatching() {
 }
 
 // ignoredDirs asks git which of the directories of a worktree are ignored,
-// so the watcher spends no watches on node_modules and the like.
+// so the watcher spends no watches on node_modules and the like. The
+// worktree's git directory is named by prsm (RunIn), never found through
+// its .git file.
 func (e *Engine) ignoredDirs(root string, dirs []string) map[string]bool {
 	in := []byte(strings.Join(dirs, "\x00") + "\x00")
-	out, err := e.Repo.Git().Run(context.Background(), worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).Dir(root).
+	out, err := e.Repo.RunIn(context.Background(), root, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).
 		Env("GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=0"))
 	if err != nil && worktree.ExitCode(err) != 1 {
 		return nil

@@ -33,8 +33,9 @@ type StatusResponse struct {
 	Watcher        string            `json:"watcher"`
 	WatchFallbacks map[string]string `json:"watch_fallbacks,omitempty"`
 	// Notices are what prsm did on its own lately: sessions it ended in
-	// the last day, and why; and what agents did in the last day that
-	// prsm could not record (a path too long for the system).
+	// the last day, and why; what it refused the agents of active
+	// sessions; and what agents did in the last day that prsm could not
+	// record (a path too long for the system).
 	Notices []string `json:"notices,omitempty"`
 }
 
@@ -64,6 +65,9 @@ func (s *Server) status(c echo.Context) error {
 		st.PendingCount += ss.PendingCount
 		if ss.Note != "" && ss.EndedAt != nil && time.Since(*ss.EndedAt) < 24*time.Hour {
 			st.Notices = append(st.Notices, fmt.Sprintf("session %s (%s) ended: %s", ss.ID, ss.Name, ss.Note))
+		} else if ss.Note != "" && ss.Status == prsm.SessionActive {
+			// What prsm refused the agent (a rewritten .git put back).
+			st.Notices = append(st.Notices, fmt.Sprintf("session %s (%s): %s", ss.ID, ss.Name, ss.Note))
 		}
 	}
 	st.Notices = append(st.Notices, s.eng.Notices()...)

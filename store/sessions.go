@@ -132,6 +132,20 @@ func EndSessionNote(ctx context.Context, q Querier, id string, endedAt time.Time
 	return nil
 }
 
+// SetSessionNote stores what prsm did on its own in an active session (it
+// repaired the worktree's .git, it left a git directory unrecorded), for
+// the user to see.
+func SetSessionNote(ctx context.Context, q Querier, id, note string) error {
+	res, err := q.ExecContext(ctx, "UPDATE sessions SET note = ? WHERE id = ?", note, id)
+	if err == nil {
+		err = mustAffect(res)
+	}
+	if err != nil {
+		return fmt.Errorf("note session %s: %w", id, mapErr(err))
+	}
+	return nil
+}
+
 // collect scans every row with scan and closes rows.
 func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
 	defer rows.Close()

@@ -27,6 +27,26 @@ var scratchSegmentPrefixes = []string{
 	".prsm-tmp-",
 }
 
+// GitSegment returns the start of rel (slash separated) up to its first
+// segment named .git, in any letter case ("sub/.git" for
+// "sub/.git/config"), or "" when it has none. Nothing there is ever
+// recorded (IsScratch): git takes such a directory or file for a
+// repository of its own, and one synced into the workspace would be the
+// agent's git directory in the user's.
+func GitSegment(rel string) string {
+	for i := 0; i < len(rel); {
+		j := strings.IndexByte(rel[i:], '/')
+		if j < 0 {
+			j = len(rel) - i
+		}
+		if strings.EqualFold(rel[i:i+j], ".git") {
+			return rel[:i+j]
+		}
+		i += j + 1
+	}
+	return ""
+}
+
 // IsScratch reports whether rel, a slash-separated path relative to the
 // worktree root, is a scratch file that is never recorded (SPEC.md rule 8), or
 // lies under .git (in any letter case: git itself refuses such paths, since

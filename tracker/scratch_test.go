@@ -47,3 +47,22 @@ func TestIsScratch(t *testing.T) {
 		}
 	}
 }
+
+func TestGitSegment(t *testing.T) {
+	for in, want := range map[string]string{
+		"main.go":             "",
+		".gitignore":          "",
+		"a/.github/x":         "",
+		"x.git/y":             "",
+		".git":                ".git",
+		".git/config":         ".git",
+		"sub/.git":            "sub/.git",
+		"sub/.git/config":     "sub/.git",
+		"a/b/.GIT/objects/xx": "a/b/.GIT",
+		"a/.git/b/.git/c":     "a/.git",
+	} {
+		if got := GitSegment(in); got != want {
+			t.Errorf("GitSegment(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -71,6 +71,11 @@ type Session struct {
 	tooLong     []string
 	tooLongMore int
 	toldTooLong map[string]bool
+	// refused holds the git directories (and .git paths) whose files
+	// were not recorded, and refusedNew those not yet reported
+	// (TakeRefused).
+	refused    map[string]bool
+	refusedNew []string
 }
 
 // LookBudget bounds the bytes of content one look at a worktree reads
@@ -367,13 +372,15 @@ func (s *Session) KnownPaths() []string {
 func (s *Session) Dirty(ctx context.Context) ([]string, error) {
 	// The worktree's index is prsm's own: letting status refresh it and keep
 	// an untracked cache there makes the next status cheaper.
+	// Every git call here names the worktree's git directory (RunIn):
+	// the worktree's .git file is the agent's to rewrite.
 	var lenient []string
 	var out []byte
 	for {
 		opts := append(append([]string(nil), lenient...), "-c", "core.untrackedCache=true", "status", "--porcelain", "-z",
 			"--untracked-files=all", "--no-renames", "--ignore-submodules")
 		var err error
-		out, err = s.Repo.Git().Run(ctx, worktree.NewCmd(opts[0], opts[1:]...).Dir(s.Worktree))
+		out, err = s.Repo.RunIn(ctx, s.Worktree, worktree.NewCmd(opts[0], opts[1:]...))
 		if err == nil {
 			break
 		}
@@ -406,7 +413,7 @@ func (s *Session) Dirty(ctx context.Context) ([]string, error) {
 	if s.Base != "" {
 		// What the agent committed in its worktree is clean against its
 		// HEAD and differs from the base all the same.
-		out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("diff", "--name-only", "-z", "--no-renames").Rev(s.Base, "HEAD").Dir(s.Worktree))
+		out, err := s.Repo.RunIn(ctx, s.Worktree, worktree.NewCmd("diff", "--name-only", "-z", "--no-renames").Rev(s.Base, "HEAD"))
 		if err != nil {
 			return nil, fmt.Errorf("commits of session %s: %w", s.ID, err)
 		}
@@ -462,6 +469,9 @@ func (s *Session) filesUnder(rel string, set map[string]bool) {
 		}
 		if d.IsDir() {
 			if d.Name() == ".git" {
+				if r, err := filepath.Rel(s.Worktree, p); err == nil {
+					s.refuse(filepath.ToSlash(r))
+				}
 				return filepath.SkipDir
 			}
 			return nil
@@ -485,7 +495,10 @@ func sortedKeys(set map[string]bool) []string {
 }
 
 // Filter drops paths that are never recorded (SPEC rule 8): scratch files,
-// anything under .git, and git-ignored files. Git decides what is ignored:
+// anything under .git, anything in a directory the agent made that git
+// would take for a git directory (gitDirOf), and git-ignored files. The
+// git directories and .git paths it drops are kept for the engine to
+// report (TakeRefused). Git decides what is ignored:
 // files of the base commit are tracked, and git counts tracked files as
 // not ignored; every other path is asked of git check-ignore once, and the
 // answer is kept until a .gitignore changes. So an edit of a tracked file,
@@ -496,8 +509,17 @@ func sortedKeys(set map[string]bool) []string {
 // so that the user hears of it instead of a silent gap.
 func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) {
 	var keep, gone, long []string
+	var shaped map[string]bool // gitDirOf's answers, for this look
 	for _, p := range paths {
-		if IsScratch(p) || (s.Exclude != "" && under(p, s.Exclude)) {
+		if s.Exclude != "" && under(p, s.Exclude) {
+			continue
+		}
+		if IsScratch(p) {
+			// The top .git is prsm's, repaired elsewhere; any other is
+			// the agent's attempt at a repository.
+			if g := GitSegment(p); g != "" && g != ".git" {
+				s.refuse(g)
+			}
 			continue
 		}
 		if _, err := safepath.Join(s.Worktree, p); err != nil {
@@ -517,6 +539,13 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			if errors.Is(err, safepath.ErrOutside) && s.knownPresent(p) {
 				gone = append(gone, p)
 			}
+			continue
+		}
+		if shaped == nil {
+			shaped = map[string]bool{}
+		}
+		if d := s.gitDirOf(p, shaped); d != "" {
+			s.refuse(d)
 			continue
 		}
 		if isIgnoreRules(p) {
@@ -659,7 +688,7 @@ func (s *Session) checkIgnore(ctx context.Context, keep []string) (map[string]bo
 	ignored := map[string]bool{}
 	for tries := 0; ; tries++ {
 		in := []byte(strings.Join(keep, "\x00") + "\x00")
-		out, err := s.Repo.Git().Run(ctx, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).Dir(s.Worktree).
+		out, err := s.Repo.RunIn(ctx, s.Worktree, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).
 			// check-ignore refuses the literal pathspec magic the runner sets.
 			Env("GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=0"))
 		if err != nil && worktree.ExitCode(err) != 1 { // 1: nothing ignored

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
@@ -385,6 +386,12 @@ func (r *Repo) PlaceAsIs(dir, commit string) ([]string, error) {
 		}
 		if f.Mode&0o170000 != 0o100000 {
 			continue // only regular files are stored as they are
+		}
+		if bigfile.IsStub(f.Content) {
+			// Over the size limit: read as a stub, never whole. The
+			// checkout's bytes stay, and the tracker reads the file as
+			// it is.
+			continue
 		}
 		perm := fs.FileMode(0o644)
 		if f.Mode&0o111 != 0 {

@@ -40,8 +40,9 @@ const maxAttrDirs = 4096
 
 // CheckoutContent returns content, the blob at rel in commit, as git's
 // checkout writes it in dir (a working tree of the repository, whose
-// attributes and filters apply). When no attributes or settings can apply
-// to rel, it is content itself.
+// attributes and filters apply; a session worktree's git directory is
+// named by prsm, RunIn, so the filters are the user's own). When no
+// attributes or settings can apply to rel, it is content itself.
 func (r *Repo) CheckoutContent(ctx context.Context, dir, commit, rel string, content []byte) ([]byte, error) {
 	if bigfile.IsStub(content) {
 		// Over the size limit: git's output would be read whole. The
@@ -52,7 +53,7 @@ func (r *Repo) CheckoutContent(ctx context.Context, dir, commit, rel string, con
 	if err != nil || !may {
 		return content, err
 	}
-	out, err := r.git.Run(ctx, NewCmd("cat-file", "--filters").Dir(dir).Rev(commit+":"+rel))
+	out, err := r.RunIn(ctx, dir, NewCmd("cat-file", "--filters").Rev(commit+":"+rel))
 	if err != nil {
 		return nil, err
 	}

@@ -5,4 +5,11 @@
 // worktrees on branches prsm/<session-id>. It never moves the user's HEAD,
 // never writes the user's index and never runs destructive commands in the
 // user's working tree.
+//
+// A session worktree belongs to the agent, its .git file included, so git is
+// never left to find the repository there: every call in one names git's entry
+// for it (--git-dir, --work-tree, found from the repository's side: Linked), the
+// runner refuses to run there otherwise, and every call switches off what
+// configuration could run (fsmonitor, hooks). RepairDotGit puts a rewritten
+// .git file back for the user's own git.
 package worktree

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -25,6 +26,7 @@ type Cmd struct {
 	env     []string
 	stdin   []byte
 	dir     string
+	linked  Linked // set by In: a session worktree, named to git by prsm
 	timeout time.Duration
 	err     error
 }
@@ -80,14 +82,39 @@ func (c *Cmd) Paths(paths ...string) *Cmd {
 	return c
 }
 
-// Env adds environment variables (KEY=VALUE) for this call only.
-func (c *Cmd) Env(kv ...string) *Cmd { c.env = append(c.env, kv...); return c }
+// Env adds environment variables (KEY=VALUE) for this call only. A
+// variable that would point git at another repository or bring in
+// configuration (GIT_DIR, GIT_CONFIG_*, ...) is refused: the runner alone
+// decides those.
+func (c *Cmd) Env(kv ...string) *Cmd {
+	for _, v := range kv {
+		if k, _, _ := strings.Cut(v, "="); redirects(k) {
+			c.err = fmt.Errorf("git: refusing environment variable %s", k)
+		}
+	}
+	c.env = append(c.env, kv...)
+	return c
+}
 
 // Stdin sets the standard input.
 func (c *Cmd) Stdin(b []byte) *Cmd { c.stdin = b; return c }
 
-// Dir sets the directory git runs in (passed as -C).
+// Dir sets the directory git runs in (passed as -C), where git finds the
+// repository on its own. A runner with a Confined directory refuses a Dir
+// inside it: a session worktree needs In.
 func (c *Cmd) Dir(dir string) *Cmd { c.dir = dir; return c }
+
+// In runs the command in the session worktree l, with its git directory
+// and work tree named by prsm (--git-dir, --work-tree): git never reads
+// the worktree's .git file, which the agent can rewrite to name a git
+// directory (and so a config, with commands in it) of its own making.
+func (c *Cmd) In(l Linked) *Cmd {
+	if l.GitDir == "" || l.WorkTree == "" || !filepath.IsAbs(l.GitDir) || !filepath.IsAbs(l.WorkTree) {
+		c.err = fmt.Errorf("git: incomplete worktree %+v", l)
+	}
+	c.linked = l
+	return c
+}
 
 // Timeout overrides the runner's timeout for this call.
 func (c *Cmd) Timeout(d time.Duration) *Cmd { c.timeout = d; return c }
@@ -117,13 +144,42 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrTimeout is wrapped by the Error of a git call that ran out of time.
 var ErrTimeout = errors.New("git timed out")
 
-// Runner runs git commands. Every git call in prsm goes through one.
+// Runner runs git commands. Every git call in prsm goes through one, and
+// every call it runs has what git's configuration could run switched off
+// (safeConfig).
 type Runner struct {
 	// Git is the git binary; "git" when empty.
 	Git string
 	// Timeout bounds each call; DefaultTimeout when zero.
 	Timeout time.Duration
+	// Confined, when set, is where prsm keeps its session worktrees. No
+	// call runs by Dir in it (or below it): there git would follow a
+	// worktree's .git file, which the agent controls. Calls there use
+	// Cmd.In.
+	Confined string
 }
+
+// safeConfig switches off, for every call, what git's configuration
+// could make it run: the fsmonitor hook (run by every command that reads
+// the index: status, check-ignore, cat-file), hooks (worktree add runs
+// post-checkout, branch deletion reference-transaction), signing programs
+// (commit-tree honours commit.gpgSign), and any transport with its ssh
+// command (prsm never fetches: protocol.allow=never stops them all).
+// Given with -c, they also reach the git processes git starts (through
+// GIT_CONFIG_PARAMETERS) and outrank every config file. The diff family
+// gets --no-ext-diff and --no-textconv too (diffOpts).
+var safeConfig = []string{
+	"-c", "core.fsmonitor=false",
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.sshCommand=false",
+	"-c", "protocol.allow=never",
+	"-c", "commit.gpgSign=false",
+}
+
+// diffOpts are added to commands that can run an external diff program
+// (diff.external, GIT_EXTERNAL_DIFF) or a textconv filter
+// (diff.<driver>.textconv, picked by the worktree's .gitattributes).
+var diffOpts = map[string]bool{"diff": true, "log": true, "show": true}
 
 // DefaultRunner is used where no runner is injected.
 var DefaultRunner = &Runner{}
@@ -139,6 +195,23 @@ var scrubbed = map[string]bool{
 	"GIT_GLOB_PATHSPECS": true, "GIT_NOGLOB_PATHSPECS": true, "GIT_ICASE_PATHSPECS": true,
 	"GIT_LITERAL_PATHSPECS": true, "GIT_TERMINAL_PROMPT": true, "GIT_OPTIONAL_LOCKS": true,
 	"GIT_EDITOR": true, "GIT_PAGER": true, "LC_ALL": true, "LANG": true, "LANGUAGE": true,
+	// Programs git would run, and a config file git would read besides
+	// the user's own.
+	"GIT_EXTERNAL_DIFF": true, "GIT_DIFF_OPTS": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true,
+	"GIT_ASKPASS": true, "GIT_PROXY_COMMAND": true, "GIT_EXEC_PATH": true, "GIT_CONFIG": true,
+}
+
+// redirects reports whether the environment variable k would point git at
+// another repository or work tree, bring in configuration, or name a
+// program for git to run: Cmd.Env refuses those.
+func redirects(k string) bool {
+	switch k {
+	case "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+		"GIT_NAMESPACE", "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_PROXY_COMMAND",
+		"GIT_EXEC_PATH", "GIT_EDITOR", "GIT_PAGER":
+		return true
+	}
+	return strings.HasPrefix(k, "GIT_CONFIG")
 }
 
 // Environ returns the fixed environment git runs with.
@@ -163,8 +236,9 @@ func Environ(extra ...string) []string {
 
 // Run executes c and returns its standard output.
 func (r *Runner) Run(ctx context.Context, c *Cmd) ([]byte, error) {
-	if c.err != nil {
-		return nil, c.err
+	argv, err := r.argv(c)
+	if err != nil {
+		return nil, err
 	}
 	timeout := c.timeout
 	if timeout == 0 {
@@ -179,11 +253,6 @@ func (r *Runner) Run(ctx context.Context, c *Cmd) ([]byte, error) {
 	if bin == "" {
 		bin = "git"
 	}
-	var argv []string
-	if c.dir != "" {
-		argv = append(argv, "-C", c.dir)
-	}
-	argv = append(argv, c.args...)
 	cmd := exec.CommandContext(ctx, bin, argv...)
 	cmd.Env = Environ(c.env...)
 	cmd.WaitDelay = 5 * time.Second
@@ -193,8 +262,7 @@ func (r *Runner) Run(ctx context.Context, c *Cmd) ([]byte, error) {
 	if c.stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.stdin)
 	}
-	err := cmd.Run()
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		gerr := &Error{Args: c.Args(), ExitCode: -1, Stderr: stderr.String(), Err: err}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -209,6 +277,81 @@ func (r *Runner) Run(ctx context.Context, c *Cmd) ([]byte, error) {
 		return stdout.Bytes(), gerr
 	}
 	return stdout.Bytes(), nil
+}
+
+// argv is the argument list c runs with after "git": safeConfig, then
+// where it runs (-C dir, or a session worktree's --git-dir and
+// --work-tree), then c's own arguments. It refuses a call with nowhere to
+// run (git would look in prsm's own working directory) and a Dir inside
+// the Confined directory.
+func (r *Runner) argv(c *Cmd) ([]string, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	argv := append([]string(nil), safeConfig...)
+	switch l := c.linked; {
+	case l.GitDir != "":
+		if c.dir != "" {
+			return nil, errors.New("git: both Dir and In given")
+		}
+		// -C as well: paths on stdin and in output are relative to
+		// the work tree's top.
+		argv = append(argv, "-C", l.WorkTree, "--git-dir="+l.GitDir, "--work-tree="+l.WorkTree)
+	case c.dir != "":
+		if r.Confined != "" && within(r.Confined, c.dir) {
+			return nil, fmt.Errorf("git: refusing to run in %s by its .git file: a session worktree's git directory is named by prsm (Cmd.In)", c.dir)
+		}
+		argv = append(argv, "-C", c.dir)
+	default:
+		return nil, errors.New("git: no directory to run in")
+	}
+	sub := subcommand(c.args)
+	argv = append(argv, c.args[:sub+1]...)
+	if sub < len(c.args) && diffOpts[c.args[sub]] {
+		argv = append(argv, "--no-ext-diff", "--no-textconv")
+	}
+	return append(argv, c.args[sub+1:]...), nil
+}
+
+// subcommand is the index of the subcommand in args: past the options
+// given before it ("-c", "key=value" pairs).
+func subcommand(args []string) int {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		if args[i] == "-c" {
+			i++
+		}
+		i++
+	}
+	return min(i, len(args)-1)
+}
+
+// within reports whether dir is area or lies below it, both with their
+// symlinks resolved (realPath) and compared by filepath.Rel.
+func within(area, dir string) bool {
+	rel, err := filepath.Rel(realPath(area), realPath(dir))
+	return err == nil && filepath.IsLocal(rel)
+}
+
+// realPath is p absolute with the symlinks of its longest existing
+// prefix resolved: a directory that does not exist yet still compares
+// by where it would be.
+func realPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	var rest []string
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(append([]string{p}, rest...)...)
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
 }
 
 // Output runs c and returns its output with the trailing newline trimmed.

@@ -37,6 +37,12 @@ type Repo struct {
 	objErr  error
 
 	conv convState // checkout conversions (CheckoutContent)
+
+	// linked keeps, by path, the session worktrees Linked found;
+	// entryOK those whose entry RepairDotGit found naming them back.
+	linkedMu stdsync.Mutex
+	linked   map[string]Linked
+	entryOK  map[string]bool
 }
 
 // Git returns the runner this repository uses.

@@ -111,12 +111,13 @@ func (r *Repo) CommitTree(ctx context.Context, tree, parent, message string) (st
 func BranchName(sessionID string) string { return "prsm/" + sessionID }
 
 // AddWorktree checks commit out into a new worktree at path on a new branch.
-// The user's hooks are not run: they belong to the user's own checkouts.
+// The user's hooks are not run (the runner switches them off for every
+// call): they belong to the user's own checkouts.
 func (r *Repo) AddWorktree(ctx context.Context, path, branch, commit string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	c := NewCmd("-c", "core.hooksPath=/dev/null", "-c", "checkout.workers=0", "worktree", "add", "--quiet", "-b", branch).
+	c := NewCmd("-c", "checkout.workers=0", "worktree", "add", "--quiet", "-b", branch).
 		Rev(path, commit).Dir(r.Root).Timeout(10 * time.Minute)
 	if _, err := r.git.Run(ctx, c); err != nil {
 		return fmt.Errorf("add worktree %s: %w", path, err)
@@ -128,6 +129,7 @@ func (r *Repo) AddWorktree(ctx context.Context, path, branch, commit string) err
 // first that nothing in it is unreviewed. A worktree directory that is already
 // gone is cleaned from git's records too.
 func (r *Repo) RemoveWorktree(ctx context.Context, path, branch string) error {
+	defer r.forgetLinked(path)
 	if _, err := os.Lstat(path); err == nil {
 		if _, err := r.git.Run(ctx, NewCmd("worktree", "remove", "--force", "--force").Rev(path).Dir(r.Root)); err != nil {
 			return fmt.Errorf("remove worktree %s: %w", path, err)
@@ -201,10 +203,11 @@ func (r *Repo) forgetWorktree(path string) error {
 	return nil
 }
 
-// Status returns `git status --porcelain -z` of the worktree at dir, with
-// every untracked file listed.
+// Status returns `git status --porcelain -z` of the worktree at dir (the
+// workspace, or one of its session worktrees: RunIn), with every
+// untracked file listed.
 func (r *Repo) Status(ctx context.Context, dir string) ([]byte, error) {
-	return r.git.Run(ctx, NewCmd("status", "--porcelain", "-z", "--untracked-files=all").Dir(dir).Env("GIT_OPTIONAL_LOCKS=0"))
+	return r.RunIn(ctx, dir, NewCmd("status", "--porcelain", "-z", "--untracked-files=all").Env("GIT_OPTIONAL_LOCKS=0"))
 }
 
 // CopyIncluded copies into dst the git-ignored files of the workspace that

@@ -283,7 +283,7 @@ func TestRunnerTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &worktree.Runner{Git: fake, Timeout: 200 * time.Millisecond}
-	_, err := r.Run(context.Background(), worktree.NewCmd("status"))
+	_, err := r.Run(context.Background(), worktree.NewCmd("status").Dir(t.TempDir()))
 	if !errors.Is(err, worktree.ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
