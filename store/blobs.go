@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -134,16 +136,30 @@ func GetBlob(ctx context.Context, q Querier, hash string) ([]byte, error) {
 	var (
 		enc    string
 		size   int64
-		stored []byte
+		stored sql.RawBytes
 	)
-	err := q.QueryRowContext(ctx, "SELECT encoding, size, data FROM blobs WHERE hash = ?", hash).
-		Scan(&enc, &size, &stored)
+	// RawBytes: the driver's copy of the value, not a second one made by
+	// Scan. It is valid until the rows close, so a raw content is copied
+	// once more, and a compressed one decoded from it.
+	rows, err := q.QueryContext(ctx, "SELECT encoding, size, data FROM blobs WHERE hash = ?", hash)
 	if err != nil {
 		return nil, fmt.Errorf("get blob %s: %w", hash, mapErr(err))
 	}
-	data := stored
+	defer rows.Close()
+	if !rows.Next() {
+		err := rows.Err()
+		if err == nil {
+			err = sql.ErrNoRows
+		}
+		return nil, fmt.Errorf("get blob %s: %w", hash, mapErr(err))
+	}
+	if err := rows.Scan(&enc, &size, &stored); err != nil {
+		return nil, fmt.Errorf("get blob %s: %w", hash, mapErr(err))
+	}
+	data := []byte(stored)
 	switch enc {
 	case encodingRaw:
+		data = bytes.Clone(data)
 	case encodingZstd:
 		if size < 0 || size > 1<<31 {
 			return nil, fmt.Errorf("get blob %s: bad size %d: %w", hash, size, ErrCorrupt)

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -453,12 +454,23 @@ func readPathIn(root, path string, max int64) (Version, error) {
 // the lstat of what it read (nil when absent) and the regular file it
 // read, still open (nil for anything else): the caller closes it.
 func readOpenIn(d *os.Root, path string) (_ Version, _ fs.FileInfo, open *os.File, _ error) {
-	return readOpenMax(d, path, bigfile.Limit())
+	return readOpenWith(d, path, bigfile.Limit(), nil)
 }
 
 // readOpenMax is readOpenIn that reads a file of more than max bytes as a
 // stub.
 func readOpenMax(d *os.Root, path string, max int64) (_ Version, _ fs.FileInfo, open *os.File, _ error) {
+	return readOpenWith(d, path, max, nil)
+}
+
+// readOpenLike is readOpenIn for a file that likely holds like (the base
+// of a merge): a large file that does hold it shares like's bytes instead
+// of a copy of its own.
+func readOpenLike(d *os.Root, path string, like []byte) (_ Version, _ fs.FileInfo, open *os.File, _ error) {
+	return readOpenWith(d, path, bigfile.Limit(), like)
+}
+
+func readOpenWith(d *os.Root, path string, max int64, like []byte) (_ Version, _ fs.FileInfo, open *os.File, _ error) {
 	name := filepath.Base(path)
 	fi, err := d.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
@@ -488,7 +500,12 @@ func readOpenMax(d *os.Root, path string, max int64) (_ Version, _ fs.FileInfo, 
 			f.Close()
 			return Version{}, nil, nil, fmt.Errorf("read %s: replaced while being read: %w", path, safepath.ErrOutside)
 		}
-		b, err := readContent(f, path, st, max)
+		var b []byte
+		if len(like) >= shareFrom && int64(len(like)) == st.Size() && !bigfile.HasMagic(like) && holds(f, like) {
+			b = like
+		} else if _, err = f.Seek(0, io.SeekStart); err == nil {
+			b, err = readContent(f, path, st, max)
+		}
 		if err != nil {
 			f.Close()
 			return Version{}, nil, nil, fmt.Errorf("read %s: %w", path, err)
@@ -496,6 +513,27 @@ func readOpenMax(d *os.Root, path string, max int64) (_ Version, _ fs.FileInfo, 
 		return Version{Present: true, Mode: ModeRegular | uint32(st.Mode().Perm()), Content: b}, fi, f, nil
 	}
 	return Version{}, nil, nil, fmt.Errorf("%s: %w", path, ErrNotFile)
+}
+
+// shareFrom is the size from which readOpenLike compares a file with the
+// content it likely holds instead of reading a copy.
+const shareFrom = 1 << 20
+
+// holds reports whether f, from its start, holds exactly want (its size is
+// known to match), read in pieces.
+func holds(f *os.File, want []byte) bool {
+	buf := make([]byte, 64<<10)
+	for off := 0; off < len(want); {
+		n, err := f.Read(buf[:min(len(buf), len(want)-off)])
+		if n == 0 || !bytes.Equal(buf[:n], want[off:off+n]) {
+			return false
+		}
+		off += n
+		if err != nil && off < len(want) {
+			return false
+		}
+	}
+	return true
 }
 
 // readContent reads the content of f, the regular file at path whose

@@ -81,7 +81,11 @@ func (w *Prepared) prepare() error {
 	case err != nil:
 		return err
 	default:
-		w.ours, w.seen, w.replaced, err = readOpenIn(d, w.path)
+		var like []byte
+		if w.base.Present && !w.base.IsLink() {
+			like = w.base.Content
+		}
+		w.ours, w.seen, w.replaced, err = readOpenLike(d, w.path, like)
 		if errors.Is(err, ErrNotFile) {
 			d.Close()
 			w.outcome, w.result = Conflict, Version{}

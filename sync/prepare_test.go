@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -386,4 +387,38 @@ func BenchmarkPlace(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestPrepareSharesALargeBase: a large workspace file that still holds
+// the base of the merge is compared with it, not read into a copy of its
+// own (ours shares the base's bytes); one that differs by a byte is read
+// and merged as before.
+func TestPrepareSharesALargeBase(t *testing.T) {
+	root := t.TempDir()
+	base := bytes.Repeat([]byte("0123456789abcdef\n"), 200_000) // 3.4 MB of lines
+	theirs := append(append([]byte{}, base...), "agent\n"...)
+	os.WriteFile(filepath.Join(root, "big.txt"), base, 0o644)
+	w, err := Prepare(root, "big.txt", Version{Present: true, Mode: 0o100644, Content: base}, Version{Present: true, Mode: 0o100644, Content: theirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &w.ours.Content[0] != &base[0] {
+		t.Error("ours is a copy of the base's bytes")
+	}
+	if out, v, err := w.Place(); err != nil || out != Written || !bytes.Equal(v.Content, theirs) {
+		t.Fatalf("Place: %v %v", out, err)
+	}
+	w.Settle()
+
+	// The user's edit in the last line: read, and merged.
+	mine := append(append([]byte{}, base[:len(base)-4]...), "xyz\n"...)
+	os.WriteFile(filepath.Join(root, "big.txt"), mine, 0o644)
+	w, err = Prepare(root, "big.txt", Version{Present: true, Mode: 0o100644, Content: base}, Version{Present: true, Mode: 0o100644, Content: theirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &w.ours.Content[0] == &base[0] || !bytes.Equal(w.ours.Content, mine) {
+		t.Error("ours is not the file's own bytes")
+	}
+	w.Discard()
 }

@@ -61,7 +61,8 @@ type Session struct {
 	// knownRead keeps the versions KnownVersion read lately, by path:
 	// a tool call's capture reads the known version of the file the tool
 	// names, and its complete reads it again.
-	knownRead map[string]knownVersion
+	knownRead  map[string]knownVersion
+	knownBytes int64 // the bytes of content knownRead holds
 	// read is how many bytes of content the current look (NewLook) read
 	// whole: past LookBudget, files are read as stubs (bigfile).
 	read int64
@@ -115,6 +116,11 @@ type knownVersion struct {
 	st    store.FileState
 	v     prsmsync.Version
 }
+
+// maxKnownBytes bounds the content knownRead keeps (beyond one version
+// larger than it): versions of large files, kept for the next look, held
+// that much memory each.
+const maxKnownBytes = 64 << 20
 
 // maxKnownRead bounds the versions kept in knownRead.
 const maxKnownRead = 64
@@ -219,10 +225,15 @@ func (s *Session) KnownVersion(rel string, blobs BlobReader) (prsmsync.Version, 
 }
 
 func (s *Session) keepRead(rel string, kv knownVersion) {
-	if s.knownRead == nil || len(s.knownRead) >= maxKnownRead {
-		s.knownRead = map[string]knownVersion{}
+	n := int64(len(kv.v.Content))
+	if s.knownRead == nil || len(s.knownRead) >= maxKnownRead || s.knownBytes+n > maxKnownBytes {
+		s.knownRead, s.knownBytes = map[string]knownVersion{}, 0
+	}
+	if old, ok := s.knownRead[rel]; ok {
+		s.knownBytes -= int64(len(old.v.Content))
 	}
 	s.knownRead[rel] = kv
+	s.knownBytes += n
 }
 
 func (s *Session) readKnown(rel string, st store.FileState, known bool, blobs BlobReader) (prsmsync.Version, error) {

@@ -166,6 +166,7 @@ type Batch struct {
 	o    *Objects
 	objs []Object
 	seen map[plumbing.Hash]bool
+	err  error // of a large blob's write (add)
 }
 
 // NewBatch starts a batch of new objects.
@@ -188,9 +189,24 @@ func (b *Batch) add(t plumbing.ObjectType, body []byte) plumbing.Hash {
 		return id
 	}
 	b.seen[id] = true
-	b.objs = append(b.objs, Object{Hash: id, Type: t, Body: body})
+	ob := Object{Hash: id, Type: t, Body: body}
+	if t == plumbing.BlobObject && len(body) > directBlob {
+		// Written now, deflated straight into its file: held in a
+		// pending row it took three more copies of its size (the
+		// loose form, the row, sqlite's). An object with no ref yet
+		// is harmless; the row's commit names it once stored.
+		if err := b.o.writeLoose(ob); err != nil && b.err == nil {
+			b.err = err
+		}
+		return id
+	}
+	b.objs = append(b.objs, ob)
 	return id
 }
+
+// directBlob is the size from which a batch writes a blob into the
+// object store at once instead of keeping it for a pending row.
+const directBlob = largeObject
 
 // BuildTree adds to the batch the tree base (a tree id; "" for empty) with
 // changes applied, and returns its id. Only the changed blobs and the
@@ -204,6 +220,9 @@ func (b *Batch) BuildTree(base string, changes []TreeChange) (tree string, err e
 		tree, err = b.o.buildTree(b, base, changes)
 		return err
 	})
+	if err == nil && b.err != nil {
+		err = fmt.Errorf("write blob: %w", b.err)
+	}
 	return tree, err
 }
 

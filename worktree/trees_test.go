@@ -261,3 +261,50 @@ func commitTree(objs *worktree.Objects, tree, parent, message string, when time.
 	}
 	return c, objs.WriteObjects(b.Objects())
 }
+
+// TestBatchWritesLargeBlobsAtOnce: a blob larger than a few MiB goes into
+// the object store as the batch builds the tree, not into the batch's
+// objects (which a pending row would hold, copied), and git reads it
+// back whole; small ones wait in the batch.
+func TestBatchWritesLargeBlobsAtOnce(t *testing.T) {
+	testgit.Env(t)
+	dir := testgit.Init(t, "r")
+	testgit.Write(t, dir, "a.txt", "a\n", 0o644)
+	testgit.Git(t, dir, "add", "-A")
+	testgit.Git(t, dir, "commit", "-qm", "one")
+	objs := openObjects(t, dir)
+	large := []byte(strings.Repeat("large line of text\n", 400_000)) // 7.6 MB
+	b := objs.NewBatch()
+	tree, err := b.BuildTree(testgit.Git(t, dir, "rev-parse", "HEAD^{tree}"), []worktree.TreeChange{
+		{Path: "big.txt", File: &worktree.File{Mode: 0o100644, Content: large}},
+		{Path: "small.txt", File: &worktree.File{Mode: 0o100644, Content: []byte("small\n")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ob := range b.Objects() {
+		if len(ob.Body) == len(large) {
+			t.Fatal("the large blob waits in the batch")
+		}
+	}
+	if err := objs.WriteObjects(b.Objects()); err != nil {
+		t.Fatal(err)
+	}
+	blob := testgit.Git(t, dir, "rev-parse", tree+":big.txt")
+	if got := testgit.Git(t, dir, "cat-file", "-s", blob); got != fmt.Sprint(len(large)) {
+		t.Errorf("git reads %s bytes of the large blob", got)
+	}
+	f, err := objs.ReadFile(commitOf(t, objs, dir, tree), "big.txt")
+	if err != nil || string(f.Content) != string(large) {
+		t.Fatalf("ReadFile of the large blob: %d bytes, %v", len(f.Content), err)
+	}
+}
+
+func commitOf(t *testing.T, objs *worktree.Objects, dir, tree string) string {
+	t.Helper()
+	c, err := commitTree(objs, tree, testgit.Git(t, dir, "rev-parse", "HEAD"), "cp", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
