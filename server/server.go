@@ -194,7 +194,7 @@ func (s *Server) router() *echo.Echo {
 		loginDir = filepath.Join(s.cfg.ProjectDir, "ui")
 	}
 	s.ui = newUIAuth(s.port, loginDir)
-	e.Use(s.hostCheck, middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
+	e.Use(drainBody, s.hostCheck, middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/events", s.events)
@@ -234,6 +234,57 @@ func (s *Server) router() *echo.Echo {
 	e.POST("/file-changes/reject-all", s.bulkAll(false))
 	s.uiRoutes(e)
 	return e
+}
+
+// drainWait bounds how long the server waits for the rest of a request
+// body before it answers, and maxDrain how much of it the server reads.
+const (
+	drainWait = 5 * time.Second
+	maxDrain  = 1 << 20
+)
+
+// drainBody reads what the handler left of the request body before the
+// answer goes out, on every route. A client that asked to close the
+// connection (Python's urllib always does) and whose body the handler
+// ignored (accept, reject, flush, turn-end...) otherwise has its
+// connection closed with the body unread, and the kernel answers a close
+// with unread data by a reset, which throws away the end of the answer
+// still in flight: Go's server does not read such a body itself. A body
+// longer than maxDrain is not read to its end: http.MaxBytesReader then
+// has the server close the connection gracefully (a FIN, then a pause
+// before the close), as it does for a body over its limit. It is the
+// first middleware, so that every answer, the guards' refusals
+// included, waits for the body; it drains the request's own body, not the
+// body limit's wrapper, which goes back to its pool when the chain
+// returns, before the error handler writes.
+func drainBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req, res := c.Request(), c.Response()
+		if req.Body == nil || req.Body == http.NoBody {
+			return next(c)
+		}
+		body, w := req.Body, res.Writer
+		drained := false
+		drain := func() {
+			if drained {
+				return
+			}
+			drained = true
+			rc := http.NewResponseController(w)
+			// A client that trickles its body does not hold the answer
+			// back for long; the deadline goes once the body is read, so
+			// that it cannot end the request while the answer is written.
+			rc.SetReadDeadline(time.Now().Add(drainWait))
+			defer rc.SetReadDeadline(time.Time{})
+			io.Copy(io.Discard, http.MaxBytesReader(w, body, maxDrain))
+		}
+		res.Before(drain)
+		err := next(c)
+		if err == nil && !res.Committed {
+			drain() // the handler wrote nothing: net/http answers 200
+		}
+		return err
+	}
 }
 
 // hostCheck refuses Host headers other than loopback names on our port: a
