@@ -2,27 +2,11 @@ package server
 
 import (
 	"net/http"
-	"net/url"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/prsm-dev/prsm/engine"
 )
-
-// checkpointParam is a path parameter that names a checkpoint: an id, or
-// a name, which may hold any character. echo routes on the escaped path
-// when the request's path has escapes its plain form would not (a "/"
-// as %2F), and then hands its parameters over escaped.
-func checkpointParam(c echo.Context, name string) string {
-	v := c.Param(name)
-	if c.Request().URL.RawPath == "" {
-		return v
-	}
-	if u, err := url.PathUnescape(v); err == nil {
-		return u
-	}
-	return v
-}
 
 func (s *Server) turn(c echo.Context) error {
 	var req engine.TurnRequest
@@ -62,7 +46,7 @@ func (s *Server) createCheckpoint(c echo.Context) error {
 }
 
 func (s *Server) getCheckpoint(c echo.Context) error {
-	_, cp, err := s.eng.Checkpoint(c.Request().Context(), c.Param("id"), checkpointParam(c, "cid"))
+	_, cp, err := s.eng.Checkpoint(c.Request().Context(), c.Param("id"), c.Param("cid"))
 	if err != nil {
 		return err
 	}
@@ -79,7 +63,7 @@ func (s *Server) annotateCheckpoint(c echo.Context) error {
 	if req.Annotation == nil {
 		return apiError(http.StatusBadRequest, "missing_annotation", "the body needs an annotation field")
 	}
-	cp, err := s.eng.Annotate(c.Request().Context(), c.Param("id"), checkpointParam(c, "cid"), *req.Annotation)
+	cp, err := s.eng.Annotate(c.Request().Context(), c.Param("id"), c.Param("cid"), *req.Annotation)
 	if err != nil {
 		return err
 	}
@@ -87,7 +71,7 @@ func (s *Server) annotateCheckpoint(c echo.Context) error {
 }
 
 func (s *Server) deleteCheckpoint(c echo.Context) error {
-	cp, err := s.eng.DeleteCheckpoint(c.Request().Context(), c.Param("id"), checkpointParam(c, "cid"))
+	cp, err := s.eng.DeleteCheckpoint(c.Request().Context(), c.Param("id"), c.Param("cid"))
 	if err != nil {
 		return err
 	}
@@ -95,7 +79,7 @@ func (s *Server) deleteCheckpoint(c echo.Context) error {
 }
 
 func (s *Server) diffCheckpoint(c echo.Context) error {
-	d, err := s.eng.DiffCheckpoints(c.Request().Context(), c.Param("id"), checkpointParam(c, "cid"), checkpointParam(c, "other"))
+	d, err := s.eng.DiffCheckpoints(c.Request().Context(), c.Param("id"), c.Param("cid"), c.Param("other"))
 	if err != nil {
 		return err
 	}
@@ -103,7 +87,7 @@ func (s *Server) diffCheckpoint(c echo.Context) error {
 }
 
 func (s *Server) rollbackPreview(c echo.Context) error {
-	p, err := s.eng.RewindPlan(c.Request().Context(), c.Param("id"), checkpointParam(c, "cid"))
+	p, err := s.eng.RewindPlan(c.Request().Context(), c.Param("id"), c.Param("cid"))
 	if err != nil {
 		return err
 	}
@@ -120,7 +104,7 @@ func (s *Server) rollbackCheckpoint(c echo.Context) error {
 	if v := c.QueryParam("dry_run"); v == "true" || v == "1" {
 		req.DryRun = true
 	}
-	p, err := s.eng.Rewind(c.Request().Context(), c.Param("id"), checkpointParam(c, "cid"), req.DryRun)
+	p, err := s.eng.Rewind(c.Request().Context(), c.Param("id"), c.Param("cid"), req.DryRun)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -194,7 +195,7 @@ func (s *Server) router() *echo.Echo {
 		loginDir = filepath.Join(s.cfg.ProjectDir, "ui")
 	}
 	s.ui = newUIAuth(s.port, loginDir)
-	e.Use(drainBody, s.hostCheck, middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
+	e.Use(drainBody, unescapeParams, s.hostCheck, middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/events", s.events)
@@ -284,6 +285,31 @@ func drainBody(next echo.HandlerFunc) echo.HandlerFunc {
 			drain() // the handler wrote nothing: net/http answers 200
 		}
 		return err
+	}
+}
+
+// unescapeParams unescapes the path parameters of every route once. echo
+// routes on the escaped path when the request's path has escapes its plain
+// form would not (a ":" written %3A, as encodeURIComponent and Python's
+// quote(s, safe="") write it; a "/" in a checkpoint's name written %2F), and
+// then hands its parameters over escaped: a record id "b1:0" would come
+// as "b1%3A0" and be found nowhere.
+func unescapeParams(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().URL.RawPath == "" {
+			return next(c)
+		}
+		vals := c.ParamValues()
+		plain := make([]string, len(vals))
+		for i, v := range vals {
+			u, err := url.PathUnescape(v)
+			if err != nil {
+				u = v // net/http refuses a path with bad escapes first
+			}
+			plain[i] = u
+		}
+		c.SetParamValues(plain...)
+		return next(c)
 	}
 }
 
