@@ -25,6 +25,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/store"
 )
 
 // DefaultBodyLimit bounds request bodies; larger ones get 413. Tool
@@ -363,7 +364,14 @@ type httpError struct {
 	Code   string
 	Msg    string
 	Hint   string
+	// RetryAfter, in seconds, is sent as the Retry-After header when set.
+	RetryAfter int
 }
+
+// busyRetryAfter is the Retry-After of a busy store's answer, in
+// seconds: the store waited for its lock for seconds already, and the
+// lock of another prsm process or a sqlite shell may go at any moment.
+const busyRetryAfter = 1
 
 func (e *httpError) Error() string { return e.Msg }
 
@@ -384,8 +392,14 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	he := toHTTPError(err)
-	if he.Status >= 500 {
+	switch {
+	case he.Code == "busy":
+		s.log.Warn("store busy", "method", c.Request().Method, "path", c.Path(), "err", err)
+	case he.Status >= 500:
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Path(), "err", err)
+	}
+	if he.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(he.RetryAfter))
 	}
 	if c.Request().Method == http.MethodHead {
 		c.NoContent(he.Status)
@@ -398,6 +412,11 @@ func toHTTPError(err error) *httpError {
 	var he *httpError
 	if errors.As(err, &he) {
 		return he
+	}
+	if store.IsBusy(err) {
+		// SPEC.md: the client sends the same request again.
+		return &httpError{Status: http.StatusServiceUnavailable, Code: "busy", Msg: err.Error(),
+			Hint: "the database is locked by another process or a long transaction; try again in a moment", RetryAfter: busyRetryAfter}
 	}
 	var pe *prsm.Error
 	if errors.As(err, &pe) {

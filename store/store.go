@@ -373,7 +373,7 @@ func (db *DB) writer(ctx context.Context) (release func(), err error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-t.C:
-		return nil, fmt.Errorf("database is locked: another transaction of this server held it for %s", busyWait)
+		return nil, fmt.Errorf("%w: another transaction of this server held it for %s", ErrBusy, busyWait)
 	}
 	release = func() { <-db.wsem }
 	db.wmu.Lock()
