@@ -14,20 +14,23 @@ import (
 // doRaw sends a request without a body and returns the raw answer; error
 // answers are decoded like Do's.
 func (c *Client) doRaw(ctx context.Context, method, path string) ([]byte, error) {
-	req, err := c.newRequest(ctx, method, path, nil)
+	var data []byte
+	err := retryBusy(ctx, func() error {
+		req, err := c.newRequest(ctx, method, path, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := c.HTTP.Do(req)
+		if err != nil {
+			return fmt.Errorf("reach prsm server: %w", err)
+		}
+		defer resp.Body.Close()
+		if data, err = io.ReadAll(resp.Body); err != nil {
+			return fmt.Errorf("read answer of %s %s: %w", method, path, err)
+		}
+		return decodeAnswer(method, path, resp, data, nil)
+	})
 	if err != nil {
-		return nil, err
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("reach prsm server: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("read answer of %s %s: %w", method, path, err)
-	}
-	if err := decodeAnswer(method, path, resp, data, nil); err != nil {
 		return nil, err
 	}
 	return data, nil

@@ -7,10 +7,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -40,9 +42,78 @@ type APIError struct {
 	Code   string `json:"code"`
 	Msg    string `json:"error"`
 	Hint   string `json:"hint"`
+	// RetryAfter is what the answer's Retry-After header said (in
+	// seconds); zero without one.
+	RetryAfter time.Duration `json:"-"`
 }
 
 func (e *APIError) Error() string { return e.Msg }
+
+// Busy reports whether the answer is a busy store's: its database stayed
+// locked past the server's wait, nothing was done, and the same request
+// may be sent again (the client does, see retryBusy).
+func (e *APIError) Busy() bool {
+	return e.Status == http.StatusServiceUnavailable && e.Code == "busy"
+}
+
+// How the client sends a request again after a busy store's answer: it
+// waits what the answer's Retry-After says (firstBusyWait without one),
+// twice as long after each further busy answer, maxBusyWait at most, and
+// gives up, returning the busy answer, when another wait would end past
+// busyBudget after the first request or past the context's deadline (the
+// hook's is a few seconds). The server answers busy only after its own
+// wait for the lock, five seconds of sqlite's busy_timeout.
+const (
+	firstBusyWait = 250 * time.Millisecond
+	maxBusyWait   = 4 * time.Second
+	busyBudget    = 30 * time.Second
+)
+
+// retryBusy runs send, and again while it returns a busy store's answer
+// and the time allows (busyWait).
+func retryBusy(ctx context.Context, send func() error) error {
+	start := time.Now()
+	for n := 0; ; n++ {
+		err := send()
+		var ae *APIError
+		if !errors.As(err, &ae) || !ae.Busy() {
+			return err
+		}
+		deadline, _ := ctx.Deadline()
+		wait, ok := busyWait(ae.RetryAfter, n, start, time.Now(), deadline)
+		if !ok {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// busyWait is the wait before the request is sent again after its n-th
+// busy answer (from 0), which said retryAfter, when the first was sent at
+// start and it is now now; false when the client gives up instead: the
+// wait would end past busyBudget after start or at or past deadline (zero
+// for none).
+func busyWait(retryAfter time.Duration, n int, start, now, deadline time.Time) (time.Duration, bool) {
+	wait := retryAfter
+	if wait <= 0 {
+		wait = firstBusyWait
+	}
+	for i := 0; i < n && wait < maxBusyWait; i++ {
+		wait *= 2
+	}
+	wait = min(wait, maxBusyWait)
+	end := now.Add(wait)
+	if end.Sub(start) > busyBudget || (!deadline.IsZero() && !end.Before(deadline)) {
+		return 0, false
+	}
+	return wait, true
+}
 
 // Do sends a request with an optional JSON body and decodes a JSON answer
 // into out (when non-nil).
@@ -54,20 +125,22 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 			return err
 		}
 	}
-	req, err := c.newRequest(ctx, method, path, b)
-	if err != nil {
-		return err
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return fmt.Errorf("reach prsm server: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("read answer of %s %s: %w", method, path, err)
-	}
-	return decodeAnswer(method, path, resp, data, out)
+	return retryBusy(ctx, func() error {
+		req, err := c.newRequest(ctx, method, path, b)
+		if err != nil {
+			return err
+		}
+		resp, err := c.HTTP.Do(req)
+		if err != nil {
+			return fmt.Errorf("reach prsm server: %w", err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return fmt.Errorf("read answer of %s %s: %w", method, path, err)
+		}
+		return decodeAnswer(method, path, resp, data, out)
+	})
 }
 
 // newRequest builds a request to the server with the client's token; a
@@ -95,6 +168,9 @@ func decodeAnswer(method, path string, resp *http.Response, data []byte, out any
 		ae := &APIError{Status: resp.StatusCode}
 		if json.Unmarshal(data, ae) != nil || ae.Msg == "" {
 			ae.Msg = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
+		}
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			ae.RetryAfter = time.Duration(secs) * time.Second
 		}
 		return ae
 	}

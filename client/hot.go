@@ -41,7 +41,8 @@ type hotConn struct {
 // Both requests may be sent twice: a repeated capture is a no-op and a
 // repeated complete answers the records stored. So a request that fails
 // on a kept connection (the server restarted, or closed it) is sent once
-// more on a new one, unless it timed out.
+// more on a new one, unless it timed out; and one that a busy store
+// answered is sent again, as Do sends any (retryBusy).
 func (c *Client) doHot(ctx context.Context, path string, body, out any) error {
 	u, err := url.Parse(c.BaseURL)
 	if c.hot == nil || err != nil || u.Scheme != "http" {
@@ -51,12 +52,18 @@ func (c *Client) doHot(ctx context.Context, path string, body, out any) error {
 	if err != nil {
 		return err
 	}
+	return retryBusy(ctx, func() error { return c.sendHot(ctx, u.Host, path, b, out) })
+}
+
+// sendHot sends the request of doHot once, on the kept connection or, if
+// that fails, on a new one.
+func (c *Client) sendHot(ctx context.Context, host, path string, b []byte, out any) error {
 	for try := 0; ; try++ {
 		req, err := c.newRequest(ctx, http.MethodPost, path, b)
 		if err != nil {
 			return err
 		}
-		hc, kept, err := c.hot.take(ctx, u.Host)
+		hc, kept, err := c.hot.take(ctx, host)
 		if err != nil {
 			return fmt.Errorf("reach prsm server: %w", err)
 		}

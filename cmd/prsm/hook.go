@@ -29,6 +29,10 @@ import (
 // The hook runs inside the agent's tool loop, so it is bounded: finding (or
 // starting) the server gets hookConnectTimeout, the whole call hookTimeout,
 // which stays under the 10 s timeout `prsm hooks install` gives Claude Code.
+// A call a busy store answered (503 busy) is sent again by the client
+// while hookTimeout leaves room for the wait (client.Client retries it
+// within its context's deadline); as the server answers busy only after
+// waiting five seconds for the lock itself, that is once at most.
 const (
 	hookConnectTimeout = 5 * time.Second
 	hookTimeout        = 8 * time.Second
