@@ -216,6 +216,15 @@ export class PrsmApiError extends Error {
     return this.status === 0;
   }
 
+  /**
+   * True for a busy store's answer (503, code busy): its database stayed
+   * locked past the server's own wait, nothing was done, and the same
+   * request may be sent again (PrsmClient does).
+   */
+  get busy(): boolean {
+    return this.status === 503 && this.code === 'busy';
+  }
+
   /** The message with its hint, for the user. */
   describe(): string {
     return this.hint ? `${this.message} (${this.hint})` : this.message;
@@ -225,14 +234,35 @@ export class PrsmApiError extends Error {
 // ---- the client ---------------------------------------------------------------
 
 export interface ClientOptions {
-  /** Per-request timeout in ms (default 60 s). */
+  /**
+   * Per-request timeout in ms (default 60 s). A request a busy store
+   * answered is sent again while the waits stay within it, counted from
+   * the first try.
+   */
   timeoutMs?: number;
 }
 
 /**
- * Escapes one path segment. The server matches ids on the raw path without
- * unescaping them, so the characters a path segment may hold as they are
- * (RFC 3986 pchar: ':' of "tc:0" record ids, '@', ...) stay unescaped.
+ * The wait before a request a busy store answered is sent again, after its
+ * n-th busy answer (from 0): what the answer's Retry-After said (250 ms
+ * without one), twice as long each time, 4 s at most. The server answers
+ * busy only after waiting for its lock itself (five seconds).
+ */
+export function busyWaitMs(retryAfter: string | undefined, n: number): number {
+  const secs = Number(retryAfter);
+  let wait = retryAfter && Number.isInteger(secs) && secs > 0 ? secs * 1000 : 250;
+  for (let i = 0; i < n && wait < 4000; i++) {
+    wait *= 2;
+  }
+  return Math.min(wait, 4000);
+}
+
+/**
+ * Escapes one path segment. The characters a path segment may hold as they
+ * are (RFC 3986 pchar: ':' of "tc:0" record ids, '@', ...) stay unescaped:
+ * older servers looked ids up on the raw path, and an id reads better in a
+ * log as it is. (The server now unescapes every id once, so "%3A" works as
+ * well.)
  */
 export function seg(s: string): string {
   return encodeURIComponent(s).replace(/%(3A|40|21|24|26|27|28|29|2A|2B|2C|3B|3D)/gi, (m) => decodeURIComponent(m));
@@ -251,6 +281,8 @@ function query(params: Record<string, string | undefined>): string {
 interface RawAnswer {
   status: number;
   body: Buffer;
+  /** The Retry-After header, when the answer had one. */
+  retryAfter?: string;
 }
 
 /** A client of one prsm server. */
@@ -298,7 +330,8 @@ export class PrsmClient {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+          const retryAfter = res.headers['retry-after'];
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), retryAfter }));
           res.on('error', (err) => reject(transportError(method, path, err)));
         },
       );
@@ -310,13 +343,26 @@ export class PrsmClient {
     });
   }
 
-  /** Sends a request and returns the raw body of a 2xx answer; throws PrsmApiError otherwise. */
+  /**
+   * Sends a request and returns the raw body of a 2xx answer; throws
+   * PrsmApiError otherwise. A busy store's answer is asked again after a
+   * wait (busyWaitMs), as SPEC.md says clients do, until the next wait would
+   * end past timeoutMs after the first try: then the busy answer is thrown.
+   */
   async request(method: string, path: string, body?: unknown, auth = true): Promise<Buffer> {
-    const ans = await this.raw(method, path, body, auth);
-    if (ans.status >= 400) {
-      throw errorOf(method, path, ans);
+    const start = Date.now();
+    for (let n = 0; ; n++) {
+      const ans = await this.raw(method, path, body, auth);
+      if (ans.status < 400) {
+        return ans.body;
+      }
+      const err = errorOf(method, path, ans);
+      const wait = busyWaitMs(ans.retryAfter, n);
+      if (!err.busy || Date.now() + wait - start > this.timeoutMs) {
+        throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
-    return ans.body;
   }
 
   private async json<T>(method: string, path: string, body?: unknown, auth = true): Promise<T> {

@@ -117,6 +117,52 @@ describe('PrsmClient', () => {
     bad.dispose();
   });
 
+  it('asks a busy store again, after the wait its Retry-After says', async () => {
+    let calls = 0;
+    srv.routes.set('POST /sessions/s1/file-changes/b1%3A0/reject', (_q, res) => {
+      calls++;
+      if (calls <= 2) {
+        // The first busy answer says wait a second; the second says nothing.
+        res.setHeader('Retry-After', calls === 1 ? '1' : '');
+        return json(res, 503, { error: 'database is locked', code: 'busy' });
+      }
+      json(res, 200, { records: [rec({ id: 'b1:0', status: 'rejected' })] });
+    });
+    srv.routes.set('POST /sessions/s1/file-changes/b1:0/reject', srv.routes.get('POST /sessions/s1/file-changes/b1%3A0/reject')!);
+    const t0 = Date.now();
+    const ans = await client.reject('s1', 'b1:0');
+    const took = Date.now() - t0;
+    expect(ans.records[0]).toMatchObject({ id: 'b1:0', status: 'rejected' });
+    expect(calls).toBe(3);
+    // 1 s, as the first Retry-After said, then 500 ms: the 250 ms of an
+    // answer without one, twice as long for the second wait.
+    expect(took).toBeGreaterThanOrEqual(1500);
+    expect(took).toBeLessThan(4000);
+  }, 15_000);
+
+  it('gives a busy store up within its time budget, and retries nothing else', async () => {
+    const quick = new PrsmClient({ addr: srv.addr, token: srv.token }, { timeoutMs: 1000 });
+    let calls = 0;
+    srv.routes.set('POST /sessions/s1/file-changes/accept-all', (_q, res) => {
+      calls++;
+      json(res, 503, { error: 'database is locked', code: 'busy' });
+    });
+    const t0 = Date.now();
+    const err = await quick.acceptAll('s1').catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 503, code: 'busy', busy: true });
+    // 0, 250 and 750 ms; the next try, at 1750 ms, is past the budget.
+    expect(calls).toBe(3);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    calls = 0;
+    srv.routes.set('POST /sessions/s1/file-changes/reject-all', (_q, res) => {
+      calls++;
+      json(res, 503, { error: 'shutting down', code: 'unavailable' });
+    });
+    await expect(quick.rejectAll('s1')).rejects.toMatchObject({ status: 503, code: 'unavailable', busy: false });
+    expect(calls).toBe(1);
+    quick.dispose();
+  });
+
   it('reads raw content and treats a missing side as undefined', async () => {
     srv.routes.set('GET /sessions/s1/file-changes/t/content', (q, res) => {
       if (q.url.endsWith('side=before')) {

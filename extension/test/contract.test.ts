@@ -166,6 +166,16 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
     expect(err).toMatchObject({ status: 404, code: 'record_not_found' });
   });
 
+  it('takes ids escaped as encodeURIComponent escapes them (a shell record\'s ":" as %3A)', async () => {
+    const recs = await agentWrite(client, sess, 'sh1', 'shell.txt', 'by a shell\n', 'Bash');
+    expect(recs.map((x) => x.id)).toEqual(['sh1:0']);
+    const plain = await client.request('GET', `/sessions/${sess.id}/file-changes/sh1:0`);
+    const escaped = await client.request('GET', `/sessions/${encodeURIComponent(sess.id)}/file-changes/${encodeURIComponent('sh1:0')}`);
+    expect(escaped.toString('utf8')).toBe(plain.toString('utf8'));
+    const accepted = JSON.parse((await client.request('POST', `/sessions/${sess.id}/file-changes/sh1%3A0/accept`)).toString('utf8'));
+    expect(accepted.records.map((x: FileChangeRecord) => [x.id, x.status])).toEqual([['sh1:0', 'accepted']]);
+  });
+
   it('leaves a conflicting change out of the workspace, and "Keep mine" (reject) keeps the user\'s file', async () => {
     const mine = BASE.replace('alpha', 'USER');
     fs.writeFileSync(path.join(s.repo, 'd.txt'), mine);
