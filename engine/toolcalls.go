@@ -606,7 +606,8 @@ func dedupe(paths []string) []string {
 
 // CompleteToolCall detects what the tool call changed, stores a record per
 // changed file, applies each to the workspace (auto mode) and only then
-// returns the records. A repeated complete returns the same records.
+// returns the records. A repeated complete returns the same records, after
+// trying again the workspace writes that failed (retrySyncs).
 func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req CompleteRequest) (*Records, error) {
 	if err := checkToolCallID(toolCallID); err != nil {
 		return nil, err
@@ -632,6 +633,9 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	case err == nil && tc.CompletedAt != nil:
 		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: toolCallID})
 		if err != nil {
+			return nil, err
+		}
+		if err := e.retrySyncs(ctx, s, recs); err != nil {
 			return nil, err
 		}
 		return e.answer(ctx, recs)
@@ -676,6 +680,53 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	// answer, as a capture is: the workspace has the changes already.
 	e.afterAnswer(s.ID, lock, finish)
 	return ans, err
+}
+
+// retrySyncs tries again the workspace writes of a completed call's
+// records that an auto-mode complete stored and could not apply (a full
+// disk: see transient); their sync_state pending_review is then the
+// sync's intent, as at a start (recoverSyncs). A repeated complete is the
+// caller trying again, so it gets the writes tried again and the records'
+// new states, not the failure as it was. recs are updated in place; a
+// write that fails again the same way gives a syncError. The caller holds
+// the session's lock.
+func (e *Engine) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.Record) error {
+	if s.Status != prsm.SessionActive || s.Mode != prsm.ModeAuto {
+		return nil
+	}
+	var done []stateChange
+	var failed []error
+	for _, r := range recs {
+		if r.Status != prsm.StatusPending || r.SyncState != prsm.SyncPendingReview {
+			continue
+		}
+		before, after, err := e.versions(ctx, r)
+		if err != nil {
+			return err
+		}
+		state, err := e.syncToWorkspace(ctx, s, r.RelPath, before, after)
+		if err != nil && transient(err) {
+			e.Log.Error("sync failed again", "session", s.ID, "record", r.ID, "err", err)
+			failed = append(failed, fmt.Errorf("%s: %w", r.RelPath, err))
+			continue
+		}
+		if err != nil {
+			// As record: a path prsm may never write keeps the workspace
+			// file as it is.
+			e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", r.ID, "err", err)
+		}
+		done = append(done, stateChange{r: r, status: r.Status, syncSt: state})
+	}
+	if err := e.setStates(ctx, done, ""); err != nil {
+		return err
+	}
+	if len(done) > 0 {
+		e.publishSession(ctx, s.ID)
+	}
+	if len(failed) > 0 {
+		return &syncError{errs: failed}
+	}
+	return nil
 }
 
 // detectAndRecord is the heart of tracking: find the changed files, store
