@@ -229,7 +229,7 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	// Checkpoints whose objects a crash kept from the repository. What
 	// cannot be written (a bad row) is logged and set aside or left; the
 	// start goes on.
-	if err := e.FlushObjects(ctx); err != nil {
+	if err := e.flushAtStart(ctx); err != nil {
 		e.Log.Error("reconcile: checkpoints not written", "err", err)
 	}
 	if _, err := e.RecoverIntents(ctx); err != nil {
