@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -121,8 +122,9 @@ func (e *Engine) Close() {
 }
 
 // FlushObjects writes the objects of every checkpoint still pending into
-// the repository's object store, points their refs at their commits, and
-// forgets them: after it returns, git (and git gc) sees every checkpoint.
+// the repository's object store (a pack, kept until the refs are set),
+// points their refs at their commits, and forgets them: after it
+// returns, git (and git gc) sees every checkpoint.
 // The server runs it in the background after each checkpoint, at start
 // (what a crash left) and before it stops.
 func (e *Engine) FlushObjects(ctx context.Context) error {
@@ -136,6 +138,26 @@ func (e *Engine) FlushObjects(ctx context.Context) error {
 		return err
 	}
 	return e.writePending(ctx)
+}
+
+// flushAtStart writes what a crash left pending (FlushObjects) and then,
+// every checkpoint's refs set, releases the packs a crash left kept
+// (worktree.Objects.ReleaseKeeps): the flush that kept them never set
+// their refs, or stopped before it released them.
+func (e *Engine) flushAtStart(ctx context.Context) error {
+	if err := e.FlushObjects(ctx); err != nil {
+		return err
+	}
+	objs, err := e.Repo.Objects()
+	if err != nil {
+		return err
+	}
+	if n, err := objs.ReleaseKeeps(); err != nil {
+		return fmt.Errorf("release kept packs: %w", err)
+	} else if n > 0 {
+		e.Log.Info("released the packs of checkpoint objects a crash left kept", "count", n)
+	}
+	return nil
 }
 
 // parsePending reads the objects of a pending row.
@@ -209,9 +231,13 @@ func (e *Engine) writePending(ctx context.Context) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if err := objs.WriteObjects(all); err != nil {
+	// One pack, kept until the refs are set: no git gc prunes its
+	// objects while no ref reaches them (worktree/pack.go).
+	kept, err := objs.WriteKept(all)
+	if err != nil {
 		return fmt.Errorf("write checkpoint objects: %w", err)
 	}
+	crashPoint("flush:written")
 	// Refs last, in order: a ref only ever names a commit whose objects
 	// are all in place.
 	last := map[string]string{}
@@ -226,8 +252,15 @@ func (e *Engine) writePending(ctx context.Context) error {
 	}
 	for _, ref := range order {
 		if err := objs.SetRef(ref, last[ref]); err != nil {
+			// The pack stays kept: a start releases it (ReleaseKeeps),
+			// once a flush set the refs.
 			return fmt.Errorf("checkpoint ref: %w", err)
 		}
+	}
+	// Reachable now: the pack, and the large blobs the trees name
+	// (written apart, as their trees were built), are git's to keep.
+	if err := errors.Join(kept.Release(), objs.ReleaseLarge(all)); err != nil {
+		e.Log.Warn("release kept checkpoint objects", "err", err)
 	}
 	// On the transaction connection, like every write: a write on a pool
 	// connection makes the transaction connection drop its page cache,

@@ -106,7 +106,8 @@ type sessionState struct {
 	// the blob is skipped. Guarded by mu.
 	stored map[string]uint64
 	// openChecked: the store's open tool calls (captured before a restart)
-	// were closed by a turn (closeDangling). Guarded by mu.
+	// were closed, at start (closeCrashed) or by a turn (closeDangling).
+	// Guarded by mu.
 	openChecked bool
 	// calls holds the ids of the session's tool calls (nil until a
 	// capture needs it): a capture whose id is not there is new, with no
@@ -605,7 +606,8 @@ func dedupe(paths []string) []string {
 
 // CompleteToolCall detects what the tool call changed, stores a record per
 // changed file, applies each to the workspace (auto mode) and only then
-// returns the records. A repeated complete returns the same records.
+// returns the records. A repeated complete returns the same records, after
+// trying again the workspace writes that failed (retrySyncs).
 func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req CompleteRequest) (*Records, error) {
 	if err := checkToolCallID(toolCallID); err != nil {
 		return nil, err
@@ -631,6 +633,9 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	case err == nil && tc.CompletedAt != nil:
 		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: toolCallID})
 		if err != nil {
+			return nil, err
+		}
+		if err := e.retrySyncs(ctx, s, recs); err != nil {
 			return nil, err
 		}
 		return e.answer(ctx, recs)
@@ -661,7 +666,7 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if call != nil && call.early != nil {
 		e.claimEarly(st, call.early)
 	}
-	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, call, req.Result)
+	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, call, req.Result, false)
 	delete(st.inflight, tc.ID)
 	if err != nil {
 		finish()
@@ -677,14 +682,62 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	return ans, err
 }
 
+// retrySyncs tries again the workspace writes of a completed call's
+// records that an auto-mode complete stored and could not apply (a full
+// disk: see transient); their sync_state pending_review is then the
+// sync's intent, as at a start (recoverSyncs). A repeated complete is the
+// caller trying again, so it gets the writes tried again and the records'
+// new states, not the failure as it was. recs are updated in place; a
+// write that fails again the same way gives a syncError. The caller holds
+// the session's lock.
+func (e *Engine) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.Record) error {
+	if s.Status != prsm.SessionActive || s.Mode != prsm.ModeAuto {
+		return nil
+	}
+	var done []stateChange
+	var failed []error
+	for _, r := range recs {
+		if r.Status != prsm.StatusPending || r.SyncState != prsm.SyncPendingReview {
+			continue
+		}
+		before, after, err := e.versions(ctx, r)
+		if err != nil {
+			return err
+		}
+		state, err := e.syncToWorkspace(ctx, s, r.RelPath, before, after)
+		if err != nil && transient(err) {
+			e.Log.Error("sync failed again", "session", s.ID, "record", r.ID, "err", err)
+			failed = append(failed, fmt.Errorf("%s: %w", r.RelPath, err))
+			continue
+		}
+		if err != nil {
+			// As record: a path prsm may never write keeps the workspace
+			// file as it is.
+			e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", r.ID, "err", err)
+		}
+		done = append(done, stateChange{r: r, status: r.Status, syncSt: state})
+	}
+	if err := e.setStates(ctx, done, ""); err != nil {
+		return err
+	}
+	if len(done) > 0 {
+		e.publishSession(ctx, s.ID)
+	}
+	if len(failed) > 0 {
+		return &syncError{errs: failed}
+	}
+	return nil
+}
+
 // detectAndRecord is the heart of tracking: find the changed files, store
 // their records and the new known state in one transaction, then sync.
-// finish is record's.
+// finish is record's. full looks at the whole worktree (git status), not
+// only at what the watcher saw.
 // The early write of the call's slot (the workspace write of the file the
 // tool names, started before the changes are known) is taken once they
 // are; record uses it if it turns out to be the one change, else drops
 // it.
-func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, call *inflightCall, result []byte) (recs []*prsm.Record, finish func(), err error) {
+func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, call *inflightCall, result []byte, full bool) (recs []*prsm.Record, finish func(), err error) {
 	finish = func() {}
 	var early *earlyWrite
 	defer func() {
@@ -716,7 +769,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	if p != "" {
 		extra = append(extra, p)
 	}
-	changes, ack, err := e.detect(ctx, st, extra, false)
+	changes, ack, err := e.detect(ctx, st, extra, full)
 	if err != nil {
 		return nil, finish, err
 	}
@@ -731,12 +784,14 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 		}
 		return tc.ID
 	}, result, true)
-	if err != nil {
+	if se := (*syncError)(nil); err != nil && !errors.As(err, &se) {
 		return nil, finish, err
 	}
+	// Recorded (a syncError: only the workspace is behind, as the
+	// records say).
 	ack()
 	st.tracker.Unclaimed(left)
-	return recs, finish, nil
+	return recs, finish, err
 }
 
 // maxToolCall is how long a tool call may run: Claude Code's longest
@@ -794,6 +849,74 @@ func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *session
 		e.changed(s.ID)
 	}
 	return nil
+}
+
+// crashedResult is the result stored for a tool call closed at start.
+var crashedResult = []byte(`{"prsm":"closed at start: the server stopped before the call's PostToolUse came"}`)
+
+// closeCrashed closes the session's tool calls that an earlier run of
+// the server captured and never completed: it was killed while their
+// tools ran, or before their completes came. Left open, each would stop
+// rollbacks as a call in flight for maxToolCall. Each is completed as
+// its complete would have been, from its capture's snapshot, and what
+// changed is recorded under its own id; the calls share the changes as
+// calls running together do (claim). The look is a full scan: a watcher
+// started now saw nothing of what changed before. An agent whose
+// PostToolUse comes later gets these records (a repeated complete);
+// what its tool changes after this start is recorded like any unclaimed
+// change. The caller holds the session's lock, at start, before any
+// call of this run is captured. A syncError means the calls are closed
+// and recorded, and the workspace is behind, as their records say.
+func (e *Engine) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionState) ([]*prsm.Record, error) {
+	open, err := store.OpenToolCalls(ctx, e.DB.Q(), s.ID)
+	if err != nil || len(open) == 0 {
+		return nil, err
+	}
+	var calls []*inflightCall
+	for id := range open {
+		if st.inflight[id] != nil {
+			continue // captured by this run: in flight
+		}
+		tc, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, id)
+		if err != nil {
+			return nil, err
+		}
+		calls = append(calls, &inflightCall{tc: tc, rel: e.argPath(s, tc.Args, tc.Cwd)})
+	}
+	sort.Slice(calls, func(i, j int) bool {
+		a, b := calls[i].tc, calls[j].tc
+		if !a.StartedAt.Equal(b.StartedAt) {
+			return a.StartedAt.Before(b.StartedAt)
+		}
+		return a.ID < b.ID
+	})
+	// In flight together while they close, so that each claims only its
+	// own changes; none is left in flight whatever happens.
+	for _, c := range calls {
+		st.inflight[c.tc.ID] = c
+	}
+	defer func() {
+		for _, c := range calls {
+			delete(st.inflight, c.tc.ID)
+		}
+	}()
+	var all []*prsm.Record
+	var behind error
+	for _, c := range calls {
+		recs, finish, err := e.detectAndRecord(ctx, s, st, c.tc, c, crashedResult, true)
+		finish()
+		delete(st.inflight, c.tc.ID)
+		if se := (*syncError)(nil); errors.As(err, &se) {
+			behind = err // recorded; the workspace is behind
+		} else if err != nil {
+			return all, fmt.Errorf("close tool call %s: %w", c.tc.ID, err)
+		}
+		e.Log.Warn("tool call closed at start: the server stopped while it ran", "session", s.ID,
+			"tool_call", c.tc.ID, "tool", c.tc.ToolName, "records", len(recs))
+		all = append(all, recs...)
+	}
+	st.openChecked = true
+	return all, behind
 }
 
 // claim keeps, of the changes found for tool call tc (named: the file its

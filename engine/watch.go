@@ -209,9 +209,11 @@ type ReconcileReport struct {
 	Branches []string `json:"branches"`
 }
 
-// Reconcile runs at start: changes made in session worktrees while the
-// server was down become records (agent "unknown", ids
-// reconcile-<session8>-N) and are synced; sessions whose worktree vanished
+// Reconcile runs at start: tool calls a crash left open (captured, never
+// completed) are closed, what changed in their worktree recorded as
+// theirs (closeCrashed); other changes made in session worktrees while
+// the server was down become records (agent "unknown", ids
+// reconcile-<session8>-N); all are synced; sessions whose worktree vanished
 // are ended and say so (their records stay readable); prsm's own worktree
 // directories that no active session owns and that hold nothing pending are
 // removed. Worktrees with pending work are never deleted.
@@ -227,7 +229,7 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	// Checkpoints whose objects a crash kept from the repository. What
 	// cannot be written (a bad row) is logged and set aside or left; the
 	// start goes on.
-	if err := e.FlushObjects(ctx); err != nil {
+	if err := e.flushAtStart(ctx); err != nil {
 		e.Log.Error("reconcile: checkpoints not written", "err", err)
 	}
 	if _, err := e.RecoverIntents(ctx); err != nil {
@@ -267,8 +269,18 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 			e.Log.Error("reconcile: session not loaded", "session", s.ID, "err", err)
 			continue
 		}
-		recs, err := e.recordUnclaimed(ctx, ss, st, "reconcile-"+s.ID[:8]+"-"+newID()[:6], "Reconcile", "unknown", true)
+		// The tool calls a crash left open first: what changed is theirs.
+		// The rest is nobody's.
+		recs, err := e.closeCrashed(ctx, ss, st)
+		if se := (*syncError)(nil); err == nil || errors.As(err, &se) {
+			more, uerr := e.recordUnclaimed(ctx, ss, st, "reconcile-"+s.ID[:8]+"-"+newID()[:6], "Reconcile", "unknown", true)
+			recs = append(recs, more...)
+			if uerr != nil {
+				err = uerr
+			}
+		}
 		unlock()
+		rep.Records = append(rep.Records, recs...)
 		if se := (*syncError)(nil); errors.As(err, &se) {
 			// Recorded, not yet applied: the start goes on, and the
 			// records' open intents are tried again at the next one.
@@ -280,9 +292,7 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 			// the server (and every other session) down; it is tried
 			// again at the next start.
 			e.Log.Error("reconcile: changes made while the server was down not recorded", "session", s.ID, "err", err)
-			continue
 		}
-		rep.Records = append(rep.Records, recs...)
 	}
 	entries, _ := os.ReadDir(e.WorktreeDir())
 	for _, ent := range entries {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,7 +20,7 @@ import (
 )
 
 // Object is a git object: its id, type and body. It is deflated only when
-// written as a loose object (in the background, by the flusher): a
+// written (in the background, by the flusher, into a pack): a
 // checkpoint's tool call does not wait for zlib, which was a fifth of its
 // CPU.
 type Object struct {
@@ -34,7 +33,8 @@ func objectHeader(t plumbing.ObjectType, size int) []byte {
 	return []byte(t.String() + " " + strconv.Itoa(size) + "\x00")
 }
 
-// Loose is the object's loose form before deflating: header and body.
+// Loose is the object's loose form before deflating: header and body (a
+// pending row stores it so).
 func (ob Object) Loose() []byte {
 	return append(objectHeader(ob.Type, len(ob.Body)), ob.Body...)
 }
@@ -136,18 +136,6 @@ func inflateMax(data []byte, max int) ([]byte, error) {
 	return out, nil
 }
 
-// deflate is the object's loose file: its loose form, zlib-deflated.
-func (ob Object) deflate() []byte {
-	var buf bytes.Buffer
-	zw := zlibWriters.Get().(*zlib.Writer)
-	zw.Reset(&buf)
-	zw.Write(objectHeader(ob.Type, len(ob.Body)))
-	zw.Write(ob.Body)
-	zw.Close()
-	zlibWriters.Put(zw)
-	return buf.Bytes()
-}
-
 // zlibWriters are reused: a new deflate writer allocates about 600 KB of
 // tables, which was 40% of a checkpoint's CPU. They are klauspost's zlib
 // (the zstd of the store's blobs comes from the same module): it deflates
@@ -161,7 +149,7 @@ var zlibWriters = stdsync.Pool{New: func() any {
 // Batch collects the new objects of one tree (and commit) in memory:
 // hashing costs little, and a tree needs only its children's ids, so a
 // checkpoint's ids are known before any file is written. Writing
-// the objects (WriteObjects) is what costs: a temp file and a rename each.
+// the objects (WriteKept) is what costs.
 type Batch struct {
 	o    *Objects
 	objs []Object
@@ -193,9 +181,10 @@ func (b *Batch) add(t plumbing.ObjectType, body []byte) plumbing.Hash {
 	if t == plumbing.BlobObject && len(body) > directBlob {
 		// Written now, deflated straight into its file: held in a
 		// pending row it took three more copies of its size (the
-		// loose form, the row, sqlite's). An object with no ref yet
-		// is harmless; the row's commit names it once stored.
-		if err := b.o.writeLoose(ob); err != nil && b.err == nil {
+		// loose form, the row, sqlite's). No ref reaches it until the
+		// row's commit is flushed: a pack of its own, kept until then
+		// (ReleaseLarge), holds it against a git gc.
+		if err := b.o.keepLarge(ob); err != nil && b.err == nil {
 			b.err = err
 		}
 		return id
@@ -287,107 +276,14 @@ type stagedObject struct {
 	refs int
 }
 
-// looseWorkers is how many objects are written at once.
-const looseWorkers = 8
-
-// WriteObjects stores objects as git's loose objects, several at once:
-// each costs a temp file and a rename, and done one after another (as
-// go-git's storer does) they were most of a checkpoint's time. Objects
-// already stored loose are skipped; one that is packed is written loose
-// again, which git tolerates and gc folds. PackMin new objects or more
-// go into one pack instead.
+// WriteObjects stores objects (WriteKept) and releases their pack at
+// once: for objects a ref reaches already, or that no ref needs to.
 func (o *Objects) WriteObjects(objs []Object) error {
-	if len(objs) == 0 {
-		return nil
-	}
-	if len(objs) >= PackMin {
-		var fresh []Object
-		for _, ob := range objs {
-			if _, err := os.Lstat(o.loosePath(ob.Hash)); err != nil {
-				fresh = append(fresh, ob)
-			}
-		}
-		if len(fresh) >= PackMin {
-			return o.writePack(fresh)
-		}
-		objs = fresh
-	}
-	jobs := make(chan Object)
-	errs := make(chan error, len(objs))
-	var wg stdsync.WaitGroup
-	for i := 0; i < min(looseWorkers, len(objs)); i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ob := range jobs {
-				errs <- o.writeLoose(ob)
-			}
-		}()
-	}
-	for _, ob := range objs {
-		jobs <- ob
-	}
-	close(jobs)
-	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		if err != nil {
-			all = append(all, err)
-		}
-	}
-	return errors.Join(all...)
-}
-
-// writeLoose stores one object at objects/xx/yyyy..., through a temp file
-// in the same directory and a rename, read-only as git makes them.
-func (o *Objects) writeLoose(ob Object) error {
-	hex := ob.Hash.String()
-	p := o.loosePath(ob.Hash)
-	dir := filepath.Dir(p)
-	if _, err := os.Lstat(p); err == nil {
-		return nil
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("write object %s: %w", hex, err)
-	}
-	var tmp string
-	var err error
-	if len(ob.Body) > deflateStream {
-		tmp, err = ob.deflateTemp(dir)
-	} else {
-		tmp, err = writeTemp(dir, "tmp_obj_", ob.deflate(), false)
-	}
-	if err == nil {
-		if err = os.Rename(tmp, p); err != nil {
-			os.Remove(tmp)
-		}
-	}
+	k, err := o.WriteKept(objs)
 	if err != nil {
-		return fmt.Errorf("write object %s: %w", hex, err)
-	}
-	return nil
-}
-
-// deflateStream is the body size from which an object is deflated
-// straight into its file, not into memory first: a buffer that grows to
-// the size of a large file was several copies of it at once.
-const deflateStream = 1 << 20
-
-// deflateTemp writes the object's loose file to a new read-only temp
-// file in dir, deflating as it goes, and returns its path.
-func (ob Object) deflateTemp(dir string) (string, error) {
-	return writeTempWith(dir, "tmp_obj_", false, func(w io.Writer) error {
-		zw := zlib.NewWriter(w)
-		_, err := zw.Write(objectHeader(ob.Type, len(ob.Body)))
-		if err == nil {
-			_, err = zw.Write(ob.Body)
-		}
-		if cerr := zw.Close(); err == nil {
-			err = cerr
-		}
 		return err
-	})
+	}
+	return k.Release()
 }
 
 // writeTemp writes data to a new read-only temp file in dir (synced to
@@ -423,14 +319,9 @@ func writeTempWith(dir, pattern string, sync bool, write func(io.Writer) error) 
 	return f.Name(), nil
 }
 
-// loosePath is where git keeps object h loose.
-func (o *Objects) loosePath(h plumbing.Hash) string {
-	hex := h.String()
-	return filepath.Join(o.objDir, hex[:2], hex[2:])
-}
-
 // reader is the object store as prsm reads it: staged objects first, then
-// go-git's (loose and packed). Callers hold o.mu.
+// those of the packs this process wrote (pack.go), then go-git's (loose
+// and packed). Callers hold o.mu.
 func (o *Objects) reader() storer.EncodedObjectStorer {
 	return stagedReader{EncodedObjectStorer: o.storage, o: o}
 }
@@ -449,6 +340,12 @@ func (r stagedReader) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plu
 			return nil, plumbing.ErrObjectNotFound
 		}
 		return obj, nil
+	}
+	if e, ok := r.o.packed[h]; ok {
+		if t != plumbing.AnyObject && e.typ != t {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return &packedObject{h: h, e: e}, nil
 	}
 	// Loose objects are read here; packed ones (and a loose one this
 	// cannot read) by go-git.
@@ -477,6 +374,9 @@ func (r stagedReader) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plu
 
 func (r stagedReader) HasEncodedObject(h plumbing.Hash) error {
 	if _, ok := r.o.staged[h]; ok {
+		return nil
+	}
+	if _, ok := r.o.packed[h]; ok {
 		return nil
 	}
 	err := r.EncodedObjectStorer.HasEncodedObject(h)

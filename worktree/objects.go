@@ -42,6 +42,13 @@ type Objects struct {
 	// staged holds objects a checkpoint made that are not written yet
 	// (Stage); every read sees them.
 	staged map[plumbing.Hash]*stagedObject
+	// own are the packs this process wrote (pack.go), packed where their
+	// objects are, keptLarge the kept packs of large blobs by blob. All
+	// three are guarded by mu; writeMu serializes WriteKept.
+	own       []*ownPack
+	packed    map[plumbing.Hash]packEntry
+	keptLarge map[plumbing.Hash]*ownPack
+	writeMu   stdsync.Mutex
 }
 
 // Objects opens the repository's object store once and returns it.

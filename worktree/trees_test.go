@@ -81,10 +81,10 @@ func TestBuildTreeEqualsGit(t *testing.T) {
 	}
 }
 
-// TestBuildTreeWritesLooseObjectsGitReads: the objects of a tree built from
-// nothing are written by prsm alone (git wrote none of them), as loose
-// objects git reads and fsck accepts, read-only like git's own.
-func TestBuildTreeWritesLooseObjectsGitReads(t *testing.T) {
+// TestBuildTreeWritesObjectsGitReads: the objects of a tree built from
+// nothing are written by prsm alone (git wrote none of them), in a pack
+// git reads and fsck accepts, read-only like git's own.
+func TestBuildTreeWritesObjectsGitReads(t *testing.T) {
 	testgit.Env(t)
 	dir := testgit.Init(t, "r")
 	objs := openObjects(t, dir)
@@ -106,10 +106,15 @@ func TestBuildTreeWritesLooseObjectsGitReads(t *testing.T) {
 	if n := len(strings.Split(testgit.Git(t, dir, "ls-tree", "-r", "--name-only", tree), "\n")); n != 40 {
 		t.Fatalf("ls-tree lists %d files, want 40", n)
 	}
-	p := filepath.Join(dir, ".git", "objects", tree[:2], tree[2:])
-	fi, err := os.Stat(p)
-	if err != nil || fi.Mode().Perm() != 0o444 {
-		t.Fatalf("loose tree object %s: %v %v", p, fi, err)
+	packs := packFiles(t, dir)
+	if len(packs) != 1 {
+		t.Fatalf("packs: %v", packs)
+	}
+	for _, p := range []string{packs[0], strings.TrimSuffix(packs[0], ".pack") + ".idx"} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm() != 0o444 {
+			t.Fatalf("%s: %v %v", p, fi, err)
+		}
 	}
 	c, err := commitTree(objs, tree, "", "cp", time.Now())
 	if err != nil {
@@ -119,7 +124,7 @@ func TestBuildTreeWritesLooseObjectsGitReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	testgit.Git(t, dir, "fsck", "--strict", "--no-dangling")
-	if left, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "*", "tmp_obj_*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "*", "tmp_*")); len(left) != 0 {
 		t.Fatalf("temp files left: %v", left)
 	}
 	// Built again on top of itself with one change, only the path's objects
@@ -264,8 +269,9 @@ func commitTree(objs *worktree.Objects, tree, parent, message string, when time.
 
 // TestBatchWritesLargeBlobsAtOnce: a blob larger than a few MiB goes into
 // the object store as the batch builds the tree, not into the batch's
-// objects (which a pending row would hold, copied), and git reads it
-// back whole; small ones wait in the batch.
+// objects (which a pending row would hold, copied), in a pack of its own
+// kept until its tree is flushed (ReleaseLarge); a git gc in between
+// keeps it, and git reads it back whole. Small ones wait in the batch.
 func TestBatchWritesLargeBlobsAtOnce(t *testing.T) {
 	testgit.Env(t)
 	dir := testgit.Init(t, "r")
@@ -287,7 +293,42 @@ func TestBatchWritesLargeBlobsAtOnce(t *testing.T) {
 			t.Fatal("the large blob waits in the batch")
 		}
 	}
+	keeps := glob(t, filepath.Join(dir, ".git", "objects", "pack", "*.keep"))
+	if len(keeps) != 1 {
+		t.Fatalf(".keep files after the build: %v", keeps)
+	}
+	testgit.Git(t, dir, "gc", "-q", "--prune=now")
+	// The same blob in another batch shares the kept pack.
+	again := objs.NewBatch()
+	if _, err := again.BuildTree("", []worktree.TreeChange{{Path: "copy.txt", File: &worktree.File{Mode: 0o100644, Content: large}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(packFiles(t, dir)); n != 2 { // git's, and the large blob's
+		t.Fatalf("packs after the second build: %d", n)
+	}
 	if err := objs.WriteObjects(b.Objects()); err != nil {
+		t.Fatal(err)
+	}
+	if err := objs.ReleaseLarge(b.Objects()); err != nil {
+		t.Fatal(err)
+	}
+	if keeps := glob(t, filepath.Join(dir, ".git", "objects", "pack", "*.keep")); len(keeps) != 0 {
+		t.Fatalf(".keep files once the tree is flushed: %v", keeps)
+	}
+	// Built again (the file edited back to it): its pack is kept again,
+	// not written again.
+	packs := len(packFiles(t, dir))
+	back := objs.NewBatch()
+	if _, err := back.BuildTree("", []worktree.TreeChange{{Path: "back.txt", File: &worktree.File{Mode: 0o100644, Content: large}}}); err != nil {
+		t.Fatal(err)
+	}
+	if k := glob(t, filepath.Join(dir, ".git", "objects", "pack", "*.keep")); len(k) != 1 || k[0] != keeps[0] {
+		t.Fatalf(".keep files after building the large blob again: %v (first %v)", k, keeps)
+	}
+	if n := len(packFiles(t, dir)); n != packs {
+		t.Fatalf("packs after building the large blob again: %d, before %d", n, packs)
+	}
+	if err := objs.ReleaseLarge(back.Objects()); err != nil {
 		t.Fatal(err)
 	}
 	blob := testgit.Git(t, dir, "rev-parse", tree+":big.txt")
