@@ -1386,3 +1386,32 @@ func TestChain2Seed820(t *testing.T) {
 		z.wantWT("g.txt", chainAbsent, "after rewind s3")
 	})
 }
+
+// Z52 (found minimising Z51): the rewind to s0 takes out of the worktree
+// e7 and, under it, the offer of e4 that the rewind to s2 made, in one
+// record (never applied); e8, between them, the user had rejected (it
+// left the worktree with no record). The rewind to s3 undoes that record:
+// it brings back the run e7, offer, which is no change of the workspace
+// at all, and e8 is no part of that run. The run was cut at e8, so the
+// workspace's side of g.txt kept e7's line, and the rewind saw a
+// conflict with e10, though the user made no edit, and left e10 in the
+// workspace, which had no g.txt at s3.
+func TestChain2RunPastAUserReject(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		s0 := z.cp(1)
+		z.put("e1", "g.txt", gLines(2, "T1"))
+		z.bulk(true)
+		z.put("e4", "g.txt", gLines(2, "T1", 8, "T4"))
+		s2 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		s3 := z.rewind(s2)
+		z.put("e7", "g.txt", gLines(5, "T7"))
+		z.put("e8", "g.txt", gLines(5, "T7", 14, "T8"))
+		z.reject("e8")
+		z.rewind(s0)
+		z.put("e10", "g.txt", gLines(20, "T10"))
+		z.accept("e10")
+		z.rewind(s3)
+		z.wantWS("g.txt", chainAbsent, "after rewind s3")
+		z.wantWT("g.txt", chainAbsent, "after rewind s3")
+	})
+}

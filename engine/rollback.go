@@ -715,13 +715,18 @@ func (e *Engine) broughtBack(ctx context.Context, unsynced []*prsm.Record, statu
 	// following on the next, that goes from its after side to its before
 	// side is brought back whole, and nothing else is: an older change
 	// that its before side also holds (an offer's change, offered again
-	// by the run) was not taken out by it.
+	// by the run) was not taken out by it. A change the user rejected
+	// before the record was made left the worktree then, with no record
+	// of its own: it is no part of the run.
 	whole := map[string]bool{}
 	for i, r := range brings {
 		cur := ds[i].before
 		var run []*prsm.Record
 		for j, h := range newest {
 			if h.Seq > r.Seq || out[h.ID] != "" {
+				continue
+			}
+			if !h.RejectedAt.IsZero() && h.RejectedAt.Before(r.Timestamp) {
 				continue
 			}
 			if !sameVersion(hds[j].after, cur) {
