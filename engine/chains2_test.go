@@ -1297,7 +1297,7 @@ func TestChain2Seed907(t *testing.T) {
 // (never accepted) that took out another rewind's (rejected by it) and
 // saw a conflict where the user made no edit. A workspace file that no
 // change since the checkpoint reached is now left as it is. (The seed's
-// f.txt part still fails: chainFuzzKnown.)
+// f.txt part is TestChain2Seed1874Workspace.)
 func TestChain2Seed1874(t *testing.T) {
 	chainRun(t, func(z *chain) {
 		z.put("e7", "g.txt", gLines(11, "T3", 17, "T7"))
@@ -1329,17 +1329,18 @@ func TestChain2RewindUndoesLaterReject(t *testing.T) {
 	})
 }
 
-// Z50 (fuzz seed 1874 with deletions, its f.txt part minimised). Known to
-// fail: the user accepts a rewind's offer (T9 reaches the workspace), and
-// takes checkpoint s4 by rewinding to s3; that rewind takes T9 out of the
-// workspace (a synced record), and the rewind to s1 after it rejects
-// that record without touching the workspace (it was at s1 as it is
-// now). Rewinding to s4 should bring T9 back to the workspace, as it was
-// at s4; the worktree holds T9 throughout, so neither the record-by-record
-// nor the net-change side sees the workspace's loss, and it stays out
-// (with a pending record offering it: nothing is lost).
+// Z50 (fuzz seed 1874 with deletions, its f.txt part minimised): the user
+// accepts a rewind's offer (T9 reaches the workspace), and takes
+// checkpoint s4 by rewinding to s3; that rewind takes T9 out of the
+// workspace (a synced record, and an offer of T9 again), and the rewind
+// to s1 after it rejects both without touching the workspace (it was at
+// s1 as it is now), offering T9 once more. Rewinding to s4 must bring T9
+// back to the workspace, as it was at s4, though the worktree holds T9
+// throughout and no record left to undo ever reached the workspace: the
+// rejected offer (hidden) shows that the workspace is not the worktree
+// less the undone records, so the rewind takes the net change
+// (hiddenAgree). It left T9 out before.
 func TestChain2Seed1874Workspace(t *testing.T) {
-	t.Skip("known: a rewind past a rewind that took an accepted offer out of the workspace leaves it out")
 	chainRun(t, func(z *chain) {
 		z.edit("e9", "f.txt", 5, "T9")
 		c0 := z.cp(1)
@@ -1353,5 +1354,64 @@ func TestChain2Seed1874Workspace(t *testing.T) {
 		z.rewind(s4)
 		z.wantWS("f.txt", z.L(5, "T9"), "after rewind s4")
 		z.wantWT("f.txt", z.L(5, "T9"), "after rewind s4")
+	})
+}
+
+// Z51 (fuzz seed 820 with deletions, minimised; it failed with a first
+// form of the fix of Z50): a rollback's offer rejected since the
+// checkpoint (the rewind to s0 took out the offer of e5 again, and e7
+// after it) counts among the changes the workspace never had, and is
+// brought back only by a record that took out a run of changes ending
+// in it: a record whose before side merely lacks lines the offer takes
+// out (any file does) did not bring it back. Taken as brought back, it
+// put e5's lines into the workspace's side of the file, and the last
+// rewind saw a conflict with e10 where the user made no edit.
+func TestChain2Seed820(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		s0 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		z.put("e1", "g.txt", gLines(2, "T1"))
+		z.bulk(true)
+		z.put("e5", "g.txt", gLines(2, "T1", 8, "T4", 11, "T5", 17, "T2"))
+		s2 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		s3 := z.rewind(s2)
+		z.rewind(s0)
+		z.put("e7", "g.txt", gLines(5, "T7"))
+		z.put("e8", "g.txt", gLines(5, "T7", 14, "T8"))
+		z.reject("e8")
+		z.rewind(s0)
+		z.put("e10", "g.txt", gLines(20, "T10"))
+		z.accept("e10")
+		z.rewind(s3)
+		z.wantWS("g.txt", chainAbsent, "after rewind s3")
+		z.wantWT("g.txt", chainAbsent, "after rewind s3")
+	})
+}
+
+// Z52 (found minimising Z51): the rewind to s0 takes out of the worktree
+// e7 and, under it, the offer of e4 that the rewind to s2 made, in one
+// record (never applied); e8, between them, the user had rejected (it
+// left the worktree with no record). The rewind to s3 undoes that record:
+// it brings back the run e7, offer, which is no change of the workspace
+// at all, and e8 is no part of that run. The run was cut at e8, so the
+// workspace's side of g.txt kept e7's line, and the rewind saw a
+// conflict with e10, though the user made no edit, and left e10 in the
+// workspace, which had no g.txt at s3.
+func TestChain2RunPastAUserReject(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		s0 := z.cp(1)
+		z.put("e1", "g.txt", gLines(2, "T1"))
+		z.bulk(true)
+		z.put("e4", "g.txt", gLines(2, "T1", 8, "T4"))
+		s2 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		s3 := z.rewind(s2)
+		z.put("e7", "g.txt", gLines(5, "T7"))
+		z.put("e8", "g.txt", gLines(5, "T7", 14, "T8"))
+		z.reject("e8")
+		z.rewind(s0)
+		z.put("e10", "g.txt", gLines(20, "T10"))
+		z.accept("e10")
+		z.rewind(s3)
+		z.wantWS("g.txt", chainAbsent, "after rewind s3")
+		z.wantWT("g.txt", chainAbsent, "after rewind s3")
 	})
 }

@@ -308,7 +308,11 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 				continue
 			}
 			never[r.RelPath] = append(never[r.RelPath], r)
-		} else if r.ToolName != "Rollback" {
+		} else {
+			// A rollback's offer rejected since (by the user, or by a
+			// later rewind that took it out of the worktree and offered
+			// it again) is hidden as an agent's change is: the
+			// workspace never had it either.
 			rb.hidden[r.RelPath] = append(rb.hidden[r.RelPath], r)
 		}
 	}
@@ -342,6 +346,12 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 			ok, err := e.explains(ctx, s, path, rb.from[path], to, recs)
 			if err != nil {
 				return err
+			}
+			if ok {
+				ok, err = e.hiddenAgree(ctx, rb.from[path], recs, rb.hidden[path])
+				if err != nil {
+					return err
+				}
 			}
 			if ok {
 				rb.byRecord[path] = true
@@ -386,6 +396,41 @@ func bringsBack(recs, gone []*prsm.Record) bool {
 		}
 	}
 	return false
+}
+
+// hiddenAgree reports whether the records rejected since the
+// checkpoint without reaching the workspace (hidden) leave the
+// workspace's side of the worktree's file from as the undone records
+// alone (recs) give it. Record by record, a rewind takes out of the
+// workspace the deltas of the undone records that reached it, which
+// holds only where the workspace is the worktree less the deltas of the
+// undone records that never did. Where the hidden ones change that side,
+// the workspace is elsewhere: a rewind rejected a rollback's record that
+// had reached the workspace (taking an accepted offer out of it) while
+// leaving the workspace as it was, so that no record left to undo holds
+// that change, and only the net change, from that side to the
+// checkpoint's, brings it back.
+func (e *Engine) hiddenAgree(ctx context.Context, from prsmsync.Version, recs, hidden []*prsm.Record) (bool, error) {
+	if len(hidden) == 0 {
+		return true, nil
+	}
+	var unsynced []*prsm.Record
+	status := map[string]string{}
+	for _, r := range recs {
+		if r.SyncState != prsm.SyncSynced {
+			unsynced = append(unsynced, r)
+			status[r.ID] = r.Status
+		}
+	}
+	alone, okAlone, err := e.workspaceSide(ctx, from, unsynced)
+	if err != nil {
+		return false, err
+	}
+	with, okWith, err := e.workspaceSideOf(ctx, from, unsynced, status, hidden)
+	if err != nil {
+		return false, err
+	}
+	return okAlone == okWith && sameVersion(alone, with), nil
 }
 
 // explains reports whether a review-mode rewind of a path may take the
@@ -668,12 +713,20 @@ func (e *Engine) broughtBack(ctx context.Context, unsynced []*prsm.Record, statu
 	// create after it) holds none alone in its before side: it reverses
 	// their run. The run of hidden changes right before it, each
 	// following on the next, that goes from its after side to its before
-	// side is brought back whole.
+	// side is brought back whole, and nothing else is: an older change
+	// that its before side also holds (an offer's change, offered again
+	// by the run) was not taken out by it. A change the user rejected
+	// before the record was made left the worktree then, with no record
+	// of its own: it is no part of the run.
+	whole := map[string]bool{}
 	for i, r := range brings {
 		cur := ds[i].before
 		var run []*prsm.Record
 		for j, h := range newest {
 			if h.Seq > r.Seq || out[h.ID] != "" {
+				continue
+			}
+			if !h.RejectedAt.IsZero() && h.RejectedAt.Before(r.Timestamp) {
 				continue
 			}
 			if !sameVersion(hds[j].after, cur) {
@@ -685,17 +738,23 @@ func (e *Engine) broughtBack(ctx context.Context, unsynced []*prsm.Record, statu
 				for _, h := range run {
 					out[h.ID] = r.ID
 				}
+				whole[r.ID] = true
 				break
 			}
 		}
 	}
+	// Otherwise a change is brought back by a record whose before side
+	// holds it and whose after side does not. A rollback's offer (its
+	// change often takes lines out, and taking that out of a side adds
+	// them wherever they are missing, held or not) is brought back by a
+	// run only.
 	for j, h := range newest {
-		if out[h.ID] != "" {
+		if out[h.ID] != "" || h.ToolName == "Rollback" {
 			continue
 		}
 		hb, ha := hds[j].before, hds[j].after
 		for i, d := range ds {
-			if brings[i].Seq < h.Seq {
+			if brings[i].Seq < h.Seq || whole[brings[i].ID] {
 				continue
 			}
 			in, ok := prsmsync.Merge(ha, d.before, hb)
