@@ -1415,3 +1415,34 @@ func TestChain2RunPastAUserReject(t *testing.T) {
 		z.wantWT("g.txt", chainAbsent, "after rewind s3")
 	})
 }
+
+// Z53 (fuzz seed 2917 with deletions, minimised): g.txt, created and
+// changed by the agent and never accepted, leaves the worktree (a rewind,
+// then a rollback of the file); the agent creates it again (e9, accepted)
+// and makes two changes the user rejects. The rewind to c1 takes e9 out
+// of the workspace, record by record: the workspace has no g.txt, as at
+// c1. Its record of that move was worked out in the worktree's terms, in
+// which the workspace's side holds the changes it never had (e2, e8) and
+// e9's creation cannot be taken out of that; the move went to a "modify"
+// that the workspace, which has no file, cannot take, and its offer of
+// e2 and e8 did not apply: the workspace with the pending records did not
+// give the worktree. The move is now e9 taken out of the worktree's file,
+// and the offer creates the file again.
+func TestChain2Seed2917(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		z.put("e2", "g.txt", gLines(20, "T2"))
+		c0 := z.cp(1)
+		z.put("e8", "g.txt", gLines(5, "T6", 17, "T8", 20, "T2"))
+		c1 := z.rewind(c0)
+		z.sel(engine.RollbackRequest{File: "g.txt"})
+		z.put("e9", "g.txt", gLines(11, "T9"))
+		z.put("e10", "g.txt", gLines(2, "T10", 11, "T9"))
+		z.reject("e10")
+		z.put("e12", "g.txt", gLines(8, "T12", 11, "T9"))
+		z.accept("e9")
+		z.reject("e12")
+		z.rewind(c1)
+		z.wantWS("g.txt", chainAbsent, "after rewind c1")
+		z.wantWT("g.txt", gLines(5, "T6", 17, "T8", 20, "T2"), "after rewind c1")
+	})
+}

@@ -1601,9 +1601,9 @@ type rollbackPart struct {
 // safety checkpoint takes exactly that out of the workspace again. end ->
 // now never reached the workspace: pending where applying it would change
 // the workspace (offered for review again), accepted otherwise. Where side
-// cannot be worked out but the workspace went record by record, its move
-// is the synced records' deltas taken out of from (mid): from -> mid
-// (synced), mid -> now. A workspace file left as it is (conflict) followed
+// cannot be worked out, or the workspace's move (record by record) cannot
+// be taken from it, its move is the synced records' deltas taken out of
+// from (mid): from -> mid (synced), mid -> now. A workspace file left as it is (conflict) followed
 // nothing: one record, pending unless the workspace has it, in conflict.
 func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, from, now prsmsync.Version, conflict bool) ([]rollbackPart, error) {
 	// What the user would have on accepting everything offered: the
@@ -1654,6 +1654,12 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 	if err != nil {
 		return nil, err
 	}
+	var end prsmsync.Version
+	if ok {
+		if end, ok, err = e.reviewWorkspaceEnd(ctx, p, rel, undone, side, now); err != nil {
+			return nil, err
+		}
+	}
 	if !ok {
 		if p.Net && !slices.Contains(p.ByRecord, rel) {
 			return conflicted()
@@ -1687,10 +1693,6 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 			parts = append(parts, offer(mid, now, prsm.SyncPendingReview))
 		}
 		return parts, nil
-	}
-	end, err := e.reviewWorkspaceEnd(ctx, p, rel, undone, side, now)
-	if err != nil {
-		return nil, err
 	}
 	var parts []rollbackPart
 	// Where the rollback both takes out pending changes and brings back
@@ -1774,16 +1776,16 @@ func (e *Engine) takeOut(ctx context.Context, v prsmsync.Version, recs []*prsm.R
 // review-mode rollback, in the worktree's terms: taken record by record,
 // side without the deltas of the undone records that had reached it
 // (newest first); in a rewind's net change, its target (workspaceTarget).
-// now where the deltas cannot be taken out.
-func (e *Engine) reviewWorkspaceEnd(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, side, now prsmsync.Version) (prsmsync.Version, error) {
+// false where the deltas cannot be taken out of side (side holds a file
+// that a change the workspace never had created, and an undone record
+// created the file the workspace has): the workspace's move has no
+// place in the worktree's terms.
+func (e *Engine) reviewWorkspaceEnd(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, side, now prsmsync.Version) (prsmsync.Version, bool, error) {
 	if p.Net && !slices.Contains(p.ByRecord, rel) {
-		return e.workspaceTarget(ctx, p, rel, now)
+		v, err := e.workspaceTarget(ctx, p, rel, now)
+		return v, err == nil, err
 	}
-	end, ok, err := e.takeOut(ctx, side, undone, p, false)
-	if err != nil || !ok {
-		return now, err
-	}
-	return end, nil
+	return e.takeOut(ctx, side, undone, p, false)
 }
 
 // recordRollback stores the rollback's own net change of each path as an
