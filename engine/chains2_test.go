@@ -1471,3 +1471,24 @@ func TestChain2Seed3491(t *testing.T) {
 		z.wantWT("g.txt", chainAbsent, "after rewind c5")
 	})
 }
+
+// Z55 (fuzz seed 3715, without deletions, minimised; fixed with Z54):
+// the rewind to c0 takes e2 out of the worktree in a record never
+// applied; e1, pending at c1, the user rejects, and e9 creates g.txt
+// again, accepted. The rewind to c1 undoes that record, which brings e2
+// back: the workspace's side took it out alone and saw a conflict with
+// e9, though the user made no edit.
+func TestChain2Seed3715(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		z.put("e1", "g.txt", gLines(14, "T1"))
+		c0 := z.cp(1)
+		z.put("e2", "g.txt", gLines(2, "T2", 14, "T1"))
+		c1 := z.rewind(c0)
+		z.reject("e1")
+		z.put("e9", "g.txt", gLines(11, "T9"))
+		z.accept("e9")
+		z.rewind(c1)
+		z.wantWS("g.txt", chainAbsent, "after rewind c1")
+		z.wantWT("g.txt", gLines(2, "T2", 14, "T1"), "after rewind c1")
+	})
+}
