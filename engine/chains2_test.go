@@ -1446,3 +1446,49 @@ func TestChain2Seed2917(t *testing.T) {
 		z.wantWT("g.txt", gLines(5, "T6", 17, "T8", 20, "T2"), "after rewind c1")
 	})
 }
+
+// Z54 (fuzz seed 3491 with deletions, minimised): the rewind to c4 takes
+// d8 (a deletion, pending at c5, which is taken then) out of the
+// worktree in a record never applied to the workspace, and offers e5
+// again; the user accepts the offer (and the older offer of g.txt's
+// creation with it). The rewind to c5 undoes that record, which brings d8
+// back: the workspace's side of g.txt took the record out alone (a
+// creation taken out of a file with more lines than it made) and saw a
+// conflict, leaving the workspace as it was. A record made before the
+// checkpoint and rejected since without reaching the workspace is now
+// among those an undone record brings back, so the two cancel.
+func TestChain2Seed3491(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		z.put("e1", "g.txt", gLines(5, "T1"))
+		c0 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		z.rewind(c0)
+		z.put("e5", "g.txt", gLines(5, "T1", 20, "T5"))
+		c4 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		z.rm("d8", "g.txt")
+		c5 := z.rewind(c4)
+		z.acceptRollback("g.txt")
+		z.rewind(c5)
+		z.wantWT("g.txt", chainAbsent, "after rewind c5")
+	})
+}
+
+// Z55 (fuzz seed 3715, without deletions, minimised; fixed with Z54):
+// the rewind to c0 takes e2 out of the worktree in a record never
+// applied; e1, pending at c1, the user rejects, and e9 creates g.txt
+// again, accepted. The rewind to c1 undoes that record, which brings e2
+// back: the workspace's side took it out alone and saw a conflict with
+// e9, though the user made no edit.
+func TestChain2Seed3715(t *testing.T) {
+	chainRun(t, func(z *chain) {
+		z.put("e1", "g.txt", gLines(14, "T1"))
+		c0 := z.cp(1)
+		z.put("e2", "g.txt", gLines(2, "T2", 14, "T1"))
+		c1 := z.rewind(c0)
+		z.reject("e1")
+		z.put("e9", "g.txt", gLines(11, "T9"))
+		z.accept("e9")
+		z.rewind(c1)
+		z.wantWS("g.txt", chainAbsent, "after rewind c1")
+		z.wantWT("g.txt", gLines(2, "T2", 14, "T1"), "after rewind c1")
+	})
+}

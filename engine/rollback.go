@@ -73,9 +73,11 @@ type rollback struct {
 	// byRecord (a rewind in review mode) are the paths whose workspace
 	// takes the undone records' deltas out one by one (reviewTargets).
 	byRecord map[string]bool
-	// hidden (a rewind in review mode) are, by path, the records after the
-	// checkpoint that were rejected without ever reaching the workspace:
-	// the workspace's side of the worktree leaves them out too.
+	// hidden (a rewind in review mode) are, by path, the records rejected
+	// since the checkpoint without ever reaching the workspace (made after
+	// it, or made before it and not rejected by the user by then): the
+	// workspace's side of the worktree leaves them out too, where an
+	// undone record brings them back (broughtBack).
 	hidden map[string][]*prsm.Record
 }
 
@@ -308,6 +310,10 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 				continue
 			}
 			never[r.RelPath] = append(never[r.RelPath], r)
+			// A rewind after the checkpoint may have taken it out of
+			// the worktree in a record now undone, which brings it back:
+			// the workspace's side leaves it out with that record.
+			rb.hidden[r.RelPath] = append(rb.hidden[r.RelPath], r)
 		} else {
 			// A rollback's offer rejected since (by the user, or by a
 			// later rewind that took it out of the worktree and offered
@@ -1025,8 +1031,9 @@ type rollbackPayload struct {
 	Workspace         map[string]store.FileState `json:"workspace,omitempty"`
 	WorkspaceConflict []string                   `json:"workspace_conflict,omitempty"`
 	// Hidden (a rewind in review mode) lists by path, newest first, the
-	// records after the checkpoint rejected without ever reaching the
-	// workspace: taken out with the Unsynced ones (rollbackSide).
+	// records rejected since the checkpoint without ever reaching the
+	// workspace (rollback.hidden): taken out with the Unsynced ones that
+	// bring them back (rollbackSide).
 	Hidden map[string][]string `json:"hidden,omitempty"`
 
 	session string // the session's id, not stored
