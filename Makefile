@@ -3,10 +3,21 @@ GO ?= go
 WORKSPACE ?= $(CURDIR)
 BIN := bin/prsm
 
-.PHONY: build run demo serve test lint unit web extension fuzz bench
+.PHONY: build install installcheck vsix run demo serve test lint unit web extension fuzz bench
 
 build:
 	$(GO) build -o $(BIN) ./cmd/prsm
+
+# The binary into $(PREFIX)/bin (~/.local/bin unless PREFIX=... is given).
+PREFIX ?= $(HOME)/.local
+install: build
+	install -d "$(PREFIX)/bin"
+	install -m 0755 $(BIN) "$(PREFIX)/bin/prsm"
+
+# The VS Code extension as extension/prsm.vsix, for
+# `code --install-extension extension/prsm.vsix`.
+vsix:
+	cd extension && { [ -f node_modules/.package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run package
 
 # prsm's main job for a newcomer: a scratch repository, a scripted agent
 # session, and the review page's address (Ctrl-C stops and cleans up).
@@ -23,7 +34,11 @@ serve: build
 # page's browser test and the VS Code extension's unit and e2e tests. The two
 # front-end scripts install what they need (npm packages, Debian's chromium,
 # code-server) themselves.
-test: lint unit fuzz web extension
+test: lint unit fuzz installcheck web extension
+
+# The README's install line, as a user runs it, into a scratch PREFIX.
+installcheck:
+	@dir=$$(mktemp -d) && $(MAKE) -s install PREFIX=$$dir && "$$dir/bin/prsm" --version | grep -q '^prsm version ' && rm -rf "$$dir" && echo "install: ok"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
