@@ -2,7 +2,7 @@
 // kept live by the server's events. The views read it and call the actions.
 
 import { api, ApiError, setOnUnauthorized } from './api';
-import type { Checkpoint, FileChangeRecord, Records, Session, StatusEvent, StatusResponse } from './api.gen';
+import type { Checkpoint, FileChangeRecord, PrsmEvent, Records, Session, StatusEvent, StatusResponse } from './api.gen';
 import { plural } from './util';
 
 export type DiffMode = 'line-by-line' | 'side-by-side';
@@ -280,24 +280,25 @@ export function connectEvents(): void {
       );
     }
   });
-  const on = <T>(type: string, f: (data: T) => void) =>
+  // Each event's data has the type the server gives it (PrsmEvent).
+  const on = <K extends PrsmEvent['type']>(type: K, f: (data: Extract<PrsmEvent, { type: K }>['data']) => void) =>
     es.addEventListener(type, (ev) => {
       try {
-        f(JSON.parse((ev as MessageEvent<string>).data) as T);
+        f(JSON.parse((ev as MessageEvent<string>).data));
       } catch {
         // a malformed event is dropped; the next reconnect reads everything
       }
     });
-  on<Session>('session_updated', (s) => {
+  on('session_updated', (s) => {
     upsertSession(s);
     void refreshStatus();
   });
-  on<FileChangeRecord>('file_changed', (r) => {
+  on('file_changed', (r) => {
     if (!state.sessions.some((s) => s.id === r.session_id)) void refreshSessions();
     mergeRecords([r]);
   });
-  on<StatusEvent>('file_change_status', patchStatus);
-  on<Checkpoint>('checkpoint_created', addCheckpoint);
+  on('file_change_status', patchStatus);
+  on('checkpoint_created', addCheckpoint);
 }
 
 let statusTimer = 0;
