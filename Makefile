@@ -44,6 +44,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@# The TypeScript types of the extension and the page, generated from api.
+	$(GO) run ./internal/tsgen -check
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...

@@ -138,11 +138,19 @@ type Record struct {
 // record's own id, which is the tool call's id with a :N suffix for a
 // call that changed several files (and reconcile-<session8>-N for a
 // reconciled change). The call a record belongs to is CallOf of it.
+// added_ranges and removed_ranges are [] when empty, never null, as the
+// store reads them back.
 func (r Record) MarshalJSON() ([]byte, error) {
 	type plain Record
 	p := plain(r)
 	if p.ID != "" {
 		p.ToolCallID = p.ID
+	}
+	if p.AddedRanges == nil {
+		p.AddedRanges = []Range{}
+	}
+	if p.RemovedRanges == nil {
+		p.RemovedRanges = []Range{}
 	}
 	return json.Marshal(p)
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 var measureNames = []string{"session-start", "roundtrip", "checkpoint", "rollback-100", "event-latency", "rss-10-sessions", "store-growth"}
@@ -67,7 +67,7 @@ func (b *bench) all(ctx context.Context) error {
 			return fmt.Errorf("session start: %w", err)
 		}
 	}
-	if b.s, err = b.srv.cl.StartSession(ctx, engine.StartRequest{Name: "bench", AgentID: "bench"}); err != nil {
+	if b.s, err = b.srv.cl.StartSession(ctx, api.StartRequest{Name: "bench", AgentID: "bench"}); err != nil {
 		return err
 	}
 	if b.sse, err = listen(ctx, b.srv); err != nil {
@@ -194,13 +194,13 @@ func (b *bench) edit(ctx context.Context, s *prsm.Session, rel string, content [
 	p := filepath.Join(s.WorktreePath, filepath.FromSlash(rel))
 	args, _ := json.Marshal(map[string]string{"file_path": p, "old_string": "line", "new_string": "line"})
 	t0 := time.Now()
-	if _, err := b.srv.cl.StartToolCall(ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args, Cwd: s.WorktreePath}); err != nil {
+	if _, err := b.srv.cl.StartToolCall(ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args, Cwd: s.WorktreePath}); err != nil {
 		return 0, id, err
 	}
 	if err := os.WriteFile(p, content, 0o644); err != nil {
 		return 0, id, err
 	}
-	res, err := b.srv.cl.CompleteToolCall(ctx, s.ID, id, engine.CompleteRequest{Result: json.RawMessage(`{"success":true}`)})
+	res, err := b.srv.cl.CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{Result: json.RawMessage(`{"success":true}`)})
 	d := time.Since(t0)
 	if err != nil {
 		return 0, id, err
@@ -215,7 +215,7 @@ func (b *bench) edit(ctx context.Context, s *prsm.Session, rel string, content [
 func (b *bench) bash(ctx context.Context, s *prsm.Session, files map[string][]byte) error {
 	id := b.toolCallID("bash")
 	args, _ := json.Marshal(map[string]string{"command": "./generate.sh"})
-	if _, err := b.srv.cl.StartToolCall(ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, Cwd: s.WorktreePath}); err != nil {
+	if _, err := b.srv.cl.StartToolCall(ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, Cwd: s.WorktreePath}); err != nil {
 		return err
 	}
 	for rel, c := range files {
@@ -223,7 +223,7 @@ func (b *bench) bash(ctx context.Context, s *prsm.Session, files map[string][]by
 			return err
 		}
 	}
-	res, err := b.srv.cl.CompleteToolCall(ctx, s.ID, id, engine.CompleteRequest{})
+	res, err := b.srv.cl.CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{})
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (b *bench) sessionStart(ctx context.Context) error {
 	prsmStart := func(i int) error {
 		settle(b.srv.cmd.Process.Pid)
 		t0 := time.Now()
-		s, err := b.srv.cl.StartSession(ctx, engine.StartRequest{Name: fmt.Sprintf("start-%d", i)})
+		s, err := b.srv.cl.StartSession(ctx, api.StartRequest{Name: fmt.Sprintf("start-%d", i)})
 		if err != nil {
 			return err
 		}
@@ -381,7 +381,7 @@ func (b *bench) checkpoint(ctx context.Context) error {
 			return err
 		}
 		t0 := time.Now()
-		cp, err := b.srv.cl.Turn(ctx, b.s.ID, engine.TurnRequest{MessageIndex: i + 2, Prompt: "bench turn"})
+		cp, err := b.srv.cl.Turn(ctx, b.s.ID, api.TurnRequest{MessageIndex: i + 2, Prompt: "bench turn"})
 		d := time.Since(t0)
 		if err != nil {
 			return err
@@ -437,7 +437,7 @@ func (b *bench) rollback(ctx context.Context) error {
 	runs := min(b.o.runs, 10)
 	var ps []time.Duration
 	for i := 0; i < runs; i++ {
-		cp, err := b.srv.cl.Turn(ctx, b.s.ID, engine.TurnRequest{MessageIndex: 1000 + i, Prompt: "before 100 files"})
+		cp, err := b.srv.cl.Turn(ctx, b.s.ID, api.TurnRequest{MessageIndex: 1000 + i, Prompt: "before 100 files"})
 		if err != nil {
 			return err
 		}
@@ -479,7 +479,7 @@ func (b *bench) rollback(ctx context.Context) error {
 func (b *bench) rss(ctx context.Context) error {
 	sessions := []*prsm.Session{b.s}
 	for len(sessions) < 10 {
-		s, err := b.srv.cl.StartSession(ctx, engine.StartRequest{Name: fmt.Sprintf("rss-%d", len(sessions))})
+		s, err := b.srv.cl.StartSession(ctx, api.StartRequest{Name: fmt.Sprintf("rss-%d", len(sessions))})
 		if err != nil {
 			return err
 		}
@@ -517,7 +517,7 @@ func (b *bench) rss(ctx context.Context) error {
 // line of one of ten 10 KB files; the store's growth is measured, and the
 // git objects the checkpoints wrote are reported beside it.
 func (b *bench) storeGrowth(ctx context.Context) error {
-	s, err := b.srv.cl.StartSession(ctx, engine.StartRequest{Name: "growth"})
+	s, err := b.srv.cl.StartSession(ctx, api.StartRequest{Name: "growth"})
 	if err != nil {
 		return err
 	}
@@ -526,7 +526,7 @@ func (b *bench) storeGrowth(ctx context.Context) error {
 	objBefore := dirBytes(objects)
 	edit := 0
 	for turn := 0; turn < 100; turn++ {
-		if _, err := b.srv.cl.Turn(ctx, s.ID, engine.TurnRequest{MessageIndex: turn + 1, Prompt: fmt.Sprint("turn ", turn)}); err != nil {
+		if _, err := b.srv.cl.Turn(ctx, s.ID, api.TurnRequest{MessageIndex: turn + 1, Prompt: fmt.Sprint("turn ", turn)}); err != nil {
 			return err
 		}
 		for j := 0; j < 10; j++ {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/server"
 )
@@ -124,7 +125,7 @@ type prsmServer struct {
 	cmd     *exec.Cmd
 	home    string
 	project string
-	info    *server.Info
+	info    *api.Info
 	cl      *client.Client
 	log     string
 }

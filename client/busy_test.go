@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
@@ -63,38 +63,38 @@ func TestBusyStoreRetried(t *testing.T) {
 	done := make(chan struct{})
 	go func() { srv.Serve(sctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	cl := New(&server.Info{Addr: srv.Addr(), Token: srv.Token()})
+	cl := New(&api.Info{Addr: srv.Addr(), Token: srv.Token()})
 
 	// Two sessions, so that the two calls wait for the database side by
 	// side rather than one after the other on a session's lock.
 	var ss [2]*prsm.Session
 	for i := range ss {
-		if ss[i], err = cl.StartSession(ctx, engine.StartRequest{}); err != nil {
+		if ss[i], err = cl.StartSession(ctx, api.StartRequest{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := cl.StartToolCall(ctx, ss[0].ID, engine.ToolCallRequest{ToolCallID: "e1", ToolName: "Bash"}); err != nil {
+	if _, err := cl.StartToolCall(ctx, ss[0].ID, api.ToolCallRequest{ToolCallID: "e1", ToolName: "Bash"}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(ss[0].WorktreePath, "a.txt"), []byte("e1\n"), 0o644)
-	if _, err := cl.CompleteToolCall(ctx, ss[0].ID, "e1", engine.CompleteRequest{}); err != nil {
+	if _, err := cl.CompleteToolCall(ctx, ss[0].ID, "e1", api.CompleteRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cl.StartToolCall(ctx, ss[1].ID, engine.ToolCallRequest{ToolCallID: "e2", ToolName: "Write",
+	if _, err := cl.StartToolCall(ctx, ss[1].ID, api.ToolCallRequest{ToolCallID: "e2", ToolName: "Write",
 		Args: json.RawMessage(`{"file_path":"new.txt"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(ss[1].WorktreePath, "new.txt"), []byte("new\n"), 0o644)
 
 	release := holdWriteLock(t, eng.DB.Path())
-	var rejected, completed *engine.Records
+	var rejected, completed *api.Records
 	var rejectErr, completeErr error
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); rejected, rejectErr = cl.Reject(ctx, ss[0].ID, "e1") }()
 	go func() {
 		defer wg.Done()
-		completed, completeErr = cl.CompleteToolCall(ctx, ss[1].ID, "e2", engine.CompleteRequest{})
+		completed, completeErr = cl.CompleteToolCall(ctx, ss[1].ID, "e2", api.CompleteRequest{})
 	}()
 	for limit := time.Now().Add(30 * time.Second); busy.count() < 2; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(limit) {

@@ -8,7 +8,7 @@ import (
 	"net/url"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // doRaw sends a request without a body and returns the raw answer; error
@@ -53,15 +53,15 @@ func withFile(path, file string) string {
 }
 
 // StartToolCall is the pre-tool capture of a tool call.
-func (c *Client) StartToolCall(ctx context.Context, sessionID string, req engine.ToolCallRequest) (*engine.ToolCallAnswer, error) {
-	var ans engine.ToolCallAnswer
+func (c *Client) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) (*api.ToolCallAnswer, error) {
+	var ans api.ToolCallAnswer
 	return &ans, c.doHot(ctx, sessionPath(sessionID)+"/tool-calls", req, &ans)
 }
 
 // CompleteToolCall completes a tool call; it answers once the records are
 // stored and applied (or marked conflict).
-func (c *Client) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req engine.CompleteRequest) (*engine.Records, error) {
-	var recs engine.Records
+func (c *Client) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) (*api.Records, error) {
+	var recs api.Records
 	path := sessionPath(sessionID) + "/tool-calls/" + url.PathEscape(toolCallID) + "/complete"
 	return &recs, c.doHot(ctx, path, req, &recs)
 }
@@ -87,8 +87,8 @@ func (c *Client) Changes(ctx context.Context, sessionID, status, file string) ([
 }
 
 // ChangesOf returns the record id, or every record of the tool call id.
-func (c *Client) ChangesOf(ctx context.Context, sessionID, id string) (*engine.Records, error) {
-	var recs engine.Records
+func (c *Client) ChangesOf(ctx context.Context, sessionID, id string) (*api.Records, error) {
+	var recs api.Records
 	return &recs, c.Do(ctx, http.MethodGet, changePath(sessionID, id), nil, &recs)
 }
 
@@ -108,40 +108,40 @@ func (c *Client) Content(ctx context.Context, sessionID, id, side string) ([]byt
 }
 
 // Accept accepts the record id (or every record of the tool call id).
-func (c *Client) Accept(ctx context.Context, sessionID, id string) (*engine.Records, error) {
-	var recs engine.Records
+func (c *Client) Accept(ctx context.Context, sessionID, id string) (*api.Records, error) {
+	var recs api.Records
 	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/accept", nil, &recs)
 }
 
 // Reject rejects the record id (or every record of the tool call id) and
 // the later pending records of the same file.
-func (c *Client) Reject(ctx context.Context, sessionID, id string) (*engine.Records, error) {
-	var recs engine.Records
+func (c *Client) Reject(ctx context.Context, sessionID, id string) (*api.Records, error) {
+	var recs api.Records
 	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/reject", nil, &recs)
 }
 
 // AcceptAll accepts every pending record of a session (of one file when
 // file is set).
-func (c *Client) AcceptAll(ctx context.Context, sessionID, file string) (*engine.Records, error) {
-	var recs engine.Records
+func (c *Client) AcceptAll(ctx context.Context, sessionID, file string) (*api.Records, error) {
+	var recs api.Records
 	return &recs, c.Do(ctx, http.MethodPost, withFile(sessionPath(sessionID)+"/file-changes/accept-all", file), nil, &recs)
 }
 
 // RejectAll rejects every pending record of a session (of one file when
 // file is set).
-func (c *Client) RejectAll(ctx context.Context, sessionID, file string) (*engine.Records, error) {
-	var recs engine.Records
+func (c *Client) RejectAll(ctx context.Context, sessionID, file string) (*api.Records, error) {
+	var recs api.Records
 	return &recs, c.Do(ctx, http.MethodPost, withFile(sessionPath(sessionID)+"/file-changes/reject-all", file), nil, &recs)
 }
 
 // AcceptEverywhere accepts every pending record of every session.
-func (c *Client) AcceptEverywhere(ctx context.Context) (*engine.Records, error) {
-	var recs engine.Records
+func (c *Client) AcceptEverywhere(ctx context.Context) (*api.Records, error) {
+	var recs api.Records
 	return &recs, c.Do(ctx, http.MethodPost, "/file-changes/accept-all", nil, &recs)
 }
 
 // RejectEverywhere rejects every pending record of every session.
-func (c *Client) RejectEverywhere(ctx context.Context) (*engine.Records, error) {
-	var recs engine.Records
+func (c *Client) RejectEverywhere(ctx context.Context) (*api.Records, error) {
+	var recs api.Records
 	return &recs, c.Do(ctx, http.MethodPost, "/file-changes/reject-all", nil, &recs)
 }

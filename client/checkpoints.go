@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 func checkpointPath(sessionID, id string) string {
@@ -15,7 +15,7 @@ func checkpointPath(sessionID, id string) string {
 
 // Turn marks the start of a turn; the server answers with the automatic
 // checkpoint it took, nil when the session's automatic checkpoints are off.
-func (c *Client) Turn(ctx context.Context, sessionID string, req engine.TurnRequest) (*prsm.Checkpoint, error) {
+func (c *Client) Turn(ctx context.Context, sessionID string, req api.TurnRequest) (*prsm.Checkpoint, error) {
 	var cp *prsm.Checkpoint
 	if err := c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/turns", req, &cp); err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func (c *Client) Checkpoints(ctx context.Context, sessionID, grep string) ([]*pr
 }
 
 // CreateCheckpoint makes a named checkpoint.
-func (c *Client) CreateCheckpoint(ctx context.Context, sessionID string, req engine.CheckpointRequest) (*prsm.Checkpoint, error) {
+func (c *Client) CreateCheckpoint(ctx context.Context, sessionID string, req api.CheckpointRequest) (*prsm.Checkpoint, error) {
 	var cp prsm.Checkpoint
 	return &cp, c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/checkpoints", req, &cp)
 }
@@ -52,9 +52,7 @@ func (c *Client) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Ch
 // Annotate replaces a checkpoint's annotation.
 func (c *Client) Annotate(ctx context.Context, sessionID, id, annotation string) (*prsm.Checkpoint, error) {
 	var cp prsm.Checkpoint
-	body := struct {
-		Annotation string `json:"annotation"`
-	}{annotation}
+	body := api.AnnotateRequest{Annotation: &annotation}
 	return &cp, c.Do(ctx, http.MethodPut, checkpointPath(sessionID, id), body, &cp)
 }
 
@@ -66,34 +64,32 @@ func (c *Client) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*p
 
 // CheckpointDiff compares checkpoint a with checkpoint b, or with the
 // worktree's current state when b is empty.
-func (c *Client) CheckpointDiff(ctx context.Context, sessionID, a, b string) (*engine.CheckpointDiff, error) {
+func (c *Client) CheckpointDiff(ctx context.Context, sessionID, a, b string) (*api.CheckpointDiff, error) {
 	path := checkpointPath(sessionID, a) + "/diff"
 	if b != "" {
 		path += "/" + url.PathEscape(b)
 	}
-	var d engine.CheckpointDiff
+	var d api.CheckpointDiff
 	return &d, c.Do(ctx, http.MethodGet, path, nil, &d)
 }
 
 // RewindPreview is the plan of rolling the session back to checkpoint id.
-func (c *Client) RewindPreview(ctx context.Context, sessionID, id string) (*engine.Plan, error) {
-	var p engine.Plan
+func (c *Client) RewindPreview(ctx context.Context, sessionID, id string) (*api.Plan, error) {
+	var p api.Plan
 	return &p, c.Do(ctx, http.MethodGet, checkpointPath(sessionID, id)+"/rollback/preview", nil, &p)
 }
 
 // Rewind rolls the session back to checkpoint id (only plans it when
 // dryRun). The answer of a rollback that ran names its safety checkpoint.
-func (c *Client) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*engine.Plan, error) {
-	body := struct {
-		DryRun bool `json:"dry_run"`
-	}{dryRun}
-	var p engine.Plan
+func (c *Client) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*api.Plan, error) {
+	body := api.RewindRequest{DryRun: dryRun}
+	var p api.Plan
 	return &p, c.Do(ctx, http.MethodPost, checkpointPath(sessionID, id)+"/rollback", body, &p)
 }
 
 // Rollback undoes the records one selector of req picks (only plans it
 // when req.DryRun).
-func (c *Client) Rollback(ctx context.Context, sessionID string, req engine.RollbackRequest) (*engine.Plan, error) {
-	var p engine.Plan
+func (c *Client) Rollback(ctx context.Context, sessionID string, req api.RollbackRequest) (*api.Plan, error) {
+	var p api.Plan
 	return &p, c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/rollback", req, &p)
 }

@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
-	"github.com/prsm-dev/prsm/server"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // Client calls one prsm server.
@@ -31,20 +30,21 @@ type Client struct {
 }
 
 // New returns a client for the server described by info.
-func New(info *server.Info) *Client {
+func New(info *api.Info) *Client {
 	return &Client{BaseURL: "http://" + info.Addr, Token: info.Token, HTTP: &http.Client{Timeout: 10 * time.Minute},
 		hot: &hotConns{}}
 }
 
-// APIError is an error answer of the server.
+// APIError is an error answer of the server (an api.ErrorBody), with its
+// status.
 type APIError struct {
 	Status int
-	Code   string `json:"code"`
-	Msg    string `json:"error"`
-	Hint   string `json:"hint"`
+	Code   string
+	Msg    string
+	Hint   string
 	// RetryAfter is what the answer's Retry-After header said (in
 	// seconds); zero without one.
-	RetryAfter time.Duration `json:"-"`
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string { return e.Msg }
@@ -166,7 +166,11 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body []byt
 func decodeAnswer(method, path string, resp *http.Response, data []byte, out any) error {
 	if resp.StatusCode >= 400 {
 		ae := &APIError{Status: resp.StatusCode}
-		if json.Unmarshal(data, ae) != nil || ae.Msg == "" {
+		var body api.ErrorBody
+		if json.Unmarshal(data, &body) == nil {
+			ae.Code, ae.Msg, ae.Hint = body.Code, body.Error, body.Hint
+		}
+		if ae.Msg == "" {
 			ae.Msg = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
 		}
 		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
@@ -188,8 +192,8 @@ func (c *Client) Healthz(ctx context.Context) error {
 }
 
 // Status returns the server's summary.
-func (c *Client) Status(ctx context.Context) (*server.StatusResponse, error) {
-	var st server.StatusResponse
+func (c *Client) Status(ctx context.Context) (*api.StatusResponse, error) {
+	var st api.StatusResponse
 	return &st, c.Do(ctx, http.MethodGet, "/status", nil, &st)
 }
 
@@ -209,7 +213,7 @@ func (c *Client) Sessions(ctx context.Context, status string) ([]prsm.Session, e
 }
 
 // StartSession starts a session.
-func (c *Client) StartSession(ctx context.Context, req engine.StartRequest) (*prsm.Session, error) {
+func (c *Client) StartSession(ctx context.Context, req api.StartRequest) (*prsm.Session, error) {
 	var s prsm.Session
 	return &s, c.Do(ctx, http.MethodPost, "/sessions", req, &s)
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // GC applies retention and reports what was freed.
-func (c *Client) GC(ctx context.Context, req engine.GCRequest) (*engine.GCReport, error) {
-	var rep engine.GCReport
+func (c *Client) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, error) {
+	var rep api.GCReport
 	return &rep, c.Do(ctx, http.MethodPost, "/gc", req, &rep)
 }

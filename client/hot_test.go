@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prsm-dev/prsm/engine"
-	"github.com/prsm-dev/prsm/server"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // hotServer is a real HTTP server on 127.0.0.1 that answers captures as
@@ -30,7 +29,7 @@ func newHotServer(t *testing.T) *hotServer {
 	t.Helper()
 	h := &hotServer{}
 	h.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req engine.ToolCallRequest
+		var req api.ToolCallRequest
 		if r.Header.Get("Authorization") != "Bearer tok" || json.NewDecoder(r.Body).Decode(&req) != nil {
 			w.WriteHeader(http.StatusUnauthorized)
 			w.Write([]byte(`{"error":"bad token or body","code":"unauthorized"}`))
@@ -46,7 +45,7 @@ func newHotServer(t *testing.T) *hotServer {
 			w.Write([]byte(`{"error":"no such session","code":"session_not_found"}`))
 			return
 		}
-		json.NewEncoder(w).Encode(engine.ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: "Edit"})
+		json.NewEncoder(w).Encode(api.ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: "Edit"})
 	}))
 	h.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -72,12 +71,12 @@ func (h *hotServer) wantSeen(t *testing.T, requests string, conns int) {
 }
 
 func (h *hotServer) client() *Client {
-	return New(&server.Info{Addr: strings.TrimPrefix(h.URL, "http://"), Token: "tok"})
+	return New(&api.Info{Addr: strings.TrimPrefix(h.URL, "http://"), Token: "tok"})
 }
 
-func capture(t *testing.T, c *Client, ctx context.Context, id string) (*engine.ToolCallAnswer, error) {
+func capture(t *testing.T, c *Client, ctx context.Context, id string) (*api.ToolCallAnswer, error) {
 	t.Helper()
-	return c.StartToolCall(ctx, "s1", engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit"})
+	return c.StartToolCall(ctx, "s1", api.ToolCallRequest{ToolCallID: id, ToolName: "Edit"})
 }
 
 // TestHotRequestsKeepOneConnection: captures in a row go over one kept

@@ -31,18 +31,6 @@ func headRef(sessionID string) string { return "refs/prsm/" + sessionID + "/head
 
 func checkpointRef(sessionID, id string) string { return "refs/prsm/" + sessionID + "/" + id }
 
-// TurnRequest is the body of POST /sessions/{id}/turns.
-type TurnRequest struct {
-	MessageIndex int    `json:"message_index"`
-	Prompt       string `json:"prompt"`
-}
-
-// CheckpointRequest is the body of POST /sessions/{id}/checkpoints.
-type CheckpointRequest struct {
-	Name       string `json:"name"`
-	Annotation string `json:"annotation"`
-}
-
 func checkText(field, s string, max int) error {
 	if len(s) > max {
 		return prsm.Errorf(prsm.ErrInvalid, "invalid_"+field, fmt.Sprintf("keep it under %d bytes", max), "%s is %d bytes long", field, len(s))
@@ -541,23 +529,6 @@ func (e *Engine) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*p
 		objs.DeleteRef(checkpointRef(s.ID, c.ID))
 	}
 	return c, nil
-}
-
-// FileDiff is one file of a checkpoint diff.
-type FileDiff struct {
-	Path   string `json:"path"`
-	Status string `json:"status"` // added, deleted, modified
-	Binary bool   `json:"binary"`
-	Added  int    `json:"added"`
-	Remove int    `json:"removed"`
-}
-
-// CheckpointDiff is the answer of GET .../checkpoints/{cid}/diff[/{other}].
-type CheckpointDiff struct {
-	From  string     `json:"from"`
-	To    string     `json:"to"`
-	Files []FileDiff `json:"files"`
-	Patch string     `json:"patch"`
 }
 
 // DiffCheckpoints compares checkpoint a with b, or with the worktree's

@@ -112,16 +112,6 @@ func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger)
 		states: map[string]*sessionState{}, finishing: map[string]chan struct{}{}, files: map[string]*stdsync.Mutex{}}
 }
 
-// StartRequest is the body of POST /sessions.
-type StartRequest struct {
-	Name    string `json:"name"`
-	AgentID string `json:"agent_id"`
-	Mode    string `json:"mode"`
-	// AutoCheckpoints false switches the session's automatic checkpoints
-	// off; absent means on.
-	AutoCheckpoints *bool `json:"auto_checkpoints,omitempty"`
-}
-
 // maxNameLen bounds session names and agent ids.
 const maxNameLen = 100
 

@@ -4,14 +4,6 @@ import (
 	stdsync "sync"
 )
 
-// Event types sent on GET /events.
-const (
-	EventSessionUpdated   = "session_updated"
-	EventFileChanged      = "file_changed"
-	EventFileChangeStatus = "file_change_status"
-	EventCheckpoint       = "checkpoint_created"
-)
-
 // Event is one server-sent event.
 type Event struct {
 	ID   int64

@@ -2,36 +2,11 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
 )
-
-// GCRequest sets the retention limits of a gc; zero values take defaults.
-type GCRequest struct {
-	// KeepSessions is how many ended sessions keep their records and
-	// checkpoints (newest first). Default 30.
-	KeepSessions int `json:"keep_sessions"`
-	// KeepAuto is how many automatic checkpoints each session keeps
-	// (newest first); named ones are always kept. Default 200.
-	KeepAuto int `json:"keep_auto"`
-	// BudgetBytes caps the store's size: older ended sessions go until it
-	// fits. 0 means no cap.
-	BudgetBytes int64 `json:"budget_bytes"`
-}
-
-// GCReport says what a gc removed.
-type GCReport struct {
-	SessionsRemoved    []string `json:"sessions_removed"`
-	CheckpointsRemoved int      `json:"checkpoints_removed"`
-	BlobsRemoved       int      `json:"blobs_removed"`
-	BytesBefore        int64    `json:"bytes_before"`
-	BytesAfter         int64    `json:"bytes_after"`
-	BytesFreed         int64    `json:"bytes_freed"`
-	OverBudget         bool     `json:"over_budget"`
-}
 
 // GC applies retention: it drops old automatic checkpoints beyond
 // KeepAuto per session (named ones stay), the records, checkpoints and refs
@@ -135,14 +110,4 @@ func endTime(s *prsm.Session) string {
 		return s.EndedAt.UTC().Format("2006-01-02T15:04:05.000000000")
 	}
 	return s.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000000")
-}
-
-// String sums a report up for people.
-func (r *GCReport) String() string {
-	s := fmt.Sprintf("removed %d ended session(s), %d automatic checkpoint(s), %d content blob(s); freed %d bytes (store now %d bytes)",
-		len(r.SessionsRemoved), r.CheckpointsRemoved, r.BlobsRemoved, r.BytesFreed, r.BytesAfter)
-	if r.OverBudget {
-		s += "; still over the budget: only active sessions are left"
-	}
-	return s
 }

@@ -18,41 +18,6 @@ import (
 	"github.com/prsm-dev/prsm/worktree"
 )
 
-// Operation is one file a rollback changes in the worktree.
-type Operation struct {
-	Type      string   `json:"type"` // restore, delete or create
-	Path      string   `json:"path"`
-	RecordIDs []string `json:"record_ids"`
-}
-
-// Conflict is a workspace file whose user edits overlap a change the
-// rollback undoes; it is left as it is.
-type Conflict struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-}
-
-// Plan is a rollback's preview, and the answer of a rollback that ran.
-type Plan struct {
-	CheckpointID       string      `json:"checkpoint_id"`
-	Operations         []Operation `json:"operations"`
-	AffectedFiles      []string    `json:"affected_files"`
-	Conflicts          []Conflict  `json:"conflicts"`
-	Warnings           []string    `json:"warnings"`
-	DryRun             bool        `json:"dry_run"`
-	SafetyCheckpointID string      `json:"safety_checkpoint_id,omitempty"`
-}
-
-// RollbackRequest is the body of POST /sessions/{id}/rollback: exactly one
-// selector.
-type RollbackRequest struct {
-	AgentID string `json:"agent_id"`
-	After   string `json:"after"`
-	File    string `json:"file"`
-	Last    int    `json:"last"`
-	DryRun  bool   `json:"dry_run"`
-}
-
 // rollback is what a plan will do: the records it undoes (newest first)
 // and, for a rewind, the exact worktree target of every differing path.
 type rollback struct {

@@ -19,44 +19,6 @@ import (
 	"github.com/prsm-dev/prsm/tracker"
 )
 
-// ToolCallRequest is the body of POST /sessions/{id}/tool-calls, the
-// pre-tool capture.
-type ToolCallRequest struct {
-	ToolCallID   string          `json:"tool_call_id"`
-	ToolName     string          `json:"tool_name"`
-	Args         json.RawMessage `json:"args"`
-	AgentID      string          `json:"agent_id"`
-	Cwd          string          `json:"cwd"`
-	MessageIndex int             `json:"message_index"`
-}
-
-// CompleteRequest is the body of POST .../tool-calls/{id}/complete. The
-// fields after Result are used only when the pre-tool capture never
-// arrived.
-type CompleteRequest struct {
-	Result       json.RawMessage `json:"result"`
-	ToolName     string          `json:"tool_name"`
-	Args         json.RawMessage `json:"args"`
-	AgentID      string          `json:"agent_id"`
-	Cwd          string          `json:"cwd"`
-	MessageIndex int             `json:"message_index"`
-}
-
-// ToolCallAnswer is the answer of a pre-tool capture.
-type ToolCallAnswer struct {
-	ToolCallID string `json:"tool_call_id"`
-	ToolName   string `json:"tool_name"`
-	Candidates int    `json:"candidates"`
-}
-
-// Records is the answer of complete and of the record lookups.
-type Records struct {
-	Records []*prsm.Record `json:"records"`
-	// Warnings (complete only) name what the call changed that prsm could
-	// not record: a path too long for the system, say.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
 func checkToolCallID(id string) error {
 	if !prsm.ValidToolCallID(id) {
 		return prsm.Errorf(prsm.ErrInvalid, "invalid_tool_call_id", "use 1-128 letters, digits, '_', '-' or '.'",
@@ -1269,17 +1231,6 @@ func (e *Engine) syncState(s *prsm.Session, rel string, out prsmsync.Outcome, er
 // setState stores a record's status and sync state and announces it.
 func (e *Engine) setState(ctx context.Context, r *prsm.Record, status, syncState string) error {
 	return e.setStates(ctx, []stateChange{{r: r, status: status, syncSt: syncState}}, "")
-}
-
-// StatusEvent is the data of a file_change_status event.
-type StatusEvent struct {
-	SessionID  string `json:"session_id"`
-	ID         string `json:"id"`
-	ToolCallID string `json:"tool_call_id"`
-	RelPath    string `json:"rel_path"`
-	FilePath   string `json:"file_path"`
-	Status     string `json:"status"`
-	SyncState  string `json:"sync_state"`
 }
 
 func (e *Engine) publishSession(ctx context.Context, id string) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
-	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 )
@@ -37,7 +37,7 @@ func BenchmarkToolCallRoundTripHTTP(b *testing.B) {
 	info, stop := serveEngine(b, ctx, eng, pdir)
 	defer stop()
 	cl := client.New(info)
-	s, err := cl.StartSession(ctx, engine.StartRequest{Name: "bench"})
+	s, err := cl.StartSession(ctx, api.StartRequest{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,13 +58,13 @@ func BenchmarkToolCallRoundTripHTTP(b *testing.B) {
 				rel := fmt.Sprintf("d%03d/f%05d.txt", next%100, next%n)
 				p := filepath.Join(s.WorktreePath, rel)
 				args, _ := json.Marshal(map[string]string{"file_path": p})
-				if _, err := cl.StartToolCall(ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args, Cwd: s.WorktreePath}); err != nil {
+				if _, err := cl.StartToolCall(ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args, Cwd: s.WorktreePath}); err != nil {
 					b.Fatal(err)
 				}
 				if err := os.WriteFile(p, []byte(testgit.Lines(40, id)), 0o644); err != nil {
 					b.Fatal(err)
 				}
-				res, err := cl.CompleteToolCall(ctx, s.ID, id, engine.CompleteRequest{Result: json.RawMessage(`{"success":true}`)})
+				res, err := cl.CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{Result: json.RawMessage(`{"success":true}`)})
 				if err != nil || len(res.Records) != 1 || res.Records[0].SyncState != prsm.SyncSynced {
 					b.Fatalf("complete %s: %v %+v", id, err, res)
 				}

@@ -7,11 +7,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 func (s *Server) startToolCall(c echo.Context) error {
-	var req engine.ToolCallRequest
+	var req api.ToolCallRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -23,7 +23,7 @@ func (s *Server) startToolCall(c echo.Context) error {
 }
 
 func (s *Server) completeToolCall(c echo.Context) error {
-	var req engine.CompleteRequest
+	var req api.CompleteRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (s *Server) getChanges(c echo.Context) error {
 	if err := s.eng.FillContent(ctx, recs); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, engine.Records{Records: recs})
+	return c.JSON(http.StatusOK, api.Records{Records: recs})
 }
 
 func (s *Server) diffChanges(c echo.Context) error {
@@ -139,5 +139,5 @@ func (s *Server) recordNow(c echo.Context, fn func(context.Context, string) ([]*
 	if recs == nil {
 		recs = []*prsm.Record{}
 	}
-	return c.JSON(http.StatusOK, engine.Records{Records: recs})
+	return c.JSON(http.StatusOK, api.Records{Records: recs})
 }

@@ -5,11 +5,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 func (s *Server) turn(c echo.Context) error {
-	var req engine.TurnRequest
+	var req api.TurnRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (s *Server) listCheckpoints(c echo.Context) error {
 }
 
 func (s *Server) createCheckpoint(c echo.Context) error {
-	var req engine.CheckpointRequest
+	var req api.CheckpointRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -54,9 +54,7 @@ func (s *Server) getCheckpoint(c echo.Context) error {
 }
 
 func (s *Server) annotateCheckpoint(c echo.Context) error {
-	var req struct {
-		Annotation *string `json:"annotation"`
-	}
+	var req api.AnnotateRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -95,9 +93,7 @@ func (s *Server) rollbackPreview(c echo.Context) error {
 }
 
 func (s *Server) rollbackCheckpoint(c echo.Context) error {
-	var req struct {
-		DryRun bool `json:"dry_run"`
-	}
+	var req api.RewindRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -112,7 +108,7 @@ func (s *Server) rollbackCheckpoint(c echo.Context) error {
 }
 
 func (s *Server) rollbackSelect(c echo.Context) error {
-	var req engine.RollbackRequest
+	var req api.RollbackRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -124,7 +120,7 @@ func (s *Server) rollbackSelect(c echo.Context) error {
 }
 
 func (s *Server) gc(c echo.Context) error {
-	var req engine.GCRequest
+	var req api.GCRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}

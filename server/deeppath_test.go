@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/server"
 )
 
@@ -62,7 +63,7 @@ func TestTooLongPathIsShown(t *testing.T) {
 		t.Fatalf("warnings: %q", ans.Warnings)
 	}
 	status, _, body = ts.do(t, "GET", "/status", "", nil)
-	var st server.StatusResponse
+	var st api.StatusResponse
 	if err := json.Unmarshal([]byte(body), &st); err != nil || status != 200 {
 		t.Fatalf("status: %d %s", status, body)
 	}

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
-	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
 )
@@ -135,16 +135,16 @@ func newBigFixture(t *testing.T, cfg server.Config, nFiles int) *bigFixture {
 	}
 	f.cl = client.New(info)
 	ctx := context.Background()
-	if f.sess, err = f.cl.StartSession(ctx, engine.StartRequest{Name: "big"}); err != nil {
+	if f.sess, err = f.cl.StartSession(ctx, api.StartRequest{Name: "big"}); err != nil {
 		t.Fatal(err)
 	}
 	// One shell call that rewrites two files: its records are b1:0, b1:1.
-	if _, err := f.cl.StartToolCall(ctx, f.sess.ID, engine.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash",
+	if _, err := f.cl.StartToolCall(ctx, f.sess.ID, api.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash",
 		Args: json.RawMessage(`{"command":"rewrite"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	f.rewrite(t, f.sess, "b1", f.files[:2]...)
-	recs, err := f.cl.CompleteToolCall(ctx, f.sess.ID, "b1", engine.CompleteRequest{})
+	recs, err := f.cl.CompleteToolCall(ctx, f.sess.ID, "b1", api.CompleteRequest{})
 	if err != nil || len(recs.Records) != 2 || recs.Records[0].ID != "b1:0" {
 		t.Fatalf("complete b1: %v, %+v", err, recs)
 	}
@@ -156,7 +156,7 @@ func newBigFixture(t *testing.T, cfg server.Config, nFiles int) *bigFixture {
 	if _, err := f.cl.Accept(ctx, f.sess.ID, "b1"); err != nil {
 		t.Fatal(err)
 	}
-	if f.churn, err = f.cl.StartSession(ctx, engine.StartRequest{Name: "churn"}); err != nil {
+	if f.churn, err = f.cl.StartSession(ctx, api.StartRequest{Name: "churn"}); err != nil {
 		t.Fatal(err)
 	}
 	return f

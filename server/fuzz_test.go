@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
@@ -91,12 +91,12 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 
 	fs := &fuzzServer{url: "http://" + srv.Addr(), token: srv.Token(), ws: ws, out: out,
 		http: &http.Client{}, errors: counter}
-	sess, err := eng.StartSession(ctx, engine.StartRequest{Name: "fuzz"})
+	sess, err := eng.StartSession(ctx, api.StartRequest{Name: "fuzz"})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	fs.session, fs.wt = sess.ID, sess.WorktreePath
-	cp, err := eng.CreateCheckpoint(ctx, sess.ID, engine.CheckpointRequest{Name: "start"})
+	cp, err := eng.CreateCheckpoint(ctx, sess.ID, api.CheckpointRequest{Name: "start"})
 	if err != nil {
 		tb.Fatal(err)
 	}

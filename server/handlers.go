@@ -11,32 +11,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 func (s *Server) healthz(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]any{"ok": true, "version": prsm.Version})
-}
-
-// StatusResponse is the answer of GET /status.
-type StatusResponse struct {
-	Workspace      string `json:"workspace"`
-	Identity       string `json:"identity"`
-	Addr           string `json:"addr"`
-	PID            int    `json:"pid"`
-	Version        string `json:"version"`
-	ActiveSessions int    `json:"active_sessions"`
-	EndedSessions  int    `json:"ended_sessions"`
-	PendingCount   int    `json:"pending_count"`
-	// Watcher is "inotify" when every active session is watched; sessions
-	// that fell back to scanning are listed with the reason.
-	Watcher        string            `json:"watcher"`
-	WatchFallbacks map[string]string `json:"watch_fallbacks,omitempty"`
-	// Notices are what prsm did on its own lately: sessions it ended in
-	// the last day, and why; what it refused the agents of active
-	// sessions; and what agents did in the last day that prsm could not
-	// record (a path too long for the system).
-	Notices []string `json:"notices,omitempty"`
+	return c.JSON(http.StatusOK, api.Health{OK: true, Version: prsm.Version})
 }
 
 func (s *Server) status(c echo.Context) error {
@@ -44,7 +23,7 @@ func (s *Server) status(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st := StatusResponse{
+	st := api.StatusResponse{
 		Workspace: s.eng.Repo.Root, Identity: s.eng.Repo.Identity, Addr: s.Addr(),
 		PID: os.Getpid(), Version: prsm.Version,
 	}
@@ -80,7 +59,7 @@ func (s *Server) shutdownHandler(c echo.Context) error {
 	default:
 		close(s.shutdown)
 	}
-	return c.JSON(http.StatusAccepted, map[string]any{"ok": true})
+	return c.JSON(http.StatusAccepted, api.OK{OK: true})
 }
 
 func (s *Server) listSessions(c echo.Context) error {
@@ -95,7 +74,7 @@ func (s *Server) listSessions(c echo.Context) error {
 }
 
 func (s *Server) startSession(c echo.Context) error {
-	var req engine.StartRequest
+	var req api.StartRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}

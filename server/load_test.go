@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testenv"
@@ -76,7 +77,7 @@ func TestLoad(t *testing.T) {
 
 	var sessions []*prsm.Session
 	for i := 0; i < nSessions; i++ {
-		s, err := cl.StartSession(ctx, engine.StartRequest{Name: fmt.Sprintf("load-%d", i), AgentID: fmt.Sprintf("agent-%d", i)})
+		s, err := cl.StartSession(ctx, api.StartRequest{Name: fmt.Sprintf("load-%d", i), AgentID: fmt.Sprintf("agent-%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +111,7 @@ func TestLoad(t *testing.T) {
 				}
 				p := filepath.Join(s.WorktreePath, rel)
 				args, _ := json.Marshal(map[string]string{"file_path": p})
-				if _, err := cl.StartToolCall(ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: tool, Args: args, Cwd: s.WorktreePath}); err != nil {
+				if _, err := cl.StartToolCall(ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: tool, Args: args, Cwd: s.WorktreePath}); err != nil {
 					fail("start %s: %v", id, err)
 					continue
 				}
@@ -131,7 +132,7 @@ func TestLoad(t *testing.T) {
 					continue
 				}
 				t0 := time.Now()
-				_, err := cl.CompleteToolCall(ctx, s.ID, id, engine.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
+				_, err := cl.CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
 				d := time.Since(t0)
 				if err != nil {
 					fail("complete %s: %v", id, err)
@@ -246,7 +247,7 @@ func TestLoad(t *testing.T) {
 // serveEngine serves eng (its state in pdir) on 127.0.0.1 until ctx ends
 // or stop is called, and returns the server's info once server.json is
 // written. stop waits for Serve to return and fails tb if it failed.
-func serveEngine(tb testing.TB, ctx context.Context, eng *engine.Engine, pdir string) (info *server.Info, stop func()) {
+func serveEngine(tb testing.TB, ctx context.Context, eng *engine.Engine, pdir string) (info *api.Info, stop func()) {
 	tb.Helper()
 	srv, err := server.New(eng, server.Config{ProjectDir: pdir})
 	if err != nil {
@@ -280,7 +281,7 @@ type sseListener struct {
 	more   chan struct{}
 }
 
-func listen(ctx context.Context, info *server.Info) (*sseListener, error) {
+func listen(ctx context.Context, info *api.Info) (*sseListener, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+info.Addr+"/events", nil)
 	if err != nil {
 		return nil, err
@@ -318,7 +319,7 @@ func listen(ctx context.Context, info *server.Info) (*sseListener, error) {
 			switch {
 			case strings.HasPrefix(line, "event: "):
 				typ = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: ") && typ == engine.EventFileChanged:
+			case strings.HasPrefix(line, "data: ") && typ == api.EventFileChanged:
 				var r struct {
 					SessionID string `json:"session_id"`
 					ID        string `json:"id"`

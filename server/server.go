@@ -24,6 +24,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/store"
 )
@@ -116,7 +117,7 @@ var InfoCheck = time.Second
 // server holds the workspace's lock, so no other server writes it; a
 // wrong server.json would lock every command out, each one finding no
 // server there and none able to start.
-func (s *Server) keepInfo(info Info, stop <-chan struct{}) {
+func (s *Server) keepInfo(info api.Info, stop <-chan struct{}) {
 	t := time.NewTicker(InfoCheck)
 	defer t.Stop()
 	for {
@@ -153,7 +154,7 @@ func CheckAddr(addr string) error {
 // gracefully and removes server.json.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.cfg.ProjectDir != "" {
-		info := Info{PID: os.Getpid(), Addr: s.Addr(), Token: s.token, Workspace: s.eng.Repo.Root, Version: prsm.Version}
+		info := api.Info{PID: os.Getpid(), Addr: s.Addr(), Token: s.token, Workspace: s.eng.Repo.Root, Version: prsm.Version}
 		if err := WriteInfo(s.cfg.ProjectDir, info); err != nil {
 			return fmt.Errorf("write server.json: %w", err)
 		}
@@ -379,13 +380,6 @@ func apiError(status int, code, format string, args ...any) error {
 	return &httpError{Status: status, Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-// errorBody is the JSON shape of every error.
-type errorBody struct {
-	Error string `json:"error"`
-	Code  string `json:"code"`
-	Hint  string `json:"hint,omitempty"`
-}
-
 // errorHandler turns every error into {"error","code"} with a fitting status.
 func (s *Server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
@@ -405,7 +399,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		c.NoContent(he.Status)
 		return
 	}
-	c.JSON(he.Status, errorBody{Error: he.Msg, Code: he.Code, Hint: he.Hint})
+	c.JSON(he.Status, api.ErrorBody{Error: he.Msg, Code: he.Code, Hint: he.Hint})
 }
 
 func toHTTPError(err error) *httpError {

@@ -8,23 +8,16 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-)
 
-// Info is the content of server.json.
-type Info struct {
-	PID       int    `json:"pid"`
-	Addr      string `json:"addr"`
-	Token     string `json:"token"`
-	Workspace string `json:"workspace"`
-	Version   string `json:"version"`
-}
+	"github.com/prsm-dev/prsm/api"
+)
 
 // InfoFile is the name of the file in the project dir that says where the
 // server listens.
 const InfoFile = "server.json"
 
 // WriteInfo writes server.json atomically with mode 0600: it holds the token.
-func WriteInfo(projectDir string, info Info) error {
+func WriteInfo(projectDir string, info api.Info) error {
 	b, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return err
@@ -53,12 +46,12 @@ func WriteInfo(projectDir string, info Info) error {
 }
 
 // ReadInfo reads server.json; os.ErrNotExist when no server has written one.
-func ReadInfo(projectDir string) (*Info, error) {
+func ReadInfo(projectDir string) (*api.Info, error) {
 	b, err := os.ReadFile(filepath.Join(projectDir, InfoFile))
 	if err != nil {
 		return nil, err
 	}
-	var info Info
+	var info api.Info
 	if err := json.Unmarshal(b, &info); err != nil {
 		return nil, fmt.Errorf("read %s: %w", InfoFile, err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/tracker"
@@ -411,30 +412,13 @@ func (s *Server) uiRoutes(e *echo.Echo) {
 	e.GET("/ui/api/sessions/:id/file-changes/:tc/workspace", s.uiWorkspaceFile)
 }
 
-// LoginCodeRequest is the body of POST /ui/codes; it may be empty.
-type LoginCodeRequest struct {
-	// LoginFile asks for a login file: a form that posts the code, for a
-	// browser to open instead of an address that carries the code.
-	LoginFile bool `json:"login_file"`
-}
-
-// LoginCode is the answer of POST /ui/codes.
-type LoginCode struct {
-	Code string `json:"code"`
-	// URL logs in when visited (GET), once: for the user to paste.
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expires_at"`
-	// LoginFile is the login file's absolute path, when one was asked for.
-	LoginFile string `json:"login_file,omitempty"`
-}
-
 // uiMintCode mints a one-time login code, and with it a login file when
 // asked. Only the bearer token may: a browser login cannot extend itself.
 func (s *Server) uiMintCode(c echo.Context) error {
 	if c.Get(authKey) == authCookie {
 		return apiError(http.StatusForbidden, "token_required", "login codes are minted with the server's token (prsm ui)")
 	}
-	var req LoginCodeRequest
+	var req api.LoginCodeRequest
 	if err := bind(c, &req); err != nil {
 		return err
 	}
@@ -450,7 +434,7 @@ func (s *Server) uiMintCode(c echo.Context) error {
 	} else {
 		code, exp = s.ui.mintCode()
 	}
-	return c.JSON(http.StatusCreated, LoginCode{
+	return c.JSON(http.StatusCreated, api.LoginCode{
 		Code: code, URL: "http://" + s.Addr() + "/login?code=" + code, ExpiresAt: exp.UTC(), LoginFile: file,
 	})
 }
@@ -516,7 +500,7 @@ func (s *Server) setLoginCookie(c echo.Context) {
 func (s *Server) uiLogout(c echo.Context) error {
 	s.ui.logout(c)
 	c.SetCookie(&http.Cookie{Name: s.ui.cookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	return c.JSON(http.StatusOK, map[string]any{"ok": true})
+	return c.JSON(http.StatusOK, api.OK{OK: true})
 }
 
 // pageHeaders are the headers of every page response: nothing from other
@@ -569,18 +553,6 @@ func (s *Server) uiAsset(c echo.Context) error {
 	return c.Blob(http.StatusOK, a.ctype, a.body)
 }
 
-// WorkspaceFile is the answer of GET /ui/api/sessions/{id}/file-changes/{tc}/workspace:
-// the user's current version of a record's file, which a conflict shows
-// beside the agent's.
-type WorkspaceFile struct {
-	RelPath string  `json:"rel_path"`
-	Present bool    `json:"present"`
-	Binary  bool    `json:"binary"`
-	Symlink bool    `json:"symlink"`
-	Size    int64   `json:"size"`
-	Content *string `json:"content"` // nil when absent, binary or over engine.InlineLimit
-}
-
 func (s *Server) uiWorkspaceFile(c echo.Context) error {
 	recs, err := s.eng.RecordsOf(c.Request().Context(), c.Param("id"), c.Param("tc"))
 	if err != nil {
@@ -594,7 +566,7 @@ func (s *Server) uiWorkspaceFile(c echo.Context) error {
 	if err != nil {
 		return prsm.Errorf(prsm.ErrInvalid, "bad_path", "", "record path %q: %v", rel, err)
 	}
-	out := WorkspaceFile{RelPath: rel}
+	out := api.WorkspaceFile{RelPath: rel}
 	fi, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c.JSON(http.StatusOK, out)

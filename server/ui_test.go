@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/server"
 )
 
@@ -70,13 +71,13 @@ func errCode(t *testing.T, body string) string {
 }
 
 // mint asks for a one-time code with the bearer token, as `prsm ui` does.
-func mint(t *testing.T, ts *testServer) server.LoginCode {
+func mint(t *testing.T, ts *testServer) api.LoginCode {
 	t.Helper()
 	status, _, body := ts.do(t, "POST", "/ui/codes", "", nil)
 	if status != http.StatusCreated {
 		t.Fatalf("mint code: %d %s", status, body)
 	}
-	var lc server.LoginCode
+	var lc api.LoginCode
 	if err := json.Unmarshal([]byte(body), &lc); err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +336,7 @@ func TestUIWorkspaceFile(t *testing.T) {
 	if a.status != 200 {
 		t.Fatalf("workspace file: %d %s", a.status, a.body)
 	}
-	var wf server.WorkspaceFile
+	var wf api.WorkspaceFile
 	if err := json.Unmarshal([]byte(a.body), &wf); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +364,7 @@ var loginForm = regexp.MustCompile(`(?s)<form id="login" method="post" action="(
 
 // mintFile asks for a one-time code written into a login file, as `prsm ui`
 // does before it opens the browser.
-func mintFile(t *testing.T, ts *testServer) (lc server.LoginCode, action, code string) {
+func mintFile(t *testing.T, ts *testServer) (lc api.LoginCode, action, code string) {
 	t.Helper()
 	status, _, body := ts.do(t, "POST", "/ui/codes", `{"login_file":true}`, nil)
 	if status != http.StatusCreated {

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // peakRSS is the peak resident size of process pid (VmHWM), in bytes.
@@ -55,14 +55,14 @@ func TestBigSparseFileThroughServer(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	ctx := context.Background()
-	s, err := h.client().StartSession(ctx, engine.StartRequest{Name: "big"})
+	s, err := h.client().StartSession(ctx, api.StartRequest{Name: "big"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bash := func(id, command string) *engine.Records {
+	bash := func(id, command string) *api.Records {
 		t.Helper()
 		args, _ := json.Marshal(map[string]string{"command": command})
-		if _, err := h.client().StartToolCall(ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, Cwd: s.WorktreePath}); err != nil {
+		if _, err := h.client().StartToolCall(ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, Cwd: s.WorktreePath}); err != nil {
 			t.Fatal(err)
 		}
 		cmd := exec.Command("sh", "-c", command)
@@ -70,7 +70,7 @@ func TestBigSparseFileThroughServer(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", command, err, out)
 		}
-		recs, err := h.client().CompleteToolCall(ctx, s.ID, id, engine.CompleteRequest{})
+		recs, err := h.client().CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}

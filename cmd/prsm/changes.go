@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
-	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
@@ -416,7 +416,7 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 				if err != nil || !ok {
 					return err
 				}
-				var recs *engine.Records
+				var recs *api.Records
 				if accept {
 					recs, err = cl.AcceptAll(ctx, s.ID, rel)
 				} else {
@@ -437,7 +437,7 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 	return c
 }
 
-func reviewOne(ctx context.Context, cl *client.Client, accept bool, sessionID, id string) (*engine.Records, error) {
+func reviewOne(ctx context.Context, cl *client.Client, accept bool, sessionID, id string) (*api.Records, error) {
 	if accept {
 		return cl.Accept(ctx, sessionID, id)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // checkpointCmd is `prsm checkpoint`: create, list, show, annotate, delete
@@ -41,7 +41,7 @@ func (a *app) checkpointCmd() *cobra.Command {
 }
 
 func (a *app) checkpointCreateCmd(sessionID *string) *cobra.Command {
-	var req engine.CheckpointRequest
+	var req api.CheckpointRequest
 	c := &cobra.Command{
 		Use:   "create --name N [--note T] [--session ID]",
 		Short: "Take a named checkpoint of the session's worktree as it is now",
@@ -325,7 +325,7 @@ func (a *app) checkpointDiffCmd(sessionID *string) *cobra.Command {
 			}
 			if a.jsonOut {
 				if d.Files == nil {
-					d.Files = []engine.FileDiff{}
+					d.Files = []api.FileDiff{}
 				}
 				return printJSON(a.stdio.Out, d)
 			}
@@ -362,7 +362,7 @@ func diffTarget(to string) string {
 
 // writeStat prints git's --stat: " path | N +++--" per file (binary files
 // as "Bin (binary)") and a total line.
-func writeStat(w io.Writer, files []engine.FileDiff) {
+func writeStat(w io.Writer, files []api.FileDiff) {
 	const barMax = 40
 	nameW, numW, maxN := 0, 1, 0
 	for _, f := range files {

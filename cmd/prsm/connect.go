@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/server"
@@ -87,7 +88,7 @@ func (p *project) ensureDirs() error {
 
 // liveServer returns the server described by server.json if it answers with
 // the token it wrote.
-func liveServer(ctx context.Context, dir string) (*server.Info, *client.Client, bool) {
+func liveServer(ctx context.Context, dir string) (*api.Info, *client.Client, bool) {
 	info, c, ok := knownServer(dir)
 	if !ok {
 		return nil, nil, false
@@ -104,7 +105,7 @@ func liveServer(ctx context.Context, dir string) (*server.Info, *client.Client, 
 
 // knownServer returns a client of the server server.json describes, if
 // its process still runs; whether it answers is not asked.
-func knownServer(dir string) (*server.Info, *client.Client, bool) {
+func knownServer(dir string) (*api.Info, *client.Client, bool) {
 	info, err := server.ReadInfo(dir)
 	if err != nil {
 		return nil, nil, false
@@ -148,7 +149,7 @@ func selfPath() string {
 
 // startBackground starts `prsm serve` detached from this process (its own
 // session, output in server.log) and waits until it answers.
-func (a *app) startBackground(ctx context.Context, p *project, addr string) (*server.Info, *client.Client, error) {
+func (a *app) startBackground(ctx context.Context, p *project, addr string) (*api.Info, *client.Client, error) {
 	if err := p.ensureDirs(); err != nil {
 		return nil, nil, err
 	}

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
-	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
 	prsmsync "github.com/prsm-dev/prsm/sync"
@@ -82,7 +82,7 @@ func TestKillNine(t *testing.T) {
 		if i == nSessions-1 {
 			mode = prsm.ModeReview
 		}
-		s, err := h.client().StartSession(ctx, engine.StartRequest{Name: fmt.Sprintf("agent-%d", i), AgentID: fmt.Sprintf("agent-%d", i), Mode: mode})
+		s, err := h.client().StartSession(ctx, api.StartRequest{Name: fmt.Sprintf("agent-%d", i), AgentID: fmt.Sprintf("agent-%d", i), Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -683,7 +683,7 @@ func (a *agent) toolCall(stop *atomic.Bool) {
 		args, _ = json.Marshal(map[string]string{"file_path": filepath.Join(wt, rel)})
 	}
 	err := a.retry(stop, func(cl *client.Client) error {
-		_, err := cl.StartToolCall(ctx, a.s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: tool, Args: args, Cwd: wt})
+		_, err := cl.StartToolCall(ctx, a.s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: tool, Args: args, Cwd: wt})
 		return err
 	})
 	if err != nil {
@@ -707,10 +707,10 @@ func (a *agent) toolCall(stop *atomic.Bool) {
 			a.errorf("agent write: %v", err)
 		}
 	}
-	var recs *engine.Records
+	var recs *api.Records
 	err = a.retry(stop, func(cl *client.Client) error {
 		var err error
-		recs, err = cl.CompleteToolCall(ctx, a.s.ID, id, engine.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
+		recs, err = cl.CompleteToolCall(ctx, a.s.ID, id, api.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
 		return err
 	})
 	if err != nil {
@@ -782,7 +782,7 @@ func (a *agent) settle(stop *atomic.Bool, accept bool) {
 // rollback undoes the last 1-3 changes.
 func (a *agent) rollback(stop *atomic.Bool) {
 	n := 1 + a.rng.IntN(3)
-	plan, err := a.h.client().Rollback(context.Background(), a.s.ID, engine.RollbackRequest{Last: n})
+	plan, err := a.h.client().Rollback(context.Background(), a.s.ID, api.RollbackRequest{Last: n})
 	a.rollbacks++
 	a.logf("rollback last %d -> %+v %v", n, plan, err)
 	a.checkRollbackErr("rollback", err)

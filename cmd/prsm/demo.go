@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
-	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/worktree"
 )
@@ -249,7 +249,7 @@ type demoAgent struct {
 
 func (d *demoAgent) startTurn(ctx context.Context, prompt string) error {
 	d.turn++
-	_, err := d.cl.Turn(ctx, d.s.ID, engine.TurnRequest{MessageIndex: d.turn, Prompt: prompt})
+	_, err := d.cl.Turn(ctx, d.s.ID, api.TurnRequest{MessageIndex: d.turn, Prompt: prompt})
 	return err
 }
 
@@ -265,7 +265,7 @@ func (d *demoAgent) tool(ctx context.Context, name string, args map[string]strin
 	if err != nil {
 		return err
 	}
-	if _, err := d.cl.StartToolCall(ctx, d.s.ID, engine.ToolCallRequest{
+	if _, err := d.cl.StartToolCall(ctx, d.s.ID, api.ToolCallRequest{
 		ToolCallID: id, ToolName: name, Args: raw, AgentID: d.s.AgentID, Cwd: d.s.WorktreePath, MessageIndex: d.turn,
 	}); err != nil {
 		return err
@@ -273,7 +273,7 @@ func (d *demoAgent) tool(ctx context.Context, name string, args map[string]strin
 	if err := act(d.s.WorktreePath); err != nil {
 		return fmt.Errorf("%s %s: %w", name, id, err)
 	}
-	_, err = d.cl.CompleteToolCall(ctx, d.s.ID, id, engine.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
+	_, err = d.cl.CompleteToolCall(ctx, d.s.ID, id, api.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
 	return err
 }
 
@@ -299,7 +299,7 @@ func replaceIn(root, rel, old, new string) error {
 }
 
 func demoSession(ctx context.Context, cl *client.Client, ws string) (*demoSummary, error) {
-	s, err := cl.StartSession(ctx, engine.StartRequest{Name: "demo: add a --shout flag", AgentID: "demo-agent", Mode: prsm.ModeAuto})
+	s, err := cl.StartSession(ctx, api.StartRequest{Name: "demo: add a --shout flag", AgentID: "demo-agent", Mode: prsm.ModeAuto})
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +330,7 @@ func demoSession(ctx context.Context, cl *client.Client, ws string) (*demoSummar
 			})
 		},
 		func() error {
-			_, err := cl.CreateCheckpoint(ctx, s.ID, engine.CheckpointRequest{Name: "shout flag works",
+			_, err := cl.CreateCheckpoint(ctx, s.ID, api.CheckpointRequest{Name: "shout flag works",
 				Annotation: "The flag and its option; docs not yet updated. Roll back here if the docs pass goes wrong."})
 			return err
 		},

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/server"
 )
@@ -179,7 +180,7 @@ func (d *demoRun) ctrlC() {
 }
 
 // serverInfo waits for the demo's server.json and returns it.
-func (d *demoRun) serverInfo() (*server.Info, string) {
+func (d *demoRun) serverInfo() (*api.Info, string) {
 	d.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -204,7 +205,7 @@ func (d *demoRun) scratchDirs() []string {
 
 // assertGone checks that nothing of the demo is left: no scratch dir, no
 // project dir, no server process, nothing listening on its address.
-func (d *demoRun) assertGone(info *server.Info, projectDir string) {
+func (d *demoRun) assertGone(info *api.Info, projectDir string) {
 	d.t.Helper()
 	if m := d.scratchDirs(); len(m) != 0 {
 		d.t.Errorf("scratch dirs left in TMPDIR: %v", m)
@@ -284,7 +285,7 @@ func TestDemoCtrlCWhileSettingUp(t *testing.T) {
 	for _, when := range []string{"scratch dir made", "server started"} {
 		t.Run(when, func(t *testing.T) {
 			d := startDemo(t)
-			var info *server.Info
+			var info *api.Info
 			var projectDir string
 			if when == "server started" {
 				info, projectDir = d.serverInfo()

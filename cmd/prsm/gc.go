@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 func (a *app) gcCmd() *cobra.Command {
-	var req engine.GCRequest
+	var req api.GCRequest
 	var budget string
 	c := &cobra.Command{
 		Use:   "gc [--keep-sessions N] [--keep-auto N] [--budget SIZE]",

@@ -19,8 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
-	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/worktree"
@@ -125,9 +125,9 @@ type claudePayload struct {
 type hookCall struct {
 	kind       string // hookStart, hookComplete, hookTurn, hookTurnEnd
 	toolCallID string
-	start      engine.ToolCallRequest
-	complete   engine.CompleteRequest
-	turn       engine.TurnRequest
+	start      api.ToolCallRequest
+	complete   api.CompleteRequest
+	turn       api.TurnRequest
 }
 
 const (
@@ -164,7 +164,7 @@ func (p *claudePayload) call() (*hookCall, error) {
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
 	case "UserPromptSubmit":
 		// message_index is left out: the server counts the turns.
-		return &hookCall{kind: hookTurn, turn: engine.TurnRequest{Prompt: p.Prompt}}, nil
+		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
 	case "Stop":
 		// The turn is over: a tool call still open was denied.
 		return &hookCall{kind: hookTurnEnd}, nil
@@ -176,7 +176,7 @@ func (p *claudePayload) call() (*hookCall, error) {
 	}
 	id, agent := p.toolCallID(), p.agentID()
 	if p.HookEventName == "PreToolUse" {
-		return &hookCall{kind: hookStart, toolCallID: id, start: engine.ToolCallRequest{
+		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
 			ToolCallID: id, ToolName: p.ToolName, Args: p.ToolInput, AgentID: agent, Cwd: p.Cwd,
 		}}, nil
 	}
@@ -196,7 +196,7 @@ func (p *claudePayload) call() (*hookCall, error) {
 	}
 	// The tool's name, arguments and agent go along, so that a complete
 	// whose pre-tool capture never arrived still makes a full record.
-	return &hookCall{kind: hookComplete, toolCallID: id, complete: engine.CompleteRequest{
+	return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
 		Result: result, ToolName: p.ToolName, Args: p.ToolInput, AgentID: agent, Cwd: p.Cwd,
 	}}, nil
 }

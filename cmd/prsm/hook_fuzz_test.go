@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
@@ -82,7 +82,7 @@ func newHookFuzzEnv(tb testing.TB) *hookFuzzEnv {
 	done := make(chan struct{})
 	go func() { srv.Serve(sctx); close(done) }()
 	tb.Cleanup(func() { cancel(); <-done })
-	sess, err := eng.StartSession(ctx, engine.StartRequest{Name: "fuzz"})
+	sess, err := eng.StartSession(ctx, api.StartRequest{Name: "fuzz"})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/server"
@@ -87,7 +88,7 @@ func cmdClaudeHook(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // scriptServer is the script's one server and a client of it.
-func scriptServer(ts *testscript.TestScript) (*client.Client, *server.Info) {
+func scriptServer(ts *testscript.TestScript) (*client.Client, *api.Info) {
 	files, err := filepath.Glob(filepath.Join(ts.Getenv("PRSM_HOME"), "projects", "*", server.InfoFile))
 	ts.Check(err)
 	if len(files) != 1 {
@@ -401,7 +402,7 @@ func TestHookConnectGivesUp(t *testing.T) {
 	defer hang.Close()
 	defer close(release)
 	projectDir := t.TempDir()
-	if err := server.WriteInfo(projectDir, server.Info{PID: os.Getpid(), Addr: strings.TrimPrefix(hang.URL, "http://"), Token: "t"}); err != nil {
+	if err := server.WriteInfo(projectDir, api.Info{PID: os.Getpid(), Addr: strings.TrimPrefix(hang.URL, "http://"), Token: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	a := &app{}

@@ -17,8 +17,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
-	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/tracker"
@@ -188,14 +188,14 @@ func cmdAgent(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	raw, err := json.Marshal(toolArgs)
 	ts.Check(err)
-	_, err = cl.StartToolCall(ctx, s.ID, engine.ToolCallRequest{
+	_, err = cl.StartToolCall(ctx, s.ID, api.ToolCallRequest{
 		ToolCallID: tcID, ToolName: tool, Args: raw, Cwd: s.WorktreePath,
 	})
 	ts.Check(err)
 	if err := ts.Exec("sh", "-c", `cd "$1" && WT="$1" && eval "$2"`, "sh", s.WorktreePath, shell); err != nil {
 		ts.Fatalf("agent command failed: %v", err)
 	}
-	recs, err := cl.CompleteToolCall(ctx, s.ID, tcID, engine.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
+	recs, err := cl.CompleteToolCall(ctx, s.ID, tcID, api.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
 	ts.Check(err)
 	enc := json.NewEncoder(ts.Stdout())
 	enc.SetIndent("", "  ")
@@ -234,14 +234,14 @@ func cmdAgentBy(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	raw, err := json.Marshal(toolArgs)
 	ts.Check(err)
-	_, err = cl.StartToolCall(ctx, s.ID, engine.ToolCallRequest{
+	_, err = cl.StartToolCall(ctx, s.ID, api.ToolCallRequest{
 		ToolCallID: tcID, ToolName: tool, Args: raw, Cwd: s.WorktreePath, AgentID: agentID,
 	})
 	ts.Check(err)
 	if err := ts.Exec("sh", "-c", `cd "$1" && WT="$1" && eval "$2"`, "sh", s.WorktreePath, shell); err != nil {
 		ts.Fatalf("agent command failed: %v", err)
 	}
-	recs, err := cl.CompleteToolCall(ctx, s.ID, tcID, engine.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
+	recs, err := cl.CompleteToolCall(ctx, s.ID, tcID, api.CompleteRequest{Result: json.RawMessage(`{"ok":true}`)})
 	ts.Check(err)
 	enc := json.NewEncoder(ts.Stdout())
 	enc.SetIndent("", "  ")
@@ -257,7 +257,7 @@ func cmdTurn(ts *testscript.TestScript, neg bool, args []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cl, s := scriptClient(ts, ctx, args[0])
-	req := engine.TurnRequest{}
+	req := api.TurnRequest{}
 	if len(args) == 2 {
 		req.Prompt = args[1]
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // rewindCmd is `prsm rewind CP`: roll the session back to a checkpoint.
@@ -83,7 +83,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 				return usagef("usage: prsm rollback (--agent A | --after TIME | --file P | --last N) [--dry-run] [--yes]",
 					"prsm rollback takes exactly one of --agent, --after, --file or --last (got %d)", n)
 			}
-			req := engine.RollbackRequest{AgentID: agent, File: file, Last: last}
+			req := api.RollbackRequest{AgentID: agent, File: file, Last: last}
 			var what string
 			switch {
 			case cmd.Flags().Changed("agent"):
@@ -185,7 +185,7 @@ func parseAfter(s string, now time.Time) (time.Time, error) {
 // dry run, not when the user says no on a terminal. Off a terminal, or
 // with --yes, it goes on without asking. verb names the action in the
 // question ("Rewind N file(s)?").
-func (a *app) confirmPlan(plan *engine.Plan, title, verb string, dryRun, yes bool) (bool, error) {
+func (a *app) confirmPlan(plan *api.Plan, title, verb string, dryRun, yes bool) (bool, error) {
 	ask := !dryRun && !yes && len(plan.Operations) > 0
 	if ask && !isTTY(a.stdio.In) {
 		// A rollback rewrites files: it is never done without a yes,
@@ -218,7 +218,7 @@ func (a *app) confirmPlan(plan *engine.Plan, title, verb string, dryRun, yes boo
 
 // writePlan prints a rollback plan: each operation with the records it
 // undoes, then conflicts and warnings.
-func writePlan(w io.Writer, p *engine.Plan, title string) {
+func writePlan(w io.Writer, p *api.Plan, title string) {
 	fmt.Fprintf(w, "%s:\n", title)
 	if len(p.Operations) == 0 {
 		fmt.Fprintln(w, "  no file changes: the worktree already matches the checkpoint")
@@ -251,7 +251,7 @@ func writePlan(w io.Writer, p *engine.Plan, title string) {
 // the session moved on between the preview and the rollback, so that the
 // rollback did something else than the preview showed, it says so and shows
 // what ran.
-func (a *app) printRollbackResult(preview, p *engine.Plan, did, sessionFlag string) error {
+func (a *app) printRollbackResult(preview, p *api.Plan, did, sessionFlag string) error {
 	if a.jsonOut {
 		return printJSON(a.stdio.Out, p)
 	}
@@ -286,7 +286,7 @@ func (a *app) printRollbackResult(preview, p *engine.Plan, did, sessionFlag stri
 
 // sameOperations says whether two plans change the same files for the
 // same records.
-func sameOperations(a, b *engine.Plan) bool {
+func sameOperations(a, b *api.Plan) bool {
 	if len(a.Operations) != len(b.Operations) {
 		return false
 	}

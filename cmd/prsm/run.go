@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
@@ -89,7 +89,7 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 		if agent == "" {
 			agent = filepath.Base(argv[0])
 		}
-		req := engine.StartRequest{Name: name, AgentID: agent, Mode: mode}
+		req := api.StartRequest{Name: name, AgentID: agent, Mode: mode}
 		if noAuto {
 			off := false
 			req.AutoCheckpoints = &off
@@ -101,7 +101,7 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 	}
 	// The run is a turn: its automatic checkpoint is where a rewind
 	// undoes it.
-	if _, err := cl.Turn(ctx, s.ID, engine.TurnRequest{Prompt: "prsm run " + printable(strings.Join(argv, " "))}); err != nil {
+	if _, err := cl.Turn(ctx, s.ID, api.TurnRequest{Prompt: "prsm run " + printable(strings.Join(argv, " "))}); err != nil {
 		fmt.Fprintf(a.stdio.Err, "prsm: no checkpoint before the run: %v\n", err)
 	}
 	// Run where the user stands, mirrored into the worktree.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
 )
@@ -62,7 +63,7 @@ func TestServeStateIsPrivateAndTokenNeverLogged(t *testing.T) {
 	go func() {
 		done <- Run(ctx, []string{"serve", "--workspace", ws}, Stdio{In: strings.NewReader(""), Out: &log, Err: &log})
 	}()
-	var info *server.Info
+	var info *api.Info
 	var pdir string
 	for i := 0; info == nil; i++ {
 		files, _ := filepath.Glob(filepath.Join(home, "projects", "*", server.InfoFile))

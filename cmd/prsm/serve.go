@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/server"
@@ -62,7 +63,7 @@ func (a *app) serveCmd() *cobra.Command {
 	return c
 }
 
-func alreadyRunning(info *server.Info) error {
+func alreadyRunning(info *api.Info) error {
 	return prsm.Errorf(prsm.ErrConflict, "server_running", "use it as it is, or stop it with `prsm stop`",
 		"a prsm server for %s already runs at http://%s (pid %d)", info.Workspace, info.Addr, info.PID)
 }
@@ -169,7 +170,7 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	}
 	// Retention at start: the defaults (30 ended sessions, 200 automatic
 	// checkpoints each) and PRSM_STORE_BUDGET when set (e.g. 500M).
-	gcReq := engine.GCRequest{}
+	gcReq := api.GCRequest{}
 	if b := os.Getenv("PRSM_STORE_BUDGET"); b != "" {
 		if n, err := parseSize(b); err == nil {
 			gcReq.BudgetBytes = n

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 func (a *app) sessionCmd() *cobra.Command {
@@ -24,7 +24,7 @@ func (a *app) sessionCmd() *cobra.Command {
 }
 
 func (a *app) sessionStartCmd() *cobra.Command {
-	var req engine.StartRequest
+	var req api.StartRequest
 	var noAuto bool
 	c := &cobra.Command{
 		Use:   "start [--name N] [--agent A] [--mode auto|review] [--no-auto-checkpoints]",

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/server"
 )
@@ -55,7 +56,7 @@ func (a *app) uiCmd() *cobra.Command {
 				fmt.Fprintln(a.stdio.Out, code.URL)
 				return nil
 			}
-			code, err := mintLogin(ctx, cl, &server.LoginCodeRequest{LoginFile: true})
+			code, err := mintLogin(ctx, cl, &api.LoginCodeRequest{LoginFile: true})
 			if err != nil {
 				return err
 			}
@@ -79,14 +80,14 @@ func (a *app) uiCmd() *cobra.Command {
 }
 
 // loginCode asks the server for a one-time login code.
-func loginCode(ctx context.Context, cl *client.Client) (*server.LoginCode, error) {
+func loginCode(ctx context.Context, cl *client.Client) (*api.LoginCode, error) {
 	return mintLogin(ctx, cl, nil)
 }
 
 // mintLogin asks the server for a one-time login code as req says (nil: a
 // plain code).
-func mintLogin(ctx context.Context, cl *client.Client, req *server.LoginCodeRequest) (*server.LoginCode, error) {
-	var code server.LoginCode
+func mintLogin(ctx context.Context, cl *client.Client, req *api.LoginCodeRequest) (*api.LoginCode, error) {
+	var code api.LoginCode
 	var body any
 	if req != nil {
 		body = req

@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 
-import type { Checkpoint, RollbackPlan, Session } from './client';
+import type { Checkpoint, OperationType, Plan, Session } from './api.gen';
 import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
 import type { Model } from './model';
@@ -250,30 +250,30 @@ export async function deleteCheckpoint(ctx: AppContext, arg?: unknown): Promise<
   }
 }
 
-const OP_ICON: Record<string, string> = { restore: '$(discard)', delete: '$(trash)', create: '$(new-file)' };
+const OP_ICON: Record<OperationType, string> = { restore: '$(discard)', delete: '$(trash)', create: '$(new-file)' };
 
 /** The quick-pick items of a plan: one per file operation, then conflicts and warnings. */
-export function planItems(plan: RollbackPlan): vscode.QuickPickItem[] {
+export function planItems(plan: Plan): vscode.QuickPickItem[] {
   const items: vscode.QuickPickItem[] = plan.operations.map((op) => ({
-    label: `${OP_ICON[op.type] ?? ''} ${op.path}`.trim(),
+    label: `${OP_ICON[op.type] ?? ''} ${op.path}`.trim(), // a newer server's type has no icon
     description: op.type,
     detail: op.record_ids.length ? `undoes ${op.record_ids.join(', ')}` : undefined,
   }));
-  for (const c of plan.conflicts ?? []) {
+  for (const c of plan.conflicts) {
     items.push({ label: `$(warning) ${c.path}`, description: 'conflict: left as it is', detail: c.reason });
   }
-  for (const w of plan.warnings ?? []) {
+  for (const w of plan.warnings) {
     items.push({ label: `$(info) ${w}`, description: 'warning' });
   }
   return items;
 }
 
-/** How many files a plan changes (affected_files, else its operations). */
-export function affectedCount(plan: RollbackPlan): number {
-  return plan.affected_files?.length ?? new Set(plan.operations.map((o) => o.path)).size;
+/** How many files a plan changes. */
+export function affectedCount(plan: Plan): number {
+  return plan.affected_files.length;
 }
 
-export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promise<RollbackPlan | undefined> {
+export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promise<Plan | undefined> {
   const n = await pickCheckpoint(ctx, arg, 'Rewind to which checkpoint?');
   if (!n) {
     return undefined;
@@ -300,8 +300,8 @@ export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promis
   if (files > 1) {
     const detail = [
       `${files} files go back to "${label}"; later changes of the session are rejected.`,
-      plan.conflicts?.length ? `${plan.conflicts.length} file(s) with your edits in the way stay as they are.` : '',
-      ...(plan.warnings ?? []),
+      plan.conflicts.length ? `${plan.conflicts.length} file(s) with your edits in the way stay as they are.` : '',
+      ...plan.warnings,
       'A safety checkpoint is taken first, so the rewind can be undone.',
     ]
       .filter(Boolean)

@@ -1,200 +1,35 @@
 // The one typed client of prsm's HTTP API. Every request the extension (and
-// its tests) sends goes through here; the JSON types below are SPEC.md's
-// contract, field for field. This module needs only Node's http, so it runs
-// in the extension host, in vitest and in the e2e driver alike. It never runs
-// git: everything is asked of the server.
+// its tests) sends goes through here. Its JSON types are not written here:
+// api.gen.ts is generated from the Go types the server encodes (run
+// `go generate ./api` after changing them). This module needs only Node's
+// http, so it runs in the extension host, in vitest and in the e2e driver
+// alike. It never runs git: everything is asked of the server.
 
 import * as http from 'node:http';
 
-// ---- JSON types of SPEC.md --------------------------------------------------
+import {
+  EVENT_TYPES,
+  type Checkpoint,
+  type CompleteRequest,
+  type ErrorBody,
+  type FileChangeRecord,
+  type Plan,
+  type PrsmEvent,
+  type Records,
+  type RecordStatus,
+  type RollbackRequest,
+  type ServerInfo,
+  type Session,
+  type SessionStatus,
+  type StartRequest,
+  type StatusResponse,
+  type ToolCallAnswer,
+  type ToolCallRequest,
+  type TurnRequest,
+} from './api.gen';
 
-/** The content of PRSM_HOME/projects/<identity>/server.json. */
-export interface ServerInfo {
-  pid: number;
-  addr: string;
-  token: string;
-  workspace: string;
-  version: string;
-}
-
-export type ChangeType = 'create' | 'modify' | 'delete';
-export type RecordStatus = 'pending' | 'accepted' | 'rejected';
-export type SyncState = 'synced' | 'conflict' | 'pending_review';
-export type SessionMode = 'auto' | 'review';
-export type SessionStatus = 'active' | 'ended';
-export type CheckpointKind = 'auto' | 'manual';
-
-/** A 1-based, inclusive span of lines. */
-export interface LineRange {
-  startLine: number;
-  endLine: number;
-}
-
-/** One file changed by one tool call (FileChangeRecord). */
-export interface FileChangeRecord {
-  id: string;
-  session_id: string;
-  /** Absolute and workspace-rooted, never a worktree path. */
-  file_path: string;
-  rel_path: string;
-  agent_id: string;
-  change_type: ChangeType;
-  tool_call_id: string;
-  tool_name: string;
-  message_index: number;
-  /** Inline up to 1 MiB of text; null when absent, binary or larger. */
-  old_content: string | null;
-  new_content: string | null;
-  pre_tool_content: string | null;
-  /** New-file line numbers. */
-  added_ranges: LineRange[];
-  /** Old-file line numbers. */
-  removed_ranges: LineRange[];
-  /** RFC 3339. */
-  timestamp: string;
-  status: RecordStatus;
-  sync_state: SyncState;
-  binary: boolean;
-  mode_before: number;
-  mode_after: number;
-  size_before: number;
-  size_after: number;
-  /** What a user should know that the other fields do not say: a side too large to keep. */
-  note?: string;
-}
-
-export interface Session {
-  id: string;
-  name: string;
-  agent_id: string;
-  mode: SessionMode;
-  status: SessionStatus;
-  worktree_path: string;
-  branch: string;
-  base_commit: string;
-  created_at: string;
-  ended_at: string | null;
-  pending_count: number;
-}
-
-export interface Checkpoint {
-  id: string;
-  session_id: string;
-  kind: CheckpointKind;
-  name: string;
-  annotation: string;
-  message_index: number;
-  /** Empty for a turn's checkpoint. */
-  tool_call_id: string;
-  /** Git tree id of the whole worktree state. */
-  tree: string;
-  created_at: string;
-  /** Not in SPEC.md, sent by the server: files that differ from the checkpoint before. */
-  files_changed?: number;
-}
-
-export interface RollbackOperation {
-  type: 'restore' | 'delete' | 'create';
-  /** Relative to the workspace root. */
-  path: string;
-  record_ids: string[];
-}
-
-export interface RollbackConflict {
-  path: string;
-  reason: string;
-}
-
-/** A rollback's preview, and the answer of a rollback that ran. */
-export interface RollbackPlan {
-  checkpoint_id: string;
-  operations: RollbackOperation[];
-  affected_files: string[];
-  conflicts: RollbackConflict[];
-  warnings: string[];
-  dry_run?: boolean;
-  /** Set once a rollback ran: the checkpoint that undoes it. */
-  safety_checkpoint_id?: string;
-}
-
-/** The data of a file_change_status event. */
-export interface FileChangeStatusEvent {
-  session_id: string;
-  id: string;
-  tool_call_id: string;
-  rel_path: string;
-  file_path: string;
-  status: RecordStatus;
-  sync_state: SyncState;
-}
-
-/** The events of GET /events, by type. */
-export type PrsmEvent =
-  | { type: 'session_updated'; data: Session }
-  | { type: 'file_changed'; data: FileChangeRecord }
-  | { type: 'file_change_status'; data: FileChangeStatusEvent }
-  | { type: 'checkpoint_created'; data: Checkpoint };
-
-export const EVENT_TYPES: ReadonlyArray<PrsmEvent['type']> = [
-  'session_updated',
-  'file_changed',
-  'file_change_status',
-  'checkpoint_created',
-];
-
-export interface StatusResponse {
-  workspace: string;
-  identity: string;
-  addr: string;
-  pid: number;
-  version: string;
-  active_sessions: number;
-  ended_sessions: number;
-  pending_count: number;
-}
-
-export interface StartSessionRequest {
-  name?: string;
-  agent_id?: string;
-  mode?: SessionMode;
-}
-
-export interface ToolCallRequest {
-  tool_call_id: string;
-  tool_name: string;
-  args?: unknown;
-  agent_id?: string;
-  cwd?: string;
-  message_index?: number;
-}
-
-export interface ToolCallAnswer {
-  tool_call_id: string;
-  tool_name: string;
-  candidates: number;
-}
-
-export interface CompleteRequest {
-  result?: unknown;
-}
-
-export interface TurnRequest {
-  message_index: number;
-  prompt?: string;
-}
-
-export interface SessionRollbackRequest {
-  agent_id?: string;
-  after?: string;
-  file?: string;
-  last?: number;
-  dry_run?: boolean;
-}
-
-/** {records: [...]}: the answer of complete, record lookups, accept, reject and bulk. */
-export interface RecordsAnswer {
-  records: FileChangeRecord[];
-}
+// ranges.ts takes the record and range types from here.
+export type { FileChangeRecord, LineRange } from './api.gen';
 
 // ---- errors -----------------------------------------------------------------
 
@@ -404,7 +239,7 @@ export class PrsmClient {
     return this.json('GET', `/sessions${query({ status })}`);
   }
 
-  startSession(req: StartSessionRequest = {}): Promise<Session> {
+  startSession(req: Partial<StartRequest> = {}): Promise<Session> {
     return this.json('POST', '/sessions', req);
   }
 
@@ -417,17 +252,20 @@ export class PrsmClient {
   }
 
   /** POST /sessions/{id}/turns: answers with the turn's auto checkpoint. */
-  startTurn(sessionId: string, req: TurnRequest): Promise<Checkpoint> {
+  startTurn(sessionId: string, req: Partial<TurnRequest>): Promise<Checkpoint> {
     return this.json('POST', `${this.sessionPath(sessionId)}/turns`, req);
   }
 
   // -- tool calls (the agent side; used by tests that play the agent) --
 
-  startToolCall(sessionId: string, req: ToolCallRequest): Promise<ToolCallAnswer> {
+  startToolCall(
+    sessionId: string,
+    req: Pick<ToolCallRequest, 'tool_call_id' | 'tool_name'> & Partial<ToolCallRequest>,
+  ): Promise<ToolCallAnswer> {
     return this.json('POST', `${this.sessionPath(sessionId)}/tool-calls`, req);
   }
 
-  completeToolCall(sessionId: string, toolCallId: string, req: CompleteRequest = {}): Promise<RecordsAnswer> {
+  completeToolCall(sessionId: string, toolCallId: string, req: Partial<CompleteRequest> = {}): Promise<Records> {
     return this.json('POST', `${this.sessionPath(sessionId)}/tool-calls/${seg(toolCallId)}/complete`, req);
   }
 
@@ -438,7 +276,7 @@ export class PrsmClient {
   }
 
   /** The record with this id, or every record of the tool call with this id. */
-  getChange(sessionId: string, id: string): Promise<RecordsAnswer> {
+  getChange(sessionId: string, id: string): Promise<Records> {
     return this.json('GET', this.changePath(sessionId, id));
   }
 
@@ -462,31 +300,31 @@ export class PrsmClient {
     }
   }
 
-  accept(sessionId: string, id: string): Promise<RecordsAnswer> {
+  accept(sessionId: string, id: string): Promise<Records> {
     return this.json('POST', `${this.changePath(sessionId, id)}/accept`);
   }
 
-  reject(sessionId: string, id: string): Promise<RecordsAnswer> {
+  reject(sessionId: string, id: string): Promise<Records> {
     return this.json('POST', `${this.changePath(sessionId, id)}/reject`);
   }
 
   /** Accepts every pending record of a session, or of one file of it. */
-  acceptAll(sessionId: string, file?: string): Promise<RecordsAnswer> {
+  acceptAll(sessionId: string, file?: string): Promise<Records> {
     return this.json('POST', `${this.sessionPath(sessionId)}/file-changes/accept-all${query({ file })}`);
   }
 
   /** Rejects every pending record of a session, or of one file of it. */
-  rejectAll(sessionId: string, file?: string): Promise<RecordsAnswer> {
+  rejectAll(sessionId: string, file?: string): Promise<Records> {
     return this.json('POST', `${this.sessionPath(sessionId)}/file-changes/reject-all${query({ file })}`);
   }
 
   /** Accepts every pending record of every session. */
-  acceptEverything(): Promise<RecordsAnswer> {
+  acceptEverything(): Promise<Records> {
     return this.json('POST', '/file-changes/accept-all');
   }
 
   /** Rejects every pending record of every session. */
-  rejectEverything(): Promise<RecordsAnswer> {
+  rejectEverything(): Promise<Records> {
     return this.json('POST', '/file-changes/reject-all');
   }
 
@@ -518,17 +356,17 @@ export class PrsmClient {
     return (await this.request('GET', p)).toString('utf8');
   }
 
-  rollbackPreview(sessionId: string, checkpointId: string): Promise<RollbackPlan> {
+  rollbackPreview(sessionId: string, checkpointId: string): Promise<Plan> {
     return this.json('GET', `${this.checkpointPath(sessionId, checkpointId)}/rollback/preview`);
   }
 
   /** Rewinds the session to the checkpoint; the answer names the safety checkpoint. */
-  rollback(sessionId: string, checkpointId: string): Promise<RollbackPlan> {
+  rollback(sessionId: string, checkpointId: string): Promise<Plan> {
     return this.json('POST', `${this.checkpointPath(sessionId, checkpointId)}/rollback`);
   }
 
   /** POST /sessions/{id}/rollback by agent, time, file or count. */
-  rollbackBy(sessionId: string, req: SessionRollbackRequest): Promise<RollbackPlan> {
+  rollbackBy(sessionId: string, req: Partial<RollbackRequest>): Promise<Plan> {
     return this.json('POST', `${this.sessionPath(sessionId)}/rollback`, req);
   }
 
@@ -555,7 +393,7 @@ function transportError(method: string, path: string, err: Error): PrsmApiError 
 
 function errorOf(method: string, path: string, ans: RawAnswer): PrsmApiError {
   try {
-    const e = JSON.parse(ans.body.toString('utf8')) as { error?: string; code?: string; hint?: string };
+    const e = JSON.parse(ans.body.toString('utf8')) as Partial<ErrorBody>;
     if (e && typeof e.error === 'string') {
       return new PrsmApiError(e.error, ans.status, e.code ?? 'error', e.hint || undefined);
     }

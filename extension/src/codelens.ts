@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 
-import type { FileChangeRecord } from './client';
+import type { FileChangeRecord } from './api.gen';
 import { maxDecoratedLines, setting, type AppContext } from './context';
 import { Disposable } from './lifecycle';
 import { placeRecords, type Placement } from './ranges';

@@ -6,7 +6,7 @@
 
 import * as vscode from 'vscode';
 
-import type { FileChangeRecord, RecordsAnswer } from './client';
+import type { FileChangeRecord, Records } from './api.gen';
 import { recordLabel, type AppContext } from './context';
 import { showRecordDiff } from './diff';
 import { log } from './log';
@@ -84,7 +84,7 @@ async function settleDocument(ctx: AppContext, r: FileChangeRecord): Promise<boo
   return doc.save();
 }
 
-function done(ctx: AppContext, ans: RecordsAnswer | undefined): void {
+function done(ctx: AppContext, ans: Records | undefined): void {
   if (ans) {
     ctx.model.upsertRecords(ans.records);
   }

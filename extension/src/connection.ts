@@ -3,7 +3,8 @@
 // backoff when the server restarts or its token changes. No vscode here, so
 // it is tested against real HTTP servers.
 
-import { EventStream, PrsmApiError, PrsmClient, type PrsmEvent, type ServerInfo } from './client';
+import type { PrsmEvent, ServerInfo } from './api.gen';
+import { EventStream, PrsmApiError, PrsmClient } from './client';
 import type { Discovered } from './discovery';
 import type { ConnectionState } from './settings';
 

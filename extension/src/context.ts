@@ -3,7 +3,8 @@
 
 import * as vscode from 'vscode';
 
-import { PrsmApiError, type FileChangeRecord, type PrsmClient } from './client';
+import type { FileChangeRecord } from './api.gen';
+import { PrsmApiError, type PrsmClient } from './client';
 import type { Connection } from './connection';
 import { log } from './log';
 import type { Model } from './model';

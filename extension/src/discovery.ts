@@ -5,7 +5,7 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import type { ServerInfo } from './client';
+import type { ServerInfo } from './api.gen';
 
 /** PRSM_HOME: the setting, else the environment variable, else ~/.prsm. */
 export function prsmHome(setting: string | undefined, env: NodeJS.ProcessEnv = process.env): string {

@@ -2,14 +2,8 @@
 // loaded in full when the event stream (re)opens and kept current by events.
 // No vscode here; views listen to onChange.
 
-import {
-  PrsmApiError,
-  type Checkpoint,
-  type FileChangeRecord,
-  type PrsmClient,
-  type PrsmEvent,
-  type Session,
-} from './client';
+import type { Checkpoint, FileChangeRecord, PrsmEvent, Session } from './api.gen';
+import { PrsmApiError, type PrsmClient } from './client';
 
 /** The part of the client the model uses (a fake in tests). */
 export type ModelClient = Pick<PrsmClient, 'listSessions' | 'listChanges' | 'getChange' | 'listCheckpoints'>;

@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 
-import type { FileChangeRecord, Session } from './client';
+import type { FileChangeRecord, Session } from './api.gen';
 import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
 import type { Model } from './model';

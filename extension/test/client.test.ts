@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { decodeEvent, PrsmApiError, PrsmClient, seg, SseParser, type PrsmEvent, type SseMessage } from '../src/client';
+import type { PrsmEvent } from '../src/api.gen';
+import { decodeEvent, PrsmApiError, PrsmClient, seg, SseParser, type SseMessage } from '../src/client';
 import { FakeServer, json } from './fakeserver';
 import { checkpoint, rec, session, until } from './helpers';
 

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { PrsmApiError, type PrsmEvent } from '../src/client';
+import type { PrsmEvent } from '../src/api.gen';
+import { PrsmApiError } from '../src/client';
 import { backoff, Connection } from '../src/connection';
 import { findServer } from '../src/discovery';
 import type { ConnectionState } from '../src/settings';

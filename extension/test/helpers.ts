@@ -2,7 +2,7 @@
 // computation equal in meaning to the server's (tracker.LineRanges), so the
 // placement tests can build realistic records from two texts.
 
-import type { Checkpoint, FileChangeRecord, Session } from '../src/client';
+import type { Checkpoint, FileChangeRecord, Session } from '../src/api.gen';
 import { diffLines, splitLines } from '../src/ranges';
 
 export function rangesOf(oldText: string, newText: string): Pick<FileChangeRecord, 'added_ranges' | 'removed_ranges'> {
@@ -77,6 +77,7 @@ export function checkpoint(p: Partial<Checkpoint> = {}): Checkpoint {
     tool_call_id: '',
     tree: 'deadbeef',
     created_at: '2026-01-01T00:00:00Z',
+    files_changed: 0,
     ...p,
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { PrsmApiError, type Checkpoint, type FileChangeRecord, type Session } from '../src/client';
+import type { Checkpoint, FileChangeRecord, Session } from '../src/api.gen';
+import { PrsmApiError } from '../src/client';
 import { mergeRecord, Model, type ModelChange, type ModelClient } from '../src/model';
 import { checkpoint, rec, session, until } from './helpers';
 

@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { PrsmClient, type FileChangeRecord, type ServerInfo, type Session } from '../src/client';
+import type { FileChangeRecord, ServerInfo, Session } from '../src/api.gen';
+import { PrsmClient } from '../src/client';
 import { findServer } from '../src/discovery';
 
 export const PRSM_BIN = process.env.PRSM_BIN ?? '';

@@ -30,7 +30,8 @@ import { statusText } from '../src/statusbar';
 import { buildTree, contextValue, toTreeItem } from '../src/tree';
 import { answers, FakeDocument, recorded, resetStub, setConfig, Uri, window } from './vscode-stub';
 import { checkpoint, lines, rec, session } from './helpers';
-import type { PrsmClient, RollbackPlan } from '../src/client';
+import type { Plan } from '../src/api.gen';
+import type { PrsmClient } from '../src/client';
 
 beforeEach(() => resetStub());
 
@@ -320,7 +321,7 @@ describe('checkpoints', () => {
     expect(relativeTime('2026-01-01T00:00:00Z', Date.parse('2026-01-01T02:30:00Z'))).toBe('2h ago');
   });
 
-  const plan: RollbackPlan = {
+  const plan: Plan = {
     checkpoint_id: 'cp1',
     operations: [
       { type: 'restore', path: 'a.txt', record_ids: ['tc2'] },
@@ -329,6 +330,7 @@ describe('checkpoints', () => {
     affected_files: ['a.txt', 'new.txt'],
     conflicts: [{ path: 'b.txt', reason: 'your edits overlap' }],
     warnings: ['undoes accepted change tc2'],
+    dry_run: true,
   };
 
   it('lists a plan as files, conflicts and warnings', () => {
@@ -369,7 +371,7 @@ describe('checkpoints', () => {
   it('rewinds a one-file plan without a modal', async () => {
     const m = new Model();
     m.replace([session()], [], new Map([['s1', [checkpoint()]]]), true);
-    const one: RollbackPlan = { ...plan, operations: [plan.operations[0]], affected_files: ['a.txt'] };
+    const one: Plan = { ...plan, operations: [plan.operations[0]], affected_files: ['a.txt'] };
     const sent: string[] = [];
     const ctx = appContext(m, {
       rollbackPreview: async () => one,

@@ -1,117 +1,21 @@
-// The page's typed client of prsm's HTTP API. Shapes follow ../../shared/SPEC.md.
+// The page's typed client of prsm's HTTP API. Its JSON types are generated
+// from the Go types the server encodes (api.gen.ts; `go generate ./api`).
 // The page is logged in by an HttpOnly cookie; every state-changing request
 // also carries the login's CSRF token, which the server put in a meta tag.
 
-export interface Range {
-  startLine: number;
-  endLine: number;
-}
-
-export type Status = 'pending' | 'accepted' | 'rejected';
-export type SyncState = 'synced' | 'conflict' | 'pending_review';
-
-export interface Session {
-  id: string;
-  name: string;
-  agent_id: string;
-  mode: 'auto' | 'review';
-  status: 'active' | 'ended';
-  worktree_path: string;
-  branch: string;
-  base_commit: string;
-  created_at: string;
-  ended_at: string | null;
-  pending_count: number;
-}
-
-export interface ChangeRecord {
-  id: string;
-  session_id: string;
-  file_path: string;
-  rel_path: string;
-  agent_id: string;
-  change_type: 'create' | 'modify' | 'delete';
-  tool_call_id: string;
-  tool_name: string;
-  message_index: number;
-  old_content: string | null;
-  new_content: string | null;
-  pre_tool_content: string | null;
-  added_ranges: Range[] | null;
-  removed_ranges: Range[] | null;
-  timestamp: string;
-  status: Status;
-  sync_state: SyncState;
-  binary: boolean;
-  mode_before: number;
-  mode_after: number;
-  size_before: number;
-  size_after: number;
-  /** What a user should know that the other fields do not say: a side too large to keep. */
-  note?: string;
-}
-
-export interface Checkpoint {
-  id: string;
-  session_id: string;
-  kind: 'auto' | 'manual';
-  name: string;
-  annotation: string;
-  message_index: number;
-  tool_call_id: string;
-  tree: string;
-  created_at: string;
-  files_changed: number;
-}
-
-export interface Operation {
-  type: 'restore' | 'delete' | 'create';
-  path: string;
-  record_ids: string[] | null;
-}
-
-export interface Plan {
-  checkpoint_id: string;
-  operations: Operation[] | null;
-  affected_files: string[] | null;
-  conflicts: { path: string; reason: string }[] | null;
-  warnings: string[] | null;
-  dry_run: boolean;
-  safety_checkpoint_id?: string;
-}
-
-export interface CheckpointDiff {
-  from: string;
-  to: string;
-  files: { path: string; status: string; binary: boolean; added: number; removed: number }[] | null;
-  patch: string;
-}
-
-export interface ServerStatus {
-  workspace: string;
-  version: string;
-  pending_count: number;
-  active_sessions: number;
-}
-
-export interface WorkspaceFile {
-  rel_path: string;
-  present: boolean;
-  binary: boolean;
-  symlink: boolean;
-  size: number;
-  content: string | null;
-}
-
-export interface StatusEvent {
-  session_id: string;
-  id: string;
-  tool_call_id: string;
-  rel_path: string;
-  file_path: string;
-  status: Status;
-  sync_state: SyncState;
-}
+import type {
+  Checkpoint,
+  CheckpointDiff,
+  ErrorBody,
+  FileChangeRecord,
+  OK,
+  Plan,
+  Records,
+  RewindRequest,
+  Session,
+  StatusResponse,
+  WorkspaceFile,
+} from './api.gen';
 
 /** An error answer of the server: {"error","code","hint"}. */
 export class ApiError extends Error {
@@ -148,7 +52,7 @@ async function request(method: string, path: string, body?: unknown): Promise<Re
   let msg = `${method} ${path}: ${res.status} ${res.statusText}`;
   let hint = '';
   try {
-    const j = (await res.json()) as { error?: string; code?: string; hint?: string };
+    const j = (await res.json()) as Partial<ErrorBody>;
     if (j.error) msg = j.error;
     if (j.code) code = j.code;
     if (j.hint) hint = j.hint;
@@ -175,14 +79,10 @@ const change = (sid: string, id: string) => `${sess(sid)}/file-changes/${seg(id)
 const ckpt = (sid: string, id: string) => `${sess(sid)}/checkpoints/${seg(id)}`;
 const withFile = (p: string, file?: string) => (file ? `${p}?file=${seg(file)}` : p);
 
-export interface Records {
-  records: ChangeRecord[];
-}
-
 export const api = {
-  status: () => json<ServerStatus>('GET', '/status'),
+  status: () => json<StatusResponse>('GET', '/status'),
   sessions: () => json<Session[]>('GET', '/sessions'),
-  records: (sid: string) => json<ChangeRecord[]>('GET', `${sess(sid)}/file-changes`),
+  records: (sid: string) => json<FileChangeRecord[]>('GET', `${sess(sid)}/file-changes`),
   diff: async (sid: string, id: string) => (await request('GET', `${change(sid, id)}/diff`)).text(),
   content: async (sid: string, id: string, side: 'before' | 'after') =>
     (await request('GET', `${change(sid, id)}/content?side=${side}`)).blob(),
@@ -197,6 +97,6 @@ export const api = {
   checkpoints: (sid: string) => json<Checkpoint[]>('GET', `${sess(sid)}/checkpoints`),
   checkpointDiff: (sid: string, id: string) => json<CheckpointDiff>('GET', `${ckpt(sid, id)}/diff`),
   rollbackPreview: (sid: string, id: string) => json<Plan>('GET', `${ckpt(sid, id)}/rollback/preview`),
-  rollback: (sid: string, id: string) => json<Plan>('POST', `${ckpt(sid, id)}/rollback`, { dry_run: false }),
-  logout: () => json<unknown>('POST', '/ui/logout'),
+  rollback: (sid: string, id: string) => json<Plan>('POST', `${ckpt(sid, id)}/rollback`, { dry_run: false } satisfies RewindRequest),
+  logout: () => json<OK>('POST', '/ui/logout'),
 };

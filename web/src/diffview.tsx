@@ -6,7 +6,8 @@ import { Diff2HtmlUI } from 'diff2html/lib-esm/ui/js/diff2html-ui-slim';
 import { ColorSchemeType } from 'diff2html/lib-esm/types';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
-import { api, type ChangeRecord, type WorkspaceFile } from './api';
+import { api } from './api';
+import type { FileChangeRecord, WorkspaceFile } from './api.gen';
 import type { DiffMode } from './store';
 import { bytes, imageType } from './util';
 
@@ -90,7 +91,7 @@ function useNear(ref: { current: Element | null }): boolean {
 }
 
 /** The diff of one record, fetched once, when it comes near the viewport. */
-export function RecordDiff({ rec, mode }: { rec: ChangeRecord; mode: DiffMode }) {
+export function RecordDiff({ rec, mode }: { rec: FileChangeRecord; mode: DiffMode }) {
   const key = `${rec.session_id}/${rec.id}`;
   const [text, setText] = useState<string | null>(diffCache.get(key) ?? null);
   const [err, setErr] = useState('');
@@ -125,7 +126,7 @@ export function RecordDiff({ rec, mode }: { rec: ChangeRecord; mode: DiffMode })
   return <Patch text={text} mode={mode} />;
 }
 
-function emptyDiffText(r: ChangeRecord): string {
+function emptyDiffText(r: FileChangeRecord): string {
   if (r.change_type === 'create') return 'A new, empty file.';
   if (r.change_type === 'delete') return 'An empty file was deleted.';
   if (r.mode_before !== r.mode_after)
@@ -134,7 +135,7 @@ function emptyDiffText(r: ChangeRecord): string {
 }
 
 /** A binary record: sizes, and a before/after preview for images. */
-function BinaryView({ rec }: { rec: ChangeRecord }) {
+function BinaryView({ rec }: { rec: FileChangeRecord }) {
   // A side too large to keep has no content to preview.
   const type = rec.note ? undefined : imageType(rec.rel_path);
   const [urls, setUrls] = useState<{ before?: string; after?: string }>({});
@@ -197,7 +198,7 @@ function BinaryView({ rec }: { rec: ChangeRecord }) {
  * read it, and the two edits overlap. prsm left the workspace file as it
  * is; this shows both sides plainly, the user's on the left.
  */
-export function ConflictView({ rec, mode }: { rec: ChangeRecord; mode: DiffMode }) {
+export function ConflictView({ rec, mode }: { rec: FileChangeRecord; mode: DiffMode }) {
   const [ws, setWs] = useState<WorkspaceFile | null>(null);
   const [agent, setAgent] = useState<string | null>(rec.new_content);
   const [err, setErr] = useState('');

@@ -1,17 +1,8 @@
 // The page's state: one store, changed only through the functions below, and
 // kept live by the server's events. The views read it and call the actions.
 
-import {
-  api,
-  ApiError,
-  setOnUnauthorized,
-  type ChangeRecord,
-  type Checkpoint,
-  type Records,
-  type ServerStatus,
-  type Session,
-  type StatusEvent,
-} from './api';
+import { api, ApiError, setOnUnauthorized } from './api';
+import type { Checkpoint, FileChangeRecord, PrsmEvent, Records, Session, StatusEvent, StatusResponse } from './api.gen';
 import { plural } from './util';
 
 export type DiffMode = 'line-by-line' | 'side-by-side';
@@ -35,10 +26,10 @@ export interface Confirm {
 }
 
 export interface State {
-  status: ServerStatus | null;
+  status: StatusResponse | null;
   sessions: Session[];
   sessionsLoaded: boolean;
-  records: Record<string, ChangeRecord[]>;
+  records: Record<string, FileChangeRecord[]>;
   checkpoints: Record<string, Checkpoint[]>;
   sid: string | null;
   tab: Tab;
@@ -213,7 +204,7 @@ export function loadSession(sid: string): Promise<void> {
 
 // ---- merging what the server tells ---------------------------------------
 
-function mergeRecords(recs: ChangeRecord[]): void {
+function mergeRecords(recs: FileChangeRecord[]): void {
   if (!recs.length) return;
   const records = { ...state.records };
   for (const r of recs) {
@@ -289,24 +280,25 @@ export function connectEvents(): void {
       );
     }
   });
-  const on = <T>(type: string, f: (data: T) => void) =>
+  // Each event's data has the type the server gives it (PrsmEvent).
+  const on = <K extends PrsmEvent['type']>(type: K, f: (data: Extract<PrsmEvent, { type: K }>['data']) => void) =>
     es.addEventListener(type, (ev) => {
       try {
-        f(JSON.parse((ev as MessageEvent<string>).data) as T);
+        f(JSON.parse((ev as MessageEvent<string>).data));
       } catch {
         // a malformed event is dropped; the next reconnect reads everything
       }
     });
-  on<Session>('session_updated', (s) => {
+  on('session_updated', (s) => {
     upsertSession(s);
     void refreshStatus();
   });
-  on<ChangeRecord>('file_changed', (r) => {
+  on('file_changed', (r) => {
     if (!state.sessions.some((s) => s.id === r.session_id)) void refreshSessions();
     mergeRecords([r]);
   });
-  on<StatusEvent>('file_change_status', patchStatus);
-  on<Checkpoint>('checkpoint_created', addCheckpoint);
+  on('file_change_status', patchStatus);
+  on('checkpoint_created', addCheckpoint);
 }
 
 let statusTimer = 0;
@@ -323,8 +315,8 @@ async function review(label: string, run: () => Promise<Records>, reload: string
   update({ busy: state.busy + 1 });
   try {
     const ans = await run();
-    mergeRecords(ans.records ?? []);
-    const n = (ans.records ?? []).length;
+    mergeRecords(ans.records);
+    const n = ans.records.length;
     toast('info', n ? `${label}: ${plural(n, 'change')}` : `${label}: nothing was pending`);
     await Promise.all([refreshSessions(), ...reload.map((sid) => loadSession(sid))]);
   } catch (e) {
@@ -335,13 +327,13 @@ async function review(label: string, run: () => Promise<Records>, reload: string
 }
 
 /** The record id of the session shown. */
-export function recordOf(id: string): ChangeRecord | undefined {
+export function recordOf(id: string): FileChangeRecord | undefined {
   return state.sid ? state.records[state.sid]?.find((x) => x.id === id) : undefined;
 }
 
 export const actions = {
-  acceptChange: (r: ChangeRecord) => review('Accepted', () => api.accept(r.session_id, r.id)),
-  rejectChange: (r: ChangeRecord) => review('Rejected', () => api.reject(r.session_id, r.id)),
+  acceptChange: (r: FileChangeRecord) => review('Accepted', () => api.accept(r.session_id, r.id)),
+  rejectChange: (r: FileChangeRecord) => review('Rejected', () => api.reject(r.session_id, r.id)),
   acceptFile: (sid: string, file: string) => review(`Accepted ${file}`, () => api.acceptAll(sid, file)),
   rejectFile: (sid: string, file: string) => review(`Rejected ${file}`, () => api.rejectAll(sid, file)),
   acceptSession: (s: Session) => review('Accepted the session', () => api.acceptAll(s.id), [s.id]),
@@ -379,7 +371,7 @@ export const actions = {
       const safety = plan.safety_checkpoint_id;
       toast(
         'info',
-        `Rolled back to “${title}”: ${plural((plan.operations ?? []).length, 'file operation')}.`,
+        `Rolled back to “${title}”: ${plural(plan.operations.length, 'file operation')}.`,
         safety ? 'A safety checkpoint was taken first; Undo rolls back to it.' : undefined,
         safety
           ? {
@@ -421,10 +413,10 @@ export function setDiffMode(m: DiffMode): void {
   update({ diffMode: m });
 }
 
-export function isOpen(r: ChangeRecord): boolean {
+export function isOpen(r: FileChangeRecord): boolean {
   return state.open[`${r.session_id}/${r.id}`] ?? r.status === 'pending';
 }
 
-export function setOpen(r: ChangeRecord, open: boolean): void {
+export function setOpen(r: FileChangeRecord, open: boolean): void {
   update({ open: { ...state.open, [`${r.session_id}/${r.id}`]: open } });
 }

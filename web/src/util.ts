@@ -1,6 +1,6 @@
 // Small formatting helpers shared by the views.
 
-import type { ChangeRecord } from './api';
+import type { FileChangeRecord, LineRange } from './api.gen';
 
 const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 const dtf = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
@@ -37,9 +37,8 @@ export function bytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-export function lineCounts(r: ChangeRecord): { added: number; removed: number } {
-  const count = (rs: { startLine: number; endLine: number }[] | null) =>
-    (rs ?? []).reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
+export function lineCounts(r: FileChangeRecord): { added: number; removed: number } {
+  const count = (rs: LineRange[]) => rs.reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
   return { added: count(r.added_ranges), removed: count(r.removed_ranges) };
 }
 
@@ -73,20 +72,20 @@ export function imageType(path: string): string {
   return imageTypes[ext] ?? '';
 }
 
-export const changeVerb: Record<ChangeRecord['change_type'], string> = {
+export const changeVerb: Record<FileChangeRecord['change_type'], string> = {
   create: 'created',
   modify: 'modified',
   delete: 'deleted',
 };
 
-export const syncLabel: Record<ChangeRecord['sync_state'], string> = {
+export const syncLabel: Record<FileChangeRecord['sync_state'], string> = {
   synced: 'in workspace',
   conflict: 'conflict',
   pending_review: 'awaiting review',
 };
 
 /** A mode change in words: "+x", "-x" or "". */
-export function execBit(r: ChangeRecord): string {
+export function execBit(r: FileChangeRecord): string {
   if (r.change_type !== 'modify') return '';
   const before = (r.mode_before & 0o111) !== 0;
   const after = (r.mode_after & 0o111) !== 0;

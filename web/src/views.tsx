@@ -4,7 +4,8 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 
-import { api, type ChangeRecord, type Checkpoint, type CheckpointDiff, type Plan, type Session } from './api';
+import { api } from './api';
+import type { Checkpoint, CheckpointDiff, FileChangeRecord, OperationType, Plan, Session } from './api.gen';
 import { ConflictView, Patch, RecordDiff } from './diffview';
 import {
   actions,
@@ -253,8 +254,8 @@ function SessionView({ s, sess }: { s: State; sess: Session }) {
 }
 
 /** The records of a session grouped by file, files in path order. */
-export function byFile(recs: ChangeRecord[]): [string, ChangeRecord[]][] {
-  const m = new Map<string, ChangeRecord[]>();
+export function byFile(recs: FileChangeRecord[]): [string, FileChangeRecord[]][] {
+  const m = new Map<string, FileChangeRecord[]>();
   for (const r of recs) {
     const list = m.get(r.rel_path);
     if (list) list.push(r);
@@ -263,7 +264,7 @@ export function byFile(recs: ChangeRecord[]): [string, ChangeRecord[]][] {
   return [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-function ChangesView({ s, sess, recs }: { s: State; sess: Session; recs: ChangeRecord[] }) {
+function ChangesView({ s, sess, recs }: { s: State; sess: Session; recs: FileChangeRecord[] }) {
   if (recs.length === 0) {
     return (
       <p class="empty">
@@ -280,7 +281,7 @@ function ChangesView({ s, sess, recs }: { s: State; sess: Session; recs: ChangeR
   );
 }
 
-function FileSection({ s, sess, file, recs }: { s: State; sess: Session; file: string; recs: ChangeRecord[] }) {
+function FileSection({ s, sess, file, recs }: { s: State; sess: Session; file: string; recs: FileChangeRecord[] }) {
   const pending = recs.filter((r) => r.status === 'pending').length;
   const conflict = recs.some((r) => r.sync_state === 'conflict' && r.status !== 'rejected');
   const { dir, base } = splitPath(file);
@@ -329,7 +330,7 @@ function FileSection({ s, sess, file, recs }: { s: State; sess: Session; file: s
   );
 }
 
-function RecordView({ s, r }: { s: State; r: ChangeRecord }) {
+function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
   const open = isOpen(r);
   const { added, removed } = lineCounts(r);
   const selected = s.cursor === r.id;
@@ -394,7 +395,7 @@ function checkpointTitle(c: Checkpoint): string {
   return c.name || (c.tool_call_id ? `before tool call ${shortId(c.tool_call_id)}` : `turn ${c.message_index}`);
 }
 
-function Timeline({ s, sess, cps, recs }: { s: State; sess: Session; cps: Checkpoint[]; recs: ChangeRecord[] }) {
+function Timeline({ s, sess, cps, recs }: { s: State; sess: Session; cps: Checkpoint[]; recs: FileChangeRecord[] }) {
   const list = [...cps].reverse();
   const active = sess.status === 'active';
   if (list.length === 0) {
@@ -540,8 +541,8 @@ function CheckpointItem({
 }
 
 function PlanView({ plan, onConfirm }: { plan: Plan; onConfirm: () => void }) {
-  const ops = plan.operations ?? [];
-  const verbs = { restore: 'restore', delete: 'delete', create: 'recreate' };
+  const ops = plan.operations;
+  const verbs: Record<OperationType, string> = { restore: 'restore', delete: 'delete', create: 'recreate' };
   return (
     <div>
       {ops.length === 0 ? (
@@ -556,7 +557,7 @@ function PlanView({ plan, onConfirm }: { plan: Plan; onConfirm: () => void }) {
             {ops.map((o) => (
               <li key={o.type + o.path}>
                 <span class={`op ${o.type}`}>{verbs[o.type] ?? o.type}</span> <code>{o.path}</code>
-                {o.record_ids && o.record_ids.length > 0 && (
+                {o.record_ids.length > 0 && (
                   <span class="muted small"> · undoes {plural(o.record_ids.length, 'change')}</span>
                 )}
               </li>
@@ -564,12 +565,12 @@ function PlanView({ plan, onConfirm }: { plan: Plan; onConfirm: () => void }) {
           </ul>
         </>
       )}
-      {(plan.warnings ?? []).map((w) => (
+      {plan.warnings.map((w) => (
         <p class="warning" key={w}>
           {w}
         </p>
       ))}
-      {(plan.conflicts ?? []).map((x) => (
+      {plan.conflicts.map((x) => (
         <p class="error" key={x.path}>
           Conflict: <code>{x.path}</code>: {x.reason}. It is left as it is.
         </p>

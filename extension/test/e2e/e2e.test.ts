@@ -8,7 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { PrsmClient, type FileChangeRecord, type Session } from '../../src/client';
+import type { FileChangeRecord, Session } from '../../src/api.gen';
+import { PrsmClient } from '../../src/client';
 import { findServer } from '../../src/discovery';
 import { lines, until } from '../helpers';
 import { agentWrite, prsm, PRSM_BIN, scratchRepo, stopPrsm, type Scratch } from '../prsm';

@@ -1,0 +1,82 @@
+package api
+
+import (
+	"encoding/json"
+
+	"github.com/prsm-dev/prsm"
+)
+
+// Event types of GET /events, each with the type of its data: a
+// prsm.Session, a prsm.Record, a StatusEvent and a prsm.Checkpoint.
+const (
+	EventSessionUpdated   = "session_updated"
+	EventFileChanged      = "file_changed"
+	EventFileChangeStatus = "file_change_status"
+	EventCheckpoint       = "checkpoint_created"
+)
+
+// ToolCallRequest is the body of POST /sessions/{id}/tool-calls, the
+// pre-tool capture.
+type ToolCallRequest struct {
+	ToolCallID   string          `json:"tool_call_id"`
+	ToolName     string          `json:"tool_name"`
+	Args         json.RawMessage `json:"args"`
+	AgentID      string          `json:"agent_id"`
+	Cwd          string          `json:"cwd"`
+	MessageIndex int             `json:"message_index"`
+}
+
+// CompleteRequest is the body of POST .../tool-calls/{id}/complete. The
+// fields after Result are used only when the pre-tool capture never
+// arrived.
+type CompleteRequest struct {
+	Result       json.RawMessage `json:"result"`
+	ToolName     string          `json:"tool_name"`
+	Args         json.RawMessage `json:"args"`
+	AgentID      string          `json:"agent_id"`
+	Cwd          string          `json:"cwd"`
+	MessageIndex int             `json:"message_index"`
+}
+
+// ToolCallAnswer is the answer of a pre-tool capture.
+type ToolCallAnswer struct {
+	ToolCallID string `json:"tool_call_id"`
+	ToolName   string `json:"tool_name"`
+	Candidates int    `json:"candidates"`
+}
+
+// Records is the answer of complete and of the record lookups.
+type Records struct {
+	Records []*prsm.Record `json:"records"`
+	// Warnings (complete only) name what the call changed that prsm could
+	// not record: a path too long for the system, say.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// MarshalJSON writes Records as [] when there are none, never null.
+func (r Records) MarshalJSON() ([]byte, error) {
+	type plain Records
+	p := plain(r)
+	p.Records = nonNil(p.Records)
+	return json.Marshal(p)
+}
+
+// StatusEvent is the data of a file_change_status event.
+type StatusEvent struct {
+	SessionID  string `json:"session_id"`
+	ID         string `json:"id"`
+	ToolCallID string `json:"tool_call_id"`
+	RelPath    string `json:"rel_path"`
+	FilePath   string `json:"file_path"`
+	Status     string `json:"status"`
+	SyncState  string `json:"sync_state"`
+}
+
+// nonNil is s, or an empty slice for nil: the lists of an answer are
+// JSON arrays, never null, so that clients need no null check.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

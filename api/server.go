@@ -1,0 +1,108 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Info is the content of server.json: where a workspace's server listens,
+// and the token its clients send.
+type Info struct {
+	PID       int    `json:"pid"`
+	Addr      string `json:"addr"`
+	Token     string `json:"token"`
+	Workspace string `json:"workspace"`
+	Version   string `json:"version"`
+}
+
+// Health is the answer of GET /healthz, the one route without a token.
+type Health struct {
+	OK      bool   `json:"ok"`
+	Version string `json:"version"`
+}
+
+// OK is the answer of a request that has nothing else to say (POST
+// /shutdown, POST /ui/logout).
+type OK struct {
+	OK bool `json:"ok"`
+}
+
+// ErrorBody is the JSON shape of every error answer.
+type ErrorBody struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+	Hint  string `json:"hint,omitempty"`
+}
+
+// StatusResponse is the answer of GET /status.
+type StatusResponse struct {
+	Workspace      string `json:"workspace"`
+	Identity       string `json:"identity"`
+	Addr           string `json:"addr"`
+	PID            int    `json:"pid"`
+	Version        string `json:"version"`
+	ActiveSessions int    `json:"active_sessions"`
+	EndedSessions  int    `json:"ended_sessions"`
+	PendingCount   int    `json:"pending_count"`
+	// Watcher is "inotify" when every active session is watched; sessions
+	// that fell back to scanning are listed with the reason.
+	Watcher        string            `json:"watcher"`
+	WatchFallbacks map[string]string `json:"watch_fallbacks,omitempty"`
+	// Notices are what prsm did on its own lately: sessions it ended in
+	// the last day, and why; what it refused the agents of active
+	// sessions; and what agents did in the last day that prsm could not
+	// record (a path too long for the system).
+	Notices []string `json:"notices,omitempty"`
+}
+
+// StartRequest is the body of POST /sessions.
+type StartRequest struct {
+	Name    string `json:"name"`
+	AgentID string `json:"agent_id"`
+	Mode    string `json:"mode"`
+	// AutoCheckpoints false switches the session's automatic checkpoints
+	// off; absent means on.
+	AutoCheckpoints *bool `json:"auto_checkpoints,omitempty"`
+}
+
+// GCRequest sets the retention limits of a gc; zero values take defaults.
+type GCRequest struct {
+	// KeepSessions is how many ended sessions keep their records and
+	// checkpoints (newest first). Default 30.
+	KeepSessions int `json:"keep_sessions"`
+	// KeepAuto is how many automatic checkpoints each session keeps
+	// (newest first); named ones are always kept. Default 200.
+	KeepAuto int `json:"keep_auto"`
+	// BudgetBytes caps the store's size: older ended sessions go until it
+	// fits. 0 means no cap.
+	BudgetBytes int64 `json:"budget_bytes"`
+}
+
+// GCReport says what a gc removed.
+type GCReport struct {
+	SessionsRemoved    []string `json:"sessions_removed"`
+	CheckpointsRemoved int      `json:"checkpoints_removed"`
+	BlobsRemoved       int      `json:"blobs_removed"`
+	BytesBefore        int64    `json:"bytes_before"`
+	BytesAfter         int64    `json:"bytes_after"`
+	BytesFreed         int64    `json:"bytes_freed"`
+	OverBudget         bool     `json:"over_budget"`
+}
+
+// MarshalJSON writes SessionsRemoved as [] when there are none, never null.
+func (r GCReport) MarshalJSON() ([]byte, error) {
+	type plain GCReport
+	p := plain(r)
+	p.SessionsRemoved = nonNil(p.SessionsRemoved)
+	return json.Marshal(p)
+}
+
+// String sums a report up for people.
+func (r *GCReport) String() string {
+	s := fmt.Sprintf("removed %d ended session(s), %d automatic checkpoint(s), %d content blob(s); freed %d bytes (store now %d bytes)",
+		len(r.SessionsRemoved), r.CheckpointsRemoved, r.BlobsRemoved, r.BytesFreed, r.BytesAfter)
+	if r.OverBudget {
+		s += "; still over the budget: only active sessions are left"
+	}
+	return s
+}
