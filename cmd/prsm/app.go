@@ -111,6 +111,9 @@ type app struct {
 	// inSession is the session whose worktree the command runs in: the
 	// one meant when no --session is given.
 	inSession string
+	// proj is the workspace connect found, for the commands that turn
+	// a user's path into the server's (fileArg).
+	proj *project
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -158,9 +161,6 @@ func (a *app) workspaceDir() (string, error) {
 	return os.Getwd()
 }
 
-// resolveSession is the session a command acts on: id (a unique prefix
-// will do) when given, else the one active session. Several active sessions
-// are a usage error that lists them.
 // connectSession connects to the workspace's server and resolves the
 // session a command acts on (see resolveSession).
 func (a *app) connectSession(ctx context.Context, id string) (*client.Client, *prsm.Session, error) {
@@ -175,6 +175,9 @@ func (a *app) connectSession(ctx context.Context, id string) (*client.Client, *p
 	return cl, s, nil
 }
 
+// resolveSession is the session a command acts on: id (a unique prefix
+// will do) when given, else the one active session. Several active sessions
+// are a usage error that lists them.
 func (a *app) resolveSession(ctx context.Context, cl *client.Client, id string) (*prsm.Session, error) {
 	if id == "" {
 		id = a.inSession

@@ -32,24 +32,9 @@ func (a *app) changesCmd() *cobra.Command {
 			if len(args) > 0 {
 				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept or reject", args[0])
 			}
-			ctx := cmd.Context()
-			cl, p, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := a.resolveSession(ctx, cl, sessionID)
-			if err != nil {
-				return err
-			}
-			recs, err := cl.Changes(ctx, s.ID, status, p.fileArg(file))
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return printJSON(a.stdio.Out, recs)
-			}
-			a.printChanges(s, recs, status, file)
-			return nil
+			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) ([]*prsm.Record, error) {
+				return cl.Changes(ctx, s.ID, status, a.proj.fileArg(file))
+			}, func(s *prsm.Session, recs []*prsm.Record) { a.printChanges(s, recs, status, file) })
 		},
 	}
 	c.PersistentFlags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")

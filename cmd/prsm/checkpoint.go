@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/client"
 )
 
 // checkpointCmd is `prsm checkpoint`: create, list, show, annotate, delete
@@ -50,21 +52,12 @@ func (a *app) checkpointCreateCmd(sessionID *string) *cobra.Command {
 			if strings.TrimSpace(req.Name) == "" {
 				return usagef("usage: "+cmd.UseLine(), "a named checkpoint needs --name")
 			}
-			ctx := cmd.Context()
-			cl, s, err := a.connectSession(ctx, *sessionID)
-			if err != nil {
-				return err
-			}
-			cp, err := cl.CreateCheckpoint(ctx, s.ID, req)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return printJSON(a.stdio.Out, cp)
-			}
-			fmt.Fprintf(a.stdio.Out, "created checkpoint %s\n", cp.ID)
-			a.showCheckpoint(cp)
-			return nil
+			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
+				return cl.CreateCheckpoint(ctx, s.ID, req)
+			}, func(_ *prsm.Session, cp *prsm.Checkpoint) {
+				fmt.Fprintf(a.stdio.Out, "created checkpoint %s\n", cp.ID)
+				a.showCheckpoint(cp)
+			})
 		},
 	}
 	c.Flags().StringVar(&req.Name, "name", "", "the checkpoint's name")
@@ -80,39 +73,27 @@ func (a *app) checkpointListCmd(sessionID *string) *cobra.Command {
 		Short: "Show a session's checkpoints as a timeline, oldest first",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			cl, s, err := a.connectSession(ctx, *sessionID)
-			if err != nil {
-				return err
-			}
-			list, err := cl.Checkpoints(ctx, s.ID, grep)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				if list == nil {
-					list = []*prsm.Checkpoint{}
+			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) ([]*prsm.Checkpoint, error) {
+				return cl.Checkpoints(ctx, s.ID, grep)
+			}, func(s *prsm.Session, list []*prsm.Checkpoint) {
+				w := a.stdio.Out
+				if len(list) == 0 {
+					if grep != "" {
+						fmt.Fprintf(w, "no checkpoint of session %s matches %q\n", s.ID, grep)
+					} else {
+						fmt.Fprintf(w, "no checkpoints in session %s (%s) yet\n", s.ID, printable(s.Name))
+					}
+					return
 				}
-				return printJSON(a.stdio.Out, list)
-			}
-			w := a.stdio.Out
-			if len(list) == 0 {
-				if grep != "" {
-					fmt.Fprintf(w, "no checkpoint of session %s matches %q\n", s.ID, grep)
-				} else {
-					fmt.Fprintf(w, "no checkpoints in session %s (%s) yet\n", s.ID, printable(s.Name))
+				sort.SliceStable(list, func(i, j int) bool { return list[i].CreatedAt.Before(list[j].CreatedAt) })
+				now := time.Now()
+				t := newTable(w, "ID", "TIME", "KIND", "NAME", "FILES", "ANNOTATION")
+				for _, cp := range list {
+					t.row(cp.ID, clock(cp.CreatedAt, now), cp.Kind, cutRunes(cp.Name, 60),
+						strconv.Itoa(cp.FilesChanged), firstLine(cp.Annotation, 60))
 				}
-				return nil
-			}
-			sort.SliceStable(list, func(i, j int) bool { return list[i].CreatedAt.Before(list[j].CreatedAt) })
-			now := time.Now()
-			t := newTable(w, "ID", "TIME", "KIND", "NAME", "FILES", "ANNOTATION")
-			for _, cp := range list {
-				t.row(cp.ID, clock(cp.CreatedAt, now), cp.Kind, cutRunes(cp.Name, 60),
-					strconv.Itoa(cp.FilesChanged), firstLine(cp.Annotation, 60))
-			}
-			t.flush()
-			return nil
+				t.flush()
+			})
 		},
 	}
 	c.Flags().StringVar(&grep, "grep", "", "only checkpoints whose name or annotation contains TEXT (case-insensitive)")
@@ -186,20 +167,9 @@ func (a *app) checkpointShowCmd(sessionID *string) *cobra.Command {
 		Short: "Show one checkpoint (id, unique id prefix, or its name)",
 		Args:  exactArgs(1, "one checkpoint id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			cl, s, err := a.connectSession(ctx, *sessionID)
-			if err != nil {
-				return err
-			}
-			cp, err := cl.Checkpoint(ctx, s.ID, args[0])
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return printJSON(a.stdio.Out, cp)
-			}
-			a.showCheckpoint(cp)
-			return nil
+			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
+				return cl.Checkpoint(ctx, s.ID, args[0])
+			}, func(_ *prsm.Session, cp *prsm.Checkpoint) { a.showCheckpoint(cp) })
 		},
 	}
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
@@ -220,21 +190,12 @@ func (a *app) checkpointAnnotateCmd(sessionID *string) *cobra.Command {
 			default:
 				return usagef("usage: "+cmd.UseLine(), "prsm checkpoint annotate takes a checkpoint id and the text (as an argument or with --note)")
 			}
-			ctx := cmd.Context()
-			cl, s, err := a.connectSession(ctx, *sessionID)
-			if err != nil {
-				return err
-			}
-			cp, err := cl.Annotate(ctx, s.ID, args[0], note)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return printJSON(a.stdio.Out, cp)
-			}
-			fmt.Fprintf(a.stdio.Out, "annotated checkpoint %s\n", cp.ID)
-			a.showCheckpoint(cp)
-			return nil
+			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
+				return cl.Annotate(ctx, s.ID, args[0], note)
+			}, func(_ *prsm.Session, cp *prsm.Checkpoint) {
+				fmt.Fprintf(a.stdio.Out, "annotated checkpoint %s\n", cp.ID)
+				a.showCheckpoint(cp)
+			})
 		},
 	}
 	c.Flags().StringVar(&note, "note", "", "the new annotation")
@@ -249,32 +210,23 @@ func (a *app) checkpointDeleteCmd(sessionID *string) *cobra.Command {
 		Short: "Delete a checkpoint",
 		Args:  exactArgs(1, "one checkpoint id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			cl, s, err := a.connectSession(ctx, *sessionID)
-			if err != nil {
-				return err
-			}
-			id := args[0]
-			if !yes && isTTY(a.stdio.In) {
-				cp, err := cl.Checkpoint(ctx, s.ID, id)
-				if err != nil {
-					return err
+			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
+				id := args[0]
+				if !yes && isTTY(a.stdio.In) {
+					cp, err := cl.Checkpoint(ctx, s.ID, id)
+					if err != nil {
+						return nil, err
+					}
+					id = cp.ID
+					q := fmt.Sprintf("Delete %s checkpoint %s (%s)?", cp.Kind, cp.ID, printable(cutRunes(cp.Name, 60)))
+					if !a.confirm(q) {
+						return nil, fmt.Errorf("aborted; checkpoint %s was kept", cp.ID)
+					}
 				}
-				id = cp.ID
-				q := fmt.Sprintf("Delete %s checkpoint %s (%s)?", cp.Kind, cp.ID, printable(cutRunes(cp.Name, 60)))
-				if !a.confirm(q) {
-					return fmt.Errorf("aborted; checkpoint %s was kept", cp.ID)
-				}
-			}
-			cp, err := cl.DeleteCheckpoint(ctx, s.ID, id)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return printJSON(a.stdio.Out, cp)
-			}
-			fmt.Fprintf(a.stdio.Out, "deleted %s checkpoint %s (%s)\n", cp.Kind, cp.ID, printable(cutRunes(cp.Name, 60)))
-			return nil
+				return cl.DeleteCheckpoint(ctx, s.ID, id)
+			}, func(_ *prsm.Session, cp *prsm.Checkpoint) {
+				fmt.Fprintf(a.stdio.Out, "deleted %s checkpoint %s (%s)\n", cp.Kind, cp.ID, printable(cutRunes(cp.Name, 60)))
+			})
 		},
 	}
 	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask first")
@@ -310,41 +262,29 @@ func (a *app) checkpointDiffCmd(sessionID *string) *cobra.Command {
 			if stat && nameOnly {
 				return usagef("usage: "+cmd.UseLine(), "give --stat or --name-only, not both")
 			}
-			ctx := cmd.Context()
-			cl, s, err := a.connectSession(ctx, *sessionID)
-			if err != nil {
-				return err
-			}
 			b := ""
 			if len(args) == 2 {
 				b = args[1]
 			}
-			d, err := cl.CheckpointDiff(ctx, s.ID, args[0], b)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				if d.Files == nil {
-					d.Files = []api.FileDiff{}
+			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*api.CheckpointDiff, error) {
+				return cl.CheckpointDiff(ctx, s.ID, args[0], b)
+			}, func(_ *prsm.Session, d *api.CheckpointDiff) {
+				if len(d.Files) == 0 {
+					fmt.Fprintf(a.stdio.Err, "no differences between %s and %s\n", d.From, diffTarget(d.To))
+					return
 				}
-				return printJSON(a.stdio.Out, d)
-			}
-			if len(d.Files) == 0 {
-				fmt.Fprintf(a.stdio.Err, "no differences between %s and %s\n", d.From, diffTarget(d.To))
-				return nil
-			}
-			w := a.stdio.Out
-			switch {
-			case nameOnly:
-				for _, f := range d.Files {
-					fmt.Fprintln(w, printable(f.Path))
+				w := a.stdio.Out
+				switch {
+				case nameOnly:
+					for _, f := range d.Files {
+						fmt.Fprintln(w, printable(f.Path))
+					}
+				case stat:
+					writeStat(w, d.Files)
+				default:
+					writeDiff(w, d.Patch, colorOK(w))
 				}
-			case stat:
-				writeStat(w, d.Files)
-			default:
-				writeDiff(w, d.Patch, colorOK(w))
-			}
-			return nil
+			})
 		},
 	}
 	c.Flags().BoolVar(&stat, "stat", false, "per-file counts of added and removed lines, and a total")

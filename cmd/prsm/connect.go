@@ -123,6 +123,7 @@ func (a *app) connect(ctx context.Context) (*client.Client, *project, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	a.proj = p
 	if _, c, ok := liveServer(ctx, p.dir); ok {
 		return c, p, nil
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/client"
 )
 
 func (a *app) gcCmd() *cobra.Command {
@@ -25,20 +27,9 @@ func (a *app) gcCmd() *cobra.Command {
 				}
 				req.BudgetBytes = n
 			}
-			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			rep, err := cl.GC(ctx, req)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return printJSON(a.stdio.Out, rep)
-			}
-			fmt.Fprintln(a.stdio.Out, rep.String())
-			return nil
+			return ask(a, cmd.Context(), func(ctx context.Context, cl *client.Client) (*api.GCReport, error) {
+				return cl.GC(ctx, req)
+			}, func(rep *api.GCReport) { fmt.Fprintln(a.stdio.Out, rep.String()) })
 		},
 	}
 	c.Flags().IntVar(&req.KeepSessions, "keep-sessions", 0, "ended sessions to keep (default 30)")

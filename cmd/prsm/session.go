@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/client"
 )
 
 func (a *app) sessionCmd() *cobra.Command {
@@ -39,20 +41,12 @@ func (a *app) sessionStartCmd() *cobra.Command {
 				off := false
 				req.AutoCheckpoints = &off
 			}
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := cl.StartSession(ctx, req)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return printJSON(a.stdio.Out, s)
-			}
-			fmt.Fprintf(a.stdio.Out, "started session %s\n", s.ID)
-			a.showSession(s)
-			return nil
+			return ask(a, ctx, func(ctx context.Context, cl *client.Client) (*prsm.Session, error) {
+				return cl.StartSession(ctx, req)
+			}, func(s *prsm.Session) {
+				fmt.Fprintf(a.stdio.Out, "started session %s\n", s.ID)
+				a.showSession(s)
+			})
 		},
 	}
 	c.Flags().StringVar(&req.Name, "name", "", "a name for the session")
@@ -93,28 +87,19 @@ func (a *app) sessionListCmd() *cobra.Command {
 		Short: "List sessions",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			list, err := cl.Sessions(ctx, status)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return printJSON(a.stdio.Out, list)
-			}
-			if len(list) == 0 {
-				fmt.Fprintln(a.stdio.Out, "no sessions; start one with `prsm session start`")
-				return nil
-			}
-			t := newTable(a.stdio.Out, "ID", "NAME", "AGENT", "MODE", "STATUS", "PENDING", "CREATED")
-			for _, s := range list {
-				t.row(s.ID, s.Name, s.AgentID, s.Mode, s.Status, strconv.Itoa(s.PendingCount), age(s.CreatedAt))
-			}
-			t.flush()
-			return nil
+			return ask(a, cmd.Context(), func(ctx context.Context, cl *client.Client) ([]prsm.Session, error) {
+				return cl.Sessions(ctx, status)
+			}, func(list []prsm.Session) {
+				if len(list) == 0 {
+					fmt.Fprintln(a.stdio.Out, "no sessions; start one with `prsm session start`")
+					return
+				}
+				t := newTable(a.stdio.Out, "ID", "NAME", "AGENT", "MODE", "STATUS", "PENDING", "CREATED")
+				for _, s := range list {
+					t.row(s.ID, s.Name, s.AgentID, s.Mode, s.Status, strconv.Itoa(s.PendingCount), age(s.CreatedAt))
+				}
+				t.flush()
+			})
 		},
 	}
 	c.Flags().StringVar(&status, "status", "", "only sessions with this status")
@@ -129,20 +114,9 @@ func (a *app) sessionShowCmd() *cobra.Command {
 		Short: "Show one session (ID or a unique prefix; default: the one active session)",
 		Args:  oneSessionArg(&sessionID),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := a.resolveSession(ctx, cl, sessionID)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return printJSON(a.stdio.Out, s)
-			}
-			a.showSession(s)
-			return nil
+			return askSession(a, cmd.Context(), sessionID, func(_ context.Context, _ *client.Client, s *prsm.Session) (*prsm.Session, error) {
+				return s, nil
+			}, func(_, s *prsm.Session) { a.showSession(s) })
 		},
 	}
 	c.Flags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
@@ -176,24 +150,11 @@ func (a *app) sessionEndCmd() *cobra.Command {
 		Short: "End a session: remove its worktree and branch (refused while changes are unreviewed); default: the one active session",
 		Args:  oneSessionArg(&sessionID),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			cl, _, err := a.connect(ctx)
-			if err != nil {
-				return err
-			}
-			target, err := a.resolveSession(ctx, cl, sessionID)
-			if err != nil {
-				return err
-			}
-			s, err := cl.EndSession(ctx, target.ID, discard)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return printJSON(a.stdio.Out, s)
-			}
-			fmt.Fprintf(a.stdio.Out, "ended session %s (%s); its worktree and branch are removed\n", s.ID, s.Name)
-			return nil
+			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, target *prsm.Session) (*prsm.Session, error) {
+				return cl.EndSession(ctx, target.ID, discard)
+			}, func(_, s *prsm.Session) {
+				fmt.Fprintf(a.stdio.Out, "ended session %s (%s); its worktree and branch are removed\n", s.ID, s.Name)
+			})
 		},
 	}
 	c.Flags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
