@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/prsm-dev/prsm/internal/linediff"
 )
 
 // FuzzLineRanges checks record computation on any pair of contents: the
@@ -65,13 +67,13 @@ func FuzzLineRanges(f *testing.F) {
 		// The hunks themselves rebuild new from old.
 		var rebuilt []string
 		pos := 0
-		for _, h := range diffLines(a, b) {
-			if h.oldStart < pos || h.oldEnd < h.oldStart || h.newEnd < h.newStart {
+		for _, h := range linediff.Diff(linediff.Split(old), linediff.Split(new)) {
+			if h.OldStart < pos || h.OldCount < 0 || h.NewCount < 0 {
 				t.Fatalf("bad hunk %+v after %d", h, pos)
 			}
-			rebuilt = append(rebuilt, a[pos:h.oldStart]...)
-			rebuilt = append(rebuilt, b[h.newStart:h.newEnd]...)
-			pos = h.oldEnd
+			rebuilt = append(rebuilt, a[pos:h.OldStart]...)
+			rebuilt = append(rebuilt, b[h.NewStart:h.NewStart+h.NewCount]...)
+			pos = h.OldStart + h.OldCount
 		}
 		rebuilt = append(rebuilt, a[pos:]...)
 		if got := strings.Join(rebuilt, ""); got != string(new) {

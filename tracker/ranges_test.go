@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/linediff"
 )
 
 func rs(pairs ...int) []prsm.Range {
@@ -65,6 +66,16 @@ func TestLineRangesNonNil(t *testing.T) {
 	if added == nil || removed == nil {
 		t.Fatalf("LineRanges(nil, nil) = %#v, %#v; want empty non-nil slices", added, removed)
 	}
+}
+
+// splitLines cuts b into lines as the diff sees them (each keeps its "\n"),
+// as strings that tests compare and print easily.
+func splitLines(b []byte) []string {
+	var out []string
+	for _, l := range linediff.Split(b) {
+		out = append(out, string(l))
+	}
+	return out
 }
 
 // checkRanges verifies that the ranges are well formed and cover exactly the
