@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/internal/testgit"
 )
 
 // TestLineRangesAgreeWithDiffs pins that a record's ranges come from the very
@@ -22,7 +21,6 @@ import (
 // lines, where several minimal diffs exist and only git's tie-breaking
 // (group sliding) decides which lines a change touched.
 func TestLineRangesAgreeWithDiffs(t *testing.T) {
-	testgit.Env(t)
 	dir := t.TempDir()
 	check := func(name string, old, new []byte) {
 		t.Helper()
@@ -54,8 +52,27 @@ func TestLineRangesAgreeWithDiffs(t *testing.T) {
 	}
 }
 
+// checkMinimalOrGit checks that the ranges change as few lines as the
+// textbook LCS allows, or else are exactly the lines `git diff` changes:
+// git's diff, which prsm's follows, is not always minimal (see the case
+// "git's diff is not minimal" of TestLineRanges).
+func checkMinimalOrGit(t *testing.T, old, new []byte, added, removed []prsm.Range) {
+	t.Helper()
+	a, b := splitLines(old), splitLines(new)
+	got, want := rangeLines(added)+rangeLines(removed), len(a)+len(b)-2*lcsLen(a, b)
+	if got == want {
+		return
+	}
+	gitAdded, gitRemoved := rangesFromHunks(t, gitDiffU0(t, t.TempDir(), old, new))
+	if got < want || !reflect.DeepEqual(added, gitAdded) || !reflect.DeepEqual(removed, gitRemoved) {
+		t.Fatalf("%d changed lines, LCS says %d, and git diff says added %v removed %v\nold %q\nnew %q\nadded %v removed %v",
+			got, want, gitAdded, gitRemoved, old, new, added, removed)
+	}
+}
+
 // gitDiffU0 returns `git diff -U0` from old to new, with the settings the
-// merge's diff reproduces (Myers, no indent heuristic).
+// merge's diff reproduces (Myers, no indent heuristic) and no user or
+// system configuration.
 func gitDiffU0(t *testing.T, dir string, old, new []byte) string {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "a"), old, 0o644); err != nil {
@@ -67,6 +84,8 @@ func gitDiffU0(t *testing.T, dir string, old, new []byte) string {
 	cmd := exec.Command("git", "-c", "diff.indentHeuristic=false", "diff", "--no-index", "--no-color",
 		"--diff-algorithm=myers", "-U0", "a", "b")
 	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
+		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir), "LC_ALL=C", "PATH=" + os.Getenv("PATH")}
 	out, err := cmd.Output()
 	var exitErr *exec.ExitError
 	if err != nil && !(errors.As(err, &exitErr) && exitErr.ExitCode() == 1) {
