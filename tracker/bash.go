@@ -729,6 +729,8 @@ func (w *bashWalker) stdinText(r *syntax.Redirect, st *bashState) (string, bool)
 	if r.Hdoc == nil {
 		return "", true
 	}
+	// Every part must be known; the plain text is the body of a quoted
+	// delimiter, expand.Document the body of an unquoted one.
 	var sb strings.Builder
 	for _, p := range r.Hdoc.Parts {
 		switch p := p.(type) {
