@@ -1,6 +1,10 @@
 package sync
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/prsm-dev/prsm/internal/linediff"
+)
 
 // Merge3 merges the changes that ours and theirs each made to base, line by
 // line, the way `git merge-file -p ours base theirs` does with git's default
@@ -31,12 +35,12 @@ func Merge3(base, ours, theirs []byte) (merged []byte, clean bool) {
 		return append([]byte{}, ours...), true
 	}
 
-	b, o, t := splitLines(base), splitLines(ours), splitLines(theirs)
-	var c classifier
-	cb, co, ct := c.classify(b), c.classify(o), c.classify(t)
+	b, o, t := linediff.Split(base), linediff.Split(ours), linediff.Split(theirs)
+	var c linediff.Classifier
+	cb, co, ct := c.Classify(b), c.Classify(o), c.Classify(t)
 	chunks := mergeChunks(b, o, t,
-		diffClassified(b, o, cb, co, c.count()),
-		diffClassified(b, t, cb, ct, c.count()))
+		linediff.DiffClassified(b, o, cb, co, c.Count()),
+		linediff.DiffClassified(b, t, cb, ct, c.Count()))
 	for i := range chunks {
 		m := &chunks[i]
 		if m.mode != modeConflict {
@@ -75,7 +79,7 @@ type mergeChunk struct {
 // change ending strictly before the other side's next change is taken
 // alone; anything else (overlap, or touching ends) becomes a conflict unless
 // both hunks are the very same edit. Regions that touch are coalesced.
-func mergeChunks(base, ours, theirs [][]byte, s1, s2 []hunk) []mergeChunk {
+func mergeChunks(base, ours, theirs [][]byte, s1, s2 []linediff.Hunk) []mergeChunk {
 	var chunks []mergeChunk
 	add := func(mode, i0, chg0, i1, chg1, i2, chg2 int) {
 		if n := len(chunks); n > 0 {
@@ -96,31 +100,31 @@ func mergeChunks(base, ours, theirs [][]byte, s1, s2 []hunk) []mergeChunk {
 	p1, p2 := 0, 0
 	for p1 < len(s1) && p2 < len(s2) {
 		x1, x2 := s1[p1], s2[p2]
-		if x1.i1+x1.chg1 < x2.i1 {
-			add(modeOurs, x1.i1, x1.chg1, x1.i2, x1.chg2, x2.i2-x2.i1+x1.i1, x1.chg1)
+		if x1.OldStart+x1.OldCount < x2.OldStart {
+			add(modeOurs, x1.OldStart, x1.OldCount, x1.NewStart, x1.NewCount, x2.NewStart-x2.OldStart+x1.OldStart, x1.OldCount)
 			p1++
 			continue
 		}
-		if x2.i1+x2.chg1 < x1.i1 {
-			add(modeTheirs, x2.i1, x2.chg1, x1.i2-x1.i1+x2.i1, x2.chg1, x2.i2, x2.chg2)
+		if x2.OldStart+x2.OldCount < x1.OldStart {
+			add(modeTheirs, x2.OldStart, x2.OldCount, x1.NewStart-x1.OldStart+x2.OldStart, x2.OldCount, x2.NewStart, x2.NewCount)
 			p2++
 			continue
 		}
-		if x1.i1 != x2.i1 || x1.chg1 != x2.chg1 || x1.chg2 != x2.chg2 ||
-			!equalLines(ours[x1.i2:x1.i2+x1.chg2], theirs[x2.i2:x2.i2+x2.chg2]) {
+		if x1.OldStart != x2.OldStart || x1.OldCount != x2.OldCount || x1.NewCount != x2.NewCount ||
+			!equalLines(ours[x1.NewStart:x1.NewStart+x1.NewCount], theirs[x2.NewStart:x2.NewStart+x2.NewCount]) {
 			// Widen both sides to the union of the two base ranges.
-			off := x1.i1 - x2.i1
-			ffo := off + x1.chg1 - x2.chg1
-			i0, i1, i2 := x1.i1, x1.i2, x2.i2
+			off := x1.OldStart - x2.OldStart
+			ffo := off + x1.OldCount - x2.OldCount
+			i0, i1, i2 := x1.OldStart, x1.NewStart, x2.NewStart
 			if off > 0 {
 				i0 -= off
 				i1 -= off
 			} else {
 				i2 += off
 			}
-			chg0 := x1.i1 + x1.chg1 - i0
-			chg1 := x1.i2 + x1.chg2 - i1
-			chg2 := x2.i2 + x2.chg2 - i2
+			chg0 := x1.OldStart + x1.OldCount - i0
+			chg1 := x1.NewStart + x1.NewCount - i1
+			chg2 := x2.NewStart + x2.NewCount - i2
 			if ffo < 0 {
 				chg0 -= ffo
 				chg1 -= ffo
@@ -131,7 +135,7 @@ func mergeChunks(base, ours, theirs [][]byte, s1, s2 []hunk) []mergeChunk {
 		}
 		// Identical edits add no chunk: the lines are copied from ours
 		// along with the unchanged text.
-		e1, e2 := x1.i1+x1.chg1, x2.i1+x2.chg1
+		e1, e2 := x1.OldStart+x1.OldCount, x2.OldStart+x2.OldCount
 		if e1 >= e2 {
 			p2++
 		}
@@ -141,11 +145,11 @@ func mergeChunks(base, ours, theirs [][]byte, s1, s2 []hunk) []mergeChunk {
 	}
 	for ; p1 < len(s1); p1++ {
 		x1 := s1[p1]
-		add(modeOurs, x1.i1, x1.chg1, x1.i2, x1.chg2, x1.i1+len(theirs)-len(base), x1.chg1)
+		add(modeOurs, x1.OldStart, x1.OldCount, x1.NewStart, x1.NewCount, x1.OldStart+len(theirs)-len(base), x1.OldCount)
 	}
 	for ; p2 < len(s2); p2++ {
 		x2 := s2[p2]
-		add(modeTheirs, x2.i1, x2.chg1, x2.i1+len(ours)-len(base), x2.chg1, x2.i2, x2.chg2)
+		add(modeTheirs, x2.OldStart, x2.OldCount, x2.OldStart+len(ours)-len(base), x2.OldCount, x2.NewStart, x2.NewCount)
 	}
 	return chunks
 }

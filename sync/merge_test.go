@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/prsm-dev/prsm/internal/linediff"
 )
 
 // gitMerger runs the real `git merge-file -p` as the reference Merge3 must
@@ -474,8 +476,8 @@ func TestDiffMatchesGit(t *testing.T) {
 	check := func(i int, base, ours []byte) {
 		t.Helper()
 		var got strings.Builder
-		for _, h := range diffLines(splitLines(base), splitLines(ours)) {
-			fmt.Fprintf(&got, "@@ -%s +%s @@\n", hunkRange(h.i1, h.chg1), hunkRange(h.i2, h.chg2))
+		for _, h := range linediff.Diff(linediff.Split(base), linediff.Split(ours)) {
+			fmt.Fprintf(&got, "@@ -%s +%s @@\n", hunkRange(h.OldStart, h.OldCount), hunkRange(h.NewStart, h.NewCount))
 		}
 		if want := gitDiffHunks(t, g, base, ours); got.String() != want {
 			if len(base) > 4000 {

@@ -1,13 +1,13 @@
 package tracker
 
 import (
-	"fmt"
+	"errors"
 	"maps"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -729,20 +729,13 @@ func (w *bashWalker) stdinText(r *syntax.Redirect, st *bashState) (string, bool)
 	if r.Hdoc == nil {
 		return "", true
 	}
-	// A quoted delimiter (<<'EOF') makes the body literal.
-	quoted := slices.ContainsFunc(r.Word.Parts, func(p syntax.WordPart) bool {
-		lit, ok := p.(*syntax.Lit)
-		return !ok || strings.Contains(lit.Value, `\`)
-	})
+	// Every part must be known; the plain text is the body of a quoted
+	// delimiter, expand.Document the body of an unquoted one.
 	var sb strings.Builder
 	for _, p := range r.Hdoc.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if quoted {
-				sb.WriteString(p.Value)
-			} else {
-				sb.WriteString(bashUnescape(p.Value, "$`\\\n"))
-			}
+			sb.WriteString(p.Value)
 		case *syntax.ParamExp:
 			v, ok := w.param(p, st)
 			if !ok {
@@ -753,7 +746,15 @@ func (w *bashWalker) stdinText(r *syntax.Redirect, st *bashState) (string, bool)
 			return "", false
 		}
 	}
-	return sb.String(), true
+	// A quoted delimiter (<<'EOF') makes the body literal.
+	if slices.ContainsFunc(r.Word.Parts, func(p syntax.WordPart) bool {
+		lit, ok := p.(*syntax.Lit)
+		return !ok || strings.Contains(lit.Value, `\`)
+	}) {
+		return sb.String(), true
+	}
+	v, err := expand.Document(bashExpandConfig(st), r.Hdoc)
+	return v, err == nil
 }
 
 // script walks shell source found inside the command. A new shell (sh -c)
@@ -1113,96 +1114,6 @@ func bashVal(opts []bashOpt, names ...string) (bashArg, bool) {
 	return bashArg{}, false
 }
 
-// fields resolves a command-line word to the fields the shell would pass:
-// brace expansion, quote removal and known variables. It fails on anything
-// that depends on the environment or the file system (globs, ~, $HOME,
-// $(...)).
-func (w *bashWalker) fields(word *syntax.Word, st *bashState) ([]string, bool) {
-	w.steps--
-	wd := &syntax.Word{Parts: slices.Clone(word.Parts)}
-	words := []*syntax.Word{wd}
-	if syntax.SplitBraces(wd) {
-		var ok bool
-		if words, ok = bashBraces(wd); !ok {
-			return nil, false
-		}
-		w.steps -= len(words)
-	}
-	var out []string
-	for _, x := range words {
-		v, quoted, ok := w.unquote(x.Parts, st, true)
-		if !ok {
-			return nil, false
-		}
-		w.steps -= len(v) / 1024
-		if v == "" && !quoted {
-			continue // an unquoted empty expansion leaves no field
-		}
-		out = append(out, v)
-	}
-	return out, true
-}
-
-// scalar resolves a word where the shell neither splits nor globs
-// (assignments, here-strings).
-func (w *bashWalker) scalar(word *syntax.Word, st *bashState) (string, bool) {
-	v, _, ok := w.unquote(word.Parts, st, false)
-	return v, ok
-}
-
-func (w *bashWalker) unquote(parts []syntax.WordPart, st *bashState, field bool) (string, bool, bool) {
-	var sb strings.Builder
-	quoted := false
-	for i, p := range parts {
-		switch p := p.(type) {
-		case *syntax.Lit:
-			if i == 0 && strings.HasPrefix(p.Value, "~") {
-				return "", false, false
-			}
-			if field && bashHasGlob(p.Value) {
-				return "", false, false
-			}
-			sb.WriteString(bashUnescape(p.Value, ""))
-		case *syntax.SglQuoted:
-			quoted = true
-			if p.Dollar {
-				sb.WriteString(bashANSIC(p.Value))
-			} else {
-				sb.WriteString(p.Value)
-			}
-		case *syntax.DblQuoted:
-			quoted = true
-			for _, q := range p.Parts {
-				switch q := q.(type) {
-				case *syntax.Lit:
-					sb.WriteString(bashUnescape(q.Value, "$`\"\\\n"))
-				case *syntax.ParamExp:
-					v, ok := w.param(q, st)
-					if !ok {
-						return "", false, false
-					}
-					sb.WriteString(v)
-				default:
-					return "", false, false
-				}
-			}
-		case *syntax.ParamExp:
-			v, ok := w.param(p, st)
-			// Unquoted, the value would be split and globbed.
-			if !ok || (field && strings.ContainsAny(v, " \t\n*?[")) {
-				return "", false, false
-			}
-			sb.WriteString(v)
-		default:
-			return "", false, false
-		}
-		if sb.Len() > bashMaxCommand {
-			return "", false, false
-		}
-	}
-	return sb.String(), quoted, true
-}
-
 // param resolves $name and ${name} for variables the command itself set, and
 // $PWD.
 func (w *bashWalker) param(p *syntax.ParamExp, st *bashState) (string, bool) {
@@ -1214,11 +1125,17 @@ func (w *bashWalker) param(p *syntax.ParamExp, st *bashState) (string, bool) {
 	if !simple {
 		return "", false
 	}
-	if v, ok := st.vars[p.Param.Value]; ok {
+	return st.lookup(p.Param.Value)
+}
+
+// lookup returns the value of a variable the command set, or of $PWD while
+// the directory is known.
+func (s *bashState) lookup(name string) (string, bool) {
+	if v, ok := s.vars[name]; ok {
 		return v, true
 	}
-	if p.Param.Value == "PWD" && st.known && filepath.IsAbs(st.cwd) {
-		return st.cwd, true
+	if name == "PWD" && s.known && filepath.IsAbs(s.cwd) {
+		return s.cwd, true
 	}
 	return "", false
 }
@@ -1243,193 +1160,172 @@ func bashHasGlob(s string) bool {
 	return false
 }
 
-// bashUnescape removes the backslashes that quote a character: any character
-// when special is "" (unquoted text), only those in special otherwise
-// (double quotes, here-documents). An escaped newline disappears.
-func bashUnescape(s, special string) string {
-	if !strings.Contains(s, `\`) {
-		return s
+// errBashUnknown stops an expansion that would need what prsm does not know
+// statically (a process substitution's path).
+var errBashUnknown = errors.New("not known statically")
+
+// bashEnv is the environment word expansion sees: the variables the command
+// set to known values, and $PWD while the directory is known. Everything
+// else is unset, which Config.NoUnset turns into an error.
+type bashEnv struct{ st *bashState }
+
+func (e bashEnv) Get(name string) expand.Variable {
+	if v, ok := e.st.lookup(name); ok {
+		return expand.Variable{Set: true, Kind: expand.String, Str: v}
 	}
-	var sb strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 == len(s) {
-			sb.WriteByte(c)
-			continue
-		}
-		n := s[i+1]
-		if special != "" && strings.IndexByte(special, n) < 0 {
-			sb.WriteByte(c)
-			continue
-		}
-		i++
-		if n != '\n' {
-			sb.WriteByte(n)
-		}
-	}
-	return sb.String()
+	return expand.Variable{}
 }
 
-// bashANSIC decodes the escapes of $'...'.
-func bashANSIC(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
+func (e bashEnv) Each(fn func(name string, vr expand.Variable) bool) {
+	for name := range e.st.vars {
+		if !fn(name, e.Get(name)) {
+			return
+		}
 	}
-	simple := map[byte]string{'a': "\a", 'b': "\b", 'e': "\x1b", 'E': "\x1b", 'f': "\f",
-		'n': "\n", 'r': "\r", 't': "\t", 'v': "\v", '\\': `\`, '\'': "'", '"': `"`, '?': "?"}
-	var sb strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 == len(s) {
-			sb.WriteByte(s[i])
-			continue
-		}
-		i++
-		c := s[i]
-		if r, ok := simple[c]; ok {
-			sb.WriteString(r)
-			continue
-		}
-		// \NNN octal, \xHH, \uHHHH, \UHHHHHHHH.
-		base, width, start := 0, 0, i
-		switch c {
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			base, width = 8, 3
-		case 'x':
-			base, width, start = 16, 2, i+1
-		case 'u':
-			base, width, start = 16, 4, i+1
-		case 'U':
-			base, width, start = 16, 8, i+1
-		}
-		end := start
-		for end < len(s) && end-start < width && bashDigit(s[end], base) {
-			end++
-		}
-		if base == 0 || end == start {
-			sb.WriteByte('\\')
-			sb.WriteByte(c)
-			continue
-		}
-		n, _ := strconv.ParseUint(s[start:end], base, 32)
-		if c == 'u' || c == 'U' {
-			sb.WriteRune(rune(n))
-		} else {
-			sb.WriteByte(byte(n))
-		}
-		i = end - 1
-	}
-	return sb.String()
 }
 
-func bashDigit(c byte, base int) bool {
-	switch {
-	case c >= '0' && c <= '7':
-		return true
-	case c == '8' || c == '9':
-		return base == 16
-	case (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'):
-		return base == 16
+// bashExpandConfig expands words with the known variables only: command
+// substitutions are errors (CmdSubst is nil), globbing is off (no ReadDir2)
+// and an unknown variable is an error (NoUnset). Tildes never reach it (see
+// known), so no home directory is ever looked up.
+func bashExpandConfig(st *bashState) *expand.Config {
+	return &expand.Config{
+		Env:       bashEnv{st},
+		NoUnset:   true,
+		ProcSubst: func(*syntax.ProcSubst) (string, error) { return "", errBashUnknown },
 	}
-	return false
 }
 
-// bashBraces expands the brace expansions syntax.SplitBraces found, up to
-// bashMaxWords words.
-func bashBraces(word *syntax.Word) ([]*syntax.Word, bool) {
-	out := []*syntax.Word{{}}
-	for _, part := range word.Parts {
-		br, ok := part.(*syntax.BraceExp)
-		if !ok {
-			for _, o := range out {
-				o.Parts = append(o.Parts, part)
-			}
-			continue
-		}
-		var alts []*syntax.Word
-		if br.Sequence {
-			if alts, ok = bashBraceSeq(br); !ok {
+// fields resolves a command-line word to the fields the shell would pass:
+// brace expansion, quote removal and known variables, done by
+// mvdan.cc/sh/v3/expand. It fails on anything that depends on the
+// environment or the file system (globs, ~, $HOME, $(...)); see known.
+func (w *bashWalker) fields(word *syntax.Word, st *bashState) ([]string, bool) {
+	w.steps--
+	cfg := bashExpandConfig(st)
+	words := []*syntax.Word{word}
+	if split, ok := bashBraces(word.Parts); ok {
+		words = nil
+		for x, err := range expand.BracesSeq(cfg, split) {
+			if err != nil || len(words) == bashMaxWords {
 				return nil, false
 			}
-		} else {
-			for _, e := range br.Elems {
-				sub, ok := bashBraces(e)
-				if !ok {
-					return nil, false
-				}
-				alts = append(alts, sub...)
-				if len(alts) > bashMaxWords {
-					return nil, false
-				}
+			// expand.Fields splits braces again; a word that would
+			// split again (a generated "{" meeting a "," and a "}")
+			// is one bash would not expand twice.
+			if _, again := bashBraces(x.Parts); again {
+				return nil, false
 			}
+			// An empty alternative leaves an empty literal behind,
+			// which expand.Fields would keep as an empty field.
+			x.Parts = slices.DeleteFunc(slices.Clone(x.Parts), func(p syntax.WordPart) bool {
+				lit, ok := p.(*syntax.Lit)
+				return ok && lit.Value == ""
+			})
+			words = append(words, x)
 		}
-		if len(out)*len(alts) > bashMaxWords {
+		w.steps -= len(words)
+	}
+	var out []string
+	for _, x := range words {
+		if !w.known(x.Parts, st, true) {
 			return nil, false
 		}
-		next := make([]*syntax.Word, 0, len(out)*len(alts))
-		for _, o := range out {
-			for _, a := range alts {
-				next = append(next, &syntax.Word{Parts: slices.Concat(o.Parts, a.Parts)})
-			}
-		}
-		out = next
-	}
-	return out, true
-}
-
-func bashBraceSeq(br *syntax.BraceExp) ([]*syntax.Word, bool) {
-	if len(br.Elems) < 2 {
-		return nil, false
-	}
-	fromLit, toLit := br.Elems[0].Lit(), br.Elems[1].Lit()
-	incr := int64(1)
-	if len(br.Elems) > 2 {
-		n, err := strconv.ParseInt(br.Elems[2].Lit(), 10, 32)
+		vals, err := expand.Fields(cfg, x)
 		if err != nil {
 			return nil, false
 		}
-		if n < 0 {
-			n = -n
+		for _, v := range vals {
+			w.steps -= len(v) / 1024
 		}
-		if n != 0 {
-			incr = n
-		}
-	}
-	chars := false
-	from, err1 := strconv.ParseInt(fromLit, 10, 32)
-	to, err2 := strconv.ParseInt(toLit, 10, 32)
-	if err1 != nil || err2 != nil {
-		if len(fromLit) != 1 || len(toLit) != 1 {
-			return nil, false
-		}
-		chars, from, to = true, int64(fromLit[0]), int64(toLit[0])
-	}
-	width := 0
-	if !chars && (bashLeadingZero(fromLit) || bashLeadingZero(toLit)) {
-		width = max(len(fromLit), len(toLit))
-	}
-	if d := to - from; d/incr >= bashMaxWords || -d/incr >= bashMaxWords {
-		return nil, false
-	}
-	step := incr
-	if from > to {
-		step = -incr
-	}
-	var out []*syntax.Word
-	for n := from; (step > 0 && n <= to) || (step < 0 && n >= to); n += step {
-		v := strconv.FormatInt(n, 10)
-		switch {
-		case chars:
-			v = string(rune(n))
-		case width > 0:
-			v = fmt.Sprintf("%0*d", width, n)
-		}
-		// Quoted so that a generated character is never read as a glob.
-		out = append(out, &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: v}}})
+		out = append(out, vals...)
 	}
 	return out, true
 }
 
-func bashLeadingZero(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	return len(s) > 1 && s[0] == '0'
+// bashBraces returns the word parts with their brace expansions parsed, and
+// whether there is one (syntax.SplitBraces also reports a lone "{").
+func bashBraces(parts []syntax.WordPart) (*syntax.Word, bool) {
+	split := &syntax.Word{Parts: parts}
+	if !syntax.SplitBraces(split) {
+		return split, false
+	}
+	return split, slices.ContainsFunc(split.Parts, func(p syntax.WordPart) bool {
+		_, ok := p.(*syntax.BraceExp)
+		return ok
+	})
+}
+
+// scalar resolves a word where the shell neither splits nor globs nor
+// expands braces (assignments, here-strings): expand.Literal. Literal keeps
+// the backslashes of unquoted text (it removes them in double quotes only),
+// so unquoted text with one goes in single-quoted, with the backslashes
+// removed as the shell removes them.
+func (w *bashWalker) scalar(word *syntax.Word, st *bashState) (string, bool) {
+	if !w.known(word.Parts, st, false) {
+		return "", false
+	}
+	parts := slices.Clone(word.Parts)
+	for i, p := range parts {
+		if lit, ok := p.(*syntax.Lit); ok && strings.Contains(lit.Value, `\`) {
+			parts[i] = &syntax.SglQuoted{Value: bashUnescape(lit.Value)}
+		}
+	}
+	v, err := expand.Literal(bashExpandConfig(st), &syntax.Word{Parts: parts})
+	return v, err == nil
+}
+
+// bashUnescape removes the backslashes that quote a character in unquoted
+// text; a trailing one stays.
+func bashUnescape(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+// known reports whether the word parts hold only what expansion can resolve
+// statically, the way prsm wants it: literals and quotes, and the simple
+// parameters param knows. A leading ~ (home directories are not looked up),
+// command, process and arithmetic substitutions make the word unknown; in a
+// field (a command argument) so do an unquoted glob and an unquoted value
+// the shell would split or glob.
+func (w *bashWalker) known(parts []syntax.WordPart, st *bashState, field bool) bool {
+	for i, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if i == 0 && strings.HasPrefix(p.Value, "~") {
+				return false
+			}
+			if field && bashHasGlob(p.Value) {
+				return false
+			}
+		case *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				switch q := q.(type) {
+				case *syntax.Lit:
+				case *syntax.ParamExp:
+					if _, ok := w.param(q, st); !ok {
+						return false
+					}
+				default:
+					return false
+				}
+			}
+		case *syntax.ParamExp:
+			v, ok := w.param(p, st)
+			// Unquoted, the value would be split and globbed.
+			if !ok || (field && strings.ContainsAny(v, " \t\n*?[")) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

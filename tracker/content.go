@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/prsm-dev/prsm/internal/linediff"
 )
 
 // binaryCheckLen is how far IsBinary looks for a NUL byte; git looks at the
@@ -43,8 +45,8 @@ func UnifiedDiff(oldName, newName string, old, new []byte, context int) string {
 		return ""
 	}
 	context = max(context, 0)
-	a, b := splitLines(old), splitLines(new)
-	hunks := diffLines(a, b)
+	a, b := linediff.Split(old), linediff.Split(new)
+	hunks := linediff.Diff(a, b)
 	if len(hunks) == 0 {
 		return ""
 	}
@@ -59,14 +61,14 @@ func UnifiedDiff(oldName, newName string, old, new []byte, context int) string {
 	for i := 0; i < len(hunks); {
 		// Merge blocks whose context would touch or overlap into one hunk.
 		j := i + 1
-		for j < len(hunks) && hunks[j].oldStart-hunks[j-1].oldEnd <= 2*context {
+		for j < len(hunks) && hunks[j].OldStart-oldEnd(hunks[j-1]) <= 2*context {
 			j++
 		}
 		first, last := hunks[i], hunks[j-1]
-		oldLo := max(first.oldStart-context, 0)
-		newLo := first.newStart - (first.oldStart - oldLo)
-		oldHi := min(last.oldEnd+context, len(a))
-		newHi := last.newEnd + (oldHi - last.oldEnd)
+		oldLo := max(first.OldStart-context, 0)
+		newLo := first.NewStart - (first.OldStart - oldLo)
+		oldHi := min(oldEnd(last)+context, len(a))
+		newHi := last.NewStart + last.NewCount + (oldHi - oldEnd(last))
 
 		sb.WriteString("@@ -")
 		sb.WriteString(hunkRange(oldLo, oldHi-oldLo))
@@ -76,16 +78,16 @@ func UnifiedDiff(oldName, newName string, old, new []byte, context int) string {
 
 		pos := oldLo
 		for _, h := range hunks[i:j] {
-			for _, l := range a[pos:h.oldStart] {
+			for _, l := range a[pos:h.OldStart] {
 				writeLine(&sb, ' ', l)
 			}
-			for _, l := range a[h.oldStart:h.oldEnd] {
+			for _, l := range a[h.OldStart:oldEnd(h)] {
 				writeLine(&sb, '-', l)
 			}
-			for _, l := range b[h.newStart:h.newEnd] {
+			for _, l := range b[h.NewStart : h.NewStart+h.NewCount] {
 				writeLine(&sb, '+', l)
 			}
-			pos = h.oldEnd
+			pos = oldEnd(h)
 		}
 		for _, l := range a[pos:oldHi] {
 			writeLine(&sb, ' ', l)
@@ -94,6 +96,9 @@ func UnifiedDiff(oldName, newName string, old, new []byte, context int) string {
 	}
 	return sb.String()
 }
+
+// oldEnd is the old line after h's old side.
+func oldEnd(h linediff.Hunk) int { return h.OldStart + h.OldCount }
 
 // hunkRange formats one side of an @@ header the way GNU diff does: the count
 // is left out when it is 1, and an empty side names the line before it.
@@ -110,10 +115,10 @@ func hunkRange(start, count int) string {
 
 // writeLine writes one diff line; a line without its newline is the file's
 // last and gets the marker that tells patch tools not to add one.
-func writeLine(sb *strings.Builder, prefix byte, line string) {
+func writeLine(sb *strings.Builder, prefix byte, line []byte) {
 	sb.WriteByte(prefix)
-	sb.WriteString(line)
-	if !strings.HasSuffix(line, "\n") {
+	sb.Write(line)
+	if !bytes.HasSuffix(line, []byte("\n")) {
 		sb.WriteString("\n\\ No newline at end of file\n")
 	}
 }

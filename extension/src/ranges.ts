@@ -3,6 +3,15 @@
 // removed_ranges in its old-file lines. Later records of the same session and
 // file, and edits that are not the session's (the user's, other sessions'),
 // move them; this module maps them through both. Pure: no vscode.
+//
+// A record's own hunks are always rebuilt from the ranges the server sent
+// (hunksFromRanges), never diffed here: they come from the server's one line
+// diff, git's, the same one its merges and unified diffs use, so a lens and
+// its decorations sit on exactly the lines the applied change touched. The
+// only diff run here (diffLines) maps from the session's latest content to
+// the document as the editor holds it, unsaved edits included, which the
+// server never sees; it only moves positions, so which of several minimal
+// diffs it picks does not change what a record shows.
 
 import type { FileChangeRecord, LineRange } from './client';
 
@@ -89,6 +98,8 @@ export function splitLines(text: string): string[] {
 /**
  * A minimal line diff (Myers, O((N+M)·D)) as hunks; undefined when more than
  * maxEdits lines differ, so a caller can fall back instead of burning time.
+ * Only for the document's live text (see the top of this file); a record's
+ * hunks come from its ranges.
  */
 export function diffLines(a: readonly string[], b: readonly string[], maxEdits = 2000): Hunk[] | undefined {
   let pre = 0;

@@ -49,7 +49,7 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
   let closeEvents: () => void = () => undefined;
 
   beforeAll(async () => {
-    s = scratchRepo({ 'a.txt': BASE, 'b.txt': BASE, 'd.txt': BASE, 'gone.txt': 'bye\n', 'img.bin': '\u0000\u0001' });
+    s = scratchRepo({ 'a.txt': BASE, 'b.txt': BASE, 'd.txt': BASE, 'gone.txt': 'bye\n', 'img.bin': '\u0000\u0001', 'm.txt': lines('0', '2', '2', '1', '0', '1', '0', '1') });
     client = await startPrsm(s);
     let open = false;
     const stream = client.events({ onOpen: () => (open = true), onEvent: (e) => events.push(e) });
@@ -122,6 +122,19 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
     await expect(client.accept(sess.id, 'tc-del')).rejects.toMatchObject({ status: 409, code: 'already_rejected' });
     // Repeating a reject is a no-op, not an error.
     await client.reject(sess.id, 'tc-del');
+  });
+
+  it("places an ambiguous edit on the lines of the server's diff (git's), not on a diff of its own", async () => {
+    // Two minimal diffs exist; git's (the server's one diff, the one its
+    // merges use) replaces line 2 and adds line 6, another Myers replaces
+    // line 3 and adds line 5.
+    const after = lines('0', 'N', '2', '1', '0', '0', '1', '0', '1');
+    const [r] = await agentWrite(client, sess, 'tc-amb', 'm.txt', after);
+    expect(r.removed_ranges).toEqual([{ startLine: 2, endLine: 2 }]);
+    expect(r.added_ranges).toEqual([{ startLine: 2, endLine: 2 }, { startLine: 6, endLine: 6 }]);
+    const [p] = placeRecords([r], { text: after, lineCount: 10, maxLines: 1000 });
+    expect(p.added).toEqual([{ start: 1, end: 1 }, { start: 5, end: 5 }]);
+    expect(p.removed).toMatchObject([{ line: 1, count: 1, oldStart: 1 }]);
   });
 
   it('serves both sides of a record, the diff, and nothing for an absent side', async () => {

@@ -1,6 +1,9 @@
 // Shared test helpers: record and session builders, and a line-range
-// computation equal in meaning to the server's (tracker.LineRanges), so the
-// placement tests can build realistic records from two texts.
+// computation like the server's (tracker.LineRanges), so the placement tests
+// can build realistic records from two texts. It is a minimal diff but not
+// git's: where several minimal diffs exist it may pick other lines than the
+// server, so tests that depend on that choice run against the real server
+// (contract.test.ts).
 
 import type { Checkpoint, FileChangeRecord, Session } from '../src/api.gen';
 import { diffLines, splitLines } from '../src/ranges';

@@ -1,21 +1,28 @@
-package sync
+// Package linediff is prsm's one line diff: the 3-way merges of sync, the
+// added and removed line ranges of a record and the unified diffs of tracker
+// all come from it, so a record's ranges name exactly the lines its merge
+// and its diff show.
+//
+// It follows the algorithm of git's xdiff (Myers' O(ND) diff with xdiff's
+// pre-filtering, cost cut-offs and group sliding) step for step rather than
+// using a generic diff: wherever several minimal diffs exist, which one is
+// picked decides whether a 3-way merge is clean and what it produces, and
+// prsm promises the result `git merge-file` would give (and the hunks `git
+// diff` shows). Any "improvement" here breaks that promise, so keep the
+// tie-breaking exactly as it is. Like git's, the diff is not always minimal:
+// very common lines (blank lines, braces) inside a rewritten region may be
+// reported as changed, and past a cost limit it settles for a good rather
+// than the best split so that large rewrites stay fast.
+//
+// Attribution: the algorithm follows git's xdiff (libxdiff by Davide Libenzi,
+// as modified in git, LGPL-2.1); this is an independent Go implementation of
+// it, with no C code copied.
+package linediff
 
 import (
 	"bytes"
 	"math"
 )
-
-// This file holds the line diff that Merge3 is built on. It follows the
-// algorithm of git's xdiff (Myers' O(ND) diff with xdiff's pre-filtering,
-// cost cut-offs and group sliding) step for step rather than using a generic
-// diff: wherever several minimal diffs exist, which one is picked decides
-// whether a 3-way merge is clean and what it produces, and prsm promises the
-// result `git merge-file` would give. Any "improvement" here breaks that
-// promise, so keep the tie-breaking exactly as it is.
-//
-// Attribution: the algorithm follows git's xdiff (libxdiff by Davide Libenzi,
-// as modified in git, LGPL-2.1); this is an independent Go implementation of
-// it, with no C code copied.
 
 // Tuning constants of xdiff's Myers implementation. They shape which diff is
 // found when the edit cost gets high, so they are part of git compatibility.
@@ -29,10 +36,11 @@ const (
 	xdKpdisRun    = 4    // ratio of common to unmatched lines that still gets discarded
 )
 
-// splitLines cuts data after every '\n'. Each line keeps its terminator, so
+// Split cuts data after every '\n'. Each line keeps its terminator, so
 // CRLF, a missing final newline and the bytes of the line all take part in
-// comparisons, exactly as git compares records.
-func splitLines(data []byte) [][]byte {
+// comparisons, exactly as git compares records. The lines share data's
+// memory; an empty data has no lines.
+func Split(data []byte) [][]byte {
 	if len(data) == 0 {
 		return nil
 	}
@@ -70,26 +78,32 @@ func (f *diffFile) n() int                   { return len(f.lines) }
 func (f *diffFile) isChanged(i int) bool     { return f.changed[i+1] }
 func (f *diffFile) setChanged(i int, v bool) { f.changed[i+1] = v }
 
-// hunk is one change of a 2-way diff: lines [i1, i1+chg1) of the first file
-// became lines [i2, i2+chg2) of the second.
-type hunk struct {
-	i1, i2     int
-	chg1, chg2 int
+// Hunk is one change of a 2-way diff, 0-based: lines [OldStart,
+// OldStart+OldCount) of the first file became lines [NewStart,
+// NewStart+NewCount) of the second. One side may be empty; its start is then
+// where the other side's lines were (the index of the line after them).
+type Hunk struct {
+	OldStart, OldCount int
+	NewStart, NewCount int
 }
 
-// diffLines diffs a against b the way git's default (Myers) diff does and
-// returns the hunks in file order. It returns nil when a and b are equal.
-func diffLines(a, b [][]byte) []hunk {
-	var c classifier
-	return diffClassified(a, b, c.classify(a), c.classify(b), c.count())
+// Diff diffs a against b the way git's default (Myers) diff does and
+// returns the hunks in file order, separated by at least one unchanged
+// line. It returns nil when a and b are equal.
+func Diff(a, b [][]byte) []Hunk {
+	var c Classifier
+	return DiffClassified(a, b, c.Classify(a), c.Classify(b), c.Count())
 }
 
-// classifier numbers distinct lines, so that the diff compares small ints
-// instead of bytes. One classifier can serve several files (Merge3 shares
-// one among base, ours and theirs to hash each line once).
-type classifier struct{ ids map[string]int }
+// Classifier numbers distinct lines, so that the diff compares small ints
+// instead of bytes. One Classifier can serve several files (a 3-way merge
+// shares one among base, ours and theirs to hash each line once). The zero
+// value is ready to use.
+type Classifier struct{ ids map[string]int }
 
-func (c *classifier) classify(lines [][]byte) []int {
+// Classify returns the class of each line: equal lines (byte for byte) get
+// the same class, in every file this Classifier classified.
+func (c *Classifier) Classify(lines [][]byte) []int {
 	if c.ids == nil {
 		c.ids = make(map[string]int, 2*len(lines))
 	}
@@ -105,11 +119,12 @@ func (c *classifier) classify(lines [][]byte) []int {
 	return out
 }
 
-func (c *classifier) count() int { return len(c.ids) }
+// Count is the number of classes handed out so far.
+func (c *Classifier) Count() int { return len(c.ids) }
 
-// diffClassified is diffLines for lines already classified by one
-// classifier; nclass is the number of classes it handed out.
-func diffClassified(a, b [][]byte, ca, cb []int, nclass int) []hunk {
+// DiffClassified is Diff for lines already classified by one Classifier;
+// nclass is its Count after classifying both.
+func DiffClassified(a, b [][]byte, ca, cb []int, nclass int) []Hunk {
 	fa := &diffFile{lines: a, class: ca, changed: make([]bool, len(a)+2)}
 	fb := &diffFile{lines: b, class: cb, changed: make([]bool, len(b)+2)}
 	trimEnds(fa, fb)
@@ -557,7 +572,7 @@ func changeCompact(f, o *diffFile) {
 	gOther := groupInit(o)
 	mustStep := func(ok bool) {
 		if !ok {
-			panic("sync: diff group sync broken")
+			panic("linediff: group sync broken")
 		}
 	}
 	for {
@@ -596,13 +611,13 @@ func changeCompact(f, o *diffFile) {
 		mustStep(gOther.next(o))
 	}
 	if gOther.next(o) {
-		panic("sync: diff group sync broken at end of file")
+		panic("linediff: group sync broken at end of file")
 	}
 }
 
 // buildScript turns the changed marks into hunks, in file order.
-func buildScript(fa, fb *diffFile) []hunk {
-	var rev []hunk
+func buildScript(fa, fb *diffFile) []Hunk {
+	var rev []Hunk
 	for i1, i2 := fa.n(), fb.n(); i1 >= 0 || i2 >= 0; i1, i2 = i1-1, i2-1 {
 		if fa.isChanged(i1-1) || fb.isChanged(i2-1) {
 			l1, l2 := i1, i2
@@ -612,7 +627,7 @@ func buildScript(fa, fb *diffFile) []hunk {
 			for fb.isChanged(i2 - 1) {
 				i2--
 			}
-			rev = append(rev, hunk{i1: i1, i2: i2, chg1: l1 - i1, chg2: l2 - i2})
+			rev = append(rev, Hunk{OldStart: i1, OldCount: l1 - i1, NewStart: i2, NewCount: l2 - i2})
 		}
 	}
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
