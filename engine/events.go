@@ -1,7 +1,11 @@
 package engine
 
 import (
+	"context"
 	stdsync "sync"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
 )
 
 // Event types sent on GET /events.
@@ -87,4 +91,26 @@ func (h *Hub) Close() {
 		close(ch)
 	}
 	h.subs = nil
+}
+
+// StatusEvent is the data of a file_change_status event.
+type StatusEvent struct {
+	SessionID  string `json:"session_id"`
+	ID         string `json:"id"`
+	ToolCallID string `json:"tool_call_id"`
+	RelPath    string `json:"rel_path"`
+	FilePath   string `json:"file_path"`
+	Status     string `json:"status"`
+	SyncState  string `json:"sync_state"`
+}
+
+func (e *Engine) publishSession(ctx context.Context, id string) {
+	var s *prsm.Session
+	err := e.DB.ReadWarm(ctx, func(q store.Querier) (err error) {
+		s, err = store.GetSession(ctx, q, id)
+		return err
+	})
+	if err == nil {
+		e.Events.Publish(EventSessionUpdated, s)
+	}
 }

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"context"
 	"sort"
+	stdsync "sync"
 
 	"github.com/prsm-dev/prsm"
 	prsmsync "github.com/prsm-dev/prsm/sync"
@@ -215,4 +217,52 @@ func (e *Engine) fileLocks(rels []string) func() {
 			u()
 		}
 	}
+}
+
+// fileLock serializes writes to one workspace file across sessions.
+func (e *Engine) fileLock(rel string) func() {
+	e.filesMu.Lock()
+	mu, ok := e.files[rel]
+	if !ok {
+		mu = &stdsync.Mutex{}
+		e.files[rel] = mu
+	}
+	e.filesMu.Unlock()
+	mu.Lock()
+	return mu.Unlock
+}
+
+// syncToWorkspace brings base -> theirs into the workspace file, merging
+// with the user's edits; it returns the record's sync state.
+func (e *Engine) syncToWorkspace(ctx context.Context, s *prsm.Session, rel string, base, theirs prsmsync.Version) (string, error) {
+	unlock := e.fileLock(rel)
+	defer unlock()
+	out, _, err := prsmsync.Apply(e.Repo.Root, rel, base, theirs)
+	return e.syncState(s, rel, out, err)
+}
+
+// placeInWorkspace is syncToWorkspace with the file's syncs to the disk
+// left to syncs (prsmsync.Prepared.Settle), for a caller that places many
+// files and syncs them together.
+func (e *Engine) placeInWorkspace(s *prsm.Session, rel string, base, theirs prsmsync.Version, syncs *diskSyncs) (string, error) {
+	unlock := e.fileLock(rel)
+	defer unlock()
+	out, _, w, err := prsmsync.ApplyUnsynced(e.Repo.Root, rel, base, theirs)
+	if w != nil {
+		syncs.add(w.Settle)
+	}
+	return e.syncState(s, rel, out, err)
+}
+
+// syncState is the sync state that a workspace write of rel, with outcome
+// out and error err, gives its record.
+func (e *Engine) syncState(s *prsm.Session, rel string, out prsmsync.Outcome, err error) (string, error) {
+	if err != nil {
+		return prsm.SyncConflict, err
+	}
+	if out == prsmsync.Conflict {
+		e.Log.Warn("conflict: workspace file left as it is", "session", s.ID, "file", rel)
+		return prsm.SyncConflict, nil
+	}
+	return prsm.SyncSynced, nil
 }
