@@ -135,3 +135,24 @@ func (e *Engine) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionS
 	st.openChecked = true
 	return all, behind
 }
+
+// inFlight reports a tool call of the session that started and has not
+// completed (within the last ten minutes: an agent that died mid-call must
+// not block rollbacks forever).
+func (e *Engine) inFlight(ctx context.Context, sessionID string) (string, error) {
+	open, err := store.OpenToolCalls(ctx, e.DB.Q(), sessionID)
+	if err != nil {
+		return "", err
+	}
+	ids := make([]string, 0, len(open))
+	for id, started := range open {
+		if time.Since(started) < maxToolCall {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return "", nil
+	}
+	sort.Strings(ids)
+	return ids[0], nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/prsm-dev/prsm"
@@ -208,4 +209,14 @@ func (e *Engine) recordsOf(ctx context.Context, s *prsm.Session, id string) ([]*
 		return nil, recordNotFound(id)
 	}
 	return recs, nil
+}
+
+// sortRecords orders records by sequence, newest first when desc.
+func sortRecords(recs []*prsm.Record, desc bool) {
+	sort.Slice(recs, func(i, j int) bool {
+		if desc {
+			return recs[i].Seq > recs[j].Seq
+		}
+		return recs[i].Seq < recs[j].Seq
+	})
 }
