@@ -79,14 +79,11 @@ func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req Che
 	if err := checkText("annotation", req.Annotation, MaxAnnotation); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := requireActive(s); err != nil {
-		return nil, err
-	}
 	n, err := store.CountCheckpoints(ctx, e.DB.Q(), s.ID, prsm.CheckpointManual)
 	if err != nil {
 		return nil, err

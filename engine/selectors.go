@@ -39,15 +39,12 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req Rollb
 			return nil, err
 		}
 	}
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
-	if err := requireActive(s); err != nil {
-		return nil, err
-	}
 	if err := e.settleUnclaimed(ctx, s, st); err != nil {
 		return nil, err
 	}

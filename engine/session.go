@@ -159,6 +159,21 @@ func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *se
 	return s, st, st.mu.Unlock, nil
 }
 
+// lockActive is lockSession for the work only an active session takes:
+// it refuses an ended session (requireActive), holding no lock then.
+func (e *Engine) lockActive(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
+	s, st, unlock, err := e.lockSession(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := requireActive(s); err != nil {
+		unlock()
+		return nil, nil, nil, err
+	}
+	return s, st, unlock, nil
+}
+
+// requireActive refuses a session that has ended.
 func requireActive(s *prsm.Session) error {
 	if s.Status != prsm.SessionActive {
 		return prsm.Errorf(prsm.ErrConflict, "session_ended", "start a new session", "session %s has ended", s.ID)

@@ -99,15 +99,12 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	if err := checkLabel("agent_id", req.AgentID); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
-	if err := requireActive(s); err != nil {
-		return nil, err
-	}
 	name := tracker.CanonicalToolName(req.ToolName)
 	var old *prsm.ToolCall
 	known, err := e.mayHaveCall(ctx, s, st, req.ToolCallID)

@@ -63,12 +63,8 @@ func (e *Engine) EndTurn(ctx context.Context, sessionID string) ([]*prsm.Record,
 // none of the agent's tools runs: every tool call still open lost its
 // PostToolUse and is closed.
 func (e *Engine) lockBetweenTurns(ctx context.Context, sessionID string) (*prsm.Session, *sessionState, func(), error) {
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.lockActive(ctx, sessionID)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := requireActive(s); err != nil {
-		unlock()
 		return nil, nil, nil, err
 	}
 	if err := e.closeDangling(ctx, s, st, 0); err != nil {
