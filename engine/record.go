@@ -270,3 +270,27 @@ func (e *Engine) setState(ctx context.Context, r *prsm.Record, status, syncState
 }
 
 func trackerState(v prsmsync.Version) store.FileState { return tracker.StateOf(v) }
+
+// isBinaryVersion: a regular file whose content is not text.
+func isBinaryVersion(v prsmsync.Version) bool {
+	return v.Present && !v.IsLink() && tracker.IsBinary(v.Content)
+}
+
+// lineRanges are the record ranges of a text change.
+func lineRanges(before, after prsmsync.Version) (added, removed []prsm.Range) {
+	var old, new []byte
+	if before.Present {
+		old = before.Content
+	}
+	if after.Present {
+		new = after.Content
+	}
+	added, removed = tracker.LineRanges(old, new)
+	if added == nil {
+		added = []prsm.Range{}
+	}
+	if removed == nil {
+		removed = []prsm.Range{}
+	}
+	return added, removed
+}
