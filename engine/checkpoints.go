@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -56,76 +55,6 @@ func short(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// Turn marks the start of a turn: an automatic checkpoint of the worktree as
-// it is, described by the prompt. With automatic checkpoints off (for the
-// session or by configuration) the turn is only counted, and the answer is
-// nil.
-func (e *Engine) Turn(ctx context.Context, sessionID string, req TurnRequest) (*prsm.Checkpoint, error) {
-	s, st, unlock, err := e.lockBetweenTurns(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	// Adapters that cannot count prompts leave message_index out: the
-	// server counts turns.
-	if req.MessageIndex <= 0 {
-		req.MessageIndex = st.turn + 1
-	}
-	if req.MessageIndex > st.turn {
-		st.turn = req.MessageIndex
-	}
-	on, err := e.autoCheckpointsOn(ctx, s, st)
-	if err != nil {
-		return nil, err
-	}
-	if !on {
-		return nil, nil // the turn is counted; automatic checkpoints are off
-	}
-	desc := fmt.Sprintf("turn %d", req.MessageIndex)
-	if p := short(req.Prompt, 60); p != "" {
-		desc += ": " + p
-	}
-	return e.checkpoint(ctx, s, st, prsm.CheckpointAuto, desc, "", req.MessageIndex, "")
-}
-
-// EndTurn is the end of an agent's turn (Claude Code's Stop event). No
-// tool of the turn runs any more: a call still in flight lost its
-// PostToolUse (its tool was denied) and is closed now, not at the next
-// prompt, so it no longer holds up a rewind or the watcher's records.
-// What changed in the worktree that no tool call claimed is recorded at
-// once, as a Watch call: the turn ends settled. The records made are
-// returned.
-func (e *Engine) EndTurn(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
-	s, st, unlock, err := e.lockBetweenTurns(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if _, err := os.Stat(s.WorktreePath); err != nil {
-		return nil, nil // reconcile deals with a worktree gone
-	}
-	return e.watchRecord(ctx, s, st)
-}
-
-// lockBetweenTurns locks an active session at a turn's start or end, when
-// none of the agent's tools runs: every tool call still open lost its
-// PostToolUse and is closed.
-func (e *Engine) lockBetweenTurns(ctx context.Context, sessionID string) (*prsm.Session, *sessionState, func(), error) {
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := requireActive(s); err != nil {
-		unlock()
-		return nil, nil, nil, err
-	}
-	if err := e.closeDangling(ctx, s, st, 0); err != nil {
-		unlock()
-		return nil, nil, nil, err
-	}
-	return s, st, unlock, nil
-}
-
 // CreateCheckpoint makes a named (manual) checkpoint.
 func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req CheckpointRequest) (*prsm.Checkpoint, error) {
 	req.Name = strings.TrimSpace(req.Name)
@@ -138,14 +67,11 @@ func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req Che
 	if err := checkText("annotation", req.Annotation, MaxAnnotation); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := requireActive(s); err != nil {
-		return nil, err
-	}
 	n, err := store.CountCheckpoints(ctx, e.DB.Q(), s.ID, prsm.CheckpointManual)
 	if err != nil {
 		return nil, err
@@ -628,35 +554,4 @@ func fileVersion(f *worktree.File) prsmsync.Version {
 		return prsmsync.Absent
 	}
 	return prsmsync.Version{Present: true, Mode: f.Mode, Content: f.Content}
-}
-
-// inFlight reports a tool call of the session that started and has not
-// completed (within the last ten minutes: an agent that died mid-call must
-// not block rollbacks forever).
-func (e *Engine) inFlight(ctx context.Context, sessionID string) (string, error) {
-	open, err := store.OpenToolCalls(ctx, e.DB.Q(), sessionID)
-	if err != nil {
-		return "", err
-	}
-	ids := make([]string, 0, len(open))
-	for id, started := range open {
-		if time.Since(started) < maxToolCall {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return "", nil
-	}
-	sort.Strings(ids)
-	return ids[0], nil
-}
-
-// sortRecords orders records by sequence, newest first when desc.
-func sortRecords(recs []*prsm.Record, desc bool) {
-	sort.Slice(recs, func(i, j int) bool {
-		if desc {
-			return recs[i].Seq > recs[j].Seq
-		}
-		return recs[i].Seq < recs[j].Seq
-	})
 }

@@ -239,7 +239,7 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Versi
 			w.parts.blob = &b
 		}
 		close(w.partsDone)
-		w.prep, err = prsmsync.Prepare(e.Repo.Root, rel, before, after)
+		w.prep, err = e.ws().prepare(rel, before, after)
 		w.ok = err == nil
 	}()
 	return w

@@ -1,8 +1,3 @@
-// Package engine ties prsm together: it owns the lifecycle of sessions
-// (start, end), and is the one place where the store, the session worktrees,
-// change tracking and workspace sync meet. Every front end (the HTTP server,
-// and through it the CLI, the hook adapter and the extension) drives an
-// Engine; none of them touches git or the database directly.
 package engine
 
 import (

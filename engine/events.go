@@ -1,7 +1,11 @@
 package engine
 
 import (
+	"context"
 	stdsync "sync"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
 )
 
 // Event is one server-sent event.
@@ -79,4 +83,15 @@ func (h *Hub) Close() {
 		close(ch)
 	}
 	h.subs = nil
+}
+
+func (e *Engine) publishSession(ctx context.Context, id string) {
+	var s *prsm.Session
+	err := e.DB.ReadWarm(ctx, func(q store.Querier) (err error) {
+		s, err = store.GetSession(ctx, q, id)
+		return err
+	})
+	if err == nil {
+		e.Events.Publish(EventSessionUpdated, s)
+	}
 }

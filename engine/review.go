@@ -440,27 +440,3 @@ func diffOne(r *prsm.Record, before, after prsmsync.Version) string {
 	b.WriteString(tracker.UnifiedDiff(oldName, newName, before.Content, after.Content, 3))
 	return b.String()
 }
-
-// isBinaryVersion: a regular file whose content is not text.
-func isBinaryVersion(v prsmsync.Version) bool {
-	return v.Present && !v.IsLink() && tracker.IsBinary(v.Content)
-}
-
-// lineRanges are the record ranges of a text change.
-func lineRanges(before, after prsmsync.Version) (added, removed []prsm.Range) {
-	var old, new []byte
-	if before.Present {
-		old = before.Content
-	}
-	if after.Present {
-		new = after.Content
-	}
-	added, removed = tracker.LineRanges(old, new)
-	if added == nil {
-		added = []prsm.Range{}
-	}
-	if removed == nil {
-		removed = []prsm.Range{}
-	}
-	return added, removed
-}

@@ -1,12 +1,52 @@
 package engine
 
 import (
+	"context"
 	"sort"
+	stdsync "sync"
 
 	"github.com/prsm-dev/prsm"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
+
+// wsWriter is the one writer of the user's workspace (the repository's
+// working tree, e.Repo.Root): every file prsm creates, changes, removes,
+// makes a link or changes the mode of there is written by its methods, and
+// nothing else in engine writes there. Its guards are prsmsync's: the path
+// is joined by safepath (no escape from the root, no symlinked directory
+// on the way), the new content is staged in a temporary file beside the
+// old one and renamed over it, and a file the user changed meanwhile is
+// merged with, or left as it is (Conflict). The callers hold the file's
+// lock (fileLock).
+type wsWriter struct{ root string }
+
+// ws is the engine's workspace writer.
+func (e *Engine) ws() wsWriter { return wsWriter{root: e.Repo.Root} }
+
+// prepare merges base -> theirs into the workspace file rel and stages
+// the result, not placed yet (prsmsync.Prepare).
+func (w wsWriter) prepare(rel string, base, theirs prsmsync.Version) (*prsmsync.Prepared, error) {
+	return prsmsync.Prepare(w.root, rel, base, theirs)
+}
+
+// apply merges base -> theirs into the workspace file rel, places it and
+// syncs it to the disk (prsmsync.Apply).
+func (w wsWriter) apply(rel string, base, theirs prsmsync.Version) (prsmsync.Outcome, prsmsync.Version, error) {
+	return prsmsync.Apply(w.root, rel, base, theirs)
+}
+
+// applyUnsynced is apply with the sync to the disk left to the caller
+// (prsmsync.ApplyUnsynced: the Prepared's Settle).
+func (w wsWriter) applyUnsynced(rel string, base, theirs prsmsync.Version) (prsmsync.Outcome, prsmsync.Version, *prsmsync.Prepared, error) {
+	return prsmsync.ApplyUnsynced(w.root, rel, base, theirs)
+}
+
+// cleanTemp removes the temporary files of workspace writes a crash cut
+// off (prsmsync.CleanTemp: its own names only).
+func (w wsWriter) cleanTemp() (int, error) {
+	return prsmsync.CleanTemp(w.root)
+}
 
 // workspaceWrites are the workspace writes of a tool call's records in
 // auto mode, prepared (merged and written to temporary files) while the
@@ -83,7 +123,7 @@ func (w *workspaceWrites) start() {
 		w.errs = parallel(len(w.changes), func(i int) error {
 			var err error
 			ch := w.changes[i]
-			w.preps[i], err = prsmsync.Prepare(w.e.Repo.Root, ch.Rel, ch.Before, ch.After)
+			w.preps[i], err = w.e.ws().prepare(ch.Rel, ch.Before, ch.After)
 			return err
 		})
 	}()
@@ -142,7 +182,7 @@ func (w *workspaceWrites) place() ([]string, []error) {
 	}
 	prepare := func(i int) {
 		ch := w.changes[i]
-		if w.preps[i], w.errs[i] = prsmsync.Prepare(w.e.Repo.Root, ch.Rel, ch.Before, ch.After); w.errs[i] != nil {
+		if w.preps[i], w.errs[i] = w.e.ws().prepare(ch.Rel, ch.Before, ch.After); w.errs[i] != nil {
 			w.preps[i] = nil
 		}
 	}
@@ -215,4 +255,52 @@ func (e *Engine) fileLocks(rels []string) func() {
 			u()
 		}
 	}
+}
+
+// fileLock serializes writes to one workspace file across sessions.
+func (e *Engine) fileLock(rel string) func() {
+	e.filesMu.Lock()
+	mu, ok := e.files[rel]
+	if !ok {
+		mu = &stdsync.Mutex{}
+		e.files[rel] = mu
+	}
+	e.filesMu.Unlock()
+	mu.Lock()
+	return mu.Unlock
+}
+
+// syncToWorkspace brings base -> theirs into the workspace file, merging
+// with the user's edits; it returns the record's sync state.
+func (e *Engine) syncToWorkspace(ctx context.Context, s *prsm.Session, rel string, base, theirs prsmsync.Version) (string, error) {
+	unlock := e.fileLock(rel)
+	defer unlock()
+	out, _, err := e.ws().apply(rel, base, theirs)
+	return e.syncState(s, rel, out, err)
+}
+
+// placeInWorkspace is syncToWorkspace with the file's syncs to the disk
+// left to syncs (prsmsync.Prepared.Settle), for a caller that places many
+// files and syncs them together.
+func (e *Engine) placeInWorkspace(s *prsm.Session, rel string, base, theirs prsmsync.Version, syncs *diskSyncs) (string, error) {
+	unlock := e.fileLock(rel)
+	defer unlock()
+	out, _, w, err := e.ws().applyUnsynced(rel, base, theirs)
+	if w != nil {
+		syncs.add(w.Settle)
+	}
+	return e.syncState(s, rel, out, err)
+}
+
+// syncState is the sync state that a workspace write of rel, with outcome
+// out and error err, gives its record.
+func (e *Engine) syncState(s *prsm.Session, rel string, out prsmsync.Outcome, err error) (string, error) {
+	if err != nil {
+		return prsm.SyncConflict, err
+	}
+	if out == prsmsync.Conflict {
+		e.Log.Warn("conflict: workspace file left as it is", "session", s.ID, "file", rel)
+		return prsm.SyncConflict, nil
+	}
+	return prsm.SyncSynced, nil
 }

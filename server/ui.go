@@ -21,10 +21,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
-	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/tracker"
 	"github.com/prsm-dev/prsm/web"
 )
@@ -562,37 +560,26 @@ func (s *Server) uiWorkspaceFile(c echo.Context) error {
 		return apiError(http.StatusBadRequest, "one_record", "%s names %d records; name one record id", c.Param("tc"), len(recs))
 	}
 	rel := recs[0].RelPath
-	p, err := safepath.Join(s.eng.Repo.Root, rel)
+	f, err := s.eng.ReadWorkspaceFile(rel, engine.InlineLimit)
 	if err != nil {
-		return prsm.Errorf(prsm.ErrInvalid, "bad_path", "", "record path %q: %v", rel, err)
+		return err
 	}
-	out := api.WorkspaceFile{RelPath: rel}
-	fi, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return c.JSON(http.StatusOK, out)
-	}
-	if err != nil {
-		return fmt.Errorf("stat %s: %w", rel, err)
-	}
-	out.Present, out.Size = true, fi.Size()
+	out := api.WorkspaceFile{RelPath: rel, Present: f.Present, Size: f.Size}
 	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
+	case !f.Present:
+	case f.Symlink:
 		out.Symlink = true
-		if target, err := os.Readlink(p); err == nil {
+		if f.Read {
+			target := string(f.Content)
 			out.Content = &target
 		}
-	case !fi.Mode().IsRegular():
+	case !f.Regular:
 		return apiError(http.StatusConflict, "not_a_file", "%s is not a regular file in the workspace", rel)
-	case fi.Size() <= engine.InlineLimit:
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", rel, err)
-		}
-		out.Size = int64(len(b))
-		if tracker.IsBinary(b) {
+	case f.Read:
+		if tracker.IsBinary(f.Content) {
 			out.Binary = true
 		} else {
-			text := string(b)
+			text := string(f.Content)
 			out.Content = &text
 		}
 	}

@@ -1,0 +1,29 @@
+// Package engine ties prsm together: it owns the lifecycle of sessions
+// (start, end), and is the one place where the store, the session worktrees,
+// change tracking and workspace sync meet. Every front end (the HTTP server,
+// and through it the CLI, the hook adapter and the extension) drives an
+// Engine; none of them touches git or the database directly.
+//
+// Which file owns what:
+//
+//   - engine.go: the Engine, starting, listing and ending sessions.
+//   - session.go: a session's in-memory state and its locking (lockSession,
+//     lockActive, heldLock, work after the answer).
+//   - toolcalls.go: a tool call's capture and complete; toolargs.go: the
+//     paths its arguments name; dangling.go: calls left open.
+//   - record.go: building and storing a record; records.go: reading
+//     records and their contents.
+//   - wswrite.go: the one writer of the user's workspace (wsWriter), the
+//     per-file locks and the batched writes of a tool call; early.go: the
+//     write started before complete; wsread.go: reading a workspace file.
+//   - review.go: accept, reject, bulk, diffs.
+//   - turns.go: turn hooks; checkpoints.go: checkpoints and their diffs;
+//     lazyckpt.go and flush.go: building them and writing their objects.
+//   - rollback.go: a rollback's plan and intent types; rewindplan.go:
+//     planning a rewind; selectors.go: a selector rollback;
+//     rollbackplan.go: any rollback's workspace side and writes;
+//     rollbackrun.go: running one; rollbackreview.go: the records a
+//     review-mode rollback stores.
+//   - intents.go: write-ahead intents and recovery; watch.go, scan.go:
+//     watcher records and Reconcile; gc.go, gitguard.go: upkeep.
+package engine

@@ -1,0 +1,296 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/bigfile"
+	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
+)
+
+// putBlob stores data for a record, in the transaction running now,
+// unless a capture stored it and no sweep of unreferenced blobs ran since
+// (the insert was a tenth of complete's transaction); it returns the
+// blob's hash.
+func (e *Engine) putBlob(ctx context.Context, q store.Querier, st *sessionState, data []byte) (string, error) {
+	hash := store.HashBlob(data)
+	if sweeps, ok := st.stored[hash]; ok {
+		delete(st.stored, hash)
+		if sweeps == e.DB.BlobSweeps() {
+			return hash, nil
+		}
+	}
+	return store.PutBlob(ctx, q, data)
+}
+
+// record stores the records of changes for tool call tc (with the new
+// known state, and the tool call completed, in one transaction), then
+// applies them to the workspace (auto mode). The records come back with
+// the sync states sync gave them; finish stores those states and
+// announces the records. The caller runs finish (never nil) once, after
+// its answer and before it lets go of the session. exists false means
+// the tool call row is stored with the records.
+func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, early *earlyWrite, id func(int) string, result []byte, exists bool) (recs []*prsm.Record, finish func(), err error) {
+	finish = func() {}
+	now := time.Now().UTC()
+	auto := s.Mode == prsm.ModeAuto
+	// The early write made the record's costly parts already if it read
+	// the one change.
+	var parts *recordParts
+	if early != nil && len(changes) == 1 {
+		if parts = early.partsOf(changes[0]); parts != nil {
+			e.earlyParts.Add(1)
+		}
+	}
+	var writes *workspaceWrites
+	if auto && len(changes) > 0 {
+		writes = e.prepareWrites(s, changes, early)
+	} else if early != nil {
+		early.drop()
+	}
+	err = e.DB.Tx(ctx, func(q store.Querier) error {
+		recs = recs[:0]
+		if !exists {
+			if err := insertToolCall(ctx, q, st, tc); err != nil {
+				return err
+			}
+		}
+		for i, ch := range changes {
+			r, err := e.newRecord(ctx, q, s, st, tc, ch, snap, parts, id(i), now)
+			if err != nil {
+				return err
+			}
+			if err := store.InsertRecord(ctx, q, r); err != nil {
+				return err
+			}
+			if err := store.PutFileState(ctx, q, s.ID, ch.Rel, tracker.StateOf(ch.After)); err != nil {
+				return err
+			}
+			// In auto mode the record's sync state, pending_review until
+			// the sync below stores another, is its intent (SPEC rule 6):
+			// a crash before leaves it to the next start
+			// (recoverSyncs), never a stored record nobody applies.
+			recs = append(recs, r)
+		}
+		return store.CompleteToolCall(ctx, q, s.ID, tc.ID, result, now)
+	})
+	if err != nil {
+		if writes != nil {
+			writes.discard()
+		}
+		return nil, finish, err
+	}
+	// Stored: from here on the work runs to its end even if the caller
+	// goes away (a canceled request is not a crash to recover from).
+	ctx = context.WithoutCancel(ctx)
+	for _, ch := range changes {
+		st.tracker.Learn(ch.Rel, ch.After)
+	}
+	crashPoint("record:stored")
+	// One record per file, placed in the workspace now that it is stored.
+	var states []string
+	var syncErrs []error
+	if writes != nil {
+		states, syncErrs = writes.place()
+	}
+	var failed []error
+	var finished []syncDone
+	for i, r := range recs {
+		if !auto {
+			continue
+		}
+		state, err := states[i], syncErrs[i]
+		if err != nil && transient(err) {
+			// Nothing was written (writes are atomic). The record stays
+			// unsynced: accepting it, or the next start, applies it.
+			e.Log.Error("sync failed", "session", s.ID, "record", r.ID, "err", err)
+			failed = append(failed, fmt.Errorf("%s: %w", r.RelPath, err))
+			continue
+		}
+		if err != nil {
+			// A path prsm may never write (a symlink leading out, a
+			// directory): the workspace stays as it is.
+			e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", r.ID, "err", err)
+		}
+		finished = append(finished, syncDone{r, state})
+	}
+	for _, d := range finished {
+		d.r.SyncState = d.state
+	}
+	// The records are announced once, with the states sync gave them,
+	// once those are stored for all of them in one transaction: by
+	// finish, which the caller runs after its answer. The hub gets
+	// copies, taken now: the caller fills contents into recs while SSE
+	// writers encode the events.
+	evs := make([]prsm.Record, len(recs))
+	for i, r := range recs {
+		evs[i] = *r
+	}
+	finish = func() {
+		if err := e.finishSyncs(ctx, finished); err != nil {
+			// The workspace has the changes; their records stay
+			// pending_review, and the next start settles their states.
+			e.Log.Error("store sync states", "session", s.ID, "tool_call", tc.ID, "err", err)
+		}
+		e.statsChanged(st) // the stat cache's news are stored apart
+		for i := range evs {
+			e.Events.Publish(EventFileChanged, &evs[i])
+		}
+		if len(recs) > 0 {
+			e.publishSession(ctx, s.ID)
+		}
+	}
+	// The answer carries the contents, which are at hand: no reads of
+	// the blobs just stored.
+	for i, r := range recs {
+		if r.Binary {
+			continue
+		}
+		inline := func(v prsmsync.Version) *string {
+			if !v.Present {
+				return nil
+			}
+			return inlined(v.Content)
+		}
+		r.OldContent, r.NewContent = inline(changes[i].Before), inline(changes[i].After)
+		if r.PreToolHash == r.OldHash {
+			r.PreToolContent = r.OldContent
+		}
+	}
+	if len(failed) > 0 {
+		return recs, finish, &syncError{errs: failed}
+	}
+	return recs, finish, nil
+}
+
+// recordParts are the parts of a change's record that cost CPU: whether
+// it is binary, its line ranges, and its new content hashed and
+// compressed for the store (blob, nil: newRecord stores it). An early
+// write makes them all while the complete request is on its way;
+// newRecord makes the others itself otherwise.
+type recordParts struct {
+	made           bool
+	binary         bool
+	added, removed []prsm.Range
+	blob           *store.Encoded
+}
+
+func makeRecordParts(before, after prsmsync.Version) recordParts {
+	p := recordParts{made: true, binary: isBinaryVersion(before) || isBinaryVersion(after)}
+	if !p.binary {
+		p.added, p.removed = lineRanges(before, after)
+	}
+	return p
+}
+
+// newRecord builds the record of one change and stores its contents;
+// parts, when given, are those of ch (see recordParts).
+func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, ch tracker.Change, snap snapshot, parts *recordParts, id string, now time.Time) (*prsm.Record, error) {
+	r := &prsm.Record{
+		ID: id, SessionID: s.ID, FilePath: filepath.Join(e.Repo.Root, filepath.FromSlash(ch.Rel)), RelPath: ch.Rel,
+		AgentID: tc.AgentID, ToolCallID: tc.ID, ToolName: tc.ToolName, MessageIndex: tc.MessageIndex,
+		Timestamp: now, Status: prsm.StatusPending, SyncState: prsm.SyncPendingReview,
+		AddedRanges: []prsm.Range{}, RemovedRanges: []prsm.Range{},
+	}
+	switch {
+	case !ch.Before.Present:
+		r.ChangeType = prsm.ChangeCreate
+	case !ch.After.Present:
+		r.ChangeType = prsm.ChangeDelete
+	default:
+		r.ChangeType = prsm.ChangeModify
+	}
+	put := func(v prsmsync.Version) (string, error) {
+		if !v.Present {
+			return "", nil
+		}
+		return e.putBlob(ctx, q, st, v.Content)
+	}
+	if parts == nil {
+		p := makeRecordParts(ch.Before, ch.After)
+		parts = &p
+	}
+	var err error
+	if r.OldHash, err = put(ch.Before); err != nil {
+		return nil, err
+	}
+	if parts.blob != nil {
+		if err := store.PutEncoded(ctx, q, *parts.blob); err != nil {
+			return nil, err
+		}
+		r.NewHash = parts.blob.Hash
+	} else if r.NewHash, err = put(ch.After); err != nil {
+		return nil, err
+	}
+	r.PreToolHash = r.OldHash
+	if fs, ok := snap[ch.Rel]; ok {
+		r.PreToolHash = fs.Hash
+	}
+	r.ModeBefore, r.ModeAfter = ch.Before.Mode, ch.After.Mode
+	r.SizeBefore, r.SizeAfter = ch.Before.Size(), ch.After.Size()
+	r.Note = bigNote(ch.Before, ch.After)
+	r.Binary = parts.binary
+	if !r.Binary {
+		r.AddedRanges, r.RemovedRanges = parts.added, parts.removed
+	}
+	return r, nil
+}
+
+// bigNote is the note of a record with a side kept as a big file's stub:
+// over the size limit, or past what one look reads into memory.
+func bigNote(before, after prsmsync.Version) string {
+	var sizes []string
+	over := false
+	for _, v := range []prsmsync.Version{before, after} {
+		if in, ok := v.Big(); ok {
+			sizes = append(sizes, bigfile.Human(in.Size))
+			over = over || in.Size > bigfile.Limit()
+		}
+	}
+	if len(sizes) == 0 {
+		return ""
+	}
+	why := fmt.Sprintf("over prsm's size limit of %s (PRSM_MAX_FILE_SIZE)", bigfile.Human(bigfile.Limit()))
+	if !over {
+		why = fmt.Sprintf("past the %s of content prsm reads at once, in a tool call that changed more", bigfile.Human(tracker.LookBudget()))
+	}
+	return fmt.Sprintf("too large: %s, %s; prsm compares it by its size and a hash and keeps no copy of its content",
+		strings.Join(sizes, " and "), why)
+}
+
+// setState stores a record's status and sync state and announces it.
+func (e *Engine) setState(ctx context.Context, r *prsm.Record, status, syncState string) error {
+	return e.setStates(ctx, []stateChange{{r: r, status: status, syncSt: syncState}}, "")
+}
+
+func trackerState(v prsmsync.Version) store.FileState { return tracker.StateOf(v) }
+
+// isBinaryVersion: a regular file whose content is not text.
+func isBinaryVersion(v prsmsync.Version) bool {
+	return v.Present && !v.IsLink() && tracker.IsBinary(v.Content)
+}
+
+// lineRanges are the record ranges of a text change.
+func lineRanges(before, after prsmsync.Version) (added, removed []prsm.Range) {
+	var old, new []byte
+	if before.Present {
+		old = before.Content
+	}
+	if after.Present {
+		new = after.Content
+	}
+	added, removed = tracker.LineRanges(old, new)
+	if added == nil {
+		added = []prsm.Range{}
+	}
+	if removed == nil {
+		removed = []prsm.Range{}
+	}
+	return added, removed
+}

@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/bigfile"
+	"github.com/prsm-dev/prsm/internal/safepath"
+	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+)
+
+// InlineLimit is the largest text content carried inline in records.
+const InlineLimit = 1 << 20
+
+// answer fills the inline contents of records for a response.
+func (e *Engine) answer(ctx context.Context, recs []*prsm.Record) (*Records, error) {
+	if err := e.FillContent(ctx, recs); err != nil {
+		return nil, err
+	}
+	if recs == nil {
+		recs = []*prsm.Record{}
+	}
+	return &Records{Records: recs}, nil
+}
+
+// FillContent sets the inline contents of text records up to InlineLimit.
+func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
+	for _, r := range recs {
+		if r.Binary {
+			continue
+		}
+		for _, f := range []struct {
+			hash string
+			dst  **string
+			size int64
+		}{{r.OldHash, &r.OldContent, r.SizeBefore}, {r.NewHash, &r.NewContent, r.SizeAfter}, {r.PreToolHash, &r.PreToolContent, -1}} {
+			if f.hash == "" || f.size > InlineLimit || *f.dst != nil {
+				continue
+			}
+			b, err := store.GetBlob(ctx, e.DB.Q(), f.hash)
+			if err != nil {
+				return err
+			}
+			*f.dst = inlined(b)
+		}
+	}
+	return nil
+}
+
+// inlined is content as a record carries it inline: nil past InlineLimit.
+func inlined(b []byte) *string {
+	if len(b) > InlineLimit {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+// versions returns a record's before and after versions.
+func (e *Engine) versions(ctx context.Context, r *prsm.Record) (before, after prsmsync.Version, err error) {
+	get := func(hash string, mode uint32) (prsmsync.Version, error) {
+		if hash == "" {
+			return prsmsync.Absent, nil
+		}
+		b, err := store.GetBlob(ctx, e.DB.Q(), hash)
+		if err != nil {
+			return prsmsync.Version{}, err
+		}
+		return prsmsync.Version{Present: true, Mode: mode, Content: b}, nil
+	}
+	if before, err = get(r.OldHash, r.ModeBefore); err != nil {
+		return
+	}
+	after, err = get(r.NewHash, r.ModeAfter)
+	return
+}
+
+// Content returns one side ("before" or "after") of the record id.
+func (e *Engine) Content(ctx context.Context, sessionID, id, side string) ([]byte, *prsm.Record, error) {
+	s, err := e.Session(ctx, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
+	if errors.Is(err, prsm.ErrNotFound) {
+		recs, lerr := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: id})
+		if lerr != nil {
+			return nil, nil, lerr
+		}
+		switch len(recs) {
+		case 0:
+			return nil, nil, recordNotFound(id)
+		case 1:
+			r, err = recs[0], nil
+		default:
+			return nil, nil, prsm.Errorf(prsm.ErrInvalid, "several_records", "name one record: "+recs[0].ID+", ...",
+				"tool call %s changed %d files", id, len(recs))
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var hash string
+	switch side {
+	case "before", "":
+		hash = r.OldHash
+	case "after":
+		hash = r.NewHash
+	default:
+		return nil, nil, prsm.Errorf(prsm.ErrInvalid, "bad_side", "use side=before or side=after", "unknown side %q", side)
+	}
+	if hash == "" {
+		return nil, r, prsm.Errorf(prsm.ErrNotFound, "no_content", "", "the file does not exist on the %s side of %s", side, r.ID)
+	}
+	b, err := store.GetBlob(ctx, e.DB.Q(), hash)
+	if err != nil {
+		return nil, r, err
+	}
+	if in, ok := bigfile.Parse(b); ok {
+		if side == "" {
+			side = "before"
+		}
+		return nil, r, prsm.Errorf(prsm.ErrNotFound, "too_large", "read the file in the session's worktree",
+			"the %s side of %s is %s, too large: prsm keeps no copy of its content (%s)",
+			side, r.ID, bigfile.Human(in.Size), r.Note)
+	}
+	return b, r, nil
+}
+
+func recordNotFound(id string) error {
+	return prsm.Errorf(prsm.ErrNotFound, "record_not_found", "list changes with `prsm changes`", "no change %q", id)
+}
+
+// Records lists a session's records, filtered.
+func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([]*prsm.Record, error) {
+	f := store.RecordFilter{Status: status}
+	if sessionID != "" {
+		s, err := e.Session(ctx, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		f.SessionID = s.ID
+	}
+	switch status {
+	case "", prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected:
+	default:
+		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use pending, accepted or rejected", "unknown status %q", status)
+	}
+	if file != "" {
+		rel, err := e.relPath(file)
+		if err != nil {
+			return nil, err
+		}
+		f.RelPath = rel
+	}
+	recs, err := store.ListRecords(ctx, e.DB.Q(), f)
+	if err != nil {
+		return nil, err
+	}
+	if recs == nil {
+		recs = []*prsm.Record{}
+	}
+	return recs, nil
+}
+
+// relPath turns a user-given file (workspace-relative, or absolute inside
+// the workspace) into a relative path.
+func (e *Engine) relPath(file string) (string, error) {
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(e.Repo.Root, p)
+	}
+	rel, err := safepath.Rel(e.Repo.Root, p)
+	if err != nil {
+		return "", prsm.Errorf(prsm.ErrInvalid, "invalid_path", "name a file inside the workspace", "%s: %v", file, err)
+	}
+	return rel, nil
+}
+
+// RecordsOf returns the records of id: the record with that id, or every
+// record of the tool call with that id.
+func (e *Engine) RecordsOf(ctx context.Context, sessionID, id string) ([]*prsm.Record, error) {
+	s, err := e.Session(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return e.recordsOf(ctx, s, id)
+}
+
+func (e *Engine) recordsOf(ctx context.Context, s *prsm.Session, id string) ([]*prsm.Record, error) {
+	if strings.TrimSpace(id) == "" {
+		return nil, recordNotFound(id)
+	}
+	if r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id); err == nil {
+		return []*prsm.Record{r}, nil
+	} else if !errors.Is(err, prsm.ErrNotFound) {
+		return nil, err
+	}
+	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: id})
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, recordNotFound(id)
+	}
+	return recs, nil
+}
+
+// sortRecords orders records by sequence, newest first when desc.
+func sortRecords(recs []*prsm.Record, desc bool) {
+	sort.Slice(recs, func(i, j int) bool {
+		if desc {
+			return recs[i].Seq > recs[j].Seq
+		}
+		return recs[i].Seq < recs[j].Seq
+	})
+}

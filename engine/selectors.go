@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
+	prsmsync "github.com/prsm-dev/prsm/sync"
+)
+
+// SelectRollback previews or runs a rollback of the records a selector
+// picks: an agent's, those after a time, a file's, or the last N.
+func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req RollbackRequest) (*Plan, error) {
+	n := 0
+	for _, set := range []bool{req.AgentID != "", req.After != "", req.File != "", req.Last != 0} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, prsm.Errorf(prsm.ErrInvalid, "bad_selector", "give one of agent_id, after, file or last", "a rollback needs exactly one selector, got %d", n)
+	}
+	var after time.Time
+	if req.After != "" {
+		var err error
+		if after, err = time.Parse(time.RFC3339Nano, req.After); err != nil {
+			return nil, prsm.Errorf(prsm.ErrInvalid, "bad_time", "use RFC 3339, e.g. 2026-11-22T10:00:00Z", "bad time %q", req.After)
+		}
+	}
+	if req.Last < 0 {
+		return nil, prsm.Errorf(prsm.ErrInvalid, "bad_selector", "", "last must be positive")
+	}
+	rel := ""
+	if req.File != "" {
+		var err error
+		if rel, err = e.relPath(req.File); err != nil {
+			return nil, err
+		}
+	}
+	s, st, unlock, err := e.lockActive(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	lock := &heldLock{unlock}
+	defer lock.release()
+	if err := e.settleUnclaimed(ctx, s, st); err != nil {
+		return nil, err
+	}
+	all, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	if err != nil {
+		return nil, err
+	}
+	var live []*prsm.Record
+	for _, r := range all {
+		// A rollback's own records are undone through its safety
+		// checkpoint, not picked by selectors.
+		if r.Status != prsm.StatusRejected && r.ToolName != "Rollback" {
+			live = append(live, r)
+		}
+	}
+	var undo []*prsm.Record
+	for i, r := range live {
+		switch {
+		case req.AgentID != "" && r.AgentID == req.AgentID,
+			req.After != "" && r.Timestamp.After(after),
+			rel != "" && r.RelPath == rel,
+			req.Last > 0 && i >= len(live)-req.Last:
+			undo = append(undo, r)
+		}
+	}
+	// A rollback's pending record (a change it offered for review again)
+	// that follows an undone record of its file, so that the undo leaves
+	// it nothing to offer (a deletion of a file the undo takes out), goes
+	// too, as a reject's cascade takes it: rejecting it later would bring
+	// back what this rollback took out.
+	sortRecords(undo, true)
+	byPath := map[string][]*prsm.Record{}
+	for _, r := range undo {
+		byPath[r.RelPath] = append(byPath[r.RelPath], r)
+	}
+	for _, r := range all {
+		recs := byPath[r.RelPath]
+		if len(recs) == 0 || r.ToolName != "Rollback" || r.Status != prsm.StatusPending || r.Seq < recs[len(recs)-1].Seq {
+			continue
+		}
+		if left, err := e.offersAfter(ctx, r, recs); err != nil {
+			return nil, err
+		} else if !left {
+			undo = append(undo, r)
+		}
+	}
+	sortRecords(undo, true)
+	rb := &rollback{plan: &Plan{}, undo: undo}
+	err = e.fillPlan(ctx, s, rb, func(path string) (string, bool) {
+		var first, last *prsm.Record
+		for _, r := range undo {
+			if r.RelPath == path {
+				if last == nil {
+					last = r
+				}
+				first = r
+			}
+		}
+		switch {
+		case first == nil:
+			return "", false
+		case first.OldHash == "":
+			return "delete", true
+		case last.NewHash == "":
+			return "create", true
+		}
+		return "restore", true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if req.DryRun {
+		// The run would refuse: so does its preview.
+		if _, err := e.selectorTargets(ctx, s, undo); err != nil {
+			return nil, err
+		}
+		rb.plan.DryRun = true
+		return rb.plan, nil
+	}
+	return e.runRollback(ctx, s, st, lock, rb, "rollback of "+short(selectorText(req), 40))
+}
+
+// offersAfter reports whether record r still changes something once the
+// deltas of recs (newest first) are taken out of both its sides.
+func (e *Engine) offersAfter(ctx context.Context, r *prsm.Record, recs []*prsm.Record) (bool, error) {
+	b, a, err := e.versions(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	ds, err := e.deltas(ctx, recs)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range ds {
+		var okb, oka bool
+		b, okb = prsmsync.Merge(d.after, b, d.before)
+		a, oka = prsmsync.Merge(d.after, a, d.before)
+		if !okb || !oka {
+			return false, nil
+		}
+	}
+	return !sameVersion(b, a), nil
+}
+
+func selectorText(r RollbackRequest) string {
+	switch {
+	case r.AgentID != "":
+		return "agent " + r.AgentID
+	case r.After != "":
+		return "changes after " + r.After
+	case r.File != "":
+		return r.File
+	}
+	return fmt.Sprintf("last %d changes", r.Last)
+}
+
+// selectorTargets are the worktree files a selector rollback leaves: each
+// undone record's delta taken out by a reverse merge, newest first. It
+// refuses (worktree_conflict) where a later change overlaps one.
+func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*prsm.Record) (map[string]prsmsync.Version, error) {
+	targets := map[string]prsmsync.Version{}
+	for _, r := range undo {
+		cur, ok := targets[r.RelPath]
+		if !ok {
+			var err error
+			if cur, err = prsmsync.ReadVersion(s.WorktreePath, r.RelPath); err != nil {
+				return nil, err
+			}
+		}
+		b, a, err := e.versions(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		next, ok := prsmsync.Merge(a, cur, b)
+		if !ok {
+			return nil, prsm.Errorf(prsm.ErrConflict, "worktree_conflict", "rewind to a checkpoint instead",
+				"change %s cannot be taken out of %s: later changes overlap it", r.ID, r.RelPath)
+		}
+		targets[r.RelPath] = next
+	}
+	return targets, nil
+}

@@ -1,0 +1,257 @@
+package engine
+
+import (
+	"context"
+	stdsync "sync"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/tracker"
+)
+
+// sessionState is the engine's in-memory state of an active session.
+type sessionState struct {
+	mu      stdsync.Mutex
+	tracker *tracker.Session
+	// active is the session as it was read when it was active, for
+	// lockSession (nil if it was not): what a tool call reads of it
+	// (id, mode, worktree) never changes, and a session that ends loses
+	// its state. Its PendingCount is not kept.
+	active *prsm.Session
+	// ckptTree and ckptCommit are the newest built checkpoint's, the
+	// start of the next one's incremental tree; lazy are the checkpoints
+	// stored after it and not built yet (lazyckpt.go). ckptMu guards the
+	// three; whoever builds on ckptTree under the session's lock builds
+	// the lazy ones first (materialize), and only captures add to lazy.
+	ckptMu               stdsync.Mutex
+	ckptTree, ckptCommit string
+	lazy                 []*lazyCkpt
+	// turn is the newest message index: tool calls that do not say theirs
+	// belong to it.
+	turn int
+	// inflight holds the tool calls captured and not yet completed: while
+	// any runs, changes belong to it, not to a Watch record.
+	inflight map[string]*inflightCall
+	// watchTimer debounces Watch records (one per quiet period).
+	timerMu    stdsync.Mutex
+	watchTimer *time.Timer
+	// early holds the early writes the watcher may start, by file
+	// (earlySlot); earlyMu guards them, apart from the session's lock.
+	earlyMu stdsync.Mutex
+	early   map[string]*earlySlot
+	// autoCkpt is the session's auto_checkpoints setting, once read.
+	autoCkpt *bool
+	// stored are blobs a capture stored for its complete's record (the
+	// known content of the file the tool names), by hash, with the store's
+	// BlobSweeps then: while no sweep ran since, the record's insert of
+	// the blob is skipped. Guarded by mu.
+	stored map[string]uint64
+	// openChecked: the store's open tool calls (captured before a restart)
+	// were closed, at start (closeCrashed) or by a turn (closeDangling).
+	// Guarded by mu.
+	openChecked bool
+	// calls holds the ids of the session's tool calls (nil until a
+	// capture needs it): a capture whose id is not there is new, with no
+	// query. An id is added before its row is inserted, so the set may
+	// hold an id the store refused, never miss one. Guarded by mu.
+	calls map[string]bool
+}
+
+// storedBlobsMax bounds st.stored: the captures of calls that never
+// complete leave theirs behind.
+const storedBlobsMax = 64
+
+// noteStored remembers that the blob hash was stored by a committed
+// transaction that read sweeps as the store's BlobSweeps; the caller
+// holds the session's lock.
+func (st *sessionState) noteStored(hash string, sweeps uint64) {
+	if st.stored == nil || len(st.stored) >= storedBlobsMax {
+		st.stored = map[string]uint64{}
+	}
+	st.stored[hash] = sweeps
+}
+
+// inflightCall is a captured tool call not yet completed.
+type inflightCall struct {
+	// tc is the call as its capture stored it, and rel the worktree
+	// file its arguments name (""): complete reads neither again.
+	tc  *prsm.ToolCall
+	rel string
+	// early is the workspace write of the file the tool names (auto
+	// mode; nil otherwise), started before complete knows the change.
+	early *earlySlot
+}
+
+func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
+	e.statesMu.Lock()
+	defer e.statesMu.Unlock()
+	if st, ok := e.states[s.ID]; ok {
+		return st, nil
+	}
+	known, err := store.ListFileStates(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := store.ListStats(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	st := &sessionState{tracker: &tracker.Session{
+		ID: s.ID, Worktree: s.WorktreePath, Base: s.BaseCommit, Repo: e.Repo, Known: known,
+		Stats: tracker.NewStatCache(stats), Log: e.Log, Exclude: e.stateInWorkspace(),
+	}, inflight: map[string]*inflightCall{}}
+	if s.Status == prsm.SessionActive {
+		active := *s
+		st.active = &active
+	}
+	if e.Watcher != nil && s.Status == prsm.SessionActive {
+		if err := e.Watcher.Add(s.ID, s.WorktreePath); err != nil {
+			return nil, err
+		}
+		st.tracker.Watcher = e.Watcher
+	}
+	cps, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cps {
+		st.turn = max(st.turn, c.MessageIndex)
+	}
+	// With automatic checkpoints off, the tool calls keep the count.
+	n, err := store.MaxMessageIndex(ctx, e.DB.Q(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	st.turn = max(st.turn, n)
+	if err := loadLazy(ctx, e.DB.Q(), st); err != nil {
+		return nil, err
+	}
+	e.states[s.ID] = st
+	if s.Status == prsm.SessionActive {
+		e.warmBase(s.BaseCommit)
+	}
+	return st, nil
+}
+
+// lockSession resolves id and locks the session. The session returned
+// may not have its PendingCount: read e.Session for that. An active
+// session whose state is loaded is not read from the store again (tool
+// calls come often, and the read was a tenth of a capture).
+func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
+	e.statesMu.Lock()
+	st := e.states[id]
+	e.statesMu.Unlock()
+	if st != nil && st.active != nil {
+		e.awaitAnswered(id)
+		st.mu.Lock()
+		s := *st.active
+		return &s, st, st.mu.Unlock, nil
+	}
+	s, err := e.Session(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if st, err = e.state(ctx, s); err != nil {
+		return nil, nil, nil, err
+	}
+	st.mu.Lock()
+	return s, st, st.mu.Unlock, nil
+}
+
+// lockActive is lockSession for the work only an active session takes:
+// it refuses an ended session (requireActive), holding no lock then.
+func (e *Engine) lockActive(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
+	s, st, unlock, err := e.lockSession(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := requireActive(s); err != nil {
+		unlock()
+		return nil, nil, nil, err
+	}
+	return s, st, unlock, nil
+}
+
+// requireActive refuses a session that has ended.
+func requireActive(s *prsm.Session) error {
+	if s.Status != prsm.SessionActive {
+		return prsm.Errorf(prsm.ErrConflict, "session_ended", "start a new session", "session %s has ended", s.ID)
+	}
+	return nil
+}
+
+// afterAnswer runs fn, the part of a tool call's work that its answer
+// does not wait for, in the background, holding the session's lock (taken
+// over from lock) until fn returns. e.Session waits for it: whatever comes
+// next for session id, and every read of it, sees fn's work done.
+func (e *Engine) afterAnswer(id string, lock *heldLock, fn func()) {
+	unlock := lock.handOver()
+	done := make(chan struct{})
+	e.statesMu.Lock()
+	e.finishing[id] = done
+	e.statesMu.Unlock()
+	e.background(func() {
+		defer close(done)
+		defer unlock()
+		fn()
+	})
+}
+
+// heldLock is a session's lock as a tool call holds it: release lets it go
+// (once), unless afterAnswer took it over for the work after the answer.
+type heldLock struct{ unlock func() }
+
+func (l *heldLock) release() {
+	if l.unlock != nil {
+		l.unlock()
+		l.unlock = nil
+	}
+}
+
+// handOver takes the lock over from its holder: release does nothing
+// after it.
+func (l *heldLock) handOver() func() {
+	unlock := l.unlock
+	l.unlock = nil
+	return unlock
+}
+
+// awaitAllAnswered waits until the work afterAnswer runs is done for
+// every session, for what reads across sessions.
+func (e *Engine) awaitAllAnswered() {
+	e.statesMu.Lock()
+	ids := make([]string, 0, len(e.finishing))
+	for id := range e.finishing {
+		ids = append(ids, id)
+	}
+	e.statesMu.Unlock()
+	for _, id := range ids {
+		e.awaitAnswered(id)
+	}
+}
+
+// awaitAnswered waits until the work afterAnswer runs for session id is
+// done.
+func (e *Engine) awaitAnswered(id string) {
+	e.statesMu.Lock()
+	done := e.finishing[id]
+	e.statesMu.Unlock()
+	if done == nil {
+		return
+	}
+	<-done
+	e.statesMu.Lock()
+	if e.finishing[id] == done {
+		delete(e.finishing, id)
+	}
+	e.statesMu.Unlock()
+}
+
+// orTurn is a tool call's message index: as given, or the current turn.
+func orTurn(idx int, st *sessionState) int {
+	if idx > 0 {
+		return idx
+	}
+	return st.turn
+}

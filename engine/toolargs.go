@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/safepath"
+	"github.com/prsm-dev/prsm/tracker"
+)
+
+// argPath finds the file a tool's arguments name and makes it relative to
+// the worktree. Paths outside the worktree (and the workspace, which agents
+// sometimes name instead) are ignored with a warning: they are never read.
+func (e *Engine) argPath(s *prsm.Session, args json.RawMessage, cwd string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	var p string
+	for _, k := range []string{"file_path", "notebook_path", "path", "target_file", "filename", "file"} {
+		if v, ok := m[k].(string); ok && v != "" {
+			p = v
+			break
+		}
+	}
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		base := s.WorktreePath
+		if cwd != "" && filepath.IsAbs(cwd) {
+			if _, err := safepath.Rel(s.WorktreePath, cwd); err == nil || filepath.Clean(cwd) == s.WorktreePath {
+				base = cwd
+			}
+		}
+		p = filepath.Join(base, p)
+	}
+	for _, root := range []string{s.WorktreePath, e.Repo.Root} {
+		if rel, err := safepath.Rel(root, p); err == nil {
+			return rel
+		}
+	}
+	e.Log.Warn("tool argument path outside the session's worktree ignored", "session", s.ID, "path", p)
+	return ""
+}
+
+// maxBashTargets bounds the paths one shell command adds to a capture.
+const maxBashTargets = 1000
+
+// bashPaths are the worktree files a Bash call's command names as targets
+// (sed -i, redirects, mv, rm, ...), found by a real shell parser. They are
+// only candidates: the watcher and the scan after the call decide what
+// changed. Paths outside the worktree are dropped, never read.
+func (e *Engine) bashPaths(s *prsm.Session, args json.RawMessage, cwd string) []string {
+	var m struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(args, &m) != nil || m.Command == "" {
+		return nil
+	}
+	dir := s.WorktreePath
+	if cwd != "" && filepath.IsAbs(cwd) {
+		if _, err := safepath.Rel(s.WorktreePath, cwd); err == nil {
+			dir = cwd
+		}
+	}
+	var out []string
+	for _, p := range tracker.BashTargets(m.Command, dir) {
+		if len(out) == maxBashTargets {
+			break
+		}
+		for _, root := range []string{s.WorktreePath, e.Repo.Root} {
+			if rel, err := safepath.Rel(root, p); err == nil {
+				out = append(out, rel)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// toolTarget names what a tool call works on, for checkpoint descriptions:
+// a Bash command, or the file.
+func toolTarget(args json.RawMessage, rel string) string {
+	var m map[string]any
+	if json.Unmarshal(args, &m) == nil {
+		if c, ok := m["command"].(string); ok && c != "" {
+			return c
+		}
+	}
+	return rel
+}
