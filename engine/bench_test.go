@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
@@ -41,7 +42,7 @@ func benchRoundTrip(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	defer eng.StopWatching()
-	s, err := eng.StartSession(ctx, engine.StartRequest{})
+	s, err := eng.StartSession(ctx, api.StartRequest{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,13 +57,13 @@ func benchRoundTrip(b *testing.B, n int) {
 			id := fmt.Sprintf("t%d", next)
 			rel := fmt.Sprintf("d%03d/f%05d.txt", next%100, next%n)
 			args := []byte(fmt.Sprintf(`{"file_path":%q}`, filepath.Join(s.WorktreePath, rel)))
-			if _, err := eng.StartToolCall(ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args}); err != nil {
+			if _, err := eng.StartToolCall(ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args}); err != nil {
 				b.Fatal(err)
 			}
 			if err := os.WriteFile(filepath.Join(s.WorktreePath, rel), []byte(lines(40, id)), 0o644); err != nil {
 				b.Fatal(err)
 			}
-			res, err := eng.CompleteToolCall(ctx, s.ID, id, engine.CompleteRequest{})
+			res, err := eng.CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{})
 			if err != nil || len(res.Records) != 1 {
 				b.Fatalf("%v %d", err, len(res.Records))
 			}
@@ -84,7 +85,7 @@ func benchRoundTrip(b *testing.B, n int) {
 func BenchmarkSyncThroughput(b *testing.B) {
 	eng, _ := benchRepo(b, 1000)
 	ctx := context.Background()
-	s, err := eng.StartSession(ctx, engine.StartRequest{})
+	s, err := eng.StartSession(ctx, api.StartRequest{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func BenchmarkSyncThroughput(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		res, err := eng.CompleteToolCall(ctx, s.ID, id, engine.CompleteRequest{ToolName: "Bash"})
+		res, err := eng.CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{ToolName: "Bash"})
 		if err != nil || len(res.Records) != 100 {
 			b.Fatalf("%v %d", err, len(res.Records))
 		}
@@ -113,7 +114,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	for _, n := range []int{10000, 50000} {
 		eng, _ := benchRepo(b, n)
 		ctx := context.Background()
-		s, err := eng.StartSession(ctx, engine.StartRequest{})
+		s, err := eng.StartSession(ctx, api.StartRequest{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -131,11 +132,11 @@ func BenchmarkCheckpoint(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				edit10(b)
-				if _, err := eng.CompleteToolCall(ctx, s.ID, fmt.Sprintf("e%d-%d", n, i), engine.CompleteRequest{ToolName: "Bash"}); err != nil {
+				if _, err := eng.CompleteToolCall(ctx, s.ID, fmt.Sprintf("e%d-%d", n, i), api.CompleteRequest{ToolName: "Bash"}); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				if _, err := eng.Turn(ctx, s.ID, engine.TurnRequest{MessageIndex: i}); err != nil {
+				if _, err := eng.Turn(ctx, s.ID, api.TurnRequest{MessageIndex: i}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -183,14 +184,14 @@ func gitRun(b *testing.B, dir string, env []string, args ...string) string {
 func BenchmarkRollback100(b *testing.B) {
 	eng, _ := benchRepo(b, 10000)
 	ctx := context.Background()
-	s, err := eng.StartSession(ctx, engine.StartRequest{})
+	s, err := eng.StartSession(ctx, api.StartRequest{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		cp, err := eng.Turn(ctx, s.ID, engine.TurnRequest{MessageIndex: i + 1})
+		cp, err := eng.Turn(ctx, s.ID, api.TurnRequest{MessageIndex: i + 1})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -201,7 +202,7 @@ func BenchmarkRollback100(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if res, err := eng.CompleteToolCall(ctx, s.ID, id, engine.CompleteRequest{ToolName: "Bash"}); err != nil || len(res.Records) != 100 {
+		if res, err := eng.CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{ToolName: "Bash"}); err != nil || len(res.Records) != 100 {
 			b.Fatalf("%v %d", err, len(res.Records))
 		}
 		b.StartTimer()

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 var fuzzLines = []int{2, 5, 8, 11, 14, 17, 20}
@@ -103,7 +103,7 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 		}
 		return pend[rng.Intn(len(pend))]
 	}
-	rollback := func(what string, do func() (*engine.Plan, error)) {
+	rollback := func(what string, do func() (*api.Plan, error)) {
 		before := fuzzCP{wt: z.snap(z.wt), ws: z.snap(z.ws), userOps: userOps}
 		p, err := do()
 		if err != nil {
@@ -206,7 +206,7 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 				}
 			}
 			what := fmt.Sprintf("z.rewind(#%d)", i)
-			rollback(what, func() (*engine.Plan, error) { return z.eng.Rewind(z.ctx, z.s.ID, c.id, false) })
+			rollback(what, func() (*api.Plan, error) { return z.eng.Rewind(z.ctx, z.s.ID, c.id, false) })
 			for _, rel := range chainFiles {
 				if got := z.wt(rel); got != c.wt[rel] {
 					t.Errorf("WT-NOT-CHECKPOINT after %s: %s\ngot:\n%s\nwant:\n%s\nrecords:\n%s", what, rel, got, c.wt[rel], z.records(z.s))
@@ -218,7 +218,7 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 				}
 			}
 		default: // selector
-			var req engine.RollbackRequest
+			var req api.RollbackRequest
 			switch rng.Intn(3) {
 			case 0:
 				req.Last = 1 + rng.Intn(2)
@@ -227,7 +227,7 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 			default:
 				req.File = "g.txt"
 			}
-			rollback(fmt.Sprintf("z.sel(engine.RollbackRequest{Last: %d, File: %q})", req.Last, req.File), func() (*engine.Plan, error) { return z.eng.SelectRollback(z.ctx, z.s.ID, req) })
+			rollback(fmt.Sprintf("z.sel(api.RollbackRequest{Last: %d, File: %q})", req.Last, req.File), func() (*api.Plan, error) { return z.eng.SelectRollback(z.ctx, z.s.ID, req) })
 		}
 	}
 	if !t.Failed() && z.review {

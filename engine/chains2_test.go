@@ -7,11 +7,10 @@ package engine_test
 
 import (
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/prsm-dev/prsm/engine"
 )
 
 // bash2 is one Bash call writing several files (rel, content, ...).
@@ -239,7 +238,7 @@ func TestChain2SelFileBetweenRewinds(t *testing.T) {
 		z.wantWS("g.txt", chainAbsent, "after rewind")
 		z.edit("b1", "f.txt", 6, "B6")
 		z.accept("b1")
-		s2 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		s2 := z.sel(api.RollbackRequest{File: "f.txt"})
 		z.wantWS("f.txt", z.base, "after sel file")
 		z.wantWT("f.txt", z.base, "after sel file")
 		z.rewind(s2)
@@ -263,7 +262,7 @@ func TestChain2SelLastAfterRewind(t *testing.T) {
 		z.edit("b1", "f.txt", 6, "B6")
 		z.accept("b1")
 		z.edit("b2", "f.txt", 14, "B14")
-		s2 := z.sel(engine.RollbackRequest{Last: 2})
+		s2 := z.sel(api.RollbackRequest{Last: 2})
 		z.wantWS("f.txt", z.base, "after last 2")
 		z.wantWT("f.txt", z.base, "after last 2")
 		z.rewind(s2)
@@ -363,7 +362,7 @@ func TestChain2LongChain(t *testing.T) {
 		s2 := z.rewind(s1)
 		z.wantWS("f.txt", z.L(2, "A2", 8, "A8"), "after undo")
 		z.wantWT("f.txt", z.L(2, "A2", 8, "A8", 11, "P11"), "after undo")
-		s3 := z.sel(engine.RollbackRequest{Last: 1})
+		s3 := z.sel(api.RollbackRequest{Last: 1})
 		z.wantWS("f.txt", z.L(8, "A8"), "after last 1") // Last picks agent records only: a1
 		z.wantWT("f.txt", z.L(8, "A8", 11, "P11"), "after last 1")
 		s4 := z.rewind(s2)
@@ -602,7 +601,7 @@ func TestChain2SelPendingDelete(t *testing.T) {
 		z.put("n1", "n.txt", "agent\n")
 		z.accept("n1")
 		z.rm("d1", "n.txt")
-		s1 := z.sel(engine.RollbackRequest{Last: 1})
+		s1 := z.sel(api.RollbackRequest{Last: 1})
 		z.wantWS("n.txt", "agent\n", "after sel")
 		z.wantWT("n.txt", "agent\n", "after sel")
 		z.rewind(s1)
@@ -748,7 +747,7 @@ func TestChain2SelOtherFileWithOffer(t *testing.T) {
 		z.put("g2", "g.txt", "G\nh\ni\n")
 		z.accept("g2")
 		z.put("g3", "g.txt", "G\nh\nI\n")
-		s3 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		s3 := z.sel(api.RollbackRequest{File: "g.txt"})
 		z.wantWS("g.txt", "g\nh\ni\n", "after sel g")
 		z.wantWT("g.txt", "g\nh\ni\n", "after sel g")
 		z.wantWS("f.txt", z.L(3, "A3"), "after sel g")
@@ -817,7 +816,7 @@ func TestChain2RepeatUndoThenUndoC(t *testing.T) {
 func TestChain2SelectorPendingLeaks(t *testing.T) {
 	chainRun(t, func(z *chain) {
 		z.edit("e1", "f.txt", 20, "T1")
-		s0 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		s0 := z.sel(api.RollbackRequest{File: "f.txt"})
 		z.edit("e2", "f.txt", 2, "T2")
 		z.accept("e2")
 		s4 := z.rewind(s0)
@@ -844,7 +843,7 @@ func TestChain2SelectorPendingLeaks(t *testing.T) {
 func TestChain2SelectorPendingLeaksB(t *testing.T) {
 	chainRun(t, func(z *chain) {
 		z.edit("e1", "f.txt", 20, "T1")
-		s0 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		s0 := z.sel(api.RollbackRequest{File: "f.txt"})
 		z.edit("e2", "f.txt", 2, "T2")
 		z.accept("e2")
 		s4 := z.rewind(s0)
@@ -888,7 +887,7 @@ func TestChain2RecreateAfterSelector(t *testing.T) {
 		z.edit("e1", "f.txt", 17, "T1")
 		z.accept("e1")
 		z.put("e2", "g.txt", "g1\ng2\nT2\ng4\ng5\ng6\n")
-		s0 := z.sel(engine.RollbackRequest{Last: 1})
+		s0 := z.sel(api.RollbackRequest{Last: 1})
 		z.wantWT("g.txt", chainAbsent, "after sel")
 		z.edit("e3", "f.txt", 5, "T3")
 		z.put("e4", "g.txt", "g1\ng2\ng3\ng4\nT4\ng6\n")
@@ -908,7 +907,7 @@ func TestChain2RecreateAfterSelector(t *testing.T) {
 func TestChain2RecreateAfterSelectorB(t *testing.T) {
 	chainRun(t, func(z *chain) {
 		z.put("e2", "g.txt", "g1\ng2\nT2\ng4\ng5\ng6\n")
-		s0 := z.sel(engine.RollbackRequest{Last: 1})
+		s0 := z.sel(api.RollbackRequest{Last: 1})
 		z.put("e4", "g.txt", "g1\ng2\ng3\ng4\nT4\ng6\n")
 		z.accept("e4")
 		s1 := z.rewind(s0)
@@ -936,7 +935,7 @@ func TestChain2PendingLeaksAfterUndo(t *testing.T) {
 		z.edit("e6", "f.txt", 11, "T6")
 		z.edit("e7", "f.txt", 5, "T7")
 		z.accept("e6")
-		z.sel(engine.RollbackRequest{File: "f.txt"})
+		z.sel(api.RollbackRequest{File: "f.txt"})
 		z.edit("e8", "f.txt", 20, "T8")
 		s7 := z.rewind(s3)
 		z.wantWS("f.txt", z.L(17, "T1"), "after rewind s3")
@@ -957,7 +956,7 @@ func TestChain2PendingLeaksAfterUndoB(t *testing.T) {
 		s3 := z.rewind(c0)
 		z.edit("e6", "f.txt", 11, "T6")
 		z.accept("e6")
-		z.sel(engine.RollbackRequest{File: "f.txt"})
+		z.sel(api.RollbackRequest{File: "f.txt"})
 		s7 := z.rewind(s3)
 		z.wantWS("f.txt", z.L(17, "T1"), "after rewind s3")
 		z.wantWT("f.txt", z.L(17, "T1", 2, "T4"), "after rewind s3")
@@ -979,7 +978,7 @@ func TestChain2UndoRewindToOlderSafety(t *testing.T) {
 		s3 := z.rewind(s2)
 		z.cp(5)
 		z.edit("e3", "f.txt", 20, "T3")
-		s6 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		s6 := z.sel(api.RollbackRequest{File: "f.txt"})
 		z.rewind(s6)
 		z.edit("e4", "f.txt", 5, "T4")
 		z.edit("e5", "f.txt", 11, "T5")
@@ -998,7 +997,7 @@ func TestChain2UndoRewindToOlderSafety(t *testing.T) {
 func TestChain2Seed119(t *testing.T) {
 	chainRun(t, func(z *chain) {
 		g := gLines
-		s0 := z.sel(engine.RollbackRequest{Last: 1})
+		s0 := z.sel(api.RollbackRequest{Last: 1})
 		z.edit("e1", "f.txt", 17, "T1")
 		z.put("e2", "g.txt", g(5, "T2"))
 		cp1 := z.cp(2)
@@ -1046,7 +1045,7 @@ func TestChain2Seed85(t *testing.T) {
 		g := gLines
 		z.edit("e1", "f.txt", 20, "T1")
 		cp0 := z.cp(1)
-		s1 := z.sel(engine.RollbackRequest{Last: 2})
+		s1 := z.sel(api.RollbackRequest{Last: 2})
 		z.put("e2", "g.txt", g(8, "T2"))
 		z.edit("e3", "f.txt", 17, "T3")
 		z.put("e4", "g.txt", g(2, "T4", 8, "T2"))
@@ -1076,19 +1075,19 @@ func TestChain2Seed136(t *testing.T) {
 		}
 		z.put("e1", "g.txt", gLines(2, "T1"))
 		z.edit("e2", "f.txt", 20, "T2")
-		z.sel(engine.RollbackRequest{File: "f.txt"})
+		z.sel(api.RollbackRequest{File: "f.txt"})
 		z.accept("e1")
 		z.bulk(true)
 		z.put("e3", "g.txt", gLines(2, "T1", 20, "T3"))
-		s1 := z.sel(engine.RollbackRequest{File: "f.txt"})
-		z.sel(engine.RollbackRequest{File: "f.txt"})
+		s1 := z.sel(api.RollbackRequest{File: "f.txt"})
+		z.sel(api.RollbackRequest{File: "f.txt"})
 		z.bulk(false)
 		z.bulk(false)
 		z.edit("e4", "f.txt", 2, "T4")
 		z.edit("e5", "f.txt", 14, "T5")
 		z.accept("e4")
 		z.rewind(s1)
-		s4 := z.sel(engine.RollbackRequest{Last: 1})
+		s4 := z.sel(api.RollbackRequest{Last: 1})
 		s5 := z.rewind(s4)
 		z.rewind(s5)
 	})
@@ -1100,7 +1099,7 @@ func TestChain2Seed175(t *testing.T) {
 		z.edit("e1", "f.txt", 11, "T1")
 		z.put("e2", "g.txt", gLines(17, "T2"))
 		z.edit("e3", "f.txt", 20, "T3")
-		s0 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		s0 := z.sel(api.RollbackRequest{File: "f.txt"})
 		z.put("e6", "g.txt", gLines(11, "T6", 17, "T2"))
 		z.put("e7", "g.txt", gLines(8, "T7", 11, "T6", 17, "T2"))
 		z.accept("e7")
@@ -1126,12 +1125,12 @@ func TestChain2Seed136Delete(t *testing.T) {
 		}
 		z.put("e1", "g.txt", gLines(2, "T1"))
 		z.edit("e2", "f.txt", 20, "T2")
-		z.sel(engine.RollbackRequest{File: "f.txt"})
+		z.sel(api.RollbackRequest{File: "f.txt"})
 		z.accept("e1")
 		z.bulk(true)
 		z.put("e3", "g.txt", gLines(2, "T1", 20, "T3"))
-		s1 := z.sel(engine.RollbackRequest{File: "f.txt"})
-		z.sel(engine.RollbackRequest{File: "f.txt"})
+		s1 := z.sel(api.RollbackRequest{File: "f.txt"})
+		z.sel(api.RollbackRequest{File: "f.txt"})
 		z.bulk(false)
 		z.bulk(false)
 		z.rm("d4", "g.txt")
@@ -1139,7 +1138,7 @@ func TestChain2Seed136Delete(t *testing.T) {
 		z.edit("e6", "f.txt", 14, "T6")
 		z.accept("e6")
 		z.rewind(s1)
-		s4 := z.sel(engine.RollbackRequest{Last: 1})
+		s4 := z.sel(api.RollbackRequest{Last: 1})
 		s5 := z.rewind(s4)
 		z.wantWS("g.txt", gLines(2, "T1"), "after undoing the selector")
 		z.rewind(s5)
@@ -1204,7 +1203,7 @@ func TestChain2Seed66(t *testing.T) {
 		z.put("e5", "g.txt", gLines(14, "T5"))
 		z.put("e6", "g.txt", gLines(8, "T6", 14, "T5"))
 		z.cp(3)
-		s3 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		s3 := z.sel(api.RollbackRequest{File: "f.txt"})
 		z.rewind(s1)
 		z.edit("e7", "f.txt", 14, "T7")
 		z.edit("e8", "f.txt", 11, "T8")
@@ -1219,7 +1218,7 @@ func TestChain2Seed258(t *testing.T) {
 	chainRun(t, func(z *chain) {
 		z.put("e1", "g.txt", gLines(2, "T1"))
 		z.edit("e2", "f.txt", 5, "T2")
-		z.sel(engine.RollbackRequest{File: "g.txt"})
+		z.sel(api.RollbackRequest{File: "g.txt"})
 		z.edit("e3", "f.txt", 8, "T3")
 		z.edit("e4", "f.txt", 14, "T4")
 		z.reject("e2")
@@ -1280,12 +1279,12 @@ func TestChain2Seed642(t *testing.T) {
 func TestChain2Seed907(t *testing.T) {
 	chainRun(t, func(z *chain) {
 		z.put("e1", "g.txt", gLines(8, "T1"))
-		s5 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		s5 := z.sel(api.RollbackRequest{File: "g.txt"})
 		z.put("e7", "g.txt", gLines(5, "T7"))
 		z.accept("e7")
 		z.rm("d9", "g.txt")
 		z.put("e11", "g.txt", gLines(11, "T11", 14, "T10"))
-		z.sel(engine.RollbackRequest{Last: 2})
+		z.sel(api.RollbackRequest{Last: 2})
 		z.rewind(s5)
 		z.wantWS("g.txt", chainAbsent, "after rewind s5")
 		z.wantWT("g.txt", gLines(8, "T1"), "after rewind s5")
@@ -1302,7 +1301,7 @@ func TestChain2Seed1874(t *testing.T) {
 	chainRun(t, func(z *chain) {
 		z.put("e7", "g.txt", gLines(11, "T3", 17, "T7"))
 		c0 := z.cp(1)
-		s1 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		s1 := z.sel(api.RollbackRequest{File: "f.txt"})
 		z.put("e10", "g.txt", gLines(11, "T3", 20, "T10"))
 		s3 := z.rewind(c0)
 		s4 := z.rewind(s3)
@@ -1344,7 +1343,7 @@ func TestChain2Seed1874Workspace(t *testing.T) {
 	chainRun(t, func(z *chain) {
 		z.edit("e9", "f.txt", 5, "T9")
 		c0 := z.cp(1)
-		s1 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		s1 := z.sel(api.RollbackRequest{File: "f.txt"})
 		z.rewind(s1)
 		s3 := z.rewind(c0)
 		z.acceptRollback("f.txt")
@@ -1368,11 +1367,11 @@ func TestChain2Seed1874Workspace(t *testing.T) {
 // rewind saw a conflict with e10 where the user made no edit.
 func TestChain2Seed820(t *testing.T) {
 	chainRun(t, func(z *chain) {
-		s0 := z.sel(engine.RollbackRequest{File: "f.txt"})
+		s0 := z.sel(api.RollbackRequest{File: "f.txt"})
 		z.put("e1", "g.txt", gLines(2, "T1"))
 		z.bulk(true)
 		z.put("e5", "g.txt", gLines(2, "T1", 8, "T4", 11, "T5", 17, "T2"))
-		s2 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		s2 := z.sel(api.RollbackRequest{File: "g.txt"})
 		s3 := z.rewind(s2)
 		z.rewind(s0)
 		z.put("e7", "g.txt", gLines(5, "T7"))
@@ -1402,7 +1401,7 @@ func TestChain2RunPastAUserReject(t *testing.T) {
 		z.put("e1", "g.txt", gLines(2, "T1"))
 		z.bulk(true)
 		z.put("e4", "g.txt", gLines(2, "T1", 8, "T4"))
-		s2 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		s2 := z.sel(api.RollbackRequest{File: "g.txt"})
 		s3 := z.rewind(s2)
 		z.put("e7", "g.txt", gLines(5, "T7"))
 		z.put("e8", "g.txt", gLines(5, "T7", 14, "T8"))
@@ -1434,7 +1433,7 @@ func TestChain2Seed2917(t *testing.T) {
 		c0 := z.cp(1)
 		z.put("e8", "g.txt", gLines(5, "T6", 17, "T8", 20, "T2"))
 		c1 := z.rewind(c0)
-		z.sel(engine.RollbackRequest{File: "g.txt"})
+		z.sel(api.RollbackRequest{File: "g.txt"})
 		z.put("e9", "g.txt", gLines(11, "T9"))
 		z.put("e10", "g.txt", gLines(2, "T10", 11, "T9"))
 		z.reject("e10")
@@ -1460,10 +1459,10 @@ func TestChain2Seed2917(t *testing.T) {
 func TestChain2Seed3491(t *testing.T) {
 	chainRun(t, func(z *chain) {
 		z.put("e1", "g.txt", gLines(5, "T1"))
-		c0 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		c0 := z.sel(api.RollbackRequest{File: "g.txt"})
 		z.rewind(c0)
 		z.put("e5", "g.txt", gLines(5, "T1", 20, "T5"))
-		c4 := z.sel(engine.RollbackRequest{File: "g.txt"})
+		c4 := z.sel(api.RollbackRequest{File: "g.txt"})
 		z.rm("d8", "g.txt")
 		c5 := z.rewind(c4)
 		z.acceptRollback("g.txt")

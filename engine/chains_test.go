@@ -18,7 +18,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 )
 
@@ -192,7 +192,7 @@ func (z *chain) rewind(cp string) string {
 	return p.SafetyCheckpointID
 }
 
-func (z *chain) sel(req engine.RollbackRequest) string {
+func (z *chain) sel(req api.RollbackRequest) string {
 	z.t.Helper()
 	p, err := z.eng.SelectRollback(z.ctx, z.s.ID, req)
 	if err != nil {
@@ -468,7 +468,7 @@ func TestChain09SelectorLast(t *testing.T) {
 		z.edit("a2", "f.txt", 5, "A5")
 		z.accept("a2")
 		z.edit("p1", "f.txt", 10, "P10")
-		s1 := z.sel(engine.RollbackRequest{Last: 2})
+		s1 := z.sel(api.RollbackRequest{Last: 2})
 		z.wantWS("f.txt", z.L(3, "A3"), "after last 2")
 		z.wantWT("f.txt", z.L(3, "A3"), "after last 2")
 		z.rewind(s1)
@@ -483,7 +483,7 @@ func TestChain09SelectorLast(t *testing.T) {
 }
 
 func TestChain10SelectorFileAndAgent(t *testing.T) {
-	for _, req := range []engine.RollbackRequest{{File: "f.txt"}, {AgentID: "claude"}} {
+	for _, req := range []api.RollbackRequest{{File: "f.txt"}, {AgentID: "claude"}} {
 		t.Run(fmt.Sprint(req.File, req.AgentID), func(t *testing.T) {
 			chainRun(t, func(z *chain) {
 				z.edit("a1", "f.txt", 3, "A3")
@@ -638,14 +638,14 @@ func TestChain14SelectorPending(t *testing.T) {
 		z.edit("a1", "f.txt", 3, "A3")
 		z.accept("a1")
 		z.edit("p1", "f.txt", 10, "P10")
-		s1 := z.sel(engine.RollbackRequest{Last: 1})
+		s1 := z.sel(api.RollbackRequest{Last: 1})
 		z.wantWS("f.txt", z.L(3, "A3"), "after last 1")
 		z.wantWT("f.txt", z.L(3, "A3"), "after last 1")
 		z.rewind(s1)
 		z.wantWS("f.txt", z.L(3, "A3"), "after undo")
 		z.wantWT("f.txt", z.L(3, "A3", 10, "P10"), "after undo")
 		z.reject("p1") // p1 was rejected by the rollback: no-op
-		s2 := z.sel(engine.RollbackRequest{Last: 1})
+		s2 := z.sel(api.RollbackRequest{Last: 1})
 		z.rewind(s2)
 		z.wantWS("f.txt", z.L(3, "A3"), "after undo 2")
 	})

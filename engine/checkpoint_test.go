@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
@@ -47,7 +48,7 @@ func TestRewindThreeTurns(t *testing.T) {
 	s := f.start("")
 
 	turn := func(n int, prompt string) *prsm.Checkpoint {
-		cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: n, Prompt: prompt})
+		cp, err := f.eng.Turn(f.ctx, s.ID, api.TurnRequest{MessageIndex: n, Prompt: prompt})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +172,7 @@ func TestNamedCheckpoints(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
 	other := f.start("")
-	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "before refactor", Annotation: "Login works here"})
+	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "before refactor", Annotation: "Login works here"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,17 +192,17 @@ func TestNamedCheckpoints(t *testing.T) {
 	if _, _, err := f.eng.Checkpoint(f.ctx, other.ID, cp.ID); !errors.Is(err, prsm.ErrNotFound) {
 		t.Errorf("other session: %v", err)
 	}
-	for _, bad := range []engine.CheckpointRequest{{Name: ""}, {Name: "x\x1b"}, {Name: "ok", Annotation: strings.Repeat("a", 5000)}, {Name: "ok", Annotation: "bad\x00"}} {
+	for _, bad := range []api.CheckpointRequest{{Name: ""}, {Name: "x\x1b"}, {Name: "ok", Annotation: strings.Repeat("a", 5000)}, {Name: "ok", Annotation: "bad\x00"}} {
 		if _, err := f.eng.CreateCheckpoint(f.ctx, s.ID, bad); !errors.Is(err, prsm.ErrInvalid) {
 			t.Errorf("%q: %v", bad.Name, err)
 		}
 	}
 	for i := 1; i < engine.MaxNamedCheckpoints; i++ {
-		if _, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: fmt.Sprint("n", i)}); err != nil {
+		if _, err := f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: fmt.Sprint("n", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "51st"})
+	_, err = f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "51st"})
 	var pe *prsm.Error
 	if !errors.As(err, &pe) || pe.Code != "too_many_checkpoints" {
 		t.Fatalf("51st: %v", err)
@@ -209,7 +210,7 @@ func TestNamedCheckpoints(t *testing.T) {
 	if _, err := f.eng.DeleteCheckpoint(f.ctx, s.ID, cp.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "after delete"}); err != nil {
+	if _, err := f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "after delete"}); err != nil {
 		t.Errorf("after delete: %v", err)
 	}
 	if _, _, err := f.eng.Checkpoint(f.ctx, s.ID, cp.ID); !errors.Is(err, prsm.ErrNotFound) {
@@ -228,7 +229,7 @@ func TestRollbackPreviewWarnsAndBlocks(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
 	base := read(t, f.ws, "f.txt")
-	cp, _ := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	cp, _ := f.eng.Turn(f.ctx, s.ID, api.TurnRequest{MessageIndex: 1})
 	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 5, "agent five")) })
 	if _, err := f.eng.Accept(f.ctx, s.ID, "e1"); err != nil {
 		t.Fatal(err)
@@ -247,7 +248,7 @@ func TestRollbackPreviewWarnsAndBlocks(t *testing.T) {
 		t.Errorf("conflicts %v", plan.Conflicts)
 	}
 	// A tool call in flight blocks the rollback with a conflict.
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "busy", ToolName: "Bash"}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "busy", ToolName: "Bash"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.eng.Rewind(f.ctx, s.ID, cp.ID, false)
@@ -255,7 +256,7 @@ func TestRollbackPreviewWarnsAndBlocks(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != "tool_call_in_flight" {
 		t.Fatalf("in flight: %v", err)
 	}
-	f.eng.CompleteToolCall(f.ctx, s.ID, "busy", engine.CompleteRequest{})
+	f.eng.CompleteToolCall(f.ctx, s.ID, "busy", api.CompleteRequest{})
 	if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
 		t.Fatal(err)
 	}
@@ -275,15 +276,15 @@ func TestSelectorRollback(t *testing.T) {
 	s := f.start("")
 	base := read(t, f.ws, "f.txt")
 	f.tool(s, "a1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 1, "a one")) })
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "x1", ToolName: "Edit", AgentID: "other"}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "x1", ToolName: "Edit", AgentID: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	write(t, s.WorktreePath, "f.txt", replaceLine(read(t, s.WorktreePath, "f.txt"), 10, "other ten"))
-	f.eng.CompleteToolCall(f.ctx, s.ID, "x1", engine.CompleteRequest{})
+	f.eng.CompleteToolCall(f.ctx, s.ID, "x1", api.CompleteRequest{})
 	f.tool(s, "a2", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "n\n") })
 
 	// Roll back the other agent's change only: its line goes, the rest stays.
-	plan, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{AgentID: "other"})
+	plan, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{AgentID: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,21 +295,21 @@ func TestSelectorRollback(t *testing.T) {
 		t.Errorf("workspace:\n%s", got)
 	}
 	// --last 1 removes the created file.
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 1}); err != nil {
+	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(f.ws, "new.txt")); !os.IsNotExist(err) {
 		t.Errorf("new.txt still there")
 	}
 	// --file with dry run changes nothing.
-	plan, err = f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{File: "f.txt", DryRun: true})
+	plan, err = f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{File: "f.txt", DryRun: true})
 	if err != nil || !plan.DryRun || len(plan.Operations) != 1 {
 		t.Fatalf("dry run: %+v %v", plan, err)
 	}
 	if read(t, f.ws, "f.txt") != replaceLine(base, 1, "a one") {
 		t.Errorf("dry run changed the workspace")
 	}
-	for _, bad := range []engine.RollbackRequest{{}, {Last: 1, AgentID: "x"}, {After: "yesterday"}, {File: "../x"}} {
+	for _, bad := range []api.RollbackRequest{{}, {Last: 1, AgentID: "x"}, {After: "yesterday"}, {File: "../x"}} {
 		if _, err := f.eng.SelectRollback(f.ctx, s.ID, bad); !errors.Is(err, prsm.ErrInvalid) {
 			t.Errorf("%+v: %v", bad, err)
 		}
@@ -383,7 +384,7 @@ func TestCaptureStoredBeforeReads(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		id := fmt.Sprintf("e%d", i)
 		args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "f.txt")})
-		if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args}); err != nil {
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args}); err != nil {
 			t.Fatal(err)
 		}
 		list, err := f.eng.Checkpoints(f.ctx, s.ID, "")
@@ -395,7 +396,7 @@ func TestCaptureStoredBeforeReads(t *testing.T) {
 		}
 		content = replaceLine(content, 1+i%5, id)
 		write(t, s.WorktreePath, "f.txt", content)
-		res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
+		res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, api.CompleteRequest{})
 		if err != nil || summary(res.Records) != id+" modify f.txt pending/synced" {
 			t.Fatalf("complete %s: %s %v", id, summary(res.Records), err)
 		}
@@ -415,7 +416,7 @@ func TestRefusedCaptureDoesNotStopTheCall(t *testing.T) {
 	s := f.start("")
 	allow := f.refuseInserts("tool_calls")
 	args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "f.txt")})
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
 		t.Fatalf("start answered %v; want the agent to go on", err)
 	}
 	if _, err := store.GetToolCall(f.ctx, f.q(), s.ID, "e1"); !errors.Is(err, prsm.ErrNotFound) {
@@ -430,7 +431,7 @@ func TestRefusedCaptureDoesNotStopTheCall(t *testing.T) {
 	allow()
 	want := replaceLine(read(t, f.ws, "f.txt"), 2, "two")
 	write(t, s.WorktreePath, "f.txt", want)
-	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "e1", engine.CompleteRequest{ToolName: "Edit", Args: args})
+	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "e1", api.CompleteRequest{ToolName: "Edit", Args: args})
 	if err != nil || summary(res.Records) != "e1 modify f.txt pending/synced" {
 		t.Fatalf("complete: %s %v", summary(res.Records), err)
 	}
@@ -452,14 +453,14 @@ func TestRefusedCaptureDoesNotStopTheCall(t *testing.T) {
 func TestAutoCheckpointsSettingPerSession(t *testing.T) {
 	f := newFixture(t)
 	off := false
-	quiet, err := f.eng.StartSession(f.ctx, engine.StartRequest{AutoCheckpoints: &off})
+	quiet, err := f.eng.StartSession(f.ctx, api.StartRequest{AutoCheckpoints: &off})
 	if err != nil {
 		t.Fatal(err)
 	}
 	busy := f.start("")
 	for i := 0; i < 3; i++ {
 		for _, s := range []*prsm.Session{quiet, busy} {
-			if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{}); err != nil {
+			if _, err := f.eng.Turn(f.ctx, s.ID, api.TurnRequest{}); err != nil {
 				t.Fatal(err)
 			}
 			id := fmt.Sprintf("t%d", i)

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/worktree"
@@ -56,7 +57,7 @@ func short(s string, n int) string {
 }
 
 // CreateCheckpoint makes a named (manual) checkpoint.
-func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req CheckpointRequest) (*prsm.Checkpoint, error) {
+func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req api.CheckpointRequest) (*prsm.Checkpoint, error) {
 	req.Name = strings.TrimSpace(req.Name)
 	if req.Name == "" {
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_name", "give the checkpoint a --name", "a named checkpoint needs a name")
@@ -328,7 +329,7 @@ func (e *Engine) checkpointStored(st *sessionState, nc *newCheckpoint) {
 		e.kickFlush()
 	}
 	ev := *nc.c
-	e.Events.Publish(EventCheckpoint, &ev)
+	e.Events.Publish(api.EventCheckpoint, &ev)
 }
 
 func (e *Engine) lastCheckpoint(ctx context.Context, sessionID string) (*prsm.Checkpoint, error) {
@@ -459,12 +460,12 @@ func (e *Engine) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*p
 
 // DiffCheckpoints compares checkpoint a with b, or with the worktree's
 // current state when b is empty.
-func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*CheckpointDiff, error) {
+func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*api.CheckpointDiff, error) {
 	s, ca, err := e.Checkpoint(ctx, sessionID, a)
 	if err != nil {
 		return nil, err
 	}
-	out := &CheckpointDiff{From: ca.ID, To: "current"}
+	out := &api.CheckpointDiff{From: ca.ID, To: "current"}
 	var toTree string
 	toSeq := int64(allRecords)
 	if b != "" {
@@ -510,7 +511,7 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 			return v, err
 		}
 	}
-	out.Files = []FileDiff{}
+	out.Files = []api.FileDiff{}
 	var patch strings.Builder
 	for _, d := range diffs {
 		before, err := version(d.Path, d.From, ca.RecordSeq)
@@ -524,7 +525,7 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 		if d.From != nil && d.To != nil && before.Mode == after.Mode && bytes.Equal(before.Content, after.Content) {
 			continue // the same bytes, stored by git and by prsm
 		}
-		fd := FileDiff{Path: d.Path, Status: "modified"}
+		fd := api.FileDiff{Path: d.Path, Status: "modified"}
 		switch {
 		case d.From == nil:
 			fd.Status = "added"

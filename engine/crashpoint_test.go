@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/store"
 )
@@ -214,13 +215,13 @@ func TestCrashMidRollback(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			s, base, target := f.rollbackSession()
-			var plan *engine.Plan
+			var plan *api.Plan
 			run := func() {
 				var err error
 				if tc.rewind {
 					plan, err = f.eng.Rewind(f.ctx, s.ID, target.ID, false)
 				} else {
-					plan, err = f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 4})
+					plan, err = f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 4})
 				}
 				if err != nil {
 					t.Errorf("rollback: %v", err)
@@ -298,7 +299,7 @@ func TestRewindPastRollback(t *testing.T) {
 	}
 	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 5, "five")) })
 	f.tool(s, "e3", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 2}); err != nil {
+	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if read(t, f.ws, "f.txt") != replaceLine(base, 1, "one") || exists(f.ws, "new.txt") {
@@ -457,12 +458,12 @@ func TestCanceledMidOperation(t *testing.T) {
 	// complete: canceled right after the records are stored.
 	want := replaceLine(base, 2, "two")
 	args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "f.txt")})
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
 		t.Fatal(err)
 	}
 	write(t, s.WorktreePath, "f.txt", want)
 	cancelAt("record:stored", func(ctx context.Context) error {
-		_, err := f.eng.CompleteToolCall(ctx, s.ID, "e1", engine.CompleteRequest{})
+		_, err := f.eng.CompleteToolCall(ctx, s.ID, "e1", api.CompleteRequest{})
 		return err
 	})
 	if got := f.records(s); got != "e1 modify f.txt pending/synced" || read(t, f.ws, "f.txt") != want {
@@ -481,7 +482,7 @@ func TestCanceledMidOperation(t *testing.T) {
 	f.tool(s, "e3", "Write", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "agent\n") })
 	f.tool(s, "e4", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
 	cancelAt("rollback:worktree", func(ctx context.Context) error {
-		_, err := f.eng.SelectRollback(ctx, s.ID, engine.RollbackRequest{Last: 2})
+		_, err := f.eng.SelectRollback(ctx, s.ID, api.RollbackRequest{Last: 2})
 		return err
 	})
 	for _, root := range []string{f.ws, s.WorktreePath} {

@@ -9,7 +9,7 @@ import (
 	stdsync "sync"
 	"testing"
 
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // deepFile writes content to a file depth directories ("d") below dir,
@@ -101,7 +101,7 @@ func TestDeepPathIsReported(t *testing.T) {
 		f.capture(s, "b1", "Bash", "")
 		deepFile(t, s.WorktreePath, depth, "deep\n")
 		write(t, s.WorktreePath, "shallow.txt", "s\n")
-		ans, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b1", engine.CompleteRequest{})
+		ans, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b1", api.CompleteRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestDeepPathIsReported(t *testing.T) {
 		f.capture(s, "b2", "Bash", "")
 		deepFile(t, s.WorktreePath, depth, "deeper\n")
 		write(t, s.WorktreePath, "other.txt", "o\n")
-		ans, err = f.eng.CompleteToolCall(f.ctx, s.ID, "b2", engine.CompleteRequest{})
+		ans, err = f.eng.CompleteToolCall(f.ctx, s.ID, "b2", api.CompleteRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestVeryDeepPathIsReported(t *testing.T) {
 				}
 			}
 			write(t, s.WorktreePath, "shallow.txt", "s\n")
-			ans, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b1", engine.CompleteRequest{})
+			ans, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b1", api.CompleteRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/tracker"
@@ -141,7 +142,7 @@ func (e *Engine) WorktreeDir() string { return filepath.Join(e.ProjectDir, "work
 
 // StartSession snapshots the workspace and gives a new session its own
 // worktree on branch prsm/<id>, seeded with that snapshot.
-func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Session, error) {
+func (e *Engine) StartSession(ctx context.Context, req api.StartRequest) (*prsm.Session, error) {
 	req.Name = strings.TrimSpace(req.Name)
 	req.AgentID = strings.TrimSpace(req.AgentID)
 	if err := checkLabel("name", req.Name); err != nil {
@@ -251,7 +252,7 @@ func (e *Engine) StartSession(ctx context.Context, req StartRequest) (*prsm.Sess
 		}
 	}
 	e.Log.Info("session started", "session", id, "name", s.Name, "worktree", s.WorktreePath)
-	e.Events.Publish(EventSessionUpdated, s)
+	e.Events.Publish(api.EventSessionUpdated, s)
 	return s, nil
 }
 
@@ -366,7 +367,7 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 		e.Log.Error("session ended; its worktree is removed at the next start", "session", s.ID, "err", err)
 	}
 	e.Log.Info("session ended", "session", s.ID, "discard", discard)
-	e.Events.Publish(EventSessionUpdated, s)
+	e.Events.Publish(api.EventSessionUpdated, s)
 	return s, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
@@ -32,7 +33,7 @@ func newEngineTB(t testing.TB) (*engine.Engine, string) {
 func TestEndRefusesPendingWork(t *testing.T) {
 	eng, ws := newEngine(t)
 	ctx := context.Background()
-	s, err := eng.StartSession(ctx, engine.StartRequest{Name: "x"})
+	s, err := eng.StartSession(ctx, api.StartRequest{Name: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestEndRefusesPendingWork(t *testing.T) {
 func TestEndAfterWorktreeDeletedByHand(t *testing.T) {
 	eng, ws := newEngine(t)
 	ctx := context.Background()
-	s, err := eng.StartSession(ctx, engine.StartRequest{})
+	s, err := eng.StartSession(ctx, api.StartRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestStartValidation(t *testing.T) {
 	eng, ws := newEngine(t)
 	ctx := context.Background()
 	before := testgit.State(t, ws)
-	for _, req := range []engine.StartRequest{
+	for _, req := range []api.StartRequest{
 		{Name: "bad\nname"},
 		{Name: strings.Repeat("n", 101)},
 		{Name: "bad\xffutf8"},
@@ -124,7 +125,7 @@ func TestStartValidation(t *testing.T) {
 	if got := testgit.State(t, ws); got != before {
 		t.Errorf("user repository changed")
 	}
-	if _, err := eng.StartSession(ctx, engine.StartRequest{Name: "日本語 name"}); err != nil {
+	if _, err := eng.StartSession(ctx, api.StartRequest{Name: "日本語 name"}); err != nil {
 		t.Errorf("non-ASCII name refused: %v", err)
 	}
 }
@@ -135,7 +136,7 @@ func TestStartValidation(t *testing.T) {
 func TestEndRefusesUnrecordedWork(t *testing.T) {
 	eng, _ := newEngine(t)
 	ctx := context.Background()
-	s, err := eng.StartSession(ctx, engine.StartRequest{Name: "x"})
+	s, err := eng.StartSession(ctx, api.StartRequest{Name: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

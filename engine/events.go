@@ -5,6 +5,7 @@ import (
 	stdsync "sync"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 )
 
@@ -92,6 +93,6 @@ func (e *Engine) publishSession(ctx context.Context, id string) {
 		return err
 	})
 	if err == nil {
-		e.Events.Publish(EventSessionUpdated, s)
+		e.Events.Publish(api.EventSessionUpdated, s)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
@@ -83,11 +84,11 @@ func TestDiskFaultOnSync(t *testing.T) {
 
 	fault := injectDiskFault(t, f.ws, "write", false)
 	args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "f.txt")})
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
 		t.Fatal(err)
 	}
 	write(t, s.WorktreePath, "f.txt", want)
-	_, err := f.eng.CompleteToolCall(f.ctx, s.ID, "e1", engine.CompleteRequest{})
+	_, err := f.eng.CompleteToolCall(f.ctx, s.ID, "e1", api.CompleteRequest{})
 	if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "no space left on device") ||
 		!strings.Contains(err.Error(), "accept it to try again") {
 		t.Fatalf("complete on a full disk: %v", err)
@@ -123,12 +124,12 @@ func TestDiskFaultOnSync(t *testing.T) {
 	// start applies it.
 	fault.armed.Store(true)
 	fault2 := fault
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash", Args: json.RawMessage(`{"command":"x"}`)}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash", Args: json.RawMessage(`{"command":"x"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	write(t, s.WorktreePath, "keep.txt", "agent keep\n")
 	write(t, s.WorktreePath, "new.txt", "new\n")
-	if _, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b1", engine.CompleteRequest{}); !errors.Is(err, syscall.ENOSPC) {
+	if _, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b1", api.CompleteRequest{}); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("bash complete on a full disk: %v", err)
 	}
 	if read(t, f.ws, "keep.txt") != "keep\n" || exists(f.ws, "new.txt") || len(tempFiles(t, f.ws)) > 0 {
@@ -181,7 +182,7 @@ func TestDiskFaultOnRejectAndRollback(t *testing.T) {
 	f.tool(s, "e3", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
 	wsBefore, wtBefore := testgit.Tree(t, f.ws, nil), testgit.Tree(t, s.WorktreePath, nil)
 	injectDiskFault(t, s.WorktreePath, "remove", true)
-	_, err = f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 2})
+	_, err = f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "put back") {
 		t.Fatalf("rollback on a full disk: %v", err)
 	}
@@ -201,7 +202,7 @@ func TestDiskFaultOnRejectAndRollback(t *testing.T) {
 			}
 		}
 	}
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 2}); err != nil {
+	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
 		t.Fatal(err)
 	}
 	for _, root := range []string{f.ws, s.WorktreePath} {
@@ -277,7 +278,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 		if strings.HasPrefix(fault, "hang") {
 			runner.Timeout = time.Second
 		}
-		_, err := f.eng.StartSession(f.ctx, engine.StartRequest{Name: fault})
+		_, err := f.eng.StartSession(f.ctx, api.StartRequest{Name: fault})
 		runner.Timeout = 0
 		setFault(t, ctl, fault, false)
 		want := "injected failure of git"
@@ -322,7 +323,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 		} else {
 			want = replaceLine(read(t, s.WorktreePath, rel), i+1, "agent "+id)
 		}
-		if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: tool, Args: args}); err != nil {
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: tool, Args: args}); err != nil {
 			t.Fatal(err)
 		}
 		write(t, s.WorktreePath, rel, want)
@@ -331,7 +332,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 		if strings.HasPrefix(fault, "hang") {
 			runner.Timeout = time.Second
 		}
-		_, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
+		_, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, api.CompleteRequest{})
 		runner.Timeout = 0
 		setFault(t, ctl, fault, false)
 		msg := "injected failure of git"
@@ -351,7 +352,7 @@ func TestGitFailsOrHangs(t *testing.T) {
 			t.Errorf("%s: workspace changed", fault)
 		}
 		// git works again: the retry records and applies the change.
-		res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
+		res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, api.CompleteRequest{})
 		if err != nil {
 			t.Fatalf("%s: retry: %v", fault, err)
 		}
@@ -381,7 +382,7 @@ func TestSQLiteBusy(t *testing.T) {
 	base := read(t, f.ws, "f.txt")
 	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 2, "two")) })
 	edited := read(t, f.ws, "f.txt")
-	if _, err := f.eng.StartToolCall(f.ctx, s2.ID, engine.ToolCallRequest{ToolCallID: "e2", ToolName: "Write",
+	if _, err := f.eng.StartToolCall(f.ctx, s2.ID, api.ToolCallRequest{ToolCallID: "e2", ToolName: "Write",
 		Args: json.RawMessage(`{"file_path":"new.txt"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +414,7 @@ func TestSQLiteBusy(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		_, completeErr = f.eng.CompleteToolCall(f.ctx, s2.ID, "e2", engine.CompleteRequest{})
+		_, completeErr = f.eng.CompleteToolCall(f.ctx, s2.ID, "e2", api.CompleteRequest{})
 	}()
 	go func() {
 		defer wg.Done()
@@ -447,7 +448,7 @@ func TestSQLiteBusy(t *testing.T) {
 		t.Errorf("open intents: %v", open)
 	}
 	// Released: both work.
-	if _, err := f.eng.CompleteToolCall(f.ctx, s2.ID, "e2", engine.CompleteRequest{}); err != nil {
+	if _, err := f.eng.CompleteToolCall(f.ctx, s2.ID, "e2", api.CompleteRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.eng.Reject(f.ctx, s.ID, "e1"); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
@@ -44,7 +45,7 @@ func TestCheckpointObjectsFlushedAfterCrash(t *testing.T) {
 	var cp *prsm.Checkpoint
 	if !crashing(t, "checkpoint:stored", 1, func() {
 		var err error
-		cp, err = f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "kept"})
+		cp, err = f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "kept"})
 		if err != nil {
 			t.Error(err)
 		}
@@ -94,11 +95,11 @@ func TestCheckpointReadableBeforeWritten(t *testing.T) {
 	s := f.start("")
 	base := read(t, f.ws, "f.txt")
 	release := engine.HoldFlush(f.eng)
-	cp1, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 1})
+	cp1, err := f.eng.Turn(f.ctx, s.ID, api.TurnRequest{MessageIndex: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp1b, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 2})
+	cp1b, err := f.eng.Turn(f.ctx, s.ID, api.TurnRequest{MessageIndex: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func crashWithPendingCheckpoint(t *testing.T, f *fixture) (*prsm.Checkpoint, *st
 		t.Fatal(err)
 	}
 	if !crashing(t, "checkpoint:stored", 1, func() {
-		if _, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "kept"}); err != nil {
+		if _, err := f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "kept"}); err != nil {
 			t.Error(err)
 		}
 	}) {
@@ -351,7 +352,7 @@ func TestLargeFlushGoesIntoOnePack(t *testing.T) {
 			write(t, wt, fmt.Sprintf("gen/%d/%d.txt", i%5, i), fmt.Sprintln("generated", i))
 		}
 	})
-	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "many"})
+	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "many"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +416,7 @@ func TestReconcileSetsBadPendingRowAside(t *testing.T) {
 	var cp *prsm.Checkpoint
 	if !crashing(t, "checkpoint:stored", 1, func() {
 		var err error
-		cp, err = f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "kept"})
+		cp, err = f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "kept"})
 		if err != nil {
 			t.Error(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 )
 
@@ -14,7 +15,7 @@ import (
 // content no longer referenced, then compacts the store. Active sessions
 // and their pending work are never touched. git objects freed by the
 // dropped refs go at the user's own next git gc.
-func (e *Engine) GC(ctx context.Context, req GCRequest) (*GCReport, error) {
+func (e *Engine) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, error) {
 	e.awaitAllAnswered()
 	if req.KeepSessions == 0 {
 		req.KeepSessions = 30
@@ -29,7 +30,7 @@ func (e *Engine) GC(ctx context.Context, req GCRequest) (*GCReport, error) {
 	if err := e.FlushObjects(ctx); err != nil {
 		return nil, err
 	}
-	rep := &GCReport{SessionsRemoved: []string{}, BytesBefore: e.DB.Size()}
+	rep := &api.GCReport{SessionsRemoved: []string{}, BytesBefore: e.DB.Size()}
 	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
 	if err != nil {
 		return nil, err

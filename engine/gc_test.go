@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
@@ -17,14 +18,14 @@ func TestGCRetention(t *testing.T) {
 		s := f.start("")
 		big := strings.Repeat("unique content of session "+s.ID+"\n", 2000)
 		f.tool(s, "w", "Write", "s"+s.ID+".txt", func(wt string) { write(t, wt, "s"+s.ID+".txt", big) })
-		f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{})
+		f.eng.Turn(f.ctx, s.ID, api.TurnRequest{})
 		sessions = append(sessions, s)
 	}
 	active := sessions[2]
 	for i := 0; i < 4; i++ {
-		f.eng.Turn(f.ctx, active.ID, engine.TurnRequest{})
+		f.eng.Turn(f.ctx, active.ID, api.TurnRequest{})
 	}
-	named, err := f.eng.CreateCheckpoint(f.ctx, active.ID, engine.CheckpointRequest{Name: "keep me"})
+	named, err := f.eng.CreateCheckpoint(f.ctx, active.ID, api.CheckpointRequest{Name: "keep me"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestGCRetention(t *testing.T) {
 		}
 	}
 	blobsBefore := countBlobs(t, f)
-	rep, err := f.eng.GC(f.ctx, engine.GCRequest{KeepSessions: 1, KeepAuto: 2})
+	rep, err := f.eng.GC(f.ctx, api.GCRequest{KeepSessions: 1, KeepAuto: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestGCRetention(t *testing.T) {
 		t.Errorf("active content lost: %v", err)
 	}
 	// A budget smaller than the store drops the remaining ended session too.
-	rep, err = f.eng.GC(f.ctx, engine.GCRequest{BudgetBytes: 1})
+	rep, err = f.eng.GC(f.ctx, api.GCRequest{BudgetBytes: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestRecordStoresKnownBlobAfterSweep(t *testing.T) {
 				t.Fatal("the capture did not store the known content")
 			}
 			if sweep {
-				rep, err := f.eng.GC(f.ctx, engine.GCRequest{})
+				rep, err := f.eng.GC(f.ctx, api.GCRequest{})
 				if err != nil {
 					t.Fatal(err)
 				}

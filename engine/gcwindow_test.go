@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
@@ -50,7 +51,7 @@ func TestGCBetweenObjectsAndRefs(t *testing.T) {
 	// The next flush to write objects is the checkpoint's, whoever runs
 	// it (the flusher, or FlushObjects below).
 	release := engine.HoldFlush(f.eng)
-	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "kept"})
+	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "kept"})
 	if err != nil {
 		release()
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestGCBeforeALargeBlobsRef(t *testing.T) {
 		}
 	})
 	release := engine.HoldFlush(f.eng)
-	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "large"})
+	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "large"})
 	if err != nil {
 		release()
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestCrashBetweenObjectsAndRefs(t *testing.T) {
 		}
 	}
 	want := read(t, f.ws, "f.txt")
-	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "kept"})
+	cp, err := f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "kept"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/testgit"
 )
 
@@ -210,7 +210,7 @@ func TestGitPathsNeverRecorded(t *testing.T) {
 		announced := false
 		for len(events) > 0 {
 			ev := <-events
-			if ss, ok := ev.Data.(*prsm.Session); ok && ev.Type == engine.EventSessionUpdated && strings.Contains(ss.Note, "sub/.git") {
+			if ss, ok := ev.Data.(*prsm.Session); ok && ev.Type == api.EventSessionUpdated && strings.Contains(ss.Note, "sub/.git") {
 				announced = true
 			}
 		}

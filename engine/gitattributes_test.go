@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/testgit"
 )
 
@@ -39,7 +39,7 @@ func TestAgentGitattributesDoNotBlockSessions(t *testing.T) {
 		t.Fatalf("not synced: %q", got)
 	}
 	user := userRepo(t, f.ws)
-	s2, err := f.eng.StartSession(f.ctx, engine.StartRequest{})
+	s2, err := f.eng.StartSession(f.ctx, api.StartRequest{})
 	if err != nil {
 		t.Fatalf("session start after the agent's .gitattributes: %v", err)
 	}
@@ -74,7 +74,7 @@ func TestAgentGitattributesDoNotBlockSessions(t *testing.T) {
 			t.Errorf("%s notes.txt after the rewind = %q", root, got)
 		}
 	}
-	s3, err := f.eng.StartSession(f.ctx, engine.StartRequest{})
+	s3, err := f.eng.StartSession(f.ctx, api.StartRequest{})
 	if err != nil {
 		t.Fatalf("a later session start: %v", err)
 	}
@@ -98,7 +98,7 @@ func TestFailingRequiredCleanFilterDoesNotBlockSessions(t *testing.T) {
 	write(t, f.ws, "d.dat", "raw\x00data\n")
 	write(t, f.ws, "other.txt", "other\n")
 	user := userRepo(t, f.ws)
-	s, err := f.eng.StartSession(f.ctx, engine.StartRequest{Mode: prsm.ModeAuto})
+	s, err := f.eng.StartSession(f.ctx, api.StartRequest{Mode: prsm.ModeAuto})
 	if err != nil {
 		t.Fatalf("session start: %v", err)
 	}
@@ -122,7 +122,7 @@ func TestFailingRequiredCleanFilterDoesNotBlockSessions(t *testing.T) {
 	if got := userRepo(t, f.ws); got != user {
 		t.Errorf("the user's HEAD or index changed")
 	}
-	s2, err := f.eng.StartSession(f.ctx, engine.StartRequest{})
+	s2, err := f.eng.StartSession(f.ctx, api.StartRequest{})
 	if err != nil {
 		t.Fatalf("a later session start: %v", err)
 	}

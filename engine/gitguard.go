@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 )
 
@@ -86,7 +87,7 @@ func (e *Engine) notice(ctx context.Context, sessionID, msg string) {
 		st.active.Note = note // the caller holds the session's lock
 	}
 	e.statesMu.Unlock()
-	e.Events.Publish(EventSessionUpdated, s)
+	e.Events.Publish(api.EventSessionUpdated, s)
 }
 
 // addNotice appends msg to note ("; " between notices) unless note holds

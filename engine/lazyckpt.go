@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/worktree"
 )
@@ -232,7 +233,7 @@ func (e *Engine) materialize(ctx context.Context, st *sessionState) error {
 	st.lazy = nil
 	for _, b := range out {
 		ev := *b.lz.c
-		e.Events.Publish(EventCheckpoint, &ev)
+		e.Events.Publish(api.EventCheckpoint, &ev)
 	}
 	e.kickFlush()
 	return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/store"
 )
@@ -43,7 +44,7 @@ func TestRestartClosesCallsACrashLeftOpen(t *testing.T) {
 			// Two calls run at once: an Edit of f.txt and a Bash command.
 			f.capture(s, "e1", "Edit", "f.txt")
 			args, _ := json.Marshal(map[string]string{"command": "printf 'bash\\n' > keep.txt; echo new > new.txt"})
-			if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash", Args: args, AgentID: "claude"}); err != nil {
+			if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash", Args: args, AgentID: "claude"}); err != nil {
 				t.Fatal(err)
 			}
 			engine.Settle(f.eng) // the captures are stored

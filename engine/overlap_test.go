@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 )
 
@@ -20,7 +21,7 @@ func TestOverlappingToolCallsClaimTheirOwnChanges(t *testing.T) {
 		base := read(t, f.ws, "f.txt")
 		// A formatter's Bash runs while a fixer's Edit and a writer's
 		// Write come and go.
-		if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "bash", ToolName: "Bash", AgentID: "claude/formatter"}); err != nil {
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "bash", ToolName: "Bash", AgentID: "claude/formatter"}); err != nil {
 			t.Fatal(err)
 		}
 		write(t, s.WorktreePath, "keep.txt", "formatted\n")
@@ -87,12 +88,12 @@ func TestANewTurnClosesACallThatNeverCompleted(t *testing.T) {
 func TestTurnsCountOnAfterARestart(t *testing.T) {
 	f := newFixture(t)
 	off := false
-	s, err := f.eng.StartSession(f.ctx, engine.StartRequest{AutoCheckpoints: &off})
+	s, err := f.eng.StartSession(f.ctx, api.StartRequest{AutoCheckpoints: &off})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, rel := range []string{"t1.txt", "t2.txt"} {
-		if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{}); err != nil {
+		if _, err := f.eng.Turn(f.ctx, s.ID, api.TurnRequest{}); err != nil {
 			t.Fatal(err)
 		}
 		recs := f.tool(s, rel, "Write", rel, func(wt string) { write(t, wt, rel, "x\n") })
@@ -101,7 +102,7 @@ func TestTurnsCountOnAfterARestart(t *testing.T) {
 		}
 	}
 	f.restart()
-	if _, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{}); err != nil {
+	if _, err := f.eng.Turn(f.ctx, s.ID, api.TurnRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	recs := f.tool(s, "t3", "Write", "t3.txt", func(wt string) { write(t, wt, "t3.txt", "x\n") })
@@ -132,12 +133,12 @@ func TestClosingACallWithoutAWatcher(t *testing.T) {
 func TestAWriteOutsideTheWorktreeClaimsNothing(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeAuto)
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "bash", ToolName: "Bash"}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "bash", ToolName: "Bash"}); err != nil {
 		t.Fatal(err)
 	}
 	outside := filepath.Join(t.TempDir(), "elsewhere.txt")
 	args, _ := json.Marshal(map[string]string{"file_path": outside})
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "write", ToolName: "Write", Args: args}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "write", ToolName: "Write", Args: args}); err != nil {
 		t.Fatal(err)
 	}
 	write(t, s.WorktreePath, "gen.txt", "generated\n")

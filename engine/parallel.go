@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 )
 
@@ -90,7 +91,7 @@ func (e *Engine) setStates(ctx context.Context, changes []stateChange, point str
 		if c.rejected && r.RejectedAt.IsZero() {
 			r.RejectedAt = now // as MarkRejected stored it: the first time only
 		}
-		e.Events.Publish(EventFileChangeStatus, StatusEvent{
+		e.Events.Publish(api.EventFileChangeStatus, api.StatusEvent{
 			SessionID: r.SessionID, ID: r.ID, ToolCallID: r.ToolCallID, RelPath: r.RelPath, FilePath: r.FilePath,
 			Status: r.Status, SyncState: r.SyncState,
 		})

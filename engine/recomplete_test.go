@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // TestRepeatedCompleteRetriesAFailedSync: a complete whose workspace
@@ -20,12 +20,12 @@ func TestRepeatedCompleteRetriesAFailedSync(t *testing.T) {
 	s := f.start(prsm.ModeAuto)
 	fault := injectDiskFault(t, f.ws, "write", false)
 	args, _ := json.Marshal(map[string]string{"command": "printf 'agent keep\\n' > keep.txt; echo new > new.txt"})
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash", Args: args}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash", Args: args}); err != nil {
 		t.Fatal(err)
 	}
 	sh(t, s.WorktreePath, "printf 'agent keep\\n' > keep.txt; echo new > new.txt")
-	complete := func() (*engine.Records, error) {
-		return f.eng.CompleteToolCall(f.ctx, s.ID, "b1", engine.CompleteRequest{})
+	complete := func() (*api.Records, error) {
+		return f.eng.CompleteToolCall(f.ctx, s.ID, "b1", api.CompleteRequest{})
 	}
 	unsynced := func(when string) {
 		t.Helper()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
@@ -140,7 +141,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		}
 		e.statsChanged(st) // the stat cache's news are stored apart
 		for i := range evs {
-			e.Events.Publish(EventFileChanged, &evs[i])
+			e.Events.Publish(api.EventFileChanged, &evs[i])
 		}
 		if len(recs) > 0 {
 			e.publishSession(ctx, s.ID)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
@@ -18,14 +19,14 @@ import (
 const InlineLimit = 1 << 20
 
 // answer fills the inline contents of records for a response.
-func (e *Engine) answer(ctx context.Context, recs []*prsm.Record) (*Records, error) {
+func (e *Engine) answer(ctx context.Context, recs []*prsm.Record) (*api.Records, error) {
 	if err := e.FillContent(ctx, recs); err != nil {
 		return nil, err
 	}
 	if recs == nil {
 		recs = []*prsm.Record{}
 	}
-	return &Records{Records: recs}, nil
+	return &api.Records{Records: recs}, nil
 }
 
 // FillContent sets the inline contents of text records up to InlineLimit.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 )
@@ -45,7 +45,7 @@ func TestSHA256RepositoryRefused(t *testing.T) {
 	testgit.Git(t, ws, "init", "-q", "--object-format=sha256")
 	testgit.Commit(t, ws, "init", map[string]string{"a.txt": "a\n"})
 	eng := testenv.Engine(t, ws, t.TempDir(), nil)
-	_, err := eng.StartSession(context.Background(), engine.StartRequest{})
+	_, err := eng.StartSession(context.Background(), api.StartRequest{})
 	var pe *prsm.Error
 	if !errors.As(err, &pe) || pe.Code != "unsupported_repository" || !strings.Contains(err.Error(), "SHA-1 repositories only") {
 		t.Fatalf("start: %v", err)

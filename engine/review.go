@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
@@ -19,7 +20,7 @@ import (
 // review mode it also applies it to the workspace, after the earlier pending
 // records of the same file. Accepting twice is a no-op; accepting a rejected
 // record is a conflict.
-func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*Records, error) {
+func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*api.Records, error) {
 	s, _, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 // call id) from the worktree and the workspace, keeping every other edit,
 // and rejects every later pending record of the same file too (the cascade),
 // so that the worktree and workspace agree. Rejecting twice is a no-op.
-func (e *Engine) Reject(ctx context.Context, sessionID, id string) (*Records, error) {
+func (e *Engine) Reject(ctx context.Context, sessionID, id string) (*api.Records, error) {
 	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -304,7 +305,7 @@ func rejectedState(r *prsm.Record, state string) string {
 
 // Bulk accepts or rejects every pending record of a session (of one file
 // when file is set).
-func (e *Engine) Bulk(ctx context.Context, sessionID string, accept bool, file string) (*Records, error) {
+func (e *Engine) Bulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Records, error) {
 	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -363,7 +364,7 @@ func (e *Engine) bulk(ctx context.Context, s *prsm.Session, st *sessionState, ac
 }
 
 // BulkAll accepts or rejects every pending record of every session.
-func (e *Engine) BulkAll(ctx context.Context, accept bool) (*Records, error) {
+func (e *Engine) BulkAll(ctx context.Context, accept bool) (*api.Records, error) {
 	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
 	if err != nil {
 		return nil, err

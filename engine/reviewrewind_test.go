@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // acceptedAndPending starts a review-mode session and, after its
@@ -156,7 +156,7 @@ func TestReviewModeRewindUndoThenAcceptAll(t *testing.T) {
 // change that was only pending.
 func TestReviewModeRollbackThenRewind(t *testing.T) {
 	f, s, base, cp := acceptedAndPending(t, false)
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 2}); err != nil {
+	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
 		t.Fatal(err)
 	}
 	f.bothHold(s, "f.txt", base, "after the rollback")
@@ -319,8 +319,8 @@ func TestCrashMidReviewModeRewind(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, s, base, cp := acceptedAndPending(t, true)
-			rewind := func(to string, crash bool) *engine.Plan {
-				var plan *engine.Plan
+			rewind := func(to string, crash bool) *api.Plan {
+				var plan *api.Plan
 				run := func() {
 					var err error
 					if plan, err = f.eng.Rewind(f.ctx, s.ID, to, false); err != nil {

@@ -8,13 +8,14 @@ import (
 	"sort"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
 // RewindPlan previews rolling the session back to checkpoint id.
-func (e *Engine) RewindPlan(ctx context.Context, sessionID, id string) (*Plan, error) {
+func (e *Engine) RewindPlan(ctx context.Context, sessionID, id string) (*api.Plan, error) {
 	return e.Rewind(ctx, sessionID, id, true)
 }
 
@@ -22,7 +23,7 @@ func (e *Engine) RewindPlan(ctx context.Context, sessionID, id string) (*Plan, e
 // checkpoint exactly, the later records' deltas leave the workspace by
 // reverse merges (user edits stay) and are marked rejected. A safety
 // checkpoint is taken first, so the rollback can itself be rolled back.
-func (e *Engine) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*Plan, error) {
+func (e *Engine) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*api.Plan, error) {
 	s, c, err := e.Checkpoint(ctx, sessionID, id)
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 		}
 	}
 	sortRecords(undo, true)
-	rb := &rollback{plan: &Plan{CheckpointID: c.ID}, undo: undo, targets: map[string]prsmsync.Version{}, from: map[string]prsmsync.Version{}, now: now}
+	rb := &rollback{plan: &api.Plan{CheckpointID: c.ID}, undo: undo, targets: map[string]prsmsync.Version{}, from: map[string]prsmsync.Version{}, now: now}
 	for _, d := range diffs {
 		rb.targets[d.Path] = fileVersion(d.To)
 		rb.from[d.Path] = fileVersion(d.From)

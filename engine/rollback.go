@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 )
@@ -12,7 +13,7 @@ import (
 // rollback is what a plan will do: the records it undoes (newest first)
 // and, for a rewind, the exact worktree target of every differing path.
 type rollback struct {
-	plan    *Plan
+	plan    *api.Plan
 	undo    []*prsm.Record
 	targets map[string]prsmsync.Version // nil: reverse-merge the records in the worktree too
 	// from is, for a rewind, what each target path holds now as far as

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
@@ -15,7 +16,7 @@ import (
 // operation of a path (false: the worktree does not change there).
 func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, opType func(string) (string, bool)) error {
 	p := rb.plan
-	p.Operations, p.AffectedFiles, p.Conflicts, p.Warnings = []Operation{}, []string{}, []Conflict{}, []string{}
+	p.Operations, p.AffectedFiles, p.Conflicts, p.Warnings = []api.Operation{}, []string{}, []api.Conflict{}, []string{}
 	byPath := map[string][]*prsm.Record{} // newest first
 	paths := map[string]bool{}
 	for _, r := range rb.undo {
@@ -33,7 +34,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 		if !ok {
 			continue
 		}
-		op := Operation{Type: typ, Path: path, RecordIDs: []string{}}
+		op := api.Operation{Type: typ, Path: path, RecordIDs: []string{}}
 		recs := byPath[path]
 		for i := len(recs) - 1; i >= 0; i-- {
 			op.RecordIDs = append(op.RecordIDs, recs[i].ID)
@@ -52,7 +53,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 	for _, path := range sortedSet(paths) {
 		ws, err := prsmsync.ReadVersion(e.Repo.Root, path)
 		if err != nil {
-			p.Conflicts = append(p.Conflicts, Conflict{Path: path, Reason: err.Error()})
+			p.Conflicts = append(p.Conflicts, api.Conflict{Path: path, Reason: err.Error()})
 			continue
 		}
 		if rb.targets != nil && !rb.byRecord[path] {
@@ -66,7 +67,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 				to = w
 			}
 			if rb.wsConflict[path] {
-				p.Conflicts = append(p.Conflicts, Conflict{Path: path,
+				p.Conflicts = append(p.Conflicts, api.Conflict{Path: path,
 					Reason: "changes never applied to the workspace overlap the checkpoint's; the workspace file will be left as it is"})
 				continue
 			}
@@ -85,7 +86,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 				return err
 			}
 			if !ok {
-				p.Conflicts = append(p.Conflicts, Conflict{Path: path,
+				p.Conflicts = append(p.Conflicts, api.Conflict{Path: path,
 					Reason: "changes never applied to the workspace overlap later ones; the workspace file will be left as it is"})
 				continue
 			}
@@ -100,7 +101,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 				if len(ids) > 0 {
 					what = "change " + strings.Join(ids, ", ")
 				}
-				p.Conflicts = append(p.Conflicts, Conflict{Path: path,
+				p.Conflicts = append(p.Conflicts, api.Conflict{Path: path,
 					Reason: fmt.Sprintf("your edits overlap %s; the workspace file will be left as it is", what)})
 			}
 			continue
@@ -115,7 +116,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			}
 			var ok bool
 			if ws, ok = prsmsync.Merge(after, ws, before); !ok {
-				p.Conflicts = append(p.Conflicts, Conflict{Path: path,
+				p.Conflicts = append(p.Conflicts, api.Conflict{Path: path,
 					Reason: fmt.Sprintf("your edits overlap change %s; the workspace file will be left as it is", r.ID)})
 				break
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
@@ -22,7 +23,7 @@ import (
 // The files' syncs to the disk run after the answer, holding the
 // session's lock (taken over from lock), and the intent is done once they
 // are: a crash before that finishes the rollback again at the next start.
-func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rb *rollback, what string) (*Plan, error) {
+func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rb *rollback, what string) (*api.Plan, error) {
 	if tc, err := e.inFlight(ctx, s.ID); err != nil {
 		return nil, err
 	} else if tc != "" {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/testgit"
 )
 
@@ -58,7 +58,7 @@ func TestSameFileAtScale(t *testing.T) {
 
 	sessions := make([]*prsm.Session, nSessions)
 	for k := range sessions {
-		s, err := eng.StartSession(ctx, engine.StartRequest{Name: fmt.Sprintf("region-%d", k)})
+		s, err := eng.StartSession(ctx, api.StartRequest{Name: fmt.Sprintf("region-%d", k)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func TestSameFileAtScale(t *testing.T) {
 				id := fmt.Sprintf("r%d-%d", k, n)
 				p := filepath.Join(s.WorktreePath, "big.txt")
 				args, _ := json.Marshal(map[string]string{"file_path": p})
-				if _, err := eng.StartToolCall(ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args}); err != nil {
+				if _, err := eng.StartToolCall(ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: args}); err != nil {
 					errs <- fmt.Errorf("start %s: %w", id, err)
 					return
 				}
@@ -101,7 +101,7 @@ func TestSameFileAtScale(t *testing.T) {
 					errs <- err
 					return
 				}
-				res, err := eng.CompleteToolCall(ctx, s.ID, id, engine.CompleteRequest{})
+				res, err := eng.CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{})
 				if err != nil {
 					errs <- fmt.Errorf("complete %s: %w", id, err)
 					return

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 )
@@ -119,10 +119,10 @@ func TestPathEscapesNeverReadOrWritten(t *testing.T) {
 			} {
 				b, _ := json.Marshal(args)
 				id := "esc" + string(rune('a'+i))
-				if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: b, Cwd: wt, AgentID: "claude"}); err != nil {
+				if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: b, Cwd: wt, AgentID: "claude"}); err != nil {
 					t.Logf("start %s: %v", args, err)
 				}
-				res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
+				res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, api.CompleteRequest{})
 				if err != nil {
 					t.Logf("complete %s: %v", args, err)
 				} else if len(res.Records) != 0 {
@@ -144,11 +144,11 @@ func TestPathEscapesNeverReadOrWritten(t *testing.T) {
 			// An edit tool call on the link: the pre-tool capture reads the
 			// link, not its target. The agent replaces the link by a file.
 			lb, _ := json.Marshal(map[string]string{"file_path": filepath.Join(wt, "link")})
-			if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "ln2", ToolName: "Write", Args: lb, AgentID: "claude"}); err != nil {
+			if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "ln2", ToolName: "Write", Args: lb, AgentID: "claude"}); err != nil {
 				t.Fatal(err)
 			}
 			sh(t, wt, "rm link && echo mine > link")
-			res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "ln2", engine.CompleteRequest{})
+			res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "ln2", api.CompleteRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,10 +171,10 @@ func TestPathEscapesNeverReadOrWritten(t *testing.T) {
 			for i, p := range []string{filepath.Join(wt, "outdir", "secret"), "outdir/secret", "outdir/new.txt"} {
 				b, _ := json.Marshal(map[string]string{"file_path": p})
 				id := "thru" + string(rune('a'+i))
-				if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: b, Cwd: wt}); err != nil {
+				if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Edit", Args: b, Cwd: wt}); err != nil {
 					t.Logf("start %s: %v", p, err)
 				}
-				res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
+				res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, api.CompleteRequest{})
 				if err == nil && len(res.Records) != 0 {
 					t.Errorf("%s: records %s", p, summary(res.Records))
 				}

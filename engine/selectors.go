@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 )
 
 // SelectRollback previews or runs a rollback of the records a selector
 // picks: an agent's, those after a time, a file's, or the last N.
-func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req RollbackRequest) (*Plan, error) {
+func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req api.RollbackRequest) (*api.Plan, error) {
 	n := 0
 	for _, set := range []bool{req.AgentID != "", req.After != "", req.File != "", req.Last != 0} {
 		if set {
@@ -92,7 +93,7 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req Rollb
 		}
 	}
 	sortRecords(undo, true)
-	rb := &rollback{plan: &Plan{}, undo: undo}
+	rb := &rollback{plan: &api.Plan{}, undo: undo}
 	err = e.fillPlan(ctx, s, rb, func(path string) (string, bool) {
 		var first, last *prsm.Record
 		for _, r := range undo {
@@ -149,7 +150,7 @@ func (e *Engine) offersAfter(ctx context.Context, r *prsm.Record, recs []*prsm.R
 	return !sameVersion(b, a), nil
 }
 
-func selectorText(r RollbackRequest) string {
+func selectorText(r api.RollbackRequest) string {
 	switch {
 	case r.AgentID != "":
 		return "agent " + r.AgentID

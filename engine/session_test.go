@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // TestEndedSessionRefusesWorkAndLetsGo: every call that takes only an
@@ -37,7 +37,7 @@ func TestEndedSessionRefusesWorkAndLetsGo(t *testing.T) {
 			}
 			calls := map[string]func() error{
 				"turn": func() error {
-					_, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: 5, Prompt: "p"})
+					_, err := f.eng.Turn(f.ctx, s.ID, api.TurnRequest{MessageIndex: 5, Prompt: "p"})
 					return err
 				},
 				"end turn": func() error {
@@ -45,15 +45,15 @@ func TestEndedSessionRefusesWorkAndLetsGo(t *testing.T) {
 					return err
 				},
 				"checkpoint": func() error {
-					_, err := f.eng.CreateCheckpoint(f.ctx, s.ID, engine.CheckpointRequest{Name: "late"})
+					_, err := f.eng.CreateCheckpoint(f.ctx, s.ID, api.CheckpointRequest{Name: "late"})
 					return err
 				},
 				"rollback": func() error {
-					_, err := f.eng.SelectRollback(f.ctx, s.ID, engine.RollbackRequest{Last: 1, DryRun: true})
+					_, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 1, DryRun: true})
 					return err
 				},
 				"tool call": func() error {
-					_, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e2", ToolName: "Edit", Args: json.RawMessage(`{}`)})
+					_, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "e2", ToolName: "Edit", Args: json.RawMessage(`{}`)})
 					return err
 				},
 			}

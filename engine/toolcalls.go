@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 	prsmsync "github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
@@ -54,7 +55,7 @@ func (e *Engine) blobs(ctx context.Context) tracker.BlobReader {
 // StartToolCall is the pre-tool capture: it records the call and snapshots
 // its candidate paths (the file its arguments name and the worktree's dirty
 // set), so complete can tell what the tool changed.
-func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCallRequest) (*ToolCallAnswer, error) {
+func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) (*api.ToolCallAnswer, error) {
 	if err := checkToolCallID(req.ToolCallID); err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 	}
 	if err == nil {
 		// A repeated capture is a no-op.
-		return &ToolCallAnswer{ToolCallID: old.ID, ToolName: old.ToolName}, nil
+		return &api.ToolCallAnswer{ToolCallID: old.ID, ToolName: old.ToolName}, nil
 	} else if !errors.Is(err, prsm.ErrNotFound) {
 		return nil, err
 	}
@@ -167,7 +168,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req ToolCa
 			e.endEarly(st, call.early)
 		}
 	})
-	return &ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
+	return &api.ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
 }
 
 // storeCapture stores a pre-tool capture: the tool call with the contents
@@ -250,7 +251,7 @@ func dedupe(paths []string) []string {
 // changed file, applies each to the workspace (auto mode) and only then
 // returns the records. A repeated complete returns the same records, after
 // trying again the workspace writes that failed (retrySyncs).
-func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req CompleteRequest) (*Records, error) {
+func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) (*api.Records, error) {
 	if err := checkToolCallID(toolCallID); err != nil {
 		return nil, err
 	}

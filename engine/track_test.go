@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
@@ -40,7 +41,7 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) start(mode string) *prsm.Session {
 	f.t.Helper()
-	s, err := f.eng.StartSession(f.ctx, engine.StartRequest{Mode: mode})
+	s, err := f.eng.StartSession(f.ctx, api.StartRequest{Mode: mode})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func (f *fixture) start(mode string) *prsm.Session {
 // turn starts turn n of s (its automatic checkpoint, returned).
 func (f *fixture) turn(s *prsm.Session, n int) *prsm.Checkpoint {
 	f.t.Helper()
-	cp, err := f.eng.Turn(f.ctx, s.ID, engine.TurnRequest{MessageIndex: n})
+	cp, err := f.eng.Turn(f.ctx, s.ID, api.TurnRequest{MessageIndex: n})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func (f *fixture) capture(s *prsm.Session, id, name, file string) {
 		b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, file)})
 		args = string(b)
 	}
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: name, Args: json.RawMessage(args), AgentID: "claude"}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: name, Args: json.RawMessage(args), AgentID: "claude"}); err != nil {
 		f.t.Fatalf("start %s: %v", id, err)
 	}
 }
@@ -102,7 +103,7 @@ func (f *fixture) capture(s *prsm.Session, id, name, file string) {
 // complete completes tool call id.
 func (f *fixture) complete(s *prsm.Session, id string) []*prsm.Record {
 	f.t.Helper()
-	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
+	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, api.CompleteRequest{})
 	if err != nil {
 		f.t.Fatalf("complete %s: %v", id, err)
 	}
@@ -183,7 +184,7 @@ func TestEditBecomesRecordAndReachesWorkspace(t *testing.T) {
 		t.Errorf("workspace not synced:\n%s", got)
 	}
 	// A repeated complete is a no-op that returns the same records.
-	again, err := f.eng.CompleteToolCall(f.ctx, s.ID, "t1", engine.CompleteRequest{})
+	again, err := f.eng.CompleteToolCall(f.ctx, s.ID, "t1", api.CompleteRequest{})
 	if err != nil || summary(again.Records) != summary(recs) {
 		t.Errorf("repeat complete: %v %s", err, summary(again.Records))
 	}
@@ -408,7 +409,7 @@ func TestMissedPreCaptureAndBadPaths(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
 	write(t, s.WorktreePath, "f.txt", "rewritten\n")
-	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "late1", engine.CompleteRequest{ToolName: "write_file"})
+	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "late1", api.CompleteRequest{ToolName: "write_file"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,16 +425,16 @@ func TestMissedPreCaptureAndBadPaths(t *testing.T) {
 	for i, p := range []string{outside, "../../../../etc/passwd", filepath.Join(s.WorktreePath, "..", "x")} {
 		args, _ := json.Marshal(map[string]string{"file_path": p})
 		id := fmt.Sprintf("o%d", i)
-		if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Write", Args: args}); err != nil {
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Write", Args: args}); err != nil {
 			t.Fatal(err)
 		}
-		res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
+		res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, api.CompleteRequest{})
 		if err != nil || len(res.Records) != 0 {
 			t.Errorf("%s: %v %s", p, err, summary(res.Records))
 		}
 	}
 	for _, id := range []string{"", "a/b", "x:1", strings.Repeat("x", 200), "a b"} {
-		if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id}); err == nil {
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id}); err == nil {
 			t.Errorf("tool call id %q accepted", id)
 		}
 	}
@@ -480,7 +481,7 @@ func TestConcurrentCompletesAndRejects(t *testing.T) {
 				for i := 0; i < per; i++ {
 					id := fmt.Sprintf("s%dw%di%d", si, w, i)
 					file := fmt.Sprintf("w%d-%d.txt", w, i)
-					if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Write"}); err != nil {
+					if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Write"}); err != nil {
 						t.Error(err)
 						return
 					}
@@ -490,7 +491,7 @@ func TestConcurrentCompletesAndRejects(t *testing.T) {
 					cur, _ := os.ReadFile(p)
 					os.WriteFile(p, []byte(replaceLine(string(cur), line, id)), 0o644)
 					os.WriteFile(filepath.Join(s.WorktreePath, fmt.Sprintf("s%d-%s", si, file)), []byte(id), 0o644)
-					res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, engine.CompleteRequest{})
+					res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, api.CompleteRequest{})
 					if err != nil {
 						t.Error(err)
 						continue
@@ -677,11 +678,11 @@ func TestPathThroughLinkedDirectory(t *testing.T) {
 	testgit.Git(t, f.ws, "commit", "-qm", "linked dir")
 	s := f.start("")
 	args, _ := json.Marshal(map[string]string{"command": "echo x > lib/new.txt && echo b >> lib/a.txt"})
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash", Args: args}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "b1", ToolName: "Bash", Args: args}); err != nil {
 		t.Fatalf("capture: %v", err)
 	}
 	sh(t, s.WorktreePath, "echo x > lib/new.txt && echo b >> lib/a.txt")
-	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b1", engine.CompleteRequest{})
+	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b1", api.CompleteRequest{})
 	if err != nil {
 		t.Fatalf("complete: %v", err)
 	}
@@ -690,11 +691,11 @@ func TestPathThroughLinkedDirectory(t *testing.T) {
 	}
 	// An Edit naming the file through the link.
 	args, _ = json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "lib/a.txt")})
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "e1", ToolName: "Edit", Args: args}); err != nil {
 		t.Fatalf("capture: %v", err)
 	}
 	write(t, s.WorktreePath, "src/a.txt", "edited\n")
-	res, err = f.eng.CompleteToolCall(f.ctx, s.ID, "e1", engine.CompleteRequest{})
+	res, err = f.eng.CompleteToolCall(f.ctx, s.ID, "e1", api.CompleteRequest{})
 	if err != nil || summary(res.Records) != "e1 modify src/a.txt pending/synced" {
 		t.Fatalf("edit through the link: %v\n%s", err, summary(res.Records))
 	}
@@ -709,12 +710,12 @@ func TestDotToolCallIDs(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
 	for _, id := range []string{".", "..", "..."} {
-		_, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: "Edit"})
+		_, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Edit"})
 		if !errors.Is(err, prsm.ErrInvalid) {
 			t.Errorf("tool_call_id %q: %v", id, err)
 		}
 	}
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: ".x.", ToolName: "Edit"}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: ".x.", ToolName: "Edit"}); err != nil {
 		t.Errorf("tool_call_id .x.: %v", err)
 	}
 }
@@ -762,14 +763,14 @@ func TestRepeatedCaptureIsNoOp(t *testing.T) {
 	// t2 completes without a capture (its row is inserted by complete),
 	// then its capture comes late, naming another tool.
 	write(t, s.WorktreePath, "keep.txt", "two\n")
-	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "t2", engine.CompleteRequest{ToolName: "Write"})
+	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "t2", api.CompleteRequest{ToolName: "Write"})
 	if err != nil || summary(res.Records) != "t2 modify keep.txt pending/synced" {
 		t.Fatalf("complete t2: %v %s", err, summary(res.Records))
 	}
-	capture := func(id, tool string) *engine.ToolCallAnswer {
+	capture := func(id, tool string) *api.ToolCallAnswer {
 		t.Helper()
 		args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(s.WorktreePath, "f.txt")})
-		ans, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: id, ToolName: tool, Args: args})
+		ans, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: tool, Args: args})
 		if err != nil {
 			t.Fatalf("capture %s: %v", id, err)
 		}
@@ -801,7 +802,7 @@ func TestRepeatedCaptureIsNoOp(t *testing.T) {
 	// A change now is no tool call's: repeating t2's complete returns its
 	// records as they were.
 	write(t, s.WorktreePath, "f.txt", "three\n")
-	again, err := f.eng.CompleteToolCall(f.ctx, s.ID, "t2", engine.CompleteRequest{})
+	again, err := f.eng.CompleteToolCall(f.ctx, s.ID, "t2", api.CompleteRequest{})
 	if err != nil || summary(again.Records) != summary(res.Records) {
 		t.Fatalf("repeated complete of t2: %v %s", err, summary(again.Records))
 	}

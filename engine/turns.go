@@ -6,13 +6,14 @@ import (
 	"os"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // Turn marks the start of a turn: an automatic checkpoint of the worktree as
 // it is, described by the prompt. With automatic checkpoints off (for the
 // session or by configuration) the turn is only counted, and the answer is
 // nil.
-func (e *Engine) Turn(ctx context.Context, sessionID string, req TurnRequest) (*prsm.Checkpoint, error) {
+func (e *Engine) Turn(ctx context.Context, sessionID string, req api.TurnRequest) (*prsm.Checkpoint, error) {
 	s, st, unlock, err := e.lockBetweenTurns(ctx, sessionID)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
@@ -76,7 +77,7 @@ func TestWatchRecords(t *testing.T) {
 		t.Errorf("watch record not synced")
 	}
 	// While a tool call runs, its changes are its own.
-	if _, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "t1", ToolName: "Bash"}); err != nil {
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "t1", ToolName: "Bash"}); err != nil {
 		t.Fatal(err)
 	}
 	write(t, s.WorktreePath, "by-tool.txt", "t\n")
@@ -84,7 +85,7 @@ func TestWatchRecords(t *testing.T) {
 	if got, _ := f.eng.WatchNow(f.ctx, s.ID); len(got) != 0 {
 		t.Errorf("watch took a tool call's change: %s", summary(got))
 	}
-	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "t1", engine.CompleteRequest{})
+	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "t1", api.CompleteRequest{})
 	if err != nil || summary(res.Records) != "t1:0 create by-tool.txt pending/synced" {
 		t.Fatalf("tool call records: %v %s", err, summary(res.Records))
 	}
@@ -311,12 +312,12 @@ func TestEndedSessionTakesNoToolCalls(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := f.eng.StartToolCall(f.ctx, s.ID, engine.ToolCallRequest{ToolCallID: "e2", ToolName: "Edit", Args: json.RawMessage(`{}`)})
+			_, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "e2", ToolName: "Edit", Args: json.RawMessage(`{}`)})
 			var pe *prsm.Error
 			if !errors.As(err, &pe) || pe.Code != "session_ended" {
 				t.Fatalf("tool call on an ended session: %v, want session_ended", err)
 			}
-			_, err = f.eng.CompleteToolCall(f.ctx, s.ID, "e3", engine.CompleteRequest{})
+			_, err = f.eng.CompleteToolCall(f.ctx, s.ID, "e3", api.CompleteRequest{})
 			if !errors.As(err, &pe) || pe.Code != "session_ended" {
 				t.Fatalf("complete on an ended session: %v, want session_ended", err)
 			}
