@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -22,7 +22,7 @@ import (
 // answer.
 type busyCounter struct {
 	slog.Handler
-	mu sync.Mutex
+	mu stdsync.Mutex
 	n  int
 }
 
@@ -89,7 +89,7 @@ func TestBusyStoreRetried(t *testing.T) {
 	release := holdWriteLock(t, eng.DB.Path())
 	var rejected, completed *api.Records
 	var rejectErr, completeErr error
-	var wg sync.WaitGroup
+	var wg stdsync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); rejected, rejectErr = cl.Reject(ctx, ss[0].ID, "e1") }()
 	go func() {
@@ -143,7 +143,7 @@ func holdWriteLock(t *testing.T, path string) (release func()) {
 	case err := <-done:
 		t.Fatalf("hold the write lock: %v", err)
 	}
-	var once sync.Once
+	var once stdsync.Once
 	release = func() {
 		once.Do(func() {
 			close(stop)

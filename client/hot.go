@@ -10,14 +10,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
+	stdsync "sync"
 	"time"
 )
 
 // hotConns keeps one connection for the requests an agent's hooks send
 // around every tool it runs, the capture and the complete (doHot).
 type hotConns struct {
-	mu   sync.Mutex
+	mu   stdsync.Mutex
 	idle *hotConn
 }
 

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -19,7 +19,7 @@ import (
 // prsm does (with the tool call id) and counts requests and connections.
 type hotServer struct {
 	*httptest.Server
-	mu       sync.Mutex
+	mu       stdsync.Mutex
 	requests []string // tool call ids, in arrival order
 	conns    int
 	delay    time.Duration

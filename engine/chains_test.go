@@ -19,7 +19,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 const chainAbsent = "<absent>"
@@ -51,14 +51,14 @@ func chainGet(root, rel string) string {
 func (z *chain) ws(rel string) string { return chainGet(z.fixture.ws, rel) }
 func (z *chain) wt(rel string) string { return chainGet(z.s.WorktreePath, rel) }
 
-func chainVersion(c string) prsmsync.Version {
+func chainVersion(c string) sync.Version {
 	if c == chainAbsent {
-		return prsmsync.Absent
+		return sync.Absent
 	}
-	return prsmsync.Version{Present: true, Mode: 0o100644, Content: []byte(c)}
+	return sync.Version{Present: true, Mode: 0o100644, Content: []byte(c)}
 }
 
-func chainString(v prsmsync.Version) string {
+func chainString(v sync.Version) string {
 	if !v.Present {
 		return chainAbsent
 	}
@@ -98,7 +98,7 @@ func (z *chain) check(what string) {
 		v := chainVersion(ws)
 		ok := true
 		for _, r := range pend {
-			v, ok = prsmsync.Merge(chainVersion(z.side(r.ID, "before")), v, chainVersion(z.side(r.ID, "after")))
+			v, ok = sync.Merge(chainVersion(z.side(r.ID, "before")), v, chainVersion(z.side(r.ID, "after")))
 			if !ok {
 				break
 			}

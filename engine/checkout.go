@@ -8,7 +8,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -37,7 +37,7 @@ func (e *Engine) unchangedBy(ctx context.Context, s *prsm.Session, seq int64) fu
 // changed it by then, and f is the base's blob (the same blob written by
 // the agent, who turned a file into LF, keeps its bytes). converted says
 // whether it differs from f's own content.
-func (e *Engine) asCheckout(ctx context.Context, st *sessionState, path string, f *worktree.File, unchanged func(string) (bool, error)) (v prsmsync.Version, converted bool, err error) {
+func (e *Engine) asCheckout(ctx context.Context, st *sessionState, path string, f *worktree.File, unchanged func(string) (bool, error)) (v sync.Version, converted bool, err error) {
 	v = fileVersion(f)
 	if f == nil {
 		return v, false, nil

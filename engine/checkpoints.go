@@ -14,7 +14,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -500,13 +500,13 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 	}
 	// The files as the worktree had them (.gitattributes line ends), while
 	// the session has its worktree to convert them in.
-	version := func(path string, f *worktree.File, seq int64) (prsmsync.Version, error) { return fileVersion(f), nil }
+	version := func(path string, f *worktree.File, seq int64) (sync.Version, error) { return fileVersion(f), nil }
 	if s.Status == prsm.SessionActive {
 		st, err := e.state(ctx, s)
 		if err != nil {
 			return nil, err
 		}
-		version = func(path string, f *worktree.File, seq int64) (prsmsync.Version, error) {
+		version = func(path string, f *worktree.File, seq int64) (sync.Version, error) {
 			v, _, err := e.asCheckout(ctx, st, path, f, e.unchangedBy(ctx, s, seq))
 			return v, err
 		}
@@ -550,9 +550,9 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 	return out, nil
 }
 
-func fileVersion(f *worktree.File) prsmsync.Version {
+func fileVersion(f *worktree.File) sync.Version {
 	if f == nil {
-		return prsmsync.Absent
+		return sync.Absent
 	}
-	return prsmsync.Version{Present: true, Mode: f.Mode, Content: f.Content}
+	return sync.Version{Present: true, Mode: f.Mode, Content: f.Content}
 }

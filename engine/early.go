@@ -6,7 +6,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
@@ -28,7 +28,7 @@ var writtenHook atomic.Pointer[func(sessionID, rel string)]
 type earlySlot struct {
 	s      *prsm.Session
 	rel    string
-	before *prsmsync.Version
+	before *sync.Version
 	// gen counts the file's write events: one that came before before
 	// was known starts the write then, and a write that read the file
 	// before the tool's last write (the first event of os.WriteFile is
@@ -61,7 +61,7 @@ func (e *Engine) registerEarly(s *prsm.Session, st *sessionState, rel string) *e
 
 // earlyKnown sets what the tracker knows of the slot's file, and starts
 // the write if its write event came already.
-func (e *Engine) earlyKnown(st *sessionState, slot *earlySlot, before prsmsync.Version) {
+func (e *Engine) earlyKnown(st *sessionState, slot *earlySlot, before sync.Version) {
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
 	slot.before = &before
@@ -194,8 +194,8 @@ func (slot *earlySlot) end(st *sessionState) {
 // placing or dropping.
 type earlyWrite struct {
 	rel           string
-	before, after prsmsync.Version
-	prep          *prsmsync.Prepared
+	before, after sync.Version
+	prep          *sync.Prepared
 	ok            bool // read and staged without error
 	done          chan struct{}
 	// parts are the record's costly parts, made once the file is read
@@ -215,7 +215,7 @@ type earlyWrite struct {
 // prepareEarly starts the early write of rel, whose known version is
 // before; atRead is called once the file's lock is held, just before the
 // file is read.
-func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Version, atRead func(*earlyWrite)) *earlyWrite {
+func (e *Engine) prepareEarly(s *prsm.Session, rel string, before sync.Version, atRead func(*earlyWrite)) *earlyWrite {
 	w := &earlyWrite{rel: rel, before: before, done: make(chan struct{}), partsDone: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -226,8 +226,8 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before prsmsync.Versi
 		}()
 		w.unlock = e.fileLock(rel)
 		atRead(w)
-		after, err := prsmsync.ReadVersion(s.WorktreePath, rel)
-		if err != nil || prsmsync.Same(before, after) {
+		after, err := sync.ReadVersion(s.WorktreePath, rel)
+		if err != nil || sync.Same(before, after) {
 			return // complete finds this out itself, and says so
 		}
 		w.after = after
@@ -277,10 +277,10 @@ func (w *earlyWrite) readOne(changes []tracker.Change) bool {
 	return len(changes) == 1 && changes[0].Rel == w.rel && w.readAs(changes[0])
 }
 
-// sameVersion is prsmsync.Same with the whole mode compared: the staged
+// sameVersion is sync.Same with the whole mode compared: the staged
 // file must carry the change's permissions too.
-func sameVersion(a, b prsmsync.Version) bool {
-	return prsmsync.Same(a, b) && a.Mode == b.Mode
+func sameVersion(a, b sync.Version) bool {
+	return sync.Same(a, b) && a.Mode == b.Mode
 }
 
 // drop waits for the early write, removes what it staged and lets its

@@ -11,7 +11,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
@@ -223,7 +223,7 @@ func TestEarlyWriteRedoneAfterLaterWrite(t *testing.T) {
 			base := lines(20, "")
 			write(t, s.WorktreePath, "f.txt", replaceLine(base, 5, "half done"))
 			waitFor(t, "the early write of the first content to be staged", func() bool {
-				staged, _ := filepath.Glob(filepath.Join(f.ws, prsmsync.TempPrefix+"*"))
+				staged, _ := filepath.Glob(filepath.Join(f.ws, sync.TempPrefix+"*"))
 				return len(staged) == 1
 			})
 			want := replaceLine(base, 5, "agent")
@@ -271,7 +271,7 @@ func TestEarlyWriteOfTheLastContentIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the early write to be staged", func() bool {
-		staged, _ := filepath.Glob(filepath.Join(f.ws, prsmsync.TempPrefix+"*"))
+		staged, _ := filepath.Glob(filepath.Join(f.ws, sync.TempPrefix+"*"))
 		return len(staged) == 1
 	})
 	write(t, s.WorktreePath, "f.txt", want) // more write events, same bytes

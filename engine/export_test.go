@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
@@ -72,8 +72,8 @@ func HoldWritten() (release func()) {
 // lends its record parts to the change before -> changed: while it is
 // still reading, and once it read read and made them.
 func EarlyPartsOf(before, read, changed string) (whileReading, afterRead bool) {
-	v := func(s string) prsmsync.Version {
-		return prsmsync.Version{Present: true, Mode: 0o100644, Content: []byte(s)}
+	v := func(s string) sync.Version {
+		return sync.Version{Present: true, Mode: 0o100644, Content: []byte(s)}
 	}
 	w := &earlyWrite{before: v(before), partsDone: make(chan struct{})}
 	ch := tracker.Change{Before: v(before), After: v(changed)}

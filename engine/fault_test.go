@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -21,7 +21,7 @@ import (
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -30,7 +30,7 @@ func tempFiles(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), prsmsync.TempPrefix) {
+		if err == nil && strings.HasPrefix(d.Name(), sync.TempPrefix) {
 			out = append(out, p)
 		}
 		return nil
@@ -49,7 +49,7 @@ type diskFault struct {
 func injectDiskFault(t *testing.T, root, op string, once bool) *diskFault {
 	d := &diskFault{once: once}
 	d.armed.Store(true)
-	restore := prsmsync.SetFaultHook(func(got, path string) error {
+	restore := sync.SetFaultHook(func(got, path string) error {
 		if got != op || !strings.HasPrefix(path, root+string(filepath.Separator)) || !d.armed.Load() {
 			return nil
 		}
@@ -409,7 +409,7 @@ func TestSQLiteBusy(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("hold the write lock: %v", err)
 	}
-	var wg sync.WaitGroup
+	var wg stdsync.WaitGroup
 	var completeErr, rejectErr error
 	wg.Add(2)
 	go func() {
@@ -435,7 +435,7 @@ func TestSQLiteBusy(t *testing.T) {
 	}
 	// The write prepared beside new.txt while the records were being
 	// stored is gone with them.
-	if left, _ := filepath.Glob(filepath.Join(f.ws, prsmsync.TempPrefix+"*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(f.ws, sync.TempPrefix+"*")); len(left) != 0 {
 		t.Errorf("temporary files left in the workspace: %v", left)
 	}
 	if got := f.records(s); got != "e1 modify f.txt pending/synced" {
@@ -476,7 +476,7 @@ func TestRollbackAnswersBeforeDiskSyncs(t *testing.T) {
 	// Every sync of a file to the disk waits until released.
 	var blocked atomic.Int32
 	release := make(chan struct{})
-	restore := prsmsync.SetFaultHook(func(op, path string) error {
+	restore := sync.SetFaultHook(func(op, path string) error {
 		if op == "sync" {
 			blocked.Add(1)
 			<-release
@@ -484,7 +484,7 @@ func TestRollbackAnswersBeforeDiskSyncs(t *testing.T) {
 		return nil
 	})
 	defer restore()
-	var once sync.Once
+	var once stdsync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
 	defer unblock()
 

@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"testing"
 
 	"github.com/prsm-dev/prsm"
@@ -154,7 +154,7 @@ func TestAgentNeverControlsGit(t *testing.T) {
 
 // syncBuffer is a log the engine writes from several goroutines.
 type syncBuffer struct {
-	mu sync.Mutex
+	mu stdsync.Mutex
 	b  strings.Builder
 }
 

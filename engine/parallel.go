@@ -100,7 +100,7 @@ func (e *Engine) setStates(ctx context.Context, changes []stateChange, point str
 }
 
 // diskSyncs collects the syncs to the disk of files placed without them
-// (the Settle of prsmsync.WriteUnsynced and ApplyUnsynced), to run together:
+// (the Settle of sync.WriteUnsynced and ApplyUnsynced), to run together:
 // independent files' syncs overlap, and a caller can answer first.
 type diskSyncs struct {
 	mu    stdsync.Mutex

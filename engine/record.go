@@ -11,7 +11,7 @@ import (
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
@@ -153,7 +153,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		if r.Binary {
 			continue
 		}
-		inline := func(v prsmsync.Version) *string {
+		inline := func(v sync.Version) *string {
 			if !v.Present {
 				return nil
 			}
@@ -182,7 +182,7 @@ type recordParts struct {
 	blob           *store.Encoded
 }
 
-func makeRecordParts(before, after prsmsync.Version) recordParts {
+func makeRecordParts(before, after sync.Version) recordParts {
 	p := recordParts{made: true, binary: isBinaryVersion(before) || isBinaryVersion(after)}
 	if !p.binary {
 		p.added, p.removed = lineRanges(before, after)
@@ -207,7 +207,7 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 	default:
 		r.ChangeType = prsm.ChangeModify
 	}
-	put := func(v prsmsync.Version) (string, error) {
+	put := func(v sync.Version) (string, error) {
 		if !v.Present {
 			return "", nil
 		}
@@ -245,10 +245,10 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 
 // bigNote is the note of a record with a side kept as a big file's stub:
 // over the size limit, or past what one look reads into memory.
-func bigNote(before, after prsmsync.Version) string {
+func bigNote(before, after sync.Version) string {
 	var sizes []string
 	over := false
-	for _, v := range []prsmsync.Version{before, after} {
+	for _, v := range []sync.Version{before, after} {
 		if in, ok := v.Big(); ok {
 			sizes = append(sizes, bigfile.Human(in.Size))
 			over = over || in.Size > bigfile.Limit()
@@ -270,15 +270,15 @@ func (e *Engine) setState(ctx context.Context, r *prsm.Record, status, syncState
 	return e.setStates(ctx, []stateChange{{r: r, status: status, syncSt: syncState}}, "")
 }
 
-func trackerState(v prsmsync.Version) store.FileState { return tracker.StateOf(v) }
+func trackerState(v sync.Version) store.FileState { return tracker.StateOf(v) }
 
 // isBinaryVersion: a regular file whose content is not text.
-func isBinaryVersion(v prsmsync.Version) bool {
+func isBinaryVersion(v sync.Version) bool {
 	return v.Present && !v.IsLink() && tracker.IsBinary(v.Content)
 }
 
 // lineRanges are the record ranges of a text change.
-func lineRanges(before, after prsmsync.Version) (added, removed []prsm.Range) {
+func lineRanges(before, after sync.Version) (added, removed []prsm.Range) {
 	var old, new []byte
 	if before.Present {
 		old = before.Content

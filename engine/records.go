@@ -12,7 +12,7 @@ import (
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // InlineLimit is the largest text content carried inline in records.
@@ -63,16 +63,16 @@ func inlined(b []byte) *string {
 }
 
 // versions returns a record's before and after versions.
-func (e *Engine) versions(ctx context.Context, r *prsm.Record) (before, after prsmsync.Version, err error) {
-	get := func(hash string, mode uint32) (prsmsync.Version, error) {
+func (e *Engine) versions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
+	get := func(hash string, mode uint32) (sync.Version, error) {
 		if hash == "" {
-			return prsmsync.Absent, nil
+			return sync.Absent, nil
 		}
 		b, err := store.GetBlob(ctx, e.DB.Q(), hash)
 		if err != nil {
-			return prsmsync.Version{}, err
+			return sync.Version{}, err
 		}
-		return prsmsync.Version{Present: true, Mode: mode, Content: b}, nil
+		return sync.Version{Present: true, Mode: mode, Content: b}, nil
 	}
 	if before, err = get(r.OldHash, r.ModeBefore); err != nil {
 		return

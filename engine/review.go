@@ -12,7 +12,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
@@ -250,11 +250,11 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 		if err != nil {
 			return err
 		}
-		out, now, err := prsmsync.Apply(s.WorktreePath, r.RelPath, after, before)
+		out, now, err := sync.Apply(s.WorktreePath, r.RelPath, after, before)
 		if err != nil {
 			return err
 		}
-		if out == prsmsync.Conflict {
+		if out == sync.Conflict {
 			e.Log.Warn("reject: worktree file changed since; left as it is", "session", s.ID, "record", r.ID)
 			state = prsm.SyncConflict
 		} else {
@@ -264,7 +264,7 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 			// the watcher has not recorded) stays a change, for its own
 			// record, rather than pass for part of the reject.
 			learned := now
-			if k, ok := prsmsync.Merge(after, known, before); ok {
+			if k, ok := sync.Merge(after, known, before); ok {
 				learned = k
 			}
 			// A merged result is new content: keep it in the blob store.
@@ -416,7 +416,7 @@ func (e *Engine) diffRecords(ctx context.Context, recs []*prsm.Record) (string, 
 
 // diffOne is the git-style diff of one file; binary files are named as
 // binary.
-func diffOne(r *prsm.Record, before, after prsmsync.Version) string {
+func diffOne(r *prsm.Record, before, after sync.Version) string {
 	var b strings.Builder
 	oldName, newName := "a/"+r.RelPath, "b/"+r.RelPath
 	if !before.Present {

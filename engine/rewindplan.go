@@ -10,7 +10,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -83,7 +83,7 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 		}
 	}
 	sortRecords(undo, true)
-	rb := &rollback{plan: &api.Plan{CheckpointID: c.ID}, undo: undo, targets: map[string]prsmsync.Version{}, from: map[string]prsmsync.Version{}, now: now}
+	rb := &rollback{plan: &api.Plan{CheckpointID: c.ID}, undo: undo, targets: map[string]sync.Version{}, from: map[string]sync.Version{}, now: now}
 	for _, d := range diffs {
 		rb.targets[d.Path] = fileVersion(d.To)
 		rb.from[d.Path] = fileVersion(d.From)
@@ -270,7 +270,7 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 	for _, recs := range rb.hidden {
 		sortRecords(recs, true)
 	}
-	rb.wsTargets, rb.wsConflict, rb.byRecord = map[string]prsmsync.Version{}, map[string]bool{}, map[string]bool{}
+	rb.wsTargets, rb.wsConflict, rb.byRecord = map[string]sync.Version{}, map[string]bool{}, map[string]bool{}
 	for _, path := range sortedVersions(rb.targets) {
 		to := rb.targets[path]
 		if len(undo[path]) > 0 && !reached[path] {
@@ -349,7 +349,7 @@ func bringsBack(recs, gone []*prsm.Record) bool {
 // leaving the workspace as it was, so that no record left to undo holds
 // that change, and only the net change, from that side to the
 // checkpoint's, brings it back.
-func (e *Engine) hiddenAgree(ctx context.Context, from prsmsync.Version, recs, hidden []*prsm.Record) (bool, error) {
+func (e *Engine) hiddenAgree(ctx context.Context, from sync.Version, recs, hidden []*prsm.Record) (bool, error) {
 	if len(hidden) == 0 {
 		return true, nil
 	}
@@ -382,7 +382,7 @@ func (e *Engine) hiddenAgree(ctx context.Context, from prsmsync.Version, recs, h
 // back otherwise would be one the workspace lost to a rollback of a change
 // it never had, a change nobody accepted: such paths take the net change
 // instead, which never writes more than the checkpoint holds.
-func (e *Engine) explains(ctx context.Context, s *prsm.Session, rel string, from, to prsmsync.Version, recs []*prsm.Record) (bool, error) {
+func (e *Engine) explains(ctx context.Context, s *prsm.Session, rel string, from, to sync.Version, recs []*prsm.Record) (bool, error) {
 	undone, ok, err := e.workspaceSide(ctx, from, recs)
 	if err != nil || !ok || !sameVersion(undone, to) {
 		return false, err
@@ -398,7 +398,7 @@ func (e *Engine) explains(ctx context.Context, s *prsm.Session, rel string, from
 		return false, err
 	}
 	known := map[string]bool{}
-	add := func(v prsmsync.Version) {
+	add := func(v sync.Version) {
 		for _, l := range bytes.SplitAfter(v.Content, []byte("\n")) {
 			known[string(l)] = true
 		}

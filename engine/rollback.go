@@ -7,7 +7,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // rollback is what a plan will do: the records it undoes (newest first)
@@ -15,17 +15,17 @@ import (
 type rollback struct {
 	plan    *api.Plan
 	undo    []*prsm.Record
-	targets map[string]prsmsync.Version // nil: reverse-merge the records in the worktree too
+	targets map[string]sync.Version // nil: reverse-merge the records in the worktree too
 	// from is, for a rewind, what each target path holds now as far as
 	// prsm knows: the workspace takes the net change from -> target.
-	from map[string]prsmsync.Version
+	from map[string]sync.Version
 	// now is the tree of the current state a rewind planned against: the
 	// safety checkpoint's tree, not built twice.
 	now *treeState
 	// wsTargets (a rewind in review mode) are the workspace's targets
 	// where they are not the worktree's (reviewTargets); wsConflict the
 	// paths whose target could not be worked out, left as they are.
-	wsTargets  map[string]prsmsync.Version
+	wsTargets  map[string]sync.Version
 	wsConflict map[string]bool
 	// byRecord (a rewind in review mode) are the paths whose workspace
 	// takes the undone records' deltas out one by one (reviewTargets).
@@ -39,7 +39,7 @@ type rollback struct {
 }
 
 // delta is one record's change of a file.
-type delta struct{ before, after prsmsync.Version }
+type delta struct{ before, after sync.Version }
 
 // deltas are the changes of recs, in their order.
 func (e *Engine) deltas(ctx context.Context, recs []*prsm.Record) ([]delta, error) {
@@ -125,19 +125,19 @@ type rollbackPayload struct {
 }
 
 // stateVersion is the version a stored file state describes.
-func (e *Engine) stateVersion(ctx context.Context, fs store.FileState) (prsmsync.Version, error) {
+func (e *Engine) stateVersion(ctx context.Context, fs store.FileState) (sync.Version, error) {
 	if !fs.Present {
-		return prsmsync.Absent, nil
+		return sync.Absent, nil
 	}
 	b, err := store.GetBlob(ctx, e.DB.Q(), fs.Hash)
 	if err != nil {
-		return prsmsync.Version{}, err
+		return sync.Version{}, err
 	}
-	return prsmsync.Version{Present: true, Mode: fs.Mode, Content: b}, nil
+	return sync.Version{Present: true, Mode: fs.Mode, Content: b}, nil
 }
 
-func (e *Engine) stateVersions(ctx context.Context, m map[string]store.FileState) (map[string]prsmsync.Version, error) {
-	out := make(map[string]prsmsync.Version, len(m))
+func (e *Engine) stateVersions(ctx context.Context, m map[string]store.FileState) (map[string]sync.Version, error) {
+	out := make(map[string]sync.Version, len(m))
 	for rel, fs := range m {
 		v, err := e.stateVersion(ctx, fs)
 		if err != nil {
@@ -150,7 +150,7 @@ func (e *Engine) stateVersions(ctx context.Context, m map[string]store.FileState
 
 func rollbackToolCall(safety string) string { return "rollback-" + safety }
 
-func sortedVersions(m map[string]prsmsync.Version) []string {
+func sortedVersions(m map[string]sync.Version) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -8,7 +8,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
@@ -51,7 +51,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 	}
 	// Simulate the workspace's reverse merges to find the conflicts.
 	for _, path := range sortedSet(paths) {
-		ws, err := prsmsync.ReadVersion(e.Repo.Root, path)
+		ws, err := sync.ReadVersion(e.Repo.Root, path)
 		if err != nil {
 			p.Conflicts = append(p.Conflicts, api.Conflict{Path: path, Reason: err.Error()})
 			continue
@@ -90,7 +90,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 					Reason: "changes never applied to the workspace overlap later ones; the workspace file will be left as it is"})
 				continue
 			}
-			if _, ok := prsmsync.Merge(side, ws, to); !ok {
+			if _, ok := sync.Merge(side, ws, to); !ok {
 				var ids []string
 				for i := len(byPath[path]) - 1; i >= 0; i-- {
 					if r := byPath[path][i]; r.SyncState == prsm.SyncSynced {
@@ -115,7 +115,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 				return err
 			}
 			var ok bool
-			if ws, ok = prsmsync.Merge(after, ws, before); !ok {
+			if ws, ok = sync.Merge(after, ws, before); !ok {
 				p.Conflicts = append(p.Conflicts, api.Conflict{Path: path,
 					Reason: fmt.Sprintf("your edits overlap change %s; the workspace file will be left as it is", r.ID)})
 				break
@@ -131,7 +131,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 // takes only the rest of the worktree's change to the workspace
 // (workspaceSide -> target), so nothing the user did not accept reaches
 // it. false: those deltas cannot be taken out (later changes overlap).
-func (e *Engine) workspaceSide(ctx context.Context, from prsmsync.Version, unsynced []*prsm.Record) (prsmsync.Version, bool, error) {
+func (e *Engine) workspaceSide(ctx context.Context, from sync.Version, unsynced []*prsm.Record) (sync.Version, bool, error) {
 	return e.workspaceSideOf(ctx, from, unsynced, nil, nil)
 }
 
@@ -143,10 +143,10 @@ func (e *Engine) workspaceSide(ctx context.Context, from prsmsync.Version, unsyn
 // out with it, the two cancel. A hidden change no such record brings
 // back may have reached the workspace another way (an offer accepted
 // since, a later part of the same rollback), and stays.
-func (e *Engine) workspaceSideOf(ctx context.Context, from prsmsync.Version, unsynced []*prsm.Record, status map[string]string, hidden []*prsm.Record) (prsmsync.Version, bool, error) {
+func (e *Engine) workspaceSideOf(ctx context.Context, from sync.Version, unsynced []*prsm.Record, status map[string]string, hidden []*prsm.Record) (sync.Version, bool, error) {
 	by, err := e.broughtBack(ctx, unsynced, status, hidden)
 	if err != nil {
-		return prsmsync.Version{}, false, err
+		return sync.Version{}, false, err
 	}
 	var brought []*prsm.Record
 	for _, h := range hidden {
@@ -157,7 +157,7 @@ func (e *Engine) workspaceSideOf(ctx context.Context, from prsmsync.Version, uns
 	recs := newestFirst(unsynced, brought)
 	ds, err := e.deltas(ctx, recs)
 	if err != nil {
-		return prsmsync.Version{}, false, err
+		return sync.Version{}, false, err
 	}
 	moved := map[string]bool{} // the unsynced records whose taking out changed side
 	side := from
@@ -183,9 +183,9 @@ func (e *Engine) workspaceSideOf(ctx context.Context, from prsmsync.Version, uns
 		if side.Present && ds[i].before.Present && !ds[i].after.Present {
 			continue // a deletion of a file made again since: nothing of it is left
 		}
-		next, ok := prsmsync.Merge(ds[i].after, side, ds[i].before)
+		next, ok := sync.Merge(ds[i].after, side, ds[i].before)
 		if !ok {
-			return prsmsync.Version{}, false, nil
+			return sync.Version{}, false, nil
 		}
 		moved[recs[i].ID] = !sameVersion(next, side)
 		side = next
@@ -265,11 +265,11 @@ func (e *Engine) broughtBack(ctx context.Context, unsynced []*prsm.Record, statu
 			if brings[i].Seq < h.Seq || whole[brings[i].ID] {
 				continue
 			}
-			in, ok := prsmsync.Merge(ha, d.before, hb)
+			in, ok := sync.Merge(ha, d.before, hb)
 			if !ok || sameVersion(in, d.before) {
 				continue // not in its before side
 			}
-			if still, ok := prsmsync.Merge(ha, d.after, hb); ok && !sameVersion(still, d.after) {
+			if still, ok := sync.Merge(ha, d.after, hb); ok && !sameVersion(still, d.after) {
 				continue // still in its after side
 			}
 			out[h.ID] = brings[i].ID
@@ -283,7 +283,7 @@ func (e *Engine) broughtBack(ctx context.Context, unsynced []*prsm.Record, statu
 // undone records of path rel (newest first), and the payload says which
 // of them had not reached the workspace, and (a review-mode rewind) which
 // records rejected since the checkpoint never did (Hidden).
-func (e *Engine) rollbackSide(ctx context.Context, p *rollbackPayload, rel string, recs []*prsm.Record, from prsmsync.Version) (prsmsync.Version, bool, error) {
+func (e *Engine) rollbackSide(ctx context.Context, p *rollbackPayload, rel string, recs []*prsm.Record, from sync.Version) (sync.Version, bool, error) {
 	var unsynced []*prsm.Record
 	for _, r := range recs {
 		if _, ok := p.Unsynced[r.ID]; ok {
@@ -294,7 +294,7 @@ func (e *Engine) rollbackSide(ctx context.Context, p *rollbackPayload, rel strin
 	for _, id := range p.Hidden[rel] {
 		r, err := store.GetRecord(ctx, e.DB.Q(), p.session, id)
 		if err != nil {
-			return prsmsync.Version{}, false, err
+			return sync.Version{}, false, err
 		}
 		hidden = append(hidden, r)
 	}
@@ -303,7 +303,7 @@ func (e *Engine) rollbackSide(ctx context.Context, p *rollbackPayload, rel strin
 
 // workspaceTarget is the target of the workspace file rel in a rewind:
 // the worktree's (to) unless the payload says otherwise.
-func (e *Engine) workspaceTarget(ctx context.Context, p *rollbackPayload, rel string, to prsmsync.Version) (prsmsync.Version, error) {
+func (e *Engine) workspaceTarget(ctx context.Context, p *rollbackPayload, rel string, to sync.Version) (sync.Version, error) {
 	if w, ok := p.Workspace[rel]; ok {
 		return e.stateVersion(ctx, w)
 	}
@@ -343,7 +343,7 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 		}
 		v := targets[rel]
 		p.Worktree[rel], p.Before[rel] = tracker.StateOf(v), tracker.StateOf(before)
-		for _, x := range []prsmsync.Version{v, before} {
+		for _, x := range []sync.Version{v, before} {
 			if x.Present {
 				contents = append(contents, x.Content)
 			}

@@ -6,15 +6,15 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
 // reviewView is the workspace file rel with the session's pending records
 // of it applied, oldest first: what accepting them all would leave. The
 // workspace file alone where one does not apply cleanly.
-func (e *Engine) reviewView(ctx context.Context, sessionID, rel string) (prsmsync.Version, error) {
-	ws, err := prsmsync.ReadVersion(e.Repo.Root, rel)
+func (e *Engine) reviewView(ctx context.Context, sessionID, rel string) (sync.Version, error) {
+	ws, err := sync.ReadVersion(e.Repo.Root, rel)
 	if err != nil {
 		return ws, err
 	}
@@ -29,7 +29,7 @@ func (e *Engine) reviewView(ctx context.Context, sessionID, rel string) (prsmsyn
 			return ws, err
 		}
 		var ok bool
-		if v, ok = prsmsync.Merge(b, v, a); !ok {
+		if v, ok = sync.Merge(b, v, a); !ok {
 			return ws, nil
 		}
 	}
@@ -60,13 +60,13 @@ type rollbackPart struct {
 // be taken from it, its move is the synced records' deltas taken out of
 // from (mid): from -> mid (synced), mid -> now. A workspace file left as it is (conflict) followed
 // nothing: one record, pending unless the workspace has it, in conflict.
-func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, from, now prsmsync.Version, conflict bool) ([]rollbackPart, error) {
+func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, from, now sync.Version, conflict bool) ([]rollbackPart, error) {
 	// What the user would have on accepting everything offered: the
 	// workspace file with the path's pending records applied, and then
 	// each offer of this rollback. An offer that changes nothing there
 	// needs no review.
-	var view *prsmsync.Version
-	offer := func(a, b prsmsync.Version, state string) rollbackPart {
+	var view *sync.Version
+	offer := func(a, b sync.Version, state string) rollbackPart {
 		if view == nil {
 			v, err := e.reviewView(ctx, p.session, rel)
 			if err != nil {
@@ -75,7 +75,7 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 			view = &v
 		}
 		status := prsm.StatusAccepted
-		if v, ok := prsmsync.Merge(a, *view, b); !ok || !sameVersion(v, *view) {
+		if v, ok := sync.Merge(a, *view, b); !ok || !sameVersion(v, *view) {
 			status = prsm.StatusPending
 			if ok {
 				*view = v
@@ -109,7 +109,7 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 	if err != nil {
 		return nil, err
 	}
-	var end prsmsync.Version
+	var end sync.Version
 	if ok {
 		if end, ok, err = e.reviewWorkspaceEnd(ctx, p, rel, undone, side, now); err != nil {
 			return nil, err
@@ -158,7 +158,7 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 	mid, split := from, len(pending) > 0 && len(brings) > 0
 	if split {
 		if mid, split, err = e.workspaceSide(ctx, from, pending); err == nil && split {
-			var whole prsmsync.Version
+			var whole sync.Version
 			whole, split, err = e.rollbackSide(ctx, p, rel, brings, mid)
 			split = split && sameVersion(whole, side)
 		}
@@ -178,7 +178,7 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 		// that its record holds none of the brought-back lines (a later
 		// rollback taking it out of the workspace must not add them), and
 		// one offer brings the rest.
-		if moved, ok := prsmsync.Merge(side, mid, end); ok {
+		if moved, ok := sync.Merge(side, mid, end); ok {
 			if !sameVersion(mid, moved) {
 				parts = append(parts, rollbackPart{tracker.Change{Rel: rel, Before: mid, After: moved}, prsm.StatusAccepted, prsm.SyncSynced})
 			}
@@ -210,18 +210,18 @@ func (e *Engine) reviewRollbackParts(ctx context.Context, p *rollbackPayload, re
 
 // takeOut takes the deltas of recs (newest first) out of v: those that
 // reached the workspace (synced false: the others, Unsynced in p).
-func (e *Engine) takeOut(ctx context.Context, v prsmsync.Version, recs []*prsm.Record, p *rollbackPayload, unsynced bool) (prsmsync.Version, bool, error) {
+func (e *Engine) takeOut(ctx context.Context, v sync.Version, recs []*prsm.Record, p *rollbackPayload, unsynced bool) (sync.Version, bool, error) {
 	for _, r := range recs {
 		if _, ok := p.Unsynced[r.ID]; ok != unsynced {
 			continue
 		}
 		b, a, err := e.versions(ctx, r)
 		if err != nil {
-			return prsmsync.Version{}, false, err
+			return sync.Version{}, false, err
 		}
 		var ok bool
-		if v, ok = prsmsync.Merge(a, v, b); !ok {
-			return prsmsync.Version{}, false, nil
+		if v, ok = sync.Merge(a, v, b); !ok {
+			return sync.Version{}, false, nil
 		}
 	}
 	return v, true, nil
@@ -235,7 +235,7 @@ func (e *Engine) takeOut(ctx context.Context, v prsmsync.Version, recs []*prsm.R
 // that a change the workspace never had created, and an undone record
 // created the file the workspace has): the workspace's move has no
 // place in the worktree's terms.
-func (e *Engine) reviewWorkspaceEnd(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, side, now prsmsync.Version) (prsmsync.Version, bool, error) {
+func (e *Engine) reviewWorkspaceEnd(ctx context.Context, p *rollbackPayload, rel string, undone []*prsm.Record, side, now sync.Version) (sync.Version, bool, error) {
 	if p.Net && !slices.Contains(p.ByRecord, rel) {
 		v, err := e.workspaceTarget(ctx, p, rel, now)
 		return v, err == nil, err

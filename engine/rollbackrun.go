@@ -13,7 +13,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
@@ -123,22 +123,22 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 		rels = append(rels, rel)
 	}
 	sort.Strings(rels)
-	vs := make([]prsmsync.Version, len(rels))
+	vs := make([]sync.Version, len(rels))
 	write := make([]bool, len(rels))
 	for i, rel := range rels {
 		v, err := e.stateVersion(ctx, p.Worktree[rel])
 		if err != nil {
 			return err
 		}
-		cur, err := prsmsync.ReadVersion(s.WorktreePath, rel)
+		cur, err := sync.ReadVersion(s.WorktreePath, rel)
 		vs[i] = v
-		write[i] = err != nil || !prsmsync.Same(cur, v) || (v.Present && cur.Mode != v.Mode)
+		write[i] = err != nil || !sync.Same(cur, v) || (v.Present && cur.Mode != v.Mode)
 	}
 	errs := inPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !vs[i].Present }, func(i int) error {
 		if !write[i] {
 			return nil
 		}
-		w, err := prsmsync.WriteUnsynced(s.WorktreePath, rels[i], vs[i])
+		w, err := sync.WriteUnsynced(s.WorktreePath, rels[i], vs[i])
 		if w != nil {
 			syncs.add(w.Settle)
 		}
@@ -246,7 +246,7 @@ func (e *Engine) rewindWorkspace(ctx context.Context, s *prsm.Session, p *rollba
 		path         string
 		recs         []*prsm.Record
 		sync         bool
-		from, target prsmsync.Version
+		from, target sync.Version
 		state        string
 	}
 	// The paths taken out record by record go together, so that a file
@@ -371,12 +371,12 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 }
 
 // restoreWorktree puts paths back as they were before a failed rollback.
-func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]prsmsync.Version) error {
+func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]sync.Version) error {
 	var errs []string
 	rels := pathOrdered(sortedVersions(before), func(rel string) string { return rel }, func(rel string) bool { return !before[rel].Present })
 	for _, rel := range rels {
 		v := before[rel]
-		if err := prsmsync.Write(s.WorktreePath, rel, v); err != nil {
+		if err := sync.Write(s.WorktreePath, rel, v); err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
@@ -401,7 +401,7 @@ func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessi
 // it is pending. In review mode the workspace followed the user's accepts
 // only, and its records say which part it followed and which part is
 // offered for review (reviewRollbackParts).
-func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, undone map[string][]*prsm.Record, before map[string]prsmsync.Version, conflicted map[string]bool) error {
+func (e *Engine) recordRollback(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, undone map[string][]*prsm.Record, before map[string]sync.Version, conflicted map[string]bool) error {
 	tc := &prsm.ToolCall{SessionID: s.ID, ID: rollbackToolCall(p.Safety), ToolName: "Rollback", AgentID: "prsm", StartedAt: time.Now().UTC()}
 	var parts []rollbackPart
 	for _, rel := range sortedVersions(before) {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -65,7 +65,7 @@ func TestSameFileAtScale(t *testing.T) {
 		sessions[k] = s
 	}
 	final := make([][]string, nSessions)
-	var wg sync.WaitGroup
+	var wg stdsync.WaitGroup
 	errs := make(chan error, nSessions)
 	start := time.Now()
 	for k, s := range sessions {

@@ -12,7 +12,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/testgit"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // secretContent is what the file outside holds; no record, workspace file
@@ -134,7 +134,7 @@ func TestPathEscapesNeverReadOrWritten(t *testing.T) {
 			// A symlink to the outside file: recorded as a link, its target
 			// as content; the workspace gets the same link.
 			recs := f.tool(s, "ln1", "Bash", "", func(wt string) { sh(t, wt, "ln -s '"+secret+"' link") })
-			if len(recs) != 1 || recs[0].RelPath != "link" || recs[0].ModeAfter != prsmsync.ModeSymlink ||
+			if len(recs) != 1 || recs[0].RelPath != "link" || recs[0].ModeAfter != sync.ModeSymlink ||
 				recs[0].NewContent == nil || *recs[0].NewContent != secret || recs[0].SizeAfter != int64(len(secret)) || recs[0].Binary {
 				t.Fatalf("link record: %s %+v", summary(recs), recs)
 			}
@@ -153,7 +153,7 @@ func TestPathEscapesNeverReadOrWritten(t *testing.T) {
 				t.Fatal(err)
 			}
 			recs = res.Records
-			if len(recs) != 1 || recs[0].ModeBefore != prsmsync.ModeSymlink || recs[0].OldContent == nil || *recs[0].OldContent != secret ||
+			if len(recs) != 1 || recs[0].ModeBefore != sync.ModeSymlink || recs[0].OldContent == nil || *recs[0].OldContent != secret ||
 				recs[0].NewContent == nil || *recs[0].NewContent != "mine\n" || recs[0].SyncState != prsm.SyncSynced {
 				t.Fatalf("link replaced: %s %+v", summary(recs), recs)
 			}
@@ -216,7 +216,7 @@ func TestWorkspaceLinkOutsideReplacedByFile(t *testing.T) {
 		t.Fatalf("worktree cfg: %q %v", target, err)
 	}
 	recs := f.tool(s, "r1", "Bash", "", func(wt string) { sh(t, wt, "rm cfg && printf 'local\\n' > cfg") })
-	if len(recs) != 1 || recs[0].RelPath != "cfg" || recs[0].ModeBefore != prsmsync.ModeSymlink || recs[0].ModeAfter&0o170000 != prsmsync.ModeRegular ||
+	if len(recs) != 1 || recs[0].RelPath != "cfg" || recs[0].ModeBefore != sync.ModeSymlink || recs[0].ModeAfter&0o170000 != sync.ModeRegular ||
 		recs[0].OldContent == nil || *recs[0].OldContent != secret || *recs[0].NewContent != "local\n" || recs[0].SyncState != prsm.SyncSynced {
 		t.Fatalf("record: %s %+v", summary(recs), recs)
 	}
@@ -259,7 +259,7 @@ func TestSyncTOCTOUDirectorySwap(t *testing.T) {
 			s := f.start("")
 			target := filepath.Join(f.ws, "dir", "x.txt")
 			var swapped stdsync.Once
-			restore := prsmsync.SetFaultHook(func(got, path string) error {
+			restore := sync.SetFaultHook(func(got, path string) error {
 				if got == op && path == target {
 					swapped.Do(func() {
 						if err := os.Rename(filepath.Join(f.ws, "dir"), filepath.Join(f.ws, "dir.moved")); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // SelectRollback previews or runs a rollback of the records a selector
@@ -141,8 +141,8 @@ func (e *Engine) offersAfter(ctx context.Context, r *prsm.Record, recs []*prsm.R
 	}
 	for _, d := range ds {
 		var okb, oka bool
-		b, okb = prsmsync.Merge(d.after, b, d.before)
-		a, oka = prsmsync.Merge(d.after, a, d.before)
+		b, okb = sync.Merge(d.after, b, d.before)
+		a, oka = sync.Merge(d.after, a, d.before)
 		if !okb || !oka {
 			return false, nil
 		}
@@ -165,13 +165,13 @@ func selectorText(r api.RollbackRequest) string {
 // selectorTargets are the worktree files a selector rollback leaves: each
 // undone record's delta taken out by a reverse merge, newest first. It
 // refuses (worktree_conflict) where a later change overlaps one.
-func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*prsm.Record) (map[string]prsmsync.Version, error) {
-	targets := map[string]prsmsync.Version{}
+func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*prsm.Record) (map[string]sync.Version, error) {
+	targets := map[string]sync.Version{}
 	for _, r := range undo {
 		cur, ok := targets[r.RelPath]
 		if !ok {
 			var err error
-			if cur, err = prsmsync.ReadVersion(s.WorktreePath, r.RelPath); err != nil {
+			if cur, err = sync.ReadVersion(s.WorktreePath, r.RelPath); err != nil {
 				return nil, err
 			}
 		}
@@ -179,7 +179,7 @@ func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*p
 		if err != nil {
 			return nil, err
 		}
-		next, ok := prsmsync.Merge(a, cur, b)
+		next, ok := sync.Merge(a, cur, b)
 		if !ok {
 			return nil, prsm.Errorf(prsm.ErrConflict, "worktree_conflict", "rewind to a checkpoint instead",
 				"change %s cannot be taken out of %s: later changes overlap it", r.ID, r.RelPath)

@@ -11,7 +11,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
@@ -157,7 +157,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 		// only stages; nothing is placed before complete's record). Its
 		// content is stored with the capture, and the record then does
 		// not store it again (putBlob) unless a gc sweep ran in between.
-		var known *prsmsync.Version
+		var known *sync.Version
 		if call.early != nil {
 			if v, err := st.tracker.KnownVersion(argRel, e.blobs(ctx)); err == nil {
 				known = &v
@@ -176,7 +176,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 // for a file-changing tool the automatic checkpoint before it, in one
 // transaction; target names what the tool works on, for the checkpoint's
 // name. The caller holds the session's lock.
-func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, known *prsmsync.Version, target string) (stored bool) {
+func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, known *sync.Version, target string) (stored bool) {
 	var ckpt *lazyCkpt
 	if tracker.IsFileChangingTool(tc.ToolName) {
 		var err error

@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"testing"
 
 	"github.com/prsm-dev/prsm"
@@ -471,7 +471,7 @@ func TestTwoSessionsSameFile(t *testing.T) {
 func TestConcurrentCompletesAndRejects(t *testing.T) {
 	f := newFixture(t)
 	sessions := []*prsm.Session{f.start(""), f.start(""), f.start(""), f.start("")}
-	var wg sync.WaitGroup
+	var wg stdsync.WaitGroup
 	const per = 6
 	for si, s := range sessions {
 		for w := 0; w < 1; w++ {

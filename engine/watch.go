@@ -12,7 +12,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 	"github.com/prsm-dev/prsm/worktree"
 )
@@ -259,7 +259,7 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 			rep.Vanished = append(rep.Vanished, s.ID)
 			continue
 		}
-		if _, err := prsmsync.CleanTemp(s.WorktreePath); err != nil {
+		if _, err := sync.CleanTemp(s.WorktreePath); err != nil {
 			e.Log.Warn("clean temp files", "session", s.ID, "err", err)
 		}
 		ss, st, unlock, err := e.lockSession(ctx, s.ID)

@@ -6,14 +6,14 @@ import (
 	stdsync "sync"
 
 	"github.com/prsm-dev/prsm"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
 // wsWriter is the one writer of the user's workspace (the repository's
 // working tree, e.Repo.Root): every file prsm creates, changes, removes,
 // makes a link or changes the mode of there is written by its methods, and
-// nothing else in engine writes there. Its guards are prsmsync's: the path
+// nothing else in engine writes there. Its guards are sync's: the path
 // is joined by safepath (no escape from the root, no symlinked directory
 // on the way), the new content is staged in a temporary file beside the
 // old one and renamed over it, and a file the user changed meanwhile is
@@ -25,27 +25,27 @@ type wsWriter struct{ root string }
 func (e *Engine) ws() wsWriter { return wsWriter{root: e.Repo.Root} }
 
 // prepare merges base -> theirs into the workspace file rel and stages
-// the result, not placed yet (prsmsync.Prepare).
-func (w wsWriter) prepare(rel string, base, theirs prsmsync.Version) (*prsmsync.Prepared, error) {
-	return prsmsync.Prepare(w.root, rel, base, theirs)
+// the result, not placed yet (sync.Prepare).
+func (w wsWriter) prepare(rel string, base, theirs sync.Version) (*sync.Prepared, error) {
+	return sync.Prepare(w.root, rel, base, theirs)
 }
 
 // apply merges base -> theirs into the workspace file rel, places it and
-// syncs it to the disk (prsmsync.Apply).
-func (w wsWriter) apply(rel string, base, theirs prsmsync.Version) (prsmsync.Outcome, prsmsync.Version, error) {
-	return prsmsync.Apply(w.root, rel, base, theirs)
+// syncs it to the disk (sync.Apply).
+func (w wsWriter) apply(rel string, base, theirs sync.Version) (sync.Outcome, sync.Version, error) {
+	return sync.Apply(w.root, rel, base, theirs)
 }
 
 // applyUnsynced is apply with the sync to the disk left to the caller
-// (prsmsync.ApplyUnsynced: the Prepared's Settle).
-func (w wsWriter) applyUnsynced(rel string, base, theirs prsmsync.Version) (prsmsync.Outcome, prsmsync.Version, *prsmsync.Prepared, error) {
-	return prsmsync.ApplyUnsynced(w.root, rel, base, theirs)
+// (sync.ApplyUnsynced: the Prepared's Settle).
+func (w wsWriter) applyUnsynced(rel string, base, theirs sync.Version) (sync.Outcome, sync.Version, *sync.Prepared, error) {
+	return sync.ApplyUnsynced(w.root, rel, base, theirs)
 }
 
 // cleanTemp removes the temporary files of workspace writes a crash cut
-// off (prsmsync.CleanTemp: its own names only).
+// off (sync.CleanTemp: its own names only).
 func (w wsWriter) cleanTemp() (int, error) {
-	return prsmsync.CleanTemp(w.root)
+	return sync.CleanTemp(w.root)
 }
 
 // workspaceWrites are the workspace writes of a tool call's records in
@@ -58,7 +58,7 @@ type workspaceWrites struct {
 	e       *Engine
 	s       *prsm.Session
 	changes []tracker.Change
-	preps   []*prsmsync.Prepared
+	preps   []*sync.Prepared
 	errs    []error
 	done    chan struct{}
 	unlock  func()
@@ -87,7 +87,7 @@ const maxHeldWrites = 128
 // nil) is a write started before: it serves if changes is that one
 // change, and is dropped otherwise.
 func (e *Engine) prepareWrites(s *prsm.Session, changes []tracker.Change, early *earlyWrite) *workspaceWrites {
-	w := &workspaceWrites{e: e, s: s, changes: changes, preps: make([]*prsmsync.Prepared, len(changes)), done: make(chan struct{})}
+	w := &workspaceWrites{e: e, s: s, changes: changes, preps: make([]*sync.Prepared, len(changes)), done: make(chan struct{})}
 	if early != nil {
 		if len(changes) == 1 && changes[0].Rel == early.rel {
 			// Whether it wrote the right content is known once it is
@@ -166,14 +166,14 @@ func (w *workspaceWrites) discard() {
 
 // place puts the prepared writes in place and returns each change's sync
 // state and error, as syncToWorkspace does. The syncs to the disk (each
-// file's content, then its directory: prsmsync.Prepared.Settle) run in
+// file's content, then its directory: sync.Prepared.Settle) run in
 // the background, after the caller's answer: a killed server leaves the
 // old file or the new one either way, never a torn one.
 func (w *workspaceWrites) place() ([]string, []error) {
 	w.resolve()
 	states := make([]string, len(w.preps))
 	place := func(i int) error {
-		out, err := prsmsync.Conflict, w.errs[i]
+		out, err := sync.Conflict, w.errs[i]
 		if err == nil {
 			out, _, err = w.preps[i].Place()
 		}
@@ -272,7 +272,7 @@ func (e *Engine) fileLock(rel string) func() {
 
 // syncToWorkspace brings base -> theirs into the workspace file, merging
 // with the user's edits; it returns the record's sync state.
-func (e *Engine) syncToWorkspace(ctx context.Context, s *prsm.Session, rel string, base, theirs prsmsync.Version) (string, error) {
+func (e *Engine) syncToWorkspace(ctx context.Context, s *prsm.Session, rel string, base, theirs sync.Version) (string, error) {
 	unlock := e.fileLock(rel)
 	defer unlock()
 	out, _, err := e.ws().apply(rel, base, theirs)
@@ -280,9 +280,9 @@ func (e *Engine) syncToWorkspace(ctx context.Context, s *prsm.Session, rel strin
 }
 
 // placeInWorkspace is syncToWorkspace with the file's syncs to the disk
-// left to syncs (prsmsync.Prepared.Settle), for a caller that places many
+// left to syncs (sync.Prepared.Settle), for a caller that places many
 // files and syncs them together.
-func (e *Engine) placeInWorkspace(s *prsm.Session, rel string, base, theirs prsmsync.Version, syncs *diskSyncs) (string, error) {
+func (e *Engine) placeInWorkspace(s *prsm.Session, rel string, base, theirs sync.Version, syncs *diskSyncs) (string, error) {
 	unlock := e.fileLock(rel)
 	defer unlock()
 	out, _, w, err := e.ws().applyUnsynced(rel, base, theirs)
@@ -294,11 +294,11 @@ func (e *Engine) placeInWorkspace(s *prsm.Session, rel string, base, theirs prsm
 
 // syncState is the sync state that a workspace write of rel, with outcome
 // out and error err, gives its record.
-func (e *Engine) syncState(s *prsm.Session, rel string, out prsmsync.Outcome, err error) (string, error) {
+func (e *Engine) syncState(s *prsm.Session, rel string, out sync.Outcome, err error) (string, error) {
 	if err != nil {
 		return prsm.SyncConflict, err
 	}
-	if out == prsmsync.Conflict {
+	if out == sync.Conflict {
 		e.Log.Warn("conflict: workspace file left as it is", "session", s.ID, "file", rel)
 		return prsm.SyncConflict, nil
 	}

@@ -11,7 +11,7 @@ import (
 
 // TestOneWorkspaceWriter: the engine writes the user's workspace in one
 // place, wswrite.go's wsWriter, so its guards are read in one place. Every
-// other call of a prsmsync function that creates, changes or removes a
+// other call of a function of prsm's sync that creates, changes or removes a
 // file names a session's worktree as its root (s.WorktreePath), never the
 // workspace; and in wswrite.go only wsWriter's methods call them. No os
 // call that writes takes a path built from the workspace's root.
@@ -34,6 +34,16 @@ func TestOneWorkspaceWriter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The name prsm's sync goes by in this file ("" when not imported).
+		prsmSync := ""
+		for _, im := range f.Imports {
+			if im.Path.Value == `"github.com/prsm-dev/prsm/sync"` {
+				prsmSync = "sync"
+				if im.Name != nil {
+					prsmSync = im.Name.Name
+				}
+			}
+		}
 		for _, d := range f.Decls {
 			fd, _ := d.(*ast.FuncDecl)
 			ast.Inspect(d, func(n ast.Node) bool {
@@ -49,7 +59,7 @@ func TestOneWorkspaceWriter(t *testing.T) {
 					t.Errorf("%s: os.%s on a workspace path, outside wsWriter", fset.Position(call.Pos()), sel.Sel.Name)
 					return true
 				}
-				if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "prsmsync" || !writers[sel.Sel.Name] {
+				if pkg, ok := sel.X.(*ast.Ident); !ok || prsmSync == "" || pkg.Name != prsmSync || !writers[sel.Sel.Name] {
 					return true
 				}
 				pos := fset.Position(call.Pos())
@@ -60,13 +70,13 @@ func TestOneWorkspaceWriter(t *testing.T) {
 				if root, ok := call.Args[0].(*ast.SelectorExpr); ok && root.Sel.Name == "WorktreePath" {
 					return true
 				}
-				t.Errorf("%s: prsmsync.%s outside wsWriter on a root that is not a worktree", pos, sel.Sel.Name)
+				t.Errorf("%s: sync.%s outside wsWriter on a root that is not a worktree", pos, sel.Sel.Name)
 				return true
 			})
 		}
 	}
 	if inWriter == 0 {
-		t.Error("wsWriter calls no prsmsync writer: the check above checks nothing")
+		t.Error("wsWriter calls no writer of prsm's sync: the check above checks nothing")
 	}
 }
 

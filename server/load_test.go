@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -84,7 +84,7 @@ func TestLoad(t *testing.T) {
 		sessions = append(sessions, s)
 	}
 
-	var mu sync.Mutex
+	var mu stdsync.Mutex
 	var latencies []time.Duration
 	var errs []string
 	fail := func(format string, args ...any) {
@@ -94,7 +94,7 @@ func TestLoad(t *testing.T) {
 			errs = append(errs, fmt.Sprintf(format, args...))
 		}
 	}
-	var agents, reviewers sync.WaitGroup
+	var agents, reviewers stdsync.WaitGroup
 	done := make(chan struct{})
 	start := time.Now()
 	for i, s := range sessions {
@@ -275,7 +275,7 @@ func serveEngine(tb testing.TB, ctx context.Context, eng *engine.Engine, pdir st
 
 // sseListener reads /events and counts file_changed events per record.
 type sseListener struct {
-	mu     sync.Mutex
+	mu     stdsync.Mutex
 	seen   map[string]int // session/record -> events
 	closed error
 	more   chan struct{}

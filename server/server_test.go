@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -70,7 +70,7 @@ func start(t *testing.T, cfg server.Config) *testServer {
 			t.Errorf("serve: %v", err)
 		}
 	}
-	var once sync.Once
+	var once stdsync.Once
 	t.Cleanup(func() { once.Do(ts.stop) })
 	// Serve writes server.json before serving; wait for it.
 	for i := 0; i < 200; i++ {
@@ -281,7 +281,7 @@ func TestSessionsAndEvents(t *testing.T) {
 // its own worktree and nothing collides in git's worktree bookkeeping.
 func TestConcurrentStarts(t *testing.T) {
 	ts := start(t, server.Config{})
-	var wg sync.WaitGroup
+	var wg stdsync.WaitGroup
 	errs := make(chan string, 8)
 	for i := 0; i < 8; i++ {
 		wg.Add(1)

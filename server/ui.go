@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -63,7 +63,7 @@ const (
 // SHA-256 hashes, so a memory dump shows neither, and looking one up does
 // not compare secrets byte by byte.
 type uiAuth struct {
-	mu     sync.Mutex
+	mu     stdsync.Mutex
 	codes  map[string]time.Time // hash of code -> expiry
 	logins map[string]*uiLogin  // hash of cookie value -> login
 	now    func() time.Time

@@ -8,7 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
+	stdsync "sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/prsm-dev/prsm"
@@ -23,14 +23,14 @@ const (
 // One encoder and one decoder for the process: EncodeAll and DecodeAll are
 // safe for concurrent use, and building them is not cheap.
 var (
-	zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+	zstdEncoder = stdsync.OnceValue(func() *zstd.Encoder {
 		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(2))
 		if err != nil {
 			panic(fmt.Sprintf("zstd encoder: %v", err)) // only on invalid options
 		}
 		return e
 	})
-	zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+	zstdDecoder = stdsync.OnceValue(func() *zstd.Decoder {
 		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(2))
 		if err != nil {
 			panic(fmt.Sprintf("zstd decoder: %v", err)) // only on invalid options

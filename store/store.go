@@ -16,7 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"sync/atomic"
 	"time"
 
@@ -79,7 +79,7 @@ type DB struct {
 	// each time (5 preads of a tool call's 7 statements). Reads use the
 	// pool. wmu guards w.
 	wsem chan struct{}
-	wmu  sync.Mutex
+	wmu  stdsync.Mutex
 	w    *sql.Conn
 	// sweeps counts the sweeps of unreferenced blobs begun (SweepBlobs).
 	sweeps atomic.Uint64
@@ -92,7 +92,7 @@ type DB struct {
 	ckptShort          atomic.Bool
 	ckptKick, ckptStop chan struct{}
 	ckptDone           chan struct{}
-	closeOnce          sync.Once
+	closeOnce          stdsync.Once
 }
 
 // Open opens (creating if needed) the database at path, makes sure it is in

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -298,7 +298,7 @@ func TestConcurrentWriters(t *testing.T) {
 	db := openTestDB(t)
 	mustSession(t, db.Q(), "s1", t0)
 	const workers, each = 8, 50
-	var wg sync.WaitGroup
+	var wg stdsync.WaitGroup
 	errs := make(chan error, workers*each)
 	for w := range workers {
 		wg.Add(1)
@@ -481,7 +481,7 @@ func TestWALStaysSmallUnderReadsAndWrites(t *testing.T) {
 	ctx := context.Background()
 	mustSession(t, db, "s1", t0)
 	stop := make(chan struct{})
-	var readers sync.WaitGroup
+	var readers stdsync.WaitGroup
 	for r := 0; r < 2; r++ {
 		readers.Add(1)
 		go func() {

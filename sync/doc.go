@@ -7,4 +7,8 @@
 // wrote. The file operations never leave a half-written file behind: content
 // goes to a temporary sibling first and is renamed into place, which is what
 // lets a killed server restart without repair work beyond CleanTemp.
+//
+// Its name shadows the standard library's: across prsm this package is
+// imported as plain sync, and the standard library's as stdsync, in every
+// file, so sync.X always means this package.
 package sync

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // The versions kept for the next look are bounded in bytes, not only in
@@ -16,7 +16,7 @@ func TestKnownReadBoundedInBytes(t *testing.T) {
 	big := make([]byte, 20<<20)
 	for i := range 20 {
 		rel := fmt.Sprintf("f%d", i)
-		s.keepRead(rel, knownVersion{known: true, st: store.FileState{Present: true}, v: prsmsync.Version{Present: true, Content: big}})
+		s.keepRead(rel, knownVersion{known: true, st: store.FileState{Present: true}, v: sync.Version{Present: true, Content: big}})
 		var held int64
 		for _, kv := range s.knownRead {
 			held += int64(len(kv.v.Content))
@@ -30,7 +30,7 @@ func TestKnownReadBoundedInBytes(t *testing.T) {
 	}
 	// One version larger than the bound is still kept, alone.
 	huge := make([]byte, maxKnownBytes+1)
-	s.keepRead("huge", knownVersion{known: true, v: prsmsync.Version{Present: true, Content: huge}})
+	s.keepRead("huge", knownVersion{known: true, v: sync.Version{Present: true, Content: huge}})
 	if len(s.knownRead) != 1 || s.knownBytes != int64(len(huge)) {
 		t.Errorf("%d versions, %d bytes after a huge one", len(s.knownRead), s.knownBytes)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -114,7 +114,7 @@ func (s *Session) NewLook() { s.read = 0 }
 type knownVersion struct {
 	known bool
 	st    store.FileState
-	v     prsmsync.Version
+	v     sync.Version
 }
 
 // maxKnownBytes bounds the content knownRead keeps (beyond one version
@@ -187,8 +187,8 @@ func (s *Session) Unclaimed(paths []string) {
 // Change is one file that differs from what the tracker knew.
 type Change struct {
 	Rel    string
-	Before prsmsync.Version
-	After  prsmsync.Version
+	Before sync.Version
+	After  sync.Version
 }
 
 // Hash is the blob-store hash of content (lowercase hex sha256).
@@ -198,7 +198,7 @@ func Hash(b []byte) string {
 }
 
 // StateOf is the FileState that describes v.
-func StateOf(v prsmsync.Version) store.FileState {
+func StateOf(v sync.Version) store.FileState {
 	if !v.Present {
 		return store.FileState{}
 	}
@@ -211,7 +211,7 @@ type BlobReader func(hash string) ([]byte, error)
 // KnownVersion returns what rel should hold: the Known state, else the base
 // commit's file, else absent. Its content is shared: callers must not
 // change it.
-func (s *Session) KnownVersion(rel string, blobs BlobReader) (prsmsync.Version, error) {
+func (s *Session) KnownVersion(rel string, blobs BlobReader) (sync.Version, error) {
 	st, known := s.Known[rel]
 	if r, ok := s.knownRead[rel]; ok && r.known == known && r.st == st {
 		return r.v, nil
@@ -236,33 +236,33 @@ func (s *Session) keepRead(rel string, kv knownVersion) {
 	s.knownBytes += n
 }
 
-func (s *Session) readKnown(rel string, st store.FileState, known bool, blobs BlobReader) (prsmsync.Version, error) {
+func (s *Session) readKnown(rel string, st store.FileState, known bool, blobs BlobReader) (sync.Version, error) {
 	if !known {
 		return s.BaseVersion(rel)
 	}
 	if !st.Present {
-		return prsmsync.Absent, nil
+		return sync.Absent, nil
 	}
 	b, err := blobs(st.Hash)
 	if err != nil {
-		return prsmsync.Version{}, fmt.Errorf("known content of %s: %w", rel, err)
+		return sync.Version{}, fmt.Errorf("known content of %s: %w", rel, err)
 	}
-	return prsmsync.Version{Present: true, Mode: st.Mode, Content: b}, nil
+	return sync.Version{Present: true, Mode: st.Mode, Content: b}, nil
 }
 
 // BaseVersion returns rel as the session's base commit has it, as git
 // checks it out.
-func (s *Session) BaseVersion(rel string) (prsmsync.Version, error) {
+func (s *Session) BaseVersion(rel string) (sync.Version, error) {
 	objs, err := s.Repo.Objects()
 	if err != nil {
-		return prsmsync.Version{}, err
+		return sync.Version{}, err
 	}
 	f, err := objs.ReadFile(s.Base, rel)
 	if errors.Is(err, worktree.ErrNoFile) {
-		return prsmsync.Absent, nil
+		return sync.Absent, nil
 	}
 	if err != nil {
-		return prsmsync.Version{}, err
+		return sync.Version{}, err
 	}
 	// A file the base stores as its bytes, since git could not convert
 	// it, is in the worktree as those bytes (worktree.PlaceAsIs).
@@ -282,23 +282,23 @@ func (s *Session) BaseVersion(rel string) (prsmsync.Version, error) {
 			f.Content = c
 		}
 	}
-	return prsmsync.Version{Present: true, Mode: f.Mode, Content: f.Content}, nil
+	return sync.Version{Present: true, Mode: f.Mode, Content: f.Content}, nil
 }
 
 // Current reads rel from the worktree. Something that is not a file (a
 // directory now stands where a file was) counts as absent: its files are
 // tracked one by one. What it reads goes into the stat cache.
-func (s *Session) Current(rel string) (prsmsync.Version, error) {
+func (s *Session) Current(rel string) (sync.Version, error) {
 	var before fs.FileInfo
 	p, perr := safepath.Join(s.Worktree, rel)
 	if perr == nil {
 		before, _ = os.Lstat(p)
 	}
 	seen := time.Now()
-	v, err := prsmsync.ReadVersionMax(s.Worktree, rel, max(LookBudget()-s.read, 0))
-	if errors.Is(err, prsmsync.ErrNotFile) || errors.Is(err, safepath.ErrOutside) || errors.Is(err, safepath.ErrBadPath) {
+	v, err := sync.ReadVersionMax(s.Worktree, rel, max(LookBudget()-s.read, 0))
+	if errors.Is(err, sync.ErrNotFile) || errors.Is(err, safepath.ErrOutside) || errors.Is(err, safepath.ErrBadPath) {
 		s.Stats.Forget(rel)
-		return prsmsync.Absent, nil
+		return sync.Absent, nil
 	}
 	if err != nil {
 		return v, err
@@ -337,7 +337,7 @@ func (s *Session) unchanged(rel string) bool {
 }
 
 func sameKind(a, b uint32) bool {
-	return prsmsync.Same(prsmsync.Version{Present: true, Mode: a}, prsmsync.Version{Present: true, Mode: b})
+	return sync.Same(sync.Version{Present: true, Mode: a}, sync.Version{Present: true, Mode: b})
 }
 
 // baseHash is the blob-store hash and mode of rel in the base commit; ""
@@ -790,7 +790,7 @@ func (s *Session) Differs(rel string, blobs BlobReader) (Change, bool, error) {
 	if err != nil {
 		return Change{}, false, err
 	}
-	if prsmsync.Same(before, after) {
+	if sync.Same(before, after) {
 		return Change{}, false, nil
 	}
 	return Change{Rel: rel, Before: before, After: after}, true, nil
@@ -813,7 +813,7 @@ func (s *Session) Pending(ctx context.Context) (paths []string, exact bool) {
 
 // Learn records that rel now holds v (after a record, or after prsm itself
 // wrote the worktree), so it is not seen as a change again.
-func (s *Session) Learn(rel string, v prsmsync.Version) {
+func (s *Session) Learn(rel string, v sync.Version) {
 	if s.Known == nil {
 		s.Known = map[string]store.FileState{}
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // racyWindow is how long after a file's last change prsm waits before it
@@ -80,9 +80,9 @@ func (c *StatCache) Lookup(root, rel string) (hash string, mode uint32, ok bool)
 // versionMode is the st_mode bits a Version of fi carries.
 func versionMode(fi fs.FileInfo) uint32 {
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		return prsmsync.ModeSymlink
+		return sync.ModeSymlink
 	}
-	return prsmsync.ModeRegular | uint32(fi.Mode().Perm())
+	return sync.ModeRegular | uint32(fi.Mode().Perm())
 }
 
 // Remember notes that root/rel, as fi describes it, holds content with the

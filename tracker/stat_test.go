@@ -12,7 +12,7 @@ import (
 
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/store"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -245,22 +245,22 @@ func TestKnownVersionReadOnce(t *testing.T) {
 	want("src/a.txt", "one\ntwo\n", 0) // from the base commit
 	want("src/a.txt", "one\ntwo\n", 0)
 	for _, c := range []string{"v1\n", "v2\n"} {
-		v := prsmsync.Version{Present: true, Mode: 0o100644, Content: []byte(c)}
+		v := sync.Version{Present: true, Mode: 0o100644, Content: []byte(c)}
 		contents[Hash(v.Content)] = v.Content
 		s.Learn("src/a.txt", v)
 		want("src/a.txt", c, 0)
 		want("src/a.txt", c, 0)
 	}
-	v3 := prsmsync.Version{Present: true, Mode: 0o100644, Content: []byte("v3\n")}
+	v3 := sync.Version{Present: true, Mode: 0o100644, Content: []byte("v3\n")}
 	contents[Hash(v3.Content)] = v3.Content
 	s.Known["src/a.txt"] = StateOf(v3) // as a start loads it
 	want("src/a.txt", "v3\n", 1)
 	want("src/a.txt", "v3\n", 1)
-	big := prsmsync.Version{Present: true, Mode: 0o100644, Content: bytes.Repeat([]byte("x"), maxLearnedContent+1)}
+	big := sync.Version{Present: true, Mode: 0o100644, Content: bytes.Repeat([]byte("x"), maxLearnedContent+1)}
 	contents[Hash(big.Content)] = big.Content
 	s.Learn("src/a.txt", big)
 	want("src/a.txt", string(big.Content), 2) // too large to keep
-	s.Learn("src/a.txt", prsmsync.Absent)
+	s.Learn("src/a.txt", sync.Absent)
 	if v, err := s.KnownVersion("src/a.txt", blobs); err != nil || v.Present {
 		t.Fatalf("KnownVersion after a delete = %+v, %v; want absent", v, err)
 	}

@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"testing"
 )
 
 type syncBuffer struct {
-	mu sync.Mutex
+	mu stdsync.Mutex
 	b  bytes.Buffer
 }
 

@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -25,7 +25,7 @@ import (
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
-	prsmsync "github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 	"github.com/prsm-dev/prsm/worktree"
 )
@@ -90,7 +90,7 @@ func TestKillNine(t *testing.T) {
 	}
 
 	var stop atomic.Bool
-	var wg sync.WaitGroup
+	var wg stdsync.WaitGroup
 	agents := make([]*agent, nSessions)
 	for i, s := range sessions {
 		agents[i] = &agent{h: h, s: s, dir: fmt.Sprintf("s%d", i), rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(i))),
@@ -151,7 +151,7 @@ type harness struct {
 	project string
 	logPath string
 
-	mu    sync.Mutex
+	mu    stdsync.Mutex
 	cmd   *exec.Cmd
 	waitc chan error // the server's exit
 	cl    atomic.Pointer[client.Client]
@@ -163,7 +163,7 @@ type harness struct {
 	// step that saw it unchanged ran against one live server throughout.
 	epoch atomic.Int64
 
-	vmu      sync.Mutex
+	vmu      stdsync.Mutex
 	versions map[string]map[string]bool // rel -> every content ever written
 	absentOK map[string]bool            // rel -> may be absent
 }
@@ -366,7 +366,7 @@ func (h *harness) checkNotTorn() (temps int) {
 		}
 		rel, _ := filepath.Rel(h.ws, p)
 		rel = filepath.ToSlash(rel)
-		if strings.HasPrefix(d.Name(), prsmsync.TempPrefix) {
+		if strings.HasPrefix(d.Name(), sync.TempPrefix) {
 			temps++
 			return nil
 		}
@@ -512,7 +512,7 @@ func filtered(m map[string]string) map[string]string {
 func tempFilesUnder(root string) []string {
 	var out []string
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), prsmsync.TempPrefix) {
+		if err == nil && strings.HasPrefix(d.Name(), sync.TempPrefix) {
 			out = append(out, p)
 		}
 		return nil

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +30,7 @@ type demoRun struct {
 	prsmHome string
 	tmp      string // the demo's TMPDIR: its scratch dir is made in there
 
-	mu      sync.Mutex
+	mu      stdsync.Mutex
 	out     strings.Builder
 	lines   chan string   // stdout, line by line; closed at EOF
 	exited  chan struct{} // closed when the process has exited
@@ -112,7 +112,7 @@ func startDemo(t *testing.T, args ...string) *demoRun {
 }
 
 type lockedWriter struct {
-	mu *sync.Mutex
+	mu *stdsync.Mutex
 	w  io.Writer
 }
 

@@ -5,7 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sync"
+	stdsync "sync"
 )
 
 // extents finds the holes of a file with SEEK_DATA and SEEK_HOLE, so that
@@ -169,7 +169,7 @@ type seen struct {
 const maxRemembered = 4096
 
 var reg struct {
-	mu    sync.Mutex
+	mu    stdsync.Mutex
 	files map[string]seen                                 // by path
 	blobs map[string]func() (io.ReadCloser, int64, error) // by content id
 }

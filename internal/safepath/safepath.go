@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
+	stdsync "sync"
 	"sync/atomic"
 	"syscall"
 )
@@ -197,7 +197,7 @@ func rootForms(root string) ([]string, error) {
 
 // resolved caches rootForms: absolute root -> its forms.
 var (
-	resolved      sync.Map
+	resolved      stdsync.Map
 	resolvedCount atomic.Int64
 )
 
