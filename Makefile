@@ -3,7 +3,7 @@ GO ?= go
 WORKSPACE ?= $(CURDIR)
 BIN := bin/prsm
 
-.PHONY: build install installcheck vsix run demo serve test lint unit web extension fuzz bench
+.PHONY: build install installcheck vsix agents run demo serve test lint unit web extension fuzz bench
 
 build:
 	$(GO) build -o $(BIN) ./cmd/prsm
@@ -34,7 +34,12 @@ serve: build
 # page's browser test and the VS Code extension's unit and e2e tests. The two
 # front-end scripts install what they need (npm packages, Debian's chromium,
 # code-server) themselves.
-test: lint unit fuzz installcheck web extension
+test: lint unit agents fuzz installcheck web extension
+
+# The real agents' CLIs (npm, pinned, cached under ~/.cache/prsm-agents)
+# against a scripted fake model, inside prsm sessions.
+agents:
+	PRSM_REAL_AGENTS=1 $(GO) test -count=1 -timeout 20m -run '^TestRealAgent' ./cmd/prsm
 
 # The README's install line, as a user runs it, into a scratch PREFIX.
 installcheck:

@@ -60,10 +60,9 @@ func (a *app) hookCmd() *cobra.Command {
 }
 
 func (a *app) hookClaudeCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "claude",
-		Short: "Claude Code hook adapter: reads one hook event (JSON) on stdin, tells the session's server; prints nothing on stdout",
-		Long: `Claude Code hook adapter. It reads one hook event (JSON) on stdin:
+	return a.hookAdapterCmd("claude", "Claude Code",
+		"Claude Code hook adapter: reads one hook event (JSON) on stdin, tells the session's server; prints nothing on stdout",
+		`Claude Code hook adapter. It reads one hook event (JSON) on stdin:
 PreToolUse starts a tool call (the pre-tool capture), PostToolUse and
 PostToolUseFailure complete it, UserPromptSubmit starts a turn (an automatic
 checkpoint), Stop ends it (a tool call left open, its tool denied, is
@@ -74,8 +73,20 @@ The session is the one whose worktree holds the event's cwd, else
 $PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session the hook does
 nothing. It prints nothing on stdout, never exits 2 (which would block the
 tool), and gives up after a few seconds with one line on stderr and exit 1.`,
-		// No flag is parsed, so no flag mistake can become a usage error
-		// (exit 2) inside the agent's tool loop.
+		a.hookClaude)
+}
+
+// hookAdapterCmd is `prsm hook AGENT` for one agent (agent is its name on
+// the command line, title how people write it): the agent runs it with
+// one hook event on stdin, and handle does the rest. What every adapter
+// shares is here: no flags parsed (a flag mistake would be a usage error,
+// exit 2, which agents read as "block the tool"), a panic made an
+// ordinary failure, every error one line on stderr and exit 1.
+func (a *app) hookAdapterCmd(agent, title, short, long string, handle func(context.Context, io.Reader) error) *cobra.Command {
+	return &cobra.Command{
+		Use:                agent,
+		Short:              short,
+		Long:               long,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			for _, arg := range args {
@@ -93,12 +104,12 @@ tool), and gives up after a few seconds with one line on stderr and exit 1.`,
 				}
 			}()
 			if len(args) > 0 {
-				return fmt.Errorf("prsm hook claude takes no arguments; it reads the hook event on stdin")
+				return fmt.Errorf("prsm hook %s takes no arguments; it reads the hook event on stdin", agent)
 			}
 			if isTTY(a.stdio.In) {
-				return errors.New("prsm hook claude reads a Claude Code hook event (JSON) on stdin; Claude Code runs it, see `prsm hooks install claude`")
+				return fmt.Errorf("prsm hook %s reads a %s hook event (JSON) on stdin; %s runs it, see `prsm hooks install %s`", agent, title, title, agent)
 			}
-			return a.hookClaude(cmd.Context(), a.stdio.In)
+			return handle(cmd.Context(), a.stdio.In)
 		},
 	}
 }
@@ -341,7 +352,15 @@ func (a *app) hookClaude(ctx context.Context, in io.Reader) error {
 	if err != nil || call == nil {
 		return err
 	}
-	t, err := locateSession(ctx, p.Cwd, os.Getenv)
+	return a.sendHook(ctx, p.Cwd, call, p.HookEventName)
+}
+
+// sendHook sends one event's call to the server of the session whose
+// worktree holds cwd (or $PRSM_SESSION_ID's), starting the server when
+// none runs; outside every session it does nothing. event names the
+// agent's event in error messages. Every adapter ends here.
+func (a *app) sendHook(ctx context.Context, cwd string, call *hookCall, event string) error {
+	t, err := locateSession(ctx, cwd, os.Getenv)
 	if err != nil || t == nil {
 		return err
 	}
@@ -356,7 +375,7 @@ func (a *app) hookClaude(ctx context.Context, in io.Reader) error {
 	if _, cl, ok := knownServer(t.projectDir); ok {
 		err := hookRequest(ctx, cl, t.sessionID, call)
 		if err == nil || answeredByPrsm(err) || ctx.Err() != nil {
-			return hookError(err, call, p.HookEventName)
+			return hookError(err, call, event)
 		}
 	}
 	cctx, ccancel := context.WithTimeout(ctx, hookConnectTimeout)
@@ -365,7 +384,7 @@ func (a *app) hookClaude(ctx context.Context, in io.Reader) error {
 	if err != nil {
 		return err
 	}
-	return hookError(hookRequest(ctx, cl, t.sessionID, call), call, p.HookEventName)
+	return hookError(hookRequest(ctx, cl, t.sessionID, call), call, event)
 }
 
 // hookRequest sends the server call of one event.
