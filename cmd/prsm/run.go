@@ -113,10 +113,12 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 			}
 		}
 	}
+	// An agent prsm knows gets what it needs for the run (trust, hooks).
+	env := geminiRun(a.stdio.Err, argv, p.repo.Root, s.WorktreePath)
 	started := time.Now().UTC()
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Dir = dir
-	child.Env = append(os.Environ(), "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
+	child.Env = append(append(os.Environ(), env...), "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
 	if err := child.Start(); err != nil {
 		if created {
@@ -159,6 +161,16 @@ wait:
 		fmt.Fprintf(a.stdio.Err, "prsm: record final changes: %v\n", err)
 	}
 	recs, err := cl.Changes(bg, s.ID, "", "")
+	if err == nil && created && code != 0 && len(recs) == 0 {
+		// A new session that recorded nothing and failed (an agent that
+		// refused to start) is not left behind, active and empty.
+		if _, err := cl.EndSession(bg, s.ID, false); err != nil {
+			fmt.Fprintf(a.stdio.Err, "prsm: end session %s: %v\n", s.ID, err)
+		} else {
+			fmt.Fprintf(a.stdio.Err, "prsm: %s exited with %d and changed nothing; session %s ended\n", printable(argv[0]), code, s.ID)
+		}
+		return &exitError{code: code}
+	}
 	if err == nil {
 		files := map[string]bool{}
 		for _, r := range recs {
