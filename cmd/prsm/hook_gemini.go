@@ -32,8 +32,9 @@ write_file, replace and run_shell_command are recorded as Write, Edit and
 Bash.
 
 Gemini CLI gives no tool call id: the adapter numbers the calls of each
-Gemini session (a small state file in the project's prsm directory) and
-pairs each AfterTool with the open BeforeTool of the same tool and input.
+Gemini session (a small state file in the project's prsm directory, removed
+at SessionEnd) and pairs each AfterTool with the open BeforeTool of the same
+tool and input.
 
 The session is the one whose worktree holds the event's cwd, else
 $PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session the hook does
@@ -182,7 +183,14 @@ func (a *app) hookGemini(ctx context.Context, in io.Reader) error {
 	}
 	if call.kind == hookTurnEnd {
 		if t, err := locateSession(ctx, p.Cwd, os.Getenv); err == nil && t != nil {
-			geminiForgetOpen(filepath.Join(t.projectDir, "hooks"), p.SessionID)
+			dir := filepath.Join(t.projectDir, "hooks")
+			if p.HookEventName == "SessionEnd" {
+				// Gemini's session is over; one it resumes later
+				// numbers its calls in a new file, with a new token.
+				os.Remove(geminiStatePath(dir, p.SessionID))
+			} else {
+				geminiForgetOpen(dir, p.SessionID)
+			}
 		}
 	}
 	return a.sendHook(ctx, p.Cwd, call, p.HookEventName)
@@ -200,8 +208,9 @@ func (a *app) hookGemini(ctx context.Context, in io.Reader) error {
 // call as open with its tool and input; AfterTool takes the newest open
 // call with the same tool and input (else the newest open call, if of the
 // same tool, as another hook may have rewritten the input), and closes it;
-// the turn's end forgets calls left open (blocked). A random token in the
-// file keeps the ids of a lost and recreated file apart from the old ones.
+// the turn's end forgets calls left open (blocked), and the session's end
+// removes the file. A random token in the file keeps the ids of a lost,
+// removed or recreated file apart from the old ones.
 
 // geminiState is one Gemini session's state file.
 type geminiState struct {

@@ -241,3 +241,44 @@ func TestGeminiHookBadInput(t *testing.T) {
 		t.Error("the hook wrote into the agent's directory")
 	}
 }
+
+// The call state lives in the session's project directory, and Gemini's
+// SessionEnd removes it (after AfterAgent it only forgets open calls),
+// even when the server cannot be reached.
+func TestGeminiCallStateLifetime(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PRSM_HOME", home)
+	t.Setenv("PRSM_SESSION_ID", "")
+	t.Setenv("PRSM_WORKSPACE", "")
+	project := filepath.Join(home, "projects", "repo-1234abcd")
+	if err := os.MkdirAll(filepath.Join(project, "worktrees", "0123456789ab"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	in := func(s string) string { return strings.ReplaceAll(s, "/home/u/.prsm", home) }
+	state := geminiStatePath(filepath.Join(project, "hooks"), "6f1c2d4e-0000-4000-8000-aaaabbbbcccc")
+	read := func() geminiState {
+		t.Helper()
+		var s geminiState
+		b, err := os.ReadFile(state)
+		if err != nil || json.Unmarshal(b, &s) != nil {
+			t.Fatalf("state %s: %v %s", state, err, b)
+		}
+		return s
+	}
+	for _, ev := range []string{geminiBeforeWrite, geminiAfterWrite, geminiBeforeShell} {
+		if code, stdout, _ := runHook(t, in(ev), "gemini"); code != 1 || stdout != "" {
+			t.Fatalf("exit %d, stdout %q; want 1 (no server), nothing", code, stdout)
+		}
+	}
+	if s := read(); s.Seq != 2 || len(s.Open) != 1 || s.Open[0].Seq != 2 {
+		t.Fatalf("state %+v: want 2 calls, the second open", s)
+	}
+	runHook(t, in(geminiAfterAgent), "gemini")
+	if s := read(); s.Seq != 2 || len(s.Open) != 0 {
+		t.Fatalf("state after AfterAgent %+v: want 2 calls, none open", s)
+	}
+	runHook(t, in(geminiSessionEnd), "gemini")
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Fatalf("state after SessionEnd: %v, want it gone", err)
+	}
+}

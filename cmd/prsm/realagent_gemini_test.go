@@ -179,17 +179,11 @@ func TestRealAgentGemini(t *testing.T) {
 	if len(calls) != 3 {
 		t.Errorf("%d tool calls made records, want 3: %v", len(calls), calls)
 	}
-	// Paired: every BeforeTool's call was closed by its AfterTool.
-	states, _ := filepath.Glob(filepath.Join(prsmHome, "projects", "*", "hooks", "gemini-*.json"))
-	if len(states) != 1 {
-		t.Fatalf("Gemini call state files %v, want one", states)
-	}
-	var st geminiState
-	if b, err := os.ReadFile(states[0]); err != nil || json.Unmarshal(b, &st) != nil {
-		t.Fatalf("state %s: %v", states[0], err)
-	}
-	if st.Seq != 3 || len(st.Open) != 0 {
-		t.Errorf("Gemini call state %+v: want 3 calls, none left open", st)
+	// Paired: an AfterTool that missed its BeforeTool would have taken a
+	// number of its own (the records say 1, 2, 3); Gemini's session end
+	// removed the call state.
+	if states, _ := filepath.Glob(filepath.Join(prsmHome, "projects", "*", "hooks", "gemini-*.json")); len(states) != 0 {
+		t.Errorf("Gemini call state files left after its session ended: %v", states)
 	}
 
 	// the prompt's turn checkpoint
