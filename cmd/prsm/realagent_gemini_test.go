@@ -101,6 +101,18 @@ func TestRealAgentGemini(t *testing.T) {
 		}
 		t.Fatalf("prsm run -- gemini failed: %v", err)
 	}
+	side, main := 0, 0
+	for _, r := range fake.Requests() {
+		t.Logf("model request %s (side request: %v)", r.Path, r.Side)
+		if r.Side {
+			side++
+		} else {
+			main++
+		}
+	}
+	if side == 0 || main != 4 {
+		t.Errorf("%d side requests and %d of the main loop; want the router's and 4", side, main)
+	}
 	if fake.Played() != 4 {
 		t.Fatalf("the model played %d of 4 steps", fake.Played())
 	}
