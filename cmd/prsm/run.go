@@ -113,13 +113,15 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 			}
 		}
 	}
-	// An agent prsm knows gets what it needs for the run (trust, hooks).
-	env := geminiRun(a.stdio.Err, argv, p.repo.Root, s.WorktreePath)
 	started := time.Now().UTC()
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Dir = dir
-	child.Env = append(append(os.Environ(), env...), "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
+	child.Env = append(os.Environ(), "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
+
+	// Gemini CLI gets the workspace's trust for the run, and a word on
+	// its hooks.
+	child.Env = append(child.Env, geminiRun(a.stdio.Err, argv, p.repo.Root, s.WorktreePath)...)
 	if err := child.Start(); err != nil {
 		if created {
 			// Nothing ran in it: the session goes, not left active.
