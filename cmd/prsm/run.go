@@ -118,6 +118,10 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 	child.Dir = dir
 	child.Env = append(os.Environ(), "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
+
+	// Gemini CLI gets the workspace's trust for the run, and a word on
+	// its hooks.
+	child.Env = append(child.Env, geminiRun(a.stdio.Err, argv, p.repo.Root, s.WorktreePath)...)
 	if err := child.Start(); err != nil {
 		if created {
 			// Nothing ran in it: the session goes, not left active.
@@ -159,6 +163,16 @@ wait:
 		fmt.Fprintf(a.stdio.Err, "prsm: record final changes: %v\n", err)
 	}
 	recs, err := cl.Changes(bg, s.ID, "", "")
+	if err == nil && created && code != 0 && len(recs) == 0 {
+		// A new session that recorded nothing and failed (an agent that
+		// refused to start) is not left behind, active and empty.
+		if _, err := cl.EndSession(bg, s.ID, false); err != nil {
+			fmt.Fprintf(a.stdio.Err, "prsm: end session %s: %v\n", s.ID, err)
+		} else {
+			fmt.Fprintf(a.stdio.Err, "prsm: %s exited with %d and changed nothing; session %s ended\n", printable(argv[0]), code, s.ID)
+		}
+		return &exitError{code: code}
+	}
 	if err == nil {
 		files := map[string]bool{}
 		for _, r := range recs {
