@@ -224,6 +224,20 @@ func TestClaudePayloads(t *testing.T) {
 		"session-start":      {},
 		"session-end":        {},
 		"notification":       {},
+		// Captured from the real Claude Code 2.1.328 (TestRealAgentClaude):
+		// prompt_id and effort (an object) on every event, duration_ms,
+		// structuredPatch and originalFile, bashEditDiff, Stop's
+		// last_assistant_message and background_tasks.
+		"real-session-start": {},
+		"real-prompt":        {hookTurn, "", "", ""},
+		"real-pre-write":     {hookStart, "toolu_01RealWriteHello", "Write", "claude"},
+		"real-post-write":    {hookComplete, "toolu_01RealWriteHello", "Write", "claude"},
+		"real-pre-edit":      {hookStart, "toolu_02RealEditHello", "Edit", "claude"},
+		"real-post-edit":     {hookComplete, "toolu_02RealEditHello", "Edit", "claude"},
+		"real-pre-bash":      {hookStart, "toolu_03RealBashShuffle", "Bash", "claude"},
+		"real-post-bash":     {hookComplete, "toolu_03RealBashShuffle", "Bash", "claude"},
+		"real-stop":          {hookTurnEnd, "", "", ""},
+		"real-session-end":   {},
 	}
 	files, err := filepath.Glob(filepath.Join(hookFixtures, "*.json"))
 	if err != nil || len(files) == 0 {
