@@ -240,7 +240,8 @@ func TestRealAgentClaude(t *testing.T) {
 		t.Errorf("workspace c.txt is still there; the shell deleted it")
 	}
 
-	// The prompt made a turn checkpoint: a rewind to it undoes the run.
+	// The prompt made one turn checkpoint: prsm run's turn and the
+	// prompt's, on the same tree, are one.
 	cps, err := cl.Checkpoints(ctx, s.ID, "")
 	if err != nil {
 		t.Fatal(err)
@@ -251,8 +252,8 @@ func TestRealAgentClaude(t *testing.T) {
 			turns = append(turns, c.Name)
 		}
 	}
-	if !strings.Contains(strings.Join(turns, "\n"), prompt) {
-		t.Fatalf("no turn checkpoint for the prompt; turn checkpoints: %q", turns)
+	if len(turns) != 1 || turns[0] != "turn 1: "+prompt {
+		t.Fatalf("turn checkpoints %q, want one for the prompt", turns)
 	}
 
 	// A reject puts the file back, in the worktree and the workspace.
