@@ -48,15 +48,21 @@ func fixturePayload(path, cwd string) ([]byte, error) {
 	return bytes.ReplaceAll(b, []byte("@CWD@"), q[1:len(q)-1]), nil
 }
 
-// [!] claudehook FIXTURE CWD [NAME=VALUE...] feeds a hook payload (a
-// fixture name or a file, @CWD@ replaced by CWD) to `prsm hook claude`, as
-// Claude Code does, with NAME=VALUE added to its environment. The hook
-// must print nothing on stdout and exit 0; with !, it must exit 1 with one
-// line on stderr. Exit 2 fails either way. Its stderr becomes the
-// command's.
+// [!] claudehook [-answer] FIXTURE CWD [NAME=VALUE...] feeds a hook
+// payload (a fixture name or a file, @CWD@ replaced by CWD) to `prsm hook
+// claude`, as Claude Code does, with NAME=VALUE added to its environment.
+// The hook must print nothing on stdout and exit 0; with !, it must exit 1
+// with one line on stderr. Exit 2 fails either way. Its stderr becomes the
+// command's. With -answer it must instead print one JSON object with
+// hookSpecificOutput (what Claude Code reads on exit 0), which becomes the
+// command's stdout.
 func cmdClaudeHook(ts *testscript.TestScript, neg bool, args []string) {
+	answer := len(args) > 0 && args[0] == "-answer"
+	if answer {
+		args = args[1:]
+	}
 	if len(args) < 2 {
-		ts.Fatalf("usage: [!] claudehook FIXTURE CWD [NAME=VALUE...]")
+		ts.Fatalf("usage: [!] claudehook [-answer] FIXTURE CWD [NAME=VALUE...]")
 	}
 	fixture := args[0]
 	if strings.ContainsRune(fixture, '/') {
@@ -72,7 +78,17 @@ func cmdClaudeHook(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(ts.Exec("sh", append([]string{"-c", script, "sh", in, out}, args[2:]...)...))
 	stdout, stderr, rc := ts.ReadFile(out+".stdout"), ts.ReadFile(out+".stderr"), strings.TrimSpace(ts.ReadFile(out+".rc"))
 	fmt.Fprint(ts.Stderr(), stderr)
-	if stdout != "" {
+	switch {
+	case answer:
+		var a struct {
+			HookSpecificOutput map[string]any `json:"hookSpecificOutput"`
+		}
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		if err := dec.Decode(&a); err != nil || a.HookSpecificOutput == nil || dec.More() {
+			ts.Fatalf("prsm hook claude printed %q, want one JSON object with hookSpecificOutput (%v)", stdout, err)
+		}
+		fmt.Fprint(ts.Stdout(), stdout)
+	case stdout != "":
 		ts.Fatalf("prsm hook claude printed on stdout: %q", stdout)
 	}
 	switch {

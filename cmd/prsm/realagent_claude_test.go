@@ -146,11 +146,13 @@ func fileIn(t *testing.T, root, rel string) (string, bool) {
 // TestRealAgentClaude runs the real Claude Code, non-interactively, under
 // `prsm run` with prsm's hooks installed in its (temp) user settings,
 // against a fake model that plays a Write, an Edit, one Bash command that
-// creates, changes and deletes files, and a final answer. Every tool call
-// must come in as records under Claude's own tool_use ids and canonical
-// names (the shell's files as :N records), every change must reach the
-// workspace byte for byte, the prompt must make a turn checkpoint, and a
-// reject must put the file back.
+// creates, changes and deletes files, a Write, a Read and an Edit aimed at
+// the workspace's own paths, and a final answer. Every tool call must come
+// in as records under Claude's own tool_use ids and canonical names (the
+// shell's files as :N records; the workspace-aimed calls moved onto the
+// worktree by prsm's PreToolUse answer, not escaping review), every change
+// must reach the workspace byte for byte, the prompt must make one turn
+// checkpoint, and a reject must put the file back.
 func TestRealAgentClaude(t *testing.T) {
 	r := newClaudeRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -171,7 +173,10 @@ func TestRealAgentClaude(t *testing.T) {
 		writeID = "toolu_01RealWriteHello"
 		editID  = "toolu_02RealEditHello"
 		bashID  = "toolu_03RealBashShuffle"
-		prompt  = "Add a greeting, then tidy up the text files."
+		// wsWriteID and wsEditID name the workspace's own paths.
+		wsWriteID = "toolu_04RealWriteWorkspace"
+		wsEditID  = "toolu_06RealEditWorkspace"
+		prompt    = "Add a greeting, then tidy up the text files."
 	)
 	shell := "printf 'one\\n' > new1.txt && mkdir -p sub && printf 'two\\n' > sub/new2.txt && sed -i s/one/ONE/ b.txt && rm c.txt"
 	model := fakemodel.NewAnthropic(
@@ -181,13 +186,21 @@ func TestRealAgentClaude(t *testing.T) {
 			Input: map[string]any{"file_path": filepath.Join(wt, "hello.txt"), "old_string": "hello", "new_string": "hello, world"}}}},
 		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: bashID, Name: "Bash",
 			Input: map[string]any{"command": shell, "description": "Shuffle the text files"}}}},
+		// The workspace's own paths: prsm's PreToolUse answer moves
+		// them onto the worktree.
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: wsWriteID, Name: "Write",
+			Input: map[string]any{"file_path": filepath.Join(r.repo, "notes", "ws.txt"), "content": "aimed at the workspace\n"}}}},
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: "toolu_05RealReadWorkspace", Name: "Read",
+			Input: map[string]any{"file_path": filepath.Join(r.repo, "a.txt")}}}},
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: wsEditID, Name: "Edit",
+			Input: map[string]any{"file_path": filepath.Join(r.repo, "a.txt"), "old_string": "alpha", "new_string": "ALPHA"}}}},
 		fakemodel.AnthropicStep{Text: "Done: hello.txt greets, the text files are tidy."},
 	)
 	defer model.Close()
 
 	r.prsm(ctx, claudeModelEnv(model), append([]string{"run", "--session", s.ID, "--"}, claudeArgs(r.claude, prompt)...)...)
-	if n := model.StepsServed(); n != 4 {
-		t.Fatalf("Claude Code asked the model for %d scripted steps, want 4: %+v", n, model.Requests())
+	if n := model.StepsServed(); n != 7 {
+		t.Fatalf("Claude Code asked the model for %d scripted steps, want 7: %+v", n, model.Requests())
 	}
 
 	cl := r.client(ctx)
@@ -222,6 +235,8 @@ func TestRealAgentClaude(t *testing.T) {
 		bashID + ":N " + bashID + " Bash create sub/new2.txt claude",
 		bashID + ":N " + bashID + " Bash delete c.txt claude",
 		bashID + ":N " + bashID + " Bash modify b.txt claude",
+		wsWriteID + " " + wsWriteID + " Write create notes/ws.txt claude",
+		wsEditID + " " + wsEditID + " Edit modify a.txt claude",
 	}
 	sort.Strings(want)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || strings.Join(shellN, " ") != "0 1 2 3" {
@@ -229,15 +244,19 @@ func TestRealAgentClaude(t *testing.T) {
 			strings.Join(got, "\n"), strings.Join(want, "\n"), shellN)
 	}
 
-	// Every change reached the workspace, byte for byte.
-	wantFiles := map[string]string{"hello.txt": "hello, world\n", "a.txt": "alpha\nbeta\n", "b.txt": "ONE\ntwo\n", "new1.txt": "one\n", "sub/new2.txt": "two\n"}
-	for rel, content := range wantFiles {
-		if got, ok := fileIn(t, r.repo, rel); !ok || got != content {
-			t.Errorf("workspace %s = %q (present %v), want %q", rel, got, ok, content)
+	// Every change reached the workspace, byte for byte, and the
+	// workspace-aimed ones went through the worktree.
+	wantFiles := map[string]string{"hello.txt": "hello, world\n", "a.txt": "ALPHA\nbeta\n", "b.txt": "ONE\ntwo\n", "new1.txt": "one\n", "sub/new2.txt": "two\n",
+		"notes/ws.txt": "aimed at the workspace\n"}
+	for _, root := range []string{r.repo, wt} {
+		for rel, content := range wantFiles {
+			if got, ok := fileIn(t, root, rel); !ok || got != content {
+				t.Errorf("%s/%s = %q (present %v), want %q", root, rel, got, ok, content)
+			}
 		}
-	}
-	if _, ok := fileIn(t, r.repo, "c.txt"); ok {
-		t.Errorf("workspace c.txt is still there; the shell deleted it")
+		if _, ok := fileIn(t, root, "c.txt"); ok {
+			t.Errorf("%s/c.txt is still there; the shell deleted it", root)
+		}
 	}
 
 	// The prompt made one turn checkpoint: prsm run's turn and the
