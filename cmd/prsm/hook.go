@@ -66,8 +66,8 @@ func (a *app) hookClaudeCmd() *cobra.Command {
 PreToolUse starts a tool call (the pre-tool capture), PostToolUse and
 PostToolUseFailure complete it, UserPromptSubmit starts a turn (an automatic
 checkpoint), Stop ends it (a tool call left open, its tool denied, is
-closed, and changes no tool call made are recorded); other events are
-ignored.
+closed, and changes no tool call made are recorded) unless background
+tasks still run, whose calls stay open; other events are ignored.
 
 The session is the one whose worktree holds the event's cwd, else
 $PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session the hook does
@@ -135,6 +135,9 @@ type claudePayload struct {
 	Error          json.RawMessage `json:"error"`         // PostToolUseFailure
 	IsInterrupt    json.RawMessage `json:"is_interrupt"`  // PostToolUseFailure
 	Prompt         string          `json:"prompt"`        // UserPromptSubmit
+	// BackgroundTasks (Stop, 2.1.328) lists the work still in flight:
+	// background subagents and shells.
+	BackgroundTasks json.RawMessage `json:"background_tasks"`
 }
 
 // hookCall is what one event asks of the server.
@@ -182,6 +185,13 @@ func (p *claudePayload) call() (*hookCall, error) {
 		// message_index is left out: the server counts the turns.
 		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
 	case "Stop":
+		if p.backgroundRunning() {
+			// The main agent stopped, but a background subagent or shell
+			// still works: its open calls must stay open for what it
+			// writes. The next turn (the task's notification comes as a
+			// prompt) or a Stop with nothing in flight closes them.
+			return nil, nil
+		}
 		// The turn is over: a tool call still open was denied.
 		return &hookCall{kind: hookTurnEnd}, nil
 	default:

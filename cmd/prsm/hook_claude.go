@@ -122,3 +122,25 @@ func claudeMoveAnswer(p *claudePayload, from, to string) *claudeHookAnswer {
 		UpdatedInput: p.ToolInput,
 	}}
 }
+
+// backgroundRunning reports whether a Stop lists background work still in
+// flight: an entry of background_tasks (Claude Code lists running and
+// pending work there, and sends an empty list when there is none) whose
+// status is not a final one. A list prsm cannot read counts as none, so
+// that the turn ends as before.
+func (p *claudePayload) backgroundRunning() bool {
+	var tasks []struct {
+		Status string `json:"status"`
+	}
+	if len(p.BackgroundTasks) == 0 || json.Unmarshal(p.BackgroundTasks, &tasks) != nil {
+		return false
+	}
+	for _, t := range tasks {
+		switch t.Status {
+		case "completed", "failed", "killed":
+		default:
+			return true
+		}
+	}
+	return false
+}

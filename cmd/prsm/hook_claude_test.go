@@ -82,3 +82,27 @@ func TestClaudeMoveAnswer(t *testing.T) {
 		}
 	}
 }
+
+// Background work in flight is a Stop's background_tasks entry that has
+// not ended; no list, an empty one or one prsm cannot read is none.
+func TestClaudeBackgroundRunning(t *testing.T) {
+	for tasks, want := range map[string]bool{
+		``:   false,
+		`[]`: false,
+		`[{"id":"a","type":"subagent","status":"running","description":"d","agent_type":"general-purpose"}]`: true,
+		`[{"id":"b","type":"shell","status":"pending","description":"d","command":"make"}]`:                  true,
+		`[{"id":"a","status":"completed"},{"id":"b","status":"failed"},{"id":"c","status":"killed"}]`:        false,
+		`[{"id":"a","status":"completed"},{"id":"b","status":"paused"}]`:                                     true,
+		`{"running":1}`: false,
+		`null`:          false,
+	} {
+		p := &claudePayload{HookEventName: "Stop", BackgroundTasks: json.RawMessage(tasks)}
+		if got := p.backgroundRunning(); got != want {
+			t.Errorf("background_tasks %s: running %v, want %v", tasks, got, want)
+		}
+		call, err := p.call()
+		if err != nil || (call == nil) != want {
+			t.Errorf("background_tasks %s: call %+v %v, want a turn end: %v", tasks, call, err, !want)
+		}
+	}
+}

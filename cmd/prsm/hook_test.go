@@ -237,6 +237,7 @@ func TestClaudePayloads(t *testing.T) {
 		"prompt":             {hookTurn, "", "", ""},
 		"prompt-second":      {hookTurn, "", "", ""},
 		"stop":               {hookTurnEnd, "", "", ""},
+		"stop-background":    {}, // a subagent still runs: the turn goes on
 		"session-start":      {},
 		"session-end":        {},
 		"notification":       {},
