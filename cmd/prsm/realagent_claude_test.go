@@ -285,4 +285,14 @@ func TestRealAgentClaude(t *testing.T) {
 			t.Errorf("after the reject %s/c.txt = %q (present %v), want it back", root, got, ok)
 		}
 	}
+	// The workspace-aimed Write is reviewable like any other: its reject
+	// takes the file out of the workspace.
+	if _, err := cl.Reject(ctx, s.ID, byPath["notes/ws.txt"].ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{r.repo, wt} {
+		if got, ok := fileIn(t, root, "notes/ws.txt"); ok {
+			t.Errorf("after the reject %s/notes/ws.txt = %q, want it gone", root, got)
+		}
+	}
 }
