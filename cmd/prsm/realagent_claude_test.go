@@ -296,3 +296,59 @@ func TestRealAgentClaude(t *testing.T) {
 		}
 	}
 }
+
+// TestRealAgentClaudeBackground runs the real Claude Code with an Agent
+// task in the background (its default): the main agent's Stop comes
+// while the subagent's Bash still runs, listing it in background_tasks.
+// What that Bash writes after the Stop must be recorded under its own
+// call and agent, not lost with a call the Stop closed.
+func TestRealAgentClaudeBackground(t *testing.T) {
+	r := newClaudeRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	r.write(map[string]string{"a.txt": "alpha\n"})
+	r.git("init", "-q")
+	r.git("add", "-A")
+	r.git("commit", "-qm", "first")
+	r.prsm(ctx, nil, "hooks", "install", "claude")
+	s := r.startSession(ctx)
+
+	const subBashID = "toolu_41SubagentBash"
+	model := fakemodel.NewAnthropicScripts(
+		// The subagent's conversation starts with the Agent call's prompt.
+		fakemodel.AnthropicScript{Marker: "SUBAGENT-41", Steps: []fakemodel.AnthropicStep{
+			{Tools: []fakemodel.AnthropicToolUse{{ID: subBashID, Name: "Bash",
+				Input: map[string]any{"command": "sleep 5 && printf 'late\\n' > late.txt", "description": "Write the late file"}}}},
+			{Text: "Wrote late.txt."},
+		}},
+		fakemodel.AnthropicScript{Steps: []fakemodel.AnthropicStep{
+			{Tools: []fakemodel.AnthropicToolUse{{ID: "toolu_40Agent", Name: "Agent",
+				Input: map[string]any{"description": "Write the late file", "prompt": "SUBAGENT-41: write late.txt", "subagent_type": "general-purpose"}}}},
+			// The main agent works on a little, then stops while the
+			// subagent's Bash still sleeps.
+			{Tools: []fakemodel.AnthropicToolUse{{ID: "toolu_42MainSleep", Name: "Bash",
+				Input: map[string]any{"command": "sleep 2", "description": "Wait a moment"}}}},
+			{Text: "The subagent works in the background."},
+			{Text: "The subagent is done."}, // after its task notification
+		}},
+	)
+	defer model.Close()
+	r.prsm(ctx, claudeModelEnv(model), append([]string{"run", "--session", s.ID, "--"}, claudeArgs(r.claude, "Delegate the late file.")...)...)
+	if n := model.StepsServed(); n != 6 {
+		t.Fatalf("Claude Code asked the model for %d scripted steps, want 6: %+v", n, model.Requests())
+	}
+	recs, err := r.client(ctx).Changes(ctx, s.ID, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range recs {
+		got = append(got, strings.Join([]string{rec.ID, rec.ToolName, rec.ChangeType, rec.RelPath, rec.AgentID}, " "))
+	}
+	if want := subBashID + ":0 Bash create late.txt claude/general-purpose"; len(got) != 1 || got[0] != want {
+		t.Fatalf("records:\n%s\nwant %s", strings.Join(got, "\n"), want)
+	}
+	if got, ok := fileIn(t, r.repo, "late.txt"); !ok || got != "late\n" {
+		t.Fatalf("workspace late.txt = %q (present %v)", got, ok)
+	}
+}

@@ -26,20 +26,31 @@ type AnthropicToolUse struct {
 	Input any
 }
 
+// AnthropicScript is the steps of one conversation: the one whose first
+// message contains Marker, or with Marker "" every conversation no other
+// script claims. A subagent's conversation starts with the prompt its
+// Agent tool call gave, so a marker in that prompt gives it a script of
+// its own.
+type AnthropicScript struct {
+	Marker string
+	Steps  []AnthropicStep
+}
+
 // AnthropicServer plays a script over Anthropic's Messages API
 // (POST /v1/messages, streamed as server-sent events or not), as Claude
-// Code calls it. A request of the agent's main loop (one that offers
-// tools) gets the step numbered by the assistant messages it already
-// carries, so a retried request gets the same step again and nothing is
-// skipped; past the script's end, and for every side request (a title, a
-// summary, no tools offered), the answer is a short text. Token counting
+// Code calls it. A request of an agent loop (one that offers tools) gets
+// the step of its conversation's script numbered by the assistant
+// messages it already carries, so a retried request gets the same step
+// again and nothing is skipped; past the script's end, and for every side
+// request (a title, a summary, no tools offered), the answer is a short
+// text. Token counting
 // (POST /v1/messages/count_tokens) is answered too.
 type AnthropicServer struct {
 	// URL is the server's base URL, for ANTHROPIC_BASE_URL.
 	URL string
 
-	srv   *httptest.Server
-	steps []AnthropicStep
+	srv     *httptest.Server
+	scripts []AnthropicScript
 
 	mu       sync.Mutex
 	requests []AnthropicRequest
@@ -50,17 +61,40 @@ type AnthropicRequest struct {
 	Path     string
 	Stream   bool
 	Tools    []string // the offered tools' names
+	Script   int      // the script answered (its index), -1 for none
 	Step     int      // the scripted step answered, -1 for a side request
 	Messages json.RawMessage
 }
 
-// NewAnthropic starts a server on 127.0.0.1 that plays steps; Close stops
-// it.
+// NewAnthropic starts a server on 127.0.0.1 that plays steps in every
+// conversation; Close stops it.
 func NewAnthropic(steps ...AnthropicStep) *AnthropicServer {
-	s := &AnthropicServer{steps: steps}
+	return NewAnthropicScripts(AnthropicScript{Steps: steps})
+}
+
+// NewAnthropicScripts starts a server on 127.0.0.1 that plays each
+// conversation's script; Close stops it.
+func NewAnthropicScripts(scripts ...AnthropicScript) *AnthropicServer {
+	s := &AnthropicServer{scripts: scripts}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
+}
+
+// script is the index of the script of a conversation that starts with
+// first, -1 for none.
+func (s *AnthropicServer) script(first json.RawMessage) int {
+	fallback := -1
+	for i, sc := range s.scripts {
+		if sc.Marker == "" {
+			if fallback < 0 {
+				fallback = i
+			}
+		} else if strings.Contains(string(first), sc.Marker) {
+			return i
+		}
+	}
+	return fallback
 }
 
 // Close stops the server.
@@ -73,12 +107,13 @@ func (s *AnthropicServer) Requests() []AnthropicRequest {
 	return append([]AnthropicRequest(nil), s.requests...)
 }
 
-// StepsServed is how many distinct scripted steps were answered.
+// StepsServed is how many distinct scripted steps were answered, of
+// every script.
 func (s *AnthropicServer) StepsServed() int {
-	seen := map[int]bool{}
+	seen := map[[2]int]bool{}
 	for _, r := range s.Requests() {
 		if r.Step >= 0 {
-			seen[r.Step] = true
+			seen[[2]int{r.Script, r.Step}] = true
 		}
 	}
 	return len(seen)
@@ -90,7 +125,8 @@ type anthropicMessagesRequest struct {
 	Model    string `json:"model"`
 	Stream   bool   `json:"stream"`
 	Messages []struct {
-		Role string `json:"role"`
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
 	Tools []struct {
 		Name string `json:"name"`
@@ -125,22 +161,24 @@ func (s *AnthropicServer) serve(w http.ResponseWriter, r *http.Request) {
 		Messages json.RawMessage `json:"messages"`
 	}
 	json.Unmarshal(body, &raw)
-	seen := AnthropicRequest{Path: r.URL.Path, Stream: req.Stream, Step: -1, Messages: raw.Messages}
+	seen := AnthropicRequest{Path: r.URL.Path, Stream: req.Stream, Script: -1, Step: -1, Messages: raw.Messages}
 	for _, t := range req.Tools {
 		seen.Tools = append(seen.Tools, t.Name)
 	}
 	step := AnthropicStep{Text: "OK."}
-	if len(req.Tools) > 0 {
+	if len(req.Tools) > 0 && len(req.Messages) > 0 {
 		n := 0
 		for _, m := range req.Messages {
 			if m.Role == "assistant" {
 				n++
 			}
 		}
-		if n < len(s.steps) {
-			step, seen.Step = s.steps[n], n
-		} else {
-			step = AnthropicStep{Text: "Done."}
+		step = AnthropicStep{Text: "Done."}
+		if i := s.script(req.Messages[0].Content); i >= 0 {
+			seen.Script = i
+			if steps := s.scripts[i].Steps; n < len(steps) {
+				step, seen.Step = steps[n], n
+			}
 		}
 	}
 	s.mu.Lock()
