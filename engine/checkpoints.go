@@ -323,6 +323,7 @@ func (e *Engine) checkpointStored(st *sessionState, nc *newCheckpoint) {
 	st.ckptMu.Lock()
 	st.ckptTree, st.ckptCommit = nc.c.Tree, nc.c.Commit
 	st.ckptMu.Unlock()
+	st.lastTurn = nil // Turn sets it again for its own
 	st.tracker.Touched = map[string]bool{}
 	crashPoint("checkpoint:stored")
 	if len(nc.refs) > 0 {

@@ -111,6 +111,7 @@ func (e *Engine) lazyStored(ctx context.Context, st *sessionState, lz *lazyCkpt)
 	st.ckptMu.Lock()
 	st.lazy = append(st.lazy, lz)
 	st.ckptMu.Unlock()
+	st.lastTurn = nil
 	st.tracker.Touched = map[string]bool{}
 	crashPoint("checkpoint:stored")
 	if len(lz.r.Files) > eagerFiles {

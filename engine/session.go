@@ -30,6 +30,11 @@ type sessionState struct {
 	// turn is the newest message index: tool calls that do not say theirs
 	// belong to it.
 	turn int
+	// lastTurn is the checkpoint of the newest turn while it is the
+	// session's newest checkpoint (nil once another one is stored, and
+	// after a restart): a turn that finds nothing done since takes it
+	// over (Turn).
+	lastTurn *prsm.Checkpoint
 	// inflight holds the tool calls captured and not yet completed: while
 	// any runs, changes belong to it, not to a Watch record.
 	inflight map[string]*inflightCall

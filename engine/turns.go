@@ -7,18 +7,30 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/store"
 )
 
 // Turn marks the start of a turn: an automatic checkpoint of the worktree as
 // it is, described by the prompt. With automatic checkpoints off (for the
 // session or by configuration) the turn is only counted, and the answer is
-// nil.
+// nil. A turn that starts where the turn before it started, nothing done
+// since, is the same moment: it takes over that turn's checkpoint (see
+// retakeTurn) instead of making a second one.
 func (e *Engine) Turn(ctx context.Context, sessionID string, req api.TurnRequest) (*prsm.Checkpoint, error) {
 	s, st, unlock, err := e.lockBetweenTurns(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	on, err := e.autoCheckpointsOn(ctx, s, st)
+	if err != nil {
+		return nil, err
+	}
+	if on {
+		if c, err := e.retakeTurn(ctx, s, st, req); c != nil || err != nil {
+			return c, err
+		}
+	}
 	// Adapters that cannot count prompts leave message_index out: the
 	// server counts turns.
 	if req.MessageIndex <= 0 {
@@ -27,18 +39,63 @@ func (e *Engine) Turn(ctx context.Context, sessionID string, req api.TurnRequest
 	if req.MessageIndex > st.turn {
 		st.turn = req.MessageIndex
 	}
-	on, err := e.autoCheckpointsOn(ctx, s, st)
-	if err != nil {
-		return nil, err
-	}
 	if !on {
 		return nil, nil // the turn is counted; automatic checkpoints are off
 	}
+	c, err := e.checkpoint(ctx, s, st, prsm.CheckpointAuto, turnName(req), "", req.MessageIndex, "")
+	if err == nil {
+		st.lastTurn = c
+	}
+	return c, err
+}
+
+// turnName is the name of a turn's checkpoint.
+func turnName(req api.TurnRequest) string {
 	desc := fmt.Sprintf("turn %d", req.MessageIndex)
 	if p := short(req.Prompt, 60); p != "" {
 		desc += ": " + p
 	}
-	return e.checkpoint(ctx, s, st, prsm.CheckpointAuto, desc, "", req.MessageIndex, "")
+	return desc
+}
+
+// retakeTurn gives the turn req the checkpoint of the turn before, when
+// that is still the session's newest checkpoint, nothing was recorded
+// since, the worktree is as it was then, and the user did not annotate it:
+// `prsm run -- claude` starts a turn for the run, and Claude Code's hook
+// one for the prompt a moment later, on the same tree. The checkpoint is
+// renamed after the newer prompt; the empty turn is not counted again (the
+// turn keeps its number unless the adapter gives one). nil means req
+// needs a checkpoint of its own. The caller holds the session's lock.
+func (e *Engine) retakeTurn(ctx context.Context, s *prsm.Session, st *sessionState, req api.TurnRequest) (*prsm.Checkpoint, error) {
+	last := st.lastTurn
+	if last == nil {
+		return nil, nil
+	}
+	c, err := store.GetCheckpoint(ctx, e.DB.Q(), s.ID, last.ID)
+	if err != nil || c.Annotation != "" {
+		return nil, nil // gone, or the user's now: a new one
+	}
+	later, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, AfterSeq: c.RecordSeq})
+	if err != nil || len(later) > 0 {
+		return nil, err
+	}
+	ts, err := e.stateTree(ctx, s, st)
+	if err != nil || ts.tree != c.Tree {
+		return nil, err
+	}
+	if req.MessageIndex <= 0 {
+		req.MessageIndex = c.MessageIndex
+	}
+	st.turn = max(st.turn, req.MessageIndex)
+	name := turnName(req)
+	if err := store.RenameCheckpoint(ctx, e.DB.Q(), s.ID, c.ID, name, req.MessageIndex); err != nil {
+		return nil, err
+	}
+	c.Name, c.MessageIndex = name, req.MessageIndex
+	st.lastTurn = c
+	ev := *c
+	e.Events.Publish(api.EventCheckpoint, &ev)
+	return c, nil
 }
 
 // EndTurn is the end of an agent's turn (Claude Code's Stop event). No

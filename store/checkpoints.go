@@ -139,6 +139,21 @@ func UpdateCheckpointAnnotation(ctx context.Context, q Querier, sessionID, id, a
 	return nil
 }
 
+// RenameCheckpoint sets a checkpoint's name and message index: a turn
+// that takes over the checkpoint of the empty turn before it.
+func RenameCheckpoint(ctx context.Context, q Querier, sessionID, id, name string, messageIndex int) error {
+	res, err := q.ExecContext(ctx,
+		"UPDATE checkpoints SET name = ?, message_index = ? WHERE session_id = ? AND id = ?",
+		name, messageIndex, sessionID, id)
+	if err == nil {
+		err = mustAffect(res)
+	}
+	if err != nil {
+		return fmt.Errorf("rename checkpoint %s: %w", id, mapErr(err))
+	}
+	return nil
+}
+
 // DeleteCheckpoint removes a checkpoint of a session. The blobs it refers to
 // stay.
 func DeleteCheckpoint(ctx context.Context, q Querier, sessionID, id string) error {

@@ -579,6 +579,16 @@ func TestCheckpoints(t *testing.T) {
 		t.Fatalf("Annotation = %q, want %q", got, want)
 	}
 
+	if err := RenameCheckpoint(ctx, q, "s1", "c2", "turn 3: next prompt", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenameCheckpoint(ctx, q, "s2", "c2", "x", 1); !errors.Is(err, prsm.ErrNotFound) {
+		t.Fatalf("RenameCheckpoint(other session) error = %v, want ErrNotFound", err)
+	}
+	if got, err := GetCheckpoint(ctx, q, "s1", "c2"); err != nil || got.Name != "turn 3: next prompt" || got.MessageIndex != 3 || got.Kind != prsm.CheckpointAuto {
+		t.Fatalf("renamed checkpoint = %+v, %v", got, err)
+	}
+
 	if err := DeleteCheckpoint(ctx, q, "s2", "c1"); !errors.Is(err, prsm.ErrNotFound) {
 		t.Fatalf("DeleteCheckpoint(other session) error = %v, want ErrNotFound", err)
 	}

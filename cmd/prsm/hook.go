@@ -67,13 +67,17 @@ func (a *app) hookClaudeCmd() *cobra.Command {
 PreToolUse starts a tool call (the pre-tool capture), PostToolUse and
 PostToolUseFailure complete it, UserPromptSubmit starts a turn (an automatic
 checkpoint), Stop ends it (a tool call left open, its tool denied, is
-closed, and changes no tool call made are recorded); other events are
-ignored.
+closed, and changes no tool call made are recorded) unless background
+tasks still run, whose calls stay open; other events are ignored.
 
 The session is the one whose worktree holds the event's cwd, else
 $PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session the hook does
-nothing. It prints nothing on stdout, never exits 2 (which would block the
-tool), and gives up after a few seconds with one line on stderr and exit 1.`,
+nothing. A Write, Edit, MultiEdit or NotebookEdit run in a session's
+worktree whose file is the workspace's own is moved onto the worktree (a
+JSON answer on stdout, updatedInput), so that it is recorded and reviewed;
+otherwise the hook prints nothing on stdout. It never exits 2 (which would
+block the tool), and gives up after a few seconds with one line on stderr
+and exit 1.`,
 		a.hookClaude)
 }
 
@@ -119,18 +123,22 @@ func (a *app) hookAdapterCmd(agent, title, short, long string, handle func(conte
 // fields are ignored, and so are optional ones that are missing. Raw fields
 // are passed on as they come: their shapes differ between versions.
 type claudePayload struct {
-	SessionID     string          `json:"session_id"`
-	Cwd           string          `json:"cwd"`
-	HookEventName string          `json:"hook_event_name"`
-	AgentID       string          `json:"agent_id"`   // only inside a subagent
-	AgentType     string          `json:"agent_type"` // a subagent's (or a --agent session's) type
-	ToolName      string          `json:"tool_name"`
-	ToolInput     json.RawMessage `json:"tool_input"`
-	ToolUseID     string          `json:"tool_use_id"`
-	ToolResponse  json.RawMessage `json:"tool_response"` // PostToolUse
-	Error         json.RawMessage `json:"error"`         // PostToolUseFailure
-	IsInterrupt   json.RawMessage `json:"is_interrupt"`  // PostToolUseFailure
-	Prompt        string          `json:"prompt"`        // UserPromptSubmit
+	SessionID      string          `json:"session_id"`
+	Cwd            string          `json:"cwd"`
+	HookEventName  string          `json:"hook_event_name"`
+	PermissionMode string          `json:"permission_mode"`
+	AgentID        string          `json:"agent_id"`   // only inside a subagent
+	AgentType      string          `json:"agent_type"` // a subagent's (or a --agent session's) type
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+	ToolResponse   json.RawMessage `json:"tool_response"` // PostToolUse
+	Error          json.RawMessage `json:"error"`         // PostToolUseFailure
+	IsInterrupt    json.RawMessage `json:"is_interrupt"`  // PostToolUseFailure
+	Prompt         string          `json:"prompt"`        // UserPromptSubmit
+	// BackgroundTasks (Stop, 2.1.328) lists the work still in flight:
+	// background subagents and shells.
+	BackgroundTasks json.RawMessage `json:"background_tasks"`
 }
 
 // hookCall is what one event asks of the server.
@@ -178,6 +186,13 @@ func (p *claudePayload) call() (*hookCall, error) {
 		// message_index is left out: the server counts the turns.
 		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
 	case "Stop":
+		if p.backgroundRunning() {
+			// The main agent stopped, but a background subagent or shell
+			// still works: its open calls must stay open for what it
+			// writes. The next turn (the task's notification comes as a
+			// prompt) or a Stop with nothing in flight closes them.
+			return nil, nil
+		}
 		// The turn is over: a tool call still open was denied.
 		return &hookCall{kind: hookTurnEnd}, nil
 	default:
@@ -349,11 +364,22 @@ func (a *app) hookClaude(ctx context.Context, in io.Reader) error {
 	if err != nil {
 		return err
 	}
+	// A write aimed at the workspace goes to the worktree (the capture
+	// names the moved path too); Claude Code reads the answer on exit 0,
+	// so a failed send is only reported: the write must not escape.
+	answer := claudeIntoWorktree(ctx, p, os.Getenv)
 	call, err := p.call()
 	if err != nil || call == nil {
 		return err
 	}
-	return a.sendHook(ctx, p.Cwd, call, p.HookEventName)
+	err = a.sendHook(ctx, p.Cwd, call, p.HookEventName)
+	if answer == nil {
+		return err
+	}
+	if err != nil {
+		fmt.Fprintln(a.stdio.Err, oneLine("prsm hook: "+err.Error()))
+	}
+	return json.NewEncoder(a.stdio.Out).Encode(answer)
 }
 
 // sendHook sends one event's call to the server of the session whose

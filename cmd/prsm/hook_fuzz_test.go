@@ -104,8 +104,11 @@ func newHookFuzzEnv(tb testing.TB) *hookFuzzEnv {
 // against a real server. Claude Code reads exit code 2 as "block the tool"
 // and shows stdout to the model, so whatever the input:
 //   - the exit code is 0 or 1, never 2 (nor a panic);
-//   - nothing is printed on stdout;
-//   - success prints nothing at all, failure exactly one line on stderr;
+//   - nothing is printed on stdout, but for the answer that moves a file
+//     tool's workspace path onto the worktree: one JSON object, on exit 0,
+//     whose path is in the worktree;
+//   - success prints nothing at all (on stderr; with the answer, at most
+//     the one line of a failed send), failure exactly one line on stderr;
 //   - the server logs no error (no 5xx), the workspace and a file outside
 //     are untouched (the hook only reports; nothing changed in the worktree).
 //
@@ -163,11 +166,14 @@ func FuzzClaudeHook(f *testing.F) {
 		if code != 0 && code != 1 {
 			t.Fatalf("exit code %d for %q (stderr %q)", code, payload, stderr.String())
 		}
-		if stdout.Len() > 0 {
-			t.Fatalf("printed on stdout: %q", stdout.String())
+		answered := stdout.Len() > 0
+		if answered {
+			checkMoveAnswer(t, stdout.Bytes(), code, env.wt)
 		}
 		switch {
-		case code == 0 && stderr.Len() > 0:
+		case answered && strings.Count(stderr.String(), "\n") > 1:
+			t.Fatalf("an answer with stderr %q, want one line at most", stderr.String())
+		case code == 0 && stderr.Len() > 0 && !answered:
 			t.Fatalf("exit 0 with stderr %q", stderr.String())
 		case code == 1 && (strings.Count(stderr.String(), "\n") != 1 || !strings.HasSuffix(stderr.String(), "\n")):
 			t.Fatalf("exit 1 with stderr %q, want one line", stderr.String())
@@ -186,6 +192,35 @@ func FuzzClaudeHook(f *testing.F) {
 			t.Fatalf("the outside file changed: %q %v", b, err)
 		}
 	})
+}
+
+// checkMoveAnswer fails unless out is one PreToolUse answer, printed on
+// exit 0, that moves a file tool's path into the worktree wt.
+func checkMoveAnswer(t *testing.T, out []byte, code int, wt string) {
+	t.Helper()
+	var a struct {
+		HookSpecificOutput struct {
+			HookEventName      string                     `json:"hookEventName"`
+			PermissionDecision string                     `json:"permissionDecision"`
+			UpdatedInput       map[string]json.RawMessage `json:"updatedInput"`
+		} `json:"hookSpecificOutput"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	if err := dec.Decode(&a); err != nil || dec.More() || code != 0 {
+		t.Fatalf("printed on stdout (exit %d): %q", code, out)
+	}
+	h := a.HookSpecificOutput
+	var path string
+	for _, field := range []string{"file_path", "notebook_path"} {
+		if raw, ok := h.UpdatedInput[field]; ok && json.Unmarshal(raw, &path) == nil {
+			break
+		}
+	}
+	rel, err := filepath.Rel(wt, path)
+	if h.HookEventName != "PreToolUse" || (h.PermissionDecision != "allow" && h.PermissionDecision != "ask") ||
+		err != nil || !filepath.IsLocal(rel) {
+		t.Fatalf("an answer that does not move the path into the worktree: %q", out)
+	}
 }
 
 // jsonPath is p as the inside of a JSON string.

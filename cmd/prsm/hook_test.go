@@ -48,15 +48,21 @@ func fixturePayload(path, cwd string) ([]byte, error) {
 	return bytes.ReplaceAll(b, []byte("@CWD@"), q[1:len(q)-1]), nil
 }
 
-// [!] claudehook FIXTURE CWD [NAME=VALUE...] feeds a hook payload (a
-// fixture name or a file, @CWD@ replaced by CWD) to `prsm hook claude`, as
-// Claude Code does, with NAME=VALUE added to its environment. The hook
-// must print nothing on stdout and exit 0; with !, it must exit 1 with one
-// line on stderr. Exit 2 fails either way. Its stderr becomes the
-// command's.
+// [!] claudehook [-answer] FIXTURE CWD [NAME=VALUE...] feeds a hook
+// payload (a fixture name or a file, @CWD@ replaced by CWD) to `prsm hook
+// claude`, as Claude Code does, with NAME=VALUE added to its environment.
+// The hook must print nothing on stdout and exit 0; with !, it must exit 1
+// with one line on stderr. Exit 2 fails either way. Its stderr becomes the
+// command's. With -answer it must instead print one JSON object with
+// hookSpecificOutput (what Claude Code reads on exit 0), which becomes the
+// command's stdout.
 func cmdClaudeHook(ts *testscript.TestScript, neg bool, args []string) {
+	answer := len(args) > 0 && args[0] == "-answer"
+	if answer {
+		args = args[1:]
+	}
 	if len(args) < 2 {
-		ts.Fatalf("usage: [!] claudehook FIXTURE CWD [NAME=VALUE...]")
+		ts.Fatalf("usage: [!] claudehook [-answer] FIXTURE CWD [NAME=VALUE...]")
 	}
 	fixture := args[0]
 	if strings.ContainsRune(fixture, '/') {
@@ -72,7 +78,17 @@ func cmdClaudeHook(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(ts.Exec("sh", append([]string{"-c", script, "sh", in, out}, args[2:]...)...))
 	stdout, stderr, rc := ts.ReadFile(out+".stdout"), ts.ReadFile(out+".stderr"), strings.TrimSpace(ts.ReadFile(out+".rc"))
 	fmt.Fprint(ts.Stderr(), stderr)
-	if stdout != "" {
+	switch {
+	case answer:
+		var a struct {
+			HookSpecificOutput map[string]any `json:"hookSpecificOutput"`
+		}
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		if err := dec.Decode(&a); err != nil || a.HookSpecificOutput == nil || dec.More() {
+			ts.Fatalf("prsm hook claude printed %q, want one JSON object with hookSpecificOutput (%v)", stdout, err)
+		}
+		fmt.Fprint(ts.Stdout(), stdout)
+	case stdout != "":
 		ts.Fatalf("prsm hook claude printed on stdout: %q", stdout)
 	}
 	switch {
@@ -221,9 +237,24 @@ func TestClaudePayloads(t *testing.T) {
 		"prompt":             {hookTurn, "", "", ""},
 		"prompt-second":      {hookTurn, "", "", ""},
 		"stop":               {hookTurnEnd, "", "", ""},
+		"stop-background":    {}, // a subagent still runs: the turn goes on
 		"session-start":      {},
 		"session-end":        {},
 		"notification":       {},
+		// Captured from the real Claude Code 2.1.328 (TestRealAgentClaude):
+		// prompt_id and effort (an object) on every event, duration_ms,
+		// structuredPatch and originalFile, bashEditDiff, Stop's
+		// last_assistant_message and background_tasks.
+		"real-session-start": {},
+		"real-prompt":        {hookTurn, "", "", ""},
+		"real-pre-write":     {hookStart, "toolu_01RealWriteHello", "Write", "claude"},
+		"real-post-write":    {hookComplete, "toolu_01RealWriteHello", "Write", "claude"},
+		"real-pre-edit":      {hookStart, "toolu_02RealEditHello", "Edit", "claude"},
+		"real-post-edit":     {hookComplete, "toolu_02RealEditHello", "Edit", "claude"},
+		"real-pre-bash":      {hookStart, "toolu_03RealBashShuffle", "Bash", "claude"},
+		"real-post-bash":     {hookComplete, "toolu_03RealBashShuffle", "Bash", "claude"},
+		"real-stop":          {hookTurnEnd, "", "", ""},
+		"real-session-end":   {},
 	}
 	files, err := filepath.Glob(filepath.Join(hookFixtures, "*.json"))
 	if err != nil || len(files) == 0 {

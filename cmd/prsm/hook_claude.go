@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/prsm-dev/prsm/internal/safepath"
+	"github.com/prsm-dev/prsm/server"
+)
+
+// claudePathFields names, per Claude Code file tool, the tool_input field
+// that holds the file it writes.
+var claudePathFields = map[string]string{
+	"Write":        "file_path",
+	"Edit":         "file_path",
+	"MultiEdit":    "file_path",
+	"NotebookEdit": "notebook_path",
+}
+
+// claudeHookAnswer is what a PreToolUse hook prints for Claude Code to
+// read (on exit 0): hookSpecificOutput with the tool's input replaced.
+// Claude Code 2.1.328 applies updatedInput only beside a
+// permissionDecision of "allow" or "ask".
+type claudeHookAnswer struct {
+	HookSpecificOutput claudePreToolAnswer `json:"hookSpecificOutput"`
+}
+
+type claudePreToolAnswer struct {
+	HookEventName            string          `json:"hookEventName"`
+	PermissionDecision       string          `json:"permissionDecision"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason"`
+	UpdatedInput             json.RawMessage `json:"updatedInput"`
+}
+
+// claudeIntoWorktree keeps a file tool inside its session: a PreToolUse
+// of Write, Edit, MultiEdit or NotebookEdit, run in a session's worktree,
+// whose file is the workspace's own (the agent took the workspace's
+// absolute path for its worktree's) gets its path moved onto the worktree,
+// where the write is recorded and reviewed like any other; written to the
+// workspace it would bypass review and leave no record. p's tool input
+// becomes the moved one, and the answer Claude Code must read is
+// returned; nil when the path needs no move (or the session cannot be
+// told). getenv reads the environment.
+func claudeIntoWorktree(ctx context.Context, p *claudePayload, getenv func(string) string) *claudeHookAnswer {
+	field, ok := claudePathFields[p.ToolName]
+	if p.HookEventName != "PreToolUse" || !ok || p.Cwd == "" {
+		return nil
+	}
+	t, err := locateSession(ctx, p.Cwd, getenv)
+	if err != nil || t == nil || t.worktree == "" {
+		return nil // not run in a session's worktree: its paths are its own
+	}
+	var workspaces []string
+	if info, err := server.ReadInfo(t.projectDir); err == nil && info.Workspace != "" {
+		workspaces = append(workspaces, info.Workspace)
+	}
+	if ws := getenv("PRSM_WORKSPACE"); ws != "" {
+		workspaces = append(workspaces, ws)
+	}
+	for _, ws := range workspaces {
+		if input, from, to, ok := moveToolPath(p.ToolInput, field, t.worktree, ws); ok {
+			p.ToolInput = input
+			return claudeMoveAnswer(p, from, to)
+		}
+	}
+	return nil
+}
+
+// moveToolPath moves the path in field of a tool's input from the
+// workspace onto the same place in the worktree: only an absolute path
+// under workspace, outside the worktree and outside .git. It returns the
+// new input (every other field as it was) and both paths.
+func moveToolPath(input json.RawMessage, field, worktree, workspace string) (json.RawMessage, string, string, bool) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(input, &m); err != nil {
+		return nil, "", "", false
+	}
+	var path string
+	if err := json.Unmarshal(m[field], &path); err != nil || !filepath.IsAbs(path) {
+		return nil, "", "", false
+	}
+	if _, err := safepath.Rel(worktree, path); !errors.Is(err, safepath.ErrOutside) {
+		return nil, "", "", false // in the worktree already (or its .git, or bad)
+	}
+	rel, err := safepath.Rel(workspace, path)
+	if err != nil {
+		return nil, "", "", false // elsewhere, the workspace root itself, or .git
+	}
+	to := filepath.Join(worktree, filepath.FromSlash(rel))
+	b, err := json.Marshal(to)
+	if err != nil {
+		return nil, "", "", false
+	}
+	m[field] = b
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, "", "", false
+	}
+	return out, path, to, true
+}
+
+// claudeMoveAnswer is the answer that moves p's file from from to to. In
+// the modes that let Claude Code edit files in its working directory
+// without asking (acceptEdits, bypassPermissions) the moved call is
+// allowed, as it would be had the agent named the worktree's path; in the
+// others the user is asked, with the moved path in front of them.
+// Claude Code's deny rules still apply either way.
+func claudeMoveAnswer(p *claudePayload, from, to string) *claudeHookAnswer {
+	decision := "ask"
+	switch p.PermissionMode {
+	case "acceptEdits", "bypassPermissions":
+		decision = "allow"
+	}
+	return &claudeHookAnswer{HookSpecificOutput: claudePreToolAnswer{
+		HookEventName:      "PreToolUse",
+		PermissionDecision: decision,
+		PermissionDecisionReason: fmt.Sprintf("prsm: %s is the workspace's, outside this session's worktree; "+
+			"%s writes %s instead, where prsm records it for review", from, p.ToolName, to),
+		UpdatedInput: p.ToolInput,
+	}}
+}
+
+// backgroundRunning reports whether a Stop lists background work still in
+// flight: an entry of background_tasks (Claude Code lists running and
+// pending work there, and sends an empty list when there is none) whose
+// status is not a final one. A list prsm cannot read counts as none, so
+// that the turn ends as before.
+func (p *claudePayload) backgroundRunning() bool {
+	var tasks []struct {
+		Status string `json:"status"`
+	}
+	if len(p.BackgroundTasks) == 0 || json.Unmarshal(p.BackgroundTasks, &tasks) != nil {
+		return false
+	}
+	for _, t := range tasks {
+		switch t.Status {
+		case "completed", "failed", "killed":
+		default:
+			return true
+		}
+	}
+	return false
+}
