@@ -116,7 +116,9 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 	started := time.Now().UTC()
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Dir = dir
-	child.Env = append(os.Environ(), "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
+	// PWD too: the shell's says the workspace, and an agent that believes
+	// it (opencode does) would work there, unrecorded.
+	child.Env = append(os.Environ(), "PWD="+dir, "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
 	if err := child.Start(); err != nil {
 		if created {
