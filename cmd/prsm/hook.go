@@ -57,6 +57,8 @@ func (a *app) hookCmd() *cobra.Command {
 	}
 	c.AddCommand(a.hookClaudeCmd())
 	c.AddCommand(a.hookOpencodeCmd())
+	c.AddCommand(a.hookCopilotCmd())
+	c.AddCommand(a.hookCursorCmd())
 	return c
 }
 
