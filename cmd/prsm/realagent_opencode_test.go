@@ -22,16 +22,23 @@ import (
 // TestRealAgentOpencode runs the real opencode 1.18.33 (`opencode run
 // --auto`) under `prsm run`, against a scripted Chat Completions model: a
 // write, an edit, one bash command that creates, changes and deletes
-// files, then a final answer. prsm's plugin, installed by `prsm hooks
-// install opencode` into opencode's user plugin directory (in a temp
-// HOME), reports each tool call; the test checks through the API that
-// every call became records with opencode's own ids and prsm's tool names,
-// that the shell's files are :N records, that the workspace holds every
-// change byte for byte, that the prompt made a turn checkpoint, and that a
-// reject puts a file back.
+// files, then a final answer. prsm's plugin reports each tool call: once
+// installed by `prsm hooks install opencode` into opencode's user plugin
+// directory (in a temp HOME), once added by prsm run alone. The test
+// checks through the API that every call became records with opencode's
+// own ids and prsm's tool names, that the shell's files are :N records,
+// that the workspace holds every change byte for byte, that the prompt
+// made a turn checkpoint, and that a reject puts a file back.
 func TestRealAgentOpencode(t *testing.T) {
 	exe := realAgent(t, "opencode-ai", "1.18.33", "opencode")
 	realHome, _ := os.UserHomeDir()
+	t.Run("installed", func(t *testing.T) { realOpencodeRun(t, exe, realHome, true) })
+	t.Run("run-wired", func(t *testing.T) { realOpencodeRun(t, exe, realHome, false) })
+}
+
+// realOpencodeRun is one run of TestRealAgentOpencode; install says whether
+// prsm's plugin is installed first, or left to prsm run.
+func realOpencodeRun(t *testing.T, exe, realHome string, install bool) {
 
 	fake, err := fakemodel.ChatStart([]fakemodel.ChatStep{
 		{ToolCalls: []fakemodel.ChatToolCall{{ID: "call_write_1", Name: "write",
@@ -69,10 +76,12 @@ func TestRealAgentOpencode(t *testing.T) {
 		env = append(env, "npm_config_cache="+filepath.Join(realHome, ".npm"))
 	}
 
-	install := exec.Command(prsmExe, "hooks", "install", "opencode")
-	install.Env = env
-	if out, err := install.CombinedOutput(); err != nil || !strings.Contains(string(out), "installed prsm's opencode plugin") {
-		t.Fatalf("prsm hooks install opencode: %v\n%s", err, out)
+	if install {
+		cmd := exec.Command(prsmExe, "hooks", "install", "opencode")
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "installed prsm's opencode plugin") {
+			t.Fatalf("prsm hooks install opencode: %v\n%s", err, out)
+		}
 	}
 	ocConfig, _ := json.Marshal(map[string]any{
 		"$schema": "https://opencode.ai/config.json",
@@ -182,7 +191,8 @@ func TestRealAgentOpencode(t *testing.T) {
 		t.Errorf("opencode's own files reached the workspace:\n%s", st)
 	}
 
-	// The prompt made a turn checkpoint.
+	// The prompt made a turn checkpoint (the plugin's chat.message), not
+	// only the run's.
 	cps, err := cl.Checkpoints(ctx, sid, "")
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +201,7 @@ func TestRealAgentOpencode(t *testing.T) {
 	turn := false
 	for _, c := range cps {
 		names = append(names, c.Name)
-		if c.Kind == prsm.CheckpointAuto && strings.HasPrefix(c.Name, "turn ") && strings.Contains(c.Name, "Write hello.txt, edit it") {
+		if c.Kind == prsm.CheckpointAuto && strings.HasPrefix(c.Name, "turn ") && !strings.Contains(c.Name, "prsm run") && strings.Contains(c.Name, "Write hello.txt, edit it") {
 			turn = true
 		}
 	}
