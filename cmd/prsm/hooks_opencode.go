@@ -104,7 +104,18 @@ function send(client, event) {
   });
 }
 
-export const PrsmPlugin = async ({ client, directory }) => {
+// A file named by its path in the workspace, not in the session's worktree,
+// would be changed behind prsm's back: under prsm run ($PRSM_WORKSPACE),
+// such a path is mapped onto the worktree before the tool runs.
+function remap(args, worktree) {
+  const ws = process.env.PRSM_WORKSPACE;
+  const p = args?.filePath;
+  if (!ws || !worktree || worktree === ws || typeof p !== "string") return;
+  const inside = (root) => p === root || p.startsWith(root + "/");
+  if (inside(ws) && !inside(worktree)) args.filePath = worktree + p.slice(ws.length);
+}
+
+export const PrsmPlugin = async ({ client, directory, worktree }) => {
   const base = (name, sessionID) => ({ hook_event_name: name, session_id: sessionID ?? "", cwd: directory ?? process.cwd() });
   return {
     "chat.message": async (input, output) => {
@@ -118,6 +129,7 @@ export const PrsmPlugin = async ({ client, directory }) => {
     },
     "tool.execute.before": async (input, output) => {
       try {
+        remap(output?.args, worktree);
         await send(client, { ...base("tool.execute.before", input?.sessionID), tool: input?.tool, call_id: input?.callID, args: output?.args ?? {} });
       } catch {}
     },

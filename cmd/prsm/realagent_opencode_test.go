@@ -40,6 +40,13 @@ func TestRealAgentOpencode(t *testing.T) {
 // prsm's plugin is installed first, or left to prsm run.
 func realOpencodeRun(t *testing.T, exe, realHome string, install bool) {
 
+	prsmHome := testgit.Env(t)
+	home := os.Getenv("HOME")
+	config := filepath.Join(home, ".config")
+	ws := testgit.Init(t, "ws")
+	testgit.Commit(t, ws, "first", map[string]string{"a.txt": "abc\n", "gone.txt": "bye\n", "keep.txt": "keep\n"})
+	absArgs, _ := json.Marshal(map[string]string{"filePath": filepath.Join(ws, "abs.txt"), "content": "abs\n"})
+
 	fake, err := fakemodel.ChatStart([]fakemodel.ChatStep{
 		{ToolCalls: []fakemodel.ChatToolCall{{ID: "call_write_1", Name: "write",
 			Arguments: `{"filePath":"hello.txt","content":"hello\n"}`}}},
@@ -47,6 +54,10 @@ func realOpencodeRun(t *testing.T, exe, realHome string, install bool) {
 			Arguments: `{"filePath":"hello.txt","oldString":"hello","newString":"hello world"}`}}},
 		{ToolCalls: []fakemodel.ChatToolCall{{ID: "call_bash_3", Name: "bash",
 			Arguments: `{"command":"printf 'one\\n' > one.txt && printf 'two\\n' > two.txt && sed -i 's/a/A/' a.txt && rm gone.txt","description":"Tidy the text files"}`}}},
+		// The workspace's own path, not the worktree's: prsm's plugin
+		// maps it onto the worktree, or the write would escape review.
+		{ToolCalls: []fakemodel.ChatToolCall{{ID: "call_abs_4", Name: "write",
+			Arguments: string(absArgs)}}},
 		{Text: "Done: hello.txt written and edited, text files tidied."},
 	})
 	if err != nil {
@@ -54,11 +65,6 @@ func realOpencodeRun(t *testing.T, exe, realHome string, install bool) {
 	}
 	defer fake.Close()
 
-	prsmHome := testgit.Env(t)
-	home := os.Getenv("HOME")
-	config := filepath.Join(home, ".config")
-	ws := testgit.Init(t, "ws")
-	testgit.Commit(t, ws, "first", map[string]string{"a.txt": "abc\n", "gone.txt": "bye\n", "keep.txt": "keep\n"})
 	prsmExe := prsmBinary(t)
 	env := append(os.Environ(),
 		"XDG_CONFIG_HOME="+config,
@@ -132,13 +138,13 @@ func realOpencodeRun(t *testing.T, exe, realHome string, install bool) {
 			}
 		}
 	}
-	for _, id := range []string{"call_write_1", "call_edit_2", "call_bash_3"} {
+	for _, id := range []string{"call_write_1", "call_edit_2", "call_bash_3", "call_abs_4"} {
 		if !results[id] {
 			t.Errorf("opencode never sent the result of %s back; requests: %+v", id, reqs)
 		}
 	}
-	if steps < 4 {
-		t.Errorf("the model played %d steps, want 4", steps)
+	if steps < 5 {
+		t.Errorf("the model played %d steps, want 5", steps)
 	}
 
 	files, err := filepath.Glob(filepath.Join(prsmHome, "projects", "*", server.InfoFile))
@@ -169,15 +175,17 @@ func realOpencodeRun(t *testing.T, exe, realHome string, install bool) {
 		"call_bash_3:1 call_bash_3 Bash delete gone.txt opencode",
 		"call_bash_3:2 call_bash_3 Bash create one.txt opencode",
 		"call_bash_3:3 call_bash_3 Bash create two.txt opencode",
+		"call_abs_4 call_abs_4 Write create abs.txt opencode",
 		"call_edit_2 call_edit_2 Edit modify hello.txt opencode",
 		"call_write_1 call_write_1 Write create hello.txt opencode",
 	}
+	sort.Strings(want)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("records:\n%s\nwant:\n%s\nprsm run said:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), out.String())
 	}
 
 	// Every change reached the workspace, byte for byte.
-	wantFiles := map[string]string{"a.txt": "Abc\n", "hello.txt": "hello world\n", "one.txt": "one\n", "two.txt": "two\n", "keep.txt": "keep\n"}
+	wantFiles := map[string]string{"abs.txt": "abs\n", "a.txt": "Abc\n", "hello.txt": "hello world\n", "one.txt": "one\n", "two.txt": "two\n", "keep.txt": "keep\n"}
 	for rel, content := range wantFiles {
 		b, err := os.ReadFile(filepath.Join(ws, rel))
 		if err != nil || string(b) != content {
