@@ -22,7 +22,11 @@ func init() {
 		help: `For opencode, which has no command hooks, install writes a plugin,
 prsm.js, into ~/.config/opencode/plugins/ ($XDG_CONFIG_HOME/opencode/plugins/
 when that is set; --user, the default) or <workspace>/.opencode/plugins/
-(--project); opencode loads it with no switch. Other plugins are left alone.`,
+(--project); opencode loads it with no switch. Other plugins are left alone.
+A project plugin reaches a session's worktree only once it is committed,
+and opencode installs its plugin SDK next to it (.opencode/node_modules,
+package.json), so --user is the safe choice; prsm run -- opencode adds the
+plugin for its run by itself when neither is installed.`,
 		path:      opencodePluginPath,
 		install:   installOpencodePlugin,
 		uninstall: uninstallOpencodePlugin,

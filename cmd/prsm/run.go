@@ -121,6 +121,7 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 	child.Env = append(os.Environ(), "PWD="+dir, "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
 	child.Env = append(child.Env, opencodeRunEnv(argv, s.WorktreePath, a.stdio.Err)...)
+	copilotRunNote(argv, s.WorktreePath, a.stdio.Err)
 	if err := child.Start(); err != nil {
 		if created {
 			// Nothing ran in it: the session goes, not left active.

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// post sends one Chat Completions request and returns the streamed chunks'
+// chatPost sends one Chat Completions request and returns the streamed chunks'
 // text, tool call ids and finish reason.
 func chatPost(t *testing.T, url, body string) (text string, ids []string, finish string) {
 	t.Helper()
