@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -64,5 +67,73 @@ func TestOpencodePayloads(t *testing.T) {
 	b2 := decode(`{"hook_event_name":"tool.execute.before","session_id":"s","tool":"bash","call_id":"bad id/with space 2","args":{"command":"ls"}}`).toolCallID()
 	if b1 != a1 || b1 == b2 || !strings.HasPrefix(b1, "opencode-") {
 		t.Fatalf("derived ids: %s %s %s", b1, a1, b2)
+	}
+}
+
+// TestOpencodePluginNeverThrows runs the plugin prsm installs under node
+// (opencode runs it under Bun; both take the module as it is): a prsm that
+// fails, one that is missing and one that hangs past the time limit (cut
+// to 300 ms here) must neither throw nor block a hook, or opencode would
+// stop the tool; a prsm that works gets the event on stdin.
+func TestOpencodePluginNeverThrows(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node")
+	}
+	dir := t.TempDir()
+	got := filepath.Join(dir, "got.json")
+	for _, tc := range []struct{ name, command, want string }{
+		{"fails", "sh -c 'echo boom >&2; exit 1'", ""},
+		{"missing", shellQuote(filepath.Join(dir, "no-such-prsm")) + " hook opencode", ""},
+		{"hangs", "sleep 5", ""},
+		{"works", "cat >> " + shellQuote(got), `"call_id":"call_1"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plugin := strings.Replace(string(opencodePlugin(tc.command)), "const TIMEOUT_MS = 10000;", "const TIMEOUT_MS = 300;", 1)
+			mod := filepath.Join(dir, tc.name+".mjs")
+			if err := os.WriteFile(mod, []byte(plugin), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			script := `
+const { PrsmPlugin } = await import(process.argv[1]);
+const logs = [];
+const client = { app: { log: async (x) => { logs.push(x.body.message); } } };
+const hooks = await PrsmPlugin({ client, directory: "/w", worktree: "/w" });
+const t0 = Date.now();
+await hooks["chat.message"]({ sessionID: "s" }, { parts: [{ type: "text", text: "hi" }] });
+await hooks["tool.execute.before"]({ tool: "write", sessionID: "s", callID: "call_1" }, { args: { filePath: "/w/a" } });
+await hooks["tool.execute.after"]({ tool: "write", sessionID: "s", callID: "call_1", args: {} }, { title: "a", output: "", metadata: {} });
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "s" } } });
+console.log(JSON.stringify({ ms: Date.now() - t0, logs }));
+`
+			cmd := exec.Command(node, "--input-type=module", "-e", script, "file://"+mod)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("node: %v\n%s", err, out)
+			}
+			var res struct {
+				Ms   int
+				Logs []string
+			}
+			if err := json.Unmarshal(out, &res); err != nil {
+				t.Fatalf("node said %s", out)
+			}
+			if res.Ms > 4000 {
+				t.Errorf("four events took %d ms", res.Ms)
+			}
+			if tc.want == "" {
+				if len(res.Logs) != 4 || tc.name == "fails" && res.Logs[0] != "boom" {
+					t.Errorf("want one logged warning per event (prsm's stderr, if any), got %q", res.Logs)
+				}
+				return
+			}
+			if len(res.Logs) != 0 {
+				t.Errorf("warnings from a working prsm: %q", res.Logs)
+			}
+			b, _ := os.ReadFile(got)
+			if !strings.Contains(string(b), tc.want) || !strings.Contains(string(b), `"hook_event_name":"session.idle"`) {
+				t.Errorf("prsm got %s", b)
+			}
+		})
 	}
 }

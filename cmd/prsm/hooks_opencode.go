@@ -65,7 +65,8 @@ func opencodePluginPath(root string) (string, error) {
 // It waits for prsm in tool.execute.before, so that the pre-tool capture
 // is taken before the tool changes anything, and never throws: opencode
 // blocks a tool whose before hook throws, and prsm's failure must not stop
-// the agent. Each run is bounded and killed when it overruns.
+// the agent. Each run is bounded and killed when it overruns (the shell
+// execs prsm, so the kill reaches prsm itself).
 func opencodePlugin(command string) []byte {
 	cmd, _ := json.Marshal(command)
 	return []byte(opencodePluginMarker + `; ` + "`prsm hooks uninstall opencode`" + ` removes it.
@@ -79,8 +80,10 @@ const TIMEOUT_MS = ` + fmt.Sprint(opencodeHookTimeoutMs) + `;
 
 function send(client, event) {
   return new Promise((resolve) => {
-    let child, timer, stderr = "";
+    let child, timer, stderr = "", finished = false;
     const done = (why) => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
       if (why) {
         try {
@@ -90,7 +93,7 @@ function send(client, event) {
       resolve();
     };
     try {
-      child = spawn("/bin/sh", ["-c", COMMAND], { stdio: ["pipe", "ignore", "pipe"] });
+      child = spawn("/bin/sh", ["-c", "exec " + COMMAND], { stdio: ["pipe", "ignore", "pipe"] });
     } catch (e) {
       return done("prsm hook opencode: " + e);
     }
