@@ -57,6 +57,9 @@ func (a *app) hookCmd() *cobra.Command {
 	}
 	c.AddCommand(a.hookClaudeCmd())
 	c.AddCommand(a.hookGeminiCmd())
+	c.AddCommand(a.hookOpencodeCmd())
+	c.AddCommand(a.hookCopilotCmd())
+	c.AddCommand(a.hookCursorCmd())
 	return c
 }
 

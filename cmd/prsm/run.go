@@ -116,12 +116,16 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 	started := time.Now().UTC()
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Dir = dir
-	child.Env = append(os.Environ(), "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
+	// PWD too: the shell's says the workspace, and an agent that believes
+	// it (opencode does) would work there, unrecorded.
+	child.Env = append(os.Environ(), "PWD="+dir, "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
 
 	// Gemini CLI gets the workspace's trust for the run, and a word on
 	// its hooks.
 	child.Env = append(child.Env, geminiRun(a.stdio.Err, argv, p.repo.Root, s.WorktreePath)...)
+	child.Env = append(child.Env, opencodeRunEnv(argv, s.WorktreePath, a.stdio.Err)...)
+	copilotRunNote(argv, s.WorktreePath, a.stdio.Err)
 	if err := child.Start(); err != nil {
 		if created {
 			// Nothing ran in it: the session goes, not left active.

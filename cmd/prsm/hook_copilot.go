@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/tracker"
+)
+
+// GitHub Copilot CLI sends two shapes of hook event. Its own, camelCase
+// events (preToolUse, postToolUse, userPromptSubmitted, agentStop) carry
+// sessionId, timestamp, cwd, toolName and toolArgs (postToolUse adds
+// toolResult) and no tool call id. The PascalCase ones (PreToolUse, ...),
+// which it fires for hooks it reads from Claude Code's settings, are Claude
+// Code's payloads with Claude's tool names: the Claude mapping takes them.
+// Copilot cannot run here (it needs a GitHub login), so this follows its
+// documentation (docs.github.com, "GitHub Copilot CLI hooks reference").
+
+// copilotPayload is a Copilot CLI event: camelCase fields, or (with
+// hook_event_name) a Claude-shaped one.
+type copilotPayload struct {
+	HookEventName string          `json:"hook_event_name"` // PascalCase (Claude-shaped) events only
+	Event         string          `json:"hookEventName"`   // set by some versions on camelCase events
+	SessionID     string          `json:"sessionId"`
+	Cwd           string          `json:"cwd"`
+	ToolName      string          `json:"toolName"`
+	ToolArgs      json.RawMessage `json:"toolArgs"`   // an object, or a JSON string holding one
+	ToolResult    json.RawMessage `json:"toolResult"` // postToolUse
+	Prompt        string          `json:"prompt"`     // userPromptSubmitted
+}
+
+func (a *app) hookCopilotCmd() *cobra.Command {
+	return a.hookAdapterCmd("copilot", "GitHub Copilot CLI",
+		"GitHub Copilot CLI hook adapter: reads one hook event (JSON) on stdin, tells the session's server",
+		`GitHub Copilot CLI hook adapter. It reads one hook event (JSON) on stdin:
+preToolUse starts a tool call (the pre-tool capture), postToolUse completes
+it, userPromptSubmitted starts a turn, agentStop ends it. Copilot gives no
+tool call id: one is derived from the session, the tool and its arguments.
+Claude-shaped events (PreToolUse, ...; Copilot sends those for hooks it
+reads from Claude Code's settings) are handled as `+"`prsm hook claude`"+` does.
+Tool names become prsm's (create → Write, edit → Edit, bash → Bash).
+
+Copilot denies a tool whose preToolUse hook fails, so this adapter always
+exits 0: a failure is one line on stderr. It prints nothing on stdout.`,
+		a.hookCopilot)
+}
+
+// hookCopilot handles one Copilot CLI hook event. Every failure is one line
+// on stderr and exit 0: Copilot reads a failed preToolUse hook as a deny.
+func (a *app) hookCopilot(ctx context.Context, in io.Reader) error {
+	if err := a.copilotEvent(ctx, in); err != nil {
+		fmt.Fprintln(a.stdio.Err, oneLine("prsm hook copilot: "+err.Error()))
+	}
+	return nil
+}
+
+func (a *app) copilotEvent(ctx context.Context, in io.Reader) error {
+	data, err := readHookEvent(in)
+	if err != nil {
+		return err
+	}
+	var p copilotPayload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return fmt.Errorf("malformed Copilot hook event (want one JSON object): %v", err)
+	}
+	if p.HookEventName != "" {
+		// Claude Code's shape and names.
+		var cp claudePayload
+		if err := json.Unmarshal(data, &cp); err != nil {
+			return fmt.Errorf("malformed %s event: %v", p.HookEventName, err)
+		}
+		call, err := cp.call()
+		if err != nil || call == nil {
+			return err
+		}
+		agent := "copilot" + strings.TrimPrefix(cp.agentID(), "claude")
+		call.start.AgentID, call.complete.AgentID = agent, agent
+		return a.sendHook(ctx, cp.Cwd, call, cp.HookEventName)
+	}
+	event := p.event(os.Getenv)
+	call, err := p.call(event)
+	if err != nil || call == nil {
+		return err
+	}
+	return a.sendHook(ctx, p.Cwd, call, event)
+}
+
+// copilotEventEnv names the event a hook runs for: `prsm hooks install
+// copilot` sets it in each hook's env, as Copilot's camelCase payloads do
+// not name their event.
+const copilotEventEnv = "PRSM_COPILOT_EVENT"
+
+// event names a camelCase event: $PRSM_COPILOT_EVENT, else a name in the
+// payload, else what its fields say (toolResult only after a tool,
+// toolName before it, prompt at a prompt). "" is an event prsm cannot
+// tell, and ignores.
+func (p *copilotPayload) event(getenv func(string) string) string {
+	switch {
+	case getenv(copilotEventEnv) != "":
+		return getenv(copilotEventEnv)
+	case p.Event != "":
+		return p.Event
+	case len(p.ToolResult) > 0:
+		return "postToolUse"
+	case p.ToolName != "":
+		return "preToolUse"
+	case p.Prompt != "":
+		return "userPromptSubmitted"
+	}
+	return ""
+}
+
+// call maps a camelCase event to its server call; nil means none.
+func (p *copilotPayload) call(event string) (*hookCall, error) {
+	switch event {
+	case "userPromptSubmitted":
+		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
+	case "agentStop", "sessionEnd":
+		return &hookCall{kind: hookTurnEnd}, nil
+	case "preToolUse", "postToolUse", "postToolUseFailure":
+	default:
+		return nil, nil
+	}
+	if strings.TrimSpace(p.ToolName) == "" {
+		return nil, fmt.Errorf("malformed %s event: no toolName", event)
+	}
+	args, err := p.args()
+	if err != nil {
+		return nil, fmt.Errorf("malformed %s event: %v", event, err)
+	}
+	id, name := p.toolCallID(args), tracker.CanonicalToolName(p.ToolName)
+	if event == "preToolUse" {
+		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
+			ToolCallID: id, ToolName: name, Args: args, AgentID: "copilot", Cwd: p.Cwd,
+		}}, nil
+	}
+	return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
+		Result: p.ToolResult, ToolName: name, Args: args, AgentID: "copilot", Cwd: p.Cwd,
+	}}, nil
+}
+
+// args is toolArgs as a JSON value: the documentation shows it both as an
+// object and as a string holding the object's JSON.
+func (p *copilotPayload) args() (json.RawMessage, error) {
+	if len(p.ToolArgs) == 0 || string(p.ToolArgs) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	var s string
+	if json.Unmarshal(p.ToolArgs, &s) != nil {
+		return p.ToolArgs, nil
+	}
+	if !json.Valid([]byte(s)) {
+		return nil, errors.New("toolArgs is a string that is not JSON")
+	}
+	return json.RawMessage(s), nil
+}
+
+// toolCallID derives the id Copilot does not send from what preToolUse and
+// postToolUse carry alike: the session, the tool and its arguments. Two
+// identical calls in one session share it: the second is taken for a
+// repeat of the first, and its changes are left to the watcher.
+func (p *copilotPayload) toolCallID(args json.RawMessage) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", p.SessionID, strings.TrimSpace(p.ToolName))
+	h.Write(canonicalJSON(args))
+	return "copilot-" + hex.EncodeToString(h.Sum(nil))[:32]
+}
