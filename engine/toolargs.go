@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/internal/safepath"
@@ -77,6 +78,38 @@ func (e *Engine) bashPaths(s *prsm.Session, args json.RawMessage, cwd string) []
 			if rel, err := safepath.Rel(root, p); err == nil {
 				out = append(out, rel)
 				break
+			}
+		}
+	}
+	return out
+}
+
+// patchHeaders are the lines of a patch in Codex's apply_patch format
+// that name a file: the file added, updated or deleted, and the new name
+// of a moved one.
+var patchHeaders = []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "}
+
+// patchPaths are the worktree files a patch in Codex's apply_patch format
+// (the tool's input is the patch itself, in "command") names, made
+// relative to the worktree as argPath does. Like bashPaths, they are only
+// candidates for the pre-tool capture; what changed is found at complete.
+// Paths outside the worktree are dropped, never read.
+func (e *Engine) patchPaths(s *prsm.Session, args json.RawMessage, cwd string) []string {
+	var m struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(args, &m) != nil || !strings.HasPrefix(strings.TrimSpace(m.Command), "*** Begin Patch") {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(m.Command, "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, h := range patchHeaders {
+			if p, ok := strings.CutPrefix(line, h); ok && strings.TrimSpace(p) != "" && len(out) < maxBashTargets {
+				b, _ := json.Marshal(map[string]string{"path": strings.TrimSpace(p)})
+				if rel := e.argPath(s, b, cwd); rel != "" {
+					out = append(out, rel)
+				}
 			}
 		}
 	}
