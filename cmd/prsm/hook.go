@@ -56,6 +56,7 @@ func (a *app) hookCmd() *cobra.Command {
 		},
 	}
 	c.AddCommand(a.hookClaudeCmd())
+	c.AddCommand(a.hookCodexCmd())
 	return c
 }
 
