@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,90 +38,272 @@ var claudeHookEvents = []struct{ event, matcher string }{
 // gives up well before it.
 const claudeHookTimeout = 10
 
-// hooksCmd is `prsm hooks install|uninstall claude`.
+// hookInstaller is one agent's entry in `prsm hooks install|uninstall|status`:
+// which file holds its hooks and how prsm's go in and come out. Each agent's
+// installer lives in its own file (hooks_<agent>.go) and adds itself to
+// hookInstallers from an init function.
+type hookInstaller struct {
+	// title is how people write the agent's name ("Claude Code").
+	title string
+	// help says, for `prsm hooks install --help`, what --user and
+	// --project edit.
+	help string
+	// path is the file --user (root "") or --project (root, the
+	// workspace's repository root) edits.
+	path func(root string) (string, error)
+	// install puts prsm's hooks, running command (prsm's own path, quoted,
+	// and "hook AGENT"), into the file at path, and prints what it
+	// changed, or that nothing changed, on out.
+	install func(out io.Writer, path, command string, project bool) error
+	// uninstall takes prsm's hooks, and nothing else, out of the file at
+	// path, and prints what it changed on out.
+	uninstall func(out io.Writer, path string) error
+	// installed reports whether the file at path holds prsm's hooks.
+	installed func(path string) (bool, error)
+}
+
+// hookInstallers are the agents `prsm hooks` knows, by their name on the
+// command line (as in `prsm hook AGENT`).
+var hookInstallers = map[string]*hookInstaller{}
+
+func init() {
+	hookInstallers["claude"] = &hookInstaller{
+		title: "Claude Code",
+		help: `For claude, --user (the default) edits ~/.claude/settings.json
+($CLAUDE_CONFIG_DIR/settings.json when that is set); --project edits
+<workspace>/.claude/settings.json. Claude Code reads project settings only
+where .claude/ exists, and a session worktree may have none, so --user is
+the safe choice.`,
+		path:      claudeSettingsPath,
+		install:   installClaudeHooks,
+		uninstall: uninstallClaudeHooks,
+		installed: claudeHooksInstalled,
+	}
+}
+
+// hookAgentNames are the names of hookInstallers, sorted.
+func hookAgentNames() []string {
+	names := make([]string, 0, len(hookInstallers))
+	for n := range hookInstallers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// hooksCmd is `prsm hooks install|uninstall AGENT` and `prsm hooks status`.
 func (a *app) hooksCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "hooks",
-		Short: "Install or remove prsm's agent hooks (Claude Code)",
-		Args:  exactArgs(0, "a subcommand: install or uninstall"),
+		Short: "Install, remove or show prsm's agent hooks (" + strings.Join(hookAgentNames(), ", ") + ")",
+		Args:  exactArgs(0, "a subcommand: install, uninstall or status"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("see `prsm hooks --help`", "prsm hooks needs a subcommand: install or uninstall")
+			return usagef("see `prsm hooks --help`", "prsm hooks needs a subcommand: install, uninstall or status")
 		},
 	}
-	c.AddCommand(a.hooksInstallCmd(true), a.hooksInstallCmd(false))
+	c.AddCommand(a.hooksInstallCmd(true), a.hooksInstallCmd(false), a.hooksStatusCmd())
 	return c
 }
 
 func (a *app) hooksInstallCmd(install bool) *cobra.Command {
-	verb, short := "uninstall", "Remove prsm's hooks from Claude Code's settings, and nothing else"
+	verb, short := "uninstall", "Remove prsm's hooks from an agent's settings, and nothing else"
 	if install {
-		verb, short = "install", "Add prsm's hooks to Claude Code's settings, keeping every other setting"
+		verb, short = "install", "Add prsm's hooks to an agent's settings, keeping every other setting"
+	}
+	names := hookAgentNames()
+	var help []string
+	for _, n := range names {
+		help = append(help, hookInstallers[n].help)
 	}
 	var user, proj bool
 	c := &cobra.Command{
-		Use:   verb + " claude [--user | --project]",
+		Use:   verb + " AGENT [--user | --project]",
 		Short: short,
-		Long: short + `.
+		Long: short + ". AGENT is one of: " + strings.Join(names, ", ") + `.
+Running it twice changes nothing; a settings file prsm cannot parse is
+refused and left as it is.
 
---user (the default) edits ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json
-when that is set); --project edits <workspace>/.claude/settings.json. Claude Code
-reads project settings only where .claude/ exists, and a session worktree may
-have none, so --user is the safe choice. Running it twice changes nothing.`,
+` + strings.Join(help, "\n\n"),
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || args[0] != "claude" {
-				return usagef("usage: "+cmd.UseLine(), "prsm hooks %s takes the agent: claude", verb)
+			if len(args) != 1 || hookInstallers[args[0]] == nil {
+				return usagef("usage: "+cmd.UseLine(), "prsm hooks %s takes the agent: %s", verb, strings.Join(names, ", "))
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if user && proj {
 				return usagef("usage: "+cmd.UseLine(), "give --user or --project, not both")
 			}
-			path, err := a.claudeSettingsPath(cmd, proj)
+			agent := args[0]
+			h := hookInstallers[agent]
+			root := ""
+			if proj {
+				var err error
+				if root, err = a.hooksProjectRoot(cmd); err != nil {
+					return err
+				}
+			}
+			path, err := h.path(root)
 			if err != nil {
 				return err
 			}
 			if install {
-				command := shellQuote(selfPath()) + " hook claude"
-				changed, err := editClaudeSettings(path, func(s map[string]any) error {
-					if _, err := removeClaudeHooks(s); err != nil {
-						return err
+				return h.install(a.stdio.Out, path, shellQuote(selfPath())+" hook "+agent, proj)
+			}
+			return h.uninstall(a.stdio.Out, path)
+		},
+	}
+	c.Flags().BoolVar(&user, "user", false, "edit the user's settings (the default)")
+	c.Flags().BoolVar(&proj, "project", false, "edit the workspace's settings")
+	return c
+}
+
+// hooksStatusCmd is `prsm hooks status`: for every agent, whether its user
+// and project settings hold prsm's hooks.
+func (a *app) hooksStatusCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show which agents have prsm's hooks installed, and where",
+		Long: `Show, for every agent prsm has hooks for, whether its user settings and the
+workspace's project settings hold prsm's hooks. Outside a git repository
+only the user settings are shown.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			type row struct {
+				Agent     string `json:"agent"`
+				Scope     string `json:"scope"`
+				Installed bool   `json:"installed"`
+				Path      string `json:"path"`
+				Error     string `json:"error,omitempty"`
+			}
+			var rows []row
+			root, rootErr := a.hooksProjectRoot(cmd)
+			for _, agent := range hookAgentNames() {
+				h := hookInstallers[agent]
+				for _, scope := range []string{"user", "project"} {
+					r := row{Agent: agent, Scope: scope}
+					var err error
+					if scope == "project" {
+						if rootErr != nil {
+							continue
+						}
+						r.Path, err = h.path(root)
+					} else {
+						r.Path, err = h.path("")
 					}
-					return addClaudeHooks(s, command)
-				})
-				if err != nil {
-					return err
+					if err == nil {
+						r.Installed, err = h.installed(r.Path)
+					}
+					if err != nil {
+						r.Error = err.Error()
+					}
+					rows = append(rows, r)
 				}
-				if !changed {
-					fmt.Fprintf(a.stdio.Out, "prsm's Claude Code hooks are already in %s; nothing changed\n", path)
-					return nil
+			}
+			if a.jsonOut {
+				return printJSON(a.stdio.Out, rows)
+			}
+			t := newTable(a.stdio.Out, "AGENT", "SCOPE", "HOOKS", "FILE")
+			for _, r := range rows {
+				state := "-"
+				switch {
+				case r.Error != "":
+					state = "unreadable: " + r.Error
+				case r.Installed:
+					state = "installed"
 				}
-				fmt.Fprintf(a.stdio.Out, "installed prsm's Claude Code hooks in %s: %s\n", path, strings.Join(claudeEventNames(), ", "))
-				fmt.Fprintf(a.stdio.Out, "  command: %s\n", command)
-				if proj {
-					fmt.Fprintln(a.stdio.Out, "  note: Claude Code reads project hooks only where .claude/settings.json exists; --user also covers worktrees without it")
-				}
-				return nil
+				t.row(r.Agent, r.Scope, state, r.Path)
 			}
-			var removed []string
-			changed, err := editClaudeSettings(path, func(s map[string]any) error {
-				removed, err = removeClaudeHooks(s)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if !changed {
-				fmt.Fprintf(a.stdio.Out, "no prsm hooks in %s; nothing changed\n", path)
-				return nil
-			}
-			fmt.Fprintf(a.stdio.Out, "removed prsm's Claude Code hooks from %s: %s\n", path, strings.Join(removed, ", "))
+			t.flush()
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&user, "user", false, "edit the user's settings, ~/.claude/settings.json (the default)")
-	c.Flags().BoolVar(&proj, "project", false, "edit the workspace's .claude/settings.json")
+	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
+}
+
+// hooksProjectRoot is the root of the workspace's repository, whose
+// settings --project edits.
+func (a *app) hooksProjectRoot(cmd *cobra.Command) (string, error) {
+	dir, err := a.workspaceDir()
+	if err != nil {
+		return "", err
+	}
+	repo, err := worktree.Discover(cmd.Context(), nil, dir)
+	if err != nil {
+		return "", err
+	}
+	return repo.Root, nil
+}
+
+// installClaudeHooks merges prsm's handlers into Claude Code's settings.
+func installClaudeHooks(out io.Writer, path, command string, project bool) error {
+	changed, err := editClaudeSettings(path, func(s map[string]any) error {
+		if _, err := removeClaudeHooks(s); err != nil {
+			return err
+		}
+		return addClaudeHooks(s, command)
+	})
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintf(out, "prsm's Claude Code hooks are already in %s; nothing changed\n", path)
+		return nil
+	}
+	fmt.Fprintf(out, "installed prsm's Claude Code hooks in %s: %s\n", path, strings.Join(claudeEventNames(), ", "))
+	fmt.Fprintf(out, "  command: %s\n", command)
+	if project {
+		fmt.Fprintln(out, "  note: Claude Code reads project hooks only where .claude/settings.json exists; --user also covers worktrees without it")
+	}
+	return nil
+}
+
+// uninstallClaudeHooks takes prsm's handlers out of Claude Code's settings.
+func uninstallClaudeHooks(out io.Writer, path string) error {
+	var removed []string
+	changed, err := editClaudeSettings(path, func(s map[string]any) error {
+		var err error
+		removed, err = removeClaudeHooks(s)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintf(out, "no prsm hooks in %s; nothing changed\n", path)
+		return nil
+	}
+	fmt.Fprintf(out, "removed prsm's Claude Code hooks from %s: %s\n", path, strings.Join(removed, ", "))
+	return nil
+}
+
+// claudeHooksInstalled reports whether Claude Code's settings at path hold
+// a prsm handler; a missing file holds none.
+func claudeHooksInstalled(path string) (bool, error) {
+	s, err := readSettings(path)
+	if err != nil || s == nil {
+		return false, err
+	}
+	removed, err := removeClaudeHooks(s)
+	return len(removed) > 0, err
+}
+
+// readSettings reads the JSON object at path; a missing or empty file is
+// nil, no error.
+func readSettings(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	s, err := decodeSettings(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not valid settings JSON (%v)", path, err)
+	}
+	return s, nil
 }
 
 func claudeEventNames() []string {
@@ -130,18 +314,11 @@ func claudeEventNames() []string {
 	return names
 }
 
-// claudeSettingsPath is the settings file to edit.
-func (a *app) claudeSettingsPath(cmd *cobra.Command, project bool) (string, error) {
-	if project {
-		dir, err := a.workspaceDir()
-		if err != nil {
-			return "", err
-		}
-		repo, err := worktree.Discover(cmd.Context(), nil, dir)
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(repo.Root, ".claude", "settings.json"), nil
+// claudeSettingsPath is the settings file to edit: the workspace's when
+// root is set, else the user's.
+func claudeSettingsPath(root string) (string, error) {
+	if root != "" {
+		return filepath.Join(root, ".claude", "settings.json"), nil
 	}
 	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
 		return filepath.Join(d, "settings.json"), nil
