@@ -1,0 +1,249 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// codexHookEvents are the Codex events prsm installs a handler for, in
+// order, with their matchers: the tool events only for the tools that
+// change files (Codex 0.169.0 names its shell Bash, its patch tool
+// apply_patch), so that no read-only tool pays for a change scan.
+var codexHookEvents = []struct{ event, matcher string }{
+	{"PreToolUse", codexToolMatcher},
+	{"PostToolUse", codexToolMatcher},
+	{"UserPromptSubmit", ""},
+	{"Stop", ""},
+}
+
+// codexToolMatcher is the matcher of the tool events, a regular
+// expression over tool_name as Codex reads it.
+const codexToolMatcher = "^(Bash|apply_patch)$"
+
+// codexHookTimeout is the handler timeout in seconds; `prsm hook codex`
+// gives up well before it.
+const codexHookTimeout = 10
+
+func init() {
+	hookInstallers["codex"] = &hookInstaller{
+		title: "Codex",
+		help: `For codex, --user (the default) edits ~/.codex/hooks.json
+($CODEX_HOME/hooks.json when that is set); --project edits
+<workspace>/.codex/hooks.json. Codex runs a hook only once it is trusted
+and skips an untrusted one silently: install says how to trust prsm's.
+` + "`prsm run -- codex`" + ` needs no install: it wires prsm's hooks for its run.`,
+		path:      codexHooksPath,
+		install:   installCodexHooks,
+		uninstall: uninstallCodexHooks,
+		installed: codexHooksInstalled,
+	}
+}
+
+// codexHome is Codex's own directory: $CODEX_HOME, which Codex 0.169.0
+// honours for config.toml and hooks.json alike, else ~/.codex.
+func codexHome() (string, error) {
+	if d := os.Getenv("CODEX_HOME"); d != "" {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("cannot find the home directory for ~/.codex; set CODEX_HOME or use --project")
+	}
+	return filepath.Join(home, ".codex"), nil
+}
+
+// codexHooksPath is the hooks file to edit: the workspace's when root is
+// set, else the user's.
+func codexHooksPath(root string) (string, error) {
+	if root != "" {
+		return filepath.Join(root, ".codex", "hooks.json"), nil
+	}
+	dir, err := codexHome()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "hooks.json"), nil
+}
+
+// installCodexHooks merges prsm's handlers into a Codex hooks.json, which
+// has Claude Code's shape: {"hooks": {Event: [{matcher, hooks: [...]}]}}.
+func installCodexHooks(out io.Writer, path, command string, project bool) error {
+	changed, err := editClaudeSettings(path, func(s map[string]any) error {
+		if _, err := removeAgentHooks(s, "codex", codexEventNames()); err != nil {
+			return err
+		}
+		return addCodexHooks(s, command)
+	})
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintf(out, "prsm's Codex hooks are already in %s; nothing changed\n", path)
+	} else {
+		fmt.Fprintf(out, "installed prsm's Codex hooks in %s: %s\n", path, strings.Join(codexEventNames(), ", "))
+		fmt.Fprintf(out, "  command: %s\n", command)
+	}
+	// Said every time: an install changes nothing until the hooks are
+	// trusted, and Codex does not say when it skips them.
+	fmt.Fprintln(out, "  Codex skips a hook it does not trust, without a word. To trust prsm's once:")
+	fmt.Fprintln(out, "    run `codex` in a terminal; at \"Hooks need review\" choose \"Trust all and continue\"")
+	fmt.Fprintln(out, "    (or open /hooks in codex and trust the four prsm hooks). Trust again after each change of this file.")
+	if project {
+		fmt.Fprintln(out, "  Codex reads a project's .codex/hooks.json only in a trusted project, and prsm's sessions run in")
+		fmt.Fprintln(out, "  their own worktrees, which see the file only once it is committed; --user covers every worktree.")
+	}
+	fmt.Fprintln(out, "  `prsm run -- codex ...` needs none of this: it wires prsm's hooks for its own run.")
+	return nil
+}
+
+// uninstallCodexHooks takes prsm's handlers out of a Codex hooks.json.
+func uninstallCodexHooks(out io.Writer, path string) error {
+	var removed []string
+	changed, err := editClaudeSettings(path, func(s map[string]any) error {
+		var err error
+		removed, err = removeAgentHooks(s, "codex", codexEventNames())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintf(out, "no prsm hooks in %s; nothing changed\n", path)
+		return nil
+	}
+	fmt.Fprintf(out, "removed prsm's Codex hooks from %s: %s\n", path, strings.Join(removed, ", "))
+	return nil
+}
+
+// codexHooksInstalled reports whether the hooks.json at path holds a prsm
+// handler; a missing file holds none.
+func codexHooksInstalled(path string) (bool, error) {
+	s, err := readSettings(path)
+	if err != nil || s == nil {
+		return false, err
+	}
+	removed, err := removeAgentHooks(s, "codex", codexEventNames())
+	return len(removed) > 0, err
+}
+
+func codexEventNames() []string {
+	var names []string
+	for _, e := range codexHookEvents {
+		names = append(names, e.event)
+	}
+	return names
+}
+
+// codexHookGroups are prsm's hook groups by event, in the hooks.json shape.
+func codexHookGroups(command string) map[string]map[string]any {
+	groups := map[string]map[string]any{}
+	for _, e := range codexHookEvents {
+		g := map[string]any{"hooks": []any{map[string]any{
+			"type": "command", "command": command, "timeout": json.Number(fmt.Sprint(codexHookTimeout)),
+		}}}
+		if e.matcher != "" {
+			g["matcher"] = e.matcher
+		}
+		groups[e.event] = g
+	}
+	return groups
+}
+
+// addCodexHooks appends prsm's group to each of its events.
+func addCodexHooks(s map[string]any, command string) error {
+	hooks, err := hooksOf(s, true)
+	if err != nil {
+		return err
+	}
+	groups := codexHookGroups(command)
+	for _, e := range codexHookEvents {
+		var list []any
+		if v, ok := hooks[e.event]; ok && v != nil {
+			if list, ok = v.([]any); !ok {
+				return fmt.Errorf("hooks.%s is not a JSON array", e.event)
+			}
+		}
+		hooks[e.event] = append(list, groups[e.event])
+	}
+	return nil
+}
+
+// isAgentHandler recognises a handler prsm installed for agent: a command
+// that runs a prsm binary (wherever it lives) with "hook AGENT".
+func isAgentHandler(h any, agent string) bool {
+	m, ok := h.(map[string]any)
+	if !ok {
+		return false
+	}
+	cmd, ok := m["command"].(string)
+	if !ok {
+		return false
+	}
+	prog, found := strings.CutSuffix(strings.TrimSpace(cmd), " hook "+agent)
+	if !found {
+		return false
+	}
+	prog = strings.Trim(strings.TrimSpace(prog), `'"`)
+	return strings.Contains(filepath.Base(prog), "prsm")
+}
+
+// removeAgentHooks drops prsm's handlers for agent from every event of a
+// file in Claude Code's hooks shape, and the groups and events they leave
+// empty; it returns the events it changed, in order's order. Anything
+// else, including groups it does not understand, stays as it is.
+func removeAgentHooks(s map[string]any, agent string, order []string) ([]string, error) {
+	hooks, err := hooksOf(s, false)
+	if err != nil || hooks == nil {
+		return nil, err
+	}
+	var changed []string
+	for event, v := range hooks {
+		groups, ok := v.([]any)
+		if !ok {
+			continue
+		}
+		var keep []any
+		removed := false
+		for _, g := range groups {
+			gm, ok := g.(map[string]any)
+			handlers, ok2 := gm["hooks"].([]any)
+			if !ok || !ok2 {
+				keep = append(keep, g)
+				continue
+			}
+			var left []any
+			for _, h := range handlers {
+				if isAgentHandler(h, agent) {
+					removed = true
+				} else {
+					left = append(left, h)
+				}
+			}
+			if len(left) == len(handlers) {
+				keep = append(keep, g)
+			} else if len(left) > 0 {
+				gm["hooks"] = left
+				keep = append(keep, gm)
+			}
+		}
+		if !removed {
+			continue
+		}
+		changed = append(changed, event)
+		if len(keep) == 0 {
+			delete(hooks, event)
+		} else {
+			hooks[event] = keep
+		}
+	}
+	if len(hooks) == 0 && len(changed) > 0 {
+		delete(s, "hooks")
+	}
+	sortLike(changed, order)
+	return changed, nil
+}
