@@ -114,9 +114,12 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 		}
 	}
 	started := time.Now().UTC()
+	env := append(os.Environ(), "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
+	// An agent prsm has hooks for gets them for this run.
+	argv = codexRunArgs(ctx, argv, dir, env, a.stdio.Err)
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Dir = dir
-	child.Env = append(os.Environ(), "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
+	child.Env = env
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
 	if err := child.Start(); err != nil {
 		if created {
