@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/fakemodel"
+)
+
+// codexVersion is the Codex the real-agent test runs.
+const codexVersion = "0.169.0"
+
+// codexRead reads a file under root; "" with ok false when it is absent.
+func codexRead(t *testing.T, root, rel string) (string, bool) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	if os.IsNotExist(err) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), true
+}
+
+// TestRealAgentCodex runs the real Codex, non-interactively (codex exec),
+// under `prsm run -- codex`, which wires prsm's hooks in for the run with
+// -c overrides and trusts exactly those, against a fake Responses model
+// that plays an apply_patch adding a file, an apply_patch changing it, one
+// exec_command shell call that creates, changes and deletes files, and a
+// final answer. Every tool call must come in as records under Codex's own
+// call ids and canonical names (the shell's files as :N records), every
+// change must reach the workspace byte for byte, the prompt must make a
+// turn checkpoint, and a reject must put the file back. Codex's config and
+// home are in the test's temp dir; the user's ~/.codex is never read.
+func TestRealAgentCodex(t *testing.T) {
+	codex := realAgent(t, "@openai/codex", codexVersion, "codex")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	root := t.TempDir()
+	repo, codexHome, userHome, prsmHome := filepath.Join(root, "repo"), filepath.Join(root, "codex-home"), filepath.Join(root, "home"), filepath.Join(root, "prsm")
+	for _, d := range []string{repo, codexHome, userHome} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { stopServers(prsmHome) })
+	gitcfg := filepath.Join(userHome, ".gitconfig")
+	if err := os.WriteFile(gitcfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		addID   = "call_codexAddHello"
+		patchID = "call_codexPatchHello"
+		shellID = "call_codexShellShuffle"
+		prompt  = "Add a greeting, then tidy up the text files."
+	)
+	model := fakemodel.ResponsesStart(t, []fakemodel.ResponsesStep{
+		{CallID: addID, ApplyPatch: "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch\n"},
+		{CallID: patchID, ApplyPatch: "*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello\n+hello, world\n*** End Patch\n"},
+		{CallID: shellID, Exec: "printf 'one\\n' > new1.txt && mkdir -p sub && printf 'two\\n' > sub/new2.txt && sed -i s/one/ONE/ b.txt && rm c.txt"},
+		{Message: "Done: hello.txt greets, the text files are tidy."},
+	})
+	config := `model = "gpt-5.5"
+model_provider = "fake"
+[model_providers.fake]
+name = "fake"
+base_url = "` + model.URL + `"
+wire_api = "responses"
+env_key = "PRSM_FAKE_OPENAI_KEY"
+`
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(),
+		"HOME="+userHome, "PRSM_HOME="+prsmHome, "CODEX_HOME="+codexHome, "PRSM_FAKE_OPENAI_KEY=sk-fake",
+		"GIT_CONFIG_GLOBAL="+gitcfg, "GIT_CONFIG_NOSYSTEM=1", "GORACE=atexit_sleep_ms=0")
+	run := func(name string, args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = repo, env, &stdout, &stderr
+		cmd.WaitDelay = 5 * time.Second
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
+		}
+		t.Logf("%s %s:\n%s%s", filepath.Base(name), args[0], stdout.String(), stderr.String())
+		return stdout.String()
+	}
+	for rel, content := range map[string]string{"a.txt": "alpha\n", "b.txt": "one\ntwo\n", "c.txt": "gone soon\n"} {
+		if err := os.WriteFile(filepath.Join(repo, rel), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("git", "init", "-q")
+	run("git", "add", "-A")
+	run("git", "commit", "-qm", "first")
+
+	var s prsm.Session
+	if err := json.Unmarshal([]byte(run(prsmBinary(t), "session", "start", "--json")), &s); err != nil {
+		t.Fatal(err)
+	}
+	projects, err := filepath.Glob(filepath.Join(prsmHome, "projects", "*"))
+	if err != nil || len(projects) != 1 {
+		t.Fatalf("want one project under %s: %v %v", prsmHome, projects, err)
+	}
+	run(prsmBinary(t), "run", "--session", s.ID, "--", codex, "exec", "--dangerously-bypass-approvals-and-sandbox", prompt)
+	if n := len(model.ResponsesRequests()); n < 4 {
+		t.Fatalf("Codex asked the model %d times, want the 4 scripted steps", n)
+	}
+	if _, err := os.Stat(filepath.Join(codexHome, "hooks.json")); !os.IsNotExist(err) {
+		t.Errorf("prsm run wrote Codex's hooks.json (%v); it must wire the run with -c alone", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(codexHome, "config.toml")); string(b) != config {
+		t.Errorf("prsm run changed Codex's config.toml:\n%s", b)
+	}
+
+	cl := liveClient(ctx, t, projects[0])
+	recs, err := cl.Changes(ctx, s.ID, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One line per record: its id, the tool call's id, the tool, the
+	// change, the path and the agent; the shell's :N numbers apart.
+	var got, shellN []string
+	byPath := map[string]*prsm.Record{}
+	for _, rec := range recs {
+		id := rec.ID
+		if n, ok := strings.CutPrefix(id, shellID+":"); ok {
+			shellN = append(shellN, n)
+			id = shellID + ":N"
+		}
+		got = append(got, strings.Join([]string{id, rec.ToolCallID, rec.ToolName, rec.ChangeType, rec.RelPath, rec.AgentID}, " "))
+		byPath[rec.RelPath] = rec
+	}
+	sort.Strings(got)
+	sort.Strings(shellN)
+	want := []string{
+		addID + " " + addID + " Edit create hello.txt codex",
+		patchID + " " + patchID + " Edit modify hello.txt codex",
+		shellID + ":N " + shellID + " Bash create new1.txt codex",
+		shellID + ":N " + shellID + " Bash create sub/new2.txt codex",
+		shellID + ":N " + shellID + " Bash delete c.txt codex",
+		shellID + ":N " + shellID + " Bash modify b.txt codex",
+	}
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || strings.Join(shellN, " ") != "0 1 2 3" {
+		t.Fatalf("records (id, tool call, tool, change, path, agent):\n%s\nwant:\n%s\nwith the shell's :N %v, want 0 to 3",
+			strings.Join(got, "\n"), strings.Join(want, "\n"), shellN)
+	}
+
+	// Every change reached the workspace, byte for byte.
+	for rel, content := range map[string]string{"hello.txt": "hello, world\n", "a.txt": "alpha\n", "b.txt": "ONE\ntwo\n", "new1.txt": "one\n", "sub/new2.txt": "two\n"} {
+		if got, ok := codexRead(t, repo, rel); !ok || got != content {
+			t.Errorf("workspace %s = %q (present %v), want %q", rel, got, ok, content)
+		}
+	}
+	if _, ok := codexRead(t, repo, "c.txt"); ok {
+		t.Errorf("workspace c.txt is still there; the shell deleted it")
+	}
+
+	// The prompt made a turn checkpoint.
+	cps, err := cl.Checkpoints(ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []string
+	for _, c := range cps {
+		if c.Kind == prsm.CheckpointAuto && c.ToolCallID == "" {
+			turns = append(turns, c.Name)
+		}
+	}
+	if !strings.Contains(strings.Join(turns, "\n"), prompt) {
+		t.Fatalf("no turn checkpoint for the prompt; turn checkpoints: %q", turns)
+	}
+
+	// A reject puts the file back, in the worktree and the workspace.
+	if _, err := cl.Reject(ctx, s.ID, byPath["c.txt"].ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{repo, s.WorktreePath} {
+		if got, ok := codexRead(t, dir, "c.txt"); !ok || got != "gone soon\n" {
+			t.Errorf("after the reject %s/c.txt = %q (present %v), want it back", dir, got, ok)
+		}
+	}
+}
