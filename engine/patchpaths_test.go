@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine"
 )
 
 // Codex's apply_patch carries its files in the patch, not in a path
@@ -45,6 +47,15 @@ func TestApplyPatchCapturesNamedFiles(t *testing.T) {
 	}
 	if ans.ToolName != "Edit" || ans.Candidates != 4 {
 		t.Fatalf("capture = %+v, want Edit with 4 candidates (a, gone, old, dest)", ans)
+	}
+	// Its checkpoint is named by the patch's files, not its text.
+	engine.Settle(eng)
+	cps, err := eng.Checkpoints(ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cps) == 0 || !strings.HasPrefix(cps[len(cps)-1].Name, "before Edit: a.txt, new.txt, /") {
+		t.Fatalf("checkpoints %+v, want the last one named by the patch's files", cps)
 	}
 	// Not a patch: no candidates from "command".
 	args, _ = json.Marshal(map[string]string{"command": "*** Update File: a.txt"})
