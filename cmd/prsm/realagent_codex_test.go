@@ -36,8 +36,8 @@ func codexRead(t *testing.T, root, rel string) (string, bool) {
 // under `prsm run -- codex`, which wires prsm's hooks in for the run with
 // -c overrides and trusts exactly those, against a fake Responses model
 // that plays an apply_patch adding a file, an apply_patch changing it, one
-// exec_command shell call that creates, changes and deletes files, and a
-// final answer. Every tool call must come in as records under Codex's own
+// exec_command shell call that creates, changes and deletes files, an
+// apply_patch of two files, and a final answer. Every tool call must come in as records under Codex's own
 // call ids and canonical names (the shell's files as :N records), every
 // change must reach the workspace byte for byte, the prompt must make a
 // turn checkpoint, and a reject must put the file back. Codex's config and
@@ -62,12 +62,14 @@ func TestRealAgentCodex(t *testing.T) {
 		addID   = "call_codexAddHello"
 		patchID = "call_codexPatchHello"
 		shellID = "call_codexShellShuffle"
+		twoID   = "call_codexPatchTwo"
 		prompt  = "Add a greeting, then tidy up the text files."
 	)
 	model := fakemodel.ResponsesStart(t, []fakemodel.ResponsesStep{
 		{CallID: addID, ApplyPatch: "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch\n"},
 		{CallID: patchID, ApplyPatch: "*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello\n+hello, world\n*** End Patch\n"},
 		{CallID: shellID, Exec: "printf 'one\\n' > new1.txt && mkdir -p sub && printf 'two\\n' > sub/new2.txt && sed -i s/one/ONE/ b.txt && rm c.txt"},
+		{CallID: twoID, ApplyPatch: "*** Begin Patch\n*** Update File: a.txt\n@@\n-alpha\n+ALPHA\n*** Add File: docs/notes.txt\n+notes\n*** End Patch\n"},
 		{Message: "Done: hello.txt greets, the text files are tidy."},
 	})
 	config := `model = "gpt-5.5"
@@ -114,8 +116,8 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 		t.Fatalf("want one project under %s: %v %v", prsmHome, projects, err)
 	}
 	run(prsmBinary(t), "run", "--session", s.ID, "--", codex, "exec", "--dangerously-bypass-approvals-and-sandbox", prompt)
-	if n := len(model.ResponsesRequests()); n < 4 {
-		t.Fatalf("Codex asked the model %d times, want the 4 scripted steps", n)
+	if n := len(model.ResponsesRequests()); n < 5 {
+		t.Fatalf("Codex asked the model %d times, want the 5 scripted steps", n)
 	}
 	if _, err := os.Stat(filepath.Join(codexHome, "hooks.json")); !os.IsNotExist(err) {
 		t.Errorf("prsm run wrote Codex's hooks.json (%v); it must wire the run with -c alone", err)
@@ -131,6 +133,8 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 	}
 	// One line per record: its id, the tool call's id, the tool, the
 	// change, the path and the agent; the shell's :N numbers apart.
+	// The patch of two files makes two records, :0 and :1, in prsm's
+	// path order.
 	var got, shellN []string
 	byPath := map[string]*prsm.Record{}
 	for _, rec := range recs {
@@ -151,6 +155,8 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 		shellID + ":N " + shellID + " Bash create sub/new2.txt codex",
 		shellID + ":N " + shellID + " Bash delete c.txt codex",
 		shellID + ":N " + shellID + " Bash modify b.txt codex",
+		twoID + ":0 " + twoID + " Edit modify a.txt codex",
+		twoID + ":1 " + twoID + " Edit create docs/notes.txt codex",
 	}
 	sort.Strings(want)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || strings.Join(shellN, " ") != "0 1 2 3" {
@@ -159,7 +165,7 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 	}
 
 	// Every change reached the workspace, byte for byte.
-	for rel, content := range map[string]string{"hello.txt": "hello, world\n", "a.txt": "alpha\n", "b.txt": "ONE\ntwo\n", "new1.txt": "one\n", "sub/new2.txt": "two\n"} {
+	for rel, content := range map[string]string{"hello.txt": "hello, world\n", "a.txt": "ALPHA\n", "docs/notes.txt": "notes\n", "b.txt": "ONE\ntwo\n", "new1.txt": "one\n", "sub/new2.txt": "two\n"} {
 		if got, ok := codexRead(t, repo, rel); !ok || got != content {
 			t.Errorf("workspace %s = %q (present %v), want %q", rel, got, ok, content)
 		}
