@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -35,7 +37,9 @@ func init() {
 		help: `For codex, --user (the default) edits ~/.codex/hooks.json
 ($CODEX_HOME/hooks.json when that is set); --project edits
 <workspace>/.codex/hooks.json. Codex runs a hook only once it is trusted
-and skips an untrusted one silently: install says how to trust prsm's.
+and skips an untrusted one silently: with --user and a codex on PATH,
+install has Codex trust prsm's hooks (and no other) in its config.toml;
+otherwise it says how to trust them.
 ` + "`prsm run -- codex`" + ` needs no install: it wires prsm's hooks for its run.`,
 		path:      codexHooksPath,
 		install:   installCodexHooks,
@@ -88,8 +92,21 @@ func installCodexHooks(out io.Writer, path, command string, project bool) error 
 		fmt.Fprintf(out, "installed prsm's Codex hooks in %s: %s\n", path, strings.Join(codexEventNames(), ", "))
 		fmt.Fprintf(out, "  command: %s\n", command)
 	}
-	// Said every time: an install changes nothing until the hooks are
-	// trusted, and Codex does not say when it skips them.
+	// An install changes nothing until Codex trusts the hooks, and Codex
+	// does not say when it skips them: the user's hooks are trusted here,
+	// by Codex itself, or the user is told how.
+	if !project {
+		config, err := codexTrustInstalled(path)
+		switch {
+		case err == nil && config == "":
+			fmt.Fprintln(out, "  Codex trusts them already")
+			return nil
+		case err == nil:
+			fmt.Fprintf(out, "  trusted them in Codex: it wrote their hashes under hooks.state in %s\n", config)
+			return nil
+		}
+		fmt.Fprintf(out, "  prsm could not have Codex trust them (%s)\n", oneLine(err.Error()))
+	}
 	fmt.Fprintln(out, "  Codex skips a hook it does not trust, without a word. To trust prsm's once:")
 	fmt.Fprintln(out, "    run `codex` in a terminal; at \"Hooks need review\" choose \"Trust all and continue\"")
 	fmt.Fprintln(out, "    (or open /hooks in codex and trust the four prsm hooks). Trust again after each change of this file.")
@@ -99,6 +116,77 @@ func installCodexHooks(out io.Writer, path, command string, project bool) error 
 	}
 	fmt.Fprintln(out, "  `prsm run -- codex ...` needs none of this: it wires prsm's hooks for its own run.")
 	return nil
+}
+
+// codexTrustInstalled has the codex on PATH trust prsm's handlers in the
+// user's hooks file at path, and nothing else: it lists the hooks through
+// `codex app-server` and has Codex write the hashes of prsm's untrusted
+// ones into its own config.toml (config/batchWrite, as Codex's /hooks
+// does), keeping the rest of the file as it is. It returns that file, or
+// "" when every one was trusted already.
+func codexTrustInstalled(path string) (config string, err error) {
+	codex, err := exec.LookPath("codex")
+	if err != nil {
+		return "", errors.New("no codex on PATH")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), codexTrustTimeout)
+	defer cancel()
+	dir := filepath.Dir(path)
+	c, err := startCodexAppServer(ctx, codex, nil, dir, os.Environ())
+	if err != nil {
+		return "", err
+	}
+	defer c.close()
+	ours := func() (untrusted map[string]any, found int, err error) {
+		hooks, err := c.hooks(ctx, dir)
+		if err != nil {
+			return nil, 0, err
+		}
+		untrusted = map[string]any{}
+		for _, h := range hooks {
+			if !sameFile(h.SourcePath, path) || !isAgentHandler(map[string]any{"command": h.Command}, "codex") {
+				continue
+			}
+			found++
+			if h.TrustStatus != "trusted" {
+				untrusted[h.Key] = map[string]string{"trusted_hash": h.CurrentHash}
+			}
+		}
+		if found < len(codexHookEvents) {
+			return nil, found, fmt.Errorf("codex lists %d of prsm's %d hooks in %s", found, len(codexHookEvents), path)
+		}
+		return untrusted, found, nil
+	}
+	untrusted, _, err := ours()
+	if err != nil || len(untrusted) == 0 {
+		return "", err
+	}
+	var res struct {
+		FilePath string `json:"filePath"`
+	}
+	if err := c.call(ctx, "config/batchWrite", map[string]any{
+		"edits":    []any{map[string]any{"keyPath": "hooks.state", "value": untrusted, "mergeStrategy": "upsert"}},
+		"filePath": nil, "expectedVersion": nil, "reloadUserConfig": true,
+	}, &res); err != nil {
+		return "", err
+	}
+	if left, _, err := ours(); err != nil || len(left) > 0 {
+		if err == nil {
+			err = fmt.Errorf("codex still lists %d of them as untrusted", len(left))
+		}
+		return "", err
+	}
+	return res.FilePath, nil
+}
+
+// sameFile reports whether a and b name the same existing file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // uninstallCodexHooks takes prsm's handlers out of a Codex hooks.json.

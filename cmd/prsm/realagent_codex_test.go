@@ -42,7 +42,17 @@ func codexRead(t *testing.T, root, rel string) (string, bool) {
 // change must reach the workspace byte for byte, the prompt must make a
 // turn checkpoint, and a reject must put the file back. Codex's config and
 // home are in the test's temp dir; the user's ~/.codex is never read.
-func TestRealAgentCodex(t *testing.T) {
+func TestRealAgentCodex(t *testing.T) { codexRealRun(t, false) }
+
+// TestRealAgentCodexInstalled is TestRealAgentCodex with prsm's hooks
+// installed in the (temp) user's ~/.codex/hooks.json by `prsm hooks
+// install codex`, which has the codex on PATH trust them: `prsm run`
+// then adds none of its own, and every event still arrives once.
+func TestRealAgentCodexInstalled(t *testing.T) { codexRealRun(t, true) }
+
+// codexRealRun is the real Codex under prsm run; with install, prsm's
+// hooks are installed and trusted first.
+func codexRealRun(t *testing.T, install bool) {
 	codex := realAgent(t, "@openai/codex", codexVersion, "codex")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -84,8 +94,10 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 		t.Fatal(err)
 	}
 	env := append(os.Environ(),
+		"PATH="+filepath.Dir(codex)+string(filepath.ListSeparator)+os.Getenv("PATH"),
 		"HOME="+userHome, "PRSM_HOME="+prsmHome, "CODEX_HOME="+codexHome, "PRSM_FAKE_OPENAI_KEY=sk-fake",
 		"GIT_CONFIG_GLOBAL="+gitcfg, "GIT_CONFIG_NOSYSTEM=1", "GORACE=atexit_sleep_ms=0")
+	var stderrOf string // the last run's stderr
 	run := func(name string, args ...string) string {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
@@ -96,6 +108,7 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 			t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
 		}
 		t.Logf("%s %s:\n%s%s", filepath.Base(name), args[0], stdout.String(), stderr.String())
+		stderrOf = stderr.String()
 		return stdout.String()
 	}
 	for rel, content := range map[string]string{"a.txt": "alpha\n", "b.txt": "one\ntwo\n", "c.txt": "gone soon\n"} {
@@ -107,6 +120,17 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 	run("git", "add", "-A")
 	run("git", "commit", "-qm", "first")
 
+	if install {
+		out := run(prsmBinary(t), "hooks", "install", "codex")
+		if want := "trusted them in Codex: it wrote their hashes under hooks.state in " + filepath.Join(codexHome, "config.toml"); !strings.Contains(out, want) {
+			t.Fatalf("hooks install did not have Codex trust the hooks:\n%s", out)
+		}
+		b, err := os.ReadFile(filepath.Join(codexHome, "config.toml"))
+		if err != nil || !strings.HasPrefix(string(b), config) || strings.Count(string(b), "trusted_hash") != 4 {
+			t.Fatalf("config.toml after the install, want the user's config and 4 trusted hashes (%v):\n%s", err, b)
+		}
+		config = string(b)
+	}
 	var s prsm.Session
 	if err := json.Unmarshal([]byte(run(prsmBinary(t), "session", "start", "--json")), &s); err != nil {
 		t.Fatal(err)
@@ -115,11 +139,15 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 	if err != nil || len(projects) != 1 {
 		t.Fatalf("want one project under %s: %v %v", prsmHome, projects, err)
 	}
+	// Codex reports each hook it ran on stderr.
 	run(prsmBinary(t), "run", "--session", s.ID, "--", codex, "exec", "--dangerously-bypass-approvals-and-sandbox", prompt)
+	if n := strings.Count(stderrOf, "hook: PreToolUse Completed"); n != 4 {
+		t.Errorf("codex ran %d PreToolUse hooks, want one for each of its 4 tool calls:\n%s", n, stderrOf)
+	}
 	if n := len(model.ResponsesRequests()); n < 5 {
 		t.Fatalf("Codex asked the model %d times, want the 5 scripted steps", n)
 	}
-	if _, err := os.Stat(filepath.Join(codexHome, "hooks.json")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(codexHome, "hooks.json")); !install && !os.IsNotExist(err) {
 		t.Errorf("prsm run wrote Codex's hooks.json (%v); it must wire the run with -c alone", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(codexHome, "config.toml")); string(b) != config {
@@ -179,14 +207,20 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 	if err != nil {
 		t.Fatal(err)
 	}
+	// (prsm run's own turn is named by the whole command, which holds
+	// the prompt too: the prompt's turn is named by the prompt alone.)
 	var turns []string
+	n := 0
 	for _, c := range cps {
 		if c.Kind == prsm.CheckpointAuto && c.ToolCallID == "" {
 			turns = append(turns, c.Name)
+			if _, name, ok := strings.Cut(c.Name, ": "); ok && name == prompt {
+				n++
+			}
 		}
 	}
-	if !strings.Contains(strings.Join(turns, "\n"), prompt) {
-		t.Fatalf("no turn checkpoint for the prompt; turn checkpoints: %q", turns)
+	if n != 1 {
+		t.Fatalf("%d turn checkpoints for the prompt, want 1; turn checkpoints: %q", n, turns)
 	}
 
 	// A reject puts the file back, in the worktree and the workspace.

@@ -121,15 +121,26 @@ type codexHook struct {
 	EventName   string `json:"eventName"`
 	Command     string `json:"command"`
 	Source      string `json:"source"`
+	SourcePath  string `json:"sourcePath"`
 	Enabled     bool   `json:"enabled"`
 	CurrentHash string `json:"currentHash"`
 	TrustStatus string `json:"trustStatus"`
 }
 
-// codexListHooks asks `codex FLAGS app-server` (JSON-RPC on stdio) for
-// the hooks Codex would run in dir, and stops it.
-func codexListHooks(ctx context.Context, codex string, flags []string, dir string, env []string) ([]codexHook, error) {
-	cmd := exec.CommandContext(ctx, codex, append(append([]string{}, flags...), "app-server")...)
+// codexAppServer is a `codex app-server` child spoken to with JSON-RPC on
+// its stdin and stdout, one message a line: what Codex's own UIs use to
+// list hooks and to write their trust into config.toml.
+type codexAppServer struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  *bufio.Scanner
+	nextID int
+}
+
+// startCodexAppServer starts `codex ARGS app-server` in dir with env and
+// initializes it; ctx bounds its whole life. Close it when done.
+func startCodexAppServer(ctx context.Context, codex string, args []string, dir string, env []string) (*codexAppServer, error) {
+	cmd := exec.CommandContext(ctx, codex, append(append([]string{}, args...), "app-server")...)
 	cmd.Dir, cmd.Env = dir, env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -142,49 +153,103 @@ func codexListHooks(ctx context.Context, codex string, flags []string, dir strin
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start codex app-server: %w", err)
 	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
-	list, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": map[string]any{"cwds": []string{dir}}})
-	// stdin stays open until the answer: Codex stops at its end.
-	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"prsm","version":"1"}}}`+"\n"+
-		`{"jsonrpc":"2.0","method":"initialized"}`+"\n"+string(list)+"\n"); err != nil {
-		return nil, fmt.Errorf("codex app-server: %w", err)
+	c := &codexAppServer{cmd: cmd, stdin: stdin, lines: bufio.NewScanner(stdout), nextID: 1}
+	c.lines.Buffer(make([]byte, 64<<10), 16<<20)
+	if err := c.call(ctx, "initialize", map[string]any{"clientInfo": map[string]string{"name": "prsm", "version": "1"}}, nil); err != nil {
+		c.close()
+		return nil, err
 	}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
+	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "initialized"}); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *codexAppServer) send(msg any) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	if _, err := c.stdin.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("codex app-server: %w", err)
+	}
+	return nil
+}
+
+// call sends one request and decodes its result into result (when not
+// nil); notifications in between are skipped.
+func (c *codexAppServer) call(ctx context.Context, method string, params, result any) error {
+	id := c.nextID
+	c.nextID++
+	if err := c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+		// Most often the server has gone: say so, as a read would.
+		if !c.lines.Scan() {
+			return fmt.Errorf("codex app-server ended without answering %s", method)
+		}
+		return err
+	}
+	for c.lines.Scan() {
 		var msg struct {
-			ID     *int `json:"id"`
-			Result *struct {
-				Data []struct {
-					Hooks []codexHook `json:"hooks"`
-				} `json:"data"`
-			} `json:"result"`
-			Error *struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
 				Message string `json:"message"`
 			} `json:"error"`
 		}
-		if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.ID == nil || *msg.ID != 2 {
+		if json.Unmarshal(c.lines.Bytes(), &msg) != nil || msg.ID == nil || *msg.ID != id {
 			continue
 		}
 		if msg.Error != nil {
-			return nil, fmt.Errorf("codex app-server hooks/list: %s", msg.Error.Message)
+			return fmt.Errorf("codex app-server %s: %s", method, msg.Error.Message)
 		}
-		if msg.Result == nil {
-			return nil, errors.New("codex app-server hooks/list: no result")
+		if result == nil {
+			return nil
 		}
-		var hooks []codexHook
-		for _, d := range msg.Result.Data {
-			hooks = append(hooks, d.Hooks...)
+		if err := json.Unmarshal(msg.Result, result); err != nil {
+			return fmt.Errorf("codex app-server %s: %v", method, err)
 		}
-		return hooks, nil
+		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("codex app-server did not answer in %s", codexTrustTimeout)
+	if ctx.Err() != nil {
+		return fmt.Errorf("codex app-server did not answer %s in time", method)
 	}
-	return nil, errors.New("codex app-server ended without listing its hooks")
+	return fmt.Errorf("codex app-server ended without answering %s", method)
+}
+
+// hooks lists the hooks Codex would run in dir.
+func (c *codexAppServer) hooks(ctx context.Context, dir string) ([]codexHook, error) {
+	var res struct {
+		Data []struct {
+			Hooks []codexHook `json:"hooks"`
+		} `json:"data"`
+	}
+	if err := c.call(ctx, "hooks/list", map[string]any{"cwds": []string{dir}}, &res); err != nil {
+		return nil, err
+	}
+	var hooks []codexHook
+	for _, d := range res.Data {
+		hooks = append(hooks, d.Hooks...)
+	}
+	return hooks, nil
+}
+
+// close stops the server (it would stop at the end of its stdin too).
+func (c *codexAppServer) close() {
+	c.stdin.Close()
+	c.cmd.Process.Kill()
+	c.cmd.Wait()
+}
+
+// codexListHooks asks `codex FLAGS app-server` for the hooks Codex would
+// run in dir, and stops it.
+func codexListHooks(ctx context.Context, codex string, flags []string, dir string, env []string) ([]codexHook, error) {
+	c, err := startCodexAppServer(ctx, codex, flags, dir, env)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	return c.hooks(ctx, dir)
 }
 
 // errCodexHooksInstalled says that Codex already runs prsm's hooks,
