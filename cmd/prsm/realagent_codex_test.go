@@ -42,17 +42,23 @@ func codexRead(t *testing.T, root, rel string) (string, bool) {
 // change must reach the workspace byte for byte, the prompt must make a
 // turn checkpoint, and a reject must put the file back. Codex's config and
 // home are in the test's temp dir; the user's ~/.codex is never read.
-func TestRealAgentCodex(t *testing.T) { codexRealRun(t, false) }
+func TestRealAgentCodex(t *testing.T) { codexRealRun(t, "") }
 
 // TestRealAgentCodexInstalled is TestRealAgentCodex with prsm's hooks
 // installed in the (temp) user's ~/.codex/hooks.json by `prsm hooks
 // install codex`, which has the codex on PATH trust them: `prsm run`
 // then adds none of its own, and every event still arrives once.
-func TestRealAgentCodexInstalled(t *testing.T) { codexRealRun(t, true) }
+func TestRealAgentCodexInstalled(t *testing.T) { codexRealRun(t, "trusted") }
 
-// codexRealRun is the real Codex under prsm run; with install, prsm's
-// hooks are installed and trusted first.
-func codexRealRun(t *testing.T, install bool) {
+// TestRealAgentCodexInstalledUntrusted is TestRealAgentCodex with prsm's
+// hooks installed but never trusted (no codex on PATH at the install):
+// Codex skips those, and the run's own, trusted, still fire.
+func TestRealAgentCodexInstalledUntrusted(t *testing.T) { codexRealRun(t, "untrusted") }
+
+// codexRealRun is the real Codex under prsm run; with install "trusted"
+// or "untrusted", prsm's hooks are installed in the user's hooks.json
+// first, and trusted or not.
+func codexRealRun(t *testing.T, install string) {
 	codex := realAgent(t, "@openai/codex", codexVersion, "codex")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -120,7 +126,16 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 	run("git", "add", "-A")
 	run("git", "commit", "-qm", "first")
 
-	if install {
+	if install == "untrusted" {
+		// prsm alone on PATH: no codex to trust the hooks with.
+		cmd := exec.CommandContext(ctx, prsmBinary(t), "hooks", "install", "codex")
+		cmd.Dir, cmd.Env = repo, append(append([]string{}, env...), "PATH="+filepath.Dir(prsmBinary(t)))
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "prsm could not have Codex trust them (no codex on PATH)") {
+			t.Fatalf("hooks install without codex on PATH: %v\n%s", err, out)
+		}
+	}
+	if install == "trusted" {
 		out := run(prsmBinary(t), "hooks", "install", "codex")
 		if want := "trusted them in Codex: it wrote their hashes under hooks.state in " + filepath.Join(codexHome, "config.toml"); !strings.Contains(out, want) {
 			t.Fatalf("hooks install did not have Codex trust the hooks:\n%s", out)
@@ -147,7 +162,7 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 	if n := len(model.ResponsesRequests()); n < 5 {
 		t.Fatalf("Codex asked the model %d times, want the 5 scripted steps", n)
 	}
-	if _, err := os.Stat(filepath.Join(codexHome, "hooks.json")); !install && !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(codexHome, "hooks.json")); install == "" && !os.IsNotExist(err) {
 		t.Errorf("prsm run wrote Codex's hooks.json (%v); it must wire the run with -c alone", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(codexHome, "config.toml")); string(b) != config {

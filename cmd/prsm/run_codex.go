@@ -35,7 +35,7 @@ func codexRunArgs(ctx context.Context, argv []string, dir string, env []string, 
 		return argv
 	}
 	if codexSetsHooks(argv[1:]) {
-		fmt.Fprintln(errOut, "prsm: this codex command sets hooks itself (-c hooks...); prsm's Codex hooks are not added, and its changes come in as Watch records")
+		fmt.Fprintln(errOut, "prsm: this codex command sets hooks itself (-c hooks...); prsm adds none of its own, so unless those are prsm's its changes come in as Watch records")
 		return argv
 	}
 	command := shellQuote(selfPath()) + " hook codex"
