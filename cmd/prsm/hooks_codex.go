@@ -78,7 +78,7 @@ func codexHooksPath(root string) (string, error) {
 // has Claude Code's shape: {"hooks": {Event: [{matcher, hooks: [...]}]}}.
 func installCodexHooks(out io.Writer, path, command string, project bool) error {
 	changed, err := editClaudeSettings(path, func(s map[string]any) error {
-		if _, err := removeAgentHooks(s, "codex", codexEventNames()); err != nil {
+		if _, err := removeCodexHooks(s); err != nil {
 			return err
 		}
 		return addCodexHooks(s, command)
@@ -144,7 +144,7 @@ func codexTrustInstalled(path string) (config string, err error) {
 		}
 		untrusted = map[string]any{}
 		for _, h := range hooks {
-			if !sameFile(h.SourcePath, path) || !isAgentHandler(map[string]any{"command": h.Command}, "codex") {
+			if !codexSameFile(h.SourcePath, path) || !isPrsmCodexHandler(map[string]any{"command": h.Command}) {
 				continue
 			}
 			found++
@@ -180,7 +180,7 @@ func codexTrustInstalled(path string) (config string, err error) {
 }
 
 // sameFile reports whether a and b name the same existing file.
-func sameFile(a, b string) bool {
+func codexSameFile(a, b string) bool {
 	fa, err := os.Stat(a)
 	if err != nil {
 		return false
@@ -194,7 +194,7 @@ func uninstallCodexHooks(out io.Writer, path string) error {
 	var removed []string
 	changed, err := editClaudeSettings(path, func(s map[string]any) error {
 		var err error
-		removed, err = removeAgentHooks(s, "codex", codexEventNames())
+		removed, err = removeCodexHooks(s)
 		return err
 	})
 	if err != nil {
@@ -215,7 +215,7 @@ func codexHooksInstalled(path string) (bool, error) {
 	if err != nil || s == nil {
 		return false, err
 	}
-	removed, err := removeAgentHooks(s, "codex", codexEventNames())
+	removed, err := removeCodexHooks(s)
 	return len(removed) > 0, err
 }
 
@@ -261,9 +261,9 @@ func addCodexHooks(s map[string]any, command string) error {
 	return nil
 }
 
-// isAgentHandler recognises a handler prsm installed for agent: a command
-// that runs a prsm binary (wherever it lives) with "hook AGENT".
-func isAgentHandler(h any, agent string) bool {
+// isPrsmCodexHandler recognises a handler prsm installed for Codex: a
+// command that runs a prsm binary (wherever it lives) with "hook codex".
+func isPrsmCodexHandler(h any) bool {
 	m, ok := h.(map[string]any)
 	if !ok {
 		return false
@@ -272,7 +272,7 @@ func isAgentHandler(h any, agent string) bool {
 	if !ok {
 		return false
 	}
-	prog, found := strings.CutSuffix(strings.TrimSpace(cmd), " hook "+agent)
+	prog, found := strings.CutSuffix(strings.TrimSpace(cmd), " hook codex")
 	if !found {
 		return false
 	}
@@ -280,11 +280,11 @@ func isAgentHandler(h any, agent string) bool {
 	return strings.Contains(filepath.Base(prog), "prsm")
 }
 
-// removeAgentHooks drops prsm's handlers for agent from every event of a
-// file in Claude Code's hooks shape, and the groups and events they leave
-// empty; it returns the events it changed, in order's order. Anything
-// else, including groups it does not understand, stays as it is.
-func removeAgentHooks(s map[string]any, agent string, order []string) ([]string, error) {
+// removeCodexHooks drops prsm's handlers from every event of a Codex
+// hooks.json, and the groups and events they leave empty; it returns the
+// events it changed, in codexHookEvents' order. Anything else, including
+// groups it does not understand, stays as it is.
+func removeCodexHooks(s map[string]any) ([]string, error) {
 	hooks, err := hooksOf(s, false)
 	if err != nil || hooks == nil {
 		return nil, err
@@ -306,7 +306,7 @@ func removeAgentHooks(s map[string]any, agent string, order []string) ([]string,
 			}
 			var left []any
 			for _, h := range handlers {
-				if isAgentHandler(h, agent) {
+				if isPrsmCodexHandler(h) {
 					removed = true
 				} else {
 					left = append(left, h)
@@ -332,6 +332,6 @@ func removeAgentHooks(s map[string]any, agent string, order []string) ([]string,
 	if len(hooks) == 0 && len(changed) > 0 {
 		delete(s, "hooks")
 	}
-	sortLike(changed, order)
+	sortLike(changed, codexEventNames())
 	return changed, nil
 }

@@ -86,18 +86,18 @@ func codexSetsHooks(args []string) bool {
 func codexHookFlags(command string) []string {
 	var flags []string
 	for _, e := range codexHookEvents {
-		h := fmt.Sprintf("{type=%s,command=%s,timeout=%d}", tomlString("command"), tomlString(command), codexHookTimeout)
+		h := fmt.Sprintf("{type=%s,command=%s,timeout=%d}", codexTOMLString("command"), codexTOMLString(command), codexHookTimeout)
 		group := "{hooks=[" + h + "]}"
 		if e.matcher != "" {
-			group = "{matcher=" + tomlString(e.matcher) + ",hooks=[" + h + "]}"
+			group = "{matcher=" + codexTOMLString(e.matcher) + ",hooks=[" + h + "]}"
 		}
 		flags = append(flags, "-c", "hooks."+e.event+"=["+group+"]")
 	}
 	return flags
 }
 
-// tomlString is s as a TOML basic string.
-func tomlString(s string) string {
+// codexTOMLString is s as a TOML basic string.
+func codexTOMLString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
@@ -267,7 +267,7 @@ func codexTrust(hooks []codexHook, command string) (map[string]string, error) {
 		switch {
 		case h.Source == "sessionFlags" && h.Command == command && h.Key != "" && h.CurrentHash != "":
 			trust[h.Key] = h.CurrentHash
-		case h.Source != "sessionFlags" && h.Enabled && h.TrustStatus == "trusted" && isAgentHandler(map[string]any{"command": h.Command}, "codex"):
+		case h.Source != "sessionFlags" && h.Enabled && h.TrustStatus == "trusted" && isPrsmCodexHandler(map[string]any{"command": h.Command}):
 			installed[strings.ToLower(h.EventName)] = true
 		}
 	}
@@ -290,7 +290,7 @@ func codexStateTable(trust map[string]string) string {
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, tomlString(k)+"={trusted_hash="+tomlString(trust[k])+"}")
+		parts = append(parts, codexTOMLString(k)+"={trusted_hash="+codexTOMLString(trust[k])+"}")
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }

@@ -12,8 +12,8 @@ import (
 // prsm's -c overrides are TOML Codex parses: quotes, backslashes and
 // control characters in prsm's path are escaped.
 func TestCodexHookFlags(t *testing.T) {
-	if got := tomlString(`/a b/"q"\x` + "\n"); got != `"/a b/\"q\"\\x\u000a"` {
-		t.Fatalf("tomlString = %s", got)
+	if got := codexTOMLString(`/a b/"q"\x` + "\n"); got != `"/a b/\"q\"\\x\u000a"` {
+		t.Fatalf("codexTOMLString = %s", got)
 	}
 	flags := codexHookFlags("'/opt/my prsm/prsm' hook codex")
 	want := []string{
