@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/internal/safepath"
@@ -83,12 +84,67 @@ func (e *Engine) bashPaths(s *prsm.Session, args json.RawMessage, cwd string) []
 	return out
 }
 
+// patchHeaders are the lines of a patch in Codex's apply_patch format
+// that name a file: the file added, updated or deleted, and the new name
+// of a moved one.
+var patchHeaders = []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "}
+
+// patchFiles are the paths a patch in Codex's apply_patch format names
+// in its header lines, as written; none when it is not such a patch.
+func patchFiles(patch string) []string {
+	if !strings.HasPrefix(strings.TrimSpace(patch), "*** Begin Patch") {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(patch, "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, h := range patchHeaders {
+			if p, ok := strings.CutPrefix(line, h); ok && strings.TrimSpace(p) != "" {
+				out = append(out, strings.TrimSpace(p))
+			}
+		}
+	}
+	return out
+}
+
+// patchPaths are the worktree files a patch in Codex's apply_patch format
+// (the tool's input is the patch itself, in "command") names, made
+// relative to the worktree as argPath does. Like bashPaths, they are only
+// candidates for the pre-tool capture; what changed is found at complete.
+// Paths outside the worktree are dropped, never read.
+func (e *Engine) patchPaths(s *prsm.Session, args json.RawMessage, cwd string) []string {
+	var m struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(args, &m) != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range patchFiles(m.Command) {
+		if len(out) == maxBashTargets {
+			break
+		}
+		b, err := json.Marshal(map[string]string{"path": p})
+		if err != nil {
+			continue
+		}
+		if rel := e.argPath(s, b, cwd); rel != "" {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
 // toolTarget names what a tool call works on, for checkpoint descriptions:
-// a Bash command, or the file.
+// a Bash command, the files of an apply_patch, or the file.
 func toolTarget(args json.RawMessage, rel string) string {
 	var m map[string]any
 	if json.Unmarshal(args, &m) == nil {
 		if c, ok := m["command"].(string); ok && c != "" {
+			// A patch is named by its files, not its text.
+			if files := patchFiles(c); len(files) > 0 {
+				return strings.Join(files, ", ")
+			}
 			return c
 		}
 	}

@@ -102,6 +102,9 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 		}
 		if name == "Bash" {
 			paths = append(paths, e.bashPaths(s, req.Args, req.Cwd)...)
+		} else if argRel == "" && tracker.ChangesNamedFileOnly(name) {
+			// Codex's apply_patch (Edit) names its files in the patch.
+			paths = append(paths, e.patchPaths(s, req.Args, req.Cwd)...)
 		}
 	}
 	paths, err = st.tracker.Filter(ctx, dedupe(paths))

@@ -41,21 +41,32 @@ const (
 	maxHookPayload = server.DefaultBodyLimit
 )
 
-// hookCmd is `prsm hook AGENT`. Claude Code reads exit code 2 as "block
-// the tool", so nothing here is a usage error: mistakes exit 1.
+// hookCmd is `prsm hook AGENT`. Agents read exit code 2 as "block the
+// tool", so nothing here is a usage error: mistakes exit 1.
 func (a *app) hookCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "hook claude",
-		Short: "Agent hook adapters; `prsm hook claude` is run by Claude Code (see `prsm hooks install claude`)",
+	var c *cobra.Command
+	known := func() string {
+		var names []string
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		return strings.Join(names, ", ")
+	}
+	c = &cobra.Command{
+		Use:   "hook AGENT",
+		Short: "Agent hook adapters, run by the agents (see `prsm hooks install AGENT`)",
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return errors.New("prsm hook needs an agent: prsm hook claude")
+				return fmt.Errorf("prsm hook needs an agent, one of: %s", known())
 			}
-			return fmt.Errorf("prsm hook: unknown agent %q; prsm knows: claude", args[0])
+			return fmt.Errorf("prsm hook: unknown agent %q; prsm knows: %s", args[0], known())
 		},
 	}
 	c.AddCommand(a.hookClaudeCmd())
+	c.AddCommand(a.hookCodexCmd())
 	c.AddCommand(a.hookGeminiCmd())
 	c.AddCommand(a.hookOpencodeCmd())
 	c.AddCommand(a.hookCopilotCmd())

@@ -500,7 +500,7 @@ func TestHookBadInput(t *testing.T) {
 		{"server gone", pre(wt), nil, 1, "prsm hook: server not running, and it cannot be started: cannot find the workspace"},
 		{"argument", "{}", []string{"claude", "--verbose"}, 1, "takes no arguments"},
 		{"no agent", "", []string{}, 1, "needs an agent"},
-		{"unknown agent", "", []string{"codex"}, 1, `unknown agent "codex"`},
+		{"unknown agent", "", []string{"frobnicate"}, 1, `unknown agent "frobnicate"; prsm knows: claude, codex, copilot, cursor, gemini, opencode`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args

@@ -40,6 +40,7 @@ func TestScripts(t *testing.T) {
 			"ambiguousprefix": cmdAmbiguousPrefix,
 			"agent":           cmdAgent,
 			"claudehook":      cmdClaudeHook,
+			"codexhook":       cmdCodexHook,
 			"listcheckpoints": cmdListCheckpoints,
 			"recordsummary":   cmdRecordSummary,
 			"killserver":      cmdKillServer,

@@ -114,11 +114,14 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 		}
 	}
 	started := time.Now().UTC()
-	child := exec.Command(argv[0], argv[1:]...)
-	child.Dir = dir
 	// PWD too: the shell's says the workspace, and an agent that believes
 	// it (opencode does) would work there, unrecorded.
-	child.Env = append(os.Environ(), "PWD="+dir, "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
+	env := append(os.Environ(), "PWD="+dir, "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
+	// An agent prsm has hooks for gets them for this run.
+	argv = codexRunArgs(ctx, argv, dir, env, a.stdio.Err)
+	child := exec.Command(argv[0], argv[1:]...)
+	child.Dir = dir
+	child.Env = env
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
 
 	// Gemini CLI gets the workspace's trust for the run, and a word on

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/tracker"
+)
+
+func (a *app) hookCodexCmd() *cobra.Command {
+	return a.hookAdapterCmd("codex", "Codex",
+		"Codex hook adapter: reads one hook event (JSON) on stdin, tells the session's server; prints nothing on stdout",
+		`Codex hook adapter (Codex 0.169.0 and later). It reads one hook event
+(JSON) on stdin: PreToolUse starts a tool call (the pre-tool capture),
+PostToolUse completes it, UserPromptSubmit starts a turn (an automatic
+checkpoint), Stop ends it; other events are ignored. The tool call id is
+Codex's tool_use_id (the model's call_id). Codex's shell tool arrives as
+Bash; apply_patch is recorded as Edit, one record per file it changes
+(with :N ids when there are several).
+
+The session is the one whose worktree holds the event's cwd (the
+command's workdir), else $PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside
+any session the hook does nothing. It prints nothing on stdout, never
+exits 2 (which would block the tool), and gives up after a few seconds
+with one line on stderr and exit 1, which Codex reads as "go on".`,
+		a.hookCodex)
+}
+
+// codexPayload is the part of a Codex hook event prsm uses (verified on
+// Codex 0.169.0); other fields are ignored. tool_response is a string
+// (a shell call's output, a patch's summary), passed on as it comes.
+type codexPayload struct {
+	SessionID     string          `json:"session_id"`
+	TurnID        string          `json:"turn_id"`
+	Cwd           string          `json:"cwd"`
+	HookEventName string          `json:"hook_event_name"`
+	ToolName      string          `json:"tool_name"`
+	ToolUseID     string          `json:"tool_use_id"`
+	ToolInput     json.RawMessage `json:"tool_input"`
+	ToolResponse  json.RawMessage `json:"tool_response"` // PostToolUse
+	Prompt        string          `json:"prompt"`        // UserPromptSubmit
+}
+
+// readCodexPayload reads and decodes one Codex hook event.
+func readCodexPayload(in io.Reader) (*codexPayload, error) {
+	data, err := io.ReadAll(io.LimitReader(in, maxHookPayload+1))
+	if err != nil {
+		return nil, fmt.Errorf("read hook event: %w", err)
+	}
+	if len(data) > maxHookPayload {
+		return nil, fmt.Errorf("hook event is larger than %d MiB", maxHookPayload>>20)
+	}
+	var p codexPayload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("malformed hook event (want one JSON object): %v", err)
+	}
+	if p.HookEventName == "" {
+		return nil, errors.New("malformed hook event: no hook_event_name")
+	}
+	return &p, nil
+}
+
+// call maps a Codex event to its server call; nil means the event needs
+// none (SessionStart, PermissionRequest, the compaction and subagent
+// events, and any event prsm does not know).
+func (p *codexPayload) call() (*hookCall, error) {
+	switch p.HookEventName {
+	case "PreToolUse", "PostToolUse":
+	case "UserPromptSubmit":
+		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
+	case "Stop":
+		return &hookCall{kind: hookTurnEnd}, nil
+	default:
+		return nil, nil
+	}
+	if strings.TrimSpace(p.ToolName) == "" {
+		return nil, fmt.Errorf("malformed %s event: no tool_name", p.HookEventName)
+	}
+	// Canonical already here, so that the records' tool name does not
+	// depend on the server's table: Bash stays Bash, apply_patch is Edit
+	// (tracker.CanonicalToolName says why).
+	id, name := p.toolCallID(), tracker.CanonicalToolName(p.ToolName)
+	if p.HookEventName == "PreToolUse" {
+		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
+			ToolCallID: id, ToolName: name, Args: p.ToolInput, AgentID: "codex", Cwd: p.Cwd,
+		}}, nil
+	}
+	return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
+		Result: p.ToolResponse, ToolName: name, Args: p.ToolInput, AgentID: "codex", Cwd: p.Cwd,
+	}}, nil
+}
+
+// toolCallID is tool_use_id, the model's call_id, which Codex sends alike
+// in PreToolUse and PostToolUse. Without one (or with one the server
+// would refuse) it is derived from what both events carry: the session,
+// the turn, the tool and its input.
+func (p *codexPayload) toolCallID() string {
+	if prsm.ValidToolCallID(p.ToolUseID) {
+		return p.ToolUseID
+	}
+	h := sha256.New()
+	if p.ToolUseID != "" {
+		fmt.Fprintf(h, "tool_use_id\x00%s", p.ToolUseID)
+	} else {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", p.SessionID, p.TurnID, strings.TrimSpace(p.ToolName))
+		h.Write(canonicalJSON(p.ToolInput))
+	}
+	return "codex-" + hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// hookCodex handles one Codex hook event.
+func (a *app) hookCodex(ctx context.Context, in io.Reader) error {
+	p, err := readCodexPayload(in)
+	if err != nil {
+		return err
+	}
+	call, err := p.call()
+	if err != nil || call == nil {
+		return err
+	}
+	return a.sendHook(ctx, p.Cwd, call, p.HookEventName)
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/prsm-dev/prsm"
+)
+
+// codexFixtures holds Codex hook payloads as Codex 0.169.0 sent them to a
+// logging hook (only transcript_path's home changed); "@CWD@" stands for
+// the directory the command runs in.
+var codexFixtures, _ = filepath.Abs(filepath.Join("testdata", "hooks-codex"))
+
+// [!] codexhook FIXTURE CWD [NAME=VALUE...] is claudehook for `prsm hook
+// codex` and the fixtures in testdata/hooks-codex.
+func cmdCodexHook(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: [!] codexhook FIXTURE CWD [NAME=VALUE...]")
+	}
+	payload, err := fixturePayload(filepath.Join(codexFixtures, args[0]+".json"), args[1])
+	ts.Check(err)
+	dir := filepath.Join(ts.Getenv("WORK"), ".codexhook")
+	ts.Check(os.MkdirAll(dir, 0o755))
+	in, out := filepath.Join(dir, "in.json"), filepath.Join(dir, "out")
+	ts.Check(os.WriteFile(in, payload, 0o644))
+	script := `in=$1 out=$2; shift 2; env "$@" prsm hook codex <"$in" >"$out.stdout" 2>"$out.stderr"; echo $? >"$out.rc"`
+	ts.Check(ts.Exec("sh", append([]string{"-c", script, "sh", in, out}, args[2:]...)...))
+	stdout, stderr, rc := ts.ReadFile(out+".stdout"), ts.ReadFile(out+".stderr"), strings.TrimSpace(ts.ReadFile(out+".rc"))
+	fmt.Fprint(ts.Stderr(), stderr)
+	switch {
+	case stdout != "":
+		ts.Fatalf("prsm hook codex printed on stdout: %q", stdout)
+	case rc == "2":
+		ts.Fatalf("prsm hook codex exited 2, which blocks the tool")
+	case neg && (rc != "1" || strings.Count(stderr, "\n") != 1):
+		ts.Fatalf("prsm hook codex exited %s with %q, want 1 and one line", rc, stderr)
+	case !neg && rc != "0":
+		ts.Fatalf("prsm hook codex exited %s: %s", rc, stderr)
+	}
+}
+
+// TestCodexPayloads maps every Codex fixture to its server call: the
+// agent's own call id, the canonical tool name, the tool input as args.
+func TestCodexPayloads(t *testing.T) {
+	const wt = "/home/u/.prsm/projects/repo-1234abcd/worktrees/0123456789ab/sub"
+	type want struct{ kind, id, tool string }
+	tests := map[string]want{
+		"prompt":             {hookTurn, "", ""},
+		"pre-patch-add":      {hookStart, "call_add1", "Edit"},
+		"post-patch-add":     {hookComplete, "call_add1", "Edit"},
+		"pre-patch-multi":    {hookStart, "call_upd2", "Edit"},
+		"post-patch-multi":   {hookComplete, "call_upd2", "Edit"},
+		"pre-bash":           {hookStart, "call_sh3", "Bash"},
+		"post-bash":          {hookComplete, "call_sh3", "Bash"},
+		"pre-bash-noid":      {hookStart, "", "Bash"},
+		"post-bash-noid":     {hookComplete, "", "Bash"},
+		"stop":               {hookTurnEnd, "", ""},
+		"session-start":      {},
+		"permission-request": {},
+	}
+	files, err := filepath.Glob(filepath.Join(codexFixtures, "*.json"))
+	if err != nil || len(files) != len(tests) {
+		t.Fatalf("%d fixtures in %s, want %d: %v", len(files), codexFixtures, len(tests), err)
+	}
+	ids := map[string]string{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			w, ok := tests[name]
+			if !ok {
+				t.Fatalf("fixture %s has no row in this test", name)
+			}
+			payload, err := fixturePayload(f, wt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := readCodexPayload(bytes.NewReader(payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			call, err := p.call()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.kind == "" {
+				if call != nil {
+					t.Fatalf("%s makes a %s call, want none", p.HookEventName, call.kind)
+				}
+				return
+			}
+			if call == nil || call.kind != w.kind {
+				t.Fatalf("call = %+v, want kind %s", call, w.kind)
+			}
+			switch call.kind {
+			case hookTurn:
+				if call.turn.Prompt != "do it" || call.turn.MessageIndex != 0 {
+					t.Errorf("turn = %+v, want the prompt", call.turn)
+				}
+				return
+			case hookTurnEnd:
+				if call.toolCallID != "" || call.turn.Prompt != "" {
+					t.Errorf("turn end = %+v", call)
+				}
+				return
+			case hookStart:
+				r := call.start
+				if r.ToolCallID != call.toolCallID || r.ToolName != w.tool || r.AgentID != "codex" || r.Cwd != wt || !bytes.Equal(r.Args, p.ToolInput) {
+					t.Errorf("start = %+v, want tool %s, agent codex, cwd %s, the tool input as args", r, w.tool, wt)
+				}
+			case hookComplete:
+				r := call.complete
+				if r.ToolName != w.tool || r.AgentID != "codex" || r.Cwd != wt || !bytes.Equal(r.Args, p.ToolInput) || !bytes.Equal(r.Result, p.ToolResponse) || len(r.Result) == 0 {
+					t.Errorf("complete = %+v, want tool %s, agent codex, the tool input and response", r, w.tool)
+				}
+			}
+			if w.id != "" && call.toolCallID != w.id {
+				t.Errorf("tool call id = %q, want %q", call.toolCallID, w.id)
+			}
+			if !prsm.ValidToolCallID(call.toolCallID) {
+				t.Errorf("tool call id %q is not one the server takes", call.toolCallID)
+			}
+			ids[name] = call.toolCallID
+		})
+	}
+	// Without tool_use_id, Pre and Post meet on one derived id.
+	if pre, post := ids["pre-bash-noid"], ids["post-bash-noid"]; pre != post || !regexp.MustCompile(`^codex-[0-9a-f]{32}$`).MatchString(pre) {
+		t.Errorf("derived ids: pre %q, post %q", pre, post)
+	}
+	if odd := (&codexPayload{ToolUseID: "call/../x y"}).toolCallID(); !prsm.ValidToolCallID(odd) || odd == "call/../x y" {
+		t.Errorf("a tool_use_id the server refuses is passed on as %q", odd)
+	}
+}
+
+// Bad input never exits 2 and never prints on stdout; it says what is
+// wrong in one line. Unknown events and events outside every session are
+// silent no-ops.
+func TestCodexHookBadInput(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PRSM_HOME", home)
+	t.Setenv("PRSM_SESSION_ID", "")
+	t.Setenv("PRSM_WORKSPACE", "")
+	outside, err := fixturePayload(filepath.Join(codexFixtures, "pre-patch-add.json"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, stdin string
+		code        int
+		stderr      string
+	}{
+		{"empty", "", 1, "malformed hook event"},
+		{"truncated", `{"hook_event_name": "PreToolUse"`, 1, "malformed hook event"},
+		{"not an object", `"PreToolUse"`, 1, "malformed hook event"},
+		{"no event", `{"cwd": "/tmp", "tool_name": "Bash"}`, 1, "no hook_event_name"},
+		{"no tool", `{"hook_event_name": "PostToolUse", "cwd": "/tmp"}`, 1, "no tool_name"},
+		{"bad field type", `{"hook_event_name": "PreToolUse", "tool_use_id": 7}`, 1, "malformed hook event"},
+		{"unknown event", `{"hook_event_name": "PreCompact", "cwd": "/tmp"}`, 0, ""},
+		{"outside sessions", string(outside), 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runHook(t, tc.stdin, "codex")
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, stderr)
+			}
+			if tc.stderr == "" {
+				if stderr != "" {
+					t.Errorf("stderr %q, want nothing", stderr)
+				}
+				return
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr %q, want one line with %q", stderr, tc.stderr)
+			}
+		})
+	}
+}

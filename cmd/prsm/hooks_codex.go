@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// codexHookEvents are the Codex events prsm installs a handler for, in
+// order, with their matchers: the tool events only for the tools that
+// change files (Codex 0.169.0 names its shell Bash, its patch tool
+// apply_patch), so that no read-only tool pays for a change scan.
+var codexHookEvents = []struct{ event, matcher string }{
+	{"PreToolUse", codexToolMatcher},
+	{"PostToolUse", codexToolMatcher},
+	{"UserPromptSubmit", ""},
+	{"Stop", ""},
+}
+
+// codexToolMatcher is the matcher of the tool events, a regular
+// expression over tool_name as Codex reads it.
+const codexToolMatcher = "^(Bash|apply_patch)$"
+
+// codexHookTimeout is the handler timeout in seconds; `prsm hook codex`
+// gives up well before it.
+const codexHookTimeout = 10
+
+func init() {
+	hookInstallers["codex"] = &hookInstaller{
+		title: "Codex",
+		help: `For codex, --user (the default) edits ~/.codex/hooks.json
+($CODEX_HOME/hooks.json when that is set); --project edits
+<workspace>/.codex/hooks.json. Codex runs a hook only once it is trusted
+and skips an untrusted one silently: with --user and a codex on PATH,
+install has Codex trust prsm's hooks (and no other) in its config.toml;
+otherwise it says how to trust them.
+` + "`prsm run -- codex`" + ` needs no install: it wires prsm's hooks for its run.`,
+		path:      codexHooksPath,
+		install:   installCodexHooks,
+		uninstall: uninstallCodexHooks,
+		installed: codexHooksInstalled,
+	}
+}
+
+// codexHome is Codex's own directory: $CODEX_HOME, which Codex 0.169.0
+// honours for config.toml and hooks.json alike, else ~/.codex.
+func codexHome() (string, error) {
+	if d := os.Getenv("CODEX_HOME"); d != "" {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("cannot find the home directory for ~/.codex; set CODEX_HOME or use --project")
+	}
+	return filepath.Join(home, ".codex"), nil
+}
+
+// codexHooksPath is the hooks file to edit: the workspace's when root is
+// set, else the user's.
+func codexHooksPath(root string) (string, error) {
+	if root != "" {
+		return filepath.Join(root, ".codex", "hooks.json"), nil
+	}
+	dir, err := codexHome()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "hooks.json"), nil
+}
+
+// installCodexHooks merges prsm's handlers into a Codex hooks.json, which
+// has Claude Code's shape: {"hooks": {Event: [{matcher, hooks: [...]}]}}.
+func installCodexHooks(out io.Writer, path, command string, project bool) error {
+	changed, err := editClaudeSettings(path, func(s map[string]any) error {
+		if _, err := removeCodexHooks(s); err != nil {
+			return err
+		}
+		return addCodexHooks(s, command)
+	})
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintf(out, "prsm's Codex hooks are already in %s; nothing changed\n", path)
+	} else {
+		fmt.Fprintf(out, "installed prsm's Codex hooks in %s: %s\n", path, strings.Join(codexEventNames(), ", "))
+		fmt.Fprintf(out, "  command: %s\n", command)
+	}
+	// An install changes nothing until Codex trusts the hooks, and Codex
+	// does not say when it skips them: the user's hooks are trusted here,
+	// by Codex itself, or the user is told how.
+	if !project {
+		config, err := codexTrustInstalled(path)
+		switch {
+		case err == nil && config == "":
+			fmt.Fprintln(out, "  Codex trusts them already")
+			return nil
+		case err == nil:
+			fmt.Fprintf(out, "  trusted them in Codex: it wrote their hashes under hooks.state in %s\n", config)
+			return nil
+		}
+		fmt.Fprintf(out, "  prsm could not have Codex trust them (%s)\n", oneLine(err.Error()))
+	}
+	fmt.Fprintln(out, "  Codex skips a hook it does not trust, without a word. To trust prsm's once:")
+	fmt.Fprintln(out, "    run `codex` in a terminal; at \"Hooks need review\" choose \"Trust all and continue\"")
+	fmt.Fprintln(out, "    (or open /hooks in codex and trust the four prsm hooks). Trust again after each change of this file.")
+	if project {
+		fmt.Fprintln(out, "  Codex reads a project's .codex/hooks.json only in a trusted project, and prsm's sessions run in")
+		fmt.Fprintln(out, "  their own worktrees, which see the file only once it is committed; --user covers every worktree.")
+	}
+	fmt.Fprintln(out, "  `prsm run -- codex ...` needs none of this: it wires prsm's hooks for its own run.")
+	return nil
+}
+
+// codexTrustInstalled has the codex on PATH trust prsm's handlers in the
+// user's hooks file at path, and nothing else: it lists the hooks through
+// `codex app-server` and has Codex write the hashes of prsm's untrusted
+// ones into its own config.toml (config/batchWrite, as Codex's /hooks
+// does), keeping the rest of the file as it is. It returns that file, or
+// "" when every one was trusted already.
+func codexTrustInstalled(path string) (config string, err error) {
+	codex, err := exec.LookPath("codex")
+	if err != nil {
+		return "", errors.New("no codex on PATH")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), codexTrustTimeout)
+	defer cancel()
+	dir := filepath.Dir(path)
+	c, err := startCodexAppServer(ctx, codex, nil, dir, os.Environ())
+	if err != nil {
+		return "", err
+	}
+	defer c.close()
+	ours := func() (untrusted map[string]any, found int, err error) {
+		hooks, err := c.hooks(ctx, dir)
+		if err != nil {
+			return nil, 0, err
+		}
+		untrusted = map[string]any{}
+		for _, h := range hooks {
+			if !codexSameFile(h.SourcePath, path) || !isPrsmCodexHandler(map[string]any{"command": h.Command}) {
+				continue
+			}
+			found++
+			if h.TrustStatus != "trusted" {
+				untrusted[h.Key] = map[string]string{"trusted_hash": h.CurrentHash}
+			}
+		}
+		if found < len(codexHookEvents) {
+			return nil, found, fmt.Errorf("codex lists %d of prsm's %d hooks in %s", found, len(codexHookEvents), path)
+		}
+		return untrusted, found, nil
+	}
+	untrusted, _, err := ours()
+	if err != nil || len(untrusted) == 0 {
+		return "", err
+	}
+	var res struct {
+		FilePath string `json:"filePath"`
+	}
+	if err := c.call(ctx, "config/batchWrite", map[string]any{
+		"edits":    []any{map[string]any{"keyPath": "hooks.state", "value": untrusted, "mergeStrategy": "upsert"}},
+		"filePath": nil, "expectedVersion": nil, "reloadUserConfig": true,
+	}, &res); err != nil {
+		return "", err
+	}
+	if left, _, err := ours(); err != nil || len(left) > 0 {
+		if err == nil {
+			err = fmt.Errorf("codex still lists %d of them as untrusted", len(left))
+		}
+		return "", err
+	}
+	return res.FilePath, nil
+}
+
+// sameFile reports whether a and b name the same existing file.
+func codexSameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// uninstallCodexHooks takes prsm's handlers out of a Codex hooks.json.
+func uninstallCodexHooks(out io.Writer, path string) error {
+	var removed []string
+	changed, err := editClaudeSettings(path, func(s map[string]any) error {
+		var err error
+		removed, err = removeCodexHooks(s)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintf(out, "no prsm hooks in %s; nothing changed\n", path)
+		return nil
+	}
+	fmt.Fprintf(out, "removed prsm's Codex hooks from %s: %s\n", path, strings.Join(removed, ", "))
+	return nil
+}
+
+// codexHooksInstalled reports whether the hooks.json at path holds a prsm
+// handler; a missing file holds none.
+func codexHooksInstalled(path string) (bool, error) {
+	s, err := readSettings(path)
+	if err != nil || s == nil {
+		return false, err
+	}
+	removed, err := removeCodexHooks(s)
+	return len(removed) > 0, err
+}
+
+func codexEventNames() []string {
+	var names []string
+	for _, e := range codexHookEvents {
+		names = append(names, e.event)
+	}
+	return names
+}
+
+// codexHookGroups are prsm's hook groups by event, in the hooks.json shape.
+func codexHookGroups(command string) map[string]map[string]any {
+	groups := map[string]map[string]any{}
+	for _, e := range codexHookEvents {
+		g := map[string]any{"hooks": []any{map[string]any{
+			"type": "command", "command": command, "timeout": json.Number(fmt.Sprint(codexHookTimeout)),
+		}}}
+		if e.matcher != "" {
+			g["matcher"] = e.matcher
+		}
+		groups[e.event] = g
+	}
+	return groups
+}
+
+// addCodexHooks appends prsm's group to each of its events.
+func addCodexHooks(s map[string]any, command string) error {
+	hooks, err := hooksOf(s, true)
+	if err != nil {
+		return err
+	}
+	groups := codexHookGroups(command)
+	for _, e := range codexHookEvents {
+		var list []any
+		if v, ok := hooks[e.event]; ok && v != nil {
+			if list, ok = v.([]any); !ok {
+				return fmt.Errorf("hooks.%s is not a JSON array", e.event)
+			}
+		}
+		hooks[e.event] = append(list, groups[e.event])
+	}
+	return nil
+}
+
+// isPrsmCodexHandler recognises a handler prsm installed for Codex: a
+// command that runs a prsm binary (wherever it lives) with "hook codex".
+func isPrsmCodexHandler(h any) bool {
+	m, ok := h.(map[string]any)
+	if !ok {
+		return false
+	}
+	cmd, ok := m["command"].(string)
+	if !ok {
+		return false
+	}
+	prog, found := strings.CutSuffix(strings.TrimSpace(cmd), " hook codex")
+	if !found {
+		return false
+	}
+	prog = strings.Trim(strings.TrimSpace(prog), `'"`)
+	return strings.Contains(filepath.Base(prog), "prsm")
+}
+
+// removeCodexHooks drops prsm's handlers from every event of a Codex
+// hooks.json, and the groups and events they leave empty; it returns the
+// events it changed, in codexHookEvents' order. Anything else, including
+// groups it does not understand, stays as it is.
+func removeCodexHooks(s map[string]any) ([]string, error) {
+	hooks, err := hooksOf(s, false)
+	if err != nil || hooks == nil {
+		return nil, err
+	}
+	var changed []string
+	for event, v := range hooks {
+		groups, ok := v.([]any)
+		if !ok {
+			continue
+		}
+		var keep []any
+		removed := false
+		for _, g := range groups {
+			gm, ok := g.(map[string]any)
+			handlers, ok2 := gm["hooks"].([]any)
+			if !ok || !ok2 {
+				keep = append(keep, g)
+				continue
+			}
+			var left []any
+			for _, h := range handlers {
+				if isPrsmCodexHandler(h) {
+					removed = true
+				} else {
+					left = append(left, h)
+				}
+			}
+			if len(left) == len(handlers) {
+				keep = append(keep, g)
+			} else if len(left) > 0 {
+				gm["hooks"] = left
+				keep = append(keep, gm)
+			}
+		}
+		if !removed {
+			continue
+		}
+		changed = append(changed, event)
+		if len(keep) == 0 {
+			delete(hooks, event)
+		} else {
+			hooks[event] = keep
+		}
+	}
+	if len(hooks) == 0 && len(changed) > 0 {
+		delete(s, "hooks")
+	}
+	sortLike(changed, codexEventNames())
+	return changed, nil
+}
