@@ -23,9 +23,8 @@ import (
 const claudeToolMatcher = "Write|Edit|MultiEdit|NotebookEdit|Bash"
 
 // claudeHookEvents are the events prsm installs a handler for, in order,
-// with their matchers ("" for events that take none). Stop needs no work
-// today; it is installed so that a later prsm can use it without asking
-// the user to install again.
+// with their matchers ("" for events that take none). Stop ends the turn
+// (a call left open was denied), unless background tasks still run.
 var claudeHookEvents = []struct{ event, matcher string }{
 	{"PreToolUse", claudeToolMatcher},
 	{"PostToolUse", claudeToolMatcher},
