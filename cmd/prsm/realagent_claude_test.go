@@ -352,3 +352,63 @@ func TestRealAgentClaudeBackground(t *testing.T) {
 		t.Fatalf("workspace late.txt = %q (present %v)", got, ok)
 	}
 }
+
+// TestRealAgentClaudeRunSettings runs the real Claude Code under `prsm
+// run` without `prsm hooks install claude`: prsm's hooks come in for the
+// run through `claude --settings FILE`, so a Write and a Bash still come
+// in under Claude's own tool_use ids and canonical names, not as Watch
+// records, and Claude's own settings directory gets no settings.json.
+func TestRealAgentClaudeRunSettings(t *testing.T) {
+	r := newClaudeRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	r.write(map[string]string{"a.txt": "alpha\n"})
+	r.git("init", "-q")
+	r.git("add", "-A")
+	r.git("commit", "-qm", "first")
+	s := r.startSession(ctx)
+	wt := s.WorktreePath
+
+	const (
+		writeID = "toolu_51SettingsWrite"
+		bashID  = "toolu_52SettingsBash"
+	)
+	model := fakemodel.NewAnthropic(
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: writeID, Name: "Write",
+			Input: map[string]any{"file_path": filepath.Join(wt, "hello.txt"), "content": "hello\n"}}}},
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: bashID, Name: "Bash",
+			Input: map[string]any{"command": "printf 'one\\n' > new1.txt && sed -i s/alpha/ALPHA/ a.txt", "description": "Change the text files"}}}},
+		fakemodel.AnthropicStep{Text: "Done."},
+	)
+	defer model.Close()
+	r.prsm(ctx, claudeModelEnv(model), append([]string{"run", "--session", s.ID, "--"}, claudeArgs(r.claude, "Greet and tidy.")...)...)
+	if n := model.StepsServed(); n != 3 {
+		t.Fatalf("Claude Code asked the model for %d scripted steps, want 3: %+v", n, model.Requests())
+	}
+	recs, err := r.client(ctx).Changes(ctx, s.ID, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range recs {
+		got = append(got, strings.Join([]string{rec.ToolCallID, rec.ToolName, rec.ChangeType, rec.RelPath, rec.AgentID}, " "))
+	}
+	sort.Strings(got)
+	want := []string{
+		bashID + " Bash create new1.txt claude",
+		bashID + " Bash modify a.txt claude",
+		writeID + " Write create hello.txt claude",
+	}
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("records (tool call, tool, change, path, agent):\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for rel, content := range map[string]string{"hello.txt": "hello\n", "new1.txt": "one\n", "a.txt": "ALPHA\n"} {
+		if got, ok := fileIn(t, r.repo, rel); !ok || got != content {
+			t.Errorf("workspace %s = %q (present %v), want %q", rel, got, ok, content)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.config, "settings.json")); !os.IsNotExist(err) {
+		t.Errorf("the run touched Claude's own settings.json (stat: %v)", err)
+	}
+}
