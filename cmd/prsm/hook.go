@@ -197,14 +197,17 @@ func (p *claudePayload) call() (*hookCall, error) {
 	switch p.HookEventName {
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
 	case "UserPromptSubmit":
+		if n, ok := parseTaskNotification(p.Prompt); ok {
+			return n.call(p)
+		}
 		// message_index is left out: the server counts the turns.
 		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
 	case "Stop":
 		if p.backgroundRunning() {
 			// The main agent stopped, but a background subagent or shell
 			// still works: its open calls must stay open for what it
-			// writes. The next turn (the task's notification comes as a
-			// prompt) or a Stop with nothing in flight closes them.
+			// writes. The next turn or a Stop with nothing in flight
+			// closes them (the task's notification is no turn).
 			return nil, nil
 		}
 		// The turn is over: a tool call still open was denied.

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/server"
 )
@@ -143,4 +146,64 @@ func (p *claudePayload) backgroundRunning() bool {
 		}
 	}
 	return false
+}
+
+// claudeTaskNotification is what Claude Code 2.1.328 says, as a
+// UserPromptSubmit whose prompt is a <task-notification>, when a
+// background task (an Agent call run in the background) stops with no
+// live background work of its own.
+type claudeTaskNotification struct {
+	taskID, toolUseID, status, summary string
+}
+
+// parseTaskNotification reads a <task-notification> prompt; ok is false
+// for any other prompt, which is the user's and makes a turn.
+func parseTaskNotification(prompt string) (n claudeTaskNotification, ok bool) {
+	prompt = strings.TrimSpace(prompt)
+	if !strings.HasPrefix(prompt, "<task-notification>") || !strings.HasSuffix(prompt, "</task-notification>") {
+		return n, false
+	}
+	tag := func(name string) string {
+		_, rest, found := strings.Cut(prompt, "<"+name+">")
+		if !found {
+			return ""
+		}
+		v, _, found := strings.Cut(rest, "</"+name+">")
+		if !found {
+			return ""
+		}
+		return strings.TrimSpace(v)
+	}
+	return claudeTaskNotification{taskID: tag("task-id"), toolUseID: tag("tool-use-id"), status: tag("status"), summary: tag("summary")}, true
+}
+
+// call maps a task notification onto the server. It is no turn: the user
+// typed nothing, and a turn would checkpoint and record as Watch what the
+// task left. When the task has ended (a final status) and names its Agent
+// call, what is still pending in the worktree is that call's: a complete
+// of the Agent call's id, whose capture prsm never took (Agent is not in
+// the hooks' matcher), takes the known state as its base, and the
+// server's claim leaves alone the files of any other call still running.
+// A second notification of the same task completes nothing anew. Anything
+// else needs no call.
+func (n claudeTaskNotification) call(p *claudePayload) (*hookCall, error) {
+	switch n.status {
+	case "completed", "failed", "killed":
+	default:
+		return nil, nil // still running, or a status prsm does not know
+	}
+	if !prsm.ValidToolCallID(n.toolUseID) {
+		return nil, nil
+	}
+	args, err := json.Marshal(map[string]string{"task_id": n.taskID})
+	if err != nil {
+		return nil, err
+	}
+	result, err := json.Marshal(map[string]string{"status": n.status, "summary": n.summary})
+	if err != nil {
+		return nil, err
+	}
+	return &hookCall{kind: hookComplete, toolCallID: n.toolUseID, complete: api.CompleteRequest{
+		Result: result, ToolName: "Agent", Args: args, AgentID: p.agentID(), Cwd: p.Cwd,
+	}}, nil
 }

@@ -255,6 +255,9 @@ func TestClaudePayloads(t *testing.T) {
 		"real-post-bash":     {hookComplete, "toolu_03RealBashShuffle", "Bash", "claude"},
 		"real-stop":          {hookTurnEnd, "", "", ""},
 		"real-session-end":   {},
+		// A background task ended: its notification comes as a prompt,
+		// and is no turn; what its Agent call left pending is its.
+		"real-task-notification": {hookComplete, "toolu_40Agent", "Agent", "claude"},
 	}
 	files, err := filepath.Glob(filepath.Join(hookFixtures, "*.json"))
 	if err != nil || len(files) == 0 {
@@ -310,7 +313,11 @@ func TestClaudePayloads(t *testing.T) {
 				}
 			case hookComplete:
 				r := call.complete
-				if r.ToolName != w.tool || r.AgentID != w.agent || r.Cwd != wt || !bytes.Equal(r.Args, p.ToolInput) {
+				args := string(p.ToolInput)
+				if p.HookEventName == "UserPromptSubmit" {
+					args = `{"task_id":"aa0e0225ffda4e104"}` // the notification's
+				}
+				if r.ToolName != w.tool || r.AgentID != w.agent || r.Cwd != wt || string(r.Args) != args {
 					t.Errorf("complete = %+v, want tool %s, agent %s, the tool input as args", r, w.tool, w.agent)
 				}
 				var result map[string]any
