@@ -301,7 +301,8 @@ func TestRealAgentClaude(t *testing.T) {
 // task in the background (its default): the main agent's Stop comes
 // while the subagent's Bash still runs, listing it in background_tasks.
 // What that Bash writes after the Stop must be recorded under its own
-// call and agent, not lost with a call the Stop closed.
+// call and agent, not lost with a call the Stop closed; the task's
+// notification, which comes as a prompt, must make no turn checkpoint.
 func TestRealAgentClaudeBackground(t *testing.T) {
 	r := newClaudeRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -350,6 +351,21 @@ func TestRealAgentClaudeBackground(t *testing.T) {
 	}
 	if got, ok := fileIn(t, r.repo, "late.txt"); !ok || got != "late\n" {
 		t.Fatalf("workspace late.txt = %q (present %v)", got, ok)
+	}
+	// The task's notification came as a prompt, and is no turn: the one
+	// turn checkpoint is the user's prompt's.
+	cps, err := r.client(ctx).Checkpoints(ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []string
+	for _, c := range cps {
+		if c.Kind == prsm.CheckpointAuto && c.ToolCallID == "" {
+			turns = append(turns, c.Name)
+		}
+	}
+	if len(turns) != 1 || turns[0] != "turn 1: Delegate the late file." {
+		t.Fatalf("turn checkpoints %q, want one for the prompt, none for the task's notification", turns)
 	}
 }
 
