@@ -191,3 +191,29 @@ func TestOverlappingShellCallsKeepTheFilesTheirCommandsName(t *testing.T) {
 		})
 	}
 }
+
+// TestAShellCallWithoutCaptureClaimsTheFilesItsCommandNames: a Bash whose
+// pre-tool capture never came still names its files at complete: a file
+// its command and a running call's both name is not left to the other.
+func TestAShellCallWithoutCaptureClaimsTheFilesItsCommandNames(t *testing.T) {
+	scannedAndWatched(t, func(t *testing.T, f *fixture) {
+		s := f.start(prsm.ModeAuto)
+		args, _ := json.Marshal(map[string]string{"command": "echo a > from-a.txt; touch both.txt"})
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "a", ToolName: "Bash", Args: args, AgentID: "claude/a"}); err != nil {
+			t.Fatal(err)
+		}
+		write(t, s.WorktreePath, "from-a.txt", "a\n")
+		write(t, s.WorktreePath, "both.txt", "b\n")
+		args, _ = json.Marshal(map[string]string{"command": "echo b > both.txt"})
+		res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b", api.CompleteRequest{ToolName: "Bash", Args: args, AgentID: "claude/b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := summary(res.Records), "b:0 create both.txt pending/synced"; got != want {
+			t.Errorf("b's records:\n%s\nwant:\n%s", got, want)
+		}
+		if got, want := summary(f.complete(s, "a")), "a:0 create from-a.txt pending/synced"; got != want {
+			t.Errorf("a's records:\n%s\nwant:\n%s", got, want)
+		}
+	})
+}
