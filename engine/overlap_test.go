@@ -10,6 +10,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testgit"
 )
 
 // TestOverlappingToolCallsClaimTheirOwnChanges: tool calls that run at the
@@ -214,6 +215,35 @@ func TestAShellCallWithoutCaptureClaimsTheFilesItsCommandNames(t *testing.T) {
 		}
 		if got, want := summary(f.complete(s, "a")), "a:0 create from-a.txt pending/synced"; got != want {
 			t.Errorf("a's records:\n%s\nwant:\n%s", got, want)
+		}
+	})
+}
+
+// TestOverlappingShellCallsKeepTheFilesUnderADirectoryTheirCommandsName:
+// a directory a running command names (rm -r, cp -r, mv) holds its files:
+// what changed under it waits for that call.
+func TestOverlappingShellCallsKeepTheFilesUnderADirectoryTheirCommandsName(t *testing.T) {
+	scannedAndWatched(t, func(t *testing.T, f *fixture) {
+		testgit.Write(t, f.ws, "build/out.txt", "old\n", 0o644)
+		testgit.Git(t, f.ws, "add", "-A")
+		testgit.Git(t, f.ws, "commit", "-qm", "build")
+		s := f.start(prsm.ModeAuto)
+		for id, cmd := range map[string]string{"a": "echo a > from-a.txt", "b": "rm -rf build"} {
+			args, _ := json.Marshal(map[string]string{"command": cmd})
+			if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, AgentID: "claude/" + id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sh(t, s.WorktreePath, "rm -rf build; echo a > from-a.txt")
+		if got, want := summary(f.complete(s, "a")), "a:0 create from-a.txt pending/synced"; got != want {
+			t.Errorf("a's records:\n%s\nwant:\n%s", got, want)
+		}
+		if got, want := summary(f.complete(s, "b")), "b:0 delete build/out.txt pending/synced"; got != want {
+			t.Errorf("b's records:\n%s\nwant:\n%s", got, want)
+		}
+		engine.Settle(f.eng)
+		if exists(f.ws, "build/out.txt") {
+			t.Errorf("build/out.txt still in the workspace")
 		}
 	})
 }

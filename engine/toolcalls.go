@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"time"
 
@@ -456,14 +457,15 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 // tool calls, subagents). A tool that changes the one file it names
 // claims that file only; any other tool claims what no other running call
 // names: not the file of a running Edit or Write, nor a file a running
-// Bash's command names (a redirect, sed -i, touch, a cp or mv target)
-// unless its own command names it too. A file both commands name, or
+// Bash's command names (a redirect, sed -i, touch, a cp or mv target),
+// or a file under a directory it names (rm -r, cp -r, mv), unless its
+// own command names it too. A file both commands name, or
 // none, goes to the first to complete: which wrote it is unknown. What
 // it leaves (left) stays unrecorded, for the calls still running or,
 // after them, a Watch record.
 func claim(st *sessionState, tc *prsm.ToolCall, named string, targets []string, changes []tracker.Change) (own []tracker.Change, left []string) {
 	theirs := map[string]bool{}
-	var shell []string
+	shell := map[string]bool{} // what running shell commands name
 	others := false
 	for id, c := range st.inflight {
 		if id == tc.ID {
@@ -473,24 +475,19 @@ func claim(st *sessionState, tc *prsm.ToolCall, named string, targets []string, 
 		if tracker.ChangesNamedFileOnly(c.tc.ToolName) && c.rel != "" {
 			theirs[c.rel] = true
 		}
-		shell = append(shell, c.targets...)
+		for _, rel := range c.targets {
+			shell[rel] = true
+		}
 	}
 	if !others {
 		return changes, nil
 	}
-	if len(shell) > 0 {
-		mine := map[string]bool{}
-		for _, rel := range targets {
-			mine[rel] = true
-		}
-		for _, rel := range shell {
-			if !mine[rel] {
-				theirs[rel] = true
-			}
-		}
+	ours := map[string]bool{}
+	for _, rel := range targets {
+		ours[rel] = true
 	}
 	for _, ch := range changes {
-		mine := !theirs[ch.Rel]
+		mine := !theirs[ch.Rel] && (!namesFile(shell, ch.Rel) || namesFile(ours, ch.Rel))
 		if tracker.ChangesNamedFileOnly(tc.ToolName) {
 			// Its file only: none, when it names none in the worktree
 			// (a path outside it, or arguments it cannot read).
@@ -503,6 +500,20 @@ func claim(st *sessionState, tc *prsm.ToolCall, named string, targets []string, 
 		}
 	}
 	return own, left
+}
+
+// namesFile reports whether targets (a shell command's) name rel or a
+// directory it is in (rm -r, cp -r and mv name directories).
+func namesFile(targets map[string]bool, rel string) bool {
+	if len(targets) == 0 {
+		return false
+	}
+	for p := rel; p != "." && p != "/" && p != ""; p = path.Dir(p) {
+		if targets[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // detect finds the changed files: the watcher's dirty set (or a git status
