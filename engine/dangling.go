@@ -98,7 +98,11 @@ func (e *Engine) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionS
 		if err != nil {
 			return nil, err
 		}
-		calls = append(calls, &inflightCall{tc: tc, rel: e.argPath(s, tc.Args, tc.Cwd)})
+		c := &inflightCall{tc: tc, rel: e.argPath(s, tc.Args, tc.Cwd)}
+		if tc.ToolName == "Bash" {
+			c.targets = e.bashPaths(s, tc.Args, tc.Cwd)
+		}
+		calls = append(calls, c)
 	}
 	sort.Slice(calls, func(i, j int) bool {
 		a, b := calls[i].tc, calls[j].tc

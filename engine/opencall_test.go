@@ -93,3 +93,31 @@ func TestRestartClosesCallsACrashLeftOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestRestartClosesOverlappingShellCallsByTheFilesTheyName: two Bash
+// calls a crash left open are closed at the next start, each with the
+// file its own command names, not the first with both.
+func TestRestartClosesOverlappingShellCallsByTheFilesTheyName(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeAuto)
+	for _, id := range []string{"a", "b"} {
+		args, _ := json.Marshal(map[string]string{"command": "echo " + id + " > from-" + id + ".txt"})
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, AgentID: "claude/" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	engine.Settle(f.eng) // the captures are stored
+	sh(t, s.WorktreePath, "echo a > from-a.txt; echo b > from-b.txt")
+	// Killed here: neither complete comes.
+	f.restart()
+	all, err := f.eng.Records(f.ctx, s.ID, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "a:0 create from-a.txt pending/synced\nb:0 create from-b.txt pending/synced"
+	if got := summary(all); got != want {
+		t.Errorf("records after the restart:\n%s\nwant:\n%s", got, want)
+	}
+	f.bothHold(s, "from-a.txt", "a\n", "after the restart")
+	f.bothHold(s, "from-b.txt", "b\n", "after the restart")
+}

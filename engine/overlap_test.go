@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/internal/testgit"
 )
 
 // TestOverlappingToolCallsClaimTheirOwnChanges: tool calls that run at the
@@ -148,4 +150,100 @@ func TestAWriteOutsideTheWorktreeClaimsNothing(t *testing.T) {
 	if got := summary(f.complete(s, "bash")); got != "bash:0 create gen.txt pending/synced" {
 		t.Errorf("the Bash's records:\n%s", got)
 	}
+}
+
+// TestOverlappingShellCallsKeepTheFilesTheirCommandsName: two Bash calls
+// open at once (a subagent's and the main agent's). A file the other
+// open call's command names, and this one's does not, is not this call's:
+// it waits for the call that names it, whichever completes first. A file
+// both commands name, or neither, goes to the first to complete.
+func TestOverlappingShellCallsKeepTheFilesTheirCommandsName(t *testing.T) {
+	cmds := map[string]string{"a": "echo a > from-a.txt; echo a >> both.txt", "b": "echo b > from-b.txt && touch both.txt"}
+	for _, order := range [][2]string{{"a", "b"}, {"b", "a"}} {
+		first, second := order[0], order[1]
+		t.Run(first+"-first", func(t *testing.T) {
+			scannedAndWatched(t, func(t *testing.T, f *fixture) {
+				s := f.start(prsm.ModeAuto)
+				for _, id := range []string{"a", "b"} {
+					args, _ := json.Marshal(map[string]string{"command": cmds[id]})
+					if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, AgentID: "claude/" + id}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want := map[string]string{"from-a.txt": "a\n", "from-b.txt": "b\n", "both.txt": "a\n", "none.txt": "none\n"}
+				for rel, content := range want {
+					write(t, s.WorktreePath, rel, content)
+				}
+				wantFirst := fmt.Sprintf("%[1]s:0 create both.txt pending/synced\n%[1]s:1 create from-%[1]s.txt pending/synced\n%[1]s:2 create none.txt pending/synced", first)
+				if got := summary(f.complete(s, first)); got != wantFirst {
+					t.Errorf("%s's records:\n%s\nwant:\n%s", first, got, wantFirst)
+				}
+				wantSecond := fmt.Sprintf("%[1]s:0 create from-%[1]s.txt pending/synced", second)
+				if got := summary(f.complete(s, second)); got != wantSecond {
+					t.Errorf("%s's records:\n%s\nwant:\n%s", second, got, wantSecond)
+				}
+				engine.Settle(f.eng)
+				for rel, content := range want {
+					if got := read(t, f.ws, rel); got != content {
+						t.Errorf("workspace %s: %q", rel, got)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestAShellCallWithoutCaptureClaimsTheFilesItsCommandNames: a Bash whose
+// pre-tool capture never came still names its files at complete: a file
+// its command and a running call's both name is not left to the other.
+func TestAShellCallWithoutCaptureClaimsTheFilesItsCommandNames(t *testing.T) {
+	scannedAndWatched(t, func(t *testing.T, f *fixture) {
+		s := f.start(prsm.ModeAuto)
+		args, _ := json.Marshal(map[string]string{"command": "echo a > from-a.txt; touch both.txt"})
+		if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "a", ToolName: "Bash", Args: args, AgentID: "claude/a"}); err != nil {
+			t.Fatal(err)
+		}
+		write(t, s.WorktreePath, "from-a.txt", "a\n")
+		write(t, s.WorktreePath, "both.txt", "b\n")
+		args, _ = json.Marshal(map[string]string{"command": "echo b > both.txt"})
+		res, err := f.eng.CompleteToolCall(f.ctx, s.ID, "b", api.CompleteRequest{ToolName: "Bash", Args: args, AgentID: "claude/b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := summary(res.Records), "b:0 create both.txt pending/synced"; got != want {
+			t.Errorf("b's records:\n%s\nwant:\n%s", got, want)
+		}
+		if got, want := summary(f.complete(s, "a")), "a:0 create from-a.txt pending/synced"; got != want {
+			t.Errorf("a's records:\n%s\nwant:\n%s", got, want)
+		}
+	})
+}
+
+// TestOverlappingShellCallsKeepTheFilesUnderADirectoryTheirCommandsName:
+// a directory a running command names (rm -r, cp -r, mv) holds its files:
+// what changed under it waits for that call.
+func TestOverlappingShellCallsKeepTheFilesUnderADirectoryTheirCommandsName(t *testing.T) {
+	scannedAndWatched(t, func(t *testing.T, f *fixture) {
+		testgit.Write(t, f.ws, "build/out.txt", "old\n", 0o644)
+		testgit.Git(t, f.ws, "add", "-A")
+		testgit.Git(t, f.ws, "commit", "-qm", "build")
+		s := f.start(prsm.ModeAuto)
+		for id, cmd := range map[string]string{"a": "echo a > from-a.txt", "b": "rm -rf build"} {
+			args, _ := json.Marshal(map[string]string{"command": cmd})
+			if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, AgentID: "claude/" + id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sh(t, s.WorktreePath, "rm -rf build; echo a > from-a.txt")
+		if got, want := summary(f.complete(s, "a")), "a:0 create from-a.txt pending/synced"; got != want {
+			t.Errorf("a's records:\n%s\nwant:\n%s", got, want)
+		}
+		if got, want := summary(f.complete(s, "b")), "b:0 delete build/out.txt pending/synced"; got != want {
+			t.Errorf("b's records:\n%s\nwant:\n%s", got, want)
+		}
+		engine.Settle(f.eng)
+		if exists(f.ws, "build/out.txt") {
+			t.Errorf("build/out.txt still in the workspace")
+		}
+	})
 }

@@ -83,6 +83,10 @@ type inflightCall struct {
 	// file its arguments name (""): complete reads neither again.
 	tc  *prsm.ToolCall
 	rel string
+	// targets are the worktree files a Bash call's command names (its
+	// redirects, sed -i, touch, cp and mv targets...): while it runs, a
+	// call completing beside it leaves them to it (claim).
+	targets []string
 	// early is the workspace write of the file the tool names (auto
 	// mode; nil otherwise), started before complete knows the change.
 	early *earlySlot

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"time"
 
@@ -96,12 +97,16 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 	// read of a file the watcher or the stat cache vouches for.
 	paths, exact := st.tracker.Pending(ctx)
 	argRel := e.argPath(s, req.Args, req.Cwd)
+	var targets []string
+	if name == "Bash" {
+		targets = e.bashPaths(s, req.Args, req.Cwd)
+	}
 	if !exact {
 		if argRel != "" {
 			paths = append(paths, argRel)
 		}
 		if name == "Bash" {
-			paths = append(paths, e.bashPaths(s, req.Args, req.Cwd)...)
+			paths = append(paths, targets...)
 		} else if argRel == "" && tracker.ChangesNamedFileOnly(name) {
 			// Codex's apply_patch (Edit) names its files in the patch.
 			paths = append(paths, e.patchPaths(s, req.Args, req.Cwd)...)
@@ -146,7 +151,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 	if st.inflight == nil {
 		st.inflight = map[string]*inflightCall{}
 	}
-	call := &inflightCall{tc: tc, rel: argRel}
+	call := &inflightCall{tc: tc, rel: argRel, targets: targets}
 	if s.Mode == prsm.ModeAuto && argRel != "" && tracker.IsFileChangingTool(name) {
 		call.early = e.registerEarly(s, st, argRel)
 	}
@@ -419,7 +424,13 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	if err != nil {
 		return nil, finish, err
 	}
-	changes, left := claim(st, tc, p, changes)
+	var targets []string
+	if call != nil {
+		targets = call.targets
+	} else if tc.ToolName == "Bash" {
+		targets = e.bashPaths(s, tc.Args, tc.Cwd)
+	}
+	changes, left := claim(st, tc, p, targets, changes)
 	if call != nil && call.early != nil {
 		early = e.takeEarly(st, call.early, changes)
 	}
@@ -441,13 +452,20 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 }
 
 // claim keeps, of the changes found for tool call tc (named: the file its
-// arguments name), those that are its own when other tool calls run at
-// the same time (parallel tool calls, subagents). A tool that changes the
-// one file it names claims that file only; any other tool claims what no
-// other running call names. What it leaves (left) stays unrecorded, for
-// the calls still running or, after them, a Watch record.
-func claim(st *sessionState, tc *prsm.ToolCall, named string, changes []tracker.Change) (own []tracker.Change, left []string) {
+// arguments name; targets: the files its shell command names), those
+// that are its own when other tool calls run at the same time (parallel
+// tool calls, subagents). A tool that changes the one file it names
+// claims that file only; any other tool claims what no other running call
+// names: not the file of a running Edit or Write, nor a file a running
+// Bash's command names (a redirect, sed -i, touch, a cp or mv target),
+// or a file under a directory it names (rm -r, cp -r, mv), unless its
+// own command names it too. A file both commands name, or
+// none, goes to the first to complete: which wrote it is unknown. What
+// it leaves (left) stays unrecorded, for the calls still running or,
+// after them, a Watch record.
+func claim(st *sessionState, tc *prsm.ToolCall, named string, targets []string, changes []tracker.Change) (own []tracker.Change, left []string) {
 	theirs := map[string]bool{}
+	shell := map[string]bool{} // what running shell commands name
 	others := false
 	for id, c := range st.inflight {
 		if id == tc.ID {
@@ -457,12 +475,19 @@ func claim(st *sessionState, tc *prsm.ToolCall, named string, changes []tracker.
 		if tracker.ChangesNamedFileOnly(c.tc.ToolName) && c.rel != "" {
 			theirs[c.rel] = true
 		}
+		for _, rel := range c.targets {
+			shell[rel] = true
+		}
 	}
 	if !others {
 		return changes, nil
 	}
+	ours := map[string]bool{}
+	for _, rel := range targets {
+		ours[rel] = true
+	}
 	for _, ch := range changes {
-		mine := !theirs[ch.Rel]
+		mine := !theirs[ch.Rel] && (!namesFile(shell, ch.Rel) || namesFile(ours, ch.Rel))
 		if tracker.ChangesNamedFileOnly(tc.ToolName) {
 			// Its file only: none, when it names none in the worktree
 			// (a path outside it, or arguments it cannot read).
@@ -475,6 +500,20 @@ func claim(st *sessionState, tc *prsm.ToolCall, named string, changes []tracker.
 		}
 	}
 	return own, left
+}
+
+// namesFile reports whether targets (a shell command's) name rel or a
+// directory it is in (rm -r, cp -r and mv name directories).
+func namesFile(targets map[string]bool, rel string) bool {
+	if len(targets) == 0 {
+		return false
+	}
+	for p := rel; p != "." && p != "/" && p != ""; p = path.Dir(p) {
+		if targets[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // detect finds the changed files: the watcher's dirty set (or a git status
