@@ -38,6 +38,7 @@ func (s *Server) status(c echo.Context) error {
 	for _, ss := range sessions {
 		if ss.Status == prsm.SessionActive {
 			st.ActiveSessions++
+			st.Hooks = append(st.Hooks, s.eng.HookHealth(ss.ID))
 		} else {
 			st.EndedSessions++
 		}
