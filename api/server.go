@@ -114,6 +114,7 @@ func (r *GCReport) String() string {
 // (kept in the server's memory: a restarted server knows none yet).
 type HookHealth struct {
 	SessionID string `json:"session_id"`
+	Name      string `json:"name"`
 	// Agent is the agent id of the newest tool call its hooks reported
 	// (start or complete); "" when none did.
 	Agent string `json:"agent"`

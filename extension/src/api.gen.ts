@@ -160,6 +160,7 @@ export interface StatusResponse {
  */
 export interface HookHealth {
   session_id: string;
+  name: string;
   /**
    * Agent is the agent id of the newest tool call its hooks reported
    * (start or complete); "" when none did.
