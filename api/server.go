@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Info is the content of server.json: where a workspace's server listens,
@@ -53,6 +54,8 @@ type StatusResponse struct {
 	// sessions; and what agents did in the last day that prsm could not
 	// record (a path too long for the system).
 	Notices []string `json:"notices,omitempty"`
+	// Hooks lists, per active session, whose hooks reported and when.
+	Hooks []HookHealth `json:"hooks,omitempty"`
 }
 
 // StartRequest is the body of POST /sessions.
@@ -105,4 +108,21 @@ func (r *GCReport) String() string {
 		s += "; still over the budget: only active sessions are left"
 	}
 	return s
+}
+
+// HookHealth says, for one active session, whose hooks reported and when
+// (kept in the server's memory: a restarted server knows none yet).
+type HookHealth struct {
+	SessionID string `json:"session_id"`
+	Name      string `json:"name"`
+	// Agent is the agent id of the newest tool call its hooks reported
+	// (start or complete); "" when none did.
+	Agent string `json:"agent"`
+	// LastHookAt is when the last hook event (tool call, turn, turn end)
+	// came; absent when none did.
+	LastHookAt *time.Time `json:"last_hook_at,omitempty"`
+	// Warning says the hooks seem not to fire in this worktree: the
+	// session's hooks reported before, and in the current turn changes
+	// came only through the watcher.
+	Warning string `json:"warning,omitempty"`
 }

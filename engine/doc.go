@@ -17,7 +17,8 @@
 //     per-file locks and the batched writes of a tool call; early.go: the
 //     write started before complete; wsread.go: reading a workspace file.
 //   - review.go: accept, reject, bulk, diffs.
-//   - turns.go: turn hooks; checkpoints.go: checkpoints and their diffs;
+//   - turns.go: turn hooks; hookhealth.go: which agent's hooks reported
+//     and when, in memory; checkpoints.go: checkpoints and their diffs;
 //     lazyckpt.go and flush.go: building them and writing their objects.
 //   - rollback.go: a rollback's plan and intent types; rewindplan.go:
 //     planning a rewind; selectors.go: a selector rollback;

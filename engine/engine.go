@@ -79,6 +79,9 @@ type Engine struct {
 	earlyParts atomic.Int64
 	// notices are what the agent did that prsm could not record (unseen.go).
 	notices noticeLog
+	// hooks is each session's hook health (hookhealth.go), in memory.
+	hooksMu stdsync.Mutex
+	hooks   map[string]*hookHealth
 }
 
 // stateInWorkspace is where prsm's own state (PRSM_HOME, which holds
@@ -274,6 +277,7 @@ func (e *Engine) forgetState(s *prsm.Session) {
 	e.statesMu.Lock()
 	delete(e.states, s.ID)
 	e.statesMu.Unlock()
+	e.forgetHooks(s.ID)
 	if e.Watcher != nil {
 		e.Watcher.Remove(s.WorktreePath)
 	}

@@ -69,6 +69,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
+	e.hookCall(s.ID, req.AgentID, s.AgentID)
 	name := tracker.CanonicalToolName(req.ToolName)
 	var old *prsm.ToolCall
 	known, err := e.mayHaveCall(ctx, s, st, req.ToolCallID)
@@ -269,6 +270,9 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
+	if s.Status == prsm.SessionActive && checkLabel("agent_id", req.AgentID) == nil {
+		e.hookCall(s.ID, req.AgentID, s.AgentID)
+	}
 	// A call in flight is stored and not completed: its capture's copy
 	// serves. Anything else is looked up.
 	call := st.inflight[toolCallID]

@@ -22,6 +22,7 @@ func (e *Engine) Turn(ctx context.Context, sessionID string, req api.TurnRequest
 		return nil, err
 	}
 	defer unlock()
+	e.hookTurn(s.ID, true)
 	on, err := e.autoCheckpointsOn(ctx, s, st)
 	if err != nil {
 		return nil, err
@@ -111,6 +112,7 @@ func (e *Engine) EndTurn(ctx context.Context, sessionID string) ([]*prsm.Record,
 		return nil, err
 	}
 	defer unlock()
+	e.hookTurn(s.ID, false)
 	if _, err := os.Stat(s.WorktreePath); err != nil {
 		return nil, nil // reconcile deals with a worktree gone
 	}

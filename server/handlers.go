@@ -38,6 +38,9 @@ func (s *Server) status(c echo.Context) error {
 	for _, ss := range sessions {
 		if ss.Status == prsm.SessionActive {
 			st.ActiveSessions++
+			h := s.eng.HookHealth(ss.ID)
+			h.Name = ss.Name
+			st.Hooks = append(st.Hooks, h)
 		} else {
 			st.EndedSessions++
 		}

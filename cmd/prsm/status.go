@@ -19,15 +19,24 @@ func (a *app) statusCmd() *cobra.Command {
 			return ask(a, cmd.Context(), func(ctx context.Context, cl *client.Client) (*api.StatusResponse, error) {
 				return cl.Status(ctx)
 			}, func(st *api.StatusResponse) {
-				fields(a.stdio.Out,
+				kv := []string{
 					"workspace", st.Workspace,
 					"server", fmt.Sprintf("http://%s (pid %d, prsm %s)", st.Addr, st.PID, st.Version),
 					"sessions", fmt.Sprintf("%d active, %d ended", st.ActiveSessions, st.EndedSessions),
 					"pending", fmt.Sprintf("%d change(s)", st.PendingCount),
 					"watcher", st.Watcher,
-				)
+				}
+				for _, h := range st.Hooks {
+					kv = append(kv, "hooks", fmt.Sprintf("session %s (%s): %s", h.SessionID, h.Name, hookLine(h)))
+				}
+				fields(a.stdio.Out, kv...)
 				for id, why := range st.WatchFallbacks {
 					fmt.Fprintf(a.stdio.Out, "  session %s: %s\n", id, why)
+				}
+				for _, h := range st.Hooks {
+					if h.Warning != "" {
+						fmt.Fprintf(a.stdio.Out, "warning: session %s (%s): %s\n", h.SessionID, h.Name, printable(h.Warning))
+					}
 				}
 				for _, n := range st.Notices {
 					fmt.Fprintf(a.stdio.Out, "note: %s\n", n)
@@ -37,4 +46,17 @@ func (a *app) statusCmd() *cobra.Command {
 	}
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
+}
+
+// hookLine says whose hooks reported for a session and how long ago the
+// last hook event came.
+func hookLine(h api.HookHealth) string {
+	if h.LastHookAt == nil {
+		return "no hook reported yet"
+	}
+	agent := h.Agent
+	if agent == "" {
+		agent = "agent"
+	}
+	return fmt.Sprintf("%s hooks, last event %s", agent, age(*h.LastHookAt))
 }

@@ -150,6 +150,33 @@ export interface StatusResponse {
    * record (a path too long for the system).
    */
   notices?: string[];
+  /** Hooks lists, per active session, whose hooks reported and when. */
+  hooks?: HookHealth[];
+}
+
+/**
+ * HookHealth says, for one active session, whose hooks reported and when
+ * (kept in the server's memory: a restarted server knows none yet).
+ */
+export interface HookHealth {
+  session_id: string;
+  name: string;
+  /**
+   * Agent is the agent id of the newest tool call its hooks reported
+   * (start or complete); "" when none did.
+   */
+  agent: string;
+  /**
+   * LastHookAt is when the last hook event (tool call, turn, turn end)
+   * came; absent when none did.
+   */
+  last_hook_at?: string;
+  /**
+   * Warning says the hooks seem not to fire in this worktree: the
+   * session's hooks reported before, and in the current turn changes
+   * came only through the watcher.
+   */
+  warning?: string;
 }
 
 /** StartRequest is the body of POST /sessions. */

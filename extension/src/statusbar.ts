@@ -1,7 +1,10 @@
 // The status bar item: the number of pending changes; a click opens the view.
+// Its tooltip also says, per active session, whose hooks reported and when,
+// and warns when they do not fire in a session's worktree (GET /status).
 
 import * as vscode from 'vscode';
 
+import type { HookHealth } from './api.gen';
 import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
 import { Commands, type ConnectionState } from './settings';
@@ -23,7 +26,35 @@ export function statusText(state: ConnectionState, pending: number): { text: str
   }
 }
 
+function ago(iso: string, now: number): string {
+  const s = Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
+  if (s < 60) {
+    return `${s}s ago`;
+  }
+  if (s < 3600) {
+    return `${Math.floor(s / 60)}m ago`;
+  }
+  return `${Math.floor(s / 3600)}h ago`;
+}
+
+/** The tooltip lines of the sessions' hook health, and whether any warns (tested). */
+export function hookSummary(hooks: HookHealth[] | undefined, now: number): { lines: string[]; warning: boolean } {
+  const lines: string[] = [];
+  const warnings: string[] = [];
+  for (const h of hooks ?? []) {
+    const name = h.name || h.session_id;
+    lines.push(h.last_hook_at ? `${name}: ${h.agent || 'agent'} hooks, last event ${ago(h.last_hook_at, now)}` : `${name}: no hook reported yet`);
+    if (h.warning) {
+      warnings.push(`⚠ ${name}: ${h.warning}`);
+    }
+  }
+  return { lines: [...lines, ...warnings], warning: warnings.length > 0 };
+}
+
 export class StatusBar extends Disposable {
+  private hooks: HookHealth[] | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
   private readonly item: vscode.StatusBarItem;
 
   constructor(private readonly ctx: AppContext) {
@@ -31,17 +62,43 @@ export class StatusBar extends Disposable {
     this.item = this._register(vscode.window.createStatusBarItem('prsm.pending', vscode.StatusBarAlignment.Left, 50));
     this.item.name = 'prsm';
     this.item.command = Commands.showView;
-    this._register(ctx.model.onChange(() => this.update()));
-    this._register(ctx.connection.onState(() => this.update()));
-    this.update();
+    this._register(ctx.model.onChange(() => this.update(true)));
+    this._register(ctx.connection.onState(() => this.update(true)));
+    this._register({ dispose: () => clearTimeout(this.timer) });
+    this.update(true);
     this.item.show();
   }
 
-  update(): void {
+  /** Reads the hook health again, once the burst of changes settles. */
+  private fetchHooks(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      const client = this.ctx.connection.state === 'connected' ? this.ctx.connection.client : undefined;
+      if (!client) {
+        this.hooks = undefined;
+        this.update();
+        return;
+      }
+      client.status().then(
+        (st) => {
+          this.hooks = st.hooks;
+          this.update();
+        },
+        () => {}, // the connection reports a server gone
+      );
+    }, 300);
+  }
+
+  update(refetch = false): void {
+    if (refetch) {
+      this.fetchHooks();
+    }
     const pending = this.ctx.model.pendingCount;
+    const connected = this.ctx.connection.state === 'connected';
     const s = statusText(this.ctx.connection.state, pending);
-    this.item.text = s.text;
-    this.item.tooltip = s.tooltip;
-    this.item.backgroundColor = pending && this.ctx.connection.state === 'connected' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    const hooks = connected ? hookSummary(this.hooks, Date.now()) : { lines: [], warning: false };
+    this.item.text = hooks.warning ? `${s.text} $(warning)` : s.text;
+    this.item.tooltip = [s.tooltip, ...hooks.lines].join('\n');
+    this.item.backgroundColor = (pending || hooks.warning) && connected ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
 }

@@ -26,7 +26,7 @@ import { PathMap } from '../src/paths';
 import { placeRecords } from '../src/ranges';
 import { serveArgs } from '../src/serverctl';
 import { Commands } from '../src/settings';
-import { statusText } from '../src/statusbar';
+import { hookSummary, statusText } from '../src/statusbar';
 import { buildTree, contextValue, toTreeItem } from '../src/tree';
 import { answers, FakeDocument, recorded, resetStub, setConfig, Uri, window } from './vscode-stub';
 import { checkpoint, lines, rec, session } from './helpers';
@@ -427,5 +427,29 @@ describe('status bar', () => {
   it('shows the pending count, or that prsm is not running', () => {
     expect(statusText('connected', 3).text).toBe('$(git-compare) prsm: 3 pending');
     expect(statusText('disconnected', 0).text).toBe('$(circle-slash) prsm: not running');
+  });
+
+  it('says per session whose hooks reported and when, and warns when they do not fire', () => {
+    const now = Date.parse('2026-11-27T12:00:00Z');
+    const s = hookSummary(
+      [
+        { session_id: 'aaa', name: 'one', agent: 'claude', last_hook_at: '2026-11-27T11:59:30Z' },
+        { session_id: 'bbb', name: 'two', agent: '' },
+        { session_id: 'ccc', name: 'three', agent: 'codex', last_hook_at: '2026-11-27T11:55:00Z', warning: 'hooks are not firing in this worktree: x' },
+      ],
+      now,
+    );
+    expect(s.lines).toEqual([
+      'one: claude hooks, last event 30s ago',
+      'two: no hook reported yet',
+      'three: codex hooks, last event 5m ago',
+      '⚠ three: hooks are not firing in this worktree: x',
+    ]);
+    expect(s.warning).toBe(true);
+    expect(hookSummary([{ session_id: 'aaa', name: '', agent: 'claude', last_hook_at: '2026-11-27T11:59:30Z' }], now)).toEqual({
+      lines: ['aaa: claude hooks, last event 30s ago'],
+      warning: false,
+    });
+    expect(hookSummary(undefined, now)).toEqual({ lines: [], warning: false });
   });
 });

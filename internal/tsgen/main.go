@@ -60,6 +60,7 @@ var types = []wireType{
 	{v: api.OK{}},
 	{v: api.ErrorBody{}},
 	{v: api.StatusResponse{}},
+	{v: api.HookHealth{}},
 	{v: api.StartRequest{}},
 	{v: api.ToolCallRequest{}},
 	{v: api.ToolCallAnswer{}},

@@ -296,9 +296,13 @@ export function connectEvents(): void {
   on('file_changed', (r) => {
     if (!state.sessions.some((s) => s.id === r.session_id)) void refreshSessions();
     mergeRecords([r]);
+    refreshStatus(); // the hook health in the session header
   });
   on('file_change_status', patchStatus);
-  on('checkpoint_created', addCheckpoint);
+  on('checkpoint_created', (c) => {
+    addCheckpoint(c);
+    refreshStatus();
+  });
 }
 
 let statusTimer = 0;

@@ -185,6 +185,7 @@ function SessionView({ s, sess }: { s: State; sess: Session }) {
   const cps = s.checkpoints[sess.id];
   const conflicts = recs?.filter((r) => r.sync_state === 'conflict' && r.status !== 'rejected').length ?? 0;
   const files = new Set(recs?.map((r) => r.rel_path));
+  const hook = s.status?.hooks?.find((h) => h.session_id === sess.id);
   return (
     <div class="session">
       <div class="session-head">
@@ -201,7 +202,23 @@ function SessionView({ s, sess }: { s: State; sess: Session }) {
             <code class="muted" title="session id">
               {shortId(sess.id)}
             </code>
+            {hook && sess.status === 'active' && (
+              <span class="hooks" title="Which agent's hooks reported to prsm, and when the last hook event came">
+                {hook.last_hook_at ? (
+                  <>
+                    {hook.agent || 'agent'} hooks · last event <Time iso={hook.last_hook_at} now={s.now} />
+                  </>
+                ) : (
+                  'no hook reported yet'
+                )}
+              </span>
+            )}
           </div>
+          {hook?.warning && sess.status === 'active' && (
+            <p class="warning hook-warning" role="alert">
+              {hook.warning}
+            </p>
+          )}
           {recs && (
             <p class="summary">
               {plural(files.size, 'file')} · {plural(recs.length, 'change')} ·{' '}

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prsm-dev/prsm/api"
+)
+
+// hookHealth is what the engine remembers, in memory only, of a session's
+// hook events: a restarted server knows none until the next one comes.
+type hookHealth struct {
+	agent string    // agent id of the newest hook-reported tool call
+	last  time.Time // when the last hook event came
+	// calls and watches count, since the current turn began, the tool
+	// calls the hooks reported and the Watch records the watcher made.
+	calls, watches int
+}
+
+// hookState is the session's hook health, made on first use; the caller
+// holds hooksMu.
+func (e *Engine) hookState(sessionID string) *hookHealth {
+	if e.hooks == nil {
+		e.hooks = map[string]*hookHealth{}
+	}
+	h := e.hooks[sessionID]
+	if h == nil {
+		h = &hookHealth{}
+		e.hooks[sessionID] = h
+	}
+	return h
+}
+
+// hookCall notes a tool call start or complete that agent's hooks
+// reported. A hook that names no agent (a complete usually does not) keeps
+// the agent known, or else takes the session's.
+func (e *Engine) hookCall(sessionID, agent, session string) {
+	e.hooksMu.Lock()
+	defer e.hooksMu.Unlock()
+	h := e.hookState(sessionID)
+	switch {
+	case agent != "":
+		h.agent = agent
+	case h.agent == "":
+		h.agent = session
+	}
+	h.last = time.Now().UTC()
+	h.calls++
+}
+
+// hookTurn notes a turn (turnStart) or a turn end. Only a session whose
+// hooks reported a tool call counts it as a hook event: `prsm run` starts
+// a turn of its own, and a turn carries no agent id.
+func (e *Engine) hookTurn(sessionID string, turnStart bool) {
+	e.hooksMu.Lock()
+	defer e.hooksMu.Unlock()
+	h := e.hooks[sessionID]
+	if h == nil {
+		return
+	}
+	h.last = time.Now().UTC()
+	if turnStart {
+		h.calls, h.watches = 0, 0
+	}
+}
+
+// watched notes a Watch record batch of the session.
+func (e *Engine) watched(sessionID string) {
+	e.hooksMu.Lock()
+	defer e.hooksMu.Unlock()
+	if h := e.hooks[sessionID]; h != nil {
+		h.watches++
+	}
+}
+
+// forgetHooks drops an ended session's hook health.
+func (e *Engine) forgetHooks(sessionID string) {
+	e.hooksMu.Lock()
+	defer e.hooksMu.Unlock()
+	delete(e.hooks, sessionID)
+}
+
+// HookHealth says whose hooks reported for the session and when, and warns
+// when they seem not to fire in its worktree: the hooks reported a tool
+// call before, and in the current turn changes came only as Watch records.
+func (e *Engine) HookHealth(sessionID string) api.HookHealth {
+	e.hooksMu.Lock()
+	defer e.hooksMu.Unlock()
+	out := api.HookHealth{SessionID: sessionID}
+	h := e.hooks[sessionID]
+	if h == nil {
+		return out
+	}
+	out.Agent = h.agent
+	last := h.last
+	out.LastHookAt = &last
+	if h.watches > 0 && h.calls == 0 {
+		out.Warning = fmt.Sprintf("hooks are not firing in this worktree: %s's hooks reported before, but this turn's changes came only through the watcher (%d Watch batch(es))", h.agent, h.watches)
+	}
+	return out
+}
