@@ -616,7 +616,7 @@ func (s *Session) noteTooLong(p string) {
 	if s.toldTooLong == nil || len(s.toldTooLong) > maxIgnoreCache {
 		s.toldTooLong = map[string]bool{}
 	}
-	if s.toldTooLong[p] || s.toldAbove(p) {
+	if s.toldTooLong[p] || s.toldAbove(p) || s.toldBelow(p) {
 		return
 	}
 	s.toldTooLong[p] = true
@@ -633,6 +633,19 @@ func (s *Session) noteTooLong(p string) {
 func (s *Session) toldAbove(p string) bool {
 	for a := pathDir(p); a != "" && len(s.Worktree)+1+len(a) > safepath.MaxPath; a = pathDir(a) {
 		if s.toldTooLong[a] {
+			return true
+		}
+	}
+	return false
+}
+
+// toldBelow reports whether a path below p was found too long already:
+// the user heard of this tree then. The watcher may report the first
+// directory it cannot watch only after the scan told of a file below it;
+// that is the same tree, not news.
+func (s *Session) toldBelow(p string) bool {
+	for t := range s.toldTooLong {
+		if strings.HasPrefix(t, p+"/") {
 			return true
 		}
 	}
