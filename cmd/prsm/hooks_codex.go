@@ -261,77 +261,11 @@ func addCodexHooks(s map[string]any, command string) error {
 	return nil
 }
 
-// isPrsmCodexHandler recognises a handler prsm installed for Codex: a
-// command that runs a prsm binary (wherever it lives) with "hook codex".
-func isPrsmCodexHandler(h any) bool {
-	m, ok := h.(map[string]any)
-	if !ok {
-		return false
-	}
-	cmd, ok := m["command"].(string)
-	if !ok {
-		return false
-	}
-	prog, found := strings.CutSuffix(strings.TrimSpace(cmd), " hook codex")
-	if !found {
-		return false
-	}
-	prog = strings.Trim(strings.TrimSpace(prog), `'"`)
-	return strings.Contains(filepath.Base(prog), "prsm")
-}
+// isPrsmCodexHandler recognises a handler prsm installed for Codex.
+var isPrsmCodexHandler = isPrsmHandlerOf("codex")
 
-// removeCodexHooks drops prsm's handlers from every event of a Codex
-// hooks.json, and the groups and events they leave empty; it returns the
-// events it changed, in codexHookEvents' order. Anything else, including
-// groups it does not understand, stays as it is.
+// removeCodexHooks drops prsm's handlers from a Codex hooks.json
+// (removePrsmHooks).
 func removeCodexHooks(s map[string]any) ([]string, error) {
-	hooks, err := hooksOf(s, false)
-	if err != nil || hooks == nil {
-		return nil, err
-	}
-	var changed []string
-	for event, v := range hooks {
-		groups, ok := v.([]any)
-		if !ok {
-			continue
-		}
-		var keep []any
-		removed := false
-		for _, g := range groups {
-			gm, ok := g.(map[string]any)
-			handlers, ok2 := gm["hooks"].([]any)
-			if !ok || !ok2 {
-				keep = append(keep, g)
-				continue
-			}
-			var left []any
-			for _, h := range handlers {
-				if isPrsmCodexHandler(h) {
-					removed = true
-				} else {
-					left = append(left, h)
-				}
-			}
-			if len(left) == len(handlers) {
-				keep = append(keep, g)
-			} else if len(left) > 0 {
-				gm["hooks"] = left
-				keep = append(keep, gm)
-			}
-		}
-		if !removed {
-			continue
-		}
-		changed = append(changed, event)
-		if len(keep) == 0 {
-			delete(hooks, event)
-		} else {
-			hooks[event] = keep
-		}
-	}
-	if len(hooks) == 0 && len(changed) > 0 {
-		delete(s, "hooks")
-	}
-	sortLike(changed, codexEventNames())
-	return changed, nil
+	return removePrsmHooks(s, isPrsmCodexHandler, codexEventNames())
 }

@@ -152,79 +152,13 @@ func geminiHooksOff(s map[string]any) []string {
 	return out
 }
 
-// isPrsmGeminiHandler recognises a handler prsm installed: a command that
-// runs a prsm binary (wherever it lives) with "hook gemini".
-func isPrsmGeminiHandler(h any) bool {
-	m, ok := h.(map[string]any)
-	if !ok {
-		return false
-	}
-	cmd, ok := m["command"].(string)
-	if !ok {
-		return false
-	}
-	prog, found := strings.CutSuffix(strings.TrimSpace(cmd), " hook gemini")
-	if !found {
-		return false
-	}
-	prog = strings.Trim(strings.TrimSpace(prog), `'"`)
-	return strings.Contains(filepath.Base(prog), "prsm")
-}
+// isPrsmGeminiHandler recognises a handler prsm installed for Gemini CLI.
+var isPrsmGeminiHandler = isPrsmHandlerOf("gemini")
 
-// removeGeminiHooks drops prsm's handlers from every event, and the groups
-// and events they leave empty; it returns the events it changed. Anything
-// else (other handlers, groups prsm does not understand, the hooks
-// object's own "enabled"/"disabled" keys) stays as it is.
+// removeGeminiHooks drops prsm's handlers (removePrsmHooks); the hooks
+// object's own "enabled"/"disabled" keys stay as they are.
 func removeGeminiHooks(s map[string]any) ([]string, error) {
-	hooks, err := hooksOf(s, false)
-	if err != nil || hooks == nil {
-		return nil, err
-	}
-	var changed []string
-	for event, v := range hooks {
-		groups, ok := v.([]any)
-		if !ok {
-			continue
-		}
-		var keep []any
-		removed := false
-		for _, g := range groups {
-			gm, ok := g.(map[string]any)
-			handlers, ok2 := gm["hooks"].([]any)
-			if !ok || !ok2 {
-				keep = append(keep, g)
-				continue
-			}
-			var left []any
-			for _, h := range handlers {
-				if isPrsmGeminiHandler(h) {
-					removed = true
-				} else {
-					left = append(left, h)
-				}
-			}
-			if len(left) == len(handlers) {
-				keep = append(keep, g)
-			} else if len(left) > 0 {
-				gm["hooks"] = left
-				keep = append(keep, gm)
-			}
-		}
-		if !removed {
-			continue
-		}
-		changed = append(changed, event)
-		if len(keep) == 0 {
-			delete(hooks, event)
-		} else {
-			hooks[event] = keep
-		}
-	}
-	if len(hooks) == 0 && len(changed) > 0 {
-		delete(s, "hooks")
-	}
-	sortLike(changed, geminiEventNames())
-	return changed, nil
+	return removePrsmHooks(s, isPrsmGeminiHandler, geminiEventNames())
 }
 
 // addGeminiHooks appends prsm's group to each of its events.

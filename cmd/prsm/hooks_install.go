@@ -344,25 +344,6 @@ func shellQuote(p string) string {
 	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
-// isPrsmHandler recognises a handler prsm installed: a command that runs a
-// prsm binary (wherever it lives) with "hook claude".
-func isPrsmHandler(h any) bool {
-	m, ok := h.(map[string]any)
-	if !ok {
-		return false
-	}
-	cmd, ok := m["command"].(string)
-	if !ok {
-		return false
-	}
-	prog, found := strings.CutSuffix(strings.TrimSpace(cmd), " hook claude")
-	if !found {
-		return false
-	}
-	prog = strings.Trim(strings.TrimSpace(prog), `'"`)
-	return strings.Contains(filepath.Base(prog), "prsm")
-}
-
 // hooksOf returns the "hooks" object of the settings, creating it when
 // create is set; a "hooks" that is not an object is refused.
 func hooksOf(s map[string]any, create bool) (map[string]any, error) {
@@ -382,10 +363,42 @@ func hooksOf(s map[string]any, create bool) (map[string]any, error) {
 	return h, nil
 }
 
-// removeClaudeHooks drops prsm's handlers from every event, and the groups
-// and events they leave empty; it returns the events it changed. Anything
-// else, including groups prsm does not understand, stays as it is.
+// isPrsmHandler recognises a handler prsm installed for Claude Code.
+var isPrsmHandler = isPrsmHandlerOf("claude")
+
+// isPrsmHandlerOf recognises a handler prsm installed for agent: a command
+// that runs a prsm binary (wherever it lives) with "hook AGENT".
+func isPrsmHandlerOf(agent string) func(any) bool {
+	suffix := " hook " + agent
+	return func(h any) bool {
+		m, ok := h.(map[string]any)
+		if !ok {
+			return false
+		}
+		cmd, ok := m["command"].(string)
+		if !ok {
+			return false
+		}
+		prog, found := strings.CutSuffix(strings.TrimSpace(cmd), suffix)
+		if !found {
+			return false
+		}
+		prog = strings.Trim(strings.TrimSpace(prog), `'"`)
+		return strings.Contains(filepath.Base(prog), "prsm")
+	}
+}
+
+// removeClaudeHooks drops prsm's Claude Code handlers (removePrsmHooks).
 func removeClaudeHooks(s map[string]any) ([]string, error) {
+	return removePrsmHooks(s, isPrsmHandler, claudeEventNames())
+}
+
+// removePrsmHooks drops the handlers ours recognises from every event of a
+// settings object shaped {hooks: {Event: [{matcher, hooks: [handler]}]}}
+// (Claude Code's, Codex's and Gemini CLI's), and the groups and events
+// they leave empty; it returns the events it changed, in order's order.
+// Anything else, including groups it does not understand, stays as it is.
+func removePrsmHooks(s map[string]any, ours func(any) bool, order []string) ([]string, error) {
 	hooks, err := hooksOf(s, false)
 	if err != nil || hooks == nil {
 		return nil, err
@@ -407,7 +420,7 @@ func removeClaudeHooks(s map[string]any) ([]string, error) {
 			}
 			var left []any
 			for _, h := range handlers {
-				if isPrsmHandler(h) {
+				if ours(h) {
 					removed = true
 				} else {
 					left = append(left, h)
@@ -433,7 +446,7 @@ func removeClaudeHooks(s map[string]any) ([]string, error) {
 	if len(hooks) == 0 && len(changed) > 0 {
 		delete(s, "hooks")
 	}
-	sortLike(changed, claudeEventNames())
+	sortLike(changed, order)
 	return changed, nil
 }
 
