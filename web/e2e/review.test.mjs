@@ -314,8 +314,9 @@ test('without a login the page is refused and says how to log in', async () => {
 uiTest('Reject takes the change out of the workspace', async () => {
   assert.equal(readWs('a.txt'), 'alpha\nBETA by the agent\ngamma\n', 'auto mode applied the change');
   await change('a.txt').getByRole('button', { name: 'Reject', exact: true }).click();
-  await eventually('a.txt back on disk', () => readWs('a.txt') === ORIGINAL['a.txt']);
-  assert.equal((await recordOf(auto, 'tc-a')).status, 'rejected');
+  // The file is back on disk a moment before the reject's answer (and its record) is done.
+  await eventually('a.txt rejected', async () => (await recordOf(auto, 'tc-a')).status === 'rejected');
+  assert.equal(readWs('a.txt'), ORIGINAL['a.txt']);
   await change('a.txt').locator('.pill.rejected').waitFor();
   assert.equal(await change('a.txt').getByRole('button', { name: 'Reject', exact: true }).count(), 0);
 });
