@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prsm-dev/prsm/api"
@@ -10,8 +12,11 @@ import (
 // hookHealth is what the engine remembers, in memory only, of a session's
 // hook events: a restarted server knows none until the next one comes.
 type hookHealth struct {
-	agent string    // agent id of the newest hook-reported tool call
+	agent string    // agent id of the newest hook-reported tool call; "" until one
 	last  time.Time // when the last hook event came
+	// session is the session's own agent id, for a session whose hooks
+	// never reported.
+	session string
 	// calls and watches count, since the current turn began, the tool
 	// calls the hooks reported and the Watch records the watcher made.
 	calls, watches int
@@ -58,19 +63,35 @@ func (e *Engine) hookTurn(sessionID string, turnStart bool) {
 	if h == nil {
 		return
 	}
-	h.last = time.Now().UTC()
+	if h.agent != "" {
+		h.last = time.Now().UTC()
+	}
 	if turnStart {
 		h.calls, h.watches = 0, 0
 	}
 }
 
-// watched notes a Watch record batch of the session.
-func (e *Engine) watched(sessionID string) {
+// watched notes a Watch record batch of the session, whose own agent id
+// is agent.
+func (e *Engine) watched(sessionID, agent string) {
 	e.hooksMu.Lock()
 	defer e.hooksMu.Unlock()
-	if h := e.hooks[sessionID]; h != nil {
-		h.watches++
-	}
+	h := e.hookState(sessionID)
+	h.session = agent
+	h.watches++
+}
+
+// hookAgents are the agents prsm has hook adapters for, by the names a
+// session's agent id takes from the command that runs them (`prsm run --
+// cursor-agent`), each with the name `prsm hooks install` knows it by.
+var hookAgents = map[string]string{
+	"claude":       "claude",
+	"codex":        "codex",
+	"gemini":       "gemini",
+	"opencode":     "opencode",
+	"copilot":      "copilot",
+	"cursor":       "cursor",
+	"cursor-agent": "cursor",
 }
 
 // forgetHooks drops an ended session's hook health.
@@ -89,6 +110,14 @@ func (e *Engine) HookHealth(sessionID string) api.HookHealth {
 	out := api.HookHealth{SessionID: sessionID}
 	h := e.hooks[sessionID]
 	if h == nil {
+		return out
+	}
+	if h.agent == "" {
+		// No hook ever reported: a warning only for an agent that has
+		// hooks, whose changes came through the watcher.
+		if name, ok := hookAgents[strings.ToLower(filepath.Base(h.session))]; ok && h.watches > 0 {
+			out.Warning = fmt.Sprintf("no hooks reported from %s in this session: its changes come only through the watcher, without its tool calls; run `prsm hooks install %s`, or start it with `prsm run -- %s`", name, name, h.session)
+		}
 		return out
 	}
 	out.Agent = h.agent

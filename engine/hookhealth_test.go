@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"github.com/prsm-dev/prsm/api"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,49 @@ func TestHookHealth(t *testing.T) {
 	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "more")) })
 	if h = f.eng.HookHealth(s.ID); h.Warning != "" {
 		t.Fatalf("after a hook in the turn: warning %q", h.Warning)
+	}
+}
+
+// A session of an agent prsm has hooks for (its agent id names it, as
+// `prsm run -- gemini` sets it) whose changes come only as Watch records,
+// with no hook ever reported, warns and says what to run. A session of an
+// agent prsm has no hooks for does not.
+func TestHookHealthNeverReported(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ agent, want string }{
+		{"gemini", "prsm hooks install gemini"},
+		{"cursor-agent", "prsm hooks install cursor"},
+		{"my-script", ""},
+	} {
+		s, err := f.eng.StartSession(f.ctx, api.StartRequest{AgentID: tc.agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.turn(s, 0)
+		if h := f.eng.HookHealth(s.ID); h.Warning != "" {
+			t.Fatalf("%s: nothing changed yet, warning %q", tc.agent, h.Warning)
+		}
+		write(t, s.WorktreePath, "w-"+tc.agent+".txt", "by the agent\n")
+		if _, err := f.eng.WatchNow(f.ctx, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		h := f.eng.HookHealth(s.ID)
+		if h.Agent != "" || h.LastHookAt != nil {
+			t.Fatalf("%s: no hook reported, got %+v", tc.agent, h)
+		}
+		if tc.want == "" {
+			if h.Warning != "" {
+				t.Fatalf("%s: an agent without hooks, warning %q", tc.agent, h.Warning)
+			}
+			continue
+		}
+		if !strings.Contains(h.Warning, "no hooks reported") || !strings.Contains(h.Warning, tc.want) {
+			t.Fatalf("%s: warning %q, want one that says %q", tc.agent, h.Warning, tc.want)
+		}
+		// Its first hook-reported call clears it.
+		f.tool(s, "c-"+tc.agent, "Write", "h-"+tc.agent+".txt", func(wt string) { write(t, wt, "h-"+tc.agent+".txt", "x\n") })
+		if h := f.eng.HookHealth(s.ID); h.Warning != "" {
+			t.Fatalf("%s: after a hook, warning %q", tc.agent, h.Warning)
+		}
 	}
 }

@@ -175,7 +175,7 @@ func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 	recs, finish, err := e.record(ctx, s, st, tc, changes, nil, nil, id, nil, false)
 	finish()
 	if tool == "Watch" && len(recs) > 0 {
-		e.watched(s.ID)
+		e.watched(s.ID, s.AgentID)
 	}
 	if se := (*syncError)(nil); errors.As(err, &se) {
 		ack() // recorded; only the workspace is behind, and its intents are open
