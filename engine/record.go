@@ -236,6 +236,9 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 	r.ModeBefore, r.ModeAfter = ch.Before.Mode, ch.After.Mode
 	r.SizeBefore, r.SizeAfter = ch.Before.Size(), ch.After.Size()
 	r.Note = bigNote(ch.Before, ch.After)
+	if n := st.notes[ch.Rel]; n != "" && r.Note == "" {
+		r.Note = n
+	}
 	r.Binary = parts.binary
 	if !r.Binary {
 		r.AddedRanges, r.RemovedRanges = parts.added, parts.removed

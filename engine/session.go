@@ -7,6 +7,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
@@ -52,6 +53,10 @@ type sessionState struct {
 	// BlobSweeps then: while no sweep ran since, the record's insert of
 	// the blob is skipped. Guarded by mu.
 	stored map[string]uint64
+	// notes are the notes of the records a complete is making, by path
+	// (a shell write to the workspace's path: wsshell.go); set and
+	// cleared under the session's lock.
+	notes map[string]string
 	// openChecked: the store's open tool calls (captured before a restart)
 	// were closed, at start (closeCrashed) or by a turn (closeDangling).
 	// Guarded by mu.
@@ -90,6 +95,10 @@ type inflightCall struct {
 	// early is the workspace write of the file the tool names (auto
 	// mode; nil otherwise), started before complete knows the change.
 	early *earlySlot
+	// wsPre are the workspace files a Bash call's command names by the
+	// workspace's own path, as they were at its capture (wsshell.go);
+	// moved are those its complete brought into the worktree.
+	wsPre, moved map[string]sync.Version
 }
 
 func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {

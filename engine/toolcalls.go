@@ -153,6 +153,9 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 		st.inflight = map[string]*inflightCall{}
 	}
 	call := &inflightCall{tc: tc, rel: argRel, targets: targets}
+	if tracker.IsFileChangingTool(name) {
+		call.wsPre = e.workspaceShellPaths(ctx, s, st, name, req.Args, req.Cwd)
+	}
 	if s.Mode == prsm.ModeAuto && argRel != "" && tracker.IsFileChangingTool(name) {
 		call.early = e.registerEarly(s, st, argRel)
 	}
@@ -321,7 +324,13 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if call != nil && call.early != nil {
 		e.claimEarly(st, call.early)
 	}
+	if call != nil && len(call.wsPre) > 0 {
+		call.moved = e.workspaceShellWrites(s, st, call.wsPre)
+	}
 	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, call, req.Result, false)
+	if call != nil && len(call.wsPre) > 0 {
+		e.settleWorkspaceShell(s, st, call.wsPre, call.moved, recs)
+	}
 	delete(st.inflight, tc.ID)
 	if err != nil {
 		finish()
@@ -423,6 +432,11 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	}
 	if p != "" {
 		extra = append(extra, p)
+	}
+	if call != nil {
+		for rel := range call.moved {
+			extra = append(extra, rel)
+		}
 	}
 	changes, ack, err := e.detect(ctx, st, extra, full)
 	if err != nil {
