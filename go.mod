@@ -3,6 +3,7 @@ module github.com/prsm-dev/prsm
 go 1.26.8
 
 require (
+	github.com/bluekeyes/go-gitdiff v0.8.1
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3

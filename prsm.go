@@ -36,6 +36,9 @@ const (
 	StatusPending  = "pending"
 	StatusAccepted = "accepted"
 	StatusRejected = "rejected"
+	// StatusPartial is a record whose hunks were decided differently:
+	// some accepted, some rejected.
+	StatusPartial = "partial"
 
 	SyncSynced        = "synced"
 	SyncConflict      = "conflict"
@@ -84,6 +87,31 @@ type ToolCall struct {
 	CompletedAt  *time.Time `json:"completed_at,omitempty"`
 }
 
+// Hunk is one block of changed lines of a text record: the lines
+// old_start.. (old_lines of them) of the old content became new_start..
+// (new_lines) of the new one. The numbers are those of the block's @@
+// header in a unified diff without context (`git diff -U0`): 1-based, and
+// a side with no lines names the line before the block (0 at the top).
+// Blocks are separated by at least one unchanged line.
+type Hunk struct {
+	Index    int    `json:"index"`
+	OldStart int    `json:"old_start"`
+	OldLines int    `json:"old_lines"`
+	NewStart int    `json:"new_start"`
+	NewLines int    `json:"new_lines"`
+	Status   string `json:"status"`
+}
+
+// HunkStatus is the status a hunk of a record with status status has:
+// the record's own, for a record decided whole; pending for any other.
+func HunkStatus(status string) string {
+	switch status {
+	case StatusAccepted, StatusRejected:
+		return status
+	}
+	return StatusPending
+}
+
 // Range is a 1-based, inclusive span of lines.
 type Range struct {
 	StartLine int `json:"startLine"`
@@ -120,6 +148,9 @@ type Record struct {
 	// fields do not: a side over the size limit, kept as a size and a
 	// hash with no copy of its content.
 	Note string `json:"note,omitempty"`
+	// Hunks are the change's blocks of lines, in file order: text records
+	// only (none for binary, symlink and mode-only records).
+	Hunks []Hunk `json:"hunks"`
 
 	// Seq orders records of a session (insertion order).
 	Seq int64 `json:"-"`
@@ -138,8 +169,8 @@ type Record struct {
 // record's own id, which is the tool call's id with a :N suffix for a
 // call that changed several files (and reconcile-<session8>-N for a
 // reconciled change). The call a record belongs to is CallOf of it.
-// added_ranges and removed_ranges are [] when empty, never null, as the
-// store reads them back.
+// added_ranges, removed_ranges and hunks are [] when empty, never null,
+// as the store reads them back.
 func (r Record) MarshalJSON() ([]byte, error) {
 	type plain Record
 	p := plain(r)
@@ -152,6 +183,16 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	if p.RemovedRanges == nil {
 		p.RemovedRanges = []Range{}
 	}
+	// A hunk's status follows its record's, set as the record is decided
+	// (the record in hand may be newer than its hunks as read).
+	hunks := make([]Hunk, len(p.Hunks))
+	for i, h := range p.Hunks {
+		if p.Status != StatusPartial {
+			h.Status = HunkStatus(p.Status)
+		}
+		hunks[i] = h
+	}
+	p.Hunks = hunks
 	return json.Marshal(p)
 }
 

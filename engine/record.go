@@ -179,15 +179,31 @@ type recordParts struct {
 	made           bool
 	binary         bool
 	added, removed []prsm.Range
+	hunks          []prsm.Hunk
 	blob           *store.Encoded
 }
 
 func makeRecordParts(before, after sync.Version) recordParts {
-	p := recordParts{made: true, binary: isBinaryVersion(before) || isBinaryVersion(after)}
+	p := recordParts{made: true, binary: isBinaryVersion(before) || isBinaryVersion(after), hunks: []prsm.Hunk{}}
 	if !p.binary {
-		p.added, p.removed = lineRanges(before, after)
+		var hunks []prsm.Hunk
+		p.added, p.removed, hunks = rangesAndHunks(before, after)
+		if hasHunks(before) && hasHunks(after) {
+			p.hunks = hunks
+		}
 	}
 	return p
+}
+
+// hasHunks says whether a side of a text change can take part in hunks:
+// absent, or a file whose bytes prsm holds. A symlink's target and a big
+// file's stub are not lines.
+func hasHunks(v sync.Version) bool {
+	if !v.Present {
+		return true
+	}
+	_, big := v.Big()
+	return !v.IsLink() && !big
 }
 
 // newRecord builds the record of one change and stores its contents;
@@ -240,8 +256,12 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 		r.Note = n
 	}
 	r.Binary = parts.binary
+	r.Hunks = []prsm.Hunk{}
 	if !r.Binary {
 		r.AddedRanges, r.RemovedRanges = parts.added, parts.removed
+		if parts.hunks != nil {
+			r.Hunks = parts.hunks
+		}
 	}
 	return r, nil
 }
@@ -278,6 +298,19 @@ func trackerState(v sync.Version) store.FileState { return tracker.StateOf(v) }
 // isBinaryVersion: a regular file whose content is not text.
 func isBinaryVersion(v sync.Version) bool {
 	return v.Present && !v.IsLink() && tracker.IsBinary(v.Content)
+}
+
+// rangesAndHunks are the record ranges and hunks of a text change, from
+// one diff.
+func rangesAndHunks(before, after sync.Version) (added, removed []prsm.Range, hunks []prsm.Hunk) {
+	var old, new []byte
+	if before.Present {
+		old = before.Content
+	}
+	if after.Present {
+		new = after.Content
+	}
+	return tracker.RangesAndHunks(old, new)
 }
 
 // lineRanges are the record ranges of a text change.

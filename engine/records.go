@@ -13,6 +13,7 @@ import (
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
 )
 
 // InlineLimit is the largest text content carried inline in records.
@@ -49,8 +50,39 @@ func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
 			}
 			*f.dst = inlined(b)
 		}
+		legacyHunks(r)
 	}
 	return nil
+}
+
+// legacyHunks works out the hunks of a record stored before prsm kept
+// them, from its inline contents (FillContent's); a side too large to
+// inline, or a symlink, leaves it without hunks.
+func legacyHunks(r *prsm.Record) {
+	if r.Hunks != nil {
+		return
+	}
+	r.Hunks = []prsm.Hunk{}
+	var old, new []byte
+	for _, side := range []struct {
+		hash    string
+		content *string
+		mode    uint32
+		dst     *[]byte
+	}{{r.OldHash, r.OldContent, r.ModeBefore, &old}, {r.NewHash, r.NewContent, r.ModeAfter, &new}} {
+		if side.hash == "" {
+			continue
+		}
+		if side.content == nil || side.mode&0o170000 == 0o120000 {
+			return
+		}
+		*side.dst = []byte(*side.content)
+	}
+	_, _, hunks := tracker.RangesAndHunks(old, new)
+	for i := range hunks {
+		hunks[i].Status = prsm.HunkStatus(r.Status)
+	}
+	r.Hunks = hunks
 }
 
 // inlined is content as a record carries it inline: nil past InlineLimit.

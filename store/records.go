@@ -14,19 +14,20 @@ import (
 
 const recordCols = `seq, id, session_id, file_path, rel_path, agent_id, change_type, tool_call_id,
 	tool_name, message_index, old_hash, new_hash, pre_tool_hash, added_ranges, removed_ranges,
-	timestamp, status, sync_state, binary, mode_before, mode_after, size_before, size_after, rejected_at, note`
+	timestamp, status, sync_state, binary, mode_before, mode_after, size_before, size_after, rejected_at, note, hunks`
 
 func scanRecord(sc scanner) (*prsm.Record, error) {
 	var (
 		r              prsm.Record
 		added, removed string
+		hunks          string
 		ts             string
 		rejectedAt     sql.NullString
 	)
 	if err := sc.Scan(&r.Seq, &r.ID, &r.SessionID, &r.FilePath, &r.RelPath, &r.AgentID,
 		&r.ChangeType, &r.ToolCallID, &r.ToolName, &r.MessageIndex, &r.OldHash, &r.NewHash,
 		&r.PreToolHash, &added, &removed, &ts, &r.Status, &r.SyncState, &r.Binary,
-		&r.ModeBefore, &r.ModeAfter, &r.SizeBefore, &r.SizeAfter, &rejectedAt, &r.Note); err != nil {
+		&r.ModeBefore, &r.ModeAfter, &r.SizeBefore, &r.SizeAfter, &rejectedAt, &r.Note, &hunks); err != nil {
 		return nil, err
 	}
 	var err error
@@ -44,7 +45,36 @@ func scanRecord(sc scanner) (*prsm.Record, error) {
 	if r.RemovedRanges, err = decodeRanges(removed); err != nil {
 		return nil, err
 	}
+	if r.Hunks, err = decodeHunks(hunks, r.Status); err != nil {
+		return nil, err
+	}
 	return &r, nil
+}
+
+// encodeHunks stores a record's hunks; nil (not worked out) stays ”.
+func encodeHunks(hs []prsm.Hunk) (string, error) {
+	if hs == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(hs)
+	return string(b), err
+}
+
+// decodeHunks reads a record's hunks: nil for a record stored before
+// prsm kept them (”). A hunk takes the status of its record, which is
+// decided whole: pending, accepted or rejected.
+func decodeHunks(s, status string) ([]prsm.Hunk, error) {
+	if s == "" {
+		return nil, nil
+	}
+	hs := []prsm.Hunk{}
+	if err := json.Unmarshal([]byte(s), &hs); err != nil {
+		return nil, fmt.Errorf("decode hunks: %w", err)
+	}
+	for i := range hs {
+		hs[i].Status = prsm.HunkStatus(status)
+	}
+	return hs, nil
 }
 
 func encodeRanges(rs []prsm.Range) (string, error) {
@@ -85,17 +115,21 @@ func InsertRecord(ctx context.Context, q Querier, r *prsm.Record) error {
 	if err != nil {
 		return fmt.Errorf("insert record %s: %w", r.ID, err)
 	}
+	hunks, err := encodeHunks(r.Hunks)
+	if err != nil {
+		return fmt.Errorf("insert record %s: %w", r.ID, err)
+	}
 	var seq int64
 	err = q.QueryRowContext(ctx, `INSERT INTO records (id, session_id, file_path, rel_path, agent_id,
 		change_type, tool_call_id, tool_name, message_index, old_hash, new_hash, pre_tool_hash,
 		added_ranges, removed_ranges, timestamp, status, sync_state, binary, mode_before,
-		mode_after, size_before, size_after, note)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		mode_after, size_before, size_after, note, hunks)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING seq`,
 		r.ID, r.SessionID, r.FilePath, r.RelPath, r.AgentID, r.ChangeType, r.ToolCallID,
 		r.ToolName, r.MessageIndex, r.OldHash, r.NewHash, r.PreToolHash, added, removed,
 		formatTime(r.Timestamp), r.Status, r.SyncState, r.Binary, r.ModeBefore, r.ModeAfter,
-		r.SizeBefore, r.SizeAfter, r.Note).Scan(&seq)
+		r.SizeBefore, r.SizeAfter, r.Note, hunks).Scan(&seq)
 	if err != nil {
 		return fmt.Errorf("insert record %s: %w", r.ID, mapErr(err))
 	}

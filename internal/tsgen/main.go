@@ -52,6 +52,7 @@ var types = []wireType{
 	// The domain types of package prsm on the wire.
 	{v: prsm.Session{}},
 	{v: prsm.Range{}, name: "LineRange"},
+	{v: prsm.Hunk{}},
 	{v: prsm.Record{}, name: "FileChangeRecord"},
 	{v: prsm.Checkpoint{}},
 	// Package api.

@@ -44,6 +44,23 @@ export interface LineRange {
 }
 
 /**
+ * Hunk is one block of changed lines of a text record: the lines
+ * old_start.. (old_lines of them) of the old content became new_start..
+ * (new_lines) of the new one. The numbers are those of the block's @@
+ * header in a unified diff without context (`git diff -U0`): 1-based, and
+ * a side with no lines names the line before the block (0 at the top).
+ * Blocks are separated by at least one unchanged line.
+ */
+export interface Hunk {
+  index: number;
+  old_start: number;
+  old_lines: number;
+  new_start: number;
+  new_lines: number;
+  status: string;
+}
+
+/**
  * Record is one file changed by one tool call (FileChangeRecord in SPEC.md).
  * Contents are kept in the blob store; the *Hash fields name them there and the
  * content fields are filled only where a response carries them.
@@ -77,6 +94,11 @@ export interface FileChangeRecord {
    * hash with no copy of its content.
    */
   note?: string;
+  /**
+   * Hunks are the change's blocks of lines, in file order: text records
+   * only (none for binary, symlink and mode-only records).
+   */
+  hunks: Hunk[];
 }
 
 /** Checkpoint is the whole worktree state at a moment. */
