@@ -102,14 +102,18 @@ type Hunk struct {
 	Status   string `json:"status"`
 }
 
-// HunkStatus is the status a hunk of a record with status status has:
-// the record's own, for a record decided whole; pending for any other.
-func HunkStatus(status string) string {
-	switch status {
-	case StatusAccepted, StatusRejected:
+// HunkStatus is the status a hunk shows whose own decision is own (""
+// for none) in a record with status status: the record's, for a record
+// decided whole (accepted or rejected); its own (pending when none) in a
+// pending or partial one.
+func HunkStatus(status, own string) string {
+	switch {
+	case status == StatusAccepted || status == StatusRejected:
 		return status
+	case own == "":
+		return StatusPending
 	}
-	return StatusPending
+	return own
 }
 
 // Range is a 1-based, inclusive span of lines.
@@ -183,13 +187,11 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	if p.RemovedRanges == nil {
 		p.RemovedRanges = []Range{}
 	}
-	// A hunk's status follows its record's, set as the record is decided
-	// (the record in hand may be newer than its hunks as read).
+	// A record decided whole (accepted or rejected) shows each hunk so;
+	// a pending or partial one shows the hunks' own decisions.
 	hunks := make([]Hunk, len(p.Hunks))
 	for i, h := range p.Hunks {
-		if p.Status != StatusPartial {
-			h.Status = HunkStatus(p.Status)
-		}
+		h.Status = HunkStatus(p.Status, h.Status)
 		hunks[i] = h
 	}
 	p.Hunks = hunks

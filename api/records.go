@@ -51,6 +51,22 @@ type Records struct {
 	// Warnings (complete only) name what the call changed that prsm could
 	// not record: a path too long for the system, say.
 	Warnings []string `json:"warnings,omitempty"`
+	// Cascaded (a hunk's reject only) are the hunks of later changes
+	// rejected with it: their base was gone.
+	Cascaded []HunkRef `json:"cascaded,omitempty"`
+}
+
+// HunkRef names one hunk of one record.
+type HunkRef struct {
+	ID    string `json:"id"`
+	Index int    `json:"index"`
+}
+
+// HunksRequest decides several hunks of one record at once
+// (POST .../file-changes/{id}/hunks), by their indexes.
+type HunksRequest struct {
+	Accept []int `json:"accept,omitempty"`
+	Reject []int `json:"reject,omitempty"`
 }
 
 // MarshalJSON writes Records as [] when there are none, never null.

@@ -120,6 +120,14 @@ func (c *Client) Reject(ctx context.Context, sessionID, id string) (*api.Records
 	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/reject", nil, &recs)
 }
 
+// DecideHunks accepts and rejects hunks of the record id by their
+// indexes (a reject cascades to the later hunks it touches: the answer's
+// Cascaded).
+func (c *Client) DecideHunks(ctx context.Context, sessionID, id string, accept, reject []int) (*api.Records, error) {
+	var recs api.Records
+	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/hunks", api.HunksRequest{Accept: accept, Reject: reject}, &recs)
+}
+
 // AcceptAll accepts every pending record of a session (of one file when
 // file is set).
 func (c *Client) AcceptAll(ctx context.Context, sessionID, file string) (*api.Records, error) {

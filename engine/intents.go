@@ -24,6 +24,7 @@ const (
 	intentAccept   = "accept"   // accept a record (review mode: apply it)
 	intentRevert   = "revert"   // take a record's delta out of worktree and workspace
 	intentRollback = "rollback" // a rewind or selector rollback (rollbackPayload)
+	// and intentHunks (hunks.go): reject hunks of a record (hunkIntent)
 )
 
 // crashHook, when set (by tests only, through export_test.go), is called
@@ -236,6 +237,9 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 		}
 		e.publishSession(ctx, s.ID)
 		return nil
+	}
+	if in.Kind == intentHunks {
+		return e.recoverHunks(ctx, s, st, in.Payload)
 	}
 	var p intentPayload
 	if err := json.Unmarshal(in.Payload, &p); err != nil {

@@ -80,7 +80,7 @@ func legacyHunks(r *prsm.Record) {
 	}
 	_, _, hunks := tracker.RangesAndHunks(old, new)
 	for i := range hunks {
-		hunks[i].Status = prsm.HunkStatus(r.Status)
+		hunks[i].Status = prsm.HunkStatus(r.Status, "")
 	}
 	r.Hunks = hunks
 }
@@ -94,7 +94,8 @@ func inlined(b []byte) *string {
 	return &s
 }
 
-// versions returns a record's before and after versions.
+// versions returns a record's before and after versions: the after side
+// less the hunks rejected one by one, which never reached the files.
 func (e *Engine) versions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
 	get := func(hash string, mode uint32) (sync.Version, error) {
 		if hash == "" {
@@ -109,7 +110,11 @@ func (e *Engine) versions(ctx context.Context, r *prsm.Record) (before, after sy
 	if before, err = get(r.OldHash, r.ModeBefore); err != nil {
 		return
 	}
-	after, err = get(r.NewHash, r.ModeAfter)
+	if after, err = get(r.NewHash, r.ModeAfter); err != nil {
+		return
+	}
+	// A record with hunks rejected changed the files by the rest only.
+	after, err = withHunks(r, before, after, func(h prsm.Hunk) bool { return h.Status != prsm.StatusRejected })
 	return
 }
 

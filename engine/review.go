@@ -104,7 +104,19 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 				return nil, err
 			}
 		}
-		if err := e.setState(ctx, c, prsm.StatusAccepted, state); err != nil {
+		status := decidedStatus(c)
+		if status == prsm.StatusPartial {
+			// Its hunks not rejected one by one are accepted with it.
+			for i := range c.Hunks {
+				if c.Hunks[i].Status == prsm.StatusPending {
+					c.Hunks[i].Status = prsm.StatusAccepted
+				}
+			}
+			if err := store.UpdateRecordHunks(ctx, e.DB.Q(), s.ID, c.ID, c.Hunks); err != nil {
+				return nil, err
+			}
+		}
+		if err := e.setState(ctx, c, status, state); err != nil {
 			return nil, err
 		}
 		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
@@ -244,15 +256,28 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 	if err != nil {
 		return err
 	}
-	state := rejectedState(r, prsm.SyncSynced)
+	state, err := e.revertDelta(ctx, s, st, r, after, before)
+	if err != nil {
+		return err
+	}
+	return e.setStates(ctx, []stateChange{{r: r, status: prsm.StatusRejected, syncSt: rejectedState(r, state), rejected: true}}, "")
+}
+
+// revertDelta takes the delta from -> to (a part of record r's change, read
+// backwards) out of the worktree (an active session's) and, if r reached
+// it, the workspace, by reverse 3-way merges that keep every other edit.
+// It returns r's sync state after it: conflict when either file changed
+// where the delta lies and was left as it is, synced otherwise.
+func (e *Engine) revertDelta(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record, from, to sync.Version) (string, error) {
+	state := prsm.SyncSynced
 	if s.Status == prsm.SessionActive {
 		known, err := st.tracker.KnownVersion(r.RelPath, e.blobs(ctx))
 		if err != nil {
-			return err
+			return "", err
 		}
-		out, now, err := sync.Apply(s.WorktreePath, r.RelPath, after, before)
+		out, now, err := sync.Apply(s.WorktreePath, r.RelPath, from, to)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if out == sync.Conflict {
 			e.Log.Warn("reject: worktree file changed since; left as it is", "session", s.ID, "record", r.ID)
@@ -264,32 +289,41 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 			// the watcher has not recorded) stays a change, for its own
 			// record, rather than pass for part of the reject.
 			learned := now
-			if k, ok := sync.Merge(after, known, before); ok {
+			if k, ok := sync.Merge(from, known, to); ok {
 				learned = k
 			}
 			// A merged result is new content: keep it in the blob store.
 			if learned.Present {
 				if _, err := store.PutBlob(ctx, e.DB.Q(), learned.Content); err != nil {
-					return err
+					return "", err
 				}
 			}
 			st.tracker.Learn(r.RelPath, learned)
 			if err := store.PutFileState(ctx, e.DB.Q(), s.ID, r.RelPath, trackerState(learned)); err != nil {
-				return err
+				return "", err
 			}
 		}
 	}
 	// Only a delta that reached the workspace is taken out of it.
-	if r.SyncState == prsm.SyncSynced {
-		ws, err := e.syncToWorkspace(ctx, s, r.RelPath, after, before)
+	if mayHaveReached(s, r) {
+		ws, err := e.syncToWorkspace(ctx, s, r.RelPath, from, to)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if ws == prsm.SyncConflict {
 			state = prsm.SyncConflict
 		}
 	}
-	return e.setStates(ctx, []stateChange{{r: r, status: prsm.StatusRejected, syncSt: state, rejected: true}}, "")
+	return state, nil
+}
+
+// mayHaveReached reports whether record r's change may be in the
+// workspace: synced, or an auto-mode change still pending_review, whose
+// sync's state is stored after the complete's answer (a busy store can
+// leave it unstored until the next start). A reverse merge finds the
+// delta there, or finds it absent and writes nothing.
+func mayHaveReached(s *prsm.Session, r *prsm.Record) bool {
+	return r.SyncState == prsm.SyncSynced || (s.Mode == prsm.ModeAuto && r.Status == prsm.StatusPending && r.SyncState == prsm.SyncPendingReview)
 }
 
 // rejectedState is the sync state of record r once rejected, when the

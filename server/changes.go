@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -84,6 +85,40 @@ func (s *Server) accept(c echo.Context) error {
 
 func (s *Server) reject(c echo.Context) error {
 	recs, err := s.eng.Reject(c.Request().Context(), c.Param("id"), c.Param("tc"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, recs)
+}
+
+// decideHunk accepts or rejects hunk n of one record.
+func (s *Server) decideHunk(accept bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		n, err := strconv.Atoi(c.Param("n"))
+		if err != nil || n < 0 {
+			return apiError(http.StatusNotFound, "no_hunk", "hunk %q: a hunk is named by its index, from 0", c.Param("n"))
+		}
+		var acc, rej []int
+		if accept {
+			acc = []int{n}
+		} else {
+			rej = []int{n}
+		}
+		recs, err := s.eng.DecideHunks(c.Request().Context(), c.Param("id"), c.Param("tc"), acc, rej)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, recs)
+	}
+}
+
+// decideHunks decides several hunks of one record at once.
+func (s *Server) decideHunks(c echo.Context) error {
+	var req api.HunksRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	recs, err := s.eng.DecideHunks(c.Request().Context(), c.Param("id"), c.Param("tc"), req.Accept, req.Reject)
 	if err != nil {
 		return err
 	}

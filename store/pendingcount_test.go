@@ -102,7 +102,7 @@ func TestPendingCountMigrated(t *testing.T) {
 	for _, stmt := range []string{
 		"DROP TRIGGER records_pending_insert", "DROP TRIGGER records_pending_delete", "DROP TRIGGER records_pending_update",
 		"ALTER TABLE sessions DROP COLUMN pending_count", "ALTER TABLE checkpoints DROP COLUMN changes",
-		"ALTER TABLE records DROP COLUMN rejected_at", "ALTER TABLE records DROP COLUMN note",
+		"ALTER TABLE records DROP COLUMN rejected_at", "ALTER TABLE records DROP COLUMN note", "ALTER TABLE records DROP COLUMN hunks",
 		"DROP TABLE pending_objects_aside",
 		"DELETE FROM schema_version WHERE version >= 7",
 	} {

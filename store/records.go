@@ -45,13 +45,14 @@ func scanRecord(sc scanner) (*prsm.Record, error) {
 	if r.RemovedRanges, err = decodeRanges(removed); err != nil {
 		return nil, err
 	}
-	if r.Hunks, err = decodeHunks(hunks, r.Status); err != nil {
+	if r.Hunks, err = decodeHunks(hunks); err != nil {
 		return nil, err
 	}
 	return &r, nil
 }
 
-// encodeHunks stores a record's hunks; nil (not worked out) stays ”.
+// encodeHunks stores a record's hunks; nil (not worked out) stays an
+// empty text.
 func encodeHunks(hs []prsm.Hunk) (string, error) {
 	if hs == nil {
 		return "", nil
@@ -61,9 +62,10 @@ func encodeHunks(hs []prsm.Hunk) (string, error) {
 }
 
 // decodeHunks reads a record's hunks: nil for a record stored before
-// prsm kept them (”). A hunk takes the status of its record, which is
-// decided whole: pending, accepted or rejected.
-func decodeHunks(s, status string) ([]prsm.Hunk, error) {
+// prsm kept them (an empty text). Each keeps the status a decision of
+// that hunk alone gave it (pending when none did); what a record decided
+// whole shows is its record's business (prsm.Record's MarshalJSON).
+func decodeHunks(s string) ([]prsm.Hunk, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -72,9 +74,27 @@ func decodeHunks(s, status string) ([]prsm.Hunk, error) {
 		return nil, fmt.Errorf("decode hunks: %w", err)
 	}
 	for i := range hs {
-		hs[i].Status = prsm.HunkStatus(status)
+		if hs[i].Status == "" {
+			hs[i].Status = prsm.StatusPending
+		}
 	}
 	return hs, nil
+}
+
+// UpdateRecordHunks stores the hunks of a record, with their statuses.
+func UpdateRecordHunks(ctx context.Context, q Querier, sessionID, id string, hunks []prsm.Hunk) error {
+	b, err := json.Marshal(hunks)
+	if err != nil {
+		return err
+	}
+	res, err := q.ExecContext(ctx, "UPDATE records SET hunks = ? WHERE session_id = ? AND id = ?", string(b), sessionID, id)
+	if err == nil {
+		err = mustAffect(res)
+	}
+	if err != nil {
+		return fmt.Errorf("update hunks of record %s: %w", id, mapErr(err))
+	}
+	return nil
 }
 
 func encodeRanges(rs []prsm.Range) (string, error) {

@@ -341,12 +341,23 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 		verb, done = "accept", prsm.StatusAccepted
 		short = "Accept changes (in review mode this applies them to the workspace)"
 	}
-	var file string
+	var file, hunks string
 	var all, yes bool
 	c := &cobra.Command{
-		Use:   verb + " [ID... | --file P | --all] [--session ID] [--yes]",
+		Use:   verb + " [ID... | --file P | --all] [--hunk N[,M]] [--session ID] [--yes]",
 		Short: short,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("hunk") {
+				if len(args) != 1 || file != "" || all {
+					return usagef("usage: prsm changes "+verb+" ID --hunk N[,M]",
+						"--hunk takes one change id (its hunks are numbered from 0: `prsm changes diff ID`)")
+				}
+				idx, err := parseHunks(hunks)
+				if err != nil {
+					return err
+				}
+				return a.decideHunks(cmd.Context(), *sessionID, args[0], verb, accept, idx)
+			}
 			n := 0
 			for _, set := range []bool{len(args) > 0, file != "", all} {
 				if set {
@@ -417,9 +428,73 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 	}
 	c.Flags().StringVar(&file, "file", "", "every pending change of this file")
 	c.Flags().BoolVar(&all, "all", false, "every pending change of the session")
+	c.Flags().StringVar(&hunks, "hunk", "", "only these hunks of the one change named (indexes from 0, comma separated)")
 	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before a bulk "+verb)
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
+}
+
+// parseHunks reads --hunk's list of hunk indexes.
+func parseHunks(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, usagef("usage: --hunk N[,M]: hunk indexes, from 0", "--hunk %q: not a hunk index", printable(f))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// decideHunks is `prsm changes accept|reject ID --hunk N[,M]`: it prints
+// each record the decision changed with its hunks' states, and the hunks
+// of later changes a reject took with it.
+func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, accept bool, idx []int) error {
+	cl, _, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	s, err := a.resolveSession(ctx, cl, sessionID)
+	if err != nil {
+		return err
+	}
+	before, err := cl.Changes(ctx, s.ID, "", "")
+	if err != nil {
+		return err
+	}
+	id, err := resolveChangeID(before, arg)
+	if err != nil {
+		return err
+	}
+	var acc, rej []int
+	if accept {
+		acc = idx
+	} else {
+		rej = idx
+	}
+	ans, err := cl.DecideHunks(ctx, s.ID, id, acc, rej)
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return printJSON(a.stdio.Out, ans)
+	}
+	w := a.stdio.Out
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range ans.Records {
+		var hs []string
+		for _, h := range r.Hunks {
+			hs = append(hs, fmt.Sprintf("%d %s", h.Index, prsm.HunkStatus(r.Status, h.Status)))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t(hunks: %s; %s)\n", r.Status, printable(r.ID), printable(r.RelPath), strings.Join(hs, ", "), r.SyncState)
+	}
+	tw.Flush()
+	for _, c := range ans.Cascaded {
+		fmt.Fprintf(w, "rejected with it: hunk %d of %s (its lines were built on the rejected ones)\n", c.Index, printable(c.ID))
+	}
+	fmt.Fprintf(w, "%sed %s of %s\n", verb, plural(len(idx), "hunk"), printable(id))
+	return nil
 }
 
 func reviewOne(ctx context.Context, cl *client.Client, accept bool, sessionID, id string) (*api.Records, error) {

@@ -67,6 +67,8 @@ var types = []wireType{
 	{v: api.ToolCallAnswer{}},
 	{v: api.CompleteRequest{}},
 	{v: api.Records{}},
+	{v: api.HunkRef{}},
+	{v: api.HunksRequest{}},
 	{v: api.StatusEvent{}},
 	{v: api.TurnRequest{}},
 	{v: api.CheckpointRequest{}},

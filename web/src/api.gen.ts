@@ -255,6 +255,26 @@ export interface Records {
    * not record: a path too long for the system, say.
    */
   warnings?: string[];
+  /**
+   * Cascaded (a hunk's reject only) are the hunks of later changes
+   * rejected with it: their base was gone.
+   */
+  cascaded?: HunkRef[];
+}
+
+/** HunkRef names one hunk of one record. */
+export interface HunkRef {
+  id: string;
+  index: number;
+}
+
+/**
+ * HunksRequest decides several hunks of one record at once
+ * (POST .../file-changes/{id}/hunks), by their indexes.
+ */
+export interface HunksRequest {
+  accept?: number[];
+  reject?: number[];
 }
 
 /** StatusEvent is the data of a file_change_status event. */
