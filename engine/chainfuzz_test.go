@@ -11,6 +11,35 @@ import (
 	"github.com/prsm-dev/prsm/api"
 )
 
+// edit2 is one Edit of two lines of rel (two hunks).
+func (z *chain) edit2(id, rel string, l1 int, t1 string, l2 int, t2 string) {
+	z.t.Helper()
+	z.tool(z.s, id, "Edit", rel, func(wt string) {
+		cur := chainGet(wt, rel)
+		if cur == chainAbsent {
+			cur = z.base
+		}
+		write(z.t, wt, rel, replaceLine(replaceLine(cur, l1, t1), l2, t2))
+	})
+	z.check("edit2 " + id)
+}
+
+// hunk accepts or rejects hunk n of record id; a refusal (a conflict with
+// a user's edit, which the chain never makes) fails the chain.
+func (z *chain) hunk(id string, n int, accept bool) {
+	z.t.Helper()
+	var acc, rej []int
+	if accept {
+		acc = []int{n}
+	} else {
+		rej = []int{n}
+	}
+	if _, err := z.eng.DecideHunks(z.ctx, z.s.ID, id, acc, rej); err != nil {
+		z.t.Fatalf("hunk %d of %s (accept %v): %v\nrecords:\n%s", n, id, accept, err, z.records(z.s))
+	}
+	z.check(fmt.Sprintf("hunk %d of %s", n, id))
+}
+
 var fuzzLines = []int{2, 5, 8, 11, 14, 17, 20}
 
 func fuzzGBase() string {
@@ -156,7 +185,17 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 			id := fmt.Sprintf("d%d", n)
 			log = append(log, fmt.Sprintf("z.rm(%q, \"g.txt\")", id))
 			z.rm(id, "g.txt")
-		case k < 55: // accept a pending record
+		case k < 43: // one Edit of two lines of f.txt: two hunks
+			l1, ok1 := fresh("f.txt")
+			l2, ok2 := fresh("f.txt")
+			if !ok1 || !ok2 {
+				continue
+			}
+			n++
+			id := fmt.Sprintf("e%d", n)
+			log = append(log, fmt.Sprintf("z.edit2(%q, \"f.txt\", %d, \"T%da\", %d, \"T%db\")", id, l1, n, l2, n))
+			z.edit2(id, "f.txt", l1, fmt.Sprintf("T%da", n), l2, fmt.Sprintf("T%db", n))
+		case k < 52: // accept a pending record
 			r := pickPending()
 			if r == nil {
 				continue
@@ -165,6 +204,38 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 			z.accept(r.ID)
 			userOps++
 			approve()
+		case k < 58: // decide one pending hunk of a pending record
+			var cands []*prsm.Record
+			for _, r := range z.allPending() {
+				if len(r.Hunks) > 1 {
+					cands = append(cands, r)
+				}
+			}
+			if len(cands) == 0 {
+				continue
+			}
+			r := cands[rng.Intn(len(cands))]
+			var open []int
+			for _, h := range r.Hunks {
+				if h.Status == prsm.StatusPending {
+					open = append(open, h.Index)
+				}
+			}
+			if len(open) == 0 {
+				continue
+			}
+			h := open[rng.Intn(len(open))]
+			acc := rng.Intn(2) == 0
+			log = append(log, fmt.Sprintf("z.hunk(%q, %d, %v)", r.ID, h, acc))
+			z.hunk(r.ID, h, acc)
+			userOps++
+			// The last hunk decided, the change is accepted (or partial)
+			// and reaches the workspace, with the earlier pending changes
+			// of the file (review mode), by whichever decision came last.
+			if st := z.record(z.s, r.ID).Status; st == prsm.StatusAccepted || st == prsm.StatusPartial {
+				approve()
+			}
+			checkApproved(fmt.Sprintf("hunk %d of %s", h, r.ID))
 		case k < 63: // reject a pending record
 			r := pickPending()
 			if r == nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/tracker"
 )
 
 const chainAbsent = "<absent>"
@@ -73,6 +74,24 @@ func (z *chain) side(id, side string) string {
 	return string(b)
 }
 
+// effective is a record's after side less the hunks rejected one by one.
+func (z *chain) effective(r *prsm.Record) string {
+	before, after := z.side(r.ID, "before"), z.side(r.ID, "after")
+	rejected := false
+	for _, h := range r.Hunks {
+		rejected = rejected || h.Status == prsm.StatusRejected
+	}
+	if !rejected {
+		return after
+	}
+	keep := func(i int) bool { return r.Hunks[i].Status != prsm.StatusRejected }
+	b, err := tracker.ApplyHunks([]byte(strings.TrimSuffix(before, chainAbsent)), []byte(strings.TrimSuffix(after, chainAbsent)), keep)
+	if err != nil {
+		z.t.Fatalf("hunks of %s: %v", r.ID, err)
+	}
+	return string(b)
+}
+
 // check runs after every step: in auto mode the workspace equals the
 // worktree; in review mode applying the pending records of each file to
 // the workspace gives the worktree (the difference is explained).
@@ -98,7 +117,7 @@ func (z *chain) check(what string) {
 		v := chainVersion(ws)
 		ok := true
 		for _, r := range pend {
-			v, ok = sync.Merge(chainVersion(z.side(r.ID, "before")), v, chainVersion(z.side(r.ID, "after")))
+			v, ok = sync.Merge(chainVersion(z.side(r.ID, "before")), v, chainVersion(z.effective(r)))
 			if !ok {
 				break
 			}

@@ -30,7 +30,7 @@ func (a *app) changesCmd() *cobra.Command {
 		Short: "List the file changes of a session; diff, accept or reject them",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept or reject", args[0])
+				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept, reject or review", args[0])
 			}
 			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) ([]*prsm.Record, error) {
 				return cl.Changes(ctx, s.ID, status, a.proj.fileArg(file))
@@ -41,7 +41,7 @@ func (a *app) changesCmd() *cobra.Command {
 	c.Flags().StringVar(&file, "file", "", "only changes of this file")
 	c.Flags().StringVar(&status, "status", "", "only changes with this status: pending, accepted or rejected")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
-	c.AddCommand(a.changesDiffCmd(&sessionID), a.reviewCmd(&sessionID, true), a.reviewCmd(&sessionID, false))
+	c.AddCommand(a.changesDiffCmd(&sessionID), a.reviewCmd(&sessionID, true), a.reviewCmd(&sessionID, false), a.changesReviewCmd(&sessionID))
 	return c
 }
 

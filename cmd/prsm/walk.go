@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/internal/linediff"
+)
+
+// walkContext is how many unchanged lines the walk shows around a hunk;
+// blocks whose context would meet are shown together, as `git add -p`
+// shows them, and `s` splits them.
+const walkContext = 3
+
+// changesReviewCmd is `prsm changes review`: a `git add -p` style walk over
+// the pending hunks of a session.
+func (a *app) changesReviewCmd(sessionID *string) *cobra.Command {
+	var answers string
+	c := &cobra.Command{
+		Use:   "review [--session ID] [--answers KEYS]",
+		Short: "Walk the pending hunks one by one and accept or reject each (as git add -p)",
+		Long: `Walk the pending hunks of the session, file by file, and decide each:
+  y  accept this hunk          n  reject this hunk
+  a  accept it and the rest of this change
+  d  reject it and the rest of this change
+  s  split it into smaller hunks
+  q  quit; what is left stays pending
+  ?  help
+Binary, symlink and mode-only changes are decided whole. A reject takes
+the hunk's lines out of the workspace and the worktree at once, and later
+hunks built on them with it. It needs a terminal; --answers gives the keys
+instead (one per question, in order), for scripts.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in := a.stdio.In
+			if cmd.Flags().Changed("answers") {
+				in = strings.NewReader(strings.Join(strings.Split(answers, ""), "\n") + "\n")
+			} else if !isTTY(a.stdio.In) {
+				return usagef("run it on a terminal, or give the keys with --answers (for example --answers ynq)",
+					"prsm changes review asks about each hunk and needs a terminal")
+			}
+			return a.walk(cmd.Context(), *sessionID, bufio.NewReader(in))
+		},
+	}
+	c.Flags().StringVar(&answers, "answers", "", "the keys to answer with, one per question (y, n, a, d, s, q)")
+	return c
+}
+
+// walkHunk is what one question is about: blocks of a record, by index.
+type walkHunk struct{ blocks []int }
+
+func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) error {
+	cl, _, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	s, err := a.resolveSession(ctx, cl, sessionID)
+	if err != nil {
+		return err
+	}
+	w := a.stdio.Out
+	pend, err := cl.Changes(ctx, s.ID, prsm.StatusPending, "")
+	if err != nil {
+		return err
+	}
+	if len(pend) == 0 {
+		fmt.Fprintf(w, "nothing to review: no pending changes in session %s\n", s.ID)
+		return nil
+	}
+	accepted, rejected := 0, 0
+	ask := func(prompt string) (string, error) {
+		fmt.Fprint(w, prompt)
+		line, err := in.ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(w)
+			return "q", nil // end of input: quit, leaving the rest
+		}
+		fmt.Fprintln(w)
+		return strings.ToLower(strings.TrimSpace(line)), nil
+	}
+	summary := func() {
+		fmt.Fprintf(w, "accepted %s, rejected %s\n", plural(accepted, "hunk"), plural(rejected, "hunk"))
+	}
+	for _, p := range pend {
+		// A reject may have decided this one (a cascade) meanwhile.
+		ans, err := cl.ChangesOf(ctx, s.ID, p.ID)
+		if err != nil {
+			return err
+		}
+		if len(ans.Records) != 1 {
+			continue
+		}
+		r := ans.Records[0]
+		if r.Status != prsm.StatusPending {
+			continue
+		}
+		old, new, err := walkContents(ctx, cl, s.ID, r)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s %s (%s, %s)\n", printable(r.RelPath), printable(r.ID), r.ChangeType, r.ToolName)
+		if len(r.Hunks) == 0 || old == nil || new == nil {
+			key, err := ask("Accept this whole change (it has no hunks) [y,n,q,?]? ")
+			if err != nil {
+				return err
+			}
+			switch key {
+			case "y", "a":
+				_, err = cl.Accept(ctx, s.ID, r.ID)
+				accepted++
+			case "n", "d":
+				_, err = cl.Reject(ctx, s.ID, r.ID)
+				rejected++
+			case "q":
+				summary()
+				return nil
+			default:
+				fmt.Fprintln(w, "y - accept it, n - reject it, q - quit")
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		var todo []int
+		for _, h := range r.Hunks {
+			if h.Status == prsm.StatusPending {
+				todo = append(todo, h.Index)
+			}
+		}
+		queue := groupBlocks(r.Hunks, todo)
+		var acc, rej []int
+		quit := false
+		for i := 0; i < len(queue) && !quit; {
+			q := queue[i]
+			fmt.Fprint(w, formatBlocks(old, new, r.Hunks, q.blocks))
+			canSplit := len(q.blocks) > 1
+			keys := "y,n,a,d"
+			if canSplit {
+				keys += ",s"
+			}
+			key, err := ask(fmt.Sprintf("(%d/%d) Accept this hunk [%s,q,?]? ", i+1, len(queue), keys))
+			if err != nil {
+				return err
+			}
+			switch key {
+			case "y":
+				acc = append(acc, q.blocks...)
+				i++
+			case "n":
+				rej = append(rej, q.blocks...)
+				i++
+			case "a", "d":
+				for _, rest := range queue[i:] {
+					if key == "a" {
+						acc = append(acc, rest.blocks...)
+					} else {
+						rej = append(rej, rest.blocks...)
+					}
+				}
+				i = len(queue)
+			case "s":
+				if !canSplit {
+					fmt.Fprintln(w, "this hunk is one block of changed lines; it cannot be split")
+					continue
+				}
+				split := make([]walkHunk, len(q.blocks))
+				for j, b := range q.blocks {
+					split[j] = walkHunk{blocks: []int{b}}
+				}
+				fmt.Fprintf(w, "split into %d hunks\n", len(split))
+				queue = append(append(append([]walkHunk{}, queue[:i]...), split...), queue[i+1:]...)
+			case "q":
+				quit = true
+			default:
+				fmt.Fprintln(w, "y - accept this hunk\nn - reject this hunk\na - accept this hunk and the rest of this change\nd - reject this hunk and the rest of this change\ns - split this hunk\nq - quit; what is left stays pending\n? - this help")
+			}
+		}
+		if len(acc)+len(rej) > 0 {
+			ans, err := cl.DecideHunks(ctx, s.ID, r.ID, acc, rej)
+			if err != nil {
+				return err
+			}
+			accepted += len(acc)
+			rejected += len(rej)
+			for _, c := range ans.Cascaded {
+				fmt.Fprintf(w, "rejected with it: hunk %d of %s (its lines were built on the rejected ones)\n", c.Index, printable(c.ID))
+			}
+		}
+		if quit {
+			break
+		}
+	}
+	summary()
+	return nil
+}
+
+// walkContents are a text record's two sides (an absent side is empty),
+// from the record where they are inline, else from the server.
+func walkContents(ctx context.Context, cl *client.Client, sessionID string, r *prsm.Record) (old, new []byte, err error) {
+	get := func(side string, inline *string, present bool) ([]byte, error) {
+		if !present {
+			return []byte{}, nil
+		}
+		if inline != nil {
+			return []byte(*inline), nil
+		}
+		b, err := cl.Content(ctx, sessionID, r.ID, side)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	if old, err = get("before", r.OldContent, r.ChangeType != prsm.ChangeCreate); err != nil {
+		return nil, nil, err
+	}
+	new, err = get("after", r.NewContent, r.ChangeType != prsm.ChangeDelete)
+	return old, new, err
+}
+
+// groupBlocks puts the blocks todo (indexes into hunks, in order) into the
+// hunks the walk asks about: blocks whose context would meet go together.
+func groupBlocks(hunks []prsm.Hunk, todo []int) []walkHunk {
+	var out []walkHunk
+	for _, b := range todo {
+		if n := len(out); n > 0 {
+			last := hunks[out[n-1].blocks[len(out[n-1].blocks)-1]]
+			if oldSide(hunks[b]).lo-oldSideEnd(last) <= 2*walkContext {
+				out[n-1].blocks = append(out[n-1].blocks, b)
+				continue
+			}
+		}
+		out = append(out, walkHunk{blocks: []int{b}})
+	}
+	return out
+}
+
+// oldSide is where a hunk's old lines start, 0-based; oldSideEnd where
+// they end (a side of no lines is the point after its start line).
+func oldSide(h prsm.Hunk) struct{ lo int } {
+	if h.OldLines == 0 {
+		return struct{ lo int }{h.OldStart}
+	}
+	return struct{ lo int }{h.OldStart - 1}
+}
+
+func oldSideEnd(h prsm.Hunk) int { return oldSide(h).lo + h.OldLines }
+
+// formatBlocks prints blocks of old -> new as one unified hunk with
+// context, as `git diff` would.
+func formatBlocks(old, new []byte, hunks []prsm.Hunk, blocks []int) string {
+	a, b := linediff.Split(old), linediff.Split(new)
+	first, last := hunks[blocks[0]], hunks[blocks[len(blocks)-1]]
+	lo := max(oldSide(first).lo-walkContext, 0)
+	hi := min(oldSideEnd(last)+walkContext, len(a))
+	newLo := newStart0(first) - (oldSide(first).lo - lo)
+	newHi := newStart0(last) + last.NewLines + (hi - oldSideEnd(last))
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "@@ -%s +%s @@\n", walkRange(lo, hi-lo), walkRange(newLo, newHi-newLo))
+	pos := lo
+	line := func(prefix byte, l []byte) {
+		sb.WriteByte(prefix)
+		sb.WriteString(printableLine(l))
+		if !strings.HasSuffix(string(l), "\n") {
+			sb.WriteString("\\ No newline at end of file\n")
+		}
+	}
+	for _, n := range blocks {
+		h := hunks[n]
+		for _, l := range a[pos:oldSide(h).lo] {
+			line(' ', l)
+		}
+		for _, l := range a[oldSide(h).lo:oldSideEnd(h)] {
+			line('-', l)
+		}
+		ns := newStart0(h)
+		for _, l := range b[ns : ns+h.NewLines] {
+			line('+', l)
+		}
+		pos = oldSideEnd(h)
+	}
+	for _, l := range a[pos:hi] {
+		line(' ', l)
+	}
+	return sb.String()
+}
+
+// newStart0 is where a hunk's new lines start, 0-based.
+func newStart0(h prsm.Hunk) int {
+	if h.NewLines == 0 {
+		return h.NewStart
+	}
+	return h.NewStart - 1
+}
+
+// walkRange is one side of an @@ header, as diff writes it.
+func walkRange(start, count int) string {
+	switch count {
+	case 0:
+		return fmt.Sprintf("%d,0", start)
+	case 1:
+		return fmt.Sprint(start + 1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, count)
+}
+
+// printableLine is a diff line shown on a terminal: control characters
+// other than tab and the newline escaped.
+func printableLine(l []byte) string {
+	s := strings.TrimSuffix(string(l), "\n")
+	var sb strings.Builder
+	for _, r := range s {
+		if (r < 0x20 && r != '\t') || r == 0x7f {
+			fmt.Fprintf(&sb, "\\x%02x", r)
+			continue
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String() + "\n"
+}
