@@ -418,6 +418,7 @@ func (e *Engine) rejectHunks(ctx context.Context, s *prsm.Session, st *sessionSt
 	if state != prsm.SyncConflict {
 		state = r.SyncState // a change that never reached the workspace still has not
 	}
+	crashPoint("hunks:reverted")
 	for n := range reject {
 		r.Hunks[n].Status = prsm.StatusRejected
 	}

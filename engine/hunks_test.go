@@ -292,3 +292,24 @@ func TestRewindOverPartial(t *testing.T) {
 	}
 	f.bothHold(s, "h.txt", base, "after the rewind")
 }
+
+// A crash in a hunk reject's cascade, after the first change's lines are
+// out and before its statuses are stored, is finished at the next start:
+// both files hold what the whole reject gives, and every hunk's status
+// says so.
+func TestHunkRejectCrash(t *testing.T) {
+	f, s, _, edited := hunkFixture(t, prsm.ModeAuto)
+	e2 := strings.Replace(edited, "TWO\n", "TWO!\n", 1)
+	f.tool(s, "e2", "Edit", "h.txt", func(wt string) { write(t, wt, "h.txt", e2) })
+	if !crashing(t, "hunks:reverted", 1, func() { f.eng.DecideHunks(f.ctx, s.ID, "e1", nil, []int{0}) }) {
+		t.Fatal("the reject never reached its crash point")
+	}
+	f.restart()
+	f.bothHold(s, "h.txt", edit(twelve(), map[int]string{9: "NINE"}), "after the restart")
+	if got := f.shown(s, "e1"); got != "pending rejected pending" {
+		t.Fatalf("e1 after the restart: %s", got)
+	}
+	if got := f.shown(s, "e2"); got != "rejected rejected" {
+		t.Fatalf("e2 after the restart: %s", got)
+	}
+}
