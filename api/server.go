@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/prsm-dev/prsm"
 )
 
 // Info is the content of server.json: where a workspace's server listens,
@@ -102,8 +104,9 @@ func (r GCReport) MarshalJSON() ([]byte, error) {
 
 // String sums a report up for people.
 func (r *GCReport) String() string {
-	s := fmt.Sprintf("removed %d ended session(s), %d automatic checkpoint(s), %d content blob(s); freed %d bytes (store now %d bytes)",
-		len(r.SessionsRemoved), r.CheckpointsRemoved, r.BlobsRemoved, r.BytesFreed, r.BytesAfter)
+	s := fmt.Sprintf("removed %s, %s, %s; freed %s (store now %s)",
+		prsm.Plural(len(r.SessionsRemoved), "ended session"), prsm.Plural(r.CheckpointsRemoved, "automatic checkpoint"),
+		prsm.Plural(r.BlobsRemoved, "content blob"), prsm.Size(r.BytesFreed), prsm.Size(r.BytesAfter))
 	if r.OverBudget {
 		s += "; still over the budget: only active sessions are left"
 	}

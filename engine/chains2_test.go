@@ -6,11 +6,12 @@ package engine_test
 // "fuzz seed" ones are minimised from TestChainFuzz.
 
 import (
-	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/api"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 )
 
 // bash2 is one Bash call writing several files (rel, content, ...).

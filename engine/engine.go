@@ -325,7 +325,7 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 		if s.PendingCount > 0 {
 			return nil, prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
 				fmt.Sprintf("review them with `prsm changes --session %s`, or pass --discard to drop them", s.ID),
-				"session %s has %d pending change(s)", s.ID, s.PendingCount)
+				"session %s has %s", s.ID, prsm.Plural(s.PendingCount, "pending change"))
 		}
 		dirty, err := e.unrecorded(ctx, s)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 )
 
@@ -124,7 +125,7 @@ func (e *Engine) HookHealth(sessionID string) api.HookHealth {
 	last := h.last
 	out.LastHookAt = &last
 	if h.watches > 0 && h.calls == 0 {
-		out.Warning = fmt.Sprintf("hooks are not firing in this worktree: %s's hooks reported before, but this turn's changes came only through the watcher (%d Watch batch(es))", h.agent, h.watches)
+		out.Warning = fmt.Sprintf("hooks are not firing in this worktree: %s's hooks reported before, but this turn's changes came only through the watcher (%s)", h.agent, prsm.Plural(h.watches, "Watch batch"))
 	}
 	return out
 }

@@ -1,10 +1,11 @@
 package engine_test
 
 import (
-	"github.com/prsm-dev/prsm/api"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prsm-dev/prsm/api"
 )
 
 // Hook health: a session remembers which agent's hooks reported and when

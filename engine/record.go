@@ -273,16 +273,16 @@ func bigNote(before, after sync.Version) string {
 	over := false
 	for _, v := range []sync.Version{before, after} {
 		if in, ok := v.Big(); ok {
-			sizes = append(sizes, bigfile.Human(in.Size))
+			sizes = append(sizes, prsm.Size(in.Size))
 			over = over || in.Size > bigfile.Limit()
 		}
 	}
 	if len(sizes) == 0 {
 		return ""
 	}
-	why := fmt.Sprintf("over prsm's size limit of %s (PRSM_MAX_FILE_SIZE)", bigfile.Human(bigfile.Limit()))
+	why := fmt.Sprintf("over prsm's size limit of %s (PRSM_MAX_FILE_SIZE)", prsm.Size(bigfile.Limit()))
 	if !over {
-		why = fmt.Sprintf("past the %s of content prsm reads at once, in a tool call that changed more", bigfile.Human(tracker.LookBudget()))
+		why = fmt.Sprintf("past the %s of content prsm reads at once, in a tool call that changed more", prsm.Size(tracker.LookBudget()))
 	}
 	return fmt.Sprintf("too large: %s, %s; prsm compares it by its size and a hash and keeps no copy of its content",
 		strings.Join(sizes, " and "), why)

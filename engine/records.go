@@ -165,7 +165,7 @@ func (e *Engine) Content(ctx context.Context, sessionID, id, side string) ([]byt
 		}
 		return nil, r, prsm.Errorf(prsm.ErrNotFound, "too_large", "read the file in the session's worktree",
 			"the %s side of %s is %s, too large: prsm keeps no copy of its content (%s)",
-			side, r.ID, bigfile.Human(in.Size), r.Note)
+			side, r.ID, prsm.Size(in.Size), r.Note)
 	}
 	return b, r, nil
 }

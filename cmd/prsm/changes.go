@@ -90,7 +90,7 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 			pending++
 		}
 	}
-	fmt.Fprintf(w, "session %s (%s, %s): %s, %d pending\n", s.ID, printable(s.Name), s.Mode, plural(len(recs), "change"), pending)
+	fmt.Fprintf(w, "session %s (%s, %s): %s, %d pending\n", s.ID, printable(s.Name), s.Mode, prsm.Plural(len(recs), "change"), pending)
 	byFile := map[string][]*prsm.Record{}
 	var files []string
 	for _, r := range recs {
@@ -161,13 +161,6 @@ func lineCounts(r *prsm.Record) string {
 		}
 	}
 	return s
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }
 
 // changesDiffCmd is `prsm changes diff`.
@@ -493,7 +486,7 @@ func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, acce
 	for _, c := range ans.Cascaded {
 		fmt.Fprintf(w, "rejected with it: hunk %d of %s (its lines were built on the rejected ones)\n", c.Index, printable(c.ID))
 	}
-	fmt.Fprintf(w, "%sed %s of %s\n", verb, plural(len(idx), "hunk"), printable(id))
+	fmt.Fprintf(w, "%sed %s of %s\n", verb, prsm.Plural(len(idx), "hunk"), printable(id))
 	return nil
 }
 
@@ -527,7 +520,7 @@ func (a *app) confirmBulk(ctx context.Context, cl *client.Client, s *prsm.Sessio
 		return true, nil
 	}
 	w := a.stdio.Err
-	fmt.Fprintf(w, "will %s %s of %s:\n", verb, plural(len(pend), "pending change"), where)
+	fmt.Fprintf(w, "will %s %s of %s:\n", verb, prsm.Plural(len(pend), "pending change"), where)
 	t := newTable(w, "  ID", "TYPE", "FILE", "TOOL", "LINES")
 	for _, r := range pend {
 		t.row("  "+r.ID, r.ChangeType, r.RelPath, r.ToolName, lineCounts(r))
@@ -614,14 +607,14 @@ func (a *app) printReview(ctx context.Context, cl *client.Client, s *prsm.Sessio
 	case changed == 0:
 		fmt.Fprintf(w, "nothing to %s: no change among them was left to %s\n", verb, verb)
 	case extra > 0 && verb == "reject":
-		fmt.Fprintf(w, "%s %s (%d by cascade: later changes of the same file)\n", done, plural(changed, "change"), extra)
+		fmt.Fprintf(w, "%s %s (%d by cascade: later changes of the same file)\n", done, prsm.Plural(changed, "change"), extra)
 	case extra > 0:
-		fmt.Fprintf(w, "%s %s (%d earlier of the same file applied first)\n", done, plural(changed, "change"), extra)
+		fmt.Fprintf(w, "%s %s (%d earlier of the same file applied first)\n", done, prsm.Plural(changed, "change"), extra)
 	default:
-		fmt.Fprintf(w, "%s %s\n", done, plural(changed, "change"))
+		fmt.Fprintf(w, "%s %s\n", done, prsm.Plural(changed, "change"))
 	}
 	if conflicts > 0 {
-		fmt.Fprintf(w, "%s in conflict: prsm left those workspace files as they are; merge them by hand\n", plural(conflicts, "change"))
+		fmt.Fprintf(w, "%s in conflict: prsm left those workspace files as they are; merge them by hand\n", prsm.Plural(conflicts, "change"))
 	}
 	return nil
 }

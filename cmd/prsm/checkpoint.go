@@ -334,7 +334,7 @@ func writeStat(w io.Writer, files []api.FileDiff) {
 		}
 		fmt.Fprintf(w, " %s%s | %*d%s\n", name, pad, numW, f.Added+f.Remove, bar)
 	}
-	line := fmt.Sprintf(" %s changed", plural(len(files), "file"))
+	line := fmt.Sprintf(" %s changed", prsm.Plural(len(files), "file"))
 	if adds > 0 || dels == 0 {
 		line += fmt.Sprintf(", %d insertion%s(+)", adds, sOf(adds))
 	}

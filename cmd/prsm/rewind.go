@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 )
 
@@ -106,7 +107,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 				if last < 1 {
 					return usagef("use --last N with N of 1 or more", "--last must be at least 1, got %d", last)
 				}
-				what = "the last " + plural(last, "change")
+				what = "the last " + prsm.Plural(last, "change")
 			}
 			ctx := cmd.Context()
 			cl, p, err := a.connect(ctx)
@@ -184,14 +185,14 @@ func parseAfter(s string, now time.Time) (time.Time, error) {
 // confirmPlan shows a rollback plan and says whether to run it: not for a
 // dry run, not when the user says no on a terminal. Off a terminal, or
 // with --yes, it goes on without asking. verb names the action in the
-// question ("Rewind N file(s)?").
+// question ("Rewind 2 files?").
 func (a *app) confirmPlan(plan *api.Plan, title, verb string, dryRun, yes bool) (bool, error) {
 	ask := !dryRun && !yes && len(plan.Operations) > 0
 	if ask && !isTTY(a.stdio.In) {
 		// A rollback rewrites files: it is never done without a yes,
 		// and off a terminal nobody can give one but --yes.
 		writePlan(a.stdio.Err, plan, title)
-		return false, usagef("pass --yes to act without asking", "stdin is not a terminal, so prsm cannot ask before it changes %d file(s); nothing was changed", len(plan.Operations))
+		return false, usagef("pass --yes to act without asking", "stdin is not a terminal, so prsm cannot ask before it changes %s; nothing was changed", prsm.Plural(len(plan.Operations), "file"))
 	}
 	switch {
 	case a.jsonOut && dryRun:
@@ -210,7 +211,7 @@ func (a *app) confirmPlan(plan *api.Plan, title, verb string, dryRun, yes bool) 
 	if !ask {
 		return true, nil
 	}
-	if !a.confirm(fmt.Sprintf("%s %d file(s)?", verb, len(plan.Operations))) {
+	if !a.confirm(fmt.Sprintf("%s %s?", verb, prsm.Plural(len(plan.Operations), "file"))) {
 		return false, fmt.Errorf("aborted; nothing was changed")
 	}
 	return true, nil
@@ -265,14 +266,14 @@ func (a *app) printRollbackResult(preview, p *api.Plan, did, sessionFlag string)
 			undone[id] = true
 		}
 	}
-	fmt.Fprintf(w, "%s: %s, %s marked rejected\n", did, plural(len(p.Operations), "file"), plural(len(undone), "change"))
+	fmt.Fprintf(w, "%s: %s, %s marked rejected\n", did, prsm.Plural(len(p.Operations), "file"), prsm.Plural(len(undone), "change"))
 	if len(p.Conflicts) > 0 {
 		var paths []string
 		for _, c := range p.Conflicts {
 			paths = append(paths, printable(c.Path))
 		}
 		fmt.Fprintf(w, "%s in conflict, not changed in the workspace (merge by hand): %s\n",
-			plural(len(p.Conflicts), "file"), strings.Join(paths, ", "))
+			prsm.Plural(len(p.Conflicts), "file"), strings.Join(paths, ", "))
 	}
 	if p.SafetyCheckpointID != "" {
 		undo := "prsm rewind " + p.SafetyCheckpointID

@@ -198,11 +198,11 @@ wait:
 		if ss != nil {
 			pending = ss.PendingCount
 		}
-		fmt.Fprintf(a.stdio.Err, "prsm: %s exited with %d; %d file(s) changed", printable(argv[0]), code, len(names))
+		fmt.Fprintf(a.stdio.Err, "prsm: %s exited with %d; %s changed", printable(argv[0]), code, prsm.Plural(len(names), "file"))
 		if len(names) > 0 && len(names) <= 5 {
 			fmt.Fprintf(a.stdio.Err, " (%s)", joinShort(names))
 		}
-		fmt.Fprintf(a.stdio.Err, ", %d change(s) pending\n", pending)
+		fmt.Fprintf(a.stdio.Err, ", %s pending\n", prsm.Plural(pending, "change"))
 		fmt.Fprintf(a.stdio.Err, "prsm: review with `prsm changes --session %s`, or `prsm ui`\n", s.ID)
 	}
 	if code != 0 {

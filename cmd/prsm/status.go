@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 )
@@ -23,7 +24,7 @@ func (a *app) statusCmd() *cobra.Command {
 					"workspace", st.Workspace,
 					"server", fmt.Sprintf("http://%s (pid %d, prsm %s)", st.Addr, st.PID, st.Version),
 					"sessions", fmt.Sprintf("%d active, %d ended", st.ActiveSessions, st.EndedSessions),
-					"pending", fmt.Sprintf("%d change(s)", st.PendingCount),
+					"pending", prsm.Plural(st.PendingCount, "change"),
 					"watcher", st.Watcher,
 				}
 				for _, h := range st.Hooks {

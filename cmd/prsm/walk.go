@@ -85,7 +85,7 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 		return strings.ToLower(strings.TrimSpace(line)), nil
 	}
 	summary := func() {
-		fmt.Fprintf(w, "accepted %s, rejected %s\n", plural(accepted, "hunk"), plural(rejected, "hunk"))
+		fmt.Fprintf(w, "accepted %s, rejected %s\n", prsm.Plural(accepted, "hunk"), prsm.Plural(rejected, "hunk"))
 	}
 	for _, p := range pend {
 		// A reject may have decided this one (a cascade) meanwhile.

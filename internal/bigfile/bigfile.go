@@ -47,26 +47,6 @@ func SetLimit(n int64) (restore func()) {
 	return func() { limit.Store(old) }
 }
 
-// Human writes a size for people: "3.0 GiB", "100 MiB", "512 B".
-func Human(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	v := float64(n) / float64(div)
-	s := strconv.FormatFloat(v, 'f', 1, 64)
-	s = strings.TrimSuffix(s, ".0")
-	if v < 10 && !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s + " " + string("KMGTP"[exp]) + "iB"
-}
-
 // magic starts every stub. Its NUL makes a stub binary for git and for
 // prsm, so no diff or merge ever treats it as lines.
 const magic = "\x00prsm-bigfile v1\n"

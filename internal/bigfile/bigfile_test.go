@@ -10,14 +10,6 @@ import (
 	"testing"
 )
 
-func TestHuman(t *testing.T) {
-	for n, want := range map[int64]string{512: "512 B", 100 << 20: "100 MiB", 3 << 30: "3.0 GiB", 1536: "1.5 KiB"} {
-		if got := Human(n); got != want {
-			t.Errorf("Human(%d) = %q; want %q", n, got, want)
-		}
-	}
-}
-
 func TestStubRoundTrip(t *testing.T) {
 	in := Info{Size: 3 << 30, ID: HashBytes([]byte("x"))}
 	s := Stub(in)

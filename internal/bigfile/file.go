@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	stdsync "sync"
+
+	"github.com/prsm-dev/prsm"
 )
 
 // extents finds the holes of a file with SEEK_DATA and SEEK_HOLE, so that
@@ -245,7 +247,7 @@ func Write(dst *os.File, in Info) error {
 		}
 	}
 	dst.Truncate(0)
-	return fmt.Errorf("%s of content: %w", Human(in.Size), ErrNotKept)
+	return fmt.Errorf("%s of content: %w", prsm.Size(in.Size), ErrNotKept)
 }
 
 func writeFrom(dst *os.File, path string, in Info) error {
