@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -166,9 +167,10 @@ func lineCounts(r *prsm.Record) string {
 // changesDiffCmd is `prsm changes diff`.
 func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 	var file string
+	var every bool
 	c := &cobra.Command{
-		Use:   "diff [ID... | --file P] [--session ID]",
-		Short: "Show the unified diff of changes (a record or tool call, a file's changes, or the whole session)",
+		Use:   "diff [ID... | --file P] [--all] [--session ID]",
+		Short: "Show the unified diff of changes: the pending ones (of a file with --file), every one with --all, or those named",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && file != "" {
 				return usagef("usage: "+cmd.UseLine(), "give change ids or --file, not both")
@@ -197,14 +199,23 @@ func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 				}
 			} else {
 				for _, r := range all {
-					ids = append(ids, r.ID)
+					if every || r.Status == prsm.StatusPending {
+						ids = append(ids, r.ID)
+					}
 				}
 				if len(ids) == 0 {
 					what := "session " + s.ID
 					if file != "" {
 						what = file + " in " + what
 					}
-					fmt.Fprintf(a.stdio.Err, "no changes of %s\n", what)
+					kind := "pending changes"
+					if every {
+						kind = "changes"
+					}
+					fmt.Fprintf(a.stdio.Err, "no %s of %s\n", kind, what)
+					if !every && len(all) > 0 {
+						fmt.Fprintf(a.stdio.Err, "(%s decided: --all shows them)\n", prsm.Plural(len(all), "change"))
+					}
 					return nil
 				}
 			}
@@ -214,12 +225,14 @@ func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				writeDiffLabel(a.stdio.Out, diffLabel(all, id), color)
 				writeDiff(a.stdio.Out, d, color)
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVar(&file, "file", "", "every change of this file, in order")
+	c.Flags().StringVar(&file, "file", "", "the changes of this file, in order")
+	c.Flags().BoolVar(&every, "all", false, "every change, decided ones too (default: the pending ones)")
 	return c
 }
 
@@ -248,6 +261,37 @@ const (
 
 // writeDiff prints a unified diff, coloured when color is set. The diff is
 // the files' own bytes, so control bytes are shown escaped on a terminal.
+// diffLabel names the change id (a record, or a tool call's records)
+// above its diff: its id, status, tool and file. Patch tools skip such
+// a line before the first ---.
+func diffLabel(all []*prsm.Record, id string) string {
+	var status, tool, files []string
+	for _, r := range all {
+		if r.ID != id && r.ToolCallID != id {
+			continue
+		}
+		if !slices.Contains(status, r.Status) {
+			status = append(status, r.Status)
+		}
+		if !slices.Contains(tool, r.ToolName) {
+			tool = append(tool, r.ToolName)
+		}
+		files = append(files, r.RelPath)
+	}
+	what := strings.Join(files, ", ")
+	if len(files) > 3 {
+		what = prsm.Plural(len(files), "file")
+	}
+	return fmt.Sprintf("change %s (%s, %s): %s", printable(id), strings.Join(status, "/"), strings.Join(tool, "/"), printable(what))
+}
+
+func writeDiffLabel(w io.Writer, label string, color bool) {
+	if color {
+		label = bold + label + reset
+	}
+	fmt.Fprintln(w, label)
+}
+
 func writeDiff(w io.Writer, d string, color bool) {
 	if !color {
 		io.WriteString(w, d)
