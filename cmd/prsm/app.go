@@ -179,6 +179,14 @@ func (a *app) connectSession(ctx context.Context, id string) (*client.Client, *p
 // will do) when given, else the one active session. Several active sessions
 // are a usage error that lists them.
 func (a *app) resolveSession(ctx context.Context, cl *client.Client, id string) (*prsm.Session, error) {
+	return a.resolveSessionOwning(ctx, cl, id, nil)
+}
+
+// resolveSessionOwning is resolveSession for a command that names
+// something of a session (a change or a checkpoint id): with several
+// sessions active and none named, the one active session that owns it
+// (owns says) is the one, when exactly one does.
+func (a *app) resolveSessionOwning(ctx context.Context, cl *client.Client, id string, owns func(*prsm.Session) bool) (*prsm.Session, error) {
 	if id == "" {
 		id = a.inSession
 	}
@@ -195,6 +203,17 @@ func (a *app) resolveSession(ctx context.Context, cl *client.Client, id string) 
 			"start one with `prsm session start`, or name an ended one with --session ID", "no active session")
 	case 1:
 		return &list[0], nil
+	}
+	if owns != nil {
+		var owners []*prsm.Session
+		for i := range list {
+			if owns(&list[i]) {
+				owners = append(owners, &list[i])
+			}
+		}
+		if len(owners) == 1 {
+			return owners[0], nil
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d sessions are active; say which with --session ID:", len(list))

@@ -180,7 +180,7 @@ func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := a.resolveSession(ctx, cl, *sessionID)
+			s, err := a.resolveSessionOwning(ctx, cl, *sessionID, ownsChanges(ctx, cl, args))
 			if err != nil {
 				return err
 			}
@@ -331,6 +331,27 @@ func namesChange(recs []*prsm.Record, id string) bool {
 	return false
 }
 
+// ownsChanges says whether a session has a change for every one of the
+// ids (or unique prefixes) given; nil when none is given.
+func ownsChanges(ctx context.Context, cl *client.Client, ids []string) func(*prsm.Session) bool {
+	if len(ids) == 0 {
+		return nil
+	}
+	return func(s *prsm.Session) bool {
+		recs, err := cl.Changes(ctx, s.ID, "", "")
+		if err != nil {
+			return false
+		}
+		for _, arg := range ids {
+			id, err := resolveChangeID(recs, arg)
+			if err != nil || !namesChange(recs, id) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // resolveChangeID finds the record or tool call that arg names, exactly or
 // by unique prefix, among a session's records. An unknown arg is passed
 // through so the server names the error.
@@ -410,7 +431,7 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := a.resolveSession(ctx, cl, *sessionID)
+			s, err := a.resolveSessionOwning(ctx, cl, *sessionID, ownsChanges(ctx, cl, args))
 			if err != nil {
 				return err
 			}
@@ -492,7 +513,7 @@ func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, acce
 	if err != nil {
 		return err
 	}
-	s, err := a.resolveSession(ctx, cl, sessionID)
+	s, err := a.resolveSessionOwning(ctx, cl, sessionID, ownsChanges(ctx, cl, []string{arg}))
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,14 @@ func (a *app) rewindCmd() *cobra.Command {
 		Args: exactArgs(1, "one checkpoint id or name (see `prsm checkpoint list`)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cl, s, err := a.connectSession(ctx, sessionID)
+			cl, _, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := a.resolveSessionOwning(ctx, cl, sessionID, func(s *prsm.Session) bool {
+				_, err := cl.Checkpoint(ctx, s.ID, args[0])
+				return err == nil
+			})
 			if err != nil {
 				return err
 			}
