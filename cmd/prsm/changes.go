@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -563,7 +563,8 @@ func reviewOne(ctx context.Context, cl *client.Client, accept bool, sessionID, i
 }
 
 // confirmBulk lists the pending records a bulk accept or reject will touch
-// and asks before going on, unless --yes is given or stdin is no terminal.
+// and asks before going on, unless --yes is given; off a terminal it
+// refuses without --yes.
 func (a *app) confirmBulk(ctx context.Context, cl *client.Client, s *prsm.Session, verb, rel, file string, yes bool) (bool, error) {
 	pend, err := cl.Changes(ctx, s.ID, prsm.StatusPending, rel)
 	if err != nil {
@@ -580,7 +581,7 @@ func (a *app) confirmBulk(ctx context.Context, cl *client.Client, s *prsm.Sessio
 		fmt.Fprintf(a.stdio.Out, "nothing to %s: no pending changes of %s\n", verb, where)
 		return false, nil
 	}
-	ask := !yes && isTTY(a.stdio.In)
+	ask := !yes
 	if a.jsonOut && !ask {
 		return true, nil
 	}
@@ -593,6 +594,12 @@ func (a *app) confirmBulk(ctx context.Context, cl *client.Client, s *prsm.Sessio
 	t.flush()
 	if !ask {
 		return true, nil
+	}
+	if !isTTY(a.stdio.In) {
+		// A bulk decision is never taken without a yes; off a terminal
+		// only --yes can give one.
+		return false, usagef("pass --yes to act without asking",
+			"stdin is not a terminal, so prsm cannot ask before it %ss %s; nothing was %sed", verb, prsm.Plural(len(pend), "change"), verb)
 	}
 	fmt.Fprint(w, "Proceed? [y/N] ")
 	line, _ := bufio.NewReader(a.stdio.In).ReadString('\n')

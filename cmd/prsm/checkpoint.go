@@ -212,7 +212,11 @@ func (a *app) checkpointDeleteCmd(sessionID *string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
 				id := args[0]
-				if !yes && isTTY(a.stdio.In) {
+				if !yes && !isTTY(a.stdio.In) {
+					return nil, usagef("pass --yes to delete without asking",
+						"stdin is not a terminal, so prsm cannot ask before it deletes checkpoint %s; nothing was deleted", printable(id))
+				}
+				if !yes {
 					cp, err := cl.Checkpoint(ctx, s.ID, id)
 					if err != nil {
 						return nil, err
