@@ -100,6 +100,9 @@ type Hunk struct {
 	NewStart int    `json:"new_start"`
 	NewLines int    `json:"new_lines"`
 	Status   string `json:"status"`
+	// RejectedAt is when a decision of this hunk alone rejected it (the
+	// store keeps it; a rewind needs it).
+	RejectedAt time.Time `json:"-"`
 }
 
 // HunkStatus is the status a hunk shows whose own decision is own (""

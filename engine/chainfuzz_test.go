@@ -366,3 +366,13 @@ func gLines(kv ...any) string {
 	}
 	return c
 }
+
+// TestChainFuzzHunkSeeds are the seeds (review mode) that found a rewind
+// bringing back, into the workspace, a hunk rejected since its checkpoint
+// of a change that was pending then: the hunk's lines are offered again,
+// never applied (lateHunks).
+func TestChainFuzzHunkSeeds(t *testing.T) {
+	for _, seed := range []int64{62, 120, 205, 246, 267, 283} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { fuzzRun(t, seed, prsm.ModeReview, 30, false) })
+	}
+}

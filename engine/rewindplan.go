@@ -270,6 +270,10 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 	for _, recs := range rb.hidden {
 		sortRecords(recs, true)
 	}
+	late, err := e.lateHunks(ctx, s, c)
+	if err != nil {
+		return err
+	}
 	rb.wsTargets, rb.wsConflict, rb.byRecord = map[string]sync.Version{}, map[string]bool{}, map[string]bool{}
 	for _, path := range sortedVersions(rb.targets) {
 		to := rb.targets[path]
@@ -298,13 +302,24 @@ func (e *Engine) reviewTargets(ctx context.Context, s *prsm.Session, st *session
 			}
 		}
 		recs := never[path]
-		if len(recs) == 0 {
+		if len(recs) == 0 && len(late[path]) == 0 {
 			continue
 		}
-		sortRecords(recs, true)
-		side, ok, err := e.workspaceSide(ctx, to, recs)
-		if err != nil {
-			return err
+		side, ok := to, true
+		if len(recs) > 0 {
+			sortRecords(recs, true)
+			if side, ok, err = e.workspaceSide(ctx, to, recs); err != nil {
+				return err
+			}
+		}
+		// Hunks rejected since the checkpoint, of changes made before it
+		// that were pending then: the workspace never had their lines,
+		// which the checkpoint's file holds. They stay out of it (the
+		// rewind offers them again, as the rest of the difference).
+		for _, h := range late[path] {
+			if ok {
+				side, ok = sync.Merge(h.from, side, h.to)
+			}
 		}
 		if !ok {
 			rb.wsConflict[path] = true

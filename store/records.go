@@ -51,13 +51,26 @@ func scanRecord(sc scanner) (*prsm.Record, error) {
 	return &r, nil
 }
 
+// storedHunk is a hunk as the store keeps it: with its RejectedAt.
+type storedHunk struct {
+	prsm.Hunk
+	RejectedAt string `json:"rejected_at,omitempty"`
+}
+
 // encodeHunks stores a record's hunks; nil (not worked out) stays an
 // empty text.
 func encodeHunks(hs []prsm.Hunk) (string, error) {
 	if hs == nil {
 		return "", nil
 	}
-	b, err := json.Marshal(hs)
+	out := make([]storedHunk, len(hs))
+	for i, h := range hs {
+		out[i].Hunk = h
+		if !h.RejectedAt.IsZero() {
+			out[i].RejectedAt = formatTime(h.RejectedAt)
+		}
+	}
+	b, err := json.Marshal(out)
 	return string(b), err
 }
 
@@ -69,13 +82,22 @@ func decodeHunks(s string) ([]prsm.Hunk, error) {
 	if s == "" {
 		return nil, nil
 	}
-	hs := []prsm.Hunk{}
-	if err := json.Unmarshal([]byte(s), &hs); err != nil {
+	var stored []storedHunk
+	if err := json.Unmarshal([]byte(s), &stored); err != nil {
 		return nil, fmt.Errorf("decode hunks: %w", err)
 	}
-	for i := range hs {
+	hs := make([]prsm.Hunk, len(stored))
+	for i, h := range stored {
+		hs[i] = h.Hunk
 		if hs[i].Status == "" {
 			hs[i].Status = prsm.StatusPending
+		}
+		if h.RejectedAt != "" {
+			t, err := parseTime(h.RejectedAt)
+			if err != nil {
+				return nil, fmt.Errorf("decode hunks: %w", err)
+			}
+			hs[i].RejectedAt = t
 		}
 	}
 	return hs, nil
@@ -83,11 +105,11 @@ func decodeHunks(s string) ([]prsm.Hunk, error) {
 
 // UpdateRecordHunks stores the hunks of a record, with their statuses.
 func UpdateRecordHunks(ctx context.Context, q Querier, sessionID, id string, hunks []prsm.Hunk) error {
-	b, err := json.Marshal(hunks)
+	b, err := encodeHunks(hunks)
 	if err != nil {
 		return err
 	}
-	res, err := q.ExecContext(ctx, "UPDATE records SET hunks = ? WHERE session_id = ? AND id = ?", string(b), sessionID, id)
+	res, err := q.ExecContext(ctx, "UPDATE records SET hunks = ? WHERE session_id = ? AND id = ?", b, sessionID, id)
 	if err == nil {
 		err = mustAffect(res)
 	}
