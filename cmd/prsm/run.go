@@ -22,21 +22,25 @@ import (
 
 func (a *app) runCmd() *cobra.Command {
 	var sessionID, name, mode, agent string
-	var noAuto bool
+	var noAuto, fresh bool
 	c := &cobra.Command{
-		Use:   "run [--session ID | --name N] [--mode M] -- CMD [ARGS...]",
+		Use:   "run [--session ID | --name N | --new] [--mode M] -- CMD [ARGS...]",
 		Short: "Run an agent (any command) inside a session's worktree; every change it makes is recorded",
+		Long: `Run an agent (any command) inside a session's worktree; every change it makes
+is recorded. The session is the one --session or --name names; else the one
+active session of the same agent (the command's name, or --agent), when there
+is exactly one; else a new one. --new always starts a new one.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("usage: prsm run [--session ID | --name N] -- CMD [ARGS...]", "prsm run needs a command to run")
 			}
-			if sessionID != "" && name != "" {
-				return usagef("give one of them", "--session and --name cannot be used together")
+			if sessionID != "" && name != "" || fresh && (sessionID != "" || name != "") {
+				return usagef("give one of them", "--session, --name and --new cannot be used together")
 			}
 			if mode != "" && mode != prsm.ModeAuto && mode != prsm.ModeReview {
 				return usagef("use --mode auto or --mode review", "unknown mode %q", mode)
 			}
-			return a.run(cmd.Context(), sessionID, name, mode, agent, noAuto, args)
+			return a.run(cmd.Context(), sessionID, name, mode, agent, noAuto, fresh, args)
 		},
 	}
 	c.Flags().StringVar(&sessionID, "session", "", "reuse this session (id or unique prefix)")
@@ -44,6 +48,7 @@ func (a *app) runCmd() *cobra.Command {
 	c.Flags().StringVar(&mode, "mode", "", "auto or review, for a new session")
 	c.Flags().StringVar(&agent, "agent", "", "agent name for a new session (default: the command's name)")
 	c.Flags().BoolVar(&noAuto, "no-auto-checkpoints", false, "a new session takes no automatic checkpoints")
+	c.Flags().BoolVar(&fresh, "new", false, "start a new session even when one of this agent is active")
 	return c
 }
 
@@ -52,7 +57,7 @@ type exitError struct{ code int }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAuto bool, argv []string) error {
+func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAuto, fresh bool, argv []string) error {
 	// A command that is not there starts no session (a name with a slash
 	// is found where it runs, in the worktree: checked at its start).
 	if !strings.ContainsRune(argv[0], filepath.Separator) {
@@ -84,11 +89,30 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 			}
 		}
 	}
+	if agent == "" {
+		agent = filepath.Base(argv[0])
+	}
+	if s == nil && sessionID == "" && name == "" && !fresh {
+		// The one active session of this agent, if there is one.
+		list, err := cl.Sessions(ctx, prsm.SessionActive)
+		if err != nil {
+			return err
+		}
+		var mine []prsm.Session
+		for _, ss := range list {
+			if ss.AgentID == agent {
+				mine = append(mine, ss)
+			}
+		}
+		if len(mine) == 1 {
+			s = &mine[0]
+			fmt.Fprintf(a.stdio.Err, "prsm: joining session %s (%s), the active session of %s; --new starts another\n", s.ID, printable(s.Name), printable(agent))
+		} else if len(mine) > 1 {
+			fmt.Fprintf(a.stdio.Err, "prsm: %d sessions of %s are active; starting a new one (--session ID joins one)\n", len(mine), printable(agent))
+		}
+	}
 	created := s == nil
 	if s == nil {
-		if agent == "" {
-			agent = filepath.Base(argv[0])
-		}
 		req := api.StartRequest{Name: name, AgentID: agent, Mode: mode}
 		if noAuto {
 			off := false
