@@ -62,13 +62,14 @@ unit:
 # longer run.
 FUZZTIME ?= 1000x
 fuzz:
-	@grep -rl --include='*_test.go' --exclude-dir=node_modules '^func Fuzz' . | while read -r f; do \
+	@log=$$(mktemp "$${TMPDIR:-/tmp}/prsm-fuzz-XXXXXX"); trap 'rm -f "$$log"' EXIT; \
+	grep -rl --include='*_test.go' --exclude-dir=node_modules '^func Fuzz' . | { while read -r f; do \
 	  pkg=./$$(dirname "$${f#./}"); \
 	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
 	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) "$$pkg" >/tmp/prsm-fuzz.log 2>&1 || { cat /tmp/prsm-fuzz.log; exit 1; }; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) "$$pkg" >"$$log" 2>&1 || { cat "$$log"; exit 1; }; \
 	  done; \
-	done
+	done; }
 
 web: build
 	PRSM_BIN=$(CURDIR)/$(BIN) bash web/ci.sh

@@ -15,6 +15,9 @@
 set -euo pipefail
 EXT_DIR="$(cd "$(dirname "$0")" && pwd)"
 cd "$EXT_DIR"
+# Colour only for a terminal that wants it: CI=true makes some tools colour
+# their output even into a log file.
+if [ ! -t 1 ] || [ -n "${NO_COLOR:-}" ]; then export NO_COLOR=1; unset FORCE_COLOR; fi
 source scripts/lib.sh
 
 t0=$SECONDS

@@ -13,6 +13,9 @@
 set -euo pipefail
 WEB_DIR="$(cd "$(dirname "$0")" && pwd)"
 cd "$WEB_DIR"
+# Colour only for a terminal that wants it: CI=true makes some tools colour
+# their output even into a log file.
+if [ ! -t 1 ] || [ -n "${NO_COLOR:-}" ]; then export NO_COLOR=1; unset FORCE_COLOR; fi
 
 log() { printf 'web: %s\n' "$*" >&2; }
 t0=$SECONDS
