@@ -52,6 +52,7 @@ const ORIGINAL = {
   'a.txt': 'alpha\nbeta\ngamma\n',
   'b.txt': 'one\ntwo\nthree\n',
   'lib/util.js': 'export function add(a, b) {\n  return a + b;\n}\n',
+  'hunks.txt': 'l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n',
 };
 
 function run(cmd, args, opts = {}) {
@@ -616,4 +617,53 @@ uiTest('Accept and Reject of everything, across sessions', async () => {
   await sessionLink('all-review').click();
   await record('tc-all-r2').locator('.pill.accepted').waitFor();
   await record('tc-all-r1').locator('.pill.rejected').waitFor();
+});
+
+uiTest('Reject hunk takes one hunk of an Edit out; the later change on its lines cascades; Accept hunk makes it partial', async () => {
+  const hs = await startSession('e2e hunks');
+  // One Edit with two hunks (lines 2 and 9), in one @@ block of the page's diff.
+  const edited = ORIGINAL['hunks.txt'].replace('l2\n', 'L2 agent\n').replace('l9\n', 'L9 agent\n');
+  const rec = await agentWrite(hs, 'tc-h1', 'hunks.txt', edited);
+  assert.deepEqual(rec.hunks.map((h) => [h.old_start, h.old_lines, h.new_start, h.new_lines]), [[2, 1, 2, 1], [9, 1, 9, 1]]);
+  // A later Edit on the first hunk's line: it is built on that hunk.
+  await agentWrite(hs, 'tc-h2', 'hunks.txt', edited.replace('L2 agent\n', 'L2 twice\n'));
+  await sessionLink('e2e hunks').click();
+  const h1 = record('tc-h1');
+  const hunk = (r, i) => r.locator(`[data-hunk="${i}"]`);
+  await hunk(h1, 1).getByRole('button', { name: 'Reject hunk', exact: true }).waitFor();
+  assert.equal(await h1.getByRole('button', { name: 'Reject hunk', exact: true }).count(), 2, 'one Reject hunk per hunk');
+  assert.equal(await h1.getByRole('button', { name: 'Accept hunk', exact: true }).count(), 2, 'one Accept hunk per hunk');
+  await hunk(h1, 0).locator('td.d2h-ins', { hasText: 'L2 agent' }).waitFor();
+  await hunk(h1, 1).locator('td.d2h-ins', { hasText: 'L9 agent' }).waitFor();
+  assert.equal(await hunk(h1, 0).locator('td', { hasText: 'L9 agent' }).count(), 0, 'each hunk shows its own lines');
+
+  await hunk(h1, 0).getByRole('button', { name: 'Reject hunk', exact: true }).click();
+  const want = ORIGINAL['hunks.txt'].replace('l9\n', 'L9 agent\n');
+  await eventually('hunk 0 rejected', async () => (await recordOf(hs, 'tc-h1')).hunks[0].status === 'rejected');
+  assert.equal(readWs('hunks.txt'), want, 'the workspace holds the other hunk, byte for byte');
+  assert.equal(readIn(hs.worktree_path, 'hunks.txt'), want, 'and so does the worktree');
+  let r1 = await recordOf(hs, 'tc-h1');
+  assert.deepEqual(r1.hunks.map((h) => h.status), ['rejected', 'pending']);
+  assert.equal(r1.status, 'pending');
+  const r2 = await recordOf(hs, 'tc-h2');
+  assert.equal(r2.hunks[0].status, 'rejected', 'the later hunk on the same line cascaded');
+  // The page: the hunk's state, and a notice naming the cascaded hunk.
+  await hunk(h1, 0).locator('.pill.rejected').waitFor();
+  assert.equal(await hunk(h1, 0).getByRole('button', { name: 'Reject hunk', exact: true }).count(), 0);
+  await h1.locator('.cascade-note', { hasText: 'tc-h2' }).waitFor();
+  await record('tc-h2').locator('.pill.rejected').first().waitFor();
+  await h1.screenshot({ path: path.join(ARTIFACTS, 'hunks.png') });
+
+  // Keep the other hunk: the record is partial.
+  await hunk(h1, 1).getByRole('button', { name: 'Accept hunk', exact: true }).click();
+  await eventually('tc-h1 partial', async () => (await recordOf(hs, 'tc-h1')).status === 'partial');
+  r1 = await recordOf(hs, 'tc-h1');
+  assert.deepEqual(r1.hunks.map((h) => h.status), ['rejected', 'accepted']);
+  await h1.locator('.record-head .pill.partial').waitFor();
+  // Decided, it folds like any reviewed change; opened, it shows each hunk's state.
+  if (!(await hunk(h1, 1).count())) await h1.getByRole('button', { name: 'Show diff' }).click();
+  await hunk(h1, 1).locator('.pill.accepted').waitFor();
+  await hunk(h1, 0).locator('.pill.rejected').waitFor();
+  assert.equal(await h1.getByRole('button', { name: /hunk$/ }).count(), 0, 'no hunk left to decide');
+  assert.equal(readWs('hunks.txt'), want);
 });
