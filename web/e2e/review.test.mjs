@@ -667,3 +667,29 @@ uiTest('Reject hunk takes one hunk of an Edit out; the later change on its lines
   assert.equal(await h1.getByRole('button', { name: /hunk$/ }).count(), 0, 'no hunk left to decide');
   assert.equal(readWs('hunks.txt'), want);
 });
+
+uiTest('keyboard on hunks: a click focuses a hunk, n rejects it, focus moves on, y accepts the next', async () => {
+  const hs = (await api('GET', '/sessions')).find((x) => x.name === 'e2e hunks');
+  const base = readWs('hunks.txt');
+  const edited = base.replace('l4\n', 'L4 by keys\n').replace('l7\n', 'L7 by keys\n');
+  await agentWrite(hs, 'tc-h3', 'hunks.txt', edited);
+  const h3 = record('tc-h3');
+  const hunk = (i) => h3.locator(`[data-hunk="${i}"]`);
+  await hunk(1).getByRole('button', { name: 'Reject hunk', exact: true }).waitFor();
+  await hunk(0).locator('.hunk-title').click();
+  await page.keyboard.press('n');
+  await eventually('hunk 0 rejected by n', async () => (await recordOf(hs, 'tc-h3')).hunks[0].status === 'rejected');
+  assert.equal(readWs('hunks.txt'), base.replace('l7\n', 'L7 by keys\n'));
+  await hunk(0).locator('.pill.rejected').waitFor();
+  // The next pending hunk has the focus now.
+  await eventually('focus on hunk 1', () => hunk(1).evaluate((el) => el === document.activeElement));
+  await page.keyboard.press('y');
+  await eventually('tc-h3 partial', async () => (await recordOf(hs, 'tc-h3')).status === 'partial');
+  assert.deepEqual((await recordOf(hs, 'tc-h3')).hunks.map((h) => h.status), ['rejected', 'accepted']);
+  assert.equal(readWs('hunks.txt'), base.replace('l7\n', 'L7 by keys\n'));
+  // ? lists the hunk keys.
+  await page.keyboard.press('?');
+  const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+  await help.getByText('reject the hunk in focus').waitFor();
+  await page.keyboard.press('Escape');
+});
