@@ -191,6 +191,11 @@ export class Model {
         const r = this.recordsByKey.get(k);
         if (r) {
           this.recordsByKey.set(k, { ...r, status: s.status, sync_state: s.sync_state });
+          // Its hunks were decided too (by another window, the page or the
+          // CLI), and the event does not carry them.
+          if (client && (s.status as string) === 'partial') {
+            this.fetchRecord(client, s.session_id, s.id);
+          }
         } else if (client) {
           this.fetchRecord(client, s.session_id, s.id);
         }

@@ -237,6 +237,9 @@ function patchStatus(ev: StatusEvent): void {
   const next = list.slice();
   next[i] = { ...next[i], status: ev.status, sync_state: ev.sync_state };
   update({ records: { ...state.records, [ev.session_id]: next } });
+  // A partial record's hunks were decided too (by the editor or the CLI,
+  // say), and the event does not carry them.
+  if ((ev.status as string) === 'partial') void loadSession(ev.session_id);
 }
 
 function upsertSession(s: Session): void {
