@@ -693,3 +693,20 @@ uiTest('keyboard on hunks: a click focuses a hunk, n rejects it, focus moves on,
   await help.getByText('reject the hunk in focus').waitFor();
   await page.keyboard.press('Escape');
 });
+
+uiTest('hunks decided elsewhere (the CLI, the editor) show on the page without a reload', async () => {
+  const hs = (await api('GET', '/sessions')).find((x) => x.name === 'e2e hunks');
+  const base = readWs('hunks.txt');
+  const edited = base.replace('l1\n', 'L1 elsewhere\n').replace('l5\n', 'L5 elsewhere\n');
+  await agentWrite(hs, 'tc-h4', 'hunks.txt', edited);
+  const h4 = record('tc-h4');
+  await h4.locator('[data-hunk="1"]').getByRole('button', { name: 'Accept hunk', exact: true }).waitFor();
+  // Both at once, by the body form, as another surface would.
+  await api('POST', `/sessions/${hs.id}/file-changes/tc-h4/hunks`, { accept: [1], reject: [0] });
+  await h4.locator('.record-head .pill.partial').waitFor();
+  if (!(await h4.locator('[data-hunk="1"]').count())) await h4.getByRole('button', { name: 'Show diff' }).click();
+  await h4.locator('[data-hunk="0"] .pill.rejected').waitFor();
+  await h4.locator('[data-hunk="1"] .pill.accepted').waitFor();
+  assert.equal(await h4.getByRole('button', { name: /hunk$/ }).count(), 0, 'no stale hunk buttons');
+  assert.equal(readWs('hunks.txt'), base.replace('l5\n', 'L5 elsewhere\n'));
+});

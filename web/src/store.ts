@@ -184,6 +184,13 @@ async function refreshSessions(): Promise<void> {
 
 const loading = new Map<string, Promise<void>>();
 
+/**
+ * What the events told about a session while its records were being read:
+ * replayed over the list once it arrives, since the list may have been read
+ * before them (a change recorded meanwhile would be lost).
+ */
+const duringLoad = new Map<string, (() => void)[]>();
+
 async function ensureLoaded(sid: string): Promise<void> {
   if (state.records[sid]) return;
   await loadSession(sid);
@@ -193,17 +200,24 @@ export function loadSession(sid: string): Promise<void> {
   const running = loading.get(sid);
   if (running) return running;
   const p = (async () => {
+    duringLoad.set(sid, []);
+    let replay: (() => void)[] = [];
     try {
       const [recs, cps] = await Promise.all([api.records(sid), api.checkpoints(sid)]);
       update({
         records: { ...state.records, [sid]: recs ?? [] },
         checkpoints: { ...state.checkpoints, [sid]: cps ?? [] },
       });
+      replay = duringLoad.get(sid) ?? [];
     } catch (e) {
       fail(e);
     } finally {
+      duringLoad.delete(sid);
       loading.delete(sid);
     }
+    // After the load is done, so that what they start (another read of a
+    // record that became partial) is a load of its own.
+    replay.forEach((f) => f());
   })();
   loading.set(sid, p);
   return p;
@@ -215,6 +229,7 @@ function mergeRecords(recs: FileChangeRecord[]): void {
   if (!recs.length) return;
   const records = { ...state.records };
   for (const r of recs) {
+    duringLoad.get(r.session_id)?.push(() => mergeRecords([r]));
     const list = records[r.session_id];
     if (!list) continue; // not loaded; it will be read whole when shown
     const i = list.findIndex((x) => x.id === r.id);
@@ -227,6 +242,7 @@ function mergeRecords(recs: FileChangeRecord[]): void {
 }
 
 function patchStatus(ev: StatusEvent): void {
+  duringLoad.get(ev.session_id)?.push(() => patchStatus(ev));
   const list = state.records[ev.session_id];
   if (!list) return;
   const i = list.findIndex((x) => x.id === ev.id);
