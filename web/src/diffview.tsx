@@ -186,7 +186,7 @@ function HunkView({ rec, h, of, text, mode }: { rec: FileChangeRecord; h: Hunk; 
             <button
               type="button"
               class="btn accept small"
-              title={`Keep these lines (y on the hunk in focus)`}
+              title="Keep these lines (y on the hunk in focus)"
               disabled={busy}
               onClick={() => void actions.acceptHunk(rec, h.index)}
             >
@@ -195,7 +195,7 @@ function HunkView({ rec, h, of, text, mode }: { rec: FileChangeRecord; h: Hunk; 
             <button
               type="button"
               class="btn reject small"
-              title={`Take these lines out (n on the hunk in focus)`}
+              title="Take these lines out (n on the hunk in focus)"
               disabled={busy}
               onClick={() => void actions.rejectHunk(rec, h.index)}
             >
