@@ -29,7 +29,7 @@ import {
 } from './api.gen';
 
 // ranges.ts takes the record and range types from here.
-export type { FileChangeRecord, LineRange } from './api.gen';
+export type { FileChangeRecord, Hunk as ApiHunk, LineRange } from './api.gen';
 
 // ---- errors -----------------------------------------------------------------
 
@@ -306,6 +306,14 @@ export class PrsmClient {
 
   reject(sessionId: string, id: string): Promise<Records> {
     return this.json('POST', `${this.changePath(sessionId, id)}/reject`);
+  }
+
+  /**
+   * Accepts or rejects hunk index (from 0) of one record. The answer's
+   * cascaded names the hunks of later changes a reject took with it.
+   */
+  decideHunk(sessionId: string, id: string, index: number, accept: boolean): Promise<Records> {
+    return this.json('POST', `${this.changePath(sessionId, id)}/hunks/${index}/${accept ? 'accept' : 'reject'}`);
   }
 
   /** Accepts every pending record of a session, or of one file of it. */

@@ -1,5 +1,8 @@
 // "Accept | Reject | Diff" above every pending change, and
-// "Conflict: Keep mine | Take agent's" above a conflicting one.
+// "Conflict: Keep mine | Take agent's" above a conflicting one. A change of
+// several hunks gets "Accept | Reject" above each pending hunk (those decide
+// the hunk), and its first pending hunk also "Accept Change | Reject Change"
+// (while none is decided) and "Diff".
 
 import * as vscode from 'vscode';
 
@@ -14,8 +17,8 @@ export interface LensSpec {
   title: string;
   command: CommandId;
   tooltip: string;
-  /** [session_id, record id]: what the command acts on. */
-  args: [string, string];
+  /** [session_id, record id], and the hunk's index for a hunk's lens: what the command acts on. */
+  args: [string, string] | [string, string, number];
 }
 
 function describe(r: FileChangeRecord): string {
@@ -24,7 +27,11 @@ function describe(r: FileChangeRecord): string {
   return `${r.tool_name} ${r.tool_call_id} (+${add} −${del}) by ${r.agent_id || 'agent'}, session ${r.session_id}`;
 }
 
-/** The lenses of placed records, in line order: three per change, two per conflict. */
+/**
+ * The lenses of placed records, in line order: three per change, two per
+ * conflict, two per pending hunk of a change of several hunks (plus the
+ * whole change's on its first).
+ */
 export function lensSpecs(placements: readonly Placement[]): LensSpec[] {
   const out: LensSpec[] = [];
   for (const p of placements) {
@@ -39,6 +46,8 @@ export function lensSpecs(placements: readonly Placement[]): LensSpec[] {
         { line: p.lensLine, title: 'Conflict: Keep mine', command: Commands.keepMine, tooltip: `Keep your version and reject ${what}`, args },
         { line: p.lensLine, title: "Take agent's", command: Commands.takeAgents, tooltip: `Replace the file with the agent's version and accept ${what}`, args },
       );
+    } else if (r.hunks?.length > 1 && p.hunks.some((h) => h.status === 'pending')) {
+      out.push(...hunkLenses(p, what));
     } else {
       const review = r.sync_state === 'pending_review' ? ' (not applied yet: review mode)' : '';
       out.push(
@@ -48,6 +57,35 @@ export function lensSpecs(placements: readonly Placement[]): LensSpec[] {
       );
     }
   }
+  return out.sort((x, y) => x.line - y.line); // stable: a line's lenses keep their order
+}
+
+/** The lenses of a change of several hunks: Accept | Reject above each pending hunk. */
+function hunkLenses(p: Placement, what: string): LensSpec[] {
+  const r = p.record;
+  const out: LensSpec[] = [];
+  const pending = p.hunks.filter((h) => h.status === 'pending').sort((x, y) => x.line - y.line || x.index - y.index);
+  const undecided = r.hunks.every((h) => h.status === 'pending');
+  const review = r.sync_state === 'pending_review' ? ' (review mode: applied once every hunk is decided)' : '';
+  pending.forEach((h, i) => {
+    const args: [string, string, number] = [r.session_id, r.id, h.index];
+    const hunk = `hunk ${h.index + 1} of ${r.hunks.length} of ${what}`;
+    out.push(
+      { line: h.line, title: 'Accept', command: Commands.acceptHunk, tooltip: `Accept ${hunk}${review}`, args },
+      { line: h.line, title: 'Reject', command: Commands.rejectHunk, tooltip: `Reject ${hunk}: take its lines out of the file`, args },
+    );
+    if (i > 0) {
+      return;
+    }
+    const whole: [string, string] = [r.session_id, r.id];
+    if (undecided) {
+      out.push(
+        { line: h.line, title: 'Accept Change', command: Commands.acceptChange, tooltip: `Accept all ${r.hunks.length} hunks of ${what}`, args: whole },
+        { line: h.line, title: 'Reject Change', command: Commands.rejectChange, tooltip: `Reject all ${r.hunks.length} hunks of ${what}`, args: whole },
+      );
+    }
+    out.push({ line: h.line, title: 'Diff', command: Commands.showDiff, tooltip: `Show the diff of ${what}`, args: whole });
+  });
   return out;
 }
 

@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 
 import type { FileChangeRecord, Records } from './api.gen';
+import { placementsFor } from './codelens';
 import { recordLabel, type AppContext } from './context';
 import { showRecordDiff } from './diff';
 import { log } from './log';
@@ -106,6 +107,82 @@ export async function rejectChange(ctx: AppContext, ...args: unknown[]): Promise
   }
   log.info(`reject ${r.session_id}/${r.id}`);
   done(ctx, await ctx.call('reject the change', (c) => c.reject(r.session_id, r.id)));
+}
+
+/** A hunk: the record and the hunk's index in it. */
+export interface HunkTarget {
+  record: FileChangeRecord;
+  index: number;
+}
+
+/**
+ * The pending hunk a hunk command means: the lens's [session_id, record id,
+ * index], else the hunk under the cursor (the one whose lens line is nearest
+ * above or at the cursor, among the active file's pending hunks).
+ */
+export function hunkFromArgs(ctx: Pick<AppContext, 'model'>, args: readonly unknown[]): HunkTarget | undefined {
+  const [a, b, n] = args;
+  if (typeof a === 'string' && typeof b === 'string' && typeof n === 'number') {
+    const record = ctx.model.record(a, b);
+    return record && { record, index: n };
+  }
+  return undefined;
+}
+
+/**
+ * Picks the hunk at line (0-based) among placed pending hunks: the last one
+ * whose lens line is at or above it, else the first below. Pure, for tests.
+ */
+export function hunkAtLine(hunks: ReadonlyArray<HunkTarget & { line: number }>, line: number): HunkTarget | undefined {
+  const sorted = [...hunks].sort((x, y) => x.line - y.line);
+  const above = sorted.filter((h) => h.line <= line);
+  return above[above.length - 1] ?? sorted[0];
+}
+
+function hunkAtCursor(ctx: AppContext): HunkTarget | undefined {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed) {
+    return undefined;
+  }
+  const hunks = placementsFor(ctx, ed.document).flatMap((p) =>
+    p.record.sync_state === 'conflict'
+      ? []
+      : p.hunks.filter((h) => h.status === 'pending').map((h) => ({ record: p.record, index: h.index, line: h.line })),
+  );
+  return hunkAtLine(hunks, ed.selection.active.line);
+}
+
+async function decideHunk(ctx: AppContext, args: readonly unknown[], accept: boolean): Promise<void> {
+  const t = hunkFromArgs(ctx, args) ?? hunkAtCursor(ctx);
+  const verb = accept ? 'accept' : 'reject';
+  if (!t) {
+    void vscode.window.showInformationMessage(`prsm: no pending hunk here to ${verb}.`);
+    return;
+  }
+  const r = t.record;
+  if (!accept && !(await settleDocument(ctx, r))) {
+    return;
+  }
+  log.info(`${verb} hunk ${t.index} of ${r.session_id}/${r.id}`);
+  const ans = await ctx.call(`${verb} the hunk`, (c) => c.decideHunk(r.session_id, r.id, t.index, accept));
+  done(ctx, ans);
+  const cascaded = ans?.cascaded ?? [];
+  if (cascaded.length) {
+    const names = cascaded.map((c) => `${c.id} hunk ${c.index + 1}`).join(', ');
+    void vscode.window.showInformationMessage(
+      `prsm: rejecting hunk ${t.index + 1} of ${r.rel_path} also rejected ${names}: later changes built on its lines.`,
+    );
+  }
+}
+
+/** Accepts the hunk of the lens, or the pending hunk under the cursor. */
+export function acceptHunk(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  return decideHunk(ctx, args, true);
+}
+
+/** Rejects the hunk of the lens, or the pending hunk under the cursor: its lines leave the file. */
+export function rejectHunk(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  return decideHunk(ctx, args, false);
 }
 
 export async function showDiff(ctx: AppContext, ...args: unknown[]): Promise<void> {

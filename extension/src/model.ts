@@ -2,7 +2,7 @@
 // loaded in full when the event stream (re)opens and kept current by events.
 // No vscode here; views listen to onChange.
 
-import type { Checkpoint, FileChangeRecord, PrsmEvent, Session } from './api.gen';
+import type { Checkpoint, FileChangeRecord, PrsmEvent, RecordStatus, Session } from './api.gen';
 import { PrsmApiError, type PrsmClient } from './client';
 
 /** The part of the client the model uses (a fake in tests). */
@@ -19,6 +19,15 @@ export interface ModelChange {
 
 export function recordKey(sessionId: string, id: string): string {
   return `${sessionId}\u0000${id}`;
+}
+
+/**
+ * A record's status as the server sends it. The server also sends 'partial'
+ * (some hunks accepted, some rejected), which the generated RecordStatus
+ * does not list yet (internal/tsgen names pending, accepted and rejected).
+ */
+export function statusOf(r: FileChangeRecord): RecordStatus | 'partial' {
+  return r.status;
 }
 
 const CONTENT_FIELDS = ['old_content', 'new_content', 'pre_tool_content'] as const;
@@ -182,6 +191,11 @@ export class Model {
         const r = this.recordsByKey.get(k);
         if (r) {
           this.recordsByKey.set(k, { ...r, status: s.status, sync_state: s.sync_state });
+          // Its hunks were decided too (by another window, the page or the
+          // CLI), and the event does not carry them.
+          if (client && (s.status as string) === 'partial') {
+            this.fetchRecord(client, s.session_id, s.id);
+          }
         } else if (client) {
           this.fetchRecord(client, s.session_id, s.id);
         }

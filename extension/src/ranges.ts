@@ -4,8 +4,9 @@
 // file, and edits that are not the session's (the user's, other sessions'),
 // move them; this module maps them through both. Pure: no vscode.
 //
-// A record's own hunks are always rebuilt from the ranges the server sent
-// (hunksFromRanges), never diffed here: they come from the server's one line
+// A record's own hunks are the ones the server sent (recordHunks; rebuilt
+// from its ranges by hunksFromRanges for a server without them), never
+// diffed here: they come from the server's one line
 // diff, git's, the same one its merges and unified diffs use, so a lens and
 // its decorations sit on exactly the lines the applied change touched. The
 // only diff run here (diffLines) maps from the session's latest content to
@@ -13,7 +14,7 @@
 // server never sees; it only moves positions, so which of several minimal
 // diffs it picks does not change what a record shows.
 
-import type { FileChangeRecord, LineRange } from './client';
+import type { ApiHunk, FileChangeRecord, LineRange } from './client';
 
 /**
  * One contiguous change block, 0-based and half-open: old lines
@@ -62,6 +63,32 @@ export function hunksFromRanges(added: readonly LineRange[], removed: readonly L
     }
   }
   return out;
+}
+
+/**
+ * A hunk of the server (1-based, a side of 0 lines naming the line before
+ * it, as `git diff -U0` numbers them) in this module's 0-based half-open
+ * form.
+ */
+export function fromApiHunk(h: ApiHunk): Hunk {
+  return {
+    oldStart: h.old_lines > 0 ? h.old_start - 1 : h.old_start,
+    oldCount: h.old_lines,
+    newStart: h.new_lines > 0 ? h.new_start - 1 : h.new_start,
+    newCount: h.new_lines,
+  };
+}
+
+/**
+ * A record's hunks: the server's, in its order (so position k is hunk index
+ * k of the hunk routes); rebuilt from the ranges when the record has none
+ * (binary, mode-only, or a server from before hunks).
+ */
+export function recordHunks(r: FileChangeRecord): Hunk[] {
+  if (r.hunks?.length) {
+    return r.hunks.map(fromApiHunk);
+  }
+  return hunksFromRanges(r.added_ranges, r.removed_ranges);
 }
 
 /**
@@ -194,13 +221,28 @@ export interface RemovedMarker {
   oldStart: number;
 }
 
+/** One server hunk of a placed record; lines are 0-based. */
+export interface HunkPlacement {
+  /** The hunk's index in the record, as the hunk routes name it. */
+  index: number;
+  status: string;
+  /** Where its lens goes: its first added line, else where its lines were removed. */
+  line: number;
+}
+
 /** A record placed in the current document; lines are 0-based. */
 export interface Placement {
   record: FileChangeRecord;
   lensLine: number;
-  /** Inclusive line spans of added lines (empty when the delta is not in the document). */
+  /**
+   * Inclusive line spans of added lines of its pending hunks (empty when the
+   * delta is not in the document): an accepted hunk loses the pending look,
+   * and a rejected one's lines are no longer in the file.
+   */
   added: Array<{ start: number; end: number }>;
   removed: RemovedMarker[];
+  /** The record's server hunks (none for records without them), in file order. */
+  hunks: HunkPlacement[];
   /** True when the record's delta is in the document (synced); false for conflicts and review mode. */
   inDocument: boolean;
 }
@@ -237,7 +279,7 @@ export function placeRecords(records: readonly FileChangeRecord[], opts: PlaceOp
   const out: Placement[] = [];
   for (const chain of bySession.values()) {
     chain.sort((x, y) => x.timestamp.localeCompare(y.timestamp));
-    const hunks = chain.map((r) => hunksFromRanges(r.added_ranges, r.removed_ranges));
+    const hunks = chain.map(recordHunks);
     // From the session's latest content to the document (other writers' edits).
     const last = chain[chain.length - 1];
     let final: Hunk[] = [];
@@ -260,28 +302,43 @@ export function placeRecords(records: readonly FileChangeRecord[], opts: PlaceOp
       }
       const inDocument = r.sync_state === 'synced' && r.change_type !== 'delete';
       const hs = hunks[idx];
+      const api = r.hunks?.length === hs.length ? r.hunks : [];
+      const statusOf = (k: number) => api[k]?.status ?? 'pending';
+      const placed: HunkPlacement[] = [];
       if (!inDocument) {
         // Not in the document: show it where it would apply (its old lines).
-        const first = hs[0];
-        out.push({ record: r, lensLine: clamp(first ? first.oldStart : 0, opts.lineCount), added: [], removed: [], inDocument });
+        api.forEach((h, k) => placed.push({ index: h.index, status: h.status, line: clamp(hs[k].oldStart, opts.lineCount) }));
+        const first = hs.find((_, k) => statusOf(k) === 'pending') ?? hs[0];
+        out.push({ record: r, lensLine: clamp(first ? first.oldStart : 0, opts.lineCount), added: [], removed: [], hunks: placed, inDocument });
         return;
       }
       const added: Array<{ start: number; end: number }> = [];
       const removed: RemovedMarker[] = [];
-      for (const h of hs) {
+      hs.forEach((h, k) => {
+        const pending = statusOf(k) === 'pending';
+        let line: number | undefined;
         if (h.newCount > 0) {
           const start = clamp(toDoc(idx, h.newStart), opts.lineCount);
           const end = huge ? start : clamp(Math.max(toDoc(idx, h.newStart + h.newCount - 1), start), opts.lineCount);
-          added.push({ start, end });
+          line = start;
+          if (pending) {
+            added.push({ start, end });
+          }
         }
         if (h.oldCount > 0) {
           const at = toDoc(idx, h.newStart);
           const below = at >= opts.lineCount;
-          removed.push({ line: clamp(at, opts.lineCount), below, count: h.oldCount, oldStart: h.oldStart });
+          line ??= clamp(at, opts.lineCount);
+          if (pending) {
+            removed.push({ line: clamp(at, opts.lineCount), below, count: h.oldCount, oldStart: h.oldStart });
+          }
         }
-      }
+        if (api[k]) {
+          placed.push({ index: api[k].index, status: api[k].status, line: line ?? clamp(toDoc(idx, h.newStart), opts.lineCount) });
+        }
+      });
       const lensLine = added.length ? added[0].start : removed.length ? removed[0].line : 0;
-      out.push({ record: r, lensLine, added, removed, inDocument });
+      out.push({ record: r, lensLine, added, removed, hunks: placed, inDocument });
     });
   }
   out.sort((x, y) => x.lensLine - y.lensLine || x.record.timestamp.localeCompare(y.record.timestamp));

@@ -47,6 +47,8 @@ export const CONTENT_SCHEME = 'prsm-content';
 export const Commands = {
   acceptChange: 'prsm.acceptChange',
   rejectChange: 'prsm.rejectChange',
+  acceptHunk: 'prsm.acceptHunk',
+  rejectHunk: 'prsm.rejectHunk',
   showDiff: 'prsm.showDiff',
   keepMine: 'prsm.keepMine',
   takeAgents: 'prsm.takeAgents',

@@ -7,13 +7,15 @@ import * as vscode from 'vscode';
 import type { FileChangeRecord, Session } from './api.gen';
 import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
-import type { Model } from './model';
+import { statusOf, type Model } from './model';
 import { Commands } from './settings';
 
 export interface Counts {
   pending: number;
   accepted: number;
   rejected: number;
+  /** Records whose hunks were decided differently: some accepted, some rejected. */
+  partial: number;
   conflicts: number;
 }
 
@@ -41,9 +43,9 @@ export interface ChangeNode {
 export type ChangeTreeNode = SessionNode | FileNode | ChangeNode;
 
 function count(records: readonly FileChangeRecord[]): Counts {
-  const c: Counts = { pending: 0, accepted: 0, rejected: 0, conflicts: 0 };
+  const c: Counts = { pending: 0, accepted: 0, rejected: 0, partial: 0, conflicts: 0 };
   for (const r of records) {
-    c[r.status]++;
+    c[statusOf(r)]++;
     if (r.status === 'pending' && r.sync_state === 'conflict') {
       c.conflicts++;
     }
@@ -109,6 +111,9 @@ function countsText(c: Counts): string {
   if (c.accepted) {
     parts.push(`${c.accepted} accepted`);
   }
+  if (c.partial) {
+    parts.push(`${c.partial} partial`);
+  }
   if (c.rejected) {
     parts.push(`${c.rejected} rejected`);
   }
@@ -147,6 +152,9 @@ function statusIcon(r: FileChangeRecord): vscode.ThemeIcon {
     return r.sync_state === 'conflict'
       ? new vscode.ThemeIcon('warning', c('list.warningForeground'))
       : new vscode.ThemeIcon('circle-filled', c('charts.yellow'));
+  }
+  if (statusOf(r) === 'partial') {
+    return new vscode.ThemeIcon('pie-chart', c('charts.blue'));
   }
   return r.status === 'accepted' ? new vscode.ThemeIcon('pass', c('charts.green')) : new vscode.ThemeIcon('circle-slash', c('charts.red'));
 }

@@ -24,7 +24,7 @@ const RECORD = keys<FileChangeRecord>({
   id: true, session_id: true, file_path: true, rel_path: true, agent_id: true, change_type: true, tool_call_id: true,
   tool_name: true, message_index: true, old_content: true, new_content: true, pre_tool_content: true, added_ranges: true,
   removed_ranges: true, timestamp: true, status: true, sync_state: true, binary: true, mode_before: true, mode_after: true,
-  size_before: true, size_after: true, note: true,
+  size_before: true, size_after: true, note: true, hunks: true,
 }).filter((k) => k !== 'note'); // only on a record with something to say (a side too large to keep)
 const STATUS_EVENT = keys<StatusEvent>({
   session_id: true, id: true, tool_call_id: true, rel_path: true, file_path: true, status: true, sync_state: true,

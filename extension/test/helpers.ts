@@ -47,6 +47,7 @@ export function rec(p: Partial<FileChangeRecord> & { old?: string; new?: string 
     mode_after: 0o100644,
     size_before: oldText.length,
     size_after: newText.length,
+    hunks: [], // none: placements rebuild them from the ranges, as for a binary record
     ...ranges,
     ...rest,
   };

@@ -44,6 +44,14 @@ describe('package.json', () => {
     expect(pkg.contributes.viewsContainers.activitybar[0].id).toBe(ViewIds.container);
   });
 
+  it('binds the hunk under the cursor to default keys, in an editor with pending changes only', () => {
+    const binds = pkg.contributes.keybindings.map((k: { command: string; key: string; mac: string; when: string }) => [k.command, k.key, k.mac, k.when]);
+    expect(binds).toEqual([
+      [Commands.acceptHunk, 'ctrl+alt+y', 'cmd+alt+y', `editorTextFocus && ${ContextKeys.activeFilePending}`],
+      [Commands.rejectHunk, 'ctrl+alt+n', 'cmd+alt+n', `editorTextFocus && ${ContextKeys.activeFilePending}`],
+    ]);
+  });
+
   it('declares every setting key the code reads', () => {
     const props = Object.keys(pkg.contributes.configuration.properties).sort();
     expect(props).toEqual(Object.values(SettingKeys).map((k) => `${SECTION}.${k}`).sort());

@@ -81,6 +81,19 @@ describe('Model', () => {
     await until(() => m.record('s1', 'tc2')?.status === 'rejected', 2000, 'fetched');
   });
 
+  it('fetches a record that became partial: the event does not carry its hunks', async () => {
+    const hunk = (index: number, status: string) => ({ index, old_start: index + 1, old_lines: 1, new_start: index + 1, new_lines: 1, status });
+    const before = rec({ id: 'tc1', hunks: [hunk(0, 'pending'), hunk(1, 'pending')] });
+    const after = { ...before, status: 'partial' as never, hunks: [hunk(0, 'accepted'), hunk(1, 'rejected')] };
+    const m = new Model();
+    await m.refresh(fakeClient({ sessions: [session()], records: [before] }));
+    const client = fakeClient({ sessions: [session()], records: [after] });
+    m.apply({ type: 'file_change_status', data: { session_id: 's1', id: 'tc1', tool_call_id: 'tc1', rel_path: 'a.txt', file_path: '/ws/a.txt', status: 'partial' as never, sync_state: 'synced' } }, client);
+    await until(() => m.record('s1', 'tc1')?.hunks[1].status === 'rejected', 2000, 'hunks fetched');
+    expect(m.record('s1', 'tc1')?.hunks.map((h) => h.status)).toEqual(['accepted', 'rejected']);
+    expect(client.calls).toEqual(['getChange s1 tc1']);
+  });
+
   it('applies session_updated and checkpoint_created without duplicates', () => {
     const m = new Model();
     m.apply({ type: 'session_updated', data: session({ pending_count: 1 }) });

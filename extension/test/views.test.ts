@@ -72,7 +72,7 @@ describe('buildTree', () => {
     const t = buildTree(m);
     expect(t.map((s) => s.session.id)).toEqual(['s2', 's1', 'old']);
     const s1 = t[1];
-    expect(s1.counts).toEqual({ pending: 2, accepted: 1, rejected: 0, conflicts: 1 });
+    expect(s1.counts).toEqual({ pending: 2, accepted: 1, rejected: 0, partial: 0, conflicts: 1 });
     expect(s1.files.map((f) => f.relPath)).toEqual(['src/a.txt', 'z.txt']);
     expect(s1.files[0].changes.map((c) => c.record.id)).toEqual(['c', 'd']);
     expect(contextValue(s1)).toBe('session.pending');
@@ -80,6 +80,17 @@ describe('buildTree', () => {
     expect(contextValue(s1.files[1])).toBe('file.done');
     expect(contextValue(s1.files[0].changes[1])).toBe('change.pending.conflict');
     expect(contextValue(t[0].files[0].changes[0])).toBe('change.rejected');
+  });
+
+  it('counts a partial record (some hunks kept, some dropped) as partial, with its own icon', () => {
+    const m = new Model();
+    m.replace([session()], [rec({ id: 'p', status: 'partial' as never }), rec({ id: 'q' })], new Map(), true);
+    const [s] = buildTree(m);
+    expect(s.counts).toEqual({ pending: 1, accepted: 0, rejected: 0, partial: 1, conflicts: 0 });
+    expect(toTreeItem(s).description).toBe('1 pending, 1 partial · auto');
+    const ci = toTreeItem(s.files[0].changes[0]);
+    expect(ci.description).toMatch(/^partial · /);
+    expect(ci.iconPath as unknown as { id: string; color: { id: string } }).toMatchObject({ id: 'pie-chart', color: { id: 'charts.blue' } });
   });
 
   it('renders items with status, commands and theme icons', () => {

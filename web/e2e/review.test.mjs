@@ -52,6 +52,7 @@ const ORIGINAL = {
   'a.txt': 'alpha\nbeta\ngamma\n',
   'b.txt': 'one\ntwo\nthree\n',
   'lib/util.js': 'export function add(a, b) {\n  return a + b;\n}\n',
+  'hunks.txt': 'l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n',
 };
 
 function run(cmd, args, opts = {}) {
@@ -616,4 +617,96 @@ uiTest('Accept and Reject of everything, across sessions', async () => {
   await sessionLink('all-review').click();
   await record('tc-all-r2').locator('.pill.accepted').waitFor();
   await record('tc-all-r1').locator('.pill.rejected').waitFor();
+});
+
+uiTest('Reject hunk takes one hunk of an Edit out; the later change on its lines cascades; Accept hunk makes it partial', async () => {
+  const hs = await startSession('e2e hunks');
+  // One Edit with two hunks (lines 2 and 9), in one @@ block of the page's diff.
+  const edited = ORIGINAL['hunks.txt'].replace('l2\n', 'L2 agent\n').replace('l9\n', 'L9 agent\n');
+  const rec = await agentWrite(hs, 'tc-h1', 'hunks.txt', edited);
+  assert.deepEqual(rec.hunks.map((h) => [h.old_start, h.old_lines, h.new_start, h.new_lines]), [[2, 1, 2, 1], [9, 1, 9, 1]]);
+  // A later Edit on the first hunk's line: it is built on that hunk.
+  await agentWrite(hs, 'tc-h2', 'hunks.txt', edited.replace('L2 agent\n', 'L2 twice\n'));
+  await sessionLink('e2e hunks').click();
+  const h1 = record('tc-h1');
+  const hunk = (r, i) => r.locator(`[data-hunk="${i}"]`);
+  await hunk(h1, 1).getByRole('button', { name: 'Reject hunk', exact: true }).waitFor();
+  assert.equal(await h1.getByRole('button', { name: 'Reject hunk', exact: true }).count(), 2, 'one Reject hunk per hunk');
+  assert.equal(await h1.getByRole('button', { name: 'Accept hunk', exact: true }).count(), 2, 'one Accept hunk per hunk');
+  await hunk(h1, 0).locator('td.d2h-ins', { hasText: 'L2 agent' }).waitFor();
+  await hunk(h1, 1).locator('td.d2h-ins', { hasText: 'L9 agent' }).waitFor();
+  assert.equal(await hunk(h1, 0).locator('td', { hasText: 'L9 agent' }).count(), 0, 'each hunk shows its own lines');
+
+  await hunk(h1, 0).getByRole('button', { name: 'Reject hunk', exact: true }).click();
+  const want = ORIGINAL['hunks.txt'].replace('l9\n', 'L9 agent\n');
+  await eventually('hunk 0 rejected', async () => (await recordOf(hs, 'tc-h1')).hunks[0].status === 'rejected');
+  assert.equal(readWs('hunks.txt'), want, 'the workspace holds the other hunk, byte for byte');
+  assert.equal(readIn(hs.worktree_path, 'hunks.txt'), want, 'and so does the worktree');
+  let r1 = await recordOf(hs, 'tc-h1');
+  assert.deepEqual(r1.hunks.map((h) => h.status), ['rejected', 'pending']);
+  assert.equal(r1.status, 'pending');
+  const r2 = await recordOf(hs, 'tc-h2');
+  assert.equal(r2.hunks[0].status, 'rejected', 'the later hunk on the same line cascaded');
+  // The page: the hunk's state, and a notice naming the cascaded hunk.
+  await hunk(h1, 0).locator('.pill.rejected').waitFor();
+  assert.equal(await hunk(h1, 0).getByRole('button', { name: 'Reject hunk', exact: true }).count(), 0);
+  await h1.locator('.cascade-note', { hasText: 'tc-h2' }).waitFor();
+  await record('tc-h2').locator('.pill.rejected').first().waitFor();
+  await h1.screenshot({ path: path.join(ARTIFACTS, 'hunks.png') });
+
+  // Keep the other hunk: the record is partial.
+  await hunk(h1, 1).getByRole('button', { name: 'Accept hunk', exact: true }).click();
+  await eventually('tc-h1 partial', async () => (await recordOf(hs, 'tc-h1')).status === 'partial');
+  r1 = await recordOf(hs, 'tc-h1');
+  assert.deepEqual(r1.hunks.map((h) => h.status), ['rejected', 'accepted']);
+  await h1.locator('.record-head .pill.partial').waitFor();
+  // Decided, it folds like any reviewed change; opened, it shows each hunk's state.
+  if (!(await hunk(h1, 1).count())) await h1.getByRole('button', { name: 'Show diff' }).click();
+  await hunk(h1, 1).locator('.pill.accepted').waitFor();
+  await hunk(h1, 0).locator('.pill.rejected').waitFor();
+  assert.equal(await h1.getByRole('button', { name: /hunk$/ }).count(), 0, 'no hunk left to decide');
+  assert.equal(readWs('hunks.txt'), want);
+});
+
+uiTest('keyboard on hunks: a click focuses a hunk, n rejects it, focus moves on, y accepts the next', async () => {
+  const hs = (await api('GET', '/sessions')).find((x) => x.name === 'e2e hunks');
+  const base = readWs('hunks.txt');
+  const edited = base.replace('l4\n', 'L4 by keys\n').replace('l7\n', 'L7 by keys\n');
+  await agentWrite(hs, 'tc-h3', 'hunks.txt', edited);
+  const h3 = record('tc-h3');
+  const hunk = (i) => h3.locator(`[data-hunk="${i}"]`);
+  await hunk(1).getByRole('button', { name: 'Reject hunk', exact: true }).waitFor();
+  await hunk(0).locator('.hunk-title').click();
+  await page.keyboard.press('n');
+  await eventually('hunk 0 rejected by n', async () => (await recordOf(hs, 'tc-h3')).hunks[0].status === 'rejected');
+  assert.equal(readWs('hunks.txt'), base.replace('l7\n', 'L7 by keys\n'));
+  await hunk(0).locator('.pill.rejected').waitFor();
+  // The next pending hunk has the focus now.
+  await eventually('focus on hunk 1', () => hunk(1).evaluate((el) => el === document.activeElement));
+  await page.keyboard.press('y');
+  await eventually('tc-h3 partial', async () => (await recordOf(hs, 'tc-h3')).status === 'partial');
+  assert.deepEqual((await recordOf(hs, 'tc-h3')).hunks.map((h) => h.status), ['rejected', 'accepted']);
+  assert.equal(readWs('hunks.txt'), base.replace('l7\n', 'L7 by keys\n'));
+  // ? lists the hunk keys.
+  await page.keyboard.press('?');
+  const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+  await help.getByText('reject the hunk in focus').waitFor();
+  await page.keyboard.press('Escape');
+});
+
+uiTest('hunks decided elsewhere (the CLI, the editor) show on the page without a reload', async () => {
+  const hs = (await api('GET', '/sessions')).find((x) => x.name === 'e2e hunks');
+  const base = readWs('hunks.txt');
+  const edited = base.replace('l1\n', 'L1 elsewhere\n').replace('l5\n', 'L5 elsewhere\n');
+  await agentWrite(hs, 'tc-h4', 'hunks.txt', edited);
+  const h4 = record('tc-h4');
+  await h4.locator('[data-hunk="1"]').getByRole('button', { name: 'Accept hunk', exact: true }).waitFor();
+  // Both at once, by the body form, as another surface would.
+  await api('POST', `/sessions/${hs.id}/file-changes/tc-h4/hunks`, { accept: [1], reject: [0] });
+  await h4.locator('.record-head .pill.partial').waitFor();
+  if (!(await h4.locator('[data-hunk="1"]').count())) await h4.getByRole('button', { name: 'Show diff' }).click();
+  await h4.locator('[data-hunk="0"] .pill.rejected').waitFor();
+  await h4.locator('[data-hunk="1"] .pill.accepted').waitFor();
+  assert.equal(await h4.getByRole('button', { name: /hunk$/ }).count(), 0, 'no stale hunk buttons');
+  assert.equal(readWs('hunks.txt'), base.replace('l5\n', 'L5 elsewhere\n'));
 });

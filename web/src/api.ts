@@ -90,6 +90,9 @@ export const api = {
     json<WorkspaceFile>('GET', `/ui/api/sessions/${seg(sid)}/file-changes/${seg(id)}/workspace`),
   accept: (sid: string, id: string) => json<Records>('POST', `${change(sid, id)}/accept`),
   reject: (sid: string, id: string) => json<Records>('POST', `${change(sid, id)}/reject`),
+  /** Accepts or rejects hunk n (from 0) of one record. */
+  hunk: (sid: string, id: string, n: number, decision: 'accept' | 'reject') =>
+    json<Records>('POST', `${change(sid, id)}/hunks/${n}/${decision}`),
   acceptAll: (sid: string, file?: string) => json<Records>('POST', withFile(`${sess(sid)}/file-changes/accept-all`, file)),
   rejectAll: (sid: string, file?: string) => json<Records>('POST', withFile(`${sess(sid)}/file-changes/reject-all`, file)),
   acceptEverything: () => json<Records>('POST', '/file-changes/accept-all'),

@@ -7,9 +7,10 @@ import { ColorSchemeType } from 'diff2html/lib-esm/types';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { api } from './api';
-import type { FileChangeRecord, WorkspaceFile } from './api.gen';
-import type { DiffMode } from './store';
-import { bytes, imageType } from './util';
+import type { FileChangeRecord, Hunk, WorkspaceFile } from './api.gen';
+import { hunkLines, splitHunks } from './hunks';
+import { actions, hunkName, state, type DiffMode } from './store';
+import { bytes, imageType, underReview } from './util';
 
 /** Diffs above this many lines wait for a click before they are drawn. */
 const bigDiffLines = 4000;
@@ -123,7 +124,89 @@ export function RecordDiff({ rec, mode }: { rec: FileChangeRecord; mode: DiffMod
   if (!/^(@@|Binary files)/m.test(text)) {
     return <p class="muted pad">{emptyDiffText(rec)}</p>;
   }
+  if (rec.hunks?.length && underReview(rec)) {
+    return <HunkedDiff rec={rec} text={text} mode={mode} />;
+  }
   return <Patch text={text} mode={mode} />;
+}
+
+/**
+ * A record under review, drawn hunk by hunk: each hunk (a -U0 block of
+ * changed lines, as the hunk routes number them) with its own head, its
+ * state and, while it is pending, its Accept hunk / Reject hunk buttons.
+ * Each hunk is focusable; y and n decide the hunk in focus (main.tsx).
+ */
+function HunkedDiff({ rec, text, mode }: { rec: FileChangeRecord; text: string; mode: DiffMode }) {
+  const parts = splitHunks(text, rec.hunks);
+  const cascaded = state.cascaded[`${rec.session_id}/${rec.id}`] ?? [];
+  return (
+    <div class="hunks">
+      {cascaded.length > 0 && (
+        <p class="cascade-note pad" role="note">
+          Rejecting a hunk here also rejected{' '}
+          {cascaded.map((c, i) => (
+            <span key={`${c.id}/${c.index}`}>
+              {i > 0 && ', '}
+              <code title={`record ${c.id}, hunk index ${c.index}`}>{hunkName(rec.session_id, c)}</code>
+            </span>
+          ))}
+          : later changes built on its lines.
+        </p>
+      )}
+      {/* The diff's blocks did not match the hunks one for one: the whole diff, then the hunks by their lines. */}
+      {!parts && <Patch text={text} mode={mode} />}
+      {rec.hunks.map((h, i) => (
+        <HunkView key={h.index} rec={rec} h={h} of={rec.hunks.length} text={parts?.[i].text} mode={mode} />
+      ))}
+    </div>
+  );
+}
+
+function HunkView({ rec, h, of, text, mode }: { rec: FileChangeRecord; h: Hunk; of: number; text?: string; mode: DiffMode }) {
+  const decide = h.status === 'pending' && underReview(rec);
+  const busy = state.busy > 0;
+  const where =
+    h.new_lines > 0 ? hunkLines(h.new_start, h.new_lines) : `${hunkLines(h.old_start, h.old_lines)} removed`;
+  return (
+    <section
+      class={`hunk ${h.status}`}
+      data-hunk={h.index}
+      tabIndex={0}
+      aria-label={`Hunk ${h.index + 1} of ${of}, ${where}, ${h.status}`}
+    >
+      <div class="hunk-head">
+        <span class="hunk-title">
+          Hunk {h.index + 1} of {of}
+        </span>
+        <span class="muted small">{where}</span>
+        <span class="spacer" />
+        {h.status !== 'pending' && <span class={`pill ${h.status}`}>{h.status}</span>}
+        {decide && (
+          <span class="review-buttons">
+            <button
+              type="button"
+              class="btn accept small"
+              title="Keep these lines (y on the hunk in focus)"
+              disabled={busy}
+              onClick={() => void actions.acceptHunk(rec, h.index)}
+            >
+              Accept hunk
+            </button>
+            <button
+              type="button"
+              class="btn reject small"
+              title="Take these lines out (n on the hunk in focus)"
+              disabled={busy}
+              onClick={() => void actions.rejectHunk(rec, h.index)}
+            >
+              Reject hunk
+            </button>
+          </span>
+        )}
+      </div>
+      {text && <Patch text={text} mode={mode} />}
+    </section>
+  );
 }
 
 function emptyDiffText(r: FileChangeRecord): string {

@@ -52,6 +52,65 @@ function advance(fromId: string) {
   if (next) selectRecord(next.id);
 }
 
+// ---- hunks: the one in focus is the one y and n decide -----------------
+
+const hunkSel = 'article[data-record-id] [data-hunk]';
+
+function hunkKey(el: Element): { id: string; index: number } | undefined {
+  const id = el.closest<HTMLElement>('article[data-record-id]')?.dataset.recordId;
+  const index = Number((el as HTMLElement).dataset.hunk);
+  return id === undefined || Number.isNaN(index) ? undefined : { id, index };
+}
+
+function focusHunk(el: HTMLElement) {
+  el.focus({ preventScroll: true });
+  el.scrollIntoView({ block: 'nearest', behavior: 'auto' });
+  const k = hunkKey(el);
+  if (k && state.cursor !== k.id) update({ cursor: k.id });
+}
+
+/** J / K: the next or previous hunk of the page; the first or last when none has focus. */
+function moveHunk(step: number) {
+  const all = [...document.querySelectorAll<HTMLElement>(hunkSel)];
+  if (!all.length) return;
+  const at = focusedHunk();
+  const i = at ? all.indexOf(at) : -1;
+  const next = i < 0 ? (step > 0 ? all[0] : all[all.length - 1]) : all[Math.min(all.length - 1, Math.max(0, i + step))];
+  focusHunk(next);
+}
+
+function focusedHunk(): HTMLElement | null {
+  return document.activeElement?.closest<HTMLElement>(hunkSel) ?? null;
+}
+
+/** y / n: accept or reject the hunk in focus, then on to the next hunk still pending. */
+function decideFocusedHunk(accept: boolean) {
+  const el = focusedHunk();
+  const k = el && hunkKey(el);
+  const r = k && recordOf(k.id);
+  if (!el || !k || !r) {
+    toast('info', 'Focus a hunk first: J and K move between the hunks of pending changes, or click one.');
+    return;
+  }
+  const h = r.hunks[k.index];
+  if (!h || h.status !== 'pending') {
+    toast('info', `That hunk is already ${h?.status ?? 'gone'}.`);
+    return;
+  }
+  const all = [...document.querySelectorAll<HTMLElement>(hunkSel)];
+  const later = all.slice(all.indexOf(el) + 1).find((x) => x.querySelector('button.reject'));
+  const next = later && hunkKey(later);
+  void (accept ? actions.acceptHunk(r, k.index) : actions.rejectHunk(r, k.index)).then((ok) => {
+    if (!ok || !next) return;
+    requestAnimationFrame(() => {
+      const n = document.querySelector<HTMLElement>(
+        `article[data-record-id="${CSS.escape(next.id)}"] [data-hunk="${next.index}"]`,
+      );
+      if (n) focusHunk(n);
+    });
+  });
+}
+
 function switchSession(step: number) {
   const list = [...state.sessions].reverse();
   if (!list.length) return;
@@ -84,6 +143,16 @@ document.addEventListener('keydown', (e) => {
         break;
       }
       void (e.key === 'a' ? actions.acceptChange(cur) : actions.rejectChange(cur)).then(() => advance(cur.id));
+      break;
+    case 'J':
+      moveHunk(1);
+      break;
+    case 'K':
+      moveHunk(-1);
+      break;
+    case 'y':
+    case 'n':
+      decideFocusedHunk(e.key === 'y');
       break;
     case 'o':
     case 'Enter':

@@ -2,8 +2,8 @@
 // kept live by the server's events. The views read it and call the actions.
 
 import { api, ApiError, setOnUnauthorized } from './api';
-import type { Checkpoint, FileChangeRecord, PrsmEvent, Records, Session, StatusEvent, StatusResponse } from './api.gen';
-import { plural } from './util';
+import type { Checkpoint, FileChangeRecord, HunkRef, PrsmEvent, Records, Session, StatusEvent, StatusResponse } from './api.gen';
+import { plural, shortId } from './util';
 
 export type DiffMode = 'line-by-line' | 'side-by-side';
 export type Tab = 'changes' | 'timeline';
@@ -44,6 +44,12 @@ export interface State {
   confirm: Confirm | null;
   help: boolean;
   now: number;
+  /**
+   * The hunks of later changes a hunk's reject took with it, by the
+   * session/record id of the change whose hunk was rejected: the page names
+   * them there, since they changed without a click of their own.
+   */
+  cascaded: Record<string, HunkRef[]>;
 }
 
 const storedMode = (() => {
@@ -72,6 +78,7 @@ export const state: State = {
   confirm: null,
   help: false,
   now: Date.now(),
+  cascaded: {},
 };
 
 const listeners = new Set<() => void>();
@@ -177,6 +184,13 @@ async function refreshSessions(): Promise<void> {
 
 const loading = new Map<string, Promise<void>>();
 
+/**
+ * What the events told about a session while its records were being read:
+ * replayed over the list once it arrives, since the list may have been read
+ * before them (a change recorded meanwhile would be lost).
+ */
+const duringLoad = new Map<string, (() => void)[]>();
+
 async function ensureLoaded(sid: string): Promise<void> {
   if (state.records[sid]) return;
   await loadSession(sid);
@@ -186,17 +200,24 @@ export function loadSession(sid: string): Promise<void> {
   const running = loading.get(sid);
   if (running) return running;
   const p = (async () => {
+    duringLoad.set(sid, []);
+    let replay: (() => void)[] = [];
     try {
       const [recs, cps] = await Promise.all([api.records(sid), api.checkpoints(sid)]);
       update({
         records: { ...state.records, [sid]: recs ?? [] },
         checkpoints: { ...state.checkpoints, [sid]: cps ?? [] },
       });
+      replay = duringLoad.get(sid) ?? [];
     } catch (e) {
       fail(e);
     } finally {
+      duringLoad.delete(sid);
       loading.delete(sid);
     }
+    // After the load is done, so that what they start (another read of a
+    // record that became partial) is a load of its own.
+    replay.forEach((f) => f());
   })();
   loading.set(sid, p);
   return p;
@@ -208,6 +229,7 @@ function mergeRecords(recs: FileChangeRecord[]): void {
   if (!recs.length) return;
   const records = { ...state.records };
   for (const r of recs) {
+    duringLoad.get(r.session_id)?.push(() => mergeRecords([r]));
     const list = records[r.session_id];
     if (!list) continue; // not loaded; it will be read whole when shown
     const i = list.findIndex((x) => x.id === r.id);
@@ -220,6 +242,7 @@ function mergeRecords(recs: FileChangeRecord[]): void {
 }
 
 function patchStatus(ev: StatusEvent): void {
+  duringLoad.get(ev.session_id)?.push(() => patchStatus(ev));
   const list = state.records[ev.session_id];
   if (!list) return;
   const i = list.findIndex((x) => x.id === ev.id);
@@ -230,6 +253,9 @@ function patchStatus(ev: StatusEvent): void {
   const next = list.slice();
   next[i] = { ...next[i], status: ev.status, sync_state: ev.sync_state };
   update({ records: { ...state.records, [ev.session_id]: next } });
+  // A partial record's hunks were decided too (by the editor or the CLI,
+  // say), and the event does not carry them.
+  if ((ev.status as string) === 'partial') void loadSession(ev.session_id);
 }
 
 function upsertSession(s: Session): void {
@@ -330,6 +356,41 @@ async function review(label: string, run: () => Promise<Records>, reload: string
   }
 }
 
+/** "hunks.txt tc-h2 hunk 1": a hunk as the page names it (numbered from 1). */
+export function hunkName(sid: string, ref: HunkRef): string {
+  const r = state.records[sid]?.find((x) => x.id === ref.id);
+  return `${r ? r.rel_path + ' ' : ''}${shortId(ref.id)} hunk ${ref.index + 1}`;
+}
+
+async function decideHunk(r: FileChangeRecord, index: number, accept: boolean): Promise<boolean> {
+  update({ busy: state.busy + 1 });
+  try {
+    const ans = await api.hunk(r.session_id, r.id, index, accept ? 'accept' : 'reject');
+    mergeRecords(ans.records);
+    const cascaded = ans.cascaded ?? [];
+    const key = `${r.session_id}/${r.id}`;
+    if (cascaded.length) {
+      update({ cascaded: { ...state.cascaded, [key]: [...(state.cascaded[key] ?? []), ...cascaded] } });
+    }
+    const what = `hunk ${index + 1} of ${r.rel_path}`;
+    toast(
+      'info',
+      `${accept ? 'Accepted' : 'Rejected'} ${what}`,
+      cascaded.length
+        ? `Also rejected, built on its lines: ${cascaded.map((c) => hunkName(r.session_id, c)).join(', ')}.`
+        : undefined,
+    );
+    // Cascaded hunks may belong to records the answer did not carry whole.
+    await Promise.all([refreshSessions(), loadSession(r.session_id)]);
+    return true;
+  } catch (e) {
+    fail(e);
+    return false;
+  } finally {
+    update({ busy: state.busy - 1 });
+  }
+}
+
 /** The record id of the session shown. */
 export function recordOf(id: string): FileChangeRecord | undefined {
   return state.sid ? state.records[state.sid]?.find((x) => x.id === id) : undefined;
@@ -338,6 +399,8 @@ export function recordOf(id: string): FileChangeRecord | undefined {
 export const actions = {
   acceptChange: (r: FileChangeRecord) => review('Accepted', () => api.accept(r.session_id, r.id)),
   rejectChange: (r: FileChangeRecord) => review('Rejected', () => api.reject(r.session_id, r.id)),
+  acceptHunk: (r: FileChangeRecord, index: number) => decideHunk(r, index, true),
+  rejectHunk: (r: FileChangeRecord, index: number) => decideHunk(r, index, false),
   acceptFile: (sid: string, file: string) => review(`Accepted ${file}`, () => api.acceptAll(sid, file)),
   rejectFile: (sid: string, file: string) => review(`Rejected ${file}`, () => api.rejectAll(sid, file)),
   acceptSession: (s: Session) => review('Accepted the session', () => api.acceptAll(s.id), [s.id]),

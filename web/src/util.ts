@@ -1,6 +1,6 @@
 // Small formatting helpers shared by the views.
 
-import type { FileChangeRecord, LineRange } from './api.gen';
+import type { FileChangeRecord, LineRange, RecordStatus } from './api.gen';
 
 const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 const dtf = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
@@ -92,4 +92,20 @@ export function execBit(r: FileChangeRecord): string {
   if (!before && after) return 'made executable';
   if (before && !after) return 'no longer executable';
   return '';
+}
+
+/**
+ * A record's status as the server sends it. The server also sends
+ * 'partial' (some hunks accepted, some rejected), which the generated
+ * RecordStatus type does not list yet (internal/tsgen names only pending,
+ * accepted and rejected).
+ */
+export function statusOf(r: FileChangeRecord): RecordStatus | 'partial' {
+  return r.status;
+}
+
+/** Whether the record's hunks can still be decided one by one. */
+export function underReview(r: FileChangeRecord): boolean {
+  const s = statusOf(r);
+  return s === 'pending' || s === 'partial';
 }

@@ -20,6 +20,7 @@ const ARTIFACTS = process.env.PRSM_E2E_ARTIFACTS ?? path.join(process.env.PRSM_E
 const A = lines('package main', '', 'func one() int {', '\treturn 1', '}', '', 'func two() int {', '\treturn 2', '}');
 const B = lines('# notes', 'first', 'second', 'third');
 const C = lines('config: 1', 'mode: fast');
+const H = lines('l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'l7', 'l8', 'l9', 'l10');
 
 if (!PRSM_BIN || !CODE_SERVER_BIN) {
   throw new Error('PRSM_BIN and CODE_SERVER_BIN must be set: run `npm run test:e2e` (scripts/e2e.sh)');
@@ -55,7 +56,7 @@ async function record(id: string): Promise<FileChangeRecord> {
 
 beforeAll(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  s = scratchRepo({ 'a.go': A, 'b.md': B, 'c.yaml': C }, 'prsm-e2e-');
+  s = scratchRepo({ 'a.go': A, 'b.md': B, 'c.yaml': C, 'h.txt': H }, 'prsm-e2e-');
   wb = new Workbench({
     root: s.root,
     env: { PRSM_HOME: s.home },
@@ -162,6 +163,60 @@ describe('prsm extension in code-server', () => {
     await wb.lens('Accept').first().waitFor({ state: 'detached', timeout: 10_000 });
     expect(read('b.md')).toBe(edited);
     await wb.page.locator('.statusbar-item', { hasText: 'prsm: 0 pending' }).first().waitFor();
+  });
+
+  it('puts Accept | Reject above each hunk: Reject on one hunk takes out its lines only; ctrl+alt+y accepts the other', async () => {
+    const p = wb.page;
+    // One Edit with two hunks, lines 2 and 9.
+    const edited = H.replace('l2\n', 'L2 agent\n').replace('l9\n', 'L9 agent\n');
+    const [rec] = await agentWrite(client!, session, 'tc-hunks', 'h.txt', edited);
+    expect(rec.hunks.map((h) => [h.old_start, h.new_start, h.status])).toEqual([
+      [2, 2, 'pending'],
+      [9, 9, 'pending'],
+    ]);
+    await wb.openFile('h.txt', 'L9 agent');
+    // Exact titles: the first hunk's line also has "Reject Change".
+    const lens = (title: string) =>
+      p.locator('.editor-group-container.active .monaco-editor .codelens-decoration a', { hasText: new RegExp(`^${title}$`) });
+    await until(async () => (await lens('Reject').count()) === 2, 15_000, 'a Reject lens per hunk');
+    expect(await lens('Accept').count()).toBe(2);
+    expect(await lens('Reject Change').count()).toBe(1);
+    // The lower Reject is the one right above line 9.
+    const ys = await lens('Reject').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().y));
+    const second = lens('Reject').nth(ys[0] > ys[1] ? 0 : 1);
+    const lensBox = (await second.locator('xpath=..').boundingBox())!;
+    const lineBox = (await wb.line('L9 agent').boundingBox())!;
+    expect(lineBox.y - (lensBox.y + lensBox.height)).toBeGreaterThanOrEqual(-1);
+    expect(lineBox.y - (lensBox.y + lensBox.height)).toBeLessThan(lineBox.height);
+    expect(await wb.decorated('L2 agent')).toBe(true);
+    expect(await wb.decorated('L9 agent')).toBe(true);
+    await wb.screenshot('hunk-lenses');
+
+    await second.click();
+    const want = H.replace('l2\n', 'L2 agent\n');
+    await until(() => read('h.txt') === want, 10_000, 'h.txt without the second hunk on disk');
+    expect(fs.readFileSync(path.join(session.worktree_path, 'h.txt'), 'utf8')).toBe(want);
+    await until(async () => (await record('tc-hunks')).hunks[1].status === 'rejected', 10_000, 'hunk 1 rejected');
+    let r = await record('tc-hunks');
+    expect(r.hunks.map((h) => h.status)).toEqual(['pending', 'rejected']);
+    expect(r.status).toBe('pending');
+    // The editor follows: one pair of lenses left, above line 2, still decorated.
+    await wb.line('l9').waitFor({ timeout: 10_000 });
+    // (VS Code drops the lens of a line the reload replaced at once, and asks
+    // for the new lenses a moment later.)
+    await until(async () => (await lens('Reject Change').count()) === 0, 10_000, 'the whole-change lens gone once a hunk is decided');
+    expect(await lens('Reject').count()).toBe(1);
+    expect(await wb.decorated('L2 agent')).toBe(true);
+
+    // The hunk under the cursor, by its default key.
+    await wb.line('L2 agent').click();
+    await p.keyboard.press('Control+Alt+y');
+    await until(async () => ((await record('tc-hunks')).status as string) === 'partial', 10_000, 'record partial after ctrl+alt+y');
+    r = await record('tc-hunks');
+    expect(r.hunks.map((h) => h.status)).toEqual(['accepted', 'rejected']);
+    expect(read('h.txt')).toBe(want);
+    await until(async () => (await lens('Accept').count()) === 0, 10_000, 'no hunk lens left');
+    await until(async () => !(await wb.decorated('L2 agent')), 5000, 'the accepted hunk loses the pending look');
   });
 
   it('shows a change made while the file is open, without a reload, and its diff', async () => {
