@@ -86,6 +86,10 @@ type StatusEvent struct {
 	FilePath   string `json:"file_path"`
 	Status     string `json:"status"`
 	SyncState  string `json:"sync_state"`
+	// Hunks are the record's hunks with their statuses as shown (none
+	// for a record without hunks): a hunk decision that leaves the
+	// record pending changes only these.
+	Hunks []prsm.Hunk `json:"hunks,omitempty"`
 }
 
 // nonNil is s, or an empty slice for nil: the lists of an answer are

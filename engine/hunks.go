@@ -184,6 +184,9 @@ func (e *Engine) DecideHunks(ctx context.Context, sessionID, id string, accept, 
 		changed = append(changed, hs.r)
 	}
 	sortRecords(changed, false)
+	for _, r := range changed {
+		e.publishStatus(r) // its hunks changed, its status maybe not
+	}
 	e.publishSession(ctx, s.ID)
 	return e.hunkAnswer(ctx, changed, cascaded)
 }

@@ -91,12 +91,22 @@ func (e *Engine) setStates(ctx context.Context, changes []stateChange, point str
 		if c.rejected && r.RejectedAt.IsZero() {
 			r.RejectedAt = now // as MarkRejected stored it: the first time only
 		}
-		e.Events.Publish(api.EventFileChangeStatus, api.StatusEvent{
-			SessionID: r.SessionID, ID: r.ID, ToolCallID: r.ToolCallID, RelPath: r.RelPath, FilePath: r.FilePath,
-			Status: r.Status, SyncState: r.SyncState,
-		})
+		e.publishStatus(r)
 	}
 	return nil
+}
+
+// publishStatus announces record r's status, sync state and hunks.
+func (e *Engine) publishStatus(r *prsm.Record) {
+	var hunks []prsm.Hunk
+	for _, h := range r.Hunks {
+		h.Status = prsm.HunkStatus(r.Status, h.Status)
+		hunks = append(hunks, h)
+	}
+	e.Events.Publish(api.EventFileChangeStatus, api.StatusEvent{
+		SessionID: r.SessionID, ID: r.ID, ToolCallID: r.ToolCallID, RelPath: r.RelPath, FilePath: r.FilePath,
+		Status: r.Status, SyncState: r.SyncState, Hunks: hunks,
+	})
 }
 
 // diskSyncs collects the syncs to the disk of files placed without them

@@ -106,7 +106,7 @@ type enum struct {
 // package prsm where it has them.
 var enums = []enum{
 	{"ChangeType", []string{prsm.ChangeCreate, prsm.ChangeModify, prsm.ChangeDelete}, []string{"Record.ChangeType"}},
-	{"RecordStatus", []string{prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected},
+	{"RecordStatus", []string{prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected, prsm.StatusPartial},
 		[]string{"Record.Status", "StatusEvent.Status"}},
 	{"SyncState", []string{prsm.SyncSynced, prsm.SyncConflict, prsm.SyncPendingReview},
 		[]string{"Record.SyncState", "StatusEvent.SyncState"}},

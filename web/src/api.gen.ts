@@ -3,7 +3,7 @@
 
 export type ChangeType = 'create' | 'modify' | 'delete';
 
-export type RecordStatus = 'pending' | 'accepted' | 'rejected';
+export type RecordStatus = 'pending' | 'accepted' | 'rejected' | 'partial';
 
 export type SyncState = 'synced' | 'conflict' | 'pending_review';
 
@@ -286,6 +286,12 @@ export interface StatusEvent {
   file_path: string;
   status: RecordStatus;
   sync_state: SyncState;
+  /**
+   * Hunks are the record's hunks with their statuses as shown (none
+   * for a record without hunks): a hunk decision that leaves the
+   * record pending changes only these.
+   */
+  hunks?: Hunk[];
 }
 
 /** TurnRequest is the body of POST /sessions/{id}/turns. */
