@@ -56,6 +56,12 @@ type Records struct {
 	Cascaded []HunkRef `json:"cascaded,omitempty"`
 }
 
+// ResolveRequest is the body of POST .../file-changes/{id}/resolve: how
+// to settle a change in conflict (mine, agent or markers).
+type ResolveRequest struct {
+	How string `json:"how"`
+}
+
 // HunkRef names one hunk of one record.
 type HunkRef struct {
 	ID    string `json:"id"`

@@ -120,6 +120,14 @@ func (c *Client) Reject(ctx context.Context, sessionID, id string) (*api.Records
 	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/reject", nil, &recs)
 }
 
+// Resolve settles the change id in conflict: how is mine (reject it,
+// keep the workspace), agent (the workspace takes the agent's version) or
+// markers (both, between conflict markers, for the editor).
+func (c *Client) Resolve(ctx context.Context, sessionID, id, how string) (*api.Records, error) {
+	var recs api.Records
+	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/resolve", api.ResolveRequest{How: how}, &recs)
+}
+
 // DecideHunks accepts and rejects hunks of the record id by their
 // indexes (a reject cascades to the later hunks it touches: the answer's
 // Cascaded).

@@ -79,6 +79,8 @@ type Engine struct {
 	earlyParts atomic.Int64
 	// notices are what the agent did that prsm could not record (unseen.go).
 	notices noticeLog
+	// markers are the conflicts left to the editor (resolve.go).
+	markers markers
 	// hooks is each session's hook health (hookhealth.go), in memory.
 	hooksMu stdsync.Mutex
 	hooks   map[string]*hookHealth

@@ -48,6 +48,7 @@ func (e *Engine) scanDegraded(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		e.checkMarkers(ctx)
 		w := e.Watcher
 		if w == nil {
 			continue

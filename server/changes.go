@@ -112,6 +112,22 @@ func (s *Server) decideHunk(accept bool) echo.HandlerFunc {
 	}
 }
 
+// resolve settles a change in conflict: mine, agent or markers.
+func (s *Server) resolve(c echo.Context) error {
+	var req api.ResolveRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	if req.How == "" {
+		return apiError(http.StatusBadRequest, "invalid_how", "name how to resolve it: {\"how\": \"mine\" | \"agent\" | \"markers\"}")
+	}
+	recs, err := s.eng.Resolve(c.Request().Context(), c.Param("id"), c.Param("tc"), req.How)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, recs)
+}
+
 // decideHunks decides several hunks of one record at once.
 func (s *Server) decideHunks(c echo.Context) error {
 	var req api.HunksRequest

@@ -219,6 +219,7 @@ func (s *Server) router() *echo.Echo {
 	e.GET("/sessions/:id/file-changes/:tc/content", s.changeContent)
 	e.POST("/sessions/:id/file-changes/:tc/accept", s.accept)
 	e.POST("/sessions/:id/file-changes/:tc/reject", s.reject)
+	e.POST("/sessions/:id/file-changes/:tc/resolve", s.resolve)
 	e.POST("/sessions/:id/file-changes/:tc/hunks", s.decideHunks)
 	e.POST("/sessions/:id/file-changes/:tc/hunks/:n/accept", s.decideHunk(true))
 	e.POST("/sessions/:id/file-changes/:tc/hunks/:n/reject", s.decideHunk(false))

@@ -304,3 +304,34 @@ func PendingCount(ctx context.Context, q Querier, sessionID string) (int, error)
 	}
 	return n, nil
 }
+
+// UpdateRecordNote sets a record's note.
+func UpdateRecordNote(ctx context.Context, q Querier, sessionID, id, note string) error {
+	res, err := q.ExecContext(ctx, "UPDATE records SET note = ? WHERE session_id = ? AND id = ?", note, sessionID, id)
+	if err == nil {
+		err = mustAffect(res)
+	}
+	if err != nil {
+		return fmt.Errorf("update note of record %s: %w", id, mapErr(err))
+	}
+	return nil
+}
+
+// ListRecordsWithNote returns the records of every session whose note is
+// note, in insertion order.
+func ListRecordsWithNote(ctx context.Context, q Querier, note string) ([]*prsm.Record, error) {
+	rows, err := q.QueryContext(ctx, "SELECT "+recordCols+" FROM records WHERE note = ? ORDER BY seq", note)
+	if err != nil {
+		return nil, fmt.Errorf("list records: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []*prsm.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -199,3 +199,62 @@ func equalLines(a, b [][]byte) bool {
 	}
 	return true
 }
+
+// Merge3Markers is Merge3 that never fails: where both sides changed a
+// region differently, the result holds both, between git's conflict
+// markers (<<<<<<< oursName, =======, >>>>>>> theirsName), for a person to
+// settle in an editor. Elsewhere it is Merge3's result.
+func Merge3Markers(base, ours, theirs []byte, oursName, theirsName string) []byte {
+	if merged, clean := Merge3(base, ours, theirs); clean {
+		return merged
+	}
+	b, o, t := linediff.Split(base), linediff.Split(ours), linediff.Split(theirs)
+	var c linediff.Classifier
+	cb, co, ct := c.Classify(b), c.Classify(o), c.Classify(t)
+	chunks := mergeChunks(b, o, t,
+		linediff.DiffClassified(b, o, cb, co, c.Count()),
+		linediff.DiffClassified(b, t, cb, ct, c.Count()))
+	var out []byte
+	line := func(l []byte) {
+		out = append(out, l...)
+		if !bytes.HasSuffix(l, []byte("\n")) {
+			out = append(out, '\n') // a marker starts a line of its own
+		}
+	}
+	i := 0 // next line of ours not yet written
+	for _, m := range chunks {
+		switch m.mode {
+		case modeOurs:
+			out = appendLines(out, o[i:m.i1+m.chg1])
+		case modeTheirs:
+			out = appendLines(out, t[m.i2-m.i1+i:m.i2+m.chg2])
+		case modeConflict:
+			out = appendLines(out, o[i:m.i1])
+			out = append(out, "<<<<<<< "+oursName+"\n"...)
+			for _, l := range o[m.i1 : m.i1+m.chg1] {
+				line(l)
+			}
+			out = append(out, "=======\n"...)
+			for _, l := range t[m.i2 : m.i2+m.chg2] {
+				line(l)
+			}
+			out = append(out, ">>>>>>> "+theirsName+"\n"...)
+		default:
+			continue
+		}
+		i = m.i1 + m.chg1
+	}
+	return appendLines(out, o[i:])
+}
+
+// HasConflictMarkers reports whether content still holds a line of
+// git's conflict markers (<<<<<<< , =======, >>>>>>> ).
+func HasConflictMarkers(content []byte) bool {
+	for _, l := range linediff.Split(content) {
+		l = bytes.TrimRight(l, "\r\n")
+		if bytes.HasPrefix(l, []byte("<<<<<<< ")) || bytes.HasPrefix(l, []byte(">>>>>>> ")) || bytes.Equal(l, []byte("=======")) {
+			return true
+		}
+	}
+	return false
+}

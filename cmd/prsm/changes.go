@@ -31,7 +31,7 @@ func (a *app) changesCmd() *cobra.Command {
 		Short: "List the file changes of a session; diff, accept or reject them",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept, reject or review", args[0])
+				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept, reject, review or resolve", args[0])
 			}
 			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) ([]*prsm.Record, error) {
 				return cl.Changes(ctx, s.ID, status, a.proj.fileArg(file))
@@ -42,7 +42,7 @@ func (a *app) changesCmd() *cobra.Command {
 	c.Flags().StringVar(&file, "file", "", "only changes of this file")
 	c.Flags().StringVar(&status, "status", "", "only changes with this status: pending, accepted or rejected")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
-	c.AddCommand(a.changesDiffCmd(&sessionID), a.reviewCmd(&sessionID, true), a.reviewCmd(&sessionID, false), a.changesReviewCmd(&sessionID))
+	c.AddCommand(a.changesDiffCmd(&sessionID), a.reviewCmd(&sessionID, true), a.reviewCmd(&sessionID, false), a.changesReviewCmd(&sessionID), a.changesResolveCmd(&sessionID))
 	return c
 }
 
@@ -455,6 +455,22 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 					}
 					ids = append(ids, id)
 				}
+				if accept {
+					// A conflict is resolved, never merely accepted.
+					for _, id := range ids {
+						if !inConflict(before, id) {
+							continue
+						}
+						how, err := a.askResolve(id)
+						if err != nil {
+							return err
+						}
+						if len(ids) > 1 {
+							return usagef("accept the others apart", "change %s is in conflict; settle it with `prsm changes resolve %s %s` on its own", printable(id), printable(id), how)
+						}
+						return a.resolveChange(ctx, cl, s, id, how)
+					}
+				}
 				for _, id := range ids {
 					recs, err := reviewOne(ctx, cl, accept, s.ID, id)
 					if err != nil {
@@ -553,6 +569,38 @@ func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, acce
 	}
 	fmt.Fprintf(w, "%sed %s of %s\n", verb, prsm.Plural(len(idx), "hunk"), printable(id))
 	return nil
+}
+
+// inConflict says whether change id (a record or a tool call's) has a
+// record in conflict that is not rejected.
+func inConflict(recs []*prsm.Record, id string) bool {
+	for _, r := range recs {
+		if (r.ID == id || r.ToolCallID == id) && r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected {
+			return true
+		}
+	}
+	return false
+}
+
+// askResolve asks, on a terminal, how to settle a change in conflict that
+// the user accepted; off a terminal it refuses and says how to choose.
+func (a *app) askResolve(id string) (string, error) {
+	hint := fmt.Sprintf("choose with `prsm changes resolve %s mine|agent|markers`", printable(id))
+	if !isTTY(a.stdio.In) {
+		return "", usagef(hint, "change %s is in conflict with your edits: accepting it would change nothing; say how to settle it", printable(id))
+	}
+	w := a.stdio.Err
+	fmt.Fprintf(w, "change %s is in conflict with your edits. Keep [m]ine, take the [a]gent's, or merge in your [e]ditor? ", printable(id))
+	line, _ := bufio.NewReader(a.stdio.In).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "m", "mine":
+		return "mine", nil
+	case "a", "agent":
+		return "agent", nil
+	case "e", "editor", "markers":
+		return "markers", nil
+	}
+	return "", fmt.Errorf("aborted; nothing was changed (%s)", hint)
 }
 
 func reviewOne(ctx context.Context, cl *client.Client, accept bool, sessionID, id string) (*api.Records, error) {

@@ -15,6 +15,8 @@ export type CheckpointKind = 'auto' | 'manual';
 
 export type OperationType = 'restore' | 'delete' | 'create';
 
+export type ResolveHow = 'mine' | 'agent' | 'markers';
+
 /** Session is one agent run with its own worktree and branch prsm/<id>. */
 export interface Session {
   id: string;
@@ -275,6 +277,14 @@ export interface HunkRef {
 export interface HunksRequest {
   accept?: number[];
   reject?: number[];
+}
+
+/**
+ * ResolveRequest is the body of POST .../file-changes/{id}/resolve: how
+ * to settle a change in conflict (mine, agent or markers).
+ */
+export interface ResolveRequest {
+  how: ResolveHow;
 }
 
 /** StatusEvent is the data of a file_change_status event. */

@@ -69,6 +69,7 @@ var types = []wireType{
 	{v: api.Records{}},
 	{v: api.HunkRef{}},
 	{v: api.HunksRequest{}},
+	{v: api.ResolveRequest{}},
 	{v: api.StatusEvent{}},
 	{v: api.TurnRequest{}},
 	{v: api.CheckpointRequest{}},
@@ -114,6 +115,7 @@ var enums = []enum{
 	{"SessionStatus", []string{prsm.SessionActive, prsm.SessionEnded}, []string{"Session.Status"}},
 	{"CheckpointKind", []string{prsm.CheckpointAuto, prsm.CheckpointManual}, []string{"Checkpoint.Kind"}},
 	{"OperationType", []string{"restore", "delete", "create"}, []string{"Operation.Type"}},
+	{"ResolveHow", []string{"mine", "agent", "markers"}, []string{"ResolveRequest.How"}},
 }
 
 // events are the events of GET /events with the type of their data.

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/client"
+)
+
+// changesResolveCmd is `prsm changes resolve ID mine|agent|markers`.
+func (a *app) changesResolveCmd(sessionID *string) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "resolve ID mine|agent|markers [--session ID]",
+		Short: "Settle a change in conflict: keep yours, take the agent's, or merge in your editor",
+		Long: `Settle a change in conflict (your edits and the agent's overlap, and prsm left
+the workspace file as you had it):
+  mine     reject the change; your file stays as it is
+  agent    your file becomes the agent's version; the change is accepted
+  markers  both versions go into your file between conflict markers; once you
+           have removed every marker, prsm accepts the change`,
+		Args: exactArgs(2, "a change id and how: mine, agent or markers"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			how := args[1]
+			switch how {
+			case "mine", "agent", "markers":
+			default:
+				return usagef("use mine, agent or markers", "unknown way to resolve %q", printable(how))
+			}
+			ctx := cmd.Context()
+			cl, _, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			s, err := a.resolveSessionOwning(ctx, cl, *sessionID, ownsChanges(ctx, cl, args[:1]))
+			if err != nil {
+				return err
+			}
+			return a.resolveChange(ctx, cl, s, args[0], how)
+		},
+	}
+	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
+	return c
+}
+
+func (a *app) resolveChange(ctx context.Context, cl *client.Client, s *prsm.Session, arg, how string) error {
+	before, err := cl.Changes(ctx, s.ID, "", "")
+	if err != nil {
+		return err
+	}
+	id, err := resolveChangeID(before, arg)
+	if err != nil {
+		return err
+	}
+	ans, err := cl.Resolve(ctx, s.ID, id, how)
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return printJSON(a.stdio.Out, ans)
+	}
+	for _, r := range ans.Records {
+		fmt.Fprintf(a.stdio.Out, "%s\t%s\t%s\t(%s)\n", r.Status, printable(r.ID), printable(r.RelPath), r.SyncState)
+	}
+	switch how {
+	case "mine":
+		fmt.Fprintln(a.stdio.Out, "kept your version; the agent's change is rejected")
+	case "agent":
+		fmt.Fprintln(a.stdio.Out, "your file now has the agent's version")
+	default:
+		fmt.Fprintln(a.stdio.Out, "both versions are in your file between conflict markers; remove them and prsm accepts the change")
+	}
+	return nil
+}
