@@ -365,7 +365,7 @@ func TestRewindPastReject(t *testing.T) {
 			t.Errorf("%s keep.txt: %q", root, got)
 		}
 	}
-	if len(plan.Warnings) != 2 || !strings.Contains(strings.Join(plan.Warnings, "\n"), "through rejects only") {
+	if len(plan.Warnings) != 2 || !strings.Contains(strings.Join(plan.Warnings, "\n"), "changes you rejected after this checkpoint come back into the workspace") {
 		t.Errorf("warnings: %q", plan.Warnings)
 	}
 }

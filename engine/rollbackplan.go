@@ -41,7 +41,11 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 		}
 		if len(recs) == 0 {
 			if rb.targets != nil {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("%s changed since the checkpoint through rejects only; it goes back as the checkpoint has it", path))
+				what := "back into the workspace"
+				if s.Mode == prsm.ModeReview {
+					what = "back for review"
+				}
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: changes you rejected after this checkpoint come %s (the file goes back to what it held then)", path, what))
 			} else {
 				p.Warnings = append(p.Warnings, fmt.Sprintf("%s changed in the worktree without a record; only the worktree is restored", path))
 			}
