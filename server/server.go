@@ -29,9 +29,9 @@ import (
 	"github.com/prsm-dev/prsm/store"
 )
 
-// DefaultBodyLimit bounds request bodies; larger ones get 413. Tool
-// arguments (a Write's content) are the largest bodies prsm receives.
-const DefaultBodyLimit = 64 << 20
+// DefaultBodyLimit bounds request bodies; larger ones get 413
+// (api.DefaultBodyLimit).
+const DefaultBodyLimit = api.DefaultBodyLimit
 
 // Config sets up a server.
 type Config struct {

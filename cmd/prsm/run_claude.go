@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/hook"
 )
 
 // claudeRunArgs wires prsm's Claude Code hooks into one `prsm run --
@@ -44,7 +45,7 @@ func claudeRunArgs(argv []string, worktree string, errOut io.Writer) []string {
 	if err == nil {
 		path := filepath.Join(home, "agents", "claude", "settings.json")
 		s := map[string]any{}
-		if err = addClaudeHooks(s, shellQuote(selfPath())+" hook claude"); err == nil {
+		if err = addClaudeHooks(s, hookCommand("claude")); err == nil {
 			var data []byte
 			if data, err = json.MarshalIndent(s, "", "  "); err == nil {
 				err = writeFileAtomic(path, append(data, '\n'), 0o644)
@@ -54,7 +55,7 @@ func claudeRunArgs(argv []string, worktree string, errOut io.Writer) []string {
 			return append([]string{argv[0], "--settings", path}, argv[1:]...)
 		}
 	}
-	fmt.Fprintf(errOut, "prsm: could not add prsm's Claude Code hooks for this run (%s); its changes come in as Watch records. `prsm hooks install claude` installs them for good\n", oneLine(strings.TrimSpace(err.Error())))
+	fmt.Fprintf(errOut, "prsm: could not add prsm's Claude Code hooks for this run (%s); its changes come in as Watch records. `prsm hooks install claude` installs them for good\n", hook.OneLine(strings.TrimSpace(err.Error())))
 	return argv
 }
 

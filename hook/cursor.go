@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"context"
@@ -10,11 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
-
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/safepath"
-	"github.com/prsm-dev/prsm/tracker"
 )
 
 // Cursor's hooks (cursor.com/docs, "Hooks") send snake_case events with
@@ -39,24 +37,8 @@ type cursorPayload struct {
 	Prompt         string          `json:"prompt"`    // beforeSubmitPrompt
 }
 
-func (a *app) hookCursorCmd() *cobra.Command {
-	return a.hookAdapterCmd("cursor", "Cursor",
-		"Cursor hook adapter: reads one hook event (JSON) on stdin, tells the session's server",
-		`Cursor hook adapter. It reads one hook event (JSON) on stdin:
-beforeSubmitPrompt starts a turn, beforeShellExecution starts a Bash call
-(the pre-tool capture) and afterShellExecution completes it, afterFileEdit
-records an Edit of the file it names (Cursor reports edits only after
-they happen), stop ends the turn. Cursor gives no tool call id: one is
-derived from the conversation and generation ids and the command or file.
-
-It prints nothing on stdout, never exits 2 (which blocks the action), and
-gives up after a few seconds with one line on stderr and exit 1, which
-Cursor lets pass.`,
-		a.hookCursor)
-}
-
 // hookCursor handles one Cursor hook event.
-func (a *app) hookCursor(ctx context.Context, in io.Reader) error {
+func (a *Adapter) Cursor(ctx context.Context, in io.Reader) error {
 	data, err := readHookEvent(in)
 	if err != nil {
 		return err
@@ -93,7 +75,7 @@ func (p *cursorPayload) call() (*hookCall, error) {
 		id := p.toolCallID("shell", p.Command)
 		if p.HookEventName == "beforeShellExecution" {
 			return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
-				ToolCallID: id, ToolName: tracker.ToolBash, Args: args, AgentID: "cursor", Cwd: p.Cwd,
+				ToolCallID: id, ToolName: prsm.ToolBash, Args: args, AgentID: "cursor", Cwd: p.Cwd,
 			}}, nil
 		}
 		result, err := json.Marshal(map[string]json.RawMessage{"output": p.Output})
@@ -101,7 +83,7 @@ func (p *cursorPayload) call() (*hookCall, error) {
 			result = json.RawMessage("{}")
 		}
 		return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
-			Result: result, ToolName: tracker.ToolBash, Args: args, AgentID: "cursor", Cwd: p.Cwd,
+			Result: result, ToolName: prsm.ToolBash, Args: args, AgentID: "cursor", Cwd: p.Cwd,
 		}}, nil
 	case "afterFileEdit":
 		if strings.TrimSpace(p.FilePath) == "" {
@@ -117,7 +99,7 @@ func (p *cursorPayload) call() (*hookCall, error) {
 		}
 		id := p.toolCallID("edit", p.FilePath+"\x00"+string(canonicalJSON(edits)))
 		return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
-			Result: json.RawMessage("{}"), ToolName: tracker.ToolEdit, Args: args, AgentID: "cursor", Cwd: p.root(),
+			Result: json.RawMessage("{}"), ToolName: prsm.ToolEdit, Args: args, AgentID: "cursor", Cwd: p.root(),
 		}}, nil
 	}
 	return nil, nil

@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"context"
@@ -8,13 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"github.com/spf13/cobra"
-
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
-	"github.com/prsm-dev/prsm/tracker"
 )
 
 // GitHub Copilot CLI sends two shapes of hook event. Its own, camelCase
@@ -39,32 +36,16 @@ type copilotPayload struct {
 	Prompt        string          `json:"prompt"`     // userPromptSubmitted
 }
 
-func (a *app) hookCopilotCmd() *cobra.Command {
-	return a.hookAdapterCmd("copilot", "GitHub Copilot CLI",
-		"GitHub Copilot CLI hook adapter: reads one hook event (JSON) on stdin, tells the session's server",
-		`GitHub Copilot CLI hook adapter. It reads one hook event (JSON) on stdin:
-preToolUse starts a tool call (the pre-tool capture), postToolUse completes
-it, userPromptSubmitted starts a turn, agentStop ends it. Copilot gives no
-tool call id: one is derived from the session, the tool and its arguments.
-Claude-shaped events (PreToolUse, ...; Copilot sends those for hooks it
-reads from Claude Code's settings) are handled as `+"`prsm hook claude`"+` does.
-Tool names become prsm's (create → Write, edit → Edit, bash → Bash).
-
-Copilot denies a tool whose preToolUse hook fails, so this adapter always
-exits 0: a failure is one line on stderr. It prints nothing on stdout.`,
-		a.hookCopilot)
-}
-
 // hookCopilot handles one Copilot CLI hook event. Every failure is one line
 // on stderr and exit 0: Copilot reads a failed preToolUse hook as a deny.
-func (a *app) hookCopilot(ctx context.Context, in io.Reader) error {
+func (a *Adapter) Copilot(ctx context.Context, in io.Reader) error {
 	if err := a.copilotEvent(ctx, in); err != nil {
-		fmt.Fprintln(a.stdio.Err, oneLine("prsm hook copilot: "+err.Error()))
+		fmt.Fprintln(a.Stderr, OneLine("prsm hook copilot: "+err.Error()))
 	}
 	return nil
 }
 
-func (a *app) copilotEvent(ctx context.Context, in io.Reader) error {
+func (a *Adapter) copilotEvent(ctx context.Context, in io.Reader) error {
 	data, err := readHookEvent(in)
 	if err != nil {
 		return err
@@ -87,7 +68,7 @@ func (a *app) copilotEvent(ctx context.Context, in io.Reader) error {
 		call.start.AgentID, call.complete.AgentID = agent, agent
 		return a.sendHook(ctx, cp.Cwd, call, cp.HookEventName)
 	}
-	event := p.event(os.Getenv)
+	event := p.event(a.getenv)
 	call, err := p.call(event)
 	if err != nil || call == nil {
 		return err
@@ -95,10 +76,10 @@ func (a *app) copilotEvent(ctx context.Context, in io.Reader) error {
 	return a.sendHook(ctx, p.Cwd, call, event)
 }
 
-// copilotEventEnv names the event a hook runs for: `prsm hooks install
+// CopilotEventEnv names the event a hook runs for: `prsm hooks install
 // copilot` sets it in each hook's env, as Copilot's camelCase payloads do
 // not name their event.
-const copilotEventEnv = "PRSM_COPILOT_EVENT"
+const CopilotEventEnv = "PRSM_COPILOT_EVENT"
 
 // event names a camelCase event: $PRSM_COPILOT_EVENT, else a name in the
 // payload, else what its fields say (toolResult only after a tool,
@@ -106,8 +87,8 @@ const copilotEventEnv = "PRSM_COPILOT_EVENT"
 // tell, and ignores.
 func (p *copilotPayload) event(getenv func(string) string) string {
 	switch {
-	case getenv(copilotEventEnv) != "":
-		return getenv(copilotEventEnv)
+	case getenv(CopilotEventEnv) != "":
+		return getenv(CopilotEventEnv)
 	case p.Event != "":
 		return p.Event
 	case len(p.ToolResult) > 0:
@@ -138,7 +119,7 @@ func (p *copilotPayload) call(event string) (*hookCall, error) {
 	if err != nil {
 		return nil, fmt.Errorf("malformed %s event: %v", event, err)
 	}
-	id, name := p.toolCallID(args), tracker.CanonicalToolName(p.ToolName)
+	id, name := p.toolCallID(args), prsm.CanonicalToolName(p.ToolName)
 	if event == "preToolUse" {
 		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
 			ToolCallID: id, ToolName: name, Args: args, AgentID: "copilot", Cwd: p.Cwd,

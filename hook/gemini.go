@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"context"
@@ -16,34 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/prsm-dev/prsm/api"
 )
-
-func (a *app) hookGeminiCmd() *cobra.Command {
-	return a.hookAdapterCmd("gemini", "Gemini CLI",
-		"Gemini CLI hook adapter: reads one hook event (JSON) on stdin, tells the session's server; prints nothing on stdout",
-		`Gemini CLI hook adapter. It reads one hook event (JSON) on stdin:
-BeforeTool starts a tool call (the pre-tool capture), AfterTool completes it,
-BeforeAgent (once per prompt) starts a turn (an automatic checkpoint),
-AfterAgent and SessionEnd end it; other events are ignored. Gemini's tools
-write_file, replace and run_shell_command are recorded as Write, Edit and
-Bash.
-
-Gemini CLI gives no tool call id: the adapter numbers the calls of each
-Gemini session (a small state file in the project's prsm directory, removed
-at SessionEnd) and pairs each AfterTool with the open BeforeTool of the same
-tool and input.
-
-The session is the one whose worktree holds the event's cwd, else
-$PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session the hook does
-nothing. Gemini CLI reads stdout as JSON when a hook exits 0, so it prints
-nothing there; it never exits 2 (which would block the tool), and gives up
-after a few seconds with one line on stderr and exit 1, which Gemini CLI
-takes as a warning.`,
-		a.hookGemini)
-}
 
 // geminiPayload is the part of a Gemini CLI hook event prsm uses. cwd is
 // always the project root (the directory Gemini runs in), whatever
@@ -161,7 +135,7 @@ func (p *geminiPayload) result() json.RawMessage {
 }
 
 // hookGemini handles one Gemini CLI hook event.
-func (a *app) hookGemini(ctx context.Context, in io.Reader) error {
+func (a *Adapter) Gemini(ctx context.Context, in io.Reader) error {
 	p, err := readGeminiPayload(in)
 	if err != nil {
 		return err
@@ -171,19 +145,19 @@ func (a *app) hookGemini(ctx context.Context, in io.Reader) error {
 	}
 	id := ""
 	if p.isToolEvent() {
-		t, err := locateSession(ctx, p.Cwd, os.Getenv)
+		t, err := a.locateSession(ctx, p.Cwd)
 		if err != nil || t == nil {
 			return err
 		}
-		id = geminiToolCallID(filepath.Join(t.projectDir, "hooks"), p)
+		id = geminiToolCallID(filepath.Join(t.ProjectDir, "hooks"), p)
 	}
 	call, err := p.call(id)
 	if err != nil || call == nil {
 		return err
 	}
 	if call.kind == hookTurnEnd {
-		if t, err := locateSession(ctx, p.Cwd, os.Getenv); err == nil && t != nil {
-			dir := filepath.Join(t.projectDir, "hooks")
+		if t, err := a.locateSession(ctx, p.Cwd); err == nil && t != nil {
+			dir := filepath.Join(t.ProjectDir, "hooks")
 			if p.HookEventName == "SessionEnd" {
 				// Gemini's session is over; one it resumes later
 				// numbers its calls in a new file, with a new token.
