@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/internal/fakemodel"
 )
@@ -427,4 +429,106 @@ func TestRealAgentClaudeRunSettings(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.config, "settings.json")); !os.IsNotExist(err) {
 		t.Errorf("the run touched Claude's own settings.json (stat: %v)", err)
 	}
+	// The records above carry Claude's own tool_use ids, which only its
+	// hooks send; the one settings file of the run holds http hooks to the
+	// server and no command (none is in Claude's config dir or the
+	// project either), so no hook process ran: they came over http.
+	info, err := api.ReadInfo(r.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(r.project, "claude-settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), info.Token) || strings.Contains(string(data), `"command"`) {
+		t.Errorf("the run's settings hold the token or a command hook:\n%s", data)
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &settings); err != nil || len(settings.Hooks) == 0 {
+		t.Fatalf("the run's settings: %v\n%s", err, data)
+	}
+	for event, groups := range settings.Hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				if h["type"] != "http" || h["url"] != "http://"+info.Addr+"/hooks/claude" {
+					t.Errorf("%s handler %v, want an http hook to %s", event, h, info.Addr)
+				}
+			}
+		}
+	}
+	if entries, _ := os.ReadDir(r.config); len(entries) > 0 {
+		for _, e := range entries {
+			if e.Name() == "settings.json" || strings.HasSuffix(e.Name(), "settings.local.json") {
+				t.Errorf("Claude's config dir has %s", e.Name())
+			}
+		}
+	}
+}
+
+// With the server down, Claude Code's http hooks fail at once and it goes
+// on: the model's first step (a Bash) stops the server between its
+// PreToolUse and its PostToolUse, the second writes a file with no server
+// to tell. The run takes far less than the hooks' 10 s timeout would, and
+// the write is recorded when the server is back (reconcile), as a change
+// no hook announced.
+func TestRealAgentClaudeHTTPServerDown(t *testing.T) {
+	r := newClaudeRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	r.write(map[string]string{"a.txt": "alpha\n"})
+	r.git("init", "-q")
+	r.git("add", "-A")
+	r.git("commit", "-qm", "first")
+	s := r.startSession(ctx)
+	wt := s.WorktreePath
+	info, err := api.ReadInfo(r.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := fmt.Sprintf("kill %d; while kill -0 %d 2>/dev/null; do sleep 0.05; done", info.PID, info.PID)
+	model := fakemodel.NewAnthropic(
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: "toolu_61DownBash", Name: "Bash",
+			Input: map[string]any{"command": stop, "description": "Stop the server"}}}},
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: "toolu_62DownWrite", Name: "Write",
+			Input: map[string]any{"file_path": filepath.Join(wt, "hello.txt"), "content": "hello\n"}}}},
+		fakemodel.AnthropicStep{Text: "Done."},
+	)
+	defer model.Close()
+	t0 := time.Now()
+	r.prsm(ctx, claudeModelEnv(model), append([]string{"run", "--session", s.ID, "--"}, claudeArgs(r.claude, "Stop and greet.")...)...)
+	took := time.Since(t0)
+	if n := model.StepsServed(); n != 3 {
+		t.Fatalf("Claude Code asked the model for %d scripted steps, want 3: %+v", n, model.Requests())
+	}
+	// Three hooks met no server (the Bash's Post, the Write's Pre and
+	// Post): waited out, they would take 30 s.
+	if took > 25*time.Second {
+		t.Errorf("the run took %s: Claude Code waited for the http hooks of a server that is down", took)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "hello.txt")); err != nil {
+		t.Fatalf("Claude did not go on to write hello.txt: %v", err)
+	}
+	// The server back (the next command starts it): the write is recorded.
+	var recs []prsm.Record
+	if err := json.Unmarshal([]byte(r.prsm(ctx, nil, "changes", "--session", s.ID, "--json")), &recs); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rec := range recs {
+		if rec.RelPath == "hello.txt" && rec.ChangeType == prsm.ChangeCreate {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("hello.txt, written while the server was down, is not recorded: %+v", recs)
+	}
+	if got, ok := fileIn(t, r.repo, "hello.txt"); !ok || got != "hello\n" {
+		t.Errorf("workspace hello.txt = %q (present %v)", got, ok)
+	}
+	t.Logf("the run with the server down took %s", took)
 }
