@@ -4,8 +4,9 @@
 // tool call starts in a few milliseconds instead of the 10 to 20 the whole
 // prsm binary's package initialisation and page faults cost.
 //
-// `make install` puts it beside prsm, and `prsm hooks install` makes the
-// agents run it when it is there. What needs the heavy packages is
+// `make install` puts it beside prsm, linked statically (CGO_ENABLED=0:
+// loading libc for net's cgo resolver costs a millisecond per process),
+// and `prsm hooks install` makes the agents run it when it is there. What needs the heavy packages is
 // rare, and done by the prsm binary beside it: finding the workspace of
 // $PRSM_SESSION_ID (`prsm hook locate DIR`) and starting a server
 // (`prsm serve --detach`).
