@@ -2,12 +2,12 @@ package hook
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/prsm-dev/prsm"
@@ -33,6 +33,7 @@ type copilotPayload struct {
 	ToolName      string          `json:"toolName"`
 	ToolArgs      json.RawMessage `json:"toolArgs"`   // an object, or a JSON string holding one
 	ToolResult    json.RawMessage `json:"toolResult"` // postToolUse
+	Error         json.RawMessage `json:"error"`      // postToolUseFailure
 	Prompt        string          `json:"prompt"`     // userPromptSubmitted
 }
 
@@ -69,9 +70,23 @@ func (a *Adapter) copilotEvent(ctx context.Context, in io.Reader) error {
 		return a.sendHook(ctx, cp.Cwd, call, cp.HookEventName)
 	}
 	event := p.event(a.getenv)
-	call, err := p.call(event)
+	// Calls are numbered in a state file of the Copilot session, in the
+	// prsm session's project: outside every session nothing is sent.
+	t, err := a.locateSession(ctx, p.Cwd)
+	if err != nil || t == nil {
+		return err
+	}
+	dir := filepath.Join(t.ProjectDir, "hooks")
+	call, err := p.call(event, dir)
 	if err != nil || call == nil {
 		return err
+	}
+	if call.kind == hookTurnEnd {
+		if state := callStatePath(dir, "copilot", p.SessionID); event == "sessionEnd" {
+			os.Remove(state)
+		} else {
+			forgetOpen(state)
+		}
 	}
 	return a.sendHook(ctx, p.Cwd, call, event)
 }
@@ -93,6 +108,8 @@ func (p *copilotPayload) event(getenv func(string) string) string {
 		return p.Event
 	case len(p.ToolResult) > 0:
 		return "postToolUse"
+	case len(p.Error) > 0 && p.ToolName != "":
+		return "postToolUseFailure"
 	case p.ToolName != "":
 		return "preToolUse"
 	case p.Prompt != "":
@@ -101,8 +118,9 @@ func (p *copilotPayload) event(getenv func(string) string) string {
 	return ""
 }
 
-// call maps a camelCase event to its server call; nil means none.
-func (p *copilotPayload) call(event string) (*hookCall, error) {
+// call maps a camelCase event to its server call; nil means none. dir
+// holds the state file that numbers the Copilot session's calls.
+func (p *copilotPayload) call(event, dir string) (*hookCall, error) {
 	switch event {
 	case "userPromptSubmitted":
 		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
@@ -119,14 +137,27 @@ func (p *copilotPayload) call(event string) (*hookCall, error) {
 	if err != nil {
 		return nil, fmt.Errorf("malformed %s event: %v", event, err)
 	}
-	id, name := p.toolCallID(args), prsm.CanonicalToolName(p.ToolName)
+	phase := callAfter
+	if event == "preToolUse" {
+		phase = callBefore
+	}
+	id := numberedCallID(dir, "copilot", p.SessionID, p.ToolName, args, phase)
+	name := prsm.CanonicalToolName(p.ToolName)
 	if event == "preToolUse" {
 		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
 			ToolCallID: id, ToolName: name, Args: args, AgentID: "copilot", Cwd: p.Cwd,
 		}}, nil
 	}
+	result := p.ToolResult
+	if event == "postToolUseFailure" {
+		b, err := json.Marshal(map[string]json.RawMessage{"error": p.Error})
+		if err != nil || len(p.Error) == 0 {
+			b = json.RawMessage(`{"error":null}`)
+		}
+		result = b
+	}
 	return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
-		Result: p.ToolResult, ToolName: name, Args: args, AgentID: "copilot", Cwd: p.Cwd,
+		Result: result, ToolName: name, Args: args, AgentID: "copilot", Cwd: p.Cwd,
 	}}, nil
 }
 
@@ -144,15 +175,4 @@ func (p *copilotPayload) args() (json.RawMessage, error) {
 		return nil, errors.New("toolArgs is a string that is not JSON")
 	}
 	return json.RawMessage(s), nil
-}
-
-// toolCallID derives the id Copilot does not send from what preToolUse and
-// postToolUse carry alike: the session, the tool and its arguments. Two
-// identical calls in one session share it: the second is taken for a
-// repeat of the first, and its changes are left to the watcher.
-func (p *copilotPayload) toolCallID(args json.RawMessage) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", p.SessionID, strings.TrimSpace(p.ToolName))
-	h.Write(canonicalJSON(args))
-	return "copilot-" + hex.EncodeToString(h.Sum(nil))[:32]
 }

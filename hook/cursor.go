@@ -2,8 +2,6 @@ package hook
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,7 +19,11 @@ import (
 // its documentation. A file edit is reported only after it happened
 // (afterFileEdit): prsm records it as a tool call whose pre-tool capture
 // never came, with the file's content before the edit taken from what prsm
-// last knew of it.
+// last knew of it. Newer builds also send preToolUse, postToolUse and
+// postToolUseFailure with tool_name and tool_input (and tool_use_id where
+// they have one), as Claude Code does; prsm's hooks file does not ask for
+// them (a shell command would come twice, as beforeShellExecution and as
+// preToolUse), but a user's own hooks may run `prsm hook cursor` on them.
 
 // cursorPayload is the part of a Cursor hook event prsm uses.
 type cursorPayload struct {
@@ -35,6 +37,12 @@ type cursorPayload struct {
 	FilePath       string          `json:"file_path"` // afterFileEdit
 	Edits          json.RawMessage `json:"edits"`     // afterFileEdit: [{old_string, new_string}]
 	Prompt         string          `json:"prompt"`    // beforeSubmitPrompt
+	// preToolUse, postToolUse, postToolUseFailure (newer builds)
+	ToolName   string          `json:"tool_name"`
+	ToolInput  json.RawMessage `json:"tool_input"`
+	ToolUseID  string          `json:"tool_use_id"`
+	ToolOutput json.RawMessage `json:"tool_output"` // postToolUse
+	Error      json.RawMessage `json:"error"`       // postToolUseFailure
 }
 
 // hookCursor handles one Cursor hook event.
@@ -50,15 +58,26 @@ func (a *Adapter) Cursor(ctx context.Context, in io.Reader) error {
 	if p.HookEventName == "" {
 		return fmt.Errorf("malformed Cursor hook event: no hook_event_name")
 	}
-	call, err := p.call()
+	// Calls are numbered in a state file of the conversation, in the prsm
+	// session's project: outside every session nothing is sent.
+	t, err := a.locateSession(ctx, p.dir())
+	if err != nil || t == nil {
+		return err
+	}
+	dir := filepath.Join(t.ProjectDir, "hooks")
+	call, err := p.call(dir)
 	if err != nil || call == nil {
 		return err
+	}
+	if call.kind == hookTurnEnd {
+		forgetOpen(callStatePath(dir, "cursor", p.conversation()))
 	}
 	return a.sendHook(ctx, p.dir(), call, p.HookEventName)
 }
 
 // call maps an event to its server call; nil means the event needs none.
-func (p *cursorPayload) call() (*hookCall, error) {
+// dir holds the state file that numbers the conversation's calls.
+func (p *cursorPayload) call(dir string) (*hookCall, error) {
 	switch p.HookEventName {
 	case "beforeSubmitPrompt":
 		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
@@ -72,7 +91,11 @@ func (p *cursorPayload) call() (*hookCall, error) {
 		if err != nil {
 			return nil, err
 		}
-		id := p.toolCallID("shell", p.Command)
+		phase := callAfter
+		if p.HookEventName == "beforeShellExecution" {
+			phase = callBefore
+		}
+		id := numberedCallID(dir, "cursor", p.conversation(), "shell", args, phase)
 		if p.HookEventName == "beforeShellExecution" {
 			return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
 				ToolCallID: id, ToolName: prsm.ToolBash, Args: args, AgentID: "cursor", Cwd: p.Cwd,
@@ -97,22 +120,63 @@ func (p *cursorPayload) call() (*hookCall, error) {
 		if err != nil {
 			return nil, fmt.Errorf("malformed afterFileEdit event: %v", err)
 		}
-		id := p.toolCallID("edit", p.FilePath+"\x00"+string(canonicalJSON(edits)))
+		id := numberedCallID(dir, "cursor", p.conversation(), "edit", args, callAlone)
 		return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
 			Result: json.RawMessage("{}"), ToolName: prsm.ToolEdit, Args: args, AgentID: "cursor", Cwd: p.root(),
 		}}, nil
+	case "preToolUse", "postToolUse", "postToolUseFailure":
+		return p.toolCall(dir)
 	}
 	return nil, nil
 }
 
-// toolCallID derives an id from the conversation, the generation and what
-// the call is about (the command, or the file and its edits), which a
-// before and its after share. The same command twice in one generation
-// shares it: the second is taken for a repeat of the first.
-func (p *cursorPayload) toolCallID(kind, what string) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", p.ConversationID, p.GenerationID, kind, what)
-	return "cursor-" + hex.EncodeToString(h.Sum(nil))[:32]
+// toolCall maps the newer tool events: tool_use_id when Cursor sends a
+// usable one, else a numbered id; the tool's name becomes prsm's.
+func (p *cursorPayload) toolCall(dir string) (*hookCall, error) {
+	if strings.TrimSpace(p.ToolName) == "" {
+		return nil, fmt.Errorf("malformed %s event: no tool_name", p.HookEventName)
+	}
+	args := p.ToolInput
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	id := p.ToolUseID
+	if !prsm.ValidToolCallID(id) {
+		phase := callAfter
+		if p.HookEventName == "preToolUse" {
+			phase = callBefore
+		}
+		id = numberedCallID(dir, "cursor", p.conversation(), p.ToolName, args, phase)
+	}
+	name := prsm.CanonicalToolName(p.ToolName)
+	if p.HookEventName == "preToolUse" {
+		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
+			ToolCallID: id, ToolName: name, Args: args, AgentID: "cursor", Cwd: p.dir(),
+		}}, nil
+	}
+	result := map[string]json.RawMessage{}
+	if len(p.ToolOutput) > 0 {
+		result["output"] = p.ToolOutput
+	}
+	if len(p.Error) > 0 {
+		result["error"] = p.Error
+	}
+	res, err := json.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("malformed %s event: %v", p.HookEventName, err)
+	}
+	return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
+		Result: res, ToolName: name, Args: args, AgentID: "cursor", Cwd: p.dir(),
+	}}, nil
+}
+
+// conversation keys a conversation's call numbers (one state file per
+// conversation, not per generation, which each prompt makes anew).
+func (p *cursorPayload) conversation() string {
+	if p.ConversationID == "" {
+		return "generation\x00" + p.GenerationID
+	}
+	return p.ConversationID
 }
 
 // root is the workspace root that holds the event's file, else the first.

@@ -196,9 +196,9 @@ func TestGeminiCallStateLifetime(t *testing.T) {
 	}
 	in := func(s string) string { return strings.ReplaceAll(s, "/home/u/.prsm", home) }
 	state := geminiStatePath(filepath.Join(project, "hooks"), "6f1c2d4e-0000-4000-8000-aaaabbbbcccc")
-	read := func() geminiState {
+	read := func() callState {
 		t.Helper()
-		var s geminiState
+		var s callState
 		b, err := os.ReadFile(state)
 		if err != nil || json.Unmarshal(b, &s) != nil {
 			t.Fatalf("state %s: %v %s", state, err, b)

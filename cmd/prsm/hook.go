@@ -153,9 +153,12 @@ func (a *app) hookCopilotCmd() *cobra.Command {
 	return a.hookAdapterCmd("copilot",
 		"GitHub Copilot CLI hook adapter: reads one hook event (JSON) on stdin, tells the session's server",
 		`GitHub Copilot CLI hook adapter. It reads one hook event (JSON) on stdin:
-preToolUse starts a tool call (the pre-tool capture), postToolUse completes
-it, userPromptSubmitted starts a turn, agentStop ends it. Copilot gives no
-tool call id: one is derived from the session, the tool and its arguments.
+preToolUse starts a tool call (the pre-tool capture), postToolUse and
+postToolUseFailure complete it, userPromptSubmitted starts a turn,
+agentStop ends it. Copilot gives no tool call id: the adapter numbers the
+calls of each Copilot session (a small state file in the project's prsm
+directory) and pairs each postToolUse with the open preToolUse of the same
+tool and arguments, so that the same command twice is two calls.
 Claude-shaped events (PreToolUse, ...; Copilot sends those for hooks it
 reads from Claude Code's settings) are handled as `+"`prsm hook claude`"+` does.
 Tool names become prsm's (create → Write, edit → Edit, bash → Bash).
@@ -171,8 +174,13 @@ func (a *app) hookCursorCmd() *cobra.Command {
 beforeSubmitPrompt starts a turn, beforeShellExecution starts a Bash call
 (the pre-tool capture) and afterShellExecution completes it, afterFileEdit
 records an Edit of the file it names (Cursor reports edits only after
-they happen), stop ends the turn. Cursor gives no tool call id: one is
-derived from the conversation and generation ids and the command or file.
+they happen), stop ends the turn; the newer preToolUse, postToolUse and
+postToolUseFailure start and complete a call of the tool they name.
+Cursor gives no tool call id (the newer events may: tool_use_id): the
+adapter numbers the calls of each conversation (a small state file in
+the project's prsm directory), pairing each after-event with the open
+before-event of the same command, so that the same command twice is two
+calls.
 
 It prints nothing on stdout, never exits 2 (which blocks the action), and
 gives up after a few seconds with one line on stderr and exit 1, which

@@ -33,7 +33,7 @@ alone.`,
 }
 
 // copilotHookEvents are the events prsm's hooks file handles, in order.
-var copilotHookEvents = []string{"preToolUse", "postToolUse", "userPromptSubmitted", "agentStop"}
+var copilotHookEvents = []string{"preToolUse", "postToolUse", "postToolUseFailure", "userPromptSubmitted", "agentStop"}
 
 // copilotHookTimeout is each hook's timeout in seconds; prsm gives up
 // before it (hookTimeout).
