@@ -1,5 +1,6 @@
 // Package prsm holds the domain types that every part of prsm shares: sessions,
-// tool calls, records, checkpoints and the line ranges of a change. Their JSON
+// tool calls, records, checkpoints, the line ranges of a change and the
+// canonical tool names (toolnames.go). Their JSON
 // field names are the product contract of ../shared/SPEC.md and must not change;
 // the packages below (store, worktree, tracker, sync, server) implement the
 // behaviour around them.
