@@ -343,6 +343,9 @@ func SessionIn(projectDir, dir string) *Target {
 			continue
 		}
 		sid := strings.Split(rel, string(filepath.Separator))[0]
+		if sid == "." {
+			return nil // the worktrees directory itself
+		}
 		return &Target{SessionID: sid, ProjectDir: projectDir, Worktree: filepath.Join(projectDir, "worktrees", sid)}
 	}
 	return nil

@@ -310,3 +310,37 @@ func runHook(t *testing.T, stdin, agent string) (code int, stdout, stderr string
 	}
 	return code, out.String(), errb.String()
 }
+
+// SessionIn finds the session of a path under the server's own project
+// dir, symlinks resolved, and nothing elsewhere.
+func TestSessionIn(t *testing.T) {
+	root := t.TempDir()
+	project := filepath.Join(root, "project")
+	wt := filepath.Join(project, "worktrees", "0123456789ab")
+	if err := os.MkdirAll(filepath.Join(wt, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(project, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ project, dir, want string }{
+		{project, wt, "0123456789ab"},
+		{project, filepath.Join(wt, "sub"), "0123456789ab"},
+		{link, filepath.Join(wt, "sub"), "0123456789ab"},
+		{project, filepath.Join(link, "worktrees", "0123456789ab"), "0123456789ab"},
+		{project, filepath.Join(project, "worktrees"), ""},
+		{project, project, ""},
+		{project, root, ""},
+		{project, "", ""},
+		{filepath.Join(root, "other"), wt, ""},
+	} {
+		got := ""
+		if tg := SessionIn(tc.project, tc.dir); tg != nil {
+			got = tg.SessionID
+		}
+		if got != tc.want {
+			t.Errorf("SessionIn(%s, %s) = %q, want %q", tc.project, tc.dir, got, tc.want)
+		}
+	}
+}
