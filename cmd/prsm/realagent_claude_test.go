@@ -32,6 +32,7 @@ type claudeRig struct {
 	home    string // PRSM_HOME
 	env     []string
 	project string // PRSM_HOME/projects/<identity>, once a session started
+	bin     string // the prsm binary; "" for this test binary's copy
 }
 
 func newClaudeRig(t *testing.T) *claudeRig {
@@ -90,7 +91,11 @@ func (r *claudeRig) write(files map[string]string) {
 func (r *claudeRig) prsm(ctx context.Context, extraEnv []string, args ...string) string {
 	r.t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, prsmBinary(r.t), args...)
+	bin := r.bin
+	if bin == "" {
+		bin = prsmBinary(r.t)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir, cmd.Env = r.repo, append(append([]string{}, r.env...), extraEnv...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -531,4 +536,71 @@ func TestRealAgentClaudeHTTPServerDown(t *testing.T) {
 		t.Errorf("workspace hello.txt = %q (present %v)", got, ok)
 	}
 	t.Logf("the run with the server down took %s", took)
+}
+
+// With prsm and prsm-hook side by side, as make install puts them, `prsm
+// hooks install claude` writes the lean prsm-hook as the hook command, and
+// the real Claude Code runs it: its records carry Claude's own tool_use
+// ids, and a write aimed at the workspace is moved into the worktree by
+// prsm-hook's answer.
+func TestRealAgentClaudeLeanHook(t *testing.T) {
+	r := newClaudeRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	bin := t.TempDir()
+	for _, b := range []struct{ name, pkg, cgo string }{{"prsm", ".", "1"}, {"prsm-hook", "../prsm-hook", "0"}} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, b.name), b.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED="+b.cgo)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	r.bin = filepath.Join(bin, "prsm")
+	r.write(map[string]string{"a.txt": "alpha\n"})
+	r.git("init", "-q")
+	r.git("add", "-A")
+	r.git("commit", "-qm", "first")
+	r.prsm(ctx, nil, "hooks", "install", "claude")
+	settings, err := os.ReadFile(filepath.Join(r.config, "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean := filepath.Join(bin, "prsm-hook") + " claude"
+	if !strings.Contains(string(settings), `"command": "`+lean+`"`) || strings.Contains(string(settings), " hook claude") {
+		t.Fatalf("hooks install wrote no %q (or still prsm hook):\n%s", lean, settings)
+	}
+	s := r.startSession(ctx)
+	wt := s.WorktreePath
+	const (
+		writeID   = "toolu_71LeanWrite"
+		wsWriteID = "toolu_72LeanWriteWorkspace"
+	)
+	model := fakemodel.NewAnthropic(
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: writeID, Name: "Write",
+			Input: map[string]any{"file_path": filepath.Join(wt, "hello.txt"), "content": "hello\n"}}}},
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: wsWriteID, Name: "Write",
+			Input: map[string]any{"file_path": filepath.Join(r.repo, "ws.txt"), "content": "aimed at the workspace\n"}}}},
+		fakemodel.AnthropicStep{Text: "Done."},
+	)
+	defer model.Close()
+	r.prsm(ctx, claudeModelEnv(model), append([]string{"run", "--session", s.ID, "--"}, claudeArgs(r.claude, "Greet.")...)...)
+	if n := model.StepsServed(); n != 3 {
+		t.Fatalf("Claude Code asked the model for %d scripted steps, want 3: %+v", n, model.Requests())
+	}
+	recs, err := r.client(ctx).Changes(ctx, s.ID, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range recs {
+		got = append(got, strings.Join([]string{rec.ToolCallID, rec.ToolName, rec.ChangeType, rec.RelPath, rec.AgentID}, " "))
+	}
+	sort.Strings(got)
+	want := []string{writeID + " Write create hello.txt claude", wsWriteID + " Write create ws.txt claude"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := os.Stat(filepath.Join(wt, "ws.txt")); err != nil {
+		t.Errorf("the workspace write was not moved into the worktree: %v", err)
+	}
 }
