@@ -96,7 +96,7 @@ func (p *codexPayload) toolCallID() string {
 	return "codex-" + hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// hookCodex handles one Codex hook event.
+// Codex handles one Codex hook event.
 func (a *Adapter) Codex(ctx context.Context, in io.Reader) error {
 	p, err := readCodexPayload(in)
 	if err != nil {

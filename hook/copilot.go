@@ -37,7 +37,7 @@ type copilotPayload struct {
 	Prompt        string          `json:"prompt"`     // userPromptSubmitted
 }
 
-// hookCopilot handles one Copilot CLI hook event. Every failure is one line
+// Copilot handles one Copilot CLI hook event. Every failure is one line
 // on stderr and exit 0: Copilot reads a failed preToolUse hook as a deny.
 func (a *Adapter) Copilot(ctx context.Context, in io.Reader) error {
 	if err := a.copilotEvent(ctx, in); err != nil {

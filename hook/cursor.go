@@ -45,7 +45,7 @@ type cursorPayload struct {
 	Error      json.RawMessage `json:"error"`       // postToolUseFailure
 }
 
-// hookCursor handles one Cursor hook event.
+// Cursor handles one Cursor hook event.
 func (a *Adapter) Cursor(ctx context.Context, in io.Reader) error {
 	data, err := readHookEvent(in)
 	if err != nil {

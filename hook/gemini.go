@@ -134,7 +134,7 @@ func (p *geminiPayload) result() json.RawMessage {
 	return b
 }
 
-// hookGemini handles one Gemini CLI hook event.
+// Gemini handles one Gemini CLI hook event.
 func (a *Adapter) Gemini(ctx context.Context, in io.Reader) error {
 	p, err := readGeminiPayload(in)
 	if err != nil {

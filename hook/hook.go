@@ -376,7 +376,7 @@ func SessionOfPath(home, dir string) *Target {
 	return nil
 }
 
-// hookClaude handles one Claude Code hook event.
+// Claude handles one Claude Code hook event.
 func (a *Adapter) Claude(ctx context.Context, in io.Reader) error {
 	p, err := readClaudePayload(in)
 	if err != nil {
@@ -415,7 +415,7 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *hookCall, even
 	// asking it for its status first (a round trip and a listing of the
 	// sessions, 0.8 ms of the hook's 8.5). A call that did not reach a
 	// prsm server (none listens there now, or another program answered)
-	// goes again, to the server hookConnect finds or starts; one that
+	// goes again, to the server connect finds or starts; one that
 	// reached it is not sent twice.
 	if _, cl, ok := knownServer(t.ProjectDir); ok {
 		err := hookRequest(ctx, clientServer{cl}, t.SessionID, call)

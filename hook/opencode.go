@@ -41,7 +41,7 @@ type opencodePayload struct {
 	Prompt        string          `json:"prompt"`  // chat.message: the text of the user's message
 }
 
-// hookOpencode handles one event of prsm's opencode plugin.
+// Opencode handles one event of prsm's opencode plugin.
 func (a *Adapter) Opencode(ctx context.Context, in io.Reader) error {
 	data, err := readHookEvent(in)
 	if err != nil {
