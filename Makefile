@@ -2,17 +2,24 @@
 GO ?= go
 WORKSPACE ?= $(CURDIR)
 BIN := bin/prsm
+# The lean hook binary agents run around every tool call (cmd/prsm-hook);
+# `prsm hooks install` uses it when it sits beside prsm. It is linked
+# statically (no cgo): loading libc for net's cgo resolver cost a hook
+# process a millisecond of its three.
+HOOKBIN := bin/prsm-hook
 
 .PHONY: build install installcheck vsix agents run demo serve test lint unit web extension fuzz bench
 
 build:
 	$(GO) build -o $(BIN) ./cmd/prsm
+	CGO_ENABLED=0 $(GO) build -o $(HOOKBIN) ./cmd/prsm-hook
 
-# The binary into $(PREFIX)/bin (~/.local/bin unless PREFIX=... is given).
+# The binaries into $(PREFIX)/bin (~/.local/bin unless PREFIX=... is given).
 PREFIX ?= $(HOME)/.local
 install: build
 	install -d "$(PREFIX)/bin"
 	install -m 0755 $(BIN) "$(PREFIX)/bin/prsm"
+	install -m 0755 $(HOOKBIN) "$(PREFIX)/bin/prsm-hook"
 
 # The VS Code extension as extension/prsm.vsix, for
 # `code --install-extension extension/prsm.vsix`.
@@ -43,7 +50,7 @@ agents:
 
 # The README's install line, as a user runs it, into a scratch PREFIX.
 installcheck:
-	@dir=$$(mktemp -d) && $(MAKE) -s install PREFIX=$$dir && "$$dir/bin/prsm" --version | grep -q '^prsm version ' && rm -rf "$$dir" && echo "install: ok"
+	@dir=$$(mktemp -d) && $(MAKE) -s install PREFIX=$$dir && "$$dir/bin/prsm" --version | grep -q '^prsm version ' && "$$dir/bin/prsm-hook" --help | grep -q '^usage: prsm-hook ' && rm -rf "$$dir" && echo "install: ok"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -1,6 +1,8 @@
 // Package prsm holds the domain types that every part of prsm shares: sessions,
-// tool calls, records, checkpoints and the line ranges of a change. Their JSON
-// field names are the product contract of docs/SPEC.md and must not change;
+// tool calls, records and their hunks, checkpoints, the line ranges of a
+// change, the canonical tool names (toolnames.go) and the words for people
+// (words.go). Their JSON field names are the product contract of
+// docs/SPEC.md and must not change;
 // the packages below (store, worktree, tracker, sync, server) implement the
 // behaviour around them.
 package prsm

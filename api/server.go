@@ -3,10 +3,35 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/prsm-dev/prsm"
 )
+
+// DefaultBodyLimit bounds request bodies; larger ones get 413. Tool
+// arguments (a Write's content) are the largest bodies prsm receives, and
+// the hook adapters read no larger an event. It is here, not in server,
+// so that the lean hook binary knows it without linking the server.
+const DefaultBodyLimit = 64 << 20
+
+// InfoFile is the name of the file in the project dir that says where the
+// server listens: an Info.
+const InfoFile = "server.json"
+
+// ReadInfo reads server.json from projectDir.
+func ReadInfo(projectDir string) (*Info, error) {
+	b, err := os.ReadFile(filepath.Join(projectDir, InfoFile))
+	if err != nil {
+		return nil, err
+	}
+	var info Info
+	if err := json.Unmarshal(b, &info); err != nil {
+		return nil, fmt.Errorf("read %s: %w", InfoFile, err)
+	}
+	return &info, nil
+}
 
 // Info is the content of server.json: where a workspace's server listens,
 // and the token its clients send.

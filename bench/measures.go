@@ -18,7 +18,8 @@ import (
 	"github.com/prsm-dev/prsm/api"
 )
 
-var measureNames = []string{"session-start", "roundtrip", "checkpoint", "rollback-100", "event-latency", "rss-10-sessions", "store-growth"}
+var measureNames = append([]string{"session-start", "roundtrip", "checkpoint", "rollback-100", "event-latency", "rss-10-sessions", "store-growth"},
+	hookMeasureNames...)
 
 // bench measures one repository size.
 type bench struct {
@@ -82,6 +83,9 @@ func (b *bench) all(ctx context.Context) error {
 		{"rollback-100", b.rollback},
 		{"rss-10-sessions", b.rss},
 		{"store-growth", b.storeGrowth},
+		{"hook-start", b.hookStart},
+		{"toolcall-command", b.toolCallCommand},
+		{"toolcall-http", b.toolCallHTTP},
 	}
 	for _, st := range steps {
 		if !b.want(st.name) && !(st.name == "roundtrip" && b.want("event-latency")) {

@@ -206,6 +206,7 @@ func checks(r *report, sizes []int) []check {
 			out = append(out, check{Target: "store growth, 100 turns x 10 edits < 10 MB", Files: n, Figure: p.Median,
 				Value: fmt.Sprintf("%.2f MB", p.Median), OK: p.Median < 10})
 		}
+		out = append(out, hookChecks(r, n)...)
 		if n == small {
 			continue
 		}

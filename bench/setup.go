@@ -25,11 +25,17 @@ func buildPrsm(ctx context.Context, dir string) (string, error) {
 	}
 	root := filepath.Dir(strings.TrimSpace(string(out)))
 	bin := filepath.Join(dir, "prsm")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/prsm")
-	cmd.Dir = root
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build prsm: %w", err)
+	// prsm-hook beside it, built as make install builds it.
+	for _, pkg := range []string{"prsm", "prsm-hook"} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, pkg), "./cmd/"+pkg)
+		cmd.Dir = root
+		cmd.Stderr = os.Stderr
+		if pkg == "prsm-hook" {
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("build %s: %w", pkg, err)
+		}
 	}
 	return bin, nil
 }

@@ -29,9 +29,9 @@ import (
 	"github.com/prsm-dev/prsm/store"
 )
 
-// DefaultBodyLimit bounds request bodies; larger ones get 413. Tool
-// arguments (a Write's content) are the largest bodies prsm receives.
-const DefaultBodyLimit = 64 << 20
+// DefaultBodyLimit bounds request bodies; larger ones get 413
+// (api.DefaultBodyLimit).
+const DefaultBodyLimit = api.DefaultBodyLimit
 
 // Config sets up a server.
 type Config struct {
@@ -239,6 +239,7 @@ func (s *Server) router() *echo.Echo {
 	e.POST("/gc", s.gc)
 	e.POST("/file-changes/accept-all", s.bulkAll(true))
 	e.POST("/file-changes/reject-all", s.bulkAll(false))
+	e.POST("/hooks/:agent", s.agentHook)
 	s.uiRoutes(e)
 	return e
 }

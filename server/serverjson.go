@@ -13,8 +13,8 @@ import (
 )
 
 // InfoFile is the name of the file in the project dir that says where the
-// server listens.
-const InfoFile = "server.json"
+// server listens (api.InfoFile).
+const InfoFile = api.InfoFile
 
 // WriteInfo writes server.json atomically with mode 0600: it holds the token.
 func WriteInfo(projectDir string, info api.Info) error {
@@ -46,17 +46,7 @@ func WriteInfo(projectDir string, info api.Info) error {
 }
 
 // ReadInfo reads server.json; os.ErrNotExist when no server has written one.
-func ReadInfo(projectDir string) (*api.Info, error) {
-	b, err := os.ReadFile(filepath.Join(projectDir, InfoFile))
-	if err != nil {
-		return nil, err
-	}
-	var info api.Info
-	if err := json.Unmarshal(b, &info); err != nil {
-		return nil, fmt.Errorf("read %s: %w", InfoFile, err)
-	}
-	return &info, nil
-}
+func ReadInfo(projectDir string) (*api.Info, error) { return api.ReadInfo(projectDir) }
 
 // removeInfo deletes server.json if it is still ours (a newer server may have
 // replaced it).

@@ -15,6 +15,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/hook"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/worktree"
@@ -61,16 +62,27 @@ func worktreeProject(ctx context.Context, dir string) (*project, string, error) 
 	if err != nil {
 		return nil, "", err
 	}
-	t := sessionOfPath(home, dir)
+	t := hook.SessionOfPath(home, dir)
 	if t == nil {
 		return nil, "", nil
 	}
-	t.workspace = os.Getenv("PRSM_WORKSPACE")
-	repo, err := t.workspaceRepo(ctx)
+	t.Workspace = os.Getenv("PRSM_WORKSPACE")
+	// The adapter's search, keeping the worktree.Repo it found.
+	found := map[string]*worktree.Repo{}
+	adapter := &hook.Adapter{Discover: func(ctx context.Context, dir string) (*hook.Repo, error) {
+		repo, err := worktree.Discover(ctx, nil, dir)
+		if err != nil {
+			return nil, err
+		}
+		found[repo.Root] = repo
+		return &hook.Repo{Root: repo.Root, CommonDir: repo.CommonDir, Identity: repo.Identity}, nil
+	}}
+	root, err := adapter.WorkspaceRoot(ctx, t)
+	repo := found[root]
 	if err != nil {
-		return nil, "", fmt.Errorf("%s is the worktree of session %s, and %v", dir, t.sessionID, err)
+		return nil, "", fmt.Errorf("%s is the worktree of session %s, and %v", dir, t.SessionID, err)
 	}
-	return &project{repo: repo, dir: t.projectDir, here: safepath.Real(t.worktree)}, t.sessionID, nil
+	return &project{repo: repo, dir: t.ProjectDir, here: safepath.Real(t.Worktree)}, t.SessionID, nil
 }
 
 // ensureDirs creates the project dir (and PRSM_HOME) private to the user.

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/prsm-dev/prsm/hook"
 )
 
 // codexHookEvents are the Codex events prsm installs a handler for, in
@@ -105,7 +107,7 @@ func installCodexHooks(out io.Writer, path, command string, project bool) error 
 			fmt.Fprintf(out, "  trusted them in Codex: it wrote their hashes under hooks.state in %s\n", config)
 			return nil
 		}
-		fmt.Fprintf(out, "  prsm could not have Codex trust them (%s)\n", oneLine(err.Error()))
+		fmt.Fprintf(out, "  prsm could not have Codex trust them (%s)\n", hook.OneLine(err.Error()))
 	}
 	fmt.Fprintln(out, "  Codex skips a hook it does not trust, without a word. To trust prsm's once:")
 	fmt.Fprintln(out, "    run `codex` in a terminal; at \"Hooks need review\" choose \"Trust all and continue\"")

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/prsm-dev/prsm/hook"
 )
 
 // Copilot CLI loads every hooks file in <repo>/.github/hooks/ and
@@ -31,7 +33,7 @@ alone.`,
 }
 
 // copilotHookEvents are the events prsm's hooks file handles, in order.
-var copilotHookEvents = []string{"preToolUse", "postToolUse", "userPromptSubmitted", "agentStop"}
+var copilotHookEvents = []string{"preToolUse", "postToolUse", "postToolUseFailure", "userPromptSubmitted", "agentStop"}
 
 // copilotHookTimeout is each hook's timeout in seconds; prsm gives up
 // before it (hookTimeout).
@@ -58,7 +60,7 @@ func copilotHooksFile(command string) []byte {
 	for _, e := range copilotHookEvents {
 		hooks[e] = []any{map[string]any{
 			"type": "command", "bash": command, "timeoutSec": copilotHookTimeout,
-			"env": map[string]string{copilotEventEnv: e},
+			"env": map[string]string{hook.CopilotEventEnv: e},
 		}}
 	}
 	var buf bytes.Buffer
@@ -72,12 +74,7 @@ func copilotHooksFile(command string) []byte {
 // isPrsmCommand reports whether a hook command runs a prsm binary, wherever
 // it lives, as "hook AGENT".
 func isPrsmCommand(cmd, agent string) bool {
-	prog, found := strings.CutSuffix(strings.TrimSpace(cmd), " hook "+agent)
-	if !found {
-		return false
-	}
-	prog = strings.Trim(strings.TrimSpace(prog), `'"`)
-	return strings.Contains(filepath.Base(prog), "prsm")
+	return isPrsmHookCommand(cmd, agent)
 }
 
 // readCopilotHooks reads the file at path: nil when there is none; an

@@ -147,7 +147,7 @@ refused and left as it is.
 				return err
 			}
 			if install {
-				return h.install(a.stdio.Out, path, shellQuote(selfPath())+" hook "+agent, proj)
+				return h.install(a.stdio.Out, path, hookCommand(agent), proj)
 			}
 			return h.uninstall(a.stdio.Out, path)
 		},
@@ -367,24 +367,15 @@ func hooksOf(s map[string]any, create bool) (map[string]any, error) {
 var isPrsmHandler = isPrsmHandlerOf("claude")
 
 // isPrsmHandlerOf recognises a handler prsm installed for agent: a command
-// that runs a prsm binary (wherever it lives) with "hook AGENT".
+// that runs prsm's adapter of agent (isPrsmHookCommand).
 func isPrsmHandlerOf(agent string) func(any) bool {
-	suffix := " hook " + agent
 	return func(h any) bool {
 		m, ok := h.(map[string]any)
 		if !ok {
 			return false
 		}
 		cmd, ok := m["command"].(string)
-		if !ok {
-			return false
-		}
-		prog, found := strings.CutSuffix(strings.TrimSpace(cmd), suffix)
-		if !found {
-			return false
-		}
-		prog = strings.Trim(strings.TrimSpace(prog), `'"`)
-		return strings.Contains(filepath.Base(prog), "prsm")
+		return ok && isPrsmHookCommand(cmd, agent)
 	}
 }
 
@@ -452,6 +443,14 @@ func removePrsmHooks(s map[string]any, ours func(any) bool, order []string) ([]s
 
 // addClaudeHooks appends prsm's group to each of its events.
 func addClaudeHooks(s map[string]any, command string) error {
+	return addClaudeHandlers(s, map[string]any{
+		"type": "command", "command": command, "timeout": json.Number(fmt.Sprint(claudeHookTimeout)),
+	})
+}
+
+// addClaudeHandlers adds handler to every event prsm hooks, each in a
+// group of its own with prsm's matcher.
+func addClaudeHandlers(s map[string]any, handler map[string]any) error {
 	hooks, err := hooksOf(s, true)
 	if err != nil {
 		return err
@@ -463,9 +462,7 @@ func addClaudeHooks(s map[string]any, command string) error {
 				return fmt.Errorf("hooks.%s is not a JSON array", e.event)
 			}
 		}
-		group := map[string]any{"hooks": []any{map[string]any{
-			"type": "command", "command": command, "timeout": json.Number(fmt.Sprint(claudeHookTimeout)),
-		}}}
+		group := map[string]any{"hooks": []any{handler}}
 		if e.matcher != "" {
 			group["matcher"] = e.matcher
 		}
@@ -598,4 +595,38 @@ func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
 	return nil
+}
+
+// hookCommand is the command an agent's hook runs for agent (hookCommandFor
+// this binary).
+func hookCommand(agent string) string { return hookCommandFor(selfPath(), agent) }
+
+// leanHookName is the lean hook binary `make install` puts beside prsm.
+const leanHookName = "prsm-hook"
+
+// hookCommandFor is the hook command for agent of the prsm binary at self:
+// the lean prsm-hook beside it when there is one (its process starts in a
+// few milliseconds, which every tool call pays twice), else `prsm hook
+// AGENT`, which does the same.
+func hookCommandFor(self, agent string) string {
+	lean := filepath.Join(filepath.Dir(self), leanHookName)
+	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return shellQuote(lean) + " " + agent
+	}
+	return shellQuote(self) + " hook " + agent
+}
+
+// isPrsmHookCommand reports whether a hook command runs prsm's adapter of
+// agent, wherever the binary lives: "PRSM hook AGENT" or "PRSM-HOOK AGENT".
+func isPrsmHookCommand(cmd, agent string) bool {
+	cmd = strings.TrimSpace(cmd)
+	if prog, found := strings.CutSuffix(cmd, " hook "+agent); found {
+		prog = strings.Trim(strings.TrimSpace(prog), `'"`)
+		return strings.Contains(filepath.Base(prog), "prsm")
+	}
+	if prog, found := strings.CutSuffix(cmd, " "+agent); found {
+		prog = strings.Trim(strings.TrimSpace(prog), `'"`)
+		return filepath.Base(prog) == leanHookName
+	}
+	return false
 }

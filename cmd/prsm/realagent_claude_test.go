@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/internal/fakemodel"
 )
@@ -30,6 +32,7 @@ type claudeRig struct {
 	home    string // PRSM_HOME
 	env     []string
 	project string // PRSM_HOME/projects/<identity>, once a session started
+	bin     string // the prsm binary; "" for this test binary's copy
 }
 
 func newClaudeRig(t *testing.T) *claudeRig {
@@ -88,7 +91,11 @@ func (r *claudeRig) write(files map[string]string) {
 func (r *claudeRig) prsm(ctx context.Context, extraEnv []string, args ...string) string {
 	r.t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, prsmBinary(r.t), args...)
+	bin := r.bin
+	if bin == "" {
+		bin = prsmBinary(r.t)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir, cmd.Env = r.repo, append(append([]string{}, r.env...), extraEnv...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -426,5 +433,174 @@ func TestRealAgentClaudeRunSettings(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(r.config, "settings.json")); !os.IsNotExist(err) {
 		t.Errorf("the run touched Claude's own settings.json (stat: %v)", err)
+	}
+	// The records above carry Claude's own tool_use ids, which only its
+	// hooks send; the one settings file of the run holds http hooks to the
+	// server and no command (none is in Claude's config dir or the
+	// project either), so no hook process ran: they came over http.
+	info, err := api.ReadInfo(r.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(r.project, "claude-settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), info.Token) || strings.Contains(string(data), `"command"`) {
+		t.Errorf("the run's settings hold the token or a command hook:\n%s", data)
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &settings); err != nil || len(settings.Hooks) == 0 {
+		t.Fatalf("the run's settings: %v\n%s", err, data)
+	}
+	for event, groups := range settings.Hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				if h["type"] != "http" || h["url"] != "http://"+info.Addr+"/hooks/claude" {
+					t.Errorf("%s handler %v, want an http hook to %s", event, h, info.Addr)
+				}
+			}
+		}
+	}
+	if entries, _ := os.ReadDir(r.config); len(entries) > 0 {
+		for _, e := range entries {
+			if e.Name() == "settings.json" || strings.HasSuffix(e.Name(), "settings.local.json") {
+				t.Errorf("Claude's config dir has %s", e.Name())
+			}
+		}
+	}
+}
+
+// With the server down, Claude Code's http hooks fail at once and it goes
+// on: the model's first step (a Bash) stops the server between its
+// PreToolUse and its PostToolUse, the second writes a file with no server
+// to tell. The run takes far less than the hooks' 10 s timeout would, and
+// the write is recorded when the server is back (reconcile), as a change
+// no hook announced.
+func TestRealAgentClaudeHTTPServerDown(t *testing.T) {
+	r := newClaudeRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	r.write(map[string]string{"a.txt": "alpha\n"})
+	r.git("init", "-q")
+	r.git("add", "-A")
+	r.git("commit", "-qm", "first")
+	s := r.startSession(ctx)
+	wt := s.WorktreePath
+	info, err := api.ReadInfo(r.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := fmt.Sprintf("kill %d; while kill -0 %d 2>/dev/null; do sleep 0.05; done", info.PID, info.PID)
+	model := fakemodel.NewAnthropic(
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: "toolu_61DownBash", Name: "Bash",
+			Input: map[string]any{"command": stop, "description": "Stop the server"}}}},
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: "toolu_62DownWrite", Name: "Write",
+			Input: map[string]any{"file_path": filepath.Join(wt, "hello.txt"), "content": "hello\n"}}}},
+		fakemodel.AnthropicStep{Text: "Done."},
+	)
+	defer model.Close()
+	t0 := time.Now()
+	r.prsm(ctx, claudeModelEnv(model), append([]string{"run", "--session", s.ID, "--"}, claudeArgs(r.claude, "Stop and greet.")...)...)
+	took := time.Since(t0)
+	if n := model.StepsServed(); n != 3 {
+		t.Fatalf("Claude Code asked the model for %d scripted steps, want 3: %+v", n, model.Requests())
+	}
+	// Three hooks met no server (the Bash's Post, the Write's Pre and
+	// Post): waited out, they would take 30 s.
+	if took > 25*time.Second {
+		t.Errorf("the run took %s: Claude Code waited for the http hooks of a server that is down", took)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "hello.txt")); err != nil {
+		t.Fatalf("Claude did not go on to write hello.txt: %v", err)
+	}
+	// The server back (the next command starts it): the write is recorded.
+	var recs []prsm.Record
+	if err := json.Unmarshal([]byte(r.prsm(ctx, nil, "changes", "--session", s.ID, "--json")), &recs); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rec := range recs {
+		if rec.RelPath == "hello.txt" && rec.ChangeType == prsm.ChangeCreate {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("hello.txt, written while the server was down, is not recorded: %+v", recs)
+	}
+	if got, ok := fileIn(t, r.repo, "hello.txt"); !ok || got != "hello\n" {
+		t.Errorf("workspace hello.txt = %q (present %v)", got, ok)
+	}
+	t.Logf("the run with the server down took %s", took)
+}
+
+// With prsm and prsm-hook side by side, as make install puts them, `prsm
+// hooks install claude` writes the lean prsm-hook as the hook command, and
+// the real Claude Code runs it: its records carry Claude's own tool_use
+// ids, and a write aimed at the workspace is moved into the worktree by
+// prsm-hook's answer.
+func TestRealAgentClaudeLeanHook(t *testing.T) {
+	r := newClaudeRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	bin := t.TempDir()
+	for _, b := range []struct{ name, pkg, cgo string }{{"prsm", ".", "1"}, {"prsm-hook", "../prsm-hook", "0"}} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, b.name), b.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED="+b.cgo)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	r.bin = filepath.Join(bin, "prsm")
+	r.write(map[string]string{"a.txt": "alpha\n"})
+	r.git("init", "-q")
+	r.git("add", "-A")
+	r.git("commit", "-qm", "first")
+	r.prsm(ctx, nil, "hooks", "install", "claude")
+	settings, err := os.ReadFile(filepath.Join(r.config, "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean := filepath.Join(bin, "prsm-hook") + " claude"
+	if !strings.Contains(string(settings), `"command": "`+lean+`"`) || strings.Contains(string(settings), " hook claude") {
+		t.Fatalf("hooks install wrote no %q (or still prsm hook):\n%s", lean, settings)
+	}
+	s := r.startSession(ctx)
+	wt := s.WorktreePath
+	const (
+		writeID   = "toolu_71LeanWrite"
+		wsWriteID = "toolu_72LeanWriteWorkspace"
+	)
+	model := fakemodel.NewAnthropic(
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: writeID, Name: "Write",
+			Input: map[string]any{"file_path": filepath.Join(wt, "hello.txt"), "content": "hello\n"}}}},
+		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: wsWriteID, Name: "Write",
+			Input: map[string]any{"file_path": filepath.Join(r.repo, "ws.txt"), "content": "aimed at the workspace\n"}}}},
+		fakemodel.AnthropicStep{Text: "Done."},
+	)
+	defer model.Close()
+	r.prsm(ctx, claudeModelEnv(model), append([]string{"run", "--session", s.ID, "--"}, claudeArgs(r.claude, "Greet.")...)...)
+	if n := model.StepsServed(); n != 3 {
+		t.Fatalf("Claude Code asked the model for %d scripted steps, want 3: %+v", n, model.Requests())
+	}
+	recs, err := r.client(ctx).Changes(ctx, s.ID, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range recs {
+		got = append(got, strings.Join([]string{rec.ToolCallID, rec.ToolName, rec.ChangeType, rec.RelPath, rec.AgentID}, " "))
+	}
+	sort.Strings(got)
+	want := []string{writeID + " Write create hello.txt claude", wsWriteID + " Write create ws.txt claude"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := os.Stat(filepath.Join(wt, "ws.txt")); err != nil {
+		t.Errorf("the workspace write was not moved into the worktree: %v", err)
 	}
 }

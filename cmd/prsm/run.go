@@ -143,10 +143,10 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 	env := append(os.Environ(), "PWD="+dir, "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
 	// An agent prsm has hooks for gets them for this run.
 	argv = codexRunArgs(ctx, argv, dir, env, a.stdio.Err)
-	argv = claudeRunArgs(argv, s.WorktreePath, a.stdio.Err)
+	argv, claudeEnv := claudeRunArgs(argv, s.WorktreePath, p.dir, cl.BaseURL, cl.Token, a.stdio.Err)
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Dir = dir
-	child.Env = env
+	child.Env = append(env, claudeEnv...)
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
 
 	// Gemini CLI gets the workspace's trust for the run, and a word on

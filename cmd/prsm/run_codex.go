@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/prsm-dev/prsm/hook"
 )
 
 // codexTrustTimeout bounds the question `prsm run -- codex` asks Codex
@@ -38,7 +40,7 @@ func codexRunArgs(ctx context.Context, argv []string, dir string, env []string, 
 		fmt.Fprintln(errOut, "prsm: this codex command sets hooks itself (-c hooks...); prsm adds none of its own, so unless those are prsm's its changes come in as Watch records")
 		return argv
 	}
-	command := shellQuote(selfPath()) + " hook codex"
+	command := hookCommand("codex")
 	flags := codexHookFlags(command)
 	ctx, cancel := context.WithTimeout(ctx, codexTrustTimeout)
 	defer cancel()
@@ -55,7 +57,7 @@ func codexRunArgs(ctx context.Context, argv []string, dir string, env []string, 
 			return append(out, argv[1:]...)
 		}
 	}
-	fmt.Fprintf(errOut, "prsm: could not wire prsm's hooks into codex (%v); its changes come in as Watch records. `prsm hooks install codex` installs them for good\n", oneLine(err.Error()))
+	fmt.Fprintf(errOut, "prsm: could not wire prsm's hooks into codex (%v); its changes come in as Watch records. `prsm hooks install codex` installs them for good\n", hook.OneLine(err.Error()))
 	return argv
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/hook"
 )
 
 // opencodeRunEnv wires prsm's opencode plugin into one `prsm run --
@@ -43,7 +44,7 @@ func opencodeRunEnv(argv []string, worktree string, errOut io.Writer) []string {
 	home, err := prsm.Home()
 	if err == nil {
 		path := filepath.Join(home, "agents", "opencode", "prsm.js")
-		plugin := opencodePlugin(shellQuote(selfPath()) + " hook opencode")
+		plugin := opencodePlugin(hookCommand("opencode"))
 		if old, rerr := os.ReadFile(path); rerr != nil || string(old) != string(plugin) {
 			err = writeFileAtomic(path, plugin, 0o644)
 		}
@@ -52,6 +53,6 @@ func opencodeRunEnv(argv []string, worktree string, errOut io.Writer) []string {
 			return []string{"OPENCODE_CONFIG_CONTENT=" + string(config)}
 		}
 	}
-	fmt.Fprintf(errOut, "prsm: could not add prsm's opencode plugin for this run (%s); opencode's changes come in as Watch records. `prsm hooks install opencode` installs it for good\n", oneLine(strings.TrimSpace(err.Error())))
+	fmt.Fprintf(errOut, "prsm: could not add prsm's opencode plugin for this run (%s); opencode's changes come in as Watch records. `prsm hooks install opencode` installs it for good\n", hook.OneLine(strings.TrimSpace(err.Error())))
 	return nil
 }

@@ -1,20 +1,16 @@
-package main
+package hook
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
-
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/safepath"
-	"github.com/prsm-dev/prsm/tracker"
 )
 
 // Cursor's hooks (cursor.com/docs, "Hooks") send snake_case events with
@@ -23,7 +19,11 @@ import (
 // its documentation. A file edit is reported only after it happened
 // (afterFileEdit): prsm records it as a tool call whose pre-tool capture
 // never came, with the file's content before the edit taken from what prsm
-// last knew of it.
+// last knew of it. Newer builds also send preToolUse, postToolUse and
+// postToolUseFailure with tool_name and tool_input (and tool_use_id where
+// they have one), as Claude Code does; prsm's hooks file does not ask for
+// them (a shell command would come twice, as beforeShellExecution and as
+// preToolUse), but a user's own hooks may run `prsm hook cursor` on them.
 
 // cursorPayload is the part of a Cursor hook event prsm uses.
 type cursorPayload struct {
@@ -37,26 +37,16 @@ type cursorPayload struct {
 	FilePath       string          `json:"file_path"` // afterFileEdit
 	Edits          json.RawMessage `json:"edits"`     // afterFileEdit: [{old_string, new_string}]
 	Prompt         string          `json:"prompt"`    // beforeSubmitPrompt
+	// preToolUse, postToolUse, postToolUseFailure (newer builds)
+	ToolName   string          `json:"tool_name"`
+	ToolInput  json.RawMessage `json:"tool_input"`
+	ToolUseID  string          `json:"tool_use_id"`
+	ToolOutput json.RawMessage `json:"tool_output"` // postToolUse
+	Error      json.RawMessage `json:"error"`       // postToolUseFailure
 }
 
-func (a *app) hookCursorCmd() *cobra.Command {
-	return a.hookAdapterCmd("cursor", "Cursor",
-		"Cursor hook adapter: reads one hook event (JSON) on stdin, tells the session's server",
-		`Cursor hook adapter. It reads one hook event (JSON) on stdin:
-beforeSubmitPrompt starts a turn, beforeShellExecution starts a Bash call
-(the pre-tool capture) and afterShellExecution completes it, afterFileEdit
-records an Edit of the file it names (Cursor reports edits only after
-they happen), stop ends the turn. Cursor gives no tool call id: one is
-derived from the conversation and generation ids and the command or file.
-
-It prints nothing on stdout, never exits 2 (which blocks the action), and
-gives up after a few seconds with one line on stderr and exit 1, which
-Cursor lets pass.`,
-		a.hookCursor)
-}
-
-// hookCursor handles one Cursor hook event.
-func (a *app) hookCursor(ctx context.Context, in io.Reader) error {
+// Cursor handles one Cursor hook event.
+func (a *Adapter) Cursor(ctx context.Context, in io.Reader) error {
 	data, err := readHookEvent(in)
 	if err != nil {
 		return err
@@ -68,15 +58,26 @@ func (a *app) hookCursor(ctx context.Context, in io.Reader) error {
 	if p.HookEventName == "" {
 		return fmt.Errorf("malformed Cursor hook event: no hook_event_name")
 	}
-	call, err := p.call()
+	// Calls are numbered in a state file of the conversation, in the prsm
+	// session's project: outside every session nothing is sent.
+	t, err := a.locateSession(ctx, p.dir())
+	if err != nil || t == nil {
+		return err
+	}
+	dir := filepath.Join(t.ProjectDir, "hooks")
+	call, err := p.call(dir)
 	if err != nil || call == nil {
 		return err
+	}
+	if call.kind == hookTurnEnd {
+		forgetOpen(callStatePath(dir, "cursor", p.conversation()))
 	}
 	return a.sendHook(ctx, p.dir(), call, p.HookEventName)
 }
 
 // call maps an event to its server call; nil means the event needs none.
-func (p *cursorPayload) call() (*hookCall, error) {
+// dir holds the state file that numbers the conversation's calls.
+func (p *cursorPayload) call(dir string) (*hookCall, error) {
 	switch p.HookEventName {
 	case "beforeSubmitPrompt":
 		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
@@ -90,10 +91,14 @@ func (p *cursorPayload) call() (*hookCall, error) {
 		if err != nil {
 			return nil, err
 		}
-		id := p.toolCallID("shell", p.Command)
+		phase := callAfter
+		if p.HookEventName == "beforeShellExecution" {
+			phase = callBefore
+		}
+		id := numberedCallID(dir, "cursor", p.conversation(), "shell", args, phase)
 		if p.HookEventName == "beforeShellExecution" {
 			return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
-				ToolCallID: id, ToolName: tracker.ToolBash, Args: args, AgentID: "cursor", Cwd: p.Cwd,
+				ToolCallID: id, ToolName: prsm.ToolBash, Args: args, AgentID: "cursor", Cwd: p.Cwd,
 			}}, nil
 		}
 		result, err := json.Marshal(map[string]json.RawMessage{"output": p.Output})
@@ -101,7 +106,7 @@ func (p *cursorPayload) call() (*hookCall, error) {
 			result = json.RawMessage("{}")
 		}
 		return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
-			Result: result, ToolName: tracker.ToolBash, Args: args, AgentID: "cursor", Cwd: p.Cwd,
+			Result: result, ToolName: prsm.ToolBash, Args: args, AgentID: "cursor", Cwd: p.Cwd,
 		}}, nil
 	case "afterFileEdit":
 		if strings.TrimSpace(p.FilePath) == "" {
@@ -115,22 +120,63 @@ func (p *cursorPayload) call() (*hookCall, error) {
 		if err != nil {
 			return nil, fmt.Errorf("malformed afterFileEdit event: %v", err)
 		}
-		id := p.toolCallID("edit", p.FilePath+"\x00"+string(canonicalJSON(edits)))
+		id := numberedCallID(dir, "cursor", p.conversation(), "edit", args, callAlone)
 		return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
-			Result: json.RawMessage("{}"), ToolName: tracker.ToolEdit, Args: args, AgentID: "cursor", Cwd: p.root(),
+			Result: json.RawMessage("{}"), ToolName: prsm.ToolEdit, Args: args, AgentID: "cursor", Cwd: p.root(),
 		}}, nil
+	case "preToolUse", "postToolUse", "postToolUseFailure":
+		return p.toolCall(dir)
 	}
 	return nil, nil
 }
 
-// toolCallID derives an id from the conversation, the generation and what
-// the call is about (the command, or the file and its edits), which a
-// before and its after share. The same command twice in one generation
-// shares it: the second is taken for a repeat of the first.
-func (p *cursorPayload) toolCallID(kind, what string) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", p.ConversationID, p.GenerationID, kind, what)
-	return "cursor-" + hex.EncodeToString(h.Sum(nil))[:32]
+// toolCall maps the newer tool events: tool_use_id when Cursor sends a
+// usable one, else a numbered id; the tool's name becomes prsm's.
+func (p *cursorPayload) toolCall(dir string) (*hookCall, error) {
+	if strings.TrimSpace(p.ToolName) == "" {
+		return nil, fmt.Errorf("malformed %s event: no tool_name", p.HookEventName)
+	}
+	args := p.ToolInput
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	id := p.ToolUseID
+	if !prsm.ValidToolCallID(id) {
+		phase := callAfter
+		if p.HookEventName == "preToolUse" {
+			phase = callBefore
+		}
+		id = numberedCallID(dir, "cursor", p.conversation(), p.ToolName, args, phase)
+	}
+	name := prsm.CanonicalToolName(p.ToolName)
+	if p.HookEventName == "preToolUse" {
+		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
+			ToolCallID: id, ToolName: name, Args: args, AgentID: "cursor", Cwd: p.dir(),
+		}}, nil
+	}
+	result := map[string]json.RawMessage{}
+	if len(p.ToolOutput) > 0 {
+		result["output"] = p.ToolOutput
+	}
+	if len(p.Error) > 0 {
+		result["error"] = p.Error
+	}
+	res, err := json.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("malformed %s event: %v", p.HookEventName, err)
+	}
+	return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
+		Result: res, ToolName: name, Args: args, AgentID: "cursor", Cwd: p.dir(),
+	}}, nil
+}
+
+// conversation keys a conversation's call numbers (one state file per
+// conversation, not per generation, which each prompt makes anew).
+func (p *cursorPayload) conversation() string {
+	if p.ConversationID == "" {
+		return "generation\x00" + p.GenerationID
+	}
+	return p.ConversationID
 }
 
 // root is the workspace root that holds the event's file, else the first.

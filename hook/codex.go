@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"context"
@@ -10,31 +10,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
-	"github.com/prsm-dev/prsm/tracker"
 )
-
-func (a *app) hookCodexCmd() *cobra.Command {
-	return a.hookAdapterCmd("codex", "Codex",
-		"Codex hook adapter: reads one hook event (JSON) on stdin, tells the session's server; prints nothing on stdout",
-		`Codex hook adapter (Codex 0.169.0 and later). It reads one hook event
-(JSON) on stdin: PreToolUse starts a tool call (the pre-tool capture),
-PostToolUse completes it, UserPromptSubmit starts a turn (an automatic
-checkpoint), Stop ends it; other events are ignored. The tool call id is
-Codex's tool_use_id (the model's call_id). Codex's shell tool arrives as
-Bash; apply_patch is recorded as Edit, one record per file it changes
-(with :N ids when there are several).
-
-The session is the one whose worktree holds the event's cwd (the
-command's workdir), else $PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside
-any session the hook does nothing. It prints nothing on stdout, never
-exits 2 (which would block the tool), and gives up after a few seconds
-with one line on stderr and exit 1, which Codex reads as "go on".`,
-		a.hookCodex)
-}
 
 // codexPayload is the part of a Codex hook event prsm uses (verified on
 // Codex 0.169.0); other fields are ignored. tool_response is a string
@@ -88,8 +66,8 @@ func (p *codexPayload) call() (*hookCall, error) {
 	}
 	// Canonical already here, so that the records' tool name does not
 	// depend on the server's table: Bash stays Bash, apply_patch is Edit
-	// (tracker.CanonicalToolName says why).
-	id, name := p.toolCallID(), tracker.CanonicalToolName(p.ToolName)
+	// (prsm.CanonicalToolName says why).
+	id, name := p.toolCallID(), prsm.CanonicalToolName(p.ToolName)
 	if p.HookEventName == "PreToolUse" {
 		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
 			ToolCallID: id, ToolName: name, Args: p.ToolInput, AgentID: "codex", Cwd: p.Cwd,
@@ -118,8 +96,8 @@ func (p *codexPayload) toolCallID() string {
 	return "codex-" + hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// hookCodex handles one Codex hook event.
-func (a *app) hookCodex(ctx context.Context, in io.Reader) error {
+// Codex handles one Codex hook event.
+func (a *Adapter) Codex(ctx context.Context, in io.Reader) error {
 	p, err := readCodexPayload(in)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"context"
@@ -10,11 +10,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
-	"github.com/prsm-dev/prsm/tracker"
 )
 
 // opencode has no command hooks: the plugin `prsm hooks install opencode`
@@ -44,26 +41,8 @@ type opencodePayload struct {
 	Prompt        string          `json:"prompt"`  // chat.message: the text of the user's message
 }
 
-func (a *app) hookOpencodeCmd() *cobra.Command {
-	return a.hookAdapterCmd("opencode", "opencode",
-		"opencode adapter: reads one event of prsm's opencode plugin (JSON) on stdin, tells the session's server",
-		`opencode adapter. opencode has no command hooks; the plugin that
-`+"`prsm hooks install opencode`"+` writes runs it once per event, with the event
-(JSON) on stdin: tool.execute.before starts a tool call (the pre-tool
-capture), tool.execute.after completes it, chat.message (a user message)
-starts a turn, session.idle ends it. The tool call id is opencode's callID,
-the model's own; tool names become prsm's (write → Write, edit → Edit,
-bash → Bash).
-
-The session is the one whose worktree holds the event's cwd, else
-$PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session it does
-nothing. It prints nothing on stdout, and gives up after a few seconds with
-one line on stderr and exit 1; the plugin never lets that stop the tool.`,
-		a.hookOpencode)
-}
-
-// hookOpencode handles one event of prsm's opencode plugin.
-func (a *app) hookOpencode(ctx context.Context, in io.Reader) error {
+// Opencode handles one event of prsm's opencode plugin.
+func (a *Adapter) Opencode(ctx context.Context, in io.Reader) error {
 	data, err := readHookEvent(in)
 	if err != nil {
 		return err
@@ -108,7 +87,7 @@ func (p *opencodePayload) call() (*hookCall, error) {
 	if strings.TrimSpace(p.Tool) == "" {
 		return nil, fmt.Errorf("malformed %s event: no tool", p.HookEventName)
 	}
-	id, name, args := p.toolCallID(), tracker.CanonicalToolName(p.Tool), opencodeArgs(p.Args)
+	id, name, args := p.toolCallID(), prsm.CanonicalToolName(p.Tool), opencodeArgs(p.Args)
 	if p.HookEventName == opencodeBefore {
 		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
 			ToolCallID: id, ToolName: name, Args: args, AgentID: "opencode", Cwd: p.Cwd,

@@ -1,20 +1,17 @@
-package main
+package hook
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
-
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
-	"github.com/prsm-dev/prsm/tracker"
 )
 
 // GitHub Copilot CLI sends two shapes of hook event. Its own, camelCase
@@ -36,35 +33,20 @@ type copilotPayload struct {
 	ToolName      string          `json:"toolName"`
 	ToolArgs      json.RawMessage `json:"toolArgs"`   // an object, or a JSON string holding one
 	ToolResult    json.RawMessage `json:"toolResult"` // postToolUse
+	Error         json.RawMessage `json:"error"`      // postToolUseFailure
 	Prompt        string          `json:"prompt"`     // userPromptSubmitted
 }
 
-func (a *app) hookCopilotCmd() *cobra.Command {
-	return a.hookAdapterCmd("copilot", "GitHub Copilot CLI",
-		"GitHub Copilot CLI hook adapter: reads one hook event (JSON) on stdin, tells the session's server",
-		`GitHub Copilot CLI hook adapter. It reads one hook event (JSON) on stdin:
-preToolUse starts a tool call (the pre-tool capture), postToolUse completes
-it, userPromptSubmitted starts a turn, agentStop ends it. Copilot gives no
-tool call id: one is derived from the session, the tool and its arguments.
-Claude-shaped events (PreToolUse, ...; Copilot sends those for hooks it
-reads from Claude Code's settings) are handled as `+"`prsm hook claude`"+` does.
-Tool names become prsm's (create → Write, edit → Edit, bash → Bash).
-
-Copilot denies a tool whose preToolUse hook fails, so this adapter always
-exits 0: a failure is one line on stderr. It prints nothing on stdout.`,
-		a.hookCopilot)
-}
-
-// hookCopilot handles one Copilot CLI hook event. Every failure is one line
+// Copilot handles one Copilot CLI hook event. Every failure is one line
 // on stderr and exit 0: Copilot reads a failed preToolUse hook as a deny.
-func (a *app) hookCopilot(ctx context.Context, in io.Reader) error {
+func (a *Adapter) Copilot(ctx context.Context, in io.Reader) error {
 	if err := a.copilotEvent(ctx, in); err != nil {
-		fmt.Fprintln(a.stdio.Err, oneLine("prsm hook copilot: "+err.Error()))
+		fmt.Fprintln(a.Stderr, OneLine("prsm hook copilot: "+err.Error()))
 	}
 	return nil
 }
 
-func (a *app) copilotEvent(ctx context.Context, in io.Reader) error {
+func (a *Adapter) copilotEvent(ctx context.Context, in io.Reader) error {
 	data, err := readHookEvent(in)
 	if err != nil {
 		return err
@@ -87,18 +69,32 @@ func (a *app) copilotEvent(ctx context.Context, in io.Reader) error {
 		call.start.AgentID, call.complete.AgentID = agent, agent
 		return a.sendHook(ctx, cp.Cwd, call, cp.HookEventName)
 	}
-	event := p.event(os.Getenv)
-	call, err := p.call(event)
+	event := p.event(a.getenv)
+	// Calls are numbered in a state file of the Copilot session, in the
+	// prsm session's project: outside every session nothing is sent.
+	t, err := a.locateSession(ctx, p.Cwd)
+	if err != nil || t == nil {
+		return err
+	}
+	dir := filepath.Join(t.ProjectDir, "hooks")
+	call, err := p.call(event, dir)
 	if err != nil || call == nil {
 		return err
+	}
+	if call.kind == hookTurnEnd {
+		if state := callStatePath(dir, "copilot", p.SessionID); event == "sessionEnd" {
+			os.Remove(state)
+		} else {
+			forgetOpen(state)
+		}
 	}
 	return a.sendHook(ctx, p.Cwd, call, event)
 }
 
-// copilotEventEnv names the event a hook runs for: `prsm hooks install
+// CopilotEventEnv names the event a hook runs for: `prsm hooks install
 // copilot` sets it in each hook's env, as Copilot's camelCase payloads do
 // not name their event.
-const copilotEventEnv = "PRSM_COPILOT_EVENT"
+const CopilotEventEnv = "PRSM_COPILOT_EVENT"
 
 // event names a camelCase event: $PRSM_COPILOT_EVENT, else a name in the
 // payload, else what its fields say (toolResult only after a tool,
@@ -106,12 +102,14 @@ const copilotEventEnv = "PRSM_COPILOT_EVENT"
 // tell, and ignores.
 func (p *copilotPayload) event(getenv func(string) string) string {
 	switch {
-	case getenv(copilotEventEnv) != "":
-		return getenv(copilotEventEnv)
+	case getenv(CopilotEventEnv) != "":
+		return getenv(CopilotEventEnv)
 	case p.Event != "":
 		return p.Event
 	case len(p.ToolResult) > 0:
 		return "postToolUse"
+	case len(p.Error) > 0 && p.ToolName != "":
+		return "postToolUseFailure"
 	case p.ToolName != "":
 		return "preToolUse"
 	case p.Prompt != "":
@@ -120,8 +118,9 @@ func (p *copilotPayload) event(getenv func(string) string) string {
 	return ""
 }
 
-// call maps a camelCase event to its server call; nil means none.
-func (p *copilotPayload) call(event string) (*hookCall, error) {
+// call maps a camelCase event to its server call; nil means none. dir
+// holds the state file that numbers the Copilot session's calls.
+func (p *copilotPayload) call(event, dir string) (*hookCall, error) {
 	switch event {
 	case "userPromptSubmitted":
 		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
@@ -138,14 +137,27 @@ func (p *copilotPayload) call(event string) (*hookCall, error) {
 	if err != nil {
 		return nil, fmt.Errorf("malformed %s event: %v", event, err)
 	}
-	id, name := p.toolCallID(args), tracker.CanonicalToolName(p.ToolName)
+	phase := callAfter
+	if event == "preToolUse" {
+		phase = callBefore
+	}
+	id := numberedCallID(dir, "copilot", p.SessionID, p.ToolName, args, phase)
+	name := prsm.CanonicalToolName(p.ToolName)
 	if event == "preToolUse" {
 		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
 			ToolCallID: id, ToolName: name, Args: args, AgentID: "copilot", Cwd: p.Cwd,
 		}}, nil
 	}
+	result := p.ToolResult
+	if event == "postToolUseFailure" {
+		b, err := json.Marshal(map[string]json.RawMessage{"error": p.Error})
+		if err != nil || len(p.Error) == 0 {
+			b = json.RawMessage(`{"error":null}`)
+		}
+		result = b
+	}
 	return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
-		Result: p.ToolResult, ToolName: name, Args: args, AgentID: "copilot", Cwd: p.Cwd,
+		Result: result, ToolName: name, Args: args, AgentID: "copilot", Cwd: p.Cwd,
 	}}, nil
 }
 
@@ -163,15 +175,4 @@ func (p *copilotPayload) args() (json.RawMessage, error) {
 		return nil, errors.New("toolArgs is a string that is not JSON")
 	}
 	return json.RawMessage(s), nil
-}
-
-// toolCallID derives the id Copilot does not send from what preToolUse and
-// postToolUse carry alike: the session, the tool and its arguments. Two
-// identical calls in one session share it: the second is taken for a
-// repeat of the first, and its changes are left to the watcher.
-func (p *copilotPayload) toolCallID(args json.RawMessage) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", p.SessionID, strings.TrimSpace(p.ToolName))
-	h.Write(canonicalJSON(args))
-	return "copilot-" + hex.EncodeToString(h.Sum(nil))[:32]
 }

@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/safepath"
-	"github.com/prsm-dev/prsm/server"
 )
 
 // claudePathFields names, per Claude Code file tool, the tool_input field
@@ -46,25 +45,39 @@ type claudePreToolAnswer struct {
 // workspace it would bypass review and leave no record. p's tool input
 // becomes the moved one, and the answer Claude Code must read is
 // returned; nil when the path needs no move (or the session cannot be
-// told). getenv reads the environment.
-func claudeIntoWorktree(ctx context.Context, p *claudePayload, getenv func(string) string) *claudeHookAnswer {
-	field, ok := claudePathFields[p.ToolName]
-	if p.HookEventName != "PreToolUse" || !ok || p.Cwd == "" {
+// told).
+func (a *Adapter) claudeIntoWorktree(ctx context.Context, p *claudePayload) *claudeHookAnswer {
+	if !claudeMayMove(p) {
 		return nil
 	}
-	t, err := locateSession(ctx, p.Cwd, getenv)
-	if err != nil || t == nil || t.worktree == "" {
+	t, err := a.locateSession(ctx, p.Cwd)
+	if err != nil || t == nil || t.Worktree == "" {
 		return nil // not run in a session's worktree: its paths are its own
 	}
 	var workspaces []string
-	if info, err := server.ReadInfo(t.projectDir); err == nil && info.Workspace != "" {
+	if info, err := api.ReadInfo(t.ProjectDir); err == nil && info.Workspace != "" {
 		workspaces = append(workspaces, info.Workspace)
 	}
-	if ws := getenv("PRSM_WORKSPACE"); ws != "" {
+	if ws := a.getenv("PRSM_WORKSPACE"); ws != "" {
 		workspaces = append(workspaces, ws)
 	}
+	return claudeMoveInto(p, t.Worktree, workspaces)
+}
+
+// claudeMayMove reports whether p is an event whose path may need a move:
+// a PreToolUse of a file tool, with a cwd.
+func claudeMayMove(p *claudePayload) bool {
+	_, ok := claudePathFields[p.ToolName]
+	return p.HookEventName == "PreToolUse" && ok && p.Cwd != ""
+}
+
+// claudeMoveInto moves p's file from the first of workspaces that holds it
+// onto the same place in worktree, and returns the answer; nil when no
+// move is needed.
+func claudeMoveInto(p *claudePayload, worktree string, workspaces []string) *claudeHookAnswer {
+	field := claudePathFields[p.ToolName]
 	for _, ws := range workspaces {
-		if input, from, to, ok := moveToolPath(p.ToolInput, field, t.worktree, ws); ok {
+		if input, from, to, ok := moveToolPath(p.ToolInput, field, worktree, ws); ok {
 			p.ToolInput = input
 			return claudeMoveAnswer(p, from, to)
 		}

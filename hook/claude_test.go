@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"encoding/json"

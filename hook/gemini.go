@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"context"
@@ -16,34 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/prsm-dev/prsm/api"
 )
-
-func (a *app) hookGeminiCmd() *cobra.Command {
-	return a.hookAdapterCmd("gemini", "Gemini CLI",
-		"Gemini CLI hook adapter: reads one hook event (JSON) on stdin, tells the session's server; prints nothing on stdout",
-		`Gemini CLI hook adapter. It reads one hook event (JSON) on stdin:
-BeforeTool starts a tool call (the pre-tool capture), AfterTool completes it,
-BeforeAgent (once per prompt) starts a turn (an automatic checkpoint),
-AfterAgent and SessionEnd end it; other events are ignored. Gemini's tools
-write_file, replace and run_shell_command are recorded as Write, Edit and
-Bash.
-
-Gemini CLI gives no tool call id: the adapter numbers the calls of each
-Gemini session (a small state file in the project's prsm directory, removed
-at SessionEnd) and pairs each AfterTool with the open BeforeTool of the same
-tool and input.
-
-The session is the one whose worktree holds the event's cwd, else
-$PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session the hook does
-nothing. Gemini CLI reads stdout as JSON when a hook exits 0, so it prints
-nothing there; it never exits 2 (which would block the tool), and gives up
-after a few seconds with one line on stderr and exit 1, which Gemini CLI
-takes as a warning.`,
-		a.hookGemini)
-}
 
 // geminiPayload is the part of a Gemini CLI hook event prsm uses. cwd is
 // always the project root (the directory Gemini runs in), whatever
@@ -160,8 +134,8 @@ func (p *geminiPayload) result() json.RawMessage {
 	return b
 }
 
-// hookGemini handles one Gemini CLI hook event.
-func (a *app) hookGemini(ctx context.Context, in io.Reader) error {
+// Gemini handles one Gemini CLI hook event.
+func (a *Adapter) Gemini(ctx context.Context, in io.Reader) error {
 	p, err := readGeminiPayload(in)
 	if err != nil {
 		return err
@@ -171,19 +145,19 @@ func (a *app) hookGemini(ctx context.Context, in io.Reader) error {
 	}
 	id := ""
 	if p.isToolEvent() {
-		t, err := locateSession(ctx, p.Cwd, os.Getenv)
+		t, err := a.locateSession(ctx, p.Cwd)
 		if err != nil || t == nil {
 			return err
 		}
-		id = geminiToolCallID(filepath.Join(t.projectDir, "hooks"), p)
+		id = geminiToolCallID(filepath.Join(t.ProjectDir, "hooks"), p)
 	}
 	call, err := p.call(id)
 	if err != nil || call == nil {
 		return err
 	}
 	if call.kind == hookTurnEnd {
-		if t, err := locateSession(ctx, p.Cwd, os.Getenv); err == nil && t != nil {
-			dir := filepath.Join(t.projectDir, "hooks")
+		if t, err := a.locateSession(ctx, p.Cwd); err == nil && t != nil {
+			dir := filepath.Join(t.ProjectDir, "hooks")
 			if p.HookEventName == "SessionEnd" {
 				// Gemini's session is over; one it resumes later
 				// numbers its calls in a new file, with a new token.
@@ -212,73 +186,110 @@ func (a *app) hookGemini(ctx context.Context, in io.Reader) error {
 // removes the file. A random token in the file keeps the ids of a lost,
 // removed or recreated file apart from the old ones.
 
-// geminiState is one Gemini session's state file.
-type geminiState struct {
-	Token string       `json:"token"`
-	Seq   int          `json:"seq"`
-	Open  []geminiOpen `json:"open,omitempty"`
+// callState is the state file of one agent session whose calls carry no
+// id of their own (Gemini CLI, Copilot CLI, Cursor): a random token that
+// keeps two sessions' numbers apart, the last number given, and the calls
+// open.
+type callState struct {
+	Token string     `json:"token"`
+	Seq   int        `json:"seq"`
+	Open  []openCall `json:"open,omitempty"`
 }
 
-// geminiOpen is a call whose BeforeTool came and whose AfterTool did not.
-type geminiOpen struct {
+// openCall is a call whose before-event came and whose after-event did not.
+type openCall struct {
 	Seq  int    `json:"seq"`
 	Tool string `json:"tool"`
 	Key  string `json:"key"` // hash of tool and input
 }
 
-// maxGeminiOpen bounds the open calls kept: a call blocked after its
-// BeforeTool never closes.
-const maxGeminiOpen = 64
+// maxOpenCalls bounds the open calls kept: a call blocked after its
+// before-event never closes.
+const maxOpenCalls = 64
+
+// callStatePath is the state file, in dir, of agent's session key.
+func callStatePath(dir, agent, key string) string {
+	sid := sha256.Sum256([]byte(key))
+	return filepath.Join(dir, agent+"-"+hex.EncodeToString(sid[:])[:16]+".json")
+}
 
 // geminiStatePath is the state file of a Gemini session in dir.
 func geminiStatePath(dir, sessionID string) string {
-	sid := sha256.Sum256([]byte(sessionID))
-	return filepath.Join(dir, "gemini-"+hex.EncodeToString(sid[:])[:16]+".json")
+	return callStatePath(dir, "gemini", sessionID)
 }
 
-// geminiForgetOpen drops the open calls of a Gemini session whose turn
-// ended: the server closes them, and a later AfterTool must not pair with
-// one. A session with no state file gets none.
-func geminiForgetOpen(dir, sessionID string) {
-	path := geminiStatePath(dir, sessionID)
+// forgetOpen drops the open calls of an agent session whose turn ended:
+// the server closes them, and a later after-event must not pair with one.
+// A session with no state file gets none.
+func forgetOpen(path string) {
 	if _, err := os.Stat(path); err != nil {
 		return
 	}
-	withGeminiState(path, func(s *geminiState) { s.Open = nil })
+	withCallState(path, func(s *callState) { s.Open = nil })
 }
 
+// geminiForgetOpen is forgetOpen for a Gemini session.
+func geminiForgetOpen(dir, sessionID string) { forgetOpen(geminiStatePath(dir, sessionID)) }
+
+// The phases of a numbered call: its before-event opens it, its
+// after-event closes it; an event alone (Cursor's afterFileEdit) is a
+// call of its own.
+const (
+	callBefore = iota
+	callAfter
+	callAlone
+)
+
 // geminiToolCallID is the id of the tool call of a BeforeTool or AfterTool
-// event, numbered in dir's state file of the event's Gemini session. When
-// the state file cannot be used, it falls back to a hash of session, tool
-// and input, which still pairs the two events of one call.
+// event, numbered in dir's state file of the event's Gemini session.
 func geminiToolCallID(dir string, p *geminiPayload) string {
-	tool := strings.TrimSpace(p.ToolName)
+	phase := callBefore
+	if p.HookEventName == "AfterTool" {
+		phase = callAfter
+	}
+	return numberedCallID(dir, "gemini", p.SessionID, p.ToolName, p.ToolInput, phase)
+}
+
+// numberedCallID is the id of a call of an agent that gives none, numbered
+// in dir's state file of the agent's session key: a before-event opens a
+// call under the next number, its after-event closes the newest open call
+// of the same tool and input and takes its number, so that two identical
+// calls in a row get two ids and each before and after share one. The id
+// is "<agent>-<12 hex of the session and its token>-<n>". When the state
+// file cannot be used (or dir is ""), it falls back to a hash of session,
+// tool and input, which still pairs the two events of one call but no
+// longer tells identical calls apart.
+func numberedCallID(dir, agent, key, tool string, input json.RawMessage, phase int) string {
+	tool = strings.TrimSpace(tool)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", tool)
-	h.Write(canonicalJSON(p.ToolInput))
-	key := hex.EncodeToString(h.Sum(nil))[:32]
+	h.Write(canonicalJSON(input))
+	callKey := hex.EncodeToString(h.Sum(nil))[:32]
 	fallback := func() string {
-		f := sha256.Sum256([]byte(p.SessionID + "\x00" + key))
-		return "gemini-" + hex.EncodeToString(f[:])[:32]
+		f := sha256.Sum256([]byte(key + "\x00" + callKey))
+		return agent + "-" + hex.EncodeToString(f[:])[:32]
+	}
+	if dir == "" {
+		return fallback()
 	}
 	var id string
-	err := withGeminiState(geminiStatePath(dir, p.SessionID), func(s *geminiState) {
+	err := withCallState(callStatePath(dir, agent, key), func(s *callState) {
 		seq := 0
-		if p.HookEventName == "AfterTool" {
-			seq = s.close(tool, key)
+		if phase == callAfter {
+			seq = s.close(tool, callKey)
 		}
 		if seq == 0 {
 			s.Seq++
 			seq = s.Seq
-			if p.HookEventName == "BeforeTool" {
-				s.Open = append(s.Open, geminiOpen{Seq: seq, Tool: tool, Key: key})
-				if len(s.Open) > maxGeminiOpen {
-					s.Open = s.Open[len(s.Open)-maxGeminiOpen:]
+			if phase == callBefore {
+				s.Open = append(s.Open, openCall{Seq: seq, Tool: tool, Key: callKey})
+				if len(s.Open) > maxOpenCalls {
+					s.Open = s.Open[len(s.Open)-maxOpenCalls:]
 				}
 			}
 		}
-		t := sha256.Sum256([]byte(p.SessionID + "\x00" + s.Token))
-		id = "gemini-" + hex.EncodeToString(t[:])[:12] + "-" + strconv.Itoa(seq)
+		t := sha256.Sum256([]byte(key + "\x00" + s.Token))
+		id = agent + "-" + hex.EncodeToString(t[:])[:12] + "-" + strconv.Itoa(seq)
 	})
 	if err != nil {
 		return fallback()
@@ -289,7 +300,7 @@ func geminiToolCallID(dir string, p *geminiPayload) string {
 // close takes the newest open call of tool with key, else the newest open
 // call if it is one of tool, out of the open list and returns its number;
 // 0 when none is open.
-func (s *geminiState) close(tool, key string) int {
+func (s *callState) close(tool, key string) int {
 	pick := -1
 	for i := len(s.Open) - 1; i >= 0; i-- {
 		if s.Open[i].Tool == tool && s.Open[i].Key == key {
@@ -309,10 +320,10 @@ func (s *geminiState) close(tool, key string) int {
 	return seq
 }
 
-// withGeminiState runs edit on the state file at path, holding an
+// withCallState runs edit on the state file at path, holding an
 // exclusive lock on it, and writes the result back. A missing or
 // unreadable file starts afresh with a new token.
-func withGeminiState(path string, edit func(*geminiState)) error {
+func withCallState(path string, edit func(*callState)) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -338,13 +349,13 @@ func withGeminiState(path string, edit func(*geminiState)) error {
 	if err != nil {
 		return err
 	}
-	var s geminiState
+	var s callState
 	if json.Unmarshal(data, &s) != nil || s.Token == "" || s.Seq < 0 {
 		var b [6]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return err
 		}
-		s = geminiState{Token: hex.EncodeToString(b[:])}
+		s = callState{Token: hex.EncodeToString(b[:])}
 	}
 	edit(&s)
 	out, err := json.Marshal(&s)

@@ -1,0 +1,122 @@
+// Command prsm-hook is `prsm hook AGENT` in a binary of its own: the agent
+// hook adapters (package hook) without the store, the git layer and the
+// HTTP server, so that the process an agent starts before and after every
+// tool call starts in a few milliseconds instead of the 10 to 20 the whole
+// prsm binary's package initialisation and page faults cost.
+//
+// `make install` puts it beside prsm, linked statically (CGO_ENABLED=0:
+// loading libc for net's cgo resolver costs a millisecond per process),
+// and `prsm hooks install` makes the agents run it when it is there. What needs the heavy packages is
+// rare, and done by the prsm binary beside it: finding the workspace of
+// $PRSM_SESSION_ID (`prsm hook locate DIR`) and starting a server
+// (`prsm serve --detach`).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/prsm-dev/prsm/hook"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `usage: prsm-hook AGENT < EVENT.json
+
+The agent hook adapter prsm's hooks run (see prsm hooks install AGENT):
+it reads one hook event (JSON) on stdin and tells the session's server,
+as prsm hook AGENT does. AGENT is one of: %s.
+`
+
+// run is the command; it never exits 2, which agents read as "block the
+// tool".
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	agents := strings.Join(hook.Agents(), ", ")
+	for _, arg := range args {
+		if arg == "-h" || arg == "--help" {
+			fmt.Fprintf(stdout, usage, agents)
+			return 0
+		}
+	}
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "prsm hook: prsm-hook needs an agent, one of: %s\n", agents)
+		return 1
+	}
+	if _, ok := hook.Titles[args[0]]; !ok {
+		fmt.Fprintf(stderr, "prsm hook: unknown agent %q; prsm knows: %s\n", hook.OneLine(args[0]), agents)
+		return 1
+	}
+	a := &hook.Adapter{Stdout: stdout, Stderr: stderr, Discover: discover, StartServer: startServer}
+	if err := a.Command(ctx, args[0], args[1:], stdin); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// prsmBinary is the prsm binary beside this one, else prsm on $PATH.
+func prsmBinary() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		p := filepath.Join(filepath.Dir(exe), "prsm")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("prsm")
+	if err != nil {
+		return "", errors.New("no prsm binary beside prsm-hook or on $PATH")
+	}
+	return p, nil
+}
+
+// runPrsm runs the prsm binary with args and returns its stdout.
+func runPrsm(ctx context.Context, args ...string) ([]byte, error) {
+	bin, err := prsmBinary()
+	if err != nil {
+		return nil, err
+	}
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("prsm %s: %s", args[0], msg)
+	}
+	return out.Bytes(), nil
+}
+
+// discover asks prsm for the working tree that holds dir.
+func discover(ctx context.Context, dir string) (*hook.Repo, error) {
+	out, err := runPrsm(ctx, "hook", "locate", dir)
+	if err != nil {
+		return nil, err
+	}
+	var r hook.Repo
+	if err := json.Unmarshal(out, &r); err != nil || r.Root == "" || r.Identity == "" {
+		return nil, fmt.Errorf("prsm hook locate %s: unexpected answer %q", dir, out)
+	}
+	return &r, nil
+}
+
+// startServer has prsm start the workspace's server in the background;
+// prsm serve --detach returns once it answers.
+func startServer(ctx context.Context, _, root string) error {
+	_, err := runPrsm(ctx, "serve", "--detach", "--workspace", root)
+	return err
+}
