@@ -169,6 +169,18 @@ type claudeTaskNotification struct {
 	taskID, toolUseID, status, summary string
 }
 
+// inBackground reports whether the event is of a Bash call Claude Code
+// runs in the background (tool_input.run_in_background).
+func (p *claudePayload) inBackground() bool {
+	if prsm.CanonicalToolName(p.ToolName) != prsm.ToolBash {
+		return false
+	}
+	var in struct {
+		RunInBackground bool `json:"run_in_background"`
+	}
+	return json.Unmarshal(p.ToolInput, &in) == nil && in.RunInBackground
+}
+
 // parseTaskNotification reads a <task-notification> prompt; ok is false
 // for any other prompt, which is the user's and makes a turn.
 func parseTaskNotification(prompt string) (n claudeTaskNotification, ok bool) {

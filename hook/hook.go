@@ -195,6 +195,12 @@ func (p *claudePayload) call() (*hookCall, error) {
 			ToolCallID: id, ToolName: p.ToolName, Args: p.ToolInput, AgentID: agent, Cwd: p.Cwd,
 		}}, nil
 	}
+	if p.HookEventName == "PostToolUse" && p.inBackground() {
+		// A shell sent to the background answers as it starts; what it
+		// writes later is its own. Its call stays open until the task's
+		// notification (or the turn's end) completes it.
+		return nil, nil
+	}
 	result := p.ToolResponse
 	if p.HookEventName == "PostToolUseFailure" {
 		failure := map[string]json.RawMessage{"error": p.Error, "is_interrupt": p.IsInterrupt}
