@@ -1,5 +1,5 @@
 // "Accept | Reject | Diff" above every pending change, and
-// "Conflict: Keep mine | Take agent's" above a conflicting one. A change of
+// "Conflict: Keep mine | Take agent's | Merge in editor" above a conflicting one. A change of
 // several hunks gets "Accept | Reject" above each pending hunk (those decide
 // the hunk), and its first pending hunk also "Accept Change | Reject Change"
 // (while none is decided) and "Diff".
@@ -28,7 +28,7 @@ function describe(r: FileChangeRecord): string {
 }
 
 /**
- * The lenses of placed records, in line order: three per change, two per
+ * The lenses of placed records, in line order: three per change, three per
  * conflict, two per pending hunk of a change of several hunks (plus the
  * whole change's on its first).
  */
@@ -45,6 +45,13 @@ export function lensSpecs(placements: readonly Placement[]): LensSpec[] {
       out.push(
         { line: p.lensLine, title: 'Conflict: Keep mine', command: Commands.keepMine, tooltip: `Keep your version and reject ${what}`, args },
         { line: p.lensLine, title: "Take agent's", command: Commands.takeAgents, tooltip: `Replace the file with the agent's version and accept ${what}`, args },
+        {
+          line: p.lensLine,
+          title: 'Merge in editor',
+          command: Commands.mergeInEditor,
+          tooltip: `Put both versions into the file between conflict markers; ${what} is accepted once you remove them`,
+          args,
+        },
       );
     } else if (r.hunks?.length > 1 && p.hunks.some((h) => h.status === 'pending')) {
       out.push(...hunkLenses(p, what));

@@ -6,7 +6,7 @@
 
 import * as vscode from 'vscode';
 
-import type { FileChangeRecord, Records } from './api.gen';
+import type { FileChangeRecord, Records, ResolveHow } from './api.gen';
 import { placementsFor } from './codelens';
 import { recordLabel, type AppContext } from './context';
 import { showRecordDiff } from './diff';
@@ -94,6 +94,14 @@ function done(ctx: AppContext, ans: Records | undefined): void {
 export async function acceptChange(ctx: AppContext, ...args: unknown[]): Promise<void> {
   const r = await resolveRecord(ctx, args, 'accept');
   if (!r) {
+    return;
+  }
+  if (isConflict(r)) {
+    // A conflict is resolved, never merely accepted: ask which way.
+    const how = await pickResolution(r);
+    if (how) {
+      await resolveConflict(ctx, r, how);
+    }
     return;
   }
   log.info(`accept ${r.session_id}/${r.id}`);
@@ -192,47 +200,72 @@ export async function showDiff(ctx: AppContext, ...args: unknown[]): Promise<voi
   }
 }
 
-/** Conflict: keep the workspace file as it is, and drop the agent's change. */
-export async function keepMine(ctx: AppContext, ...args: unknown[]): Promise<void> {
-  const r = await resolveRecord(ctx, args, 'resolve');
-  if (!r) {
-    return;
-  }
-  log.info(`keep mine: reject ${r.session_id}/${r.id}`);
-  done(ctx, await ctx.call('keep your version', (c) => c.reject(r.session_id, r.id)));
+/** The three ways out of a conflict, in the order they are offered. */
+export const RESOLUTIONS: ReadonlyArray<{ how: ResolveHow; label: string; detail: string }> = [
+  { how: 'mine', label: 'Keep mine', detail: "Keep your file as it is and reject the agent's change." },
+  { how: 'agent', label: "Take agent's", detail: "Replace your file with the agent's version." },
+  { how: 'markers', label: 'Merge in editor', detail: 'Put both versions into the file between conflict markers; prsm accepts the change once you remove them.' },
+];
+
+/** Whether a record is a conflict: settled by resolve, never merely accepted. */
+export function isConflict(r: FileChangeRecord): boolean {
+  return r.status === 'pending' && r.sync_state === 'conflict';
 }
 
 /**
- * Conflict: put the agent's version of the file into the workspace (as an
- * undoable editor edit, then saved) and accept the change.
+ * Resolves a conflict one of the three ways through the server's resolve
+ * route. For 'markers' it then opens the file, where VS Code shows its own
+ * merge CodeLens on the markers; the record turns accepted (a
+ * file_change_status event) once the server sees the markers gone.
  */
-export async function takeAgents(ctx: AppContext, ...args: unknown[]): Promise<void> {
-  const r = await resolveRecord(ctx, args, 'resolve');
-  if (!r) {
+export async function resolveConflict(ctx: AppContext, r: FileChangeRecord, how: ResolveHow): Promise<void> {
+  // The server works on the file on disk: what the user sees must be there.
+  if (how !== 'mine' && !(await settleDocument(ctx, r))) {
     return;
   }
-  const after = await ctx.call("load the agent's version", (c) => c.changeContent(r.session_id, r.id, 'after'));
+  const what = RESOLUTIONS.find((x) => x.how === how)?.label.toLowerCase() ?? how;
+  log.info(`resolve ${r.session_id}/${r.id}: ${how}`);
+  const ans = await ctx.call(`resolve the conflict (${what})`, (c) => c.resolve(r.session_id, r.id, how));
+  done(ctx, ans);
+  if (!ans || how !== 'markers') {
+    return;
+  }
   const local = vscode.Uri.file(ctx.paths()?.toLocal(r.file_path) ?? r.file_path);
-  const edit = new vscode.WorkspaceEdit();
-  if (r.change_type === 'delete' || after === undefined) {
-    if (r.change_type !== 'delete') {
-      return; // the load failed and was reported
-    }
-    edit.deleteFile(local, { ignoreIfNotExists: true });
-  } else {
-    const doc = await vscode.workspace.openTextDocument(local);
-    edit.replace(local, new vscode.Range(0, 0, doc.lineCount, 0), after.toString('utf8'));
+  await vscode.window.showTextDocument(local, { preview: false });
+  void vscode.window.showInformationMessage(
+    `prsm: ${r.rel_path} now holds both versions between conflict markers. Merge them and save; prsm accepts the change once the markers are gone.`,
+  );
+}
+
+/** Asks which of the three ways out of a conflict is meant (Accept on a conflict). */
+export async function pickResolution(r: FileChangeRecord): Promise<ResolveHow | undefined> {
+  const pick = await vscode.window.showQuickPick(
+    RESOLUTIONS.map((x) => ({ label: x.label, detail: x.detail, how: x.how })),
+    { placeHolder: `${r.rel_path} conflicts with your edits: how do you want to resolve it?` },
+  );
+  return pick?.how;
+}
+
+async function resolveWith(ctx: AppContext, args: readonly unknown[], how: ResolveHow): Promise<void> {
+  const r = await resolveRecord(ctx, args, 'resolve');
+  if (r) {
+    await resolveConflict(ctx, r, how);
   }
-  if (!(await vscode.workspace.applyEdit(edit))) {
-    void vscode.window.showWarningMessage(`prsm: could not write the agent's version of ${r.rel_path}.`);
-    return;
-  }
-  if (r.change_type !== 'delete') {
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === local.toString());
-    await doc?.save();
-  }
-  log.info(`take agent's: accept ${r.session_id}/${r.id}`);
-  done(ctx, await ctx.call('accept the change', (c) => c.accept(r.session_id, r.id)));
+}
+
+/** Conflict: keep the workspace file as it is, and reject the agent's change. */
+export function keepMine(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  return resolveWith(ctx, args, 'mine');
+}
+
+/** Conflict: the workspace file becomes the agent's version, and the change is accepted. */
+export function takeAgents(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  return resolveWith(ctx, args, 'agent');
+}
+
+/** Conflict: both versions go into the file between conflict markers, to merge in the editor. */
+export function mergeInEditor(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  return resolveWith(ctx, args, 'markers');
 }
 
 /** The (session, rel_path) pairs a file command acts on. */

@@ -52,6 +52,7 @@ export const Commands = {
   showDiff: 'prsm.showDiff',
   keepMine: 'prsm.keepMine',
   takeAgents: 'prsm.takeAgents',
+  mergeInEditor: 'prsm.mergeInEditor',
   acceptFile: 'prsm.acceptFile',
   rejectFile: 'prsm.rejectFile',
   acceptSession: 'prsm.acceptSession',

@@ -260,7 +260,7 @@ export const window = {
   async withProgress<T>(_o: unknown, fn: () => Promise<T>) {
     return fn();
   },
-  async showTextDocument() {
+  async showTextDocument(_doc?: unknown, _opts?: unknown): Promise<unknown> {
     return undefined;
   },
   onDidChangeVisibleTextEditors: noopEvent,
