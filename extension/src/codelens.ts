@@ -11,6 +11,7 @@ import { maxDecoratedLines, setting, type AppContext } from './context';
 import { Disposable } from './lifecycle';
 import { placeRecords, type Placement } from './ranges';
 import { Commands, Defaults, SettingKeys, type CommandId } from './settings';
+import { plural } from './words';
 
 export interface LensSpec {
   line: number;
@@ -87,8 +88,8 @@ function hunkLenses(p: Placement, what: string): LensSpec[] {
     const whole: [string, string] = [r.session_id, r.id];
     if (undecided) {
       out.push(
-        { line: h.line, title: 'Accept Change', command: Commands.acceptChange, tooltip: `Accept all ${r.hunks.length} hunks of ${what}`, args: whole },
-        { line: h.line, title: 'Reject Change', command: Commands.rejectChange, tooltip: `Reject all ${r.hunks.length} hunks of ${what}`, args: whole },
+        { line: h.line, title: 'Accept Change', command: Commands.acceptChange, tooltip: `Accept all ${plural(r.hunks.length, 'hunk')} of ${what}`, args: whole },
+        { line: h.line, title: 'Reject Change', command: Commands.rejectChange, tooltip: `Reject all ${plural(r.hunks.length, 'hunk')} of ${what}`, args: whole },
       );
     }
     out.push({ line: h.line, title: 'Diff', command: Commands.showDiff, tooltip: `Show the diff of ${what}`, args: whole });

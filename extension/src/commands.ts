@@ -12,6 +12,7 @@ import { recordLabel, type AppContext } from './context';
 import { showRecordDiff } from './diff';
 import { log } from './log';
 import type { ChangeTreeNode, FileNode, SessionNode } from './tree';
+import { plural } from './words';
 
 /** Resolves a command's arguments to the record they name (lens args or a tree node). */
 export function recordFromArgs(ctx: Pick<AppContext, 'model'>, args: readonly unknown[]): FileChangeRecord | undefined {
@@ -241,7 +242,7 @@ export async function resolveConflict(ctx: AppContext, r: FileChangeRecord, how:
 export async function pickResolution(r: FileChangeRecord): Promise<ResolveHow | undefined> {
   const pick = await vscode.window.showQuickPick(
     RESOLUTIONS.map((x) => ({ label: x.label, detail: x.detail, how: x.how })),
-    { placeHolder: `${r.rel_path} conflicts with your edits: how do you want to resolve it?` },
+    { placeHolder: `Your edits to ${r.rel_path} and the agent's change overlap: how do you want to resolve it?` },
   );
   return pick?.how;
 }
@@ -324,7 +325,7 @@ export async function bulkSession(ctx: AppContext, accept: boolean, arg?: unknow
   const n = ctx.model.recordsOfSession(sessionId).filter((r) => r.status === 'pending').length;
   if (!accept && n > 1) {
     const name = ctx.model.session(sessionId)?.name ?? sessionId;
-    const ok = await vscode.window.showWarningMessage(`Reject all ${n} pending changes of ${name}?`, { modal: true }, 'Reject All');
+    const ok = await vscode.window.showWarningMessage(`Reject all ${plural(n, 'pending change')} of ${name}?`, { modal: true }, 'Reject All');
     if (ok !== 'Reject All') {
       return;
     }
@@ -341,7 +342,7 @@ export async function bulkEverything(ctx: AppContext, accept: boolean): Promise<
     return;
   }
   if (!accept && n > 1) {
-    const ok = await vscode.window.showWarningMessage(`Reject all ${n} pending changes of every session?`, { modal: true }, 'Reject All');
+    const ok = await vscode.window.showWarningMessage(`Reject all ${plural(n, 'pending change')} of every session?`, { modal: true }, 'Reject All');
     if (ok !== 'Reject All') {
       return;
     }

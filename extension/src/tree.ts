@@ -9,6 +9,7 @@ import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
 import { statusOf, type Model } from './model';
 import { Commands } from './settings';
+import { plural } from './words';
 
 export interface Counts {
   pending: number;
@@ -106,7 +107,7 @@ function countsText(c: Counts): string {
     parts.push(`${c.pending} pending`);
   }
   if (c.conflicts) {
-    parts.push(`${c.conflicts} conflict${c.conflicts === 1 ? '' : 's'}`);
+    parts.push(plural(c.conflicts, 'conflict'));
   }
   if (c.accepted) {
     parts.push(`${c.accepted} accepted`);
@@ -233,7 +234,7 @@ export class ChangesTree extends Disposable implements vscode.TreeDataProvider<C
   private rebuild(): void {
     this.roots = this.ctx.connection.state === 'connected' ? buildTree(this.ctx.model) : [];
     const pending = this.ctx.model.pendingCount;
-    this.view.badge = pending ? { value: pending, tooltip: `${pending} pending change${pending === 1 ? '' : 's'}` } : undefined;
+    this.view.badge = pending ? { value: pending, tooltip: plural(pending, 'pending change') } : undefined;
     this.changed.fire();
   }
 

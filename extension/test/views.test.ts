@@ -202,7 +202,7 @@ describe('diff', () => {
     expect(parseContentUri(Uri.from({ scheme: 'prsm-content', path: '/a', query: 'side=left' }) as never)).toBeUndefined();
     const bin = rec({ binary: true, rel_path: 'logo.png', size_before: 2048, size_after: 3 * 1024 * 1024 });
     expect(binaryMessage(bin)).toBe('prsm: binary file changed: logo.png (2.0 KiB → 3.0 MiB).');
-    expect(binaryMessage({ ...bin, change_type: 'create', size_after: 10 })).toContain('was created (10 bytes)');
+    expect(binaryMessage({ ...bin, change_type: 'create', size_after: 10 })).toContain('was created (10 B)');
     const note = 'too large: 3.0 GiB, over prsm\'s size limit of 100 MiB (PRSM_MAX_FILE_SIZE); prsm compares it by its size and a hash and keeps no copy of its content';
     expect(binaryMessage({ ...bin, change_type: 'create', size_after: 3 * 1024 ** 3, note })).toBe(
       `prsm: binary file changed: logo.png was created (3.0 GiB). ${note}.`,
@@ -445,6 +445,9 @@ describe('checkpoints', () => {
     await rewindToCheckpoint(ctx, buildCheckpointTree(m)[0]);
     expect(sent).toEqual(['rollback']);
     expect(recorded.messages.filter((x) => x.kind === 'warning')).toEqual([]);
+    // One file, said so: not "(1 files)".
+    expect(recorded.quickPicks[0].options.title).toBe('Rewind to "turn 0" changes 1 file');
+    expect(recorded.messages.map((x) => x.text)).toEqual(['prsm: rewound to "turn 0" (1 file).']);
   });
 
   it('creates a named checkpoint with an annotation', async () => {
