@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 
 import type { FileChangeRecord } from './api.gen';
 import { maxDecoratedLines, setting, type AppContext } from './context';
+import { toolLabel } from './labels';
 import { Disposable } from './lifecycle';
 import { placeRecords, type Placement } from './ranges';
 import { Commands, Defaults, SettingKeys, type CommandId } from './settings';
@@ -25,7 +26,7 @@ export interface LensSpec {
 function describe(r: FileChangeRecord): string {
   const add = r.added_ranges.reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
   const del = r.removed_ranges.reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
-  return `${r.tool_name} ${r.tool_call_id} (+${add} −${del}) by ${r.agent_id || 'agent'}, session ${r.session_id}`;
+  return `${toolLabel(r)} ${r.id} (+${add} −${del}) by ${r.agent_id || 'agent'}, session ${r.session_id}`;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { FileChangeRecord, Records, ResolveHow } from './api.gen';
 import { placementsFor } from './codelens';
 import { recordLabel, type AppContext } from './context';
 import { showRecordDiff } from './diff';
+import { changeSummary } from './labels';
 import { log } from './log';
 import type { ChangeTreeNode, FileNode, SessionNode } from './tree';
 import { plural } from './words';
@@ -62,7 +63,7 @@ async function resolveRecord(ctx: AppContext, args: readonly unknown[], verb: st
     return candidates[0];
   }
   const pick = await vscode.window.showQuickPick(
-    candidates.map((c) => ({ label: recordLabel(c), description: `${c.id} · ${c.status}`, record: c })),
+    candidates.map((c) => ({ label: recordLabel(c), description: [changeSummary(c), c.status].filter(Boolean).join(' · '), detail: `id ${c.id}`, record: c })),
     { placeHolder: `${verb[0].toUpperCase()}${verb.slice(1)} which change?` },
   );
   return pick?.record;
@@ -267,6 +268,19 @@ export function takeAgents(ctx: AppContext, ...args: unknown[]): Promise<void> {
 /** Conflict: both versions go into the file between conflict markers, to merge in the editor. */
 export function mergeInEditor(ctx: AppContext, ...args: unknown[]): Promise<void> {
   return resolveWith(ctx, args, 'markers');
+}
+
+/**
+ * Copies a change's whole id, the one `prsm changes diff|accept|reject`
+ * takes as it is (rows lead with the tool and the file, not the id).
+ */
+export async function copyId(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  const r = recordFromArgs(ctx, args) ?? (await resolveRecord(ctx, args, 'copy the id of'));
+  if (!r) {
+    return;
+  }
+  await vscode.env.clipboard.writeText(r.id);
+  void vscode.window.showInformationMessage(`prsm: copied the id ${r.id} (${recordLabel(r)}).`);
 }
 
 /** The (session, rel_path) pairs a file command acts on. */

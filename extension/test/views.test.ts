@@ -106,8 +106,8 @@ describe('buildTree', () => {
     expect(fi.description).toBe('src · 1 pending');
     expect(fi.command?.command).toBe(Commands.openFile);
     const ci = toTreeItem(s.files[0].changes[0]);
-    expect(ci.label).toBe('Edit tc1');
-    expect(ci.description).toBe('pending · modify · +2 −1');
+    expect(ci.label).toBe('Edit a.txt');
+    expect(ci.description).toBe('B · pending · +2 −1');
     expect(ci.command).toMatchObject({ command: Commands.showDiff });
     expect((ci.iconPath as unknown as { id: string; color: { id: string } }).color.id).toBe('charts.yellow');
   });

@@ -210,6 +210,7 @@ export function resetStub(): void {
   window.visibleTextEditors = [];
   window.activeTextEditor = undefined;
   workspace.textDocuments = [];
+  env.clipboard.text = '';
   workspace.workspaceFolders = undefined;
 }
 
@@ -288,6 +289,18 @@ export const workspace = {
     return true;
   },
   registerTextDocumentContentProvider: () => ({ dispose() {} }),
+};
+
+export const env = {
+  clipboard: {
+    text: '',
+    async writeText(t: string) {
+      env.clipboard.text = t;
+    },
+    async readText() {
+      return env.clipboard.text;
+    },
+  },
 };
 
 export const commands = {
