@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 
 import type { FileChangeRecord } from './api.gen';
 import { maxDecoratedLines, setting, type AppContext } from './context';
-import { toolLabel } from './labels';
+import { mergingInEditor, toolLabel } from './labels';
 import { Disposable } from './lifecycle';
 import { placeRecords, type Placement } from './ranges';
 import { Commands, Defaults, SettingKeys, type CommandId } from './settings';
@@ -43,7 +43,20 @@ export function lensSpecs(placements: readonly Placement[]): LensSpec[] {
     }
     const args: [string, string] = [r.session_id, r.id];
     const what = describe(r);
-    if (r.sync_state === 'conflict') {
+    if (r.sync_state === 'conflict' && mergingInEditor(r)) {
+      // The markers are in the file: VS Code's merge lens is on them. A
+      // second "markers" would nest markers, so only the way out is offered.
+      out.push(
+        {
+          line: p.lensLine,
+          title: 'Merging in editor: remove the conflict markers and save',
+          command: Commands.mergeInEditor,
+          tooltip: `prsm accepts ${what} once the file has no conflict markers left`,
+          args,
+        },
+        { line: p.lensLine, title: "Take agent's", command: Commands.takeAgents, tooltip: `Replace the file with the agent's version and accept ${what}`, args },
+      );
+    } else if (r.sync_state === 'conflict') {
       out.push(
         { line: p.lensLine, title: 'Conflict: Keep mine', command: Commands.keepMine, tooltip: `Keep your version and reject ${what}`, args },
         { line: p.lensLine, title: "Take agent's", command: Commands.takeAgents, tooltip: `Replace the file with the agent's version and accept ${what}`, args },

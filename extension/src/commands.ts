@@ -10,7 +10,7 @@ import type { FileChangeRecord, Records, ResolveHow } from './api.gen';
 import { placementsFor } from './codelens';
 import { recordLabel, type AppContext } from './context';
 import { showRecordDiff } from './diff';
-import { changeSummary } from './labels';
+import { changeSummary, mergingInEditor } from './labels';
 import { log } from './log';
 import type { ChangeTreeNode, FileNode, SessionNode } from './tree';
 import { plural } from './words';
@@ -209,6 +209,13 @@ export const RESOLUTIONS: ReadonlyArray<{ how: ResolveHow; label: string; detail
   { how: 'markers', label: 'Merge in editor', detail: 'Put both versions into the file between conflict markers; prsm accepts the change once you remove them.' },
 ];
 
+/** What mine and markers do once the markers are in the file. */
+const MERGING_DETAIL: Record<ResolveHow, string> = {
+  mine: "Reject the agent's change; the conflict markers stay in your file for you to remove.",
+  agent: '',
+  markers: 'The markers are in the file already: remove them and save; prsm then accepts the change.',
+};
+
 /** Whether a record is a conflict: settled by resolve, never merely accepted. */
 export function isConflict(r: FileChangeRecord): boolean {
   return r.status === 'pending' && r.sync_state === 'conflict';
@@ -226,10 +233,15 @@ export async function resolveConflict(ctx: AppContext, r: FileChangeRecord, how:
     return;
   }
   const what = RESOLUTIONS.find((x) => x.how === how)?.label.toLowerCase() ?? how;
-  log.info(`resolve ${r.session_id}/${r.id}: ${how}`);
-  const ans = await ctx.call(`resolve the conflict (${what})`, (c) => c.resolve(r.session_id, r.id, how));
-  done(ctx, ans);
-  if (!ans || how !== 'markers') {
+  // Markers are in the file already: writing them again would nest them.
+  const again = how === 'markers' && mergingInEditor(r);
+  let ans: Records | undefined;
+  if (!again) {
+    log.info(`resolve ${r.session_id}/${r.id}: ${how}`);
+    ans = await ctx.call(`resolve the conflict (${what})`, (c) => c.resolve(r.session_id, r.id, how));
+    done(ctx, ans);
+  }
+  if ((!ans && !again) || how !== 'markers') {
     return;
   }
   const local = vscode.Uri.file(ctx.paths()?.toLocal(r.file_path) ?? r.file_path);
@@ -241,8 +253,13 @@ export async function resolveConflict(ctx: AppContext, r: FileChangeRecord, how:
 
 /** Asks which of the three ways out of a conflict is meant (Accept on a conflict). */
 export async function pickResolution(r: FileChangeRecord): Promise<ResolveHow | undefined> {
+  const merging = mergingInEditor(r);
   const pick = await vscode.window.showQuickPick(
-    RESOLUTIONS.map((x) => ({ label: x.label, detail: x.detail, how: x.how })),
+    RESOLUTIONS.map((x) =>
+      merging && x.how !== 'agent'
+        ? { label: x.label, detail: MERGING_DETAIL[x.how], how: x.how }
+        : { label: x.label, detail: x.detail, how: x.how },
+    ),
     { placeHolder: `Your edits to ${r.rel_path} and the agent's change overlap: how do you want to resolve it?` },
   );
   return pick?.how;

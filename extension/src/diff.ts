@@ -8,6 +8,7 @@ import type { FileChangeRecord } from './api.gen';
 import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
 import { CONTENT_SCHEME } from './settings';
+import { toolLabel } from './labels';
 import { size } from './words';
 
 export type Side = 'before' | 'after';
@@ -84,6 +85,6 @@ export async function showRecordDiff(r: FileChangeRecord): Promise<void> {
   }
   const name = path.basename(r.rel_path);
   const what = r.change_type === 'create' ? 'created' : r.change_type === 'delete' ? 'deleted' : r.status;
-  const title = `${name} (${r.tool_name} ${r.id}, ${what})`;
+  const title = `${name} (${toolLabel(r)}, ${what})`;
   await vscode.commands.executeCommand('vscode.diff', contentUri(r, 'before'), contentUri(r, 'after'), title, { preview: true });
 }

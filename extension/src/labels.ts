@@ -8,6 +8,15 @@ import * as path from 'node:path';
 import type { FileChangeRecord } from './api.gen';
 import { size } from './words';
 
+/**
+ * Whether a conflict waits in the workspace file between conflict markers
+ * (resolved with "markers"): the server's note says so until it sees the
+ * markers gone and accepts the change.
+ */
+export function mergingInEditor(r: FileChangeRecord): boolean {
+  return r.status === 'pending' && r.sync_state === 'conflict' && (r.note ?? '').startsWith('merge in your editor');
+}
+
 /** The longest summary shown; longer lines end in "…". */
 export const SUMMARY_MAX = 60;
 

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 
 import type { FileChangeRecord, Session } from './api.gen';
 import type { AppContext } from './context';
-import { changeLabel, changeSummary, toolLabel } from './labels';
+import { changeLabel, changeSummary, mergingInEditor, toolLabel } from './labels';
 import { Disposable } from './lifecycle';
 import { statusOf, type Model } from './model';
 import { Commands } from './settings';
@@ -124,6 +124,9 @@ function countsText(c: Counts): string {
 
 /** The status word of a record shown in the tree. */
 export function statusText(r: FileChangeRecord): string {
+  if (mergingInEditor(r)) {
+    return 'conflict, merging in editor';
+  }
   if (r.status === 'pending' && r.sync_state === 'conflict') {
     return 'conflict';
   }

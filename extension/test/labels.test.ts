@@ -12,7 +12,7 @@ import { changeLabel, changeSummary, toolLabel } from '../src/labels';
 import { Model } from '../src/model';
 import { PathMap } from '../src/paths';
 import { Commands } from '../src/settings';
-import { buildTree, toTreeItem } from '../src/tree';
+import { buildTree, statusText, toTreeItem } from '../src/tree';
 import { lines, rec, session } from './helpers';
 import { env, recorded, resetStub } from './vscode-stub';
 
@@ -40,6 +40,12 @@ describe('change rows', () => {
     const tip = String(item.tooltip);
     expect(tip).toContain(`id: ${LONG_ID}:0 (tool call ${LONG_ID})`);
     expect(tip).toContain('Edit: src/app.py (modify, +1 −1)');
+  });
+
+  it('say so while a conflict waits between markers in the file', () => {
+    const c = rec({ old: lines('a'), new: lines('b'), sync_state: 'conflict' });
+    expect(statusText(c)).toBe('conflict');
+    expect(statusText({ ...c, note: 'merge in your editor: both versions are in the workspace file' })).toBe('conflict, merging in editor');
   });
 
   it('name Watch records in words: seen by the watcher, or changed while prsm was not running', () => {

@@ -322,6 +322,28 @@ describe('commands', () => {
     expect(recorded.messages.map((x) => x.text).join('\n')).toContain('conflict markers');
   });
 
+  it('does not write the markers twice: once they are in the file, Merge in editor only opens it', async () => {
+    const c = conflictCase();
+    const merging = { ...c.r, note: 'merge in your editor: both versions are in the workspace file between conflict markers' };
+    c.m.upsertRecords([merging]);
+    const [p] = placeRecords([merging], { text: lines('x'), lineCount: 2, maxLines: 100 });
+    expect(lensSpecs([p]).map((s) => [s.title, s.command])).toEqual([
+      ['Merging in editor: remove the conflict markers and save', Commands.mergeInEditor],
+      ["Take agent's", Commands.takeAgents],
+    ]);
+    const stub = await import('./vscode-stub');
+    const shown: string[] = [];
+    const show = stub.window.showTextDocument;
+    stub.window.showTextDocument = async (u: unknown) => (shown.push((u as { fsPath: string }).fsPath), undefined);
+    try {
+      await mergeInEditor(c.ctx, 's1', 'x');
+    } finally {
+      stub.window.showTextDocument = show;
+    }
+    expect(c.sent).toEqual([]);
+    expect(shown).toEqual(['/ws/a.txt']);
+  });
+
   it('asks which way to resolve when Accept meets a conflict, and never plainly accepts it', async () => {
     const c = conflictCase();
     answers.quickPick.push(() => undefined); // Escape

@@ -290,6 +290,9 @@ describe('prsm extension in code-server', () => {
     // The editor shows the markers, with VS Code's own merge CodeLens on them.
     await wb.line('<<<<<<< yours').waitFor({ timeout: 10_000 });
     await wb.lens('Accept Incoming Change').first().waitFor({ timeout: 15_000 });
+    // prsm's own lens says what it waits for, and offers no second set of markers.
+    await wb.lens('Merging in editor').first().waitFor({ timeout: 10_000 });
+    expect(await wb.lens('Keep mine').count()).toBe(0);
     await wb.screenshot('merge-markers');
     expect((await record('tc-merge')).status).toBe('pending');
 
@@ -300,7 +303,7 @@ describe('prsm extension in code-server', () => {
     expect(read('e.txt')).toBe(merged);
     // The extension hears of it (file_change_status): no conflict lens left.
     await wb.line('USER_BLUE_AND_AGENT_GREEN').waitFor({ timeout: 10_000 });
-    await wb.lens('Merge in editor').first().waitFor({ state: 'detached', timeout: 10_000 });
+    await wb.lens('Merging in editor').first().waitFor({ state: 'detached', timeout: 10_000 });
   });
 
   it('lists checkpoints, creates a named one, and rewinds to it', async () => {
