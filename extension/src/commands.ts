@@ -50,15 +50,21 @@ function pendingAtCursor(ctx: AppContext): FileChangeRecord[] {
   return pending.sort((x, y) => dist(x) - dist(y));
 }
 
-async function resolveRecord(ctx: AppContext, args: readonly unknown[], verb: string): Promise<FileChangeRecord | undefined> {
+async function resolveRecord(
+  ctx: AppContext,
+  args: readonly unknown[],
+  verb: string,
+  only: (r: FileChangeRecord) => boolean = () => true,
+  what = 'pending change',
+): Promise<FileChangeRecord | undefined> {
   const r = recordFromArgs(ctx, args);
   if (r) {
     return r;
   }
-  const candidates = pendingAtCursor(ctx);
+  const candidates = pendingAtCursor(ctx).filter(only);
   if (candidates.length <= 1) {
     if (!candidates.length) {
-      void vscode.window.showInformationMessage(`prsm: no pending change here to ${verb}.`);
+      void vscode.window.showInformationMessage(`prsm: no ${what} here to ${verb}.`);
     }
     return candidates[0];
   }
@@ -266,7 +272,8 @@ export async function pickResolution(r: FileChangeRecord): Promise<ResolveHow | 
 }
 
 async function resolveWith(ctx: AppContext, args: readonly unknown[], how: ResolveHow): Promise<void> {
-  const r = await resolveRecord(ctx, args, 'resolve');
+  // From the palette: the conflicts of the active file only.
+  const r = await resolveRecord(ctx, args, 'resolve', isConflict, 'conflict');
   if (r) {
     await resolveConflict(ctx, r, how);
   }

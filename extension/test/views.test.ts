@@ -322,6 +322,18 @@ describe('commands', () => {
     expect(recorded.messages.map((x) => x.text).join('\n')).toContain('conflict markers');
   });
 
+  it('resolves the conflict of the active file from the palette, not another pending change', async () => {
+    const c = conflictCase();
+    c.m.upsertRecords([rec({ id: 'plain', added_ranges: [{ startLine: 1, endLine: 1 }], removed_ranges: [] })]);
+    window.activeTextEditor = { document: new FakeDocument('/ws/a.txt', ''), selection: { active: { line: 0 } } };
+    await takeAgents(c.ctx);
+    expect(recorded.quickPicks).toEqual([]); // one conflict: no question
+    expect(c.sent).toEqual(['resolve s1 x agent']);
+    window.activeTextEditor = undefined;
+    await keepMine(c.ctx);
+    expect(recorded.messages.map((x) => x.text)).toContain('prsm: no conflict here to resolve.');
+  });
+
   it('does not write the markers twice: once they are in the file, Merge in editor only opens it', async () => {
     const c = conflictCase();
     const merging = { ...c.r, note: 'merge in your editor: both versions are in the workspace file between conflict markers' };
