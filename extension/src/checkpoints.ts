@@ -8,6 +8,7 @@ import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
 import type { Model } from './model';
 import { ContextKeys } from './settings';
+import { plural } from './words';
 
 export interface CheckpointSessionNode {
   kind: 'cpSession';
@@ -78,7 +79,7 @@ export function checkpointItem(n: CheckpointTreeNode): vscode.TreeItem {
     const s = n.session;
     const item = new vscode.TreeItem(s.name || s.id, s.status === 'active' ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `cpsession:${s.id}`;
-    item.description = `${n.checkpoints.length} checkpoint${n.checkpoints.length === 1 ? '' : 's'}${s.status === 'ended' ? ' · ended' : ''}`;
+    item.description = `${plural(n.checkpoints.length, 'checkpoint')}${s.status === 'ended' ? ' · ended' : ''}`;
     item.iconPath = new vscode.ThemeIcon(s.status === 'active' ? 'hubot' : 'archive');
     item.contextValue = `cpSession.${s.status}`;
     return item;
@@ -290,7 +291,7 @@ export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promis
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(planItems(plan), {
-    title: `Rewind to "${label}" changes ${files} file${files === 1 ? '' : 's'}`,
+    title: `Rewind to "${label}" changes ${plural(files, 'file')}`,
     placeHolder: 'These are the file operations of the rewind. Pick any to continue, Escape to cancel.',
     matchOnDescription: true,
   });
@@ -299,8 +300,10 @@ export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promis
   }
   if (files > 1) {
     const detail = [
-      `${files} files go back to "${label}"; later changes of the session are rejected.`,
-      plan.conflicts.length ? `${plan.conflicts.length} file(s) with your edits in the way stay as they are.` : '',
+      `${plural(files, 'file')} go back to "${label}"; later changes of the session are rejected.`,
+      plan.conflicts.length
+        ? `${plural(plan.conflicts.length, 'file')} with your edits in the way ${plan.conflicts.length === 1 ? 'stays as it is' : 'stay as they are'}.`
+        : '',
       ...plan.warnings,
       'A safety checkpoint is taken first, so the rewind can be undone.',
     ]
@@ -318,7 +321,7 @@ export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promis
   await reload(ctx, c.session_id);
   const safety = done.safety_checkpoint_id;
   void vscode.window
-    .showInformationMessage(`prsm: rewound to "${label}" (${affectedCount(done)} files).`, ...(safety ? ['Undo'] : []))
+    .showInformationMessage(`prsm: rewound to "${label}" (${plural(affectedCount(done), 'file')}).`, ...(safety ? ['Undo'] : []))
     .then(async (choice) => {
       if (choice === 'Undo' && safety) {
         await ctx.call('undo the rewind', (cl) => cl.rollback(c.session_id, safety));

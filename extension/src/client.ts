@@ -17,6 +17,8 @@ import {
   type PrsmEvent,
   type Records,
   type RecordStatus,
+  type ResolveHow,
+  type ResolveRequest,
   type RollbackRequest,
   type ServerInfo,
   type Session,
@@ -306,6 +308,16 @@ export class PrsmClient {
 
   reject(sessionId: string, id: string): Promise<Records> {
     return this.json('POST', `${this.changePath(sessionId, id)}/reject`);
+  }
+
+  /**
+   * Settles a change in conflict: 'mine' rejects it and keeps the workspace
+   * file, 'agent' writes the agent's version, 'markers' writes both between
+   * git conflict markers (the server accepts the change once they are gone).
+   */
+  resolve(sessionId: string, id: string, how: ResolveHow): Promise<Records> {
+    const body: ResolveRequest = { how };
+    return this.json('POST', `${this.changePath(sessionId, id)}/resolve`, body);
   }
 
   /**

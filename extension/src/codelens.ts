@@ -1,5 +1,5 @@
 // "Accept | Reject | Diff" above every pending change, and
-// "Conflict: Keep mine | Take agent's" above a conflicting one. A change of
+// "Conflict: Keep mine | Take agent's | Merge in editor" above a conflicting one. A change of
 // several hunks gets "Accept | Reject" above each pending hunk (those decide
 // the hunk), and its first pending hunk also "Accept Change | Reject Change"
 // (while none is decided) and "Diff".
@@ -8,9 +8,11 @@ import * as vscode from 'vscode';
 
 import type { FileChangeRecord } from './api.gen';
 import { maxDecoratedLines, setting, type AppContext } from './context';
+import { mergingInEditor, toolLabel } from './labels';
 import { Disposable } from './lifecycle';
 import { placeRecords, type Placement } from './ranges';
 import { Commands, Defaults, SettingKeys, type CommandId } from './settings';
+import { plural } from './words';
 
 export interface LensSpec {
   line: number;
@@ -24,11 +26,11 @@ export interface LensSpec {
 function describe(r: FileChangeRecord): string {
   const add = r.added_ranges.reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
   const del = r.removed_ranges.reduce((n, x) => n + x.endLine - x.startLine + 1, 0);
-  return `${r.tool_name} ${r.tool_call_id} (+${add} −${del}) by ${r.agent_id || 'agent'}, session ${r.session_id}`;
+  return `${toolLabel(r)} ${r.id} (+${add} −${del}) by ${r.agent_id || 'agent'}, session ${r.session_id}`;
 }
 
 /**
- * The lenses of placed records, in line order: three per change, two per
+ * The lenses of placed records, in line order: three per change, three per
  * conflict, two per pending hunk of a change of several hunks (plus the
  * whole change's on its first).
  */
@@ -41,10 +43,30 @@ export function lensSpecs(placements: readonly Placement[]): LensSpec[] {
     }
     const args: [string, string] = [r.session_id, r.id];
     const what = describe(r);
-    if (r.sync_state === 'conflict') {
+    if (r.sync_state === 'conflict' && mergingInEditor(r)) {
+      // The markers are in the file: VS Code's merge lens is on them. A
+      // second "markers" would nest markers, so only the way out is offered.
+      out.push(
+        {
+          line: p.lensLine,
+          title: 'Merging in editor: remove the conflict markers and save',
+          command: Commands.mergeInEditor,
+          tooltip: `prsm accepts ${what} once the file has no conflict markers left`,
+          args,
+        },
+        { line: p.lensLine, title: "Take agent's", command: Commands.takeAgents, tooltip: `Replace the file with the agent's version and accept ${what}`, args },
+      );
+    } else if (r.sync_state === 'conflict') {
       out.push(
         { line: p.lensLine, title: 'Conflict: Keep mine', command: Commands.keepMine, tooltip: `Keep your version and reject ${what}`, args },
         { line: p.lensLine, title: "Take agent's", command: Commands.takeAgents, tooltip: `Replace the file with the agent's version and accept ${what}`, args },
+        {
+          line: p.lensLine,
+          title: 'Merge in editor',
+          command: Commands.mergeInEditor,
+          tooltip: `Put both versions into the file between conflict markers; ${what} is accepted once you remove them`,
+          args,
+        },
       );
     } else if (r.hunks?.length > 1 && p.hunks.some((h) => h.status === 'pending')) {
       out.push(...hunkLenses(p, what));
@@ -80,8 +102,8 @@ function hunkLenses(p: Placement, what: string): LensSpec[] {
     const whole: [string, string] = [r.session_id, r.id];
     if (undecided) {
       out.push(
-        { line: h.line, title: 'Accept Change', command: Commands.acceptChange, tooltip: `Accept all ${r.hunks.length} hunks of ${what}`, args: whole },
-        { line: h.line, title: 'Reject Change', command: Commands.rejectChange, tooltip: `Reject all ${r.hunks.length} hunks of ${what}`, args: whole },
+        { line: h.line, title: 'Accept Change', command: Commands.acceptChange, tooltip: `Accept all ${plural(r.hunks.length, 'hunk')} of ${what}`, args: whole },
+        { line: h.line, title: 'Reject Change', command: Commands.rejectChange, tooltip: `Reject all ${plural(r.hunks.length, 'hunk')} of ${what}`, args: whole },
       );
     }
     out.push({ line: h.line, title: 'Diff', command: Commands.showDiff, tooltip: `Show the diff of ${what}`, args: whole });

@@ -6,12 +6,14 @@
 
 import * as vscode from 'vscode';
 
-import type { FileChangeRecord, Records } from './api.gen';
+import type { FileChangeRecord, Records, ResolveHow } from './api.gen';
 import { placementsFor } from './codelens';
 import { recordLabel, type AppContext } from './context';
 import { showRecordDiff } from './diff';
+import { changeSummary, mergingInEditor } from './labels';
 import { log } from './log';
 import type { ChangeTreeNode, FileNode, SessionNode } from './tree';
+import { plural } from './words';
 
 /** Resolves a command's arguments to the record they name (lens args or a tree node). */
 export function recordFromArgs(ctx: Pick<AppContext, 'model'>, args: readonly unknown[]): FileChangeRecord | undefined {
@@ -48,20 +50,26 @@ function pendingAtCursor(ctx: AppContext): FileChangeRecord[] {
   return pending.sort((x, y) => dist(x) - dist(y));
 }
 
-async function resolveRecord(ctx: AppContext, args: readonly unknown[], verb: string): Promise<FileChangeRecord | undefined> {
+async function resolveRecord(
+  ctx: AppContext,
+  args: readonly unknown[],
+  verb: string,
+  only: (r: FileChangeRecord) => boolean = () => true,
+  what = 'pending change',
+): Promise<FileChangeRecord | undefined> {
   const r = recordFromArgs(ctx, args);
   if (r) {
     return r;
   }
-  const candidates = pendingAtCursor(ctx);
+  const candidates = pendingAtCursor(ctx).filter(only);
   if (candidates.length <= 1) {
     if (!candidates.length) {
-      void vscode.window.showInformationMessage(`prsm: no pending change here to ${verb}.`);
+      void vscode.window.showInformationMessage(`prsm: no ${what} here to ${verb}.`);
     }
     return candidates[0];
   }
   const pick = await vscode.window.showQuickPick(
-    candidates.map((c) => ({ label: recordLabel(c), description: `${c.id} · ${c.status}`, record: c })),
+    candidates.map((c) => ({ label: recordLabel(c), description: [changeSummary(c), c.status].filter(Boolean).join(' · '), detail: `id ${c.id}`, record: c })),
     { placeHolder: `${verb[0].toUpperCase()}${verb.slice(1)} which change?` },
   );
   return pick?.record;
@@ -94,6 +102,14 @@ function done(ctx: AppContext, ans: Records | undefined): void {
 export async function acceptChange(ctx: AppContext, ...args: unknown[]): Promise<void> {
   const r = await resolveRecord(ctx, args, 'accept');
   if (!r) {
+    return;
+  }
+  if (isConflict(r)) {
+    // A conflict is resolved, never merely accepted: ask which way.
+    const how = await pickResolution(r);
+    if (how) {
+      await resolveConflict(ctx, r, how);
+    }
     return;
   }
   log.info(`accept ${r.session_id}/${r.id}`);
@@ -192,47 +208,103 @@ export async function showDiff(ctx: AppContext, ...args: unknown[]): Promise<voi
   }
 }
 
-/** Conflict: keep the workspace file as it is, and drop the agent's change. */
-export async function keepMine(ctx: AppContext, ...args: unknown[]): Promise<void> {
-  const r = await resolveRecord(ctx, args, 'resolve');
-  if (!r) {
-    return;
-  }
-  log.info(`keep mine: reject ${r.session_id}/${r.id}`);
-  done(ctx, await ctx.call('keep your version', (c) => c.reject(r.session_id, r.id)));
+/** The three ways out of a conflict, in the order they are offered. */
+export const RESOLUTIONS: ReadonlyArray<{ how: ResolveHow; label: string; detail: string }> = [
+  { how: 'mine', label: 'Keep mine', detail: "Keep your file as it is and reject the agent's change." },
+  { how: 'agent', label: "Take agent's", detail: "Replace your file with the agent's version." },
+  { how: 'markers', label: 'Merge in editor', detail: 'Put both versions into the file between conflict markers; prsm accepts the change once you remove them.' },
+];
+
+/** What mine and markers do once the markers are in the file. */
+const MERGING_DETAIL: Record<ResolveHow, string> = {
+  mine: "Reject the agent's change; the conflict markers stay in your file for you to remove.",
+  agent: '',
+  markers: 'The markers are in the file already: remove them and save; prsm then accepts the change.',
+};
+
+/** Whether a record is a conflict: settled by resolve, never merely accepted. */
+export function isConflict(r: FileChangeRecord): boolean {
+  return r.status === 'pending' && r.sync_state === 'conflict';
 }
 
 /**
- * Conflict: put the agent's version of the file into the workspace (as an
- * undoable editor edit, then saved) and accept the change.
+ * Resolves a conflict one of the three ways through the server's resolve
+ * route. For 'markers' it then opens the file, where VS Code shows its own
+ * merge CodeLens on the markers; the record turns accepted (a
+ * file_change_status event) once the server sees the markers gone.
  */
-export async function takeAgents(ctx: AppContext, ...args: unknown[]): Promise<void> {
-  const r = await resolveRecord(ctx, args, 'resolve');
+export async function resolveConflict(ctx: AppContext, r: FileChangeRecord, how: ResolveHow): Promise<void> {
+  // The server works on the file on disk: what the user sees must be there.
+  if (how !== 'mine' && !(await settleDocument(ctx, r))) {
+    return;
+  }
+  const what = RESOLUTIONS.find((x) => x.how === how)?.label.toLowerCase() ?? how;
+  // Markers are in the file already: writing them again would nest them.
+  const again = how === 'markers' && mergingInEditor(r);
+  let ans: Records | undefined;
+  if (!again) {
+    log.info(`resolve ${r.session_id}/${r.id}: ${how}`);
+    ans = await ctx.call(`resolve the conflict (${what})`, (c) => c.resolve(r.session_id, r.id, how));
+    done(ctx, ans);
+  }
+  if ((!ans && !again) || how !== 'markers') {
+    return;
+  }
+  const local = vscode.Uri.file(ctx.paths()?.toLocal(r.file_path) ?? r.file_path);
+  await vscode.window.showTextDocument(local, { preview: false });
+  void vscode.window.showInformationMessage(
+    `prsm: ${r.rel_path} now holds both versions between conflict markers. Merge them and save; prsm accepts the change once the markers are gone.`,
+  );
+}
+
+/** Asks which of the three ways out of a conflict is meant (Accept on a conflict). */
+export async function pickResolution(r: FileChangeRecord): Promise<ResolveHow | undefined> {
+  const merging = mergingInEditor(r);
+  const pick = await vscode.window.showQuickPick(
+    RESOLUTIONS.map((x) =>
+      merging && x.how !== 'agent'
+        ? { label: x.label, detail: MERGING_DETAIL[x.how], how: x.how }
+        : { label: x.label, detail: x.detail, how: x.how },
+    ),
+    { placeHolder: `Your edits to ${r.rel_path} and the agent's change overlap: how do you want to resolve it?` },
+  );
+  return pick?.how;
+}
+
+async function resolveWith(ctx: AppContext, args: readonly unknown[], how: ResolveHow): Promise<void> {
+  // From the palette: the conflicts of the active file only.
+  const r = await resolveRecord(ctx, args, 'resolve', isConflict, 'conflict');
+  if (r) {
+    await resolveConflict(ctx, r, how);
+  }
+}
+
+/** Conflict: keep the workspace file as it is, and reject the agent's change. */
+export function keepMine(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  return resolveWith(ctx, args, 'mine');
+}
+
+/** Conflict: the workspace file becomes the agent's version, and the change is accepted. */
+export function takeAgents(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  return resolveWith(ctx, args, 'agent');
+}
+
+/** Conflict: both versions go into the file between conflict markers, to merge in the editor. */
+export function mergeInEditor(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  return resolveWith(ctx, args, 'markers');
+}
+
+/**
+ * Copies a change's whole id, the one `prsm changes diff|accept|reject`
+ * takes as it is (rows lead with the tool and the file, not the id).
+ */
+export async function copyId(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  const r = recordFromArgs(ctx, args) ?? (await resolveRecord(ctx, args, 'copy the id of'));
   if (!r) {
     return;
   }
-  const after = await ctx.call("load the agent's version", (c) => c.changeContent(r.session_id, r.id, 'after'));
-  const local = vscode.Uri.file(ctx.paths()?.toLocal(r.file_path) ?? r.file_path);
-  const edit = new vscode.WorkspaceEdit();
-  if (r.change_type === 'delete' || after === undefined) {
-    if (r.change_type !== 'delete') {
-      return; // the load failed and was reported
-    }
-    edit.deleteFile(local, { ignoreIfNotExists: true });
-  } else {
-    const doc = await vscode.workspace.openTextDocument(local);
-    edit.replace(local, new vscode.Range(0, 0, doc.lineCount, 0), after.toString('utf8'));
-  }
-  if (!(await vscode.workspace.applyEdit(edit))) {
-    void vscode.window.showWarningMessage(`prsm: could not write the agent's version of ${r.rel_path}.`);
-    return;
-  }
-  if (r.change_type !== 'delete') {
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === local.toString());
-    await doc?.save();
-  }
-  log.info(`take agent's: accept ${r.session_id}/${r.id}`);
-  done(ctx, await ctx.call('accept the change', (c) => c.accept(r.session_id, r.id)));
+  await vscode.env.clipboard.writeText(r.id);
+  void vscode.window.showInformationMessage(`prsm: copied the id ${r.id} (${recordLabel(r)}).`);
 }
 
 /** The (session, rel_path) pairs a file command acts on. */
@@ -291,7 +363,7 @@ export async function bulkSession(ctx: AppContext, accept: boolean, arg?: unknow
   const n = ctx.model.recordsOfSession(sessionId).filter((r) => r.status === 'pending').length;
   if (!accept && n > 1) {
     const name = ctx.model.session(sessionId)?.name ?? sessionId;
-    const ok = await vscode.window.showWarningMessage(`Reject all ${n} pending changes of ${name}?`, { modal: true }, 'Reject All');
+    const ok = await vscode.window.showWarningMessage(`Reject all ${plural(n, 'pending change')} of ${name}?`, { modal: true }, 'Reject All');
     if (ok !== 'Reject All') {
       return;
     }
@@ -308,7 +380,7 @@ export async function bulkEverything(ctx: AppContext, accept: boolean): Promise<
     return;
   }
   if (!accept && n > 1) {
-    const ok = await vscode.window.showWarningMessage(`Reject all ${n} pending changes of every session?`, { modal: true }, 'Reject All');
+    const ok = await vscode.window.showWarningMessage(`Reject all ${plural(n, 'pending change')} of every session?`, { modal: true }, 'Reject All');
     if (ok !== 'Reject All') {
       return;
     }

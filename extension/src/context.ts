@@ -8,6 +8,7 @@ import { PrsmApiError, type PrsmClient } from './client';
 import type { Connection } from './connection';
 import { log } from './log';
 import type { Model } from './model';
+import { toolLabel } from './labels';
 import type { PathMap } from './paths';
 import { Defaults, SECTION, SettingKeys } from './settings';
 
@@ -52,7 +53,7 @@ export function makeCall(connection: Connection) {
   };
 }
 
-/** A short label of a record for titles and pickers. */
+/** A short label of a record for titles and pickers: the tool and the file's path. */
 export function recordLabel(r: FileChangeRecord): string {
-  return `${r.tool_name || 'change'} ${r.rel_path}`;
+  return r.tool_name === 'Watch' ? `${r.rel_path}, ${toolLabel(r)}` : `${toolLabel(r)} ${r.rel_path}`;
 }

@@ -9,6 +9,8 @@ import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
 import type { Placement } from './ranges';
 import { splitLines } from './ranges';
+import { toolLabel } from './labels';
+import { plural } from './words';
 
 export const Colors = {
   addedBackground: 'prsm.addedLineBackground',
@@ -44,7 +46,7 @@ export function planDecorations(placements: readonly Placement[]): DecorationPla
 
 function removedHover(r: Placement['record'], oldStart: number, count: number): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
-  md.appendMarkdown(`**prsm**: ${count} line${count === 1 ? '' : 's'} removed by ${r.tool_name} \`${r.tool_call_id}\``);
+  md.appendMarkdown(`**prsm**: ${plural(count, 'line')} removed by ${toolLabel(r)} \`${r.id}\``);
   const old = r.old_content;
   if (old !== null) {
     const lines = splitLines(old).slice(oldStart, oldStart + Math.min(count, 30));

@@ -8,6 +8,8 @@ import type { FileChangeRecord } from './api.gen';
 import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
 import { CONTENT_SCHEME } from './settings';
+import { toolLabel } from './labels';
+import { size } from './words';
 
 export type Side = 'before' | 'after';
 
@@ -30,14 +32,6 @@ export function parseContentUri(uri: vscode.Uri): { session: string; id: string;
 
 /** The message shown instead of a diff for a binary record. */
 export function binaryMessage(r: FileChangeRecord): string {
-  const size = (n: number) =>
-    n >= 1024 ** 3
-      ? `${(n / 1024 ** 3).toFixed(1)} GiB`
-      : n >= 1024 * 1024
-        ? `${(n / 1024 / 1024).toFixed(1)} MiB`
-        : n >= 1024
-          ? `${(n / 1024).toFixed(1)} KiB`
-          : `${n} bytes`;
   const note = r.note ? ` ${r.note}.` : '';
   switch (r.change_type) {
     case 'create':
@@ -91,6 +85,6 @@ export async function showRecordDiff(r: FileChangeRecord): Promise<void> {
   }
   const name = path.basename(r.rel_path);
   const what = r.change_type === 'create' ? 'created' : r.change_type === 'delete' ? 'deleted' : r.status;
-  const title = `${name} (${r.tool_name} ${r.id}, ${what})`;
+  const title = `${name} (${toolLabel(r)}, ${what})`;
   await vscode.commands.executeCommand('vscode.diff', contentUri(r, 'before'), contentUri(r, 'after'), title, { preview: true });
 }

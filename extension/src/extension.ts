@@ -178,6 +178,8 @@ export function activate(context: vscode.ExtensionContext): void {
   reg(Commands.showDiff, (...a) => commands.showDiff(app, ...a));
   reg(Commands.keepMine, (...a) => commands.keepMine(app, ...a));
   reg(Commands.takeAgents, (...a) => commands.takeAgents(app, ...a));
+  reg(Commands.mergeInEditor, (...a) => commands.mergeInEditor(app, ...a));
+  reg(Commands.copyId, (...a) => commands.copyId(app, ...a));
   reg(Commands.acceptFile, (a) => commands.bulkFile(app, true, a));
   reg(Commands.rejectFile, (a) => commands.bulkFile(app, false, a));
   reg(Commands.acceptSession, (a) => commands.bulkSession(app, true, a));

@@ -192,8 +192,9 @@ export class Model {
         if (r) {
           this.recordsByKey.set(k, { ...r, status: s.status, sync_state: s.sync_state });
           // Its hunks were decided too (by another window, the page or the
-          // CLI), and the event does not carry them.
-          if (client && (s.status as string) === 'partial') {
+          // CLI), and the event does not carry them. A note (a conflict
+          // merged in the editor) may have changed with the status too.
+          if (client && ((s.status as string) === 'partial' || (r.note && r.status !== s.status))) {
             this.fetchRecord(client, s.session_id, s.id);
           }
         } else if (client) {

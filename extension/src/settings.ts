@@ -52,6 +52,8 @@ export const Commands = {
   showDiff: 'prsm.showDiff',
   keepMine: 'prsm.keepMine',
   takeAgents: 'prsm.takeAgents',
+  mergeInEditor: 'prsm.mergeInEditor',
+  copyId: 'prsm.copyId',
   acceptFile: 'prsm.acceptFile',
   rejectFile: 'prsm.rejectFile',
   acceptSession: 'prsm.acceptSession',

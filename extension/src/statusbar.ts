@@ -8,6 +8,7 @@ import type { HookHealth } from './api.gen';
 import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
 import { Commands, type ConnectionState } from './settings';
+import { plural } from './words';
 
 /** The text and tooltip of the item for a state and a pending count (tested). */
 export function statusText(state: ConnectionState, pending: number): { text: string; tooltip: string } {
@@ -15,7 +16,7 @@ export function statusText(state: ConnectionState, pending: number): { text: str
     case 'connected':
       return {
         text: `$(git-compare) prsm: ${pending} pending`,
-        tooltip: pending ? `${pending} agent change${pending === 1 ? '' : 's'} to review. Click to open the prsm view.` : 'No agent changes to review.',
+        tooltip: pending ? `${plural(pending, 'agent change')} to review. Click to open the prsm view.` : 'No agent changes to review.',
       };
     case 'connecting':
       return { text: '$(sync~spin) prsm', tooltip: 'Connecting to the prsm server…' };

@@ -6,9 +6,11 @@ import * as vscode from 'vscode';
 
 import type { FileChangeRecord, Session } from './api.gen';
 import type { AppContext } from './context';
+import { changeLabel, changeSummary, mergingInEditor, toolLabel } from './labels';
 import { Disposable } from './lifecycle';
 import { statusOf, type Model } from './model';
 import { Commands } from './settings';
+import { plural } from './words';
 
 export interface Counts {
   pending: number;
@@ -106,7 +108,7 @@ function countsText(c: Counts): string {
     parts.push(`${c.pending} pending`);
   }
   if (c.conflicts) {
-    parts.push(`${c.conflicts} conflict${c.conflicts === 1 ? '' : 's'}`);
+    parts.push(plural(c.conflicts, 'conflict'));
   }
   if (c.accepted) {
     parts.push(`${c.accepted} accepted`);
@@ -122,6 +124,9 @@ function countsText(c: Counts): string {
 
 /** The status word of a record shown in the tree. */
 export function statusText(r: FileChangeRecord): string {
+  if (mergingInEditor(r)) {
+    return 'conflict, merging in editor';
+  }
   if (r.status === 'pending' && r.sync_state === 'conflict') {
     return 'conflict';
   }
@@ -168,6 +173,27 @@ function lines(r: FileChangeRecord): string {
   return `+${add} −${del}`;
 }
 
+/** A change row's description: the summary of what changed, its status and its size in lines. */
+export function changeDescription(r: FileChangeRecord): string {
+  const s = changeSummary(r);
+  const l = r.binary ? '' : lines(r); // the summary gives a binary file's size
+  return [s, statusText(r), r.change_type === 'create' ? 'new file' : '', l].filter(Boolean).join(' · ');
+}
+
+/** A change row's tooltip: everything, the whole id included (the CLI takes it as it is). */
+export function changeTooltip(r: FileChangeRecord): string {
+  const s = changeSummary(r);
+  return [
+    `${toolLabel(r)}: ${r.rel_path} (${r.change_type}, ${lines(r)})`,
+    s ? `${s}` : '',
+    `status: ${statusText(r)}${r.note ? ` (${r.note})` : ''}`,
+    `id: ${r.id}${r.tool_call_id !== r.id ? ` (tool call ${r.tool_call_id})` : ''}`,
+    `agent: ${r.agent_id || 'unknown'}, ${r.timestamp}`,
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
 export function toTreeItem(n: ChangeTreeNode, toLocal: (p: string) => string = (p) => p): vscode.TreeItem {
   switch (n.kind) {
     case 'session': {
@@ -193,10 +219,10 @@ export function toTreeItem(n: ChangeTreeNode, toLocal: (p: string) => string = (
     }
     case 'change': {
       const r = n.record;
-      const item = new vscode.TreeItem(`${r.tool_name} ${r.id}`, vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(changeLabel(r), vscode.TreeItemCollapsibleState.None);
       item.id = `change:${r.session_id}:${r.id}`;
-      item.description = `${statusText(r)} · ${r.change_type} · ${lines(r)}`;
-      item.tooltip = `${r.tool_name} ${r.tool_call_id} changed ${r.rel_path} (${r.change_type}, ${lines(r)})\nstatus: ${r.status}, sync: ${r.sync_state}\nagent: ${r.agent_id}, ${r.timestamp}`;
+      item.description = changeDescription(r);
+      item.tooltip = changeTooltip(r);
       item.iconPath = statusIcon(r);
       item.contextValue = contextValue(n);
       item.command = { title: 'Show Diff', command: Commands.showDiff, arguments: [n] };
@@ -233,7 +259,7 @@ export class ChangesTree extends Disposable implements vscode.TreeDataProvider<C
   private rebuild(): void {
     this.roots = this.ctx.connection.state === 'connected' ? buildTree(this.ctx.model) : [];
     const pending = this.ctx.model.pendingCount;
-    this.view.badge = pending ? { value: pending, tooltip: `${pending} pending change${pending === 1 ? '' : 's'}` } : undefined;
+    this.view.badge = pending ? { value: pending, tooltip: plural(pending, 'pending change') } : undefined;
     this.changed.fire();
   }
 

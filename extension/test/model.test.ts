@@ -94,6 +94,19 @@ describe('Model', () => {
     expect(client.calls).toEqual(['getChange s1 tc1']);
   });
 
+  it('fetches a record whose note may have changed with its status (a conflict merged in the editor)', async () => {
+    const note = 'merge in your editor: both versions are in the workspace file between conflict markers';
+    const before = rec({ id: 'tc1', sync_state: 'conflict', note });
+    const after = { ...before, status: 'accepted' as const, sync_state: 'synced' as const, note: 'resolved in your editor' };
+    const m = new Model();
+    await m.refresh(fakeClient({ sessions: [session()], records: [before] }));
+    const client = fakeClient({ sessions: [session()], records: [after] });
+    m.apply({ type: 'file_change_status', data: { session_id: 's1', id: 'tc1', tool_call_id: 'tc1', rel_path: 'a.txt', file_path: '/ws/a.txt', status: 'accepted', sync_state: 'synced' } }, client);
+    expect(m.record('s1', 'tc1')?.status).toBe('accepted');
+    await until(() => m.record('s1', 'tc1')?.note === 'resolved in your editor', 2000, 'note fetched');
+    expect(client.calls).toEqual(['getChange s1 tc1']);
+  });
+
   it('applies session_updated and checkpoint_created without duplicates', () => {
     const m = new Model();
     m.apply({ type: 'session_updated', data: session({ pending_count: 1 }) });

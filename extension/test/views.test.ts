@@ -17,7 +17,7 @@ import {
   rewindToCheckpoint,
 } from '../src/checkpoints';
 import { lensSpecs, placementsFor, PrsmCodeLensProvider } from '../src/codelens';
-import { acceptChange, recordFromArgs, rejectChange, takeAgents } from '../src/commands';
+import { acceptChange, keepMine, mergeInEditor, recordFromArgs, rejectChange, takeAgents } from '../src/commands';
 import type { AppContext } from '../src/context';
 import { planDecorations } from '../src/decorations';
 import { binaryMessage, contentUri, parseContentUri } from '../src/diff';
@@ -106,8 +106,8 @@ describe('buildTree', () => {
     expect(fi.description).toBe('src · 1 pending');
     expect(fi.command?.command).toBe(Commands.openFile);
     const ci = toTreeItem(s.files[0].changes[0]);
-    expect(ci.label).toBe('Edit tc1');
-    expect(ci.description).toBe('pending · modify · +2 −1');
+    expect(ci.label).toBe('Edit a.txt');
+    expect(ci.description).toBe('B · pending · +2 −1');
     expect(ci.command).toMatchObject({ command: Commands.showDiff });
     expect((ci.iconPath as unknown as { id: string; color: { id: string } }).color.id).toBe('charts.yellow');
   });
@@ -120,7 +120,7 @@ describe('buildTree', () => {
 });
 
 describe('lenses', () => {
-  it('gives Accept | Reject | Diff for a change and Keep mine | Take agent\'s for a conflict', () => {
+  it('gives Accept | Reject | Diff for a change and Keep mine | Take agent\'s | Merge in editor for a conflict', () => {
     const a = rec({ id: 'a', old: lines('1', '2'), new: lines('1', 'two') });
     const c = rec({ id: 'c', session_id: 's2', old: lines('1', '2'), new: lines('one', '2'), sync_state: 'conflict' });
     const done = rec({ id: 'd', session_id: 's3', old: lines('1'), new: lines('x'), status: 'accepted' });
@@ -128,6 +128,7 @@ describe('lenses', () => {
     expect(specs.map((s) => [s.line, s.title, s.command, s.args[1]])).toEqual([
       [0, 'Conflict: Keep mine', Commands.keepMine, 'c'],
       [0, "Take agent's", Commands.takeAgents, 'c'],
+      [0, 'Merge in editor', Commands.mergeInEditor, 'c'],
       [1, 'Accept', Commands.acceptChange, 'a'],
       [1, 'Reject', Commands.rejectChange, 'a'],
       [1, 'Diff', Commands.showDiff, 'a'],
@@ -201,7 +202,7 @@ describe('diff', () => {
     expect(parseContentUri(Uri.from({ scheme: 'prsm-content', path: '/a', query: 'side=left' }) as never)).toBeUndefined();
     const bin = rec({ binary: true, rel_path: 'logo.png', size_before: 2048, size_after: 3 * 1024 * 1024 });
     expect(binaryMessage(bin)).toBe('prsm: binary file changed: logo.png (2.0 KiB → 3.0 MiB).');
-    expect(binaryMessage({ ...bin, change_type: 'create', size_after: 10 })).toContain('was created (10 bytes)');
+    expect(binaryMessage({ ...bin, change_type: 'create', size_after: 10 })).toContain('was created (10 B)');
     const note = 'too large: 3.0 GiB, over prsm\'s size limit of 100 MiB (PRSM_MAX_FILE_SIZE); prsm compares it by its size and a hash and keeps no copy of its content';
     expect(binaryMessage({ ...bin, change_type: 'create', size_after: 3 * 1024 ** 3, note })).toBe(
       `prsm: binary file changed: logo.png was created (3.0 GiB). ${note}.`,
@@ -276,29 +277,114 @@ describe('commands', () => {
     expect(sent).toEqual(['reject']);
   });
 
-  it("takes the agent's version of a conflict: writes it through an edit, saves, accepts", async () => {
+  /** A model with one conflict, and a client that records every resolve it is sent. */
+  function conflictCase() {
     const m = new Model();
     const r = rec({ id: 'x', old: lines('a'), new: lines('agent'), sync_state: 'conflict' });
     m.upsertRecords([r]);
-    const doc = new FakeDocument('/ws/a.txt', lines('mine'));
-    const stub = await import('./vscode-stub');
-    stub.workspace.textDocuments = [doc];
-    const edits: unknown[] = [];
-    const applyEdit = stub.workspace.applyEdit;
-    stub.workspace.applyEdit = async (e) => (edits.push(...e.ops), true);
     const sent: string[] = [];
     const ctx = appContext(m, {
-      changeContent: async (_s: string, _id: string, side: 'before' | 'after') => (sent.push(`content ${side}`), Buffer.from('agent\n')),
-      accept: async () => (sent.push('accept'), { records: [{ ...r, status: 'accepted' as const }] }),
+      resolve: async (s: string, id: string, how: string) => {
+        sent.push(`resolve ${s} ${id} ${how}`);
+        const after = how === 'markers' ? { ...r } : { ...r, status: how === 'mine' ? ('rejected' as const) : ('accepted' as const), sync_state: 'synced' as const };
+        return { records: [after] };
+      },
+      accept: async () => (sent.push('accept'), { records: [] }),
+      reject: async () => (sent.push('reject'), { records: [] }),
     });
+    return { m, r, sent, ctx };
+  }
+
+  it('resolves a conflict through the resolve route: Keep mine, Take agent\'s, Merge in editor', async () => {
+    const stub = await import('./vscode-stub');
+    let c = conflictCase();
+    await keepMine(c.ctx, 's1', 'x');
+    expect(c.sent).toEqual(['resolve s1 x mine']);
+    expect(c.m.record('s1', 'x')?.status).toBe('rejected');
+
+    c = conflictCase();
+    await takeAgents(c.ctx, { kind: 'change', record: c.r });
+    expect(c.sent).toEqual(['resolve s1 x agent']);
+    expect(c.m.record('s1', 'x')).toMatchObject({ status: 'accepted', sync_state: 'synced' });
+
+    c = conflictCase();
+    const shown: string[] = [];
+    const show = stub.window.showTextDocument;
+    stub.window.showTextDocument = async (u: unknown) => (shown.push((u as { fsPath: string }).fsPath), undefined);
     try {
-      await takeAgents(ctx, 's1', 'x');
+      await mergeInEditor(c.ctx, 's1', 'x');
     } finally {
-      stub.workspace.applyEdit = applyEdit;
+      stub.window.showTextDocument = show;
     }
-    expect(edits).toMatchObject([{ op: 'replace', text: 'agent\n' }]);
-    expect(sent).toEqual(['content after', 'accept']);
-    expect(m.record('s1', 'x')?.status).toBe('accepted');
+    expect(c.sent).toEqual(['resolve s1 x markers']);
+    expect(shown).toEqual(['/ws/a.txt']); // the file opens, markers and all
+    expect(c.m.record('s1', 'x')?.status).toBe('pending'); // until the markers are gone
+    expect(recorded.messages.map((x) => x.text).join('\n')).toContain('conflict markers');
+  });
+
+  it('resolves the conflict of the active file from the palette, not another pending change', async () => {
+    const c = conflictCase();
+    c.m.upsertRecords([rec({ id: 'plain', added_ranges: [{ startLine: 1, endLine: 1 }], removed_ranges: [] })]);
+    window.activeTextEditor = { document: new FakeDocument('/ws/a.txt', ''), selection: { active: { line: 0 } } };
+    await takeAgents(c.ctx);
+    expect(recorded.quickPicks).toEqual([]); // one conflict: no question
+    expect(c.sent).toEqual(['resolve s1 x agent']);
+    window.activeTextEditor = undefined;
+    await keepMine(c.ctx);
+    expect(recorded.messages.map((x) => x.text)).toContain('prsm: no conflict here to resolve.');
+  });
+
+  it('does not write the markers twice: once they are in the file, Merge in editor only opens it', async () => {
+    const c = conflictCase();
+    const merging = { ...c.r, note: 'merge in your editor: both versions are in the workspace file between conflict markers' };
+    c.m.upsertRecords([merging]);
+    const [p] = placeRecords([merging], { text: lines('x'), lineCount: 2, maxLines: 100 });
+    expect(lensSpecs([p]).map((s) => [s.title, s.command])).toEqual([
+      ['Merging in editor: remove the conflict markers and save', Commands.mergeInEditor],
+      ["Take agent's", Commands.takeAgents],
+    ]);
+    const stub = await import('./vscode-stub');
+    const shown: string[] = [];
+    const show = stub.window.showTextDocument;
+    stub.window.showTextDocument = async (u: unknown) => (shown.push((u as { fsPath: string }).fsPath), undefined);
+    try {
+      await mergeInEditor(c.ctx, 's1', 'x');
+    } finally {
+      stub.window.showTextDocument = show;
+    }
+    expect(c.sent).toEqual([]);
+    expect(shown).toEqual(['/ws/a.txt']);
+  });
+
+  it('asks which way to resolve when Accept meets a conflict, and never plainly accepts it', async () => {
+    const c = conflictCase();
+    answers.quickPick.push(() => undefined); // Escape
+    await acceptChange(c.ctx, 's1', 'x');
+    expect(c.sent).toEqual([]);
+    expect(recorded.quickPicks[0].items.map((i: { label: string; how: string }) => [i.label, i.how])).toEqual([
+      ['Keep mine', 'mine'],
+      ["Take agent's", 'agent'],
+      ['Merge in editor', 'markers'],
+    ]);
+    answers.quickPick.push((items) => items[1]);
+    await acceptChange(c.ctx, 's1', 'x');
+    expect(c.sent).toEqual(['resolve s1 x agent']);
+    expect(c.m.record('s1', 'x')?.status).toBe('accepted');
+  });
+
+  it('saves unsaved edits before the agent\'s version or the markers are written', async () => {
+    const c = conflictCase();
+    const doc = new FakeDocument('/ws/a.txt', 'mine, unsaved');
+    doc.isDirty = true;
+    const stub = await import('./vscode-stub');
+    stub.workspace.textDocuments = [doc];
+    answers.message.push(undefined); // Escape
+    await takeAgents(c.ctx, 's1', 'x');
+    expect(c.sent).toEqual([]);
+    answers.message.push('Save and Continue');
+    await takeAgents(c.ctx, 's1', 'x');
+    expect(doc.isDirty).toBe(false);
+    expect(c.sent).toEqual(['resolve s1 x agent']);
   });
 
   it('starts the server with the exact serve arguments', () => {
@@ -393,6 +479,9 @@ describe('checkpoints', () => {
     await rewindToCheckpoint(ctx, buildCheckpointTree(m)[0]);
     expect(sent).toEqual(['rollback']);
     expect(recorded.messages.filter((x) => x.kind === 'warning')).toEqual([]);
+    // One file, said so: not "(1 files)".
+    expect(recorded.quickPicks[0].options.title).toBe('Rewind to "turn 0" changes 1 file');
+    expect(recorded.messages.map((x) => x.text)).toEqual(['prsm: rewound to "turn 0" (1 file).']);
   });
 
   it('creates a named checkpoint with an annotation', async () => {

@@ -210,6 +210,7 @@ export function resetStub(): void {
   window.visibleTextEditors = [];
   window.activeTextEditor = undefined;
   workspace.textDocuments = [];
+  env.clipboard.text = '';
   workspace.workspaceFolders = undefined;
 }
 
@@ -260,7 +261,7 @@ export const window = {
   async withProgress<T>(_o: unknown, fn: () => Promise<T>) {
     return fn();
   },
-  async showTextDocument() {
+  async showTextDocument(_doc?: unknown, _opts?: unknown): Promise<unknown> {
     return undefined;
   },
   onDidChangeVisibleTextEditors: noopEvent,
@@ -288,6 +289,18 @@ export const workspace = {
     return true;
   },
   registerTextDocumentContentProvider: () => ({ dispose() {} }),
+};
+
+export const env = {
+  clipboard: {
+    text: '',
+    async writeText(t: string) {
+      env.clipboard.text = t;
+    },
+    async readText() {
+      return env.clipboard.text;
+    },
+  },
 };
 
 export const commands = {

@@ -21,6 +21,7 @@ const A = lines('package main', '', 'func one() int {', '\treturn 1', '}', '', '
 const B = lines('# notes', 'first', 'second', 'third');
 const C = lines('config: 1', 'mode: fast');
 const H = lines('l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'l7', 'l8', 'l9', 'l10');
+const D = lines('colour = red', 'size = 3', 'shape = round');
 
 if (!PRSM_BIN || !CODE_SERVER_BIN) {
   throw new Error('PRSM_BIN and CODE_SERVER_BIN must be set: run `npm run test:e2e` (scripts/e2e.sh)');
@@ -56,7 +57,7 @@ async function record(id: string): Promise<FileChangeRecord> {
 
 beforeAll(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  s = scratchRepo({ 'a.go': A, 'b.md': B, 'c.yaml': C, 'h.txt': H }, 'prsm-e2e-');
+  s = scratchRepo({ 'a.go': A, 'b.md': B, 'c.yaml': C, 'h.txt': H, 'd.txt': D, 'e.txt': D }, 'prsm-e2e-');
   wb = new Workbench({
     root: s.root,
     env: { PRSM_HOME: s.home },
@@ -246,6 +247,63 @@ describe('prsm extension in code-server', () => {
     await wb.clickInline(row, 'Accept All Changes in File');
     await until(async () => (await record('tc-live')).status === 'accepted', 10_000, 'file accepted from the tree');
     expect(read('a.go')).toContain('LIVE_EDIT');
+  });
+
+  /** The user edits rel's first line, then the agent edits the same line: a conflict. */
+  async function conflict(rel: string, id: string): Promise<{ mine: string; agents: string }> {
+    const mine = D.replace('colour = red', 'colour = USER_BLUE');
+    const agents = D.replace('colour = red', 'colour = AGENT_GREEN');
+    fs.writeFileSync(path.join(s.repo, rel), mine);
+    const [rec] = await agentWrite(client!, session, id, rel, agents);
+    expect(rec).toMatchObject({ status: 'pending', sync_state: 'conflict' });
+    expect(read(rel)).toBe(mine);
+    return { mine, agents };
+  }
+
+  it("resolves a conflict with Take agent's: the file on disk becomes the agent's version", async () => {
+    const { agents } = await conflict('d.txt', 'tc-take');
+    await wb.openFile('d.txt', 'USER_BLUE');
+    await wb.lens("Take agent's").first().waitFor({ timeout: 15_000 });
+    expect(await wb.lens('Keep mine').count()).toBe(1);
+    expect(await wb.lens('Merge in editor').count()).toBe(1);
+    await wb.screenshot('conflict-lenses');
+    await wb.lens("Take agent's").first().click();
+    await until(() => read('d.txt') === agents, 10_000, "d.txt is the agent's version on disk");
+    await until(async () => (await record('tc-take')).status === 'accepted', 10_000, 'record accepted');
+    expect((await record('tc-take')).sync_state).toBe('synced');
+    await wb.line('AGENT_GREEN').waitFor({ timeout: 10_000 });
+    await wb.lens("Take agent's").first().waitFor({ state: 'detached', timeout: 10_000 });
+  });
+
+  it('resolves a conflict with Merge in editor: markers in the file, accepted once they are gone', async () => {
+    const { mine } = await conflict('e.txt', 'tc-merge');
+    await wb.openFile('e.txt', 'USER_BLUE');
+    await wb.lens('Merge in editor').first().waitFor({ timeout: 15_000 });
+    await wb.lens('Merge in editor').first().click();
+    await until(() => read('e.txt').includes('<<<<<<< yours'), 10_000, 'conflict markers on disk');
+    const marked = read('e.txt');
+    expect(marked).toContain('colour = USER_BLUE');
+    expect(marked).toContain('colour = AGENT_GREEN');
+    expect(marked).toMatch(/^=======$/m);
+    expect(marked).toMatch(/^>>>>>>> agent/m);
+    expect(marked.endsWith(mine.slice(mine.indexOf('size')))).toBe(true);
+    // The editor shows the markers, with VS Code's own merge CodeLens on them.
+    await wb.line('<<<<<<< yours').waitFor({ timeout: 10_000 });
+    await wb.lens('Accept Incoming Change').first().waitFor({ timeout: 15_000 });
+    // prsm's own lens says what it waits for, and offers no second set of markers.
+    await wb.lens('Merging in editor').first().waitFor({ timeout: 10_000 });
+    expect(await wb.lens('Keep mine').count()).toBe(0);
+    await wb.screenshot('merge-markers');
+    expect((await record('tc-merge')).status).toBe('pending');
+
+    // The user merges by hand: both colours, no markers left.
+    const merged = D.replace('colour = red', 'colour = USER_BLUE_AND_AGENT_GREEN');
+    fs.writeFileSync(path.join(s.repo, 'e.txt'), merged);
+    await until(async () => (await record('tc-merge')).status === 'accepted', 15_000, 'record accepted once the markers are gone');
+    expect(read('e.txt')).toBe(merged);
+    // The extension hears of it (file_change_status): no conflict lens left.
+    await wb.line('USER_BLUE_AND_AGENT_GREEN').waitFor({ timeout: 10_000 });
+    await wb.lens('Merging in editor').first().waitFor({ state: 'detached', timeout: 10_000 });
   });
 
   it('lists checkpoints, creates a named one, and rewinds to it', async () => {
