@@ -96,6 +96,9 @@ type StatusEvent struct {
 	// for a record without hunks): a hunk decision that leaves the
 	// record pending changes only these.
 	Hunks []prsm.Hunk `json:"hunks,omitempty"`
+	// Note is the record's note, when it has one (a conflict left to the
+	// editor, and then resolved there).
+	Note string `json:"note,omitempty"`
 }
 
 // nonNil is s, or an empty slice for nil: the lists of an answer are

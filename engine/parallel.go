@@ -105,7 +105,7 @@ func (e *Engine) publishStatus(r *prsm.Record) {
 	}
 	e.Events.Publish(api.EventFileChangeStatus, api.StatusEvent{
 		SessionID: r.SessionID, ID: r.ID, ToolCallID: r.ToolCallID, RelPath: r.RelPath, FilePath: r.FilePath,
-		Status: r.Status, SyncState: r.SyncState, Hunks: hunks,
+		Status: r.Status, SyncState: r.SyncState, Hunks: hunks, Note: r.Note,
 	})
 }
 

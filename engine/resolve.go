@@ -75,6 +75,22 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 		return nil, prsm.Errorf(prsm.ErrConflict, "not_in_conflict", "accept or reject it instead",
 			"change %s is not in conflict", id)
 	}
+	for _, r := range recs {
+		if r.Note != markersNote {
+			continue
+		}
+		// Its markers are in the file: a second set would nest in them,
+		// and keeping yours means taking the markers out by hand (prsm
+		// does not keep your file as it was before them).
+		switch how {
+		case ResolveMarkers:
+			return nil, prsm.Errorf(prsm.ErrConflict, "markers_in_file", "remove the markers in your editor, or take the agent's",
+				"change %s is being merged in your editor: its conflict markers are in %s", r.ID, r.RelPath)
+		case ResolveMine:
+			return nil, prsm.Errorf(prsm.ErrConflict, "markers_in_file", "keep your side between the markers in your editor; prsm accepts the change when they are gone",
+				"change %s is being merged in your editor: its conflict markers are in %s", r.ID, r.RelPath)
+		}
+	}
 	if how == ResolveMine {
 		out, err := e.reject(ctx, s, st, recs)
 		if err != nil {
@@ -250,6 +266,7 @@ func (e *Engine) markersGone(ctx context.Context, w markerWatch) error {
 			if err := store.UpdateRecordNote(ctx, e.DB.Q(), s.ID, id, "resolved in your editor"); err != nil {
 				return err
 			}
+			r.Note = "resolved in your editor"
 		}
 		if r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected {
 			if err := e.setState(ctx, r, prsm.StatusAccepted, prsm.SyncSynced); err != nil {

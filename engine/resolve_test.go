@@ -72,6 +72,16 @@ func TestResolveConflict(t *testing.T) {
 		if r := f.record(s, "e1"); r.SyncState != prsm.SyncConflict || r.Status != prsm.StatusPending || !strings.Contains(r.Note, "markers") {
 			t.Fatalf("markers still there: %s/%s %q", r.Status, r.SyncState, r.Note)
 		}
+		// Markers again would nest; mine would leave them: both refused,
+		// the file as it is.
+		for _, how := range []string{engine.ResolveMarkers, engine.ResolveMine} {
+			if _, err := f.eng.Resolve(f.ctx, s.ID, "e1", how); !errors.Is(err, prsm.ErrConflict) || !strings.Contains(err.Error(), "being merged in your editor") {
+				t.Fatalf("%s while the markers are in the file: %v", how, err)
+			}
+		}
+		if read(t, f.ws, "f.txt") != got {
+			t.Fatal("a refused resolve changed the file")
+		}
 		// The user settles it: both lines kept.
 		both := strings.Replace(mine, "user five\n", "user five\nagent five\n", 1)
 		write(t, f.ws, "f.txt", both)

@@ -302,6 +302,11 @@ export interface StatusEvent {
    * record pending changes only these.
    */
   hunks?: Hunk[];
+  /**
+   * Note is the record's note, when it has one (a conflict left to the
+   * editor, and then resolved there).
+   */
+  note?: string;
 }
 
 /** TurnRequest is the body of POST /sessions/{id}/turns. */
