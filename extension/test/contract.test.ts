@@ -28,7 +28,8 @@ const RECORD = keys<FileChangeRecord>({
 }).filter((k) => k !== 'note'); // only on a record with something to say (a side too large to keep)
 const STATUS_EVENT = keys<StatusEvent>({
   session_id: true, id: true, tool_call_id: true, rel_path: true, file_path: true, status: true, sync_state: true, hunks: true,
-}); // hunks: only on a record with hunks (tc-b, below, has them)
+  note: true,
+}).filter((k) => k !== 'note'); // hunks: only on a record with hunks (tc-b, below, has them); note: on a record with one
 const SERVER_INFO = keys<ServerInfo>({ pid: true, addr: true, token: true, workspace: true, version: true });
 const CHECKPOINT = keys<Checkpoint>({
   id: true, session_id: true, kind: true, name: true, annotation: true, message_index: true, tool_call_id: true, tree: true, created_at: true,
