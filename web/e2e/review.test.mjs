@@ -405,7 +405,7 @@ uiTest('rollback from the timeline: preview, confirm, files back on disk', async
 const SETTINGS = '[server]\nhost = localhost\nport = 8080\n\n[log]\nlevel = info\n';
 const NAMES = 'ada\ngrace\nlinus\n';
 
-uiTest('a conflict shows both sides plainly; Reject keeps your file, Accept too', async () => {
+uiTest("a conflict shows both sides plainly and is resolved: Keep mine, Accept asks, Take agent's, Merge in editor", async () => {
   // The user's own files, not committed: part of the session's base.
   writeWs('settings.ini', SETTINGS);
   writeWs('names.txt', NAMES);
@@ -464,24 +464,77 @@ uiTest('a conflict shows both sides plainly; Reject keeps your file, Accept too'
   await conf.getByRole('button', { name: 'Reload both sides' }).click();
   await sides.locator('.d2h-del', { hasText: 'level = debug' }).waitFor();
 
-  // Reject drops the agent's change: out of its worktree; your file untouched.
-  await conf.getByRole('button', { name: 'Reject', exact: true }).click();
+  // Keep mine drops the agent's change: out of its worktree; your file untouched.
+  const bar = (r) => r.getByRole('group', { name: /^Resolve the conflict of / });
+  assert.deepEqual(
+    await bar(conf).getByRole('button').allTextContents(),
+    ['Keep mine', "Take agent's", 'Merge in editor'],
+    'a conflict offers the three ways out',
+  );
+  await bar(conf).getByRole('button', { name: 'Keep mine', exact: true }).click();
   await eventually('the conflicting change rejected', async () => (await recordOf(sess, 'tc-conf-settings')).status === 'rejected');
   assert.equal(readWs('settings.ini'), mine2, 'your file is left exactly as it is');
   assert.equal(readIn(sess.worktree_path, 'settings.ini'), SETTINGS, "the agent's change left its worktree");
   await conf.locator('.pill.rejected').waitFor();
   assert.equal(await conf.locator('.conflict').count(), 0, 'a rejected conflict is no longer shown as one');
+  assert.equal(await bar(conf).count(), 0, 'nothing left to resolve');
   await fileCard('settings.ini').locator('.file-head .pill.conflict').waitFor({ state: 'detached' });
 
-  // Accept marks it reviewed: your file stays, the agent's version stays in its worktree.
+  // Accept on a conflict does not accept: it asks which version is meant.
   const cn = record('tc-conf-names');
   await cn.getByRole('button', { name: 'Accept', exact: true }).click();
-  await eventually('the other conflict accepted', async () => (await recordOf(sess, 'tc-conf-names')).status === 'accepted');
-  assert.equal((await recordOf(sess, 'tc-conf-names')).sync_state, 'conflict');
-  assert.equal(readWs('names.txt'), mineNames, 'your file is left exactly as it is');
-  assert.equal(readIn(sess.worktree_path, 'names.txt'), agentNames);
+  const ask = page.getByRole('dialog', { name: /names\.txt is in conflict/ });
+  assert.deepEqual(
+    await ask.getByRole('button').allTextContents(),
+    ['Cancel', 'Keep mine', "Take agent's", 'Merge in editor'],
+  );
+  await ask.getByRole('button', { name: 'Cancel', exact: true }).click();
+  await ask.waitFor({ state: 'hidden' });
+  const rn2 = await recordOf(sess, 'tc-conf-names');
+  assert.deepEqual([rn2.status, rn2.sync_state], ['pending', 'conflict'], 'Cancel changes nothing');
+  assert.equal(readWs('names.txt'), mineNames);
+  // Take agent's: your workspace file becomes the agent's version.
+  await cn.getByRole('button', { name: 'Accept', exact: true }).click();
+  await ask.getByRole('button', { name: "Take agent's", exact: true }).click();
+  await eventually('the agent version taken', async () => {
+    const r = await recordOf(sess, 'tc-conf-names');
+    return r.status === 'accepted' && r.sync_state === 'synced';
+  });
+  assert.equal(readWs('names.txt'), agentNames, "your file is the agent's version");
   await cn.locator('.pill.accepted').waitFor();
+  await cn.locator('.pill.sync-synced').waitFor();
+  assert.equal(await cn.locator('.pill.sync-conflict').count(), 0, 'no longer a conflict');
   await page.locator('.session-head .summary strong', { hasText: /^0 pending$/ }).waitFor();
+  assert.equal(await page.locator('.session-head .summary .conflict-text').count(), 0, 'no conflict counted');
+
+  // Merge in editor: both versions between git's markers in your file; once
+  // you remove them, prsm accepts the change and the page shows it live.
+  const BASE3 = 'red\ngreen\nblue\n';
+  writeWs('colors.txt', BASE3);
+  const sess3 = await startSession('conflict markers');
+  const mine3 = BASE3.replace('green', 'green (mine)');
+  const agent3 = BASE3.replace('green', 'GREEN (agent)');
+  const r3 = await agentWrite(sess3, 'tc-conf-colors', 'colors.txt', agent3, 'Edit', () => writeWs('colors.txt', mine3));
+  assert.equal(r3.sync_state, 'conflict');
+  await sessionLink('conflict markers').click();
+  const cc = record('tc-conf-colors');
+  await bar(cc).getByRole('button', { name: 'Merge in editor', exact: true }).click();
+  await cc.getByRole('note').getByText('Merge in your editor.').waitFor();
+  const marked = readWs('colors.txt');
+  assert.match(
+    marked,
+    /^red\n<<<<<<< yours\ngreen \(mine\)\n=======\nGREEN \(agent\)\n>>>>>>> agent \(tc-conf-colors\)\nblue\n$/,
+    'both versions between markers',
+  );
+  assert.equal(await bar(cc).count(), 0, 'no resolve buttons while the merge waits in the editor');
+  assert.equal((await recordOf(sess3, 'tc-conf-colors')).status, 'pending');
+  writeWs('colors.txt', 'red\ngreen and GREEN\nblue\n');
+  await cc.locator('.pill.accepted').waitFor({ timeout: 15_000 });
+  await cc.getByText('Conflict resolved in your editor.').waitFor();
+  assert.equal(await cc.getByRole('note').count(), 0, 'the merge note is gone');
+  const done3 = await recordOf(sess3, 'tc-conf-colors');
+  assert.deepEqual([done3.status, done3.sync_state], ['accepted', 'synced']);
+  assert.equal(readWs('colors.txt'), 'red\ngreen and GREEN\nblue\n', 'your merge is kept');
 });
 
 // ---- Accept and Reject of a file, a session, everything ---------------------
@@ -571,7 +624,8 @@ uiTest('Accept and Reject of a whole session', async () => {
 
 uiTest('Accept and Reject of everything, across sessions', async () => {
   const pendingAll = async () => (await api('GET', '/sessions')).reduce((n, s) => n + s.pending_count, 0);
-  assert.equal(await pendingAll(), 0, 'nothing pending before this test');
+  const left = (await api('GET', '/sessions')).filter((s) => s.pending_count).map((s) => `${s.name}: ${s.pending_count}`);
+  assert.deepEqual(left, [], 'nothing pending before this test');
   const au = await startSession('all-auto');
   const rv = await startSession('all-review', 'review');
   await agentWrite(au, 'tc-all-a1', 'all/auto.txt', 'auto\n', 'Write');

@@ -337,9 +337,9 @@ export function ConflictView({ rec, mode }: { rec: FileChangeRecord; mode: DiffM
     <div class="conflict">
       <div class="conflict-head" role="note">
         <strong>Conflict.</strong> You edited <code>{rec.rel_path}</code> in your workspace while the agent
-        changed the same lines. prsm left your file exactly as it is. <strong>Reject</strong> drops the agent's
-        change; <strong>Accept</strong> marks it reviewed and keeps your file; copy what you want from the agent's
-        side first.{' '}
+        changed the same lines. prsm left your file exactly as it is. <strong>Keep mine</strong> drops the agent's
+        change; <strong>Take agent's</strong> makes your file the agent's version; <strong>Merge in editor</strong>{' '}
+        puts both into your file between conflict markers.{' '}
         <button type="button" class="btn small ghost" onClick={() => setN(n + 1)}>
           Reload both sides
         </button>

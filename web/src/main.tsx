@@ -4,6 +4,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 import { actions, connectEvents, go, isOpen, loadAll, readRoute, recordOf, setDiffMode, setOpen, state, subscribe, toast, update } from './store';
+import { inConflict } from './util';
 import { App, byFile } from './views';
 import './style.css';
 
@@ -142,7 +143,9 @@ document.addEventListener('keydown', (e) => {
         toast('info', `That change is already ${cur.status}.`);
         break;
       }
-      void (e.key === 'a' ? actions.acceptChange(cur) : actions.rejectChange(cur)).then(() => advance(cur.id));
+      // Accept on a conflict asks how to resolve it: the selection stays.
+      if (e.key === 'a' && inConflict(cur)) void actions.acceptChange(cur);
+      else void (e.key === 'a' ? actions.acceptChange(cur) : actions.rejectChange(cur)).then(() => advance(cur.id));
       break;
     case 'J':
       moveHunk(1);

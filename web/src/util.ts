@@ -109,3 +109,13 @@ export function underReview(r: FileChangeRecord): boolean {
   const s = statusOf(r);
   return s === 'pending' || s === 'partial';
 }
+
+/** Whether the record waits for its conflict to be resolved (keep mine, take the agent's, merge). */
+export function inConflict(r: FileChangeRecord): boolean {
+  return r.sync_state === 'conflict' && r.status !== 'rejected';
+}
+
+/** Whether the record's conflict waits in the workspace file between markers. */
+export function mergingInEditor(r: FileChangeRecord): boolean {
+  return inConflict(r) && (r.note ?? '').startsWith('merge in your editor');
+}

@@ -13,13 +13,14 @@ import {
   dismiss,
   go,
   isOpen,
+  resolveWays,
   setDiffMode,
   setOpen,
   state,
   update,
   type State,
 } from './store';
-import { ago, changeVerb, execBit, fullTime, lineCounts, plural, shortId, splitPath, syncLabel } from './util';
+import { ago, changeVerb, execBit, fullTime, inConflict, lineCounts, mergingInEditor, plural, shortId, splitPath, syncLabel } from './util';
 
 // ---- small pieces -------------------------------------------------------
 
@@ -351,7 +352,8 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
   const open = isOpen(r);
   const { added, removed } = lineCounts(r);
   const selected = s.cursor === r.id;
-  const conflict = r.sync_state === 'conflict' && r.status !== 'rejected';
+  const conflict = inConflict(r);
+  const merging = mergingInEditor(r);
   const x = execBit(r);
   return (
     <article
@@ -391,7 +393,7 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
         <span class="spacer" />
         <Pill kind={r.status}>{r.status}</Pill>
         {r.status !== 'rejected' && <Pill kind={`sync-${r.sync_state}`}>{syncLabel[r.sync_state]}</Pill>}
-        {r.status === 'pending' && (
+        {r.status === 'pending' && !merging && (
           <ReviewButtons
             small
             what={`this change to ${r.rel_path}`}
@@ -400,8 +402,33 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
           />
         )}
       </div>
+      {conflict && !merging && (
+        <div class="resolve-bar" role="group" aria-label={`Resolve the conflict of ${r.rel_path}`}>
+          <span class="small">Resolve the conflict:</span>
+          {resolveWays.map((w) => (
+            <button
+              key={w.how}
+              type="button"
+              class={`btn small ${w.how === 'agent' ? 'accept' : ''}`}
+              title={w.title}
+              disabled={state.busy > 0}
+              onClick={() => void actions.resolve(r, w.how)}
+            >
+              {w.label}
+            </button>
+          ))}
+        </div>
+      )}
+      {merging && (
+        <p class="merge-note" role="note">
+          <strong>Merge in your editor.</strong> Both versions are in <code>{r.rel_path}</code> in your workspace,
+          between <code>&lt;&lt;&lt;&lt;&lt;&lt;&lt; yours</code> and <code>&gt;&gt;&gt;&gt;&gt;&gt;&gt; agent</code>{' '}
+          markers. Keep what you want and delete the markers; prsm accepts this change as soon as no marker is left.
+        </p>
+      )}
+      {r.note === 'resolved in your editor' && <p class="resolved-note muted small">Conflict resolved in your editor.</p>}
       {open &&
-        (conflict ? <ConflictView rec={r} mode={s.diffMode} /> : <RecordDiff rec={r} mode={s.diffMode} />)}
+        (conflict && !merging ? <ConflictView rec={r} mode={s.diffMode} /> : <RecordDiff rec={r} mode={s.diffMode} />)}
     </article>
   );
 }
@@ -637,9 +664,32 @@ function ConfirmDialog({ s }: { s: State }) {
             <button type="button" class="btn" onClick={() => update({ confirm: null })} disabled={running}>
               Cancel
             </button>
-            <button type="submit" class={`btn ${c.danger ? 'danger' : 'primary'}`} disabled={running} autofocus>
-              {c.confirmLabel}
-            </button>
+            {c.choices ? (
+              c.choices.map((ch) => (
+                <button
+                  key={ch.label}
+                  type="button"
+                  class="btn"
+                  title={ch.title}
+                  disabled={running}
+                  onClick={async () => {
+                    setRunning(true);
+                    try {
+                      await ch.run();
+                    } finally {
+                      setRunning(false);
+                      update({ confirm: null });
+                    }
+                  }}
+                >
+                  {ch.label}
+                </button>
+              ))
+            ) : (
+              <button type="submit" class={`btn ${c.danger ? 'danger' : 'primary'}`} disabled={running} autofocus>
+                {c.confirmLabel}
+              </button>
+            )}
           </div>
         </form>
       )}
