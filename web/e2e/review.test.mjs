@@ -537,6 +537,44 @@ uiTest("a conflict shows both sides plainly and is resolved: Keep mine, Accept a
   assert.equal(readWs('colors.txt'), 'red\ngreen and GREEN\nblue\n', 'your merge is kept');
 });
 
+// ---- words and numbers --------------------------------------------------------
+
+uiTest('words agree with their counts, and a binary file shows its size change', async () => {
+  // A binary file of the user's, which the agent rewrites larger.
+  const before = Buffer.alloc(1000, 0);
+  const after = Buffer.alloc(5000, 0xff);
+  before[0] = 0x89;
+  fs.mkdirSync(path.join(repo, 'img'), { recursive: true });
+  fs.writeFileSync(path.join(repo, 'img/blob.bin'), before);
+  const sess = await startSession('words');
+  const rec = await agentWrite(sess, 'tc-bin', 'img/blob.bin', after, 'Write');
+  assert.equal(rec.binary, true);
+  await sessionLink('words').click();
+  const head = fileCard('img/blob.bin').locator('.file-head');
+  await head.getByText('1,000 bytes → 4.9 KiB').waitFor();
+  assert.doesNotMatch(await head.innerText(), /\+0/, 'no "+0 −0" for a binary file');
+  await record('tc-bin').locator('.record-head', { hasText: 'binary, 1,000 bytes → 4.9 KiB' }).waitFor();
+
+  // One pending change: the verb agrees.
+  await sessionButton('words', 'Reject').click();
+  const dialog = page.getByRole('dialog', { name: 'Reject every pending change of “words”?' });
+  await dialog.getByText('1 pending change leaves your workspace').waitFor();
+  await dialog.getByRole('button', { name: 'Reject 1 change', exact: true }).waitFor();
+  await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+
+  // One file changes back in a rollback.
+  await page.getByRole('tab', { name: /Timeline/ }).click();
+  const cp = page.getByRole('listitem', { name: /^Checkpoint before Write/ }).first();
+  await cp.getByRole('button', { name: 'Preview rollback' }).click();
+  await cp.getByRole('button', { name: /Roll back to here/ }).click();
+  const rb = page.getByRole('dialog', { name: /^Roll back to/ });
+  await rb.getByText(/^1 file in the worktree changes back to this checkpoint/).waitFor();
+  await rb.getByRole('button', { name: 'Cancel', exact: true }).click();
+  await page.getByRole('tab', { name: /Changes/ }).click();
+  await api('POST', `/sessions/${sess.id}/file-changes/reject-all`);
+  assert.deepEqual(fs.readFileSync(path.join(repo, 'img/blob.bin')), before);
+});
+
 // ---- Accept and Reject of a file, a session, everything ---------------------
 
 uiTest('Accept and Reject of a whole file', async () => {

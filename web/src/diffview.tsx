@@ -10,7 +10,7 @@ import { api } from './api';
 import type { FileChangeRecord, Hunk, WorkspaceFile } from './api.gen';
 import { hunkLines, splitHunks } from './hunks';
 import { actions, hunkName, state, type DiffMode } from './store';
-import { bytes, imageType, underReview } from './util';
+import { imageType, sizeChange, underReview } from './util';
 
 /** Diffs above this many lines wait for a click before they are drawn. */
 const bigDiffLines = 4000;
@@ -244,12 +244,7 @@ function BinaryView({ rec }: { rec: FileChangeRecord }) {
       made.forEach((u) => URL.revokeObjectURL(u));
     };
   }, [rec.id, type]);
-  const sizes =
-    rec.change_type === 'create'
-      ? `new, ${bytes(rec.size_after)}`
-      : rec.change_type === 'delete'
-        ? `deleted, was ${bytes(rec.size_before)}`
-        : `${bytes(rec.size_before)} → ${bytes(rec.size_after)}`;
+  const sizes = sizeChange(rec.change_type, rec.size_before, rec.size_after);
   return (
     <div class="binary pad">
       <p>

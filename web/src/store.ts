@@ -462,7 +462,7 @@ export const actions = {
     ask({
       title: `Reject every pending change of “${s.name || s.id}”?`,
       body: [
-        `${plural(s.pending_count, 'pending change')} leave your workspace and the session's worktree. Your own edits stay.`,
+        `${plural(s.pending_count, 'pending change', 'leaves|leave')} your workspace and the session's worktree. Your own edits stay.`,
         'Accepted changes are not touched. A rejected change cannot be accepted again.',
       ],
       confirmLabel: `Reject ${plural(s.pending_count, 'change')}`,
@@ -476,7 +476,7 @@ export const actions = {
     ask({
       title: 'Reject every pending change of every session?',
       body: [
-        `${plural(n, 'pending change')} leave your workspace and the sessions' worktrees. Your own edits stay.`,
+        `${plural(n, 'pending change', 'leaves|leave')} your workspace and the sessions' worktrees. Your own edits stay.`,
         'Accepted changes are not touched. A rejected change cannot be accepted again.',
       ],
       confirmLabel: `Reject ${plural(n, 'change')}`,

@@ -27,14 +27,41 @@ export function fullTime(iso: string): string {
   return Number.isNaN(t) ? iso : dtf.format(t);
 }
 
-export function plural(n: number, word: string, many = word + 's'): string {
-  return `${n} ${n === 1 ? word : many}`;
+/**
+ * The page's one pluralisation helper: a count and its noun, and the verb
+ * that follows it, in the forms the count takes. plural(1, 'file') is
+ * "1 file", plural(2, 'file') "2 files"; an irregular noun or a verb is
+ * given as "one|many": plural(1, 'pending change', 'leaves|leave') is
+ * "1 pending change leaves", plural(3, 'entry|entries') "3 entries".
+ */
+export function plural(n: number, noun: string, verb = ''): string {
+  return `${n.toLocaleString('en')} ${agree(n, noun)}${verb ? ' ' + agree(n, verb) : ''}`;
 }
 
-export function bytes(n: number): string {
+/** The form of a word ("one|many", or a noun that takes an s) that the count n takes; plural's part. */
+export function agree(n: number, word: string): string {
+  const [one, many] = word.split('|');
+  return n === 1 ? one : (many ?? one + 's');
+}
+
+/** The page's one human size: "1 byte", "812 bytes", "4.9 KiB", "1.2 MiB", "3.0 GiB". */
+export function humanSize(n: number): string {
   if (n < 1024) return plural(n, 'byte');
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** A binary change's size change in words: "new, 4.9 KiB", "deleted, was 812 bytes", "812 bytes → 4.9 KiB". */
+export function sizeChange(change: FileChangeRecord['change_type'], before: number, after: number): string {
+  if (change === 'create') return `new, ${humanSize(after)}`;
+  if (change === 'delete') return `deleted, was ${humanSize(before)}`;
+  return `${humanSize(before)} → ${humanSize(after)}`;
 }
 
 export function lineCounts(r: FileChangeRecord): { added: number; removed: number } {

@@ -20,7 +20,7 @@ import {
   update,
   type State,
 } from './store';
-import { ago, changeVerb, execBit, fullTime, inConflict, lineCounts, mergingInEditor, plural, shortId, splitPath, syncLabel } from './util';
+import { agree, ago, changeVerb, execBit, fullTime, inConflict, lineCounts, mergingInEditor, plural, sizeChange, shortId, splitPath, syncLabel } from './util';
 
 // ---- small pieces -------------------------------------------------------
 
@@ -305,6 +305,22 @@ function FileSection({ s, sess, file, recs }: { s: State; sess: Session; file: s
   const { dir, base } = splitPath(file);
   let added = 0;
   let removed = 0;
+  // A binary file has no lines to count: its size before the first change
+  // still in it and after the last.
+  const kept = recs.filter((r) => r.status !== 'rejected');
+  const binary =
+    kept.length > 0 && kept.every((r) => r.binary)
+      ? {
+          change:
+            kept[0].change_type === 'create'
+              ? ('create' as const)
+              : kept[kept.length - 1].change_type === 'delete'
+                ? ('delete' as const)
+                : ('modify' as const),
+          before: kept[0].size_before,
+          after: kept[kept.length - 1].size_after,
+        }
+      : null;
   for (const r of recs) {
     if (r.status === 'rejected') continue;
     const c = lineCounts(r);
@@ -319,10 +335,16 @@ function FileSection({ s, sess, file, recs }: { s: State; sess: Session; file: s
           <span class="base">{base}</span>
         </h2>
         {conflict && <Pill kind="conflict">conflict</Pill>}
-        {recs.some((r) => r.status !== 'rejected') && (
-          <span class="file-stats">
-            <span class="ins">+{added}</span> <span class="del">−{removed}</span>
+        {binary ? (
+          <span class="file-stats size-change" title="size before → size after the changes shown">
+            {sizeChange(binary.change, binary.before, binary.after)}
           </span>
+        ) : (
+          recs.some((r) => r.status !== 'rejected') && (
+            <span class="file-stats">
+              <span class="ins">+{added}</span> <span class="del">−{removed}</span>
+            </span>
+          )
         )}
         <span class="muted small">
           {plural(recs.length, 'change')}
@@ -376,7 +398,7 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
         <span class="tool">{r.tool_name || 'change'}</span>
         <span class={`ctype ${r.change_type}`}>{changeVerb[r.change_type]}</span>
         {r.binary ? (
-          <span class="muted small">binary</span>
+          <span class="file-stats small size-change">binary, {sizeChange(r.change_type, r.size_before, r.size_after)}</span>
         ) : (
           <span class="file-stats small">
             <span class="ins">+{added}</span> <span class="del">−{removed}</span>
@@ -514,7 +536,7 @@ function CheckpointItem({
     ask({
       title: `Roll back to “${title}”?`,
       body: [
-        `${plural(ops.length, 'file')} in the worktree change back to this checkpoint; every later change is rejected and leaves your workspace. Your own edits stay.`,
+        `${plural(ops.length, 'file')} in the worktree ${agree(ops.length, 'changes|change')} back to this checkpoint; every later change is rejected and leaves your workspace. Your own edits stay.`,
         ...(p?.warnings ?? []),
         ...(p?.conflicts ?? []).map((x) => `Conflict, left as it is: ${x.path} (${x.reason})`),
         'A safety checkpoint is taken first, so this can be undone.',
