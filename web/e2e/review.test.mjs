@@ -575,6 +575,41 @@ uiTest('words agree with their counts, and a binary file shows its size change',
   assert.deepEqual(fs.readFileSync(path.join(repo, 'img/blob.bin')), before);
 });
 
+// ---- labels --------------------------------------------------------------------
+
+uiTest('a row leads with the tool, the file and its first changed line; the id is whole and copyable; Watch is named plainly', async () => {
+  const sess = await startSession('labels');
+  const id = 'toolu_01E8LongToolCallIdOfAnAgent';
+  await agentWrite(sess, id, 'src/app.py', '\nprint("hello from the agent")\nx = 1\n', 'Write');
+  // A change no hook announced: a shell command's, seen by the watcher.
+  fs.writeFileSync(path.join(sess.worktree_path, 'seen.txt'), 'made by a shell\n');
+  const watched = await eventually('the watcher records seen.txt', async () =>
+    (await api('GET', `/sessions/${sess.id}/file-changes`)).find((r) => r.rel_path === 'seen.txt'),
+  );
+  assert.equal(watched.tool_name, 'Watch');
+  await sessionLink('labels').click();
+  const row = record(id).locator('.record-head');
+  await row.waitFor();
+  const lead = await row.locator('> span, > code').allInnerTexts();
+  assert.deepEqual(lead.slice(0, 2), ['Write', 'src/app.py'], 'the tool and the file first');
+  await row.locator('.summary-line', { hasText: 'print("hello from the agent")' }).waitFor();
+  assert.equal(await row.getByText(id).count(), 0, 'no id in the lead');
+  // The whole id, once, selectable and copyable.
+  const meta = record(id).locator('.record-meta');
+  assert.equal(await meta.locator('code.tcid').innerText(), id);
+  assert.equal(await meta.locator('code.tcid').evaluate((el) => getComputedStyle(el).userSelect), 'all');
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://${info.addr}` });
+  await meta.getByRole('button', { name: 'Copy id' }).click();
+  await meta.getByRole('button', { name: 'Copy id' }).getByText('Copied').waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), id);
+  // Watch, as a user reads it.
+  const w = record(watched.id).locator('.record-head');
+  await w.locator('.tool', { hasText: 'seen by the watcher' }).waitFor();
+  assert.equal(await w.locator('.tool', { hasText: /^Watch$/ }).count(), 0);
+  await w.locator('.summary-line', { hasText: 'made by a shell' }).waitFor();
+  await api('POST', `/sessions/${sess.id}/file-changes/reject-all`);
+});
+
 // ---- Accept and Reject of a file, a session, everything ---------------------
 
 uiTest('Accept and Reject of a whole file', async () => {

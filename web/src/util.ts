@@ -146,3 +146,46 @@ export function inConflict(r: FileChangeRecord): boolean {
 export function mergingInEditor(r: FileChangeRecord): boolean {
   return inConflict(r) && (r.note ?? '').startsWith('merge in your editor');
 }
+
+/**
+ * What the tool name means to a user: changes that prsm saw without a
+ * hook (a shell command of `prsm run`, say) are named by how they were
+ * found, not by the internal "Watch".
+ */
+export function toolLabel(r: FileChangeRecord): { label: string; title: string } {
+  if (r.tool_name === 'Watch' && r.tool_call_id.startsWith('reconcile-')) {
+    return { label: 'found at server start', title: 'Changed while the prsm server was down; found when it started' };
+  }
+  if (r.tool_name === 'Watch') {
+    return { label: 'seen by the watcher', title: 'prsm saw this change in the worktree without a hook: a shell command, say' };
+  }
+  if (r.tool_name === 'Rollback') return { label: 'rollback', title: 'Made by a rollback to a checkpoint' };
+  return { label: r.tool_name || 'change', title: `Tool ${r.tool_name}` };
+}
+
+/**
+ * A short summary of a text change: its first changed line that is not
+ * blank (an added one, else a removed one, marked "−"), or ''.
+ */
+export function summaryOf(r: FileChangeRecord): string {
+  if (r.binary) return '';
+  const first = (content: string | null, ranges: LineRange[]) => {
+    if (content == null) return '';
+    const lines = content.split('\n');
+    for (const x of ranges) {
+      for (let i = x.startLine; i <= x.endLine && i <= lines.length; i++) {
+        const l = lines[i - 1].trim();
+        if (l) return l;
+      }
+    }
+    return '';
+  };
+  const added = first(r.new_content, r.added_ranges);
+  if (added) return cut(added);
+  const removed = first(r.old_content ?? r.pre_tool_content, r.removed_ranges);
+  return removed ? `− ${cut(removed)}` : '';
+}
+
+function cut(s: string, n = 120): string {
+  return s.length > n ? s.slice(0, n - 1) + '…' : s;
+}

@@ -17,10 +17,11 @@ import {
   setDiffMode,
   setOpen,
   state,
+  toast,
   update,
   type State,
 } from './store';
-import { agree, ago, changeVerb, execBit, fullTime, inConflict, lineCounts, mergingInEditor, plural, sizeChange, shortId, splitPath, syncLabel } from './util';
+import { agree, ago, changeVerb, execBit, fullTime, inConflict, lineCounts, mergingInEditor, plural, sizeChange, summaryOf, toolLabel, shortId, splitPath, syncLabel } from './util';
 
 // ---- small pieces -------------------------------------------------------
 
@@ -67,6 +68,30 @@ function ReviewButtons({
         Reject
       </button>
     </span>
+  );
+}
+
+/** A button that copies text (an id) to the clipboard. */
+function CopyButton({ text, what }: { text: string; what: string }) {
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      class="btn ghost small copy"
+      aria-label={`Copy ${what}`}
+      title={`Copy ${text}`}
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          setDone(true);
+          setTimeout(() => setDone(false), 1500);
+        } catch {
+          toast('info', `Copy it by hand: ${text}`);
+        }
+      }}
+    >
+      {done ? 'Copied' : 'Copy'}
+    </button>
   );
 }
 
@@ -377,6 +402,8 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
   const conflict = inConflict(r);
   const merging = mergingInEditor(r);
   const x = execBit(r);
+  const tool = toolLabel(r);
+  const summary = summaryOf(r);
   return (
     <article
       class={`record ${r.status} ${selected ? 'selected' : ''} ${conflict ? 'is-conflict' : ''}`}
@@ -395,7 +422,12 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
         >
           <span aria-hidden="true">{open ? '▾' : '▸'}</span>
         </button>
-        <span class="tool">{r.tool_name || 'change'}</span>
+        <span class="tool" title={tool.title}>
+          {tool.label}
+        </span>
+        <span class="rec-path" title={r.rel_path}>
+          {r.rel_path}
+        </span>
         <span class={`ctype ${r.change_type}`}>{changeVerb[r.change_type]}</span>
         {r.binary ? (
           <span class="file-stats small size-change">binary, {sizeChange(r.change_type, r.size_before, r.size_after)}</span>
@@ -405,13 +437,11 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
           </span>
         )}
         {x && <span class="muted small">{x}</span>}
-        <span class="who small">
-          {r.agent_id || 'agent'} · <Time iso={r.timestamp} now={s.now} />
-          {r.message_index > 0 && <> · turn {r.message_index}</>}
-        </span>
-        <code class="tcid small" title={`tool call ${r.tool_call_id}, record ${r.id}`}>
-          {shortId(r.tool_call_id)}
-        </code>
+        {summary && (
+          <code class="summary-line small" title={summary}>
+            {summary}
+          </code>
+        )}
         <span class="spacer" />
         <Pill kind={r.status}>{r.status}</Pill>
         {r.status !== 'rejected' && <Pill kind={`sync-${r.sync_state}`}>{syncLabel[r.sync_state]}</Pill>}
@@ -423,6 +453,18 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
             onReject={() => actions.rejectChange(r)}
           />
         )}
+      </div>
+      <div class="record-meta small">
+        <span class="who">
+          {r.agent_id || 'agent'} · <Time iso={r.timestamp} now={s.now} />
+          {r.message_index > 0 && <> · turn {r.message_index}</>}
+        </span>
+        <span class="muted">·</span>
+        <span class="muted">id</span>
+        <code class="tcid" title={`record ${r.id} (tool call ${r.tool_call_id}): paste it into prsm changes`}>
+          {r.id}
+        </code>
+        <CopyButton text={r.id} what="id" />
       </div>
       {conflict && !merging && (
         <div class="resolve-bar" role="group" aria-label={`Resolve the conflict of ${r.rel_path}`}>
