@@ -610,6 +610,46 @@ uiTest('a row leads with the tool, the file and its first changed line; the id i
   await api('POST', `/sessions/${sess.id}/file-changes/reject-all`);
 });
 
+// ---- keyboard: the auto-advance, said and switchable ----------------------------
+
+uiTest('keyboard: a moves on to the next change, ? says so, and a setting (kept) turns it off', async () => {
+  const sess = await startSession('keys');
+  for (const n of [1, 2, 3]) await agentWrite(sess, `tc-key-${n}`, `keys/k${n}.txt`, `k${n}\n`, 'Write');
+  await sessionLink('keys').click();
+  await record('tc-key-3').waitFor();
+  await page.keyboard.press('?');
+  const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+  await help.getByText('accept the selected change, then move to the next pending one').waitFor();
+  await help.getByText('reject the selected change, then move to the next pending one').waitFor();
+  const setting = help.getByRole('checkbox', { name: /move to the next pending change/ });
+  assert.equal(await setting.isChecked(), true, 'on by default');
+  await help.getByRole('button', { name: 'Close' }).click();
+  await page.keyboard.press('j');
+  await page.locator('article.selected[data-record-id="tc-key-1"]').waitFor();
+  await page.keyboard.press('a');
+  await eventually('tc-key-1 accepted', async () => (await recordOf(sess, 'tc-key-1')).status === 'accepted');
+  await page.locator('article.selected[data-record-id="tc-key-2"]').waitFor();
+
+  // Off: the selection stays on the change just decided.
+  await page.keyboard.press('?');
+  await setting.uncheck();
+  await help.getByText(/^accept the selected change$/).waitFor();
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('a');
+  await eventually('tc-key-2 accepted', async () => (await recordOf(sess, 'tc-key-2')).status === 'accepted');
+  await record('tc-key-2').locator('.pill.accepted').waitFor();
+  await page.waitForTimeout(300);
+  assert.equal(await page.locator('article.selected').getAttribute('data-record-id'), 'tc-key-2', 'the selection stays');
+  // Kept for the next visit.
+  await page.reload();
+  await record('tc-key-3').waitFor();
+  await page.keyboard.press('?');
+  assert.equal(await setting.isChecked(), false, 'the setting is kept');
+  await setting.check();
+  await page.keyboard.press('Escape');
+  await api('POST', `/sessions/${sess.id}/file-changes/reject-all`);
+});
+
 // ---- Accept and Reject of a file, a session, everything ---------------------
 
 uiTest('Accept and Reject of a whole file', async () => {

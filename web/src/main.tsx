@@ -123,7 +123,10 @@ function switchSession(step: number) {
 document.addEventListener('keydown', (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
   const t = e.target as HTMLElement | null;
-  if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+  // Keys are text in a text field; a checkbox (the help's setting) keeps them.
+  const typing = t && (t.isContentEditable || /^(TEXTAREA|SELECT)$/.test(t.tagName) ||
+    (t.tagName === 'INPUT' && (t as HTMLInputElement).type !== 'checkbox'));
+  if (typing) return;
   if (state.confirm || state.loggedOut) return;
   const cur = state.cursor ? recordOf(state.cursor) : undefined;
   switch (e.key) {
@@ -145,7 +148,10 @@ document.addEventListener('keydown', (e) => {
       }
       // Accept on a conflict asks how to resolve it: the selection stays.
       if (e.key === 'a' && inConflict(cur)) void actions.acceptChange(cur);
-      else void (e.key === 'a' ? actions.acceptChange(cur) : actions.rejectChange(cur)).then(() => advance(cur.id));
+      else
+        void (e.key === 'a' ? actions.acceptChange(cur) : actions.rejectChange(cur)).then(
+          () => state.autoAdvance && advance(cur.id),
+        );
       break;
     case 'J':
       moveHunk(1);

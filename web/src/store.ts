@@ -48,6 +48,8 @@ export interface State {
   toasts: Toast[];
   confirm: Confirm | null;
   help: boolean;
+  /** Whether a and r move the selection on to the next pending change (a setting, kept in localStorage). */
+  autoAdvance: boolean;
   now: number;
   /**
    * The hunks of later changes a hunk's reject took with it, by the
@@ -55,6 +57,14 @@ export interface State {
    * them there, since they changed without a click of their own.
    */
   cascaded: Record<string, HunkRef[]>;
+}
+
+function stored(key: string): string | null {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
+  }
 }
 
 const storedMode = (() => {
@@ -82,6 +92,7 @@ export const state: State = {
   toasts: [],
   confirm: null,
   help: false,
+  autoAdvance: stored('prsm.autoAdvance') !== 'off',
   now: Date.now(),
   cascaded: {},
 };
@@ -532,6 +543,16 @@ export function setDiffMode(m: DiffMode): void {
     // private mode: the choice lasts for this page only
   }
   update({ diffMode: m });
+}
+
+/** Turns the move to the next change after a and r on or off, for this browser. */
+export function setAutoAdvance(on: boolean): void {
+  try {
+    localStorage.setItem('prsm.autoAdvance', on ? 'on' : 'off');
+  } catch {
+    // private mode: the choice lasts for this page only
+  }
+  update({ autoAdvance: on });
 }
 
 export function isOpen(r: FileChangeRecord): boolean {

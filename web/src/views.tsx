@@ -14,6 +14,7 @@ import {
   go,
   isOpen,
   resolveWays,
+  setAutoAdvance,
   setDiffMode,
   setOpen,
   state,
@@ -761,10 +762,10 @@ function ConfirmDialog({ s }: { s: State }) {
   );
 }
 
-const shortcuts: [string, string][] = [
+const shortcuts = (advance: boolean): [string, string][] => [
   ['j / k', 'next / previous change'],
-  ['a', 'accept the selected change'],
-  ['r', 'reject the selected change'],
+  ['a', `accept the selected change${advance ? ', then move to the next pending one' : ''}`],
+  ['r', `reject the selected change${advance ? ', then move to the next pending one' : ''}`],
   ['o', 'show or hide its diff'],
   ['J / K', 'next / previous hunk (focus a hunk by a click, too)'],
   ['y', 'accept the hunk in focus'],
@@ -781,7 +782,7 @@ function Help({ s }: { s: State }) {
     <div class="help" role="dialog" aria-label="Keyboard shortcuts">
       <h2>Keyboard shortcuts</h2>
       <dl>
-        {shortcuts.map(([k, v]) => (
+        {shortcuts(s.autoAdvance).map(([k, v]) => (
           <div key={k}>
             <dt>
               {k.split(' / ').map((x, i) => (
@@ -795,6 +796,10 @@ function Help({ s }: { s: State }) {
           </div>
         ))}
       </dl>
+      <label class="setting">
+        <input type="checkbox" checked={s.autoAdvance} onChange={(e) => setAutoAdvance(e.currentTarget.checked)} />{' '}
+        After <kbd>a</kbd> or <kbd>r</kbd>, move to the next pending change
+      </label>
       <button type="button" class="btn small" onClick={() => update({ help: false })}>
         Close
       </button>
