@@ -650,6 +650,65 @@ uiTest('keyboard: a moves on to the next change, ? says so, and a setting (kept)
   await api('POST', `/sessions/${sess.id}/file-changes/reject-all`);
 });
 
+// ---- timeline: counts on the right entries; a diff to now names its files -------
+
+uiTest('timeline: each entry counts the files changed after it; Diff to now names every file and comes into view', async () => {
+  const sess = await startSession('timeline');
+  await api('POST', `/sessions/${sess.id}/turns`, { message_index: 1, prompt: 'two tool calls' });
+  await agentWrite(sess, 'tc-t1', 't/one.txt', 'one\n', 'Write');
+  // One tool call that changes two files.
+  await api('POST', `/sessions/${sess.id}/tool-calls`, {
+    tool_call_id: 'tc-t2',
+    tool_name: 'Bash',
+    agent_id: 'e2e-agent',
+    cwd: sess.worktree_path,
+    args: { command: 'echo a > t/two-a.txt; echo b > t/two-b.txt' },
+  });
+  fs.writeFileSync(path.join(sess.worktree_path, 't/two-a.txt'), 'a\n');
+  fs.writeFileSync(path.join(sess.worktree_path, 't/two-b.txt'), 'b\n');
+  const ans = await api('POST', `/sessions/${sess.id}/tool-calls/tc-t2/complete`, { result: { ok: true } });
+  assert.equal(ans.records.length, 2);
+  const cps = await api('GET', `/sessions/${sess.id}/checkpoints`);
+  assert.deepEqual(
+    cps.map((c) => [c.tool_call_id, c.files_changed]),
+    [['', cps[0].files_changed], ['tc-t1', 0], ['tc-t2', 1]],
+    'files_changed counts the files that differ from the checkpoint before',
+  );
+
+  await sessionLink('timeline').click();
+  await page.getByRole('tab', { name: /Timeline/ }).click();
+  const entries = page.getByRole('list', { name: 'Checkpoints' }).getByRole('listitem', { name: /^Checkpoint / });
+  await entries.nth(2).waitFor();
+  // Newest first: before tc-t2 (two files after it), before tc-t1 (one), the turn (none).
+  assert.deepEqual(await entries.locator('.changed-after').allInnerTexts(), [
+    '2 files changed after it',
+    '1 file changed after it',
+    'no file changed after it',
+  ]);
+
+  // Diff to now from the turn, in a short window: its panel opens below the fold.
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 1440, height: 520 });
+  try {
+    await entries.nth(2).getByRole('button', { name: 'Diff to now' }).click();
+    const panel = page.getByRole('region', { name: /^Diff from .* to now$/ });
+    for (const f of ['t/one.txt', 't/two-a.txt', 't/two-b.txt']) {
+      await panel.locator('.diff-files code', { hasText: f }).waitFor();
+      await panel.locator('.d2h-file-name', { hasText: f }).waitFor({ state: 'visible' });
+    }
+    await eventually('the diff scrolled into view', () =>
+      panel.evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        return r.top >= 52 && r.top < innerHeight / 2;
+      }),
+    );
+  } finally {
+    await page.setViewportSize(size);
+  }
+  await page.getByRole('tab', { name: /Changes/ }).click();
+  await api('POST', `/sessions/${sess.id}/file-changes/reject-all`);
+});
+
 // ---- Accept and Reject of a file, a session, everything ---------------------
 
 uiTest('Accept and Reject of a whole file', async () => {

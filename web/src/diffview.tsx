@@ -18,7 +18,8 @@ const bigDiffLines = 4000;
 /** Fetched diffs, by session and record id: a record's diff never changes. */
 const diffCache = new Map<string, string>();
 
-function Patch({ text, mode, labels }: { text: string; mode: DiffMode; labels?: [string, string] }) {
+/** names: show each file's name above its diff (a diff of several files). */
+function Patch({ text, mode, labels, names }: { text: string; mode: DiffMode; labels?: [string, string]; names?: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
   const lines = text.split('\n').length;
   const [forced, setForced] = useState(false);
@@ -45,7 +46,7 @@ function Patch({ text, mode, labels }: { text: string; mode: DiffMode; labels?: 
     };
   }, [text, mode, big]);
   return (
-    <div class="patch">
+    <div class={`patch ${names ? 'with-names' : ''}`}>
       {labels && (
         <div class={`patch-labels ${mode === 'side-by-side' ? 'split' : ''}`}>
           <span class="del-label">{labels[0]}</span>

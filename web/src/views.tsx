@@ -511,6 +511,19 @@ function Timeline({ s, sess, cps, recs }: { s: State; sess: Session; cps: Checkp
     return <p class="empty">No checkpoints yet. prsm takes one at every turn and before every file change.</p>;
   }
   const tools = new Map(recs.map((r) => [r.tool_call_id.replace(/:\d+$/, ''), r.tool_name]));
+  // A checkpoint's files_changed counts the files that differ from the
+  // checkpoint before it: what happened after that earlier one (its tool
+  // call's changes). So an entry shows the count of the next checkpoint;
+  // the newest counts the files of the changes made since it.
+  const after = new Map<string, number>();
+  cps.forEach((c, i) => {
+    const next = cps[i + 1];
+    if (next) after.set(c.id, next.files_changed);
+    else {
+      const since = recs.filter((r) => r.status !== 'rejected' && Date.parse(r.timestamp) >= Date.parse(c.created_at));
+      after.set(c.id, new Set(since.map((r) => r.rel_path)).size);
+    }
+  });
   return (
     <div class="timeline-wrap">
       <p class="muted small">
@@ -527,7 +540,15 @@ function Timeline({ s, sess, cps, recs }: { s: State; sess: Session; cps: Checkp
           </div>
         </li>
         {list.map((c) => (
-          <CheckpointItem key={c.id} s={s} sess={sess} c={c} tool={tools.get(c.tool_call_id)} active={active} />
+          <CheckpointItem
+            key={c.id}
+            s={s}
+            sess={sess}
+            c={c}
+            tool={tools.get(c.tool_call_id)}
+            changedAfter={after.get(c.id) ?? 0}
+            active={active}
+          />
         ))}
       </ol>
     </div>
@@ -539,14 +560,18 @@ function CheckpointItem({
   sess,
   c,
   tool,
+  changedAfter,
   active,
 }: {
   s: State;
   sess: Session;
   c: Checkpoint;
   tool?: string;
+  /** How many files changed after this checkpoint, up to the next one (or now). */
+  changedAfter: number;
   active: boolean;
 }) {
+  const panel = useRef<HTMLDivElement>(null);
   const [plan, setPlan] = useState<Plan | null>(null);
   const [diff, setDiff] = useState<CheckpointDiff | null>(null);
   const [open, setOpenPanel] = useState<'' | 'preview' | 'diff'>('');
@@ -573,6 +598,15 @@ function CheckpointItem({
       setErr((e as Error).message);
     }
   };
+  // An opened diff comes into view: it opens below its entry, often below
+  // the fold.
+  useEffect(() => {
+    if (open !== 'diff' || !diff) return;
+    requestAnimationFrame(() => {
+      const calm = matchMedia('(prefers-reduced-motion: reduce)').matches;
+      panel.current?.scrollIntoView({ block: 'start', behavior: calm ? 'auto' : 'smooth' });
+    });
+  }, [open, diff]);
   const confirm = () => {
     const p = plan;
     const ops = p?.operations ?? [];
@@ -603,8 +637,13 @@ function CheckpointItem({
             {c.kind === 'manual' && <Pill kind="manual">named</Pill>}
             {tool && !c.name.startsWith('before') && <span class="tool">{tool}</span>}
             <div class="muted small">
-              <Time iso={c.created_at} now={s.now} /> · {plural(c.files_changed, 'file')} changed since the checkpoint
-              before · <code>{shortId(c.id)}</code>
+              <Time iso={c.created_at} now={s.now} /> ·{' '}
+              <span class="changed-after">
+                {changedAfter === 0
+                  ? 'no file changed after it'
+                  : `${plural(changedAfter, 'file')} changed after it`}
+              </span>{' '}
+              · <code>{shortId(c.id)}</code>
             </div>
           </div>
           <div class="cp-actions">
@@ -625,13 +664,32 @@ function CheckpointItem({
         {c.annotation && <p class="annotation">{c.annotation}</p>}
         {err && <p class="error">{err}</p>}
         {open === 'diff' && !err && (
-          <div class="cp-panel">
+          <div class="cp-panel" ref={panel} aria-label={`Diff from ${title} to now`} role="region">
             {!diff ? (
               <p class="muted">Loading…</p>
             ) : !diff.patch ? (
               <p class="muted">The worktree equals this checkpoint.</p>
             ) : (
-              <Patch text={diff.patch} mode={s.diffMode} />
+              <>
+                <p class="small">
+                  <strong>{plural(diff.files.length, 'file')}</strong> differ between this checkpoint and now:
+                </p>
+                <ul class="diff-files">
+                  {diff.files.map((f) => (
+                    <li key={f.path}>
+                      <code>{f.path}</code> <span class="muted small">{f.status}</span>{' '}
+                      {f.binary ? (
+                        <span class="muted small">binary</span>
+                      ) : (
+                        <span class="file-stats small">
+                          <span class="ins">+{f.added}</span> <span class="del">−{f.removed}</span>
+                        </span>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+                <Patch text={diff.patch} mode={s.diffMode} names />
+              </>
             )}
           </div>
         )}
