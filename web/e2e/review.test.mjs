@@ -527,6 +527,12 @@ uiTest("a conflict shows both sides plainly and is resolved: Keep mine, Accept a
     'both versions between markers',
   );
   assert.equal(await bar(cc).count(), 0, 'no resolve buttons while the merge waits in the editor');
+  // The a key does not ask again (that would write markers twice): it says what to do.
+  await cc.getByRole('note').click();
+  await page.locator('article.selected[data-record-id="tc-conf-colors"]').waitFor();
+  await page.keyboard.press('a');
+  await page.getByRole('status').filter({ hasText: 'Merge colors.txt in your editor' }).waitFor();
+  assert.equal(await page.getByRole('dialog', { name: /is in conflict/ }).count(), 0, 'no question');
   assert.equal((await recordOf(sess3, 'tc-conf-colors')).status, 'pending');
   writeWs('colors.txt', 'red\ngreen and GREEN\nblue\n');
   await cc.locator('.pill.accepted').waitFor({ timeout: 15_000 });

@@ -4,7 +4,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 import { actions, connectEvents, go, isOpen, loadAll, readRoute, recordOf, setDiffMode, setOpen, state, subscribe, toast, update } from './store';
-import { inConflict } from './util';
+import { inConflict, mergingInEditor } from './util';
 import { App, byFile } from './views';
 import './style.css';
 
@@ -144,6 +144,11 @@ document.addEventListener('keydown', (e) => {
       }
       if (cur.status !== 'pending') {
         toast('info', `That change is already ${cur.status}.`);
+        break;
+      }
+      // A conflict left to the editor is accepted when its markers are gone.
+      if (e.key === 'a' && mergingInEditor(cur)) {
+        toast('info', `Merge ${cur.rel_path} in your editor: prsm accepts the change once no conflict marker is left.`);
         break;
       }
       // Accept on a conflict asks how to resolve it: the selection stays.
