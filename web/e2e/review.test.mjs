@@ -405,7 +405,7 @@ uiTest('rollback from the timeline: preview, confirm, files back on disk', async
 const SETTINGS = '[server]\nhost = localhost\nport = 8080\n\n[log]\nlevel = info\n';
 const NAMES = 'ada\ngrace\nlinus\n';
 
-uiTest('a conflict shows both sides plainly; Reject keeps your file, Accept too', async () => {
+uiTest("a conflict shows both sides plainly and is resolved: Keep mine, Accept asks, Take agent's, Merge in editor", async () => {
   // The user's own files, not committed: part of the session's base.
   writeWs('settings.ini', SETTINGS);
   writeWs('names.txt', NAMES);
@@ -464,24 +464,255 @@ uiTest('a conflict shows both sides plainly; Reject keeps your file, Accept too'
   await conf.getByRole('button', { name: 'Reload both sides' }).click();
   await sides.locator('.d2h-del', { hasText: 'level = debug' }).waitFor();
 
-  // Reject drops the agent's change: out of its worktree; your file untouched.
-  await conf.getByRole('button', { name: 'Reject', exact: true }).click();
+  // Keep mine drops the agent's change: out of its worktree; your file untouched.
+  const bar = (r) => r.getByRole('group', { name: /^Resolve the conflict of / });
+  assert.deepEqual(
+    await bar(conf).getByRole('button').allTextContents(),
+    ['Keep mine', "Take agent's", 'Merge in editor'],
+    'a conflict offers the three ways out',
+  );
+  await bar(conf).getByRole('button', { name: 'Keep mine', exact: true }).click();
   await eventually('the conflicting change rejected', async () => (await recordOf(sess, 'tc-conf-settings')).status === 'rejected');
   assert.equal(readWs('settings.ini'), mine2, 'your file is left exactly as it is');
   assert.equal(readIn(sess.worktree_path, 'settings.ini'), SETTINGS, "the agent's change left its worktree");
   await conf.locator('.pill.rejected').waitFor();
   assert.equal(await conf.locator('.conflict').count(), 0, 'a rejected conflict is no longer shown as one');
+  assert.equal(await bar(conf).count(), 0, 'nothing left to resolve');
   await fileCard('settings.ini').locator('.file-head .pill.conflict').waitFor({ state: 'detached' });
 
-  // Accept marks it reviewed: your file stays, the agent's version stays in its worktree.
+  // Accept on a conflict does not accept: it asks which version is meant.
   const cn = record('tc-conf-names');
   await cn.getByRole('button', { name: 'Accept', exact: true }).click();
-  await eventually('the other conflict accepted', async () => (await recordOf(sess, 'tc-conf-names')).status === 'accepted');
-  assert.equal((await recordOf(sess, 'tc-conf-names')).sync_state, 'conflict');
-  assert.equal(readWs('names.txt'), mineNames, 'your file is left exactly as it is');
-  assert.equal(readIn(sess.worktree_path, 'names.txt'), agentNames);
+  const ask = page.getByRole('dialog', { name: /names\.txt is in conflict/ });
+  assert.deepEqual(
+    await ask.getByRole('button').allTextContents(),
+    ['Cancel', 'Keep mine', "Take agent's", 'Merge in editor'],
+  );
+  await ask.getByRole('button', { name: 'Cancel', exact: true }).click();
+  await ask.waitFor({ state: 'hidden' });
+  const rn2 = await recordOf(sess, 'tc-conf-names');
+  assert.deepEqual([rn2.status, rn2.sync_state], ['pending', 'conflict'], 'Cancel changes nothing');
+  assert.equal(readWs('names.txt'), mineNames);
+  // Take agent's: your workspace file becomes the agent's version.
+  await cn.getByRole('button', { name: 'Accept', exact: true }).click();
+  await ask.getByRole('button', { name: "Take agent's", exact: true }).click();
+  await eventually('the agent version taken', async () => {
+    const r = await recordOf(sess, 'tc-conf-names');
+    return r.status === 'accepted' && r.sync_state === 'synced';
+  });
+  assert.equal(readWs('names.txt'), agentNames, "your file is the agent's version");
   await cn.locator('.pill.accepted').waitFor();
+  await cn.locator('.pill.sync-synced').waitFor();
+  assert.equal(await cn.locator('.pill.sync-conflict').count(), 0, 'no longer a conflict');
   await page.locator('.session-head .summary strong', { hasText: /^0 pending$/ }).waitFor();
+  assert.equal(await page.locator('.session-head .summary .conflict-text').count(), 0, 'no conflict counted');
+
+  // Merge in editor: both versions between git's markers in your file; once
+  // you remove them, prsm accepts the change and the page shows it live.
+  const BASE3 = 'red\ngreen\nblue\n';
+  writeWs('colors.txt', BASE3);
+  const sess3 = await startSession('conflict markers');
+  const mine3 = BASE3.replace('green', 'green (mine)');
+  const agent3 = BASE3.replace('green', 'GREEN (agent)');
+  const r3 = await agentWrite(sess3, 'tc-conf-colors', 'colors.txt', agent3, 'Edit', () => writeWs('colors.txt', mine3));
+  assert.equal(r3.sync_state, 'conflict');
+  await sessionLink('conflict markers').click();
+  const cc = record('tc-conf-colors');
+  await bar(cc).getByRole('button', { name: 'Merge in editor', exact: true }).click();
+  await cc.getByRole('note').getByText('Merge in your editor.').waitFor();
+  const marked = readWs('colors.txt');
+  assert.match(
+    marked,
+    /^red\n<<<<<<< yours\ngreen \(mine\)\n=======\nGREEN \(agent\)\n>>>>>>> agent \(tc-conf-colors\)\nblue\n$/,
+    'both versions between markers',
+  );
+  assert.equal(await bar(cc).count(), 0, 'no resolve buttons while the merge waits in the editor');
+  // The a key does not ask again (that would write markers twice): it says what to do.
+  await cc.getByRole('note').click();
+  await page.locator('article.selected[data-record-id="tc-conf-colors"]').waitFor();
+  await page.keyboard.press('a');
+  await page.getByRole('status').filter({ hasText: 'Merge colors.txt in your editor' }).waitFor();
+  assert.equal(await page.getByRole('dialog', { name: /is in conflict/ }).count(), 0, 'no question');
+  assert.equal((await recordOf(sess3, 'tc-conf-colors')).status, 'pending');
+  writeWs('colors.txt', 'red\ngreen and GREEN\nblue\n');
+  await cc.locator('.pill.accepted').waitFor({ timeout: 15_000 });
+  await cc.getByText('Conflict resolved in your editor.').waitFor();
+  assert.equal(await cc.getByRole('note').count(), 0, 'the merge note is gone');
+  const done3 = await recordOf(sess3, 'tc-conf-colors');
+  assert.deepEqual([done3.status, done3.sync_state], ['accepted', 'synced']);
+  assert.equal(readWs('colors.txt'), 'red\ngreen and GREEN\nblue\n', 'your merge is kept');
+});
+
+// ---- words and numbers --------------------------------------------------------
+
+uiTest('words agree with their counts, and a binary file shows its size change', async () => {
+  // A binary file of the user's, which the agent rewrites larger.
+  const before = Buffer.alloc(1000, 0);
+  const after = Buffer.alloc(5000, 0xff);
+  before[0] = 0x89;
+  fs.mkdirSync(path.join(repo, 'img'), { recursive: true });
+  fs.writeFileSync(path.join(repo, 'img/blob.bin'), before);
+  const sess = await startSession('words');
+  const rec = await agentWrite(sess, 'tc-bin', 'img/blob.bin', after, 'Write');
+  assert.equal(rec.binary, true);
+  await sessionLink('words').click();
+  const head = fileCard('img/blob.bin').locator('.file-head');
+  await head.getByText('1,000 bytes → 4.9 KiB').waitFor();
+  assert.doesNotMatch(await head.innerText(), /\+0/, 'no "+0 −0" for a binary file');
+  await record('tc-bin').locator('.record-head', { hasText: 'binary, 1,000 bytes → 4.9 KiB' }).waitFor();
+
+  // One pending change: the verb agrees.
+  await sessionButton('words', 'Reject').click();
+  const dialog = page.getByRole('dialog', { name: 'Reject every pending change of “words”?' });
+  await dialog.getByText('1 pending change leaves your workspace').waitFor();
+  await dialog.getByRole('button', { name: 'Reject 1 change', exact: true }).waitFor();
+  await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+
+  // One file changes back in a rollback.
+  await page.getByRole('tab', { name: /Timeline/ }).click();
+  const cp = page.getByRole('listitem', { name: /^Checkpoint before Write/ }).first();
+  await cp.getByRole('button', { name: 'Preview rollback' }).click();
+  await cp.getByRole('button', { name: /Roll back to here/ }).click();
+  const rb = page.getByRole('dialog', { name: /^Roll back to/ });
+  await rb.getByText(/^1 file in the worktree changes back to this checkpoint/).waitFor();
+  await rb.getByRole('button', { name: 'Cancel', exact: true }).click();
+  await page.getByRole('tab', { name: /Changes/ }).click();
+  await api('POST', `/sessions/${sess.id}/file-changes/reject-all`);
+  assert.deepEqual(fs.readFileSync(path.join(repo, 'img/blob.bin')), before);
+});
+
+// ---- labels --------------------------------------------------------------------
+
+uiTest('a row leads with the tool, the file and its first changed line; the id is whole and copyable; Watch is named plainly', async () => {
+  const sess = await startSession('labels');
+  const id = 'toolu_01E8LongToolCallIdOfAnAgent';
+  await agentWrite(sess, id, 'src/app.py', '\nprint("hello from the agent")\nx = 1\n', 'Write');
+  // A change no hook announced: a shell command's, seen by the watcher.
+  fs.writeFileSync(path.join(sess.worktree_path, 'seen.txt'), 'made by a shell\n');
+  const watched = await eventually('the watcher records seen.txt', async () =>
+    (await api('GET', `/sessions/${sess.id}/file-changes`)).find((r) => r.rel_path === 'seen.txt'),
+  );
+  assert.equal(watched.tool_name, 'Watch');
+  await sessionLink('labels').click();
+  const row = record(id).locator('.record-head');
+  await row.waitFor();
+  const lead = await row.locator('> span, > code').allInnerTexts();
+  assert.deepEqual(lead.slice(0, 2), ['Write', 'src/app.py'], 'the tool and the file first');
+  await row.locator('.summary-line', { hasText: 'print("hello from the agent")' }).waitFor();
+  assert.equal(await row.getByText(id).count(), 0, 'no id in the lead');
+  // The whole id, once, selectable and copyable.
+  const meta = record(id).locator('.record-meta');
+  assert.equal(await meta.locator('code.tcid').innerText(), id);
+  assert.equal(await meta.locator('code.tcid').evaluate((el) => getComputedStyle(el).userSelect), 'all');
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://${info.addr}` });
+  await meta.getByRole('button', { name: 'Copy id' }).click();
+  await meta.getByRole('button', { name: 'Copy id' }).getByText('Copied').waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), id);
+  // Watch, as a user reads it.
+  const w = record(watched.id).locator('.record-head');
+  await w.locator('.tool', { hasText: 'seen by the watcher' }).waitFor();
+  assert.equal(await w.locator('.tool', { hasText: /^Watch$/ }).count(), 0);
+  await w.locator('.summary-line', { hasText: 'made by a shell' }).waitFor();
+  await api('POST', `/sessions/${sess.id}/file-changes/reject-all`);
+});
+
+// ---- keyboard: the auto-advance, said and switchable ----------------------------
+
+uiTest('keyboard: a moves on to the next change, ? says so, and a setting (kept) turns it off', async () => {
+  const sess = await startSession('keys');
+  for (const n of [1, 2, 3]) await agentWrite(sess, `tc-key-${n}`, `keys/k${n}.txt`, `k${n}\n`, 'Write');
+  await sessionLink('keys').click();
+  await record('tc-key-3').waitFor();
+  await page.keyboard.press('?');
+  const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+  await help.getByText('accept the selected change, then move to the next pending one').waitFor();
+  await help.getByText('reject the selected change, then move to the next pending one').waitFor();
+  const setting = help.getByRole('checkbox', { name: /move to the next pending change/ });
+  assert.equal(await setting.isChecked(), true, 'on by default');
+  await help.getByRole('button', { name: 'Close' }).click();
+  await page.keyboard.press('j');
+  await page.locator('article.selected[data-record-id="tc-key-1"]').waitFor();
+  await page.keyboard.press('a');
+  await eventually('tc-key-1 accepted', async () => (await recordOf(sess, 'tc-key-1')).status === 'accepted');
+  await page.locator('article.selected[data-record-id="tc-key-2"]').waitFor();
+
+  // Off: the selection stays on the change just decided.
+  await page.keyboard.press('?');
+  await setting.uncheck();
+  await help.getByText(/^accept the selected change$/).waitFor();
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('a');
+  await eventually('tc-key-2 accepted', async () => (await recordOf(sess, 'tc-key-2')).status === 'accepted');
+  await record('tc-key-2').locator('.pill.accepted').waitFor();
+  await page.waitForTimeout(300);
+  assert.equal(await page.locator('article.selected').getAttribute('data-record-id'), 'tc-key-2', 'the selection stays');
+  // Kept for the next visit.
+  await page.reload();
+  await record('tc-key-3').waitFor();
+  await page.keyboard.press('?');
+  assert.equal(await setting.isChecked(), false, 'the setting is kept');
+  await setting.check();
+  await page.keyboard.press('Escape');
+  await api('POST', `/sessions/${sess.id}/file-changes/reject-all`);
+});
+
+// ---- timeline: counts on the right entries; a diff to now names its files -------
+
+uiTest('timeline: each entry counts the files changed after it; Diff to now names every file and comes into view', async () => {
+  const sess = await startSession('timeline');
+  await api('POST', `/sessions/${sess.id}/turns`, { message_index: 1, prompt: 'two tool calls' });
+  await agentWrite(sess, 'tc-t1', 't/one.txt', 'one\n', 'Write');
+  // One tool call that changes two files.
+  await api('POST', `/sessions/${sess.id}/tool-calls`, {
+    tool_call_id: 'tc-t2',
+    tool_name: 'Bash',
+    agent_id: 'e2e-agent',
+    cwd: sess.worktree_path,
+    args: { command: 'echo a > t/two-a.txt; echo b > t/two-b.txt' },
+  });
+  fs.writeFileSync(path.join(sess.worktree_path, 't/two-a.txt'), 'a\n');
+  fs.writeFileSync(path.join(sess.worktree_path, 't/two-b.txt'), 'b\n');
+  const ans = await api('POST', `/sessions/${sess.id}/tool-calls/tc-t2/complete`, { result: { ok: true } });
+  assert.equal(ans.records.length, 2);
+  const cps = await api('GET', `/sessions/${sess.id}/checkpoints`);
+  assert.deepEqual(
+    cps.map((c) => [c.tool_call_id, c.files_changed]),
+    [['', cps[0].files_changed], ['tc-t1', 0], ['tc-t2', 1]],
+    'files_changed counts the files that differ from the checkpoint before',
+  );
+
+  await sessionLink('timeline').click();
+  await page.getByRole('tab', { name: /Timeline/ }).click();
+  const entries = page.getByRole('list', { name: 'Checkpoints' }).getByRole('listitem', { name: /^Checkpoint / });
+  await entries.nth(2).waitFor();
+  // Newest first: before tc-t2 (two files after it), before tc-t1 (one), the turn (none).
+  assert.deepEqual(await entries.locator('.changed-after').allInnerTexts(), [
+    '2 files changed after it',
+    '1 file changed after it',
+    'no file changed after it',
+  ]);
+
+  // Diff to now from the turn, in a short window: its panel opens below the fold.
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 1440, height: 520 });
+  try {
+    await entries.nth(2).getByRole('button', { name: 'Diff to now' }).click();
+    const panel = page.getByRole('region', { name: /^Diff from .* to now$/ });
+    for (const f of ['t/one.txt', 't/two-a.txt', 't/two-b.txt']) {
+      await panel.locator('.diff-files code', { hasText: f }).waitFor();
+      await panel.locator('.d2h-file-name', { hasText: f }).waitFor({ state: 'visible' });
+    }
+    await eventually('the diff scrolled into view', () =>
+      panel.evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        return r.top >= 52 && r.top < innerHeight / 2;
+      }),
+    );
+  } finally {
+    await page.setViewportSize(size);
+  }
+  await page.getByRole('tab', { name: /Changes/ }).click();
+  await api('POST', `/sessions/${sess.id}/file-changes/reject-all`);
 });
 
 // ---- Accept and Reject of a file, a session, everything ---------------------
@@ -571,7 +802,8 @@ uiTest('Accept and Reject of a whole session', async () => {
 
 uiTest('Accept and Reject of everything, across sessions', async () => {
   const pendingAll = async () => (await api('GET', '/sessions')).reduce((n, s) => n + s.pending_count, 0);
-  assert.equal(await pendingAll(), 0, 'nothing pending before this test');
+  const left = (await api('GET', '/sessions')).filter((s) => s.pending_count).map((s) => `${s.name}: ${s.pending_count}`);
+  assert.deepEqual(left, [], 'nothing pending before this test');
   const au = await startSession('all-auto');
   const rv = await startSession('all-review', 'review');
   await agentWrite(au, 'tc-all-a1', 'all/auto.txt', 'auto\n', 'Write');

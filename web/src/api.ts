@@ -11,6 +11,8 @@ import type {
   OK,
   Plan,
   Records,
+  ResolveHow,
+  ResolveRequest,
   RewindRequest,
   Session,
   StatusResponse,
@@ -90,6 +92,9 @@ export const api = {
     json<WorkspaceFile>('GET', `/ui/api/sessions/${seg(sid)}/file-changes/${seg(id)}/workspace`),
   accept: (sid: string, id: string) => json<Records>('POST', `${change(sid, id)}/accept`),
   reject: (sid: string, id: string) => json<Records>('POST', `${change(sid, id)}/reject`),
+  /** Settles a change in conflict: keep mine, take the agent's, or conflict markers for the editor. */
+  resolve: (sid: string, id: string, how: ResolveHow) =>
+    json<Records>('POST', `${change(sid, id)}/resolve`, { how } satisfies ResolveRequest),
   /** Accepts or rejects hunk n (from 0) of one record. */
   hunk: (sid: string, id: string, n: number, decision: 'accept' | 'reject') =>
     json<Records>('POST', `${change(sid, id)}/hunks/${n}/${decision}`),

@@ -10,7 +10,7 @@ import { api } from './api';
 import type { FileChangeRecord, Hunk, WorkspaceFile } from './api.gen';
 import { hunkLines, splitHunks } from './hunks';
 import { actions, hunkName, state, type DiffMode } from './store';
-import { bytes, imageType, underReview } from './util';
+import { imageType, sizeChange, underReview } from './util';
 
 /** Diffs above this many lines wait for a click before they are drawn. */
 const bigDiffLines = 4000;
@@ -18,7 +18,8 @@ const bigDiffLines = 4000;
 /** Fetched diffs, by session and record id: a record's diff never changes. */
 const diffCache = new Map<string, string>();
 
-function Patch({ text, mode, labels }: { text: string; mode: DiffMode; labels?: [string, string] }) {
+/** names: show each file's name above its diff (a diff of several files). */
+function Patch({ text, mode, labels, names }: { text: string; mode: DiffMode; labels?: [string, string]; names?: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
   const lines = text.split('\n').length;
   const [forced, setForced] = useState(false);
@@ -45,7 +46,7 @@ function Patch({ text, mode, labels }: { text: string; mode: DiffMode; labels?: 
     };
   }, [text, mode, big]);
   return (
-    <div class="patch">
+    <div class={`patch ${names ? 'with-names' : ''}`}>
       {labels && (
         <div class={`patch-labels ${mode === 'side-by-side' ? 'split' : ''}`}>
           <span class="del-label">{labels[0]}</span>
@@ -244,12 +245,7 @@ function BinaryView({ rec }: { rec: FileChangeRecord }) {
       made.forEach((u) => URL.revokeObjectURL(u));
     };
   }, [rec.id, type]);
-  const sizes =
-    rec.change_type === 'create'
-      ? `new, ${bytes(rec.size_after)}`
-      : rec.change_type === 'delete'
-        ? `deleted, was ${bytes(rec.size_before)}`
-        : `${bytes(rec.size_before)} → ${bytes(rec.size_after)}`;
+  const sizes = sizeChange(rec.change_type, rec.size_before, rec.size_after);
   return (
     <div class="binary pad">
       <p>
@@ -337,9 +333,9 @@ export function ConflictView({ rec, mode }: { rec: FileChangeRecord; mode: DiffM
     <div class="conflict">
       <div class="conflict-head" role="note">
         <strong>Conflict.</strong> You edited <code>{rec.rel_path}</code> in your workspace while the agent
-        changed the same lines. prsm left your file exactly as it is. <strong>Reject</strong> drops the agent's
-        change; <strong>Accept</strong> marks it reviewed and keeps your file; copy what you want from the agent's
-        side first.{' '}
+        changed the same lines. prsm left your file exactly as it is. <strong>Keep mine</strong> drops the agent's
+        change; <strong>Take agent's</strong> makes your file the agent's version; <strong>Merge in editor</strong>{' '}
+        puts both into your file between conflict markers.{' '}
         <button type="button" class="btn small ghost" onClick={() => setN(n + 1)}>
           Reload both sides
         </button>

@@ -4,6 +4,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 import { actions, connectEvents, go, isOpen, loadAll, readRoute, recordOf, setDiffMode, setOpen, state, subscribe, toast, update } from './store';
+import { inConflict, mergingInEditor } from './util';
 import { App, byFile } from './views';
 import './style.css';
 
@@ -122,7 +123,10 @@ function switchSession(step: number) {
 document.addEventListener('keydown', (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
   const t = e.target as HTMLElement | null;
-  if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+  // Keys are text in a text field; a checkbox (the help's setting) keeps them.
+  const typing = t && (t.isContentEditable || /^(TEXTAREA|SELECT)$/.test(t.tagName) ||
+    (t.tagName === 'INPUT' && (t as HTMLInputElement).type !== 'checkbox'));
+  if (typing) return;
   if (state.confirm || state.loggedOut) return;
   const cur = state.cursor ? recordOf(state.cursor) : undefined;
   switch (e.key) {
@@ -142,7 +146,17 @@ document.addEventListener('keydown', (e) => {
         toast('info', `That change is already ${cur.status}.`);
         break;
       }
-      void (e.key === 'a' ? actions.acceptChange(cur) : actions.rejectChange(cur)).then(() => advance(cur.id));
+      // A conflict left to the editor is accepted when its markers are gone.
+      if (e.key === 'a' && mergingInEditor(cur)) {
+        toast('info', `Merge ${cur.rel_path} in your editor: prsm accepts the change once no conflict marker is left.`);
+        break;
+      }
+      // Accept on a conflict asks how to resolve it: the selection stays.
+      if (e.key === 'a' && inConflict(cur)) void actions.acceptChange(cur);
+      else
+        void (e.key === 'a' ? actions.acceptChange(cur) : actions.rejectChange(cur)).then(
+          () => state.autoAdvance && advance(cur.id),
+        );
       break;
     case 'J':
       moveHunk(1);

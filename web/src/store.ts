@@ -2,8 +2,8 @@
 // kept live by the server's events. The views read it and call the actions.
 
 import { api, ApiError, setOnUnauthorized } from './api';
-import type { Checkpoint, FileChangeRecord, HunkRef, PrsmEvent, Records, Session, StatusEvent, StatusResponse } from './api.gen';
-import { plural, shortId } from './util';
+import type { Checkpoint, FileChangeRecord, HunkRef, PrsmEvent, Records, ResolveHow, Session, StatusEvent, StatusResponse } from './api.gen';
+import { inConflict, plural, shortId } from './util';
 
 export type DiffMode = 'line-by-line' | 'side-by-side';
 export type Tab = 'changes' | 'timeline';
@@ -23,6 +23,11 @@ export interface Confirm {
   confirmLabel: string;
   danger: boolean;
   run: () => Promise<void>;
+  /**
+   * Choices, when the question has several answers (a conflict's Accept):
+   * one button each instead of the confirm button, Cancel besides.
+   */
+  choices?: { label: string; title: string; run: () => Promise<void> }[];
 }
 
 export interface State {
@@ -43,6 +48,8 @@ export interface State {
   toasts: Toast[];
   confirm: Confirm | null;
   help: boolean;
+  /** Whether a and r move the selection on to the next pending change (a setting, kept in localStorage). */
+  autoAdvance: boolean;
   now: number;
   /**
    * The hunks of later changes a hunk's reject took with it, by the
@@ -50,6 +57,14 @@ export interface State {
    * them there, since they changed without a click of their own.
    */
   cascaded: Record<string, HunkRef[]>;
+}
+
+function stored(key: string): string | null {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
+  }
 }
 
 const storedMode = (() => {
@@ -77,6 +92,7 @@ export const state: State = {
   toasts: [],
   confirm: null,
   help: false,
+  autoAdvance: stored('prsm.autoAdvance') !== 'off',
   now: Date.now(),
   cascaded: {},
 };
@@ -250,9 +266,16 @@ function patchStatus(ev: StatusEvent): void {
     void loadSession(ev.session_id);
     return;
   }
+  const was = list[i];
   const next = list.slice();
   next[i] = { ...next[i], status: ev.status, sync_state: ev.sync_state };
   update({ records: { ...state.records, [ev.session_id]: next } });
+  // A conflict settled elsewhere (the markers gone from the file, say):
+  // its note changed too, which the event does not carry.
+  if (was.sync_state === 'conflict' && ev.sync_state !== 'conflict') {
+    void loadSession(ev.session_id);
+    return;
+  }
   // A partial record's hunks were decided too (by the editor or the CLI,
   // say), and the event does not carry them.
   if ((ev.status as string) === 'partial') void loadSession(ev.session_id);
@@ -396,8 +419,50 @@ export function recordOf(id: string): FileChangeRecord | undefined {
   return state.sid ? state.records[state.sid]?.find((x) => x.id === id) : undefined;
 }
 
+/** The three ways out of a conflict, as the page names them. */
+export const resolveWays: { how: ResolveHow; label: string; title: string; done: string }[] = [
+  {
+    how: 'mine',
+    label: 'Keep mine',
+    title: "Keep your workspace file as it is; the agent's change is rejected",
+    done: 'Kept your version',
+  },
+  {
+    how: 'agent',
+    label: "Take agent's",
+    title: "Your workspace file becomes the agent's version; the change is accepted",
+    done: "Took the agent's version",
+  },
+  {
+    how: 'markers',
+    label: 'Merge in editor',
+    title: 'Both versions go into your workspace file between conflict markers; prsm accepts the change once you remove them',
+    done: 'Wrote both versions between conflict markers',
+  },
+];
+
+function resolve(r: FileChangeRecord, how: ResolveHow): Promise<void> {
+  const way = resolveWays.find((w) => w.how === how)!;
+  return review(`${way.done} of ${r.rel_path}`, () => api.resolve(r.session_id, r.id, how));
+}
+
 export const actions = {
-  acceptChange: (r: FileChangeRecord) => review('Accepted', () => api.accept(r.session_id, r.id)),
+  /** Accept; on a change in conflict, a question which of the three ways out is meant. */
+  acceptChange: (r: FileChangeRecord): Promise<void> => {
+    if (!inConflict(r)) return review('Accepted', () => api.accept(r.session_id, r.id));
+    ask({
+      title: `${r.rel_path} is in conflict: which version do you want?`,
+      body: [
+        `You edited ${r.rel_path} in your workspace while the agent changed the same lines, so there is nothing to accept as it is.`,
+      ],
+      confirmLabel: '',
+      danger: false,
+      run: async () => {},
+      choices: resolveWays.map((w) => ({ label: w.label, title: w.title, run: () => resolve(r, w.how) })),
+    });
+    return Promise.resolve();
+  },
+  resolve,
   rejectChange: (r: FileChangeRecord) => review('Rejected', () => api.reject(r.session_id, r.id)),
   acceptHunk: (r: FileChangeRecord, index: number) => decideHunk(r, index, true),
   rejectHunk: (r: FileChangeRecord, index: number) => decideHunk(r, index, false),
@@ -408,7 +473,7 @@ export const actions = {
     ask({
       title: `Reject every pending change of “${s.name || s.id}”?`,
       body: [
-        `${plural(s.pending_count, 'pending change')} leave your workspace and the session's worktree. Your own edits stay.`,
+        `${plural(s.pending_count, 'pending change', 'leaves|leave')} your workspace and the session's worktree. Your own edits stay.`,
         'Accepted changes are not touched. A rejected change cannot be accepted again.',
       ],
       confirmLabel: `Reject ${plural(s.pending_count, 'change')}`,
@@ -422,7 +487,7 @@ export const actions = {
     ask({
       title: 'Reject every pending change of every session?',
       body: [
-        `${plural(n, 'pending change')} leave your workspace and the sessions' worktrees. Your own edits stay.`,
+        `${plural(n, 'pending change', 'leaves|leave')} your workspace and the sessions' worktrees. Your own edits stay.`,
         'Accepted changes are not touched. A rejected change cannot be accepted again.',
       ],
       confirmLabel: `Reject ${plural(n, 'change')}`,
@@ -478,6 +543,16 @@ export function setDiffMode(m: DiffMode): void {
     // private mode: the choice lasts for this page only
   }
   update({ diffMode: m });
+}
+
+/** Turns the move to the next change after a and r on or off, for this browser. */
+export function setAutoAdvance(on: boolean): void {
+  try {
+    localStorage.setItem('prsm.autoAdvance', on ? 'on' : 'off');
+  } catch {
+    // private mode: the choice lasts for this page only
+  }
+  update({ autoAdvance: on });
 }
 
 export function isOpen(r: FileChangeRecord): boolean {

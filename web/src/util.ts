@@ -27,14 +27,41 @@ export function fullTime(iso: string): string {
   return Number.isNaN(t) ? iso : dtf.format(t);
 }
 
-export function plural(n: number, word: string, many = word + 's'): string {
-  return `${n} ${n === 1 ? word : many}`;
+/**
+ * The page's one pluralisation helper: a count and its noun, and the verb
+ * that follows it, in the forms the count takes. plural(1, 'file') is
+ * "1 file", plural(2, 'file') "2 files"; an irregular noun or a verb is
+ * given as "one|many": plural(1, 'pending change', 'leaves|leave') is
+ * "1 pending change leaves", plural(3, 'entry|entries') "3 entries".
+ */
+export function plural(n: number, noun: string, verb = ''): string {
+  return `${n.toLocaleString('en')} ${agree(n, noun)}${verb ? ' ' + agree(n, verb) : ''}`;
 }
 
-export function bytes(n: number): string {
+/** The form of a word ("one|many", or a noun that takes an s) that the count n takes; plural's part. */
+export function agree(n: number, word: string): string {
+  const [one, many] = word.split('|');
+  return n === 1 ? one : (many ?? one + 's');
+}
+
+/** The page's one human size: "1 byte", "812 bytes", "4.9 KiB", "1.2 MiB", "3.0 GiB". */
+export function humanSize(n: number): string {
   if (n < 1024) return plural(n, 'byte');
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** A binary change's size change in words: "new, 4.9 KiB", "deleted, was 812 bytes", "812 bytes → 4.9 KiB". */
+export function sizeChange(change: FileChangeRecord['change_type'], before: number, after: number): string {
+  if (change === 'create') return `new, ${humanSize(after)}`;
+  if (change === 'delete') return `deleted, was ${humanSize(before)}`;
+  return `${humanSize(before)} → ${humanSize(after)}`;
 }
 
 export function lineCounts(r: FileChangeRecord): { added: number; removed: number } {
@@ -108,4 +135,57 @@ export function statusOf(r: FileChangeRecord): RecordStatus | 'partial' {
 export function underReview(r: FileChangeRecord): boolean {
   const s = statusOf(r);
   return s === 'pending' || s === 'partial';
+}
+
+/** Whether the record waits for its conflict to be resolved (keep mine, take the agent's, merge). */
+export function inConflict(r: FileChangeRecord): boolean {
+  return r.sync_state === 'conflict' && r.status !== 'rejected';
+}
+
+/** Whether the record's conflict waits in the workspace file between markers. */
+export function mergingInEditor(r: FileChangeRecord): boolean {
+  return inConflict(r) && (r.note ?? '').startsWith('merge in your editor');
+}
+
+/**
+ * What the tool name means to a user: changes that prsm saw without a
+ * hook (a shell command of `prsm run`, say) are named by how they were
+ * found, not by the internal "Watch".
+ */
+export function toolLabel(r: FileChangeRecord): { label: string; title: string } {
+  if (r.tool_name === 'Watch' && r.tool_call_id.startsWith('reconcile-')) {
+    return { label: 'found at server start', title: 'Changed while the prsm server was down; found when it started' };
+  }
+  if (r.tool_name === 'Watch') {
+    return { label: 'seen by the watcher', title: 'prsm saw this change in the worktree without a hook: a shell command, say' };
+  }
+  if (r.tool_name === 'Rollback') return { label: 'rollback', title: 'Made by a rollback to a checkpoint' };
+  return { label: r.tool_name || 'change', title: `Tool ${r.tool_name}` };
+}
+
+/**
+ * A short summary of a text change: its first changed line that is not
+ * blank (an added one, else a removed one, marked "−"), or ''.
+ */
+export function summaryOf(r: FileChangeRecord): string {
+  if (r.binary) return '';
+  const first = (content: string | null, ranges: LineRange[]) => {
+    if (content == null) return '';
+    const lines = content.split('\n');
+    for (const x of ranges) {
+      for (let i = x.startLine; i <= x.endLine && i <= lines.length; i++) {
+        const l = lines[i - 1].trim();
+        if (l) return l;
+      }
+    }
+    return '';
+  };
+  const added = first(r.new_content, r.added_ranges);
+  if (added) return cut(added);
+  const removed = first(r.old_content ?? r.pre_tool_content, r.removed_ranges);
+  return removed ? `− ${cut(removed)}` : '';
+}
+
+function cut(s: string, n = 120): string {
+  return s.length > n ? s.slice(0, n - 1) + '…' : s;
 }

@@ -13,13 +13,16 @@ import {
   dismiss,
   go,
   isOpen,
+  resolveWays,
+  setAutoAdvance,
   setDiffMode,
   setOpen,
   state,
+  toast,
   update,
   type State,
 } from './store';
-import { ago, changeVerb, execBit, fullTime, lineCounts, plural, shortId, splitPath, syncLabel } from './util';
+import { agree, ago, changeVerb, execBit, fullTime, inConflict, lineCounts, mergingInEditor, plural, sizeChange, summaryOf, toolLabel, shortId, splitPath, syncLabel } from './util';
 
 // ---- small pieces -------------------------------------------------------
 
@@ -66,6 +69,30 @@ function ReviewButtons({
         Reject
       </button>
     </span>
+  );
+}
+
+/** A button that copies text (an id) to the clipboard. */
+function CopyButton({ text, what }: { text: string; what: string }) {
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      class="btn ghost small copy"
+      aria-label={`Copy ${what}`}
+      title={`Copy ${text}`}
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          setDone(true);
+          setTimeout(() => setDone(false), 1500);
+        } catch {
+          toast('info', `Copy it by hand: ${text}`);
+        }
+      }}
+    >
+      {done ? 'Copied' : 'Copy'}
+    </button>
   );
 }
 
@@ -304,6 +331,22 @@ function FileSection({ s, sess, file, recs }: { s: State; sess: Session; file: s
   const { dir, base } = splitPath(file);
   let added = 0;
   let removed = 0;
+  // A binary file has no lines to count: its size before the first change
+  // still in it and after the last.
+  const kept = recs.filter((r) => r.status !== 'rejected');
+  const binary =
+    kept.length > 0 && kept.every((r) => r.binary)
+      ? {
+          change:
+            kept[0].change_type === 'create'
+              ? ('create' as const)
+              : kept[kept.length - 1].change_type === 'delete'
+                ? ('delete' as const)
+                : ('modify' as const),
+          before: kept[0].size_before,
+          after: kept[kept.length - 1].size_after,
+        }
+      : null;
   for (const r of recs) {
     if (r.status === 'rejected') continue;
     const c = lineCounts(r);
@@ -318,10 +361,16 @@ function FileSection({ s, sess, file, recs }: { s: State; sess: Session; file: s
           <span class="base">{base}</span>
         </h2>
         {conflict && <Pill kind="conflict">conflict</Pill>}
-        {recs.some((r) => r.status !== 'rejected') && (
-          <span class="file-stats">
-            <span class="ins">+{added}</span> <span class="del">−{removed}</span>
+        {binary ? (
+          <span class="file-stats size-change" title="size before → size after the changes shown">
+            {sizeChange(binary.change, binary.before, binary.after)}
           </span>
+        ) : (
+          recs.some((r) => r.status !== 'rejected') && (
+            <span class="file-stats">
+              <span class="ins">+{added}</span> <span class="del">−{removed}</span>
+            </span>
+          )
         )}
         <span class="muted small">
           {plural(recs.length, 'change')}
@@ -351,8 +400,11 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
   const open = isOpen(r);
   const { added, removed } = lineCounts(r);
   const selected = s.cursor === r.id;
-  const conflict = r.sync_state === 'conflict' && r.status !== 'rejected';
+  const conflict = inConflict(r);
+  const merging = mergingInEditor(r);
   const x = execBit(r);
+  const tool = toolLabel(r);
+  const summary = summaryOf(r);
   return (
     <article
       class={`record ${r.status} ${selected ? 'selected' : ''} ${conflict ? 'is-conflict' : ''}`}
@@ -371,27 +423,30 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
         >
           <span aria-hidden="true">{open ? '▾' : '▸'}</span>
         </button>
-        <span class="tool">{r.tool_name || 'change'}</span>
+        <span class="tool" title={tool.title}>
+          {tool.label}
+        </span>
+        <span class="rec-path" title={r.rel_path}>
+          {r.rel_path}
+        </span>
         <span class={`ctype ${r.change_type}`}>{changeVerb[r.change_type]}</span>
         {r.binary ? (
-          <span class="muted small">binary</span>
+          <span class="file-stats small size-change">binary, {sizeChange(r.change_type, r.size_before, r.size_after)}</span>
         ) : (
           <span class="file-stats small">
             <span class="ins">+{added}</span> <span class="del">−{removed}</span>
           </span>
         )}
         {x && <span class="muted small">{x}</span>}
-        <span class="who small">
-          {r.agent_id || 'agent'} · <Time iso={r.timestamp} now={s.now} />
-          {r.message_index > 0 && <> · turn {r.message_index}</>}
-        </span>
-        <code class="tcid small" title={`tool call ${r.tool_call_id}, record ${r.id}`}>
-          {shortId(r.tool_call_id)}
-        </code>
+        {summary && (
+          <code class="summary-line small" title={summary}>
+            {summary}
+          </code>
+        )}
         <span class="spacer" />
         <Pill kind={r.status}>{r.status}</Pill>
         {r.status !== 'rejected' && <Pill kind={`sync-${r.sync_state}`}>{syncLabel[r.sync_state]}</Pill>}
-        {r.status === 'pending' && (
+        {r.status === 'pending' && !merging && (
           <ReviewButtons
             small
             what={`this change to ${r.rel_path}`}
@@ -400,8 +455,45 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
           />
         )}
       </div>
+      <div class="record-meta small">
+        <span class="who">
+          {r.agent_id || 'agent'} · <Time iso={r.timestamp} now={s.now} />
+          {r.message_index > 0 && <> · turn {r.message_index}</>}
+        </span>
+        <span class="muted">·</span>
+        <span class="muted">id</span>
+        <code class="tcid" title={`record ${r.id} (tool call ${r.tool_call_id}): paste it into prsm changes`}>
+          {r.id}
+        </code>
+        <CopyButton text={r.id} what="id" />
+      </div>
+      {conflict && !merging && (
+        <div class="resolve-bar" role="group" aria-label={`Resolve the conflict of ${r.rel_path}`}>
+          <span class="small">Resolve the conflict:</span>
+          {resolveWays.map((w) => (
+            <button
+              key={w.how}
+              type="button"
+              class={`btn small ${w.how === 'agent' ? 'accept' : ''}`}
+              title={w.title}
+              disabled={state.busy > 0}
+              onClick={() => void actions.resolve(r, w.how)}
+            >
+              {w.label}
+            </button>
+          ))}
+        </div>
+      )}
+      {merging && (
+        <p class="merge-note" role="note">
+          <strong>Merge in your editor.</strong> Both versions are in <code>{r.rel_path}</code> in your workspace,
+          between <code>&lt;&lt;&lt;&lt;&lt;&lt;&lt; yours</code> and <code>&gt;&gt;&gt;&gt;&gt;&gt;&gt; agent</code>{' '}
+          markers. Keep what you want and delete the markers; prsm accepts this change as soon as no marker is left.
+        </p>
+      )}
+      {r.note === 'resolved in your editor' && <p class="resolved-note muted small">Conflict resolved in your editor.</p>}
       {open &&
-        (conflict ? <ConflictView rec={r} mode={s.diffMode} /> : <RecordDiff rec={r} mode={s.diffMode} />)}
+        (conflict && !merging ? <ConflictView rec={r} mode={s.diffMode} /> : <RecordDiff rec={r} mode={s.diffMode} />)}
     </article>
   );
 }
@@ -419,6 +511,19 @@ function Timeline({ s, sess, cps, recs }: { s: State; sess: Session; cps: Checkp
     return <p class="empty">No checkpoints yet. prsm takes one at every turn and before every file change.</p>;
   }
   const tools = new Map(recs.map((r) => [r.tool_call_id.replace(/:\d+$/, ''), r.tool_name]));
+  // A checkpoint's files_changed counts the files that differ from the
+  // checkpoint before it: what happened after that earlier one (its tool
+  // call's changes). So an entry shows the count of the next checkpoint;
+  // the newest counts the files of the changes made since it.
+  const after = new Map<string, number>();
+  cps.forEach((c, i) => {
+    const next = cps[i + 1];
+    if (next) after.set(c.id, next.files_changed);
+    else {
+      const since = recs.filter((r) => r.status !== 'rejected' && Date.parse(r.timestamp) >= Date.parse(c.created_at));
+      after.set(c.id, new Set(since.map((r) => r.rel_path)).size);
+    }
+  });
   return (
     <div class="timeline-wrap">
       <p class="muted small">
@@ -435,7 +540,15 @@ function Timeline({ s, sess, cps, recs }: { s: State; sess: Session; cps: Checkp
           </div>
         </li>
         {list.map((c) => (
-          <CheckpointItem key={c.id} s={s} sess={sess} c={c} tool={tools.get(c.tool_call_id)} active={active} />
+          <CheckpointItem
+            key={c.id}
+            s={s}
+            sess={sess}
+            c={c}
+            tool={tools.get(c.tool_call_id)}
+            changedAfter={after.get(c.id) ?? 0}
+            active={active}
+          />
         ))}
       </ol>
     </div>
@@ -447,14 +560,18 @@ function CheckpointItem({
   sess,
   c,
   tool,
+  changedAfter,
   active,
 }: {
   s: State;
   sess: Session;
   c: Checkpoint;
   tool?: string;
+  /** How many files changed after this checkpoint, up to the next one (or now). */
+  changedAfter: number;
   active: boolean;
 }) {
+  const panel = useRef<HTMLDivElement>(null);
   const [plan, setPlan] = useState<Plan | null>(null);
   const [diff, setDiff] = useState<CheckpointDiff | null>(null);
   const [open, setOpenPanel] = useState<'' | 'preview' | 'diff'>('');
@@ -481,13 +598,22 @@ function CheckpointItem({
       setErr((e as Error).message);
     }
   };
+  // An opened diff comes into view: it opens below its entry, often below
+  // the fold.
+  useEffect(() => {
+    if (open !== 'diff' || !diff) return;
+    requestAnimationFrame(() => {
+      const calm = matchMedia('(prefers-reduced-motion: reduce)').matches;
+      panel.current?.scrollIntoView({ block: 'start', behavior: calm ? 'auto' : 'smooth' });
+    });
+  }, [open, diff]);
   const confirm = () => {
     const p = plan;
     const ops = p?.operations ?? [];
     ask({
       title: `Roll back to “${title}”?`,
       body: [
-        `${plural(ops.length, 'file')} in the worktree change back to this checkpoint; every later change is rejected and leaves your workspace. Your own edits stay.`,
+        `${plural(ops.length, 'file')} in the worktree ${agree(ops.length, 'changes|change')} back to this checkpoint; every later change is rejected and leaves your workspace. Your own edits stay.`,
         ...(p?.warnings ?? []),
         ...(p?.conflicts ?? []).map((x) => `Conflict, left as it is: ${x.path} (${x.reason})`),
         'A safety checkpoint is taken first, so this can be undone.',
@@ -511,8 +637,13 @@ function CheckpointItem({
             {c.kind === 'manual' && <Pill kind="manual">named</Pill>}
             {tool && !c.name.startsWith('before') && <span class="tool">{tool}</span>}
             <div class="muted small">
-              <Time iso={c.created_at} now={s.now} /> · {plural(c.files_changed, 'file')} changed since the checkpoint
-              before · <code>{shortId(c.id)}</code>
+              <Time iso={c.created_at} now={s.now} /> ·{' '}
+              <span class="changed-after">
+                {changedAfter === 0
+                  ? 'no file changed after it'
+                  : `${plural(changedAfter, 'file')} changed after it`}
+              </span>{' '}
+              · <code>{shortId(c.id)}</code>
             </div>
           </div>
           <div class="cp-actions">
@@ -533,13 +664,32 @@ function CheckpointItem({
         {c.annotation && <p class="annotation">{c.annotation}</p>}
         {err && <p class="error">{err}</p>}
         {open === 'diff' && !err && (
-          <div class="cp-panel">
+          <div class="cp-panel" ref={panel} aria-label={`Diff from ${title} to now`} role="region">
             {!diff ? (
               <p class="muted">Loading…</p>
             ) : !diff.patch ? (
               <p class="muted">The worktree equals this checkpoint.</p>
             ) : (
-              <Patch text={diff.patch} mode={s.diffMode} />
+              <>
+                <p class="small">
+                  <strong>{plural(diff.files.length, 'file')}</strong> differ between this checkpoint and now:
+                </p>
+                <ul class="diff-files">
+                  {diff.files.map((f) => (
+                    <li key={f.path}>
+                      <code>{f.path}</code> <span class="muted small">{f.status}</span>{' '}
+                      {f.binary ? (
+                        <span class="muted small">binary</span>
+                      ) : (
+                        <span class="file-stats small">
+                          <span class="ins">+{f.added}</span> <span class="del">−{f.removed}</span>
+                        </span>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+                <Patch text={diff.patch} mode={s.diffMode} names />
+              </>
             )}
           </div>
         )}
@@ -637,9 +787,32 @@ function ConfirmDialog({ s }: { s: State }) {
             <button type="button" class="btn" onClick={() => update({ confirm: null })} disabled={running}>
               Cancel
             </button>
-            <button type="submit" class={`btn ${c.danger ? 'danger' : 'primary'}`} disabled={running} autofocus>
-              {c.confirmLabel}
-            </button>
+            {c.choices ? (
+              c.choices.map((ch) => (
+                <button
+                  key={ch.label}
+                  type="button"
+                  class="btn"
+                  title={ch.title}
+                  disabled={running}
+                  onClick={async () => {
+                    setRunning(true);
+                    try {
+                      await ch.run();
+                    } finally {
+                      setRunning(false);
+                      update({ confirm: null });
+                    }
+                  }}
+                >
+                  {ch.label}
+                </button>
+              ))
+            ) : (
+              <button type="submit" class={`btn ${c.danger ? 'danger' : 'primary'}`} disabled={running} autofocus>
+                {c.confirmLabel}
+              </button>
+            )}
           </div>
         </form>
       )}
@@ -647,10 +820,10 @@ function ConfirmDialog({ s }: { s: State }) {
   );
 }
 
-const shortcuts: [string, string][] = [
+const shortcuts = (advance: boolean): [string, string][] => [
   ['j / k', 'next / previous change'],
-  ['a', 'accept the selected change'],
-  ['r', 'reject the selected change'],
+  ['a', `accept the selected change${advance ? ', then move to the next pending one' : ''}`],
+  ['r', `reject the selected change${advance ? ', then move to the next pending one' : ''}`],
   ['o', 'show or hide its diff'],
   ['J / K', 'next / previous hunk (focus a hunk by a click, too)'],
   ['y', 'accept the hunk in focus'],
@@ -667,7 +840,7 @@ function Help({ s }: { s: State }) {
     <div class="help" role="dialog" aria-label="Keyboard shortcuts">
       <h2>Keyboard shortcuts</h2>
       <dl>
-        {shortcuts.map(([k, v]) => (
+        {shortcuts(s.autoAdvance).map(([k, v]) => (
           <div key={k}>
             <dt>
               {k.split(' / ').map((x, i) => (
@@ -681,6 +854,10 @@ function Help({ s }: { s: State }) {
           </div>
         ))}
       </dl>
+      <label class="setting">
+        <input type="checkbox" checked={s.autoAdvance} onChange={(e) => setAutoAdvance(e.currentTarget.checked)} />{' '}
+        After <kbd>a</kbd> or <kbd>r</kbd>, move to the next pending change
+      </label>
       <button type="button" class="btn small" onClick={() => update({ help: false })}>
         Close
       </button>
