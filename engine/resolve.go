@@ -159,6 +159,7 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 					return nil, err
 				}
 				r.Note = markersNote
+				e.publishStatus(r) // its status is as it was; its note says where it stands
 			}
 			out = append(out, r)
 		}
