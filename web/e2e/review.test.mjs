@@ -484,6 +484,7 @@ uiTest("a conflict shows both sides plainly and is resolved: Keep mine, Accept a
   const cn = record('tc-conf-names');
   await cn.getByRole('button', { name: 'Accept', exact: true }).click();
   const ask = page.getByRole('dialog', { name: /names\.txt is in conflict/ });
+  await ask.waitFor(); // the click opens it a moment later
   assert.deepEqual(
     await ask.getByRole('button').allTextContents(),
     ['Cancel', 'Keep mine', "Take agent's", 'Merge in editor'],
