@@ -79,6 +79,9 @@ func (e *Engine) refillWarm() {
 		e.warm.filling = false
 		e.warm.ready = w
 		e.warm.mu.Unlock()
+		if w != nil {
+			e.Log.Info("warm worktree ready", "path", w.path, "commit", w.commit)
+		}
 	})
 }
 

@@ -374,3 +374,33 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// A .gitattributes change since the warm worktree was made changes how
+// files the switch would not write are checked out: the start is cold,
+// and its tree what a cold start gives.
+func TestWarmStartAttributesChanged(t *testing.T) {
+	ws := warmWorkspace(t)
+	ctx := context.Background()
+	eng := startWarmEngine(t, ws)
+	if engine.AwaitWarm(t, eng) == "" {
+		t.Fatal("no warm worktree prepared")
+	}
+	testgit.Write(t, ws, ".gitattributes", "*.txt text eol=crlf\n", 0o644)
+	s, err := eng.StartSession(ctx, api.StartRequest{Name: "attrs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold := testenv.Engine(t, ws, t.TempDir(), nil)
+	cs, err := cold.StartSession(ctx, api.StartRequest{Name: "cold"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wFiles, _ := sessionTree(t, s)
+	cFiles, _ := sessionTree(t, cs)
+	if d := testgit.Diff(wFiles, cFiles); d != "" {
+		t.Errorf("session trees differ:\n%s", d)
+	}
+	if got := cFiles["dir/x.txt"]; got != `0 "x\r\n"` {
+		t.Errorf("cold start's dir/x.txt = %s, want CRLF", got)
+	}
+}
