@@ -89,6 +89,9 @@ func (e *Engine) refillWarm() {
 // makes one when there is none (and warm worktrees are on). It returns
 // the warm worktree, nil when there is none.
 func (e *Engine) prepareWarm(ctx context.Context) *warmTree {
+	if ctx.Err() != nil {
+		return nil // the server stops: what is there stays for the next
+	}
 	e.warm.mu.Lock()
 	on := e.warm.on
 	e.warm.mu.Unlock()
