@@ -3,11 +3,13 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	stdsync "sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/internal/safepath"
@@ -41,8 +43,45 @@ type warmPool struct {
 	taken atomic.Int64
 }
 
-// warmTree is a prepared warm worktree: at path, holding commit.
-type warmTree struct{ path, commit string }
+// noWarmWatch makes every warm worktree go unwatched (tests: the git
+// status check).
+var noWarmWatch bool
+
+// warmTree is a prepared warm worktree: at path, holding commit, and
+// watched for changes since it was found clean (nil: out of watches).
+type warmTree struct {
+	path, commit string
+	watch        *warmWatch
+}
+
+// cleanSince watches the warm worktree at path and then checks it is
+// clean at commit: from then on its watch tells whether it still is. It
+// returns nil when it is not clean.
+func (e *Engine) cleanSince(ctx context.Context, path, commit string) (*warmTree, string, error) {
+	var ww *warmWatch
+	l, werr := e.Repo.Linked(path)
+	if werr == nil {
+		ww, werr = watchWarm(path, l.GitDir)
+	}
+	if noWarmWatch {
+		if werr == nil {
+			ww.Close()
+		}
+		werr = errors.New("watching switched off")
+	}
+	if werr != nil {
+		e.Log.Debug("warm worktree not watched; a start checks it with git status", "err", werr)
+		ww = nil
+	}
+	why, err := e.Repo.CleanWarm(ctx, path, commit)
+	if err != nil || why != "" {
+		if ww != nil {
+			ww.Close()
+		}
+		return nil, why, err
+	}
+	return &warmTree{path: path, commit: commit, watch: ww}, "", nil
+}
 
 // warmDir is where the warm worktree lives.
 func (e *Engine) warmDir() string { return filepath.Join(e.WorktreeDir(), ".warm") }
@@ -58,6 +97,16 @@ func (e *Engine) StartWarming(ctx context.Context) {
 	e.warm.on = os.Getenv("PRSM_WARM_WORKTREES") != "0"
 	e.warm.mu.Unlock()
 	e.refillWarm()
+	context.AfterFunc(ctx, func() {
+		// The watch of the ready one ends with the server; a next
+		// server checks it with git status.
+		e.warm.mu.Lock()
+		defer e.warm.mu.Unlock()
+		if w := e.warm.ready; w != nil && w.watch != nil {
+			w.watch.Close()
+			w.watch = nil
+		}
+	})
 }
 
 // refillWarm starts a preparation unless one runs or a warm worktree is
@@ -78,6 +127,10 @@ func (e *Engine) refillWarm() {
 		e.warm.mu.Lock()
 		e.warm.filling = false
 		e.warm.ready = w
+		if w != nil && w.watch != nil && ctx.Err() != nil {
+			w.watch.Close() // the server's end came first
+			w.watch = nil
+		}
 		e.warm.mu.Unlock()
 		if w != nil {
 			e.Log.Info("warm worktree ready", "path", w.path, "commit", w.commit)
@@ -128,8 +181,9 @@ func (e *Engine) prepareWarm(ctx context.Context) *warmTree {
 		err = e.Repo.FillWarm(ctx, path)
 	}
 	why := ""
+	var w *warmTree
 	if err == nil {
-		why, err = e.Repo.CleanWarm(ctx, path, head)
+		w, why, err = e.cleanSince(ctx, path, head)
 	}
 	if err != nil || why != "" {
 		if ctx.Err() == nil {
@@ -138,7 +192,7 @@ func (e *Engine) prepareWarm(ctx context.Context) *warmTree {
 		e.removeWarm(context.WithoutCancel(ctx), path)
 		return nil
 	}
-	return &warmTree{path: path, commit: head}
+	return w
 }
 
 // warmPaths lists what lies in warmDir, and the worktrees git has there
@@ -176,11 +230,8 @@ func (e *Engine) leftWarm(ctx context.Context, path string) *warmTree {
 	if err != nil {
 		return nil
 	}
-	head := strings.TrimSpace(string(out))
-	if why, err := e.Repo.CleanWarm(ctx, path, head); err != nil || why != "" {
-		return nil
-	}
-	return &warmTree{path: path, commit: head}
+	w, _, _ := e.cleanSince(ctx, path, strings.TrimSpace(string(out)))
+	return w
 }
 
 // removeWarm removes the warm worktree at path, files first without the
@@ -214,6 +265,17 @@ func (e *Engine) takeWarm(ctx context.Context) (*warmTree, <-chan warmCheck) {
 		return nil, nil
 	}
 	ch := make(chan warmCheck, 1)
+	if w.watch != nil {
+		quiet := w.watch.Quiet(2 * time.Second)
+		w.watch.Close()
+		w.watch = nil
+		if quiet {
+			ch <- warmCheck{}
+		} else {
+			ch <- warmCheck{why: "a file or directory in it changed"}
+		}
+		return w, ch
+	}
 	go func() {
 		why, err := e.Repo.CleanWarm(ctx, w.path, w.commit)
 		ch <- warmCheck{why, err}

@@ -28,3 +28,10 @@ func AwaitWarm(t testing.TB, e *Engine) string {
 
 // WarmTaken counts the session starts that took a warm worktree.
 func WarmTaken(e *Engine) int64 { return e.warm.taken.Load() }
+
+// NoWarmWatch leaves warm worktrees unwatched until the test ends: a
+// start checks them with git status.
+func NoWarmWatch(t testing.TB) {
+	noWarmWatch = true
+	t.Cleanup(func() { noWarmWatch = false })
+}

@@ -201,6 +201,9 @@ func TestDirtyWarmWorktreeNotUsed(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		"unstaged in its index": func(t *testing.T, wt string) {
+			testgit.Git(t, wt, "rm", "-q", "--cached", "a.txt")
+		},
 		"committed": func(t *testing.T, wt string) {
 			testgit.Write(t, wt, "a.txt", "committed in the warm tree\n", 0o644)
 			testgit.Git(t, wt, "commit", "-qam", "x")
@@ -212,36 +215,49 @@ func TestDirtyWarmWorktreeNotUsed(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ws := warmWorkspace(t)
-			ctx := context.Background()
-			eng := startWarmEngine(t, ws)
-			path := engine.AwaitWarm(t, eng)
-			if path == "" {
-				t.Fatal("no warm worktree prepared")
-			}
-			dirty(t, path)
-			s, err := eng.StartSession(ctx, api.StartRequest{Name: "s"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := engine.WarmTaken(eng); got != 0 {
-				t.Fatalf("a changed warm worktree was taken (%d)", got)
-			}
-			files, _ := sessionTree(t, s)
-			if d := testgit.Diff(files, testgit.Tree(t, ws, testgit.Ignored(t, ws))); d != "" {
-				t.Errorf("session tree differs from the workspace:\n%s", d)
-			}
-			next := engine.AwaitWarm(t, eng)
-			if next == "" || next == path {
-				t.Fatalf("changed warm worktree not replaced: %q (was %q)", next, path)
-			}
-			if _, err := os.Lstat(path); !os.IsNotExist(err) {
-				t.Errorf("changed warm worktree %s still there (%v)", path, err)
-			}
-			if list := testgit.Git(t, ws, "worktree", "list", "--porcelain"); strings.Count("\n"+list, "\nworktree ") != 3 {
-				t.Errorf("want the workspace, the session's and one warm worktree:\n%s", list)
+			for _, watched := range []bool{true, false} {
+				t.Run(map[bool]string{true: "watched", false: "git status"}[watched], func(t *testing.T) {
+					if !watched {
+						engine.NoWarmWatch(t)
+					}
+					dirtyWarm(t, dirty)
+				})
 			}
 		})
+	}
+}
+
+// dirtyWarm changes a prepared warm worktree by dirty and starts a
+// session: the start must not take it.
+func dirtyWarm(t *testing.T, dirty func(t *testing.T, wt string)) {
+	ws := warmWorkspace(t)
+	ctx := context.Background()
+	eng := startWarmEngine(t, ws)
+	path := engine.AwaitWarm(t, eng)
+	if path == "" {
+		t.Fatal("no warm worktree prepared")
+	}
+	dirty(t, path)
+	s, err := eng.StartSession(ctx, api.StartRequest{Name: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := engine.WarmTaken(eng); got != 0 {
+		t.Fatalf("a changed warm worktree was taken (%d)", got)
+	}
+	files, _ := sessionTree(t, s)
+	if d := testgit.Diff(files, testgit.Tree(t, ws, testgit.Ignored(t, ws))); d != "" {
+		t.Errorf("session tree differs from the workspace:\n%s", d)
+	}
+	next := engine.AwaitWarm(t, eng)
+	if next == "" || next == path {
+		t.Fatalf("changed warm worktree not replaced: %q (was %q)", next, path)
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("changed warm worktree %s still there (%v)", path, err)
+	}
+	if list := testgit.Git(t, ws, "worktree", "list", "--porcelain"); strings.Count("\n"+list, "\nworktree ") != 3 {
+		t.Errorf("want the workspace, the session's and one warm worktree:\n%s", list)
 	}
 }
 

@@ -104,7 +104,8 @@ func (r *Repo) CleanWarm(ctx context.Context, path, commit string) (string, erro
 // session worktree at path on a new branch at commit: it unlocks and
 // moves it, then checks commit out there, which writes only the files
 // that differ between the two commits (contents, modes, symlinks,
-// deletions) and leaves the index's stat data of the others as it was.
+// deletions) and leaves the index's stat data of the others as it was,
+// and puts HEAD on the new branch.
 // The result is what AddWorktree gives. warmCommit is what the warm
 // worktree holds; a commit that changes a .gitattributes file is refused
 // (ErrWarmAttributes): files the checkout does not write would keep the
@@ -130,9 +131,18 @@ func (r *Repo) TakeWarm(ctx context.Context, from, warmCommit, path, branch, com
 		return fmt.Errorf("move warm worktree to %s: %w", path, err)
 	}
 	r.forgetLinked(from)
-	if _, err := r.RunIn(ctx, path, NewCmd("switch", "--quiet", "--no-guess", "--no-recurse-submodules", "-c", branch).
-		Arg(commit).Timeout(10*time.Minute)); err != nil {
+	// A two-way read-tree writes what differs and keeps the other
+	// entries' stat data; unlike git switch it does not first lstat
+	// every file to refresh the index (a tenth of a second at 50k files).
+	if _, err := r.RunIn(ctx, path, NewCmd("read-tree", "-m", "-u").Rev(warmCommit, commit).Timeout(10*time.Minute)); err != nil {
 		return fmt.Errorf("check out %s in warm worktree: %w", commit, err)
+	}
+	ref := "refs/heads/" + branch
+	if _, err := r.git.Run(ctx, NewCmd("update-ref", "-m", "prsm: session start").Rev(ref, commit, "").Dir(r.Root)); err != nil {
+		return fmt.Errorf("create branch %s: %w", branch, err)
+	}
+	if _, err := r.RunIn(ctx, path, NewCmd("symbolic-ref", "-m", "prsm: session start").Rev("HEAD", ref)); err != nil {
+		return fmt.Errorf("point HEAD at %s: %w", branch, err)
 	}
 	return nil
 }
