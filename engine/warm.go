@@ -23,11 +23,13 @@ import (
 // only the files that differ (worktree.Repo.TakeWarm). It lives in
 // WorktreeDir/.warm, a name no session has: reconcile, gc and the hooks'
 // lookup by directory never take it for a session's, and `git worktree
-// list` shows it detached and locked with worktree.WarmReason. Before a
-// session gets it, git status in it must show it exactly as prepared
-// (CleanWarm); one that someone edited is removed and prepared anew,
-// and the session starts cold meanwhile. PRSM_WARM_WORKTREES=0 turns it
-// off.
+// list` shows it detached and locked with worktree.WarmReason. Once
+// git status found it exactly as prepared (CleanWarm), an inotify watch
+// (warmwatch.go) says whether anything changed in it since; without a
+// watch the start runs git status again, beside its snapshot. One that
+// someone edited is never handed to a session: it is removed and
+// prepared anew, and the session starts cold. PRSM_WARM_WORKTREES=0
+// turns it off.
 
 // warmPool is the workspace's warm worktree and its preparation.
 type warmPool struct {
