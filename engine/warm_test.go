@@ -420,3 +420,34 @@ func TestWarmStartAttributesChanged(t *testing.T) {
 		t.Errorf("cold start's dir/x.txt = %s, want CRLF", got)
 	}
 }
+
+// A session from a warm worktree records its tool calls as one from a
+// cold start does: the edit only, nothing of what the warm start wrote.
+func TestWarmSessionRecords(t *testing.T) {
+	scannedAndWatched(t, func(t *testing.T, f *fixture) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		f.eng.StartWarming(ctx)
+		if engine.AwaitWarm(t, f.eng) == "" {
+			t.Fatal("no warm worktree prepared")
+		}
+		testgit.Write(t, f.ws, "keep.txt", "kept, uncommitted\n", 0o644)
+		testgit.Write(t, f.ws, "new.txt", "untracked\n", 0o644)
+		s := f.start("")
+		if engine.WarmTaken(f.eng) != 1 {
+			t.Fatal("start was not warm")
+		}
+		want := replaceLine(read(t, f.ws, "f.txt"), 3, "three")
+		recs := f.tool(s, "t1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", want) })
+		if got := summary(recs); got != "t1 modify f.txt pending/synced" {
+			t.Fatalf("records:\n%s", got)
+		}
+		if got := read(t, f.ws, "f.txt"); got != want {
+			t.Errorf("workspace not synced:\n%s", got)
+		}
+		recs = f.tool(s, "t2", "Bash", "", func(string) {})
+		if len(recs) != 0 {
+			t.Errorf("a call that changed nothing made records:\n%s", summary(recs))
+		}
+	})
+}
