@@ -237,58 +237,6 @@ func (b *bench) bash(ctx context.Context, s *prsm.Session, files map[string][]by
 	return nil
 }
 
-// sessionStart: POST /sessions (snapshot, worktree add, watches) against a
-// plain `git worktree add` of the same commit, alternately. A variant with
-// checkout.workers=0 (parallel checkout, one worker per core) is shown too.
-func (b *bench) sessionStart(ctx context.Context) error {
-	var ps, gs, gw []time.Duration
-	plain := filepath.Join(b.dir, "plain-wt")
-	// Each sample starts from a quiet disk: the writeback of the worktree
-	// the sample before removed would otherwise land on the next one.
-	prsmStart := func(i int) error {
-		settle(b.srv.cmd.Process.Pid)
-		t0 := time.Now()
-		s, err := b.srv.cl.StartSession(ctx, api.StartRequest{Name: fmt.Sprintf("start-%d", i)})
-		if err != nil {
-			return err
-		}
-		ps = append(ps, time.Since(t0))
-		_, err = b.srv.cl.EndSession(ctx, s.ID, true)
-		return err
-	}
-	gitAdd := func(i int, cfg []string, out *[]time.Duration) error {
-		branch := fmt.Sprintf("plain-%d-%d", i, len(cfg))
-		args := append(append([]string{}, cfg...), "worktree", "add", "--quiet", "-b", branch, plain, "HEAD")
-		settle(b.srv.cmd.Process.Pid)
-		t0 := time.Now()
-		if _, err := git(ctx, b.ws, nil, args...); err != nil {
-			return err
-		}
-		*out = append(*out, time.Since(t0))
-		if _, err := git(ctx, b.ws, nil, "worktree", "remove", "--force", plain); err != nil {
-			return err
-		}
-		_, err := git(ctx, b.ws, nil, "branch", "-D", branch)
-		return err
-	}
-	for i := 0; i < b.o.startRuns; i++ {
-		steps := []func() error{
-			func() error { return prsmStart(i) },
-			func() error { return gitAdd(i, nil, &gs) },
-			func() error { return gitAdd(i, []string{"-c", "checkout.workers=0"}, &gw) },
-		}
-		for j := range steps { // rotate who goes first
-			if err := steps[(i+j)%len(steps)](); err != nil {
-				return err
-			}
-		}
-	}
-	b.rep.add("session-start", b.n, "prsm", "ms", false, durations(ps), "")
-	b.rep.add("session-start", b.n, "git worktree add", "ms", true, durations(gs), "")
-	b.rep.add("session-start", b.n, "git worktree add (checkout.workers=0)", "ms", true, durations(gw), "")
-	return nil
-}
-
 // roundTripBlock is how many edits, then git status runs, roundTrip
 // measures in a row.
 const roundTripBlock = 10

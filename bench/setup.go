@@ -136,7 +136,8 @@ type prsmServer struct {
 	log     string
 }
 
-func startServer(ctx context.Context, bin, home, ws string) (*prsmServer, error) {
+// startServer starts prsm serve on ws with PRSM_HOME=home and env added.
+func startServer(ctx context.Context, bin, home, ws string, env ...string) (*prsmServer, error) {
 	logPath := filepath.Join(home, "server.log")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
@@ -147,7 +148,7 @@ func startServer(ctx context.Context, bin, home, ws string) (*prsmServer, error)
 	}
 	defer logf.Close()
 	cmd := exec.Command(bin, "serve", "--workspace", ws)
-	cmd.Env = append(os.Environ(), "PRSM_HOME="+home)
+	cmd.Env = append(append(os.Environ(), "PRSM_HOME="+home), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

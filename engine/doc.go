@@ -6,7 +6,8 @@
 //
 // Which file owns what:
 //
-//   - engine.go: the Engine, starting, listing and ending sessions.
+//   - engine.go: the Engine, starting, listing and ending sessions;
+//     warm.go: the warm worktree a session start takes.
 //   - session.go: a session's in-memory state and its locking (lockSession,
 //     lockActive, heldLock, work after the answer).
 //   - toolcalls.go: a tool call's capture and complete; toolargs.go: the

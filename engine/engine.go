@@ -84,6 +84,8 @@ type Engine struct {
 	// hooks is each session's hook health (hookhealth.go), in memory.
 	hooksMu stdsync.Mutex
 	hooks   map[string]*hookHealth
+	// warm is the warm worktree a session start takes (warm.go).
+	warm warmPool
 }
 
 // stateInWorkspace is where prsm's own state (PRSM_HOME, which holds
@@ -206,13 +208,19 @@ func (e *Engine) StartSession(ctx context.Context, req api.StartRequest) (*prsm.
 	if own := e.stateInWorkspace(); own != "" {
 		exclude = append(exclude, own)
 	}
+	// A warm worktree's check (a git status in it) runs beside the
+	// snapshot.
+	warm, check := e.takeWarm(ctx)
 	commit, err := e.Repo.Snapshot(ctx, fmt.Sprintf("prsm: base of session %s (%s)", id, s.Name), exclude...)
 	if err != nil {
+		e.returnWarm(warm, check)
 		return nil, err
 	}
 	s.BaseCommit = commit
-	if err := e.Repo.AddWorktree(ctx, s.WorktreePath, s.Branch, commit); err != nil {
-		return nil, err
+	if !e.startWarm(ctx, s, commit, warm, check) {
+		if err := e.Repo.AddWorktree(ctx, s.WorktreePath, s.Branch, commit); err != nil {
+			return nil, err
+		}
 	}
 	// Agents report real paths (a symlinked /tmp or home resolved).
 	if real, err := filepath.EvalSymlinks(s.WorktreePath); err == nil {

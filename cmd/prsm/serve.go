@@ -168,6 +168,7 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	if _, err := eng.Reconcile(ctx); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
+	eng.StartWarming(ctx) // PRSM_WARM_WORKTREES=0: none
 	// Retention at start: the defaults (30 ended sessions, 200 automatic
 	// checkpoints each) and PRSM_STORE_BUDGET when set (e.g. 500M).
 	gcReq := api.GCRequest{}

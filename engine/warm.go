@@ -1,0 +1,349 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	stdsync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/safepath"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// A warm worktree makes a session start cost what changed, not the
+// repository's size: the server checks one out in the background (at
+// start, and again after each session takes it), and StartSession moves
+// it into place and brings it to the workspace's snapshot by writing
+// only the files that differ (worktree.Repo.TakeWarm). It lives in
+// WorktreeDir/.warm, a name no session has: reconcile, gc and the hooks'
+// lookup by directory never take it for a session's, and `git worktree
+// list` shows it detached and locked with worktree.WarmReason. Once
+// git status found it exactly as prepared (CleanWarm), an inotify watch
+// (warmwatch.go) says whether anything changed in it since; without a
+// watch the start runs git status again, beside its snapshot. One that
+// someone edited is never handed to a session: it is removed and
+// prepared anew, and the session starts cold. PRSM_WARM_WORKTREES=0
+// turns it off.
+
+// warmPool is the workspace's warm worktree and its preparation.
+type warmPool struct {
+	mu      stdsync.Mutex
+	ctx     context.Context // the server's: its end stops a preparation
+	on      bool
+	ready   *warmTree // prepared and clean when last looked at; nil otherwise
+	filling bool      // a preparation runs
+	// doomed are warm worktrees found changed or refused by a session:
+	// the next preparation removes them rather than keep them.
+	doomed map[string]bool
+	// taken counts the session starts that took a warm worktree.
+	taken atomic.Int64
+}
+
+// noWarmWatch makes every warm worktree go unwatched (tests: the git
+// status check).
+var noWarmWatch bool
+
+// warmTree is a prepared warm worktree: at path, holding commit, and
+// watched for changes since it was found clean (nil: out of watches).
+type warmTree struct {
+	path, commit string
+	watch        *warmWatch
+}
+
+// cleanSince watches the warm worktree at path and then checks it is
+// clean at commit: from then on its watch tells whether it still is. It
+// returns nil when it is not clean.
+func (e *Engine) cleanSince(ctx context.Context, path, commit string) (*warmTree, string, error) {
+	var ww *warmWatch
+	l, werr := e.Repo.Linked(path)
+	if werr == nil {
+		ww, werr = watchWarm(path, l.GitDir)
+	}
+	if noWarmWatch {
+		if werr == nil {
+			ww.Close()
+		}
+		werr = errors.New("watching switched off")
+	}
+	if werr != nil {
+		e.Log.Debug("warm worktree not watched; a start checks it with git status", "err", werr)
+		ww = nil
+	}
+	why, err := e.Repo.CleanWarm(ctx, path, commit)
+	if err != nil || why != "" {
+		if ww != nil {
+			ww.Close()
+		}
+		return nil, why, err
+	}
+	return &warmTree{path: path, commit: commit, watch: ww}, "", nil
+}
+
+// warmDir is where the warm worktree lives.
+func (e *Engine) warmDir() string { return filepath.Join(e.WorktreeDir(), ".warm") }
+
+// StartWarming prepares a warm worktree in the background, and another
+// after each session start takes it, until ctx ends. A warm worktree a
+// previous server left is kept when still clean. With
+// PRSM_WARM_WORKTREES=0 none is made, and one left from before is
+// removed.
+func (e *Engine) StartWarming(ctx context.Context) {
+	e.warm.mu.Lock()
+	e.warm.ctx = ctx
+	e.warm.on = os.Getenv("PRSM_WARM_WORKTREES") != "0"
+	e.warm.mu.Unlock()
+	e.refillWarm()
+	context.AfterFunc(ctx, func() {
+		// The watch of the ready one ends with the server; a next
+		// server checks it with git status.
+		e.warm.mu.Lock()
+		defer e.warm.mu.Unlock()
+		if w := e.warm.ready; w != nil && w.watch != nil {
+			w.watch.Close()
+			w.watch = nil
+		}
+	})
+}
+
+// refillWarm starts a preparation unless one runs or a warm worktree is
+// ready.
+func (e *Engine) refillWarm() {
+	e.flushMu.Lock()
+	closed := e.closed
+	e.flushMu.Unlock()
+	e.warm.mu.Lock()
+	defer e.warm.mu.Unlock()
+	if closed || e.warm.ctx == nil || e.warm.filling || e.warm.ready != nil {
+		return
+	}
+	e.warm.filling = true
+	ctx := e.warm.ctx
+	e.background(func() {
+		w := e.prepareWarm(ctx)
+		e.warm.mu.Lock()
+		e.warm.filling = false
+		e.warm.ready = w
+		if w != nil && w.watch != nil && ctx.Err() != nil {
+			w.watch.Close() // the server's end came first
+			w.watch = nil
+		}
+		e.warm.mu.Unlock()
+		if w != nil {
+			e.Log.Info("warm worktree ready", "path", w.path, "commit", w.commit)
+		}
+	})
+}
+
+// prepareWarm removes what is in warmDir but a clean warm worktree, and
+// makes one when there is none (and warm worktrees are on). It returns
+// the warm worktree, nil when there is none.
+func (e *Engine) prepareWarm(ctx context.Context) *warmTree {
+	if ctx.Err() != nil {
+		return nil // the server stops: what is there stays for the next
+	}
+	e.warm.mu.Lock()
+	on := e.warm.on
+	e.warm.mu.Unlock()
+	var kept *warmTree
+	for _, path := range e.warmPaths(ctx) {
+		e.warm.mu.Lock()
+		doomed := e.warm.doomed[path]
+		delete(e.warm.doomed, path)
+		e.warm.mu.Unlock()
+		if fi, err := os.Lstat(path); on && kept == nil && err == nil && fi.IsDir() && !doomed {
+			if w := e.leftWarm(ctx, path); w != nil {
+				kept = w
+				continue
+			}
+		}
+		e.removeWarm(ctx, path)
+	}
+	if !on || kept != nil || ctx.Err() != nil {
+		return kept
+	}
+	head, err := e.Repo.Head(ctx)
+	if err != nil || head == "" {
+		return nil // no commit yet: every start is cold
+	}
+	if err := os.MkdirAll(e.warmDir(), 0o700); err != nil {
+		e.Log.Warn("warm worktree", "err", err)
+		return nil
+	}
+	path := filepath.Join(safepath.Real(e.warmDir()), "w"+newID())
+	e.mu.Lock()
+	err = e.Repo.AddWarm(ctx, path, head)
+	e.mu.Unlock()
+	if err == nil {
+		err = e.Repo.FillWarm(ctx, path)
+	}
+	why := ""
+	var w *warmTree
+	if err == nil {
+		w, why, err = e.cleanSince(ctx, path, head)
+	}
+	if err != nil || why != "" {
+		if ctx.Err() == nil {
+			e.Log.Warn("warm worktree not prepared", "err", err, "why", why)
+		}
+		e.removeWarm(context.WithoutCancel(ctx), path)
+		return nil
+	}
+	return w
+}
+
+// warmPaths lists what lies in warmDir, and the worktrees git has there
+// whose directory is gone.
+func (e *Engine) warmPaths(ctx context.Context) []string {
+	dir := safepath.Real(e.warmDir())
+	seen := map[string]bool{}
+	var paths []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			paths = append(paths, p)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, ent := range ents {
+		add(filepath.Join(dir, ent.Name()))
+	}
+	out, err := e.Repo.Git().Run(ctx, worktree.NewCmd("worktree", "list", "--porcelain", "-z").Dir(e.Repo.Root))
+	if err != nil {
+		return paths
+	}
+	for _, f := range bytes.Split(out, []byte{0}) {
+		if p, ok := bytes.CutPrefix(f, []byte("worktree ")); ok && filepath.Dir(string(p)) == dir {
+			add(string(p))
+		}
+	}
+	return paths
+}
+
+// leftWarm is the warm worktree at path, left by an earlier server, when
+// it is still clean.
+func (e *Engine) leftWarm(ctx context.Context, path string) *warmTree {
+	out, err := e.Repo.RunIn(ctx, path, worktree.NewCmd("rev-parse", "--verify", "HEAD"))
+	if err != nil {
+		return nil
+	}
+	w, _, _ := e.cleanSince(ctx, path, strings.TrimSpace(string(out)))
+	return w
+}
+
+// removeWarm removes the warm worktree at path, files first without the
+// engine's lock, then git's entry under it.
+func (e *Engine) removeWarm(ctx context.Context, path string) {
+	err := e.Repo.RemoveWarm(ctx, path, func(fn func() error) error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return fn()
+	})
+	if err != nil {
+		e.Log.Warn("remove warm worktree", "path", path, "err", err)
+	}
+}
+
+// warmCheck is CleanWarm's answer.
+type warmCheck struct {
+	why string
+	err error
+}
+
+// takeWarm takes the ready warm worktree, if any, and starts checking in
+// the background that it is clean (the caller snapshots meanwhile). The
+// caller holds e.mu.
+func (e *Engine) takeWarm(ctx context.Context) (*warmTree, <-chan warmCheck) {
+	e.warm.mu.Lock()
+	w := e.warm.ready
+	e.warm.ready = nil
+	e.warm.mu.Unlock()
+	if w == nil {
+		return nil, nil
+	}
+	ch := make(chan warmCheck, 1)
+	if w.watch != nil {
+		quiet := w.watch.Quiet(2 * time.Second)
+		w.watch.Close()
+		w.watch = nil
+		if quiet {
+			ch <- warmCheck{}
+		} else {
+			ch <- warmCheck{why: "a file or directory in it changed"}
+		}
+		return w, ch
+	}
+	go func() {
+		why, err := e.Repo.CleanWarm(ctx, w.path, w.commit)
+		ch <- warmCheck{why, err}
+	}()
+	return w, ch
+}
+
+// doomWarm marks the warm worktree w for removal by the next
+// preparation.
+func (e *Engine) doomWarm(w *warmTree) {
+	e.warm.mu.Lock()
+	if e.warm.doomed == nil {
+		e.warm.doomed = map[string]bool{}
+	}
+	e.warm.doomed[w.path] = true
+	e.warm.mu.Unlock()
+}
+
+// returnWarm gives back the warm worktree w that takeWarm took for a
+// start that failed before using it: ready again when clean.
+func (e *Engine) returnWarm(w *warmTree, check <-chan warmCheck) {
+	if w == nil {
+		return
+	}
+	defer e.refillWarm()
+	if c := <-check; c.err != nil || c.why != "" {
+		e.doomWarm(w)
+		return
+	}
+	e.warm.mu.Lock()
+	if e.warm.ready == nil {
+		e.warm.ready = w
+	}
+	e.warm.mu.Unlock()
+}
+
+// startWarm makes s's worktree out of the warm worktree w (none: it
+// reports false at once), which check says is clean or not, seeded with
+// commit. It reports whether it did; when not, s's worktree does not
+// exist and the caller starts cold. A warm worktree that was not clean,
+// or not taken, is removed and another prepared. The caller holds e.mu.
+func (e *Engine) startWarm(ctx context.Context, s *prsm.Session, commit string, w *warmTree, check <-chan warmCheck) bool {
+	if w == nil {
+		return false
+	}
+	defer e.refillWarm()
+	c := <-check
+	if c.err != nil || c.why != "" {
+		e.Log.Warn("warm worktree changed since it was prepared; starting cold and preparing another", "why", c.why, "err", c.err)
+		e.doomWarm(w)
+		return false
+	}
+	err := e.Repo.TakeWarm(ctx, w.path, w.commit, s.WorktreePath, s.Branch, commit)
+	if err == nil {
+		e.warm.taken.Add(1)
+		return true
+	}
+	e.Log.Warn("warm worktree not taken; starting cold", "session", s.ID, "err", err)
+	if _, serr := os.Lstat(s.WorktreePath); serr == nil {
+		// Moved, not checked out: removed with its branch, so the cold
+		// start finds the place free.
+		if rerr := e.Repo.RemoveWorktree(context.WithoutCancel(ctx), s.WorktreePath, s.Branch); rerr != nil {
+			e.Log.Error("remove half-taken warm worktree", "path", s.WorktreePath, "err", rerr)
+		}
+		return false
+	}
+	e.doomWarm(w)
+	return false
+}
