@@ -14,20 +14,7 @@ import (
 // the worktree. Paths outside the worktree (and the workspace, which agents
 // sometimes name instead) are ignored with a warning: they are never read.
 func (e *Engine) argPath(s *prsm.Session, args json.RawMessage, cwd string) string {
-	if len(args) == 0 {
-		return ""
-	}
-	var m map[string]any
-	if json.Unmarshal(args, &m) != nil {
-		return ""
-	}
-	var p string
-	for _, k := range []string{"file_path", "notebook_path", "path", "target_file", "filename", "file"} {
-		if v, ok := m[k].(string); ok && v != "" {
-			p = v
-			break
-		}
-	}
+	p := namedPath(args)
 	if p == "" {
 		return ""
 	}
@@ -49,6 +36,35 @@ func (e *Engine) argPath(s *prsm.Session, args json.RawMessage, cwd string) stri
 	return ""
 }
 
+// namedPath is the file a tool's arguments name, as written (the first of
+// the fields agents use for it); "" when they name none.
+func namedPath(args json.RawMessage) string {
+	if len(args) == 0 {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"file_path", "notebook_path", "path", "target_file", "filename", "file"} {
+		if v, ok := m[k].(string); ok && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// shellDir is where a shell command of the session runs: cwd when it lies
+// in the worktree, else the worktree's root.
+func shellDir(s *prsm.Session, cwd string) string {
+	if cwd != "" && filepath.IsAbs(cwd) {
+		if _, err := safepath.Rel(s.WorktreePath, cwd); err == nil {
+			return cwd
+		}
+	}
+	return s.WorktreePath
+}
+
 // maxBashTargets bounds the paths one shell command adds to a capture.
 const maxBashTargets = 1000
 
@@ -63,14 +79,8 @@ func (e *Engine) bashPaths(s *prsm.Session, args json.RawMessage, cwd string) []
 	if json.Unmarshal(args, &m) != nil || m.Command == "" {
 		return nil
 	}
-	dir := s.WorktreePath
-	if cwd != "" && filepath.IsAbs(cwd) {
-		if _, err := safepath.Rel(s.WorktreePath, cwd); err == nil {
-			dir = cwd
-		}
-	}
 	var out []string
-	for _, p := range tracker.BashTargets(m.Command, dir) {
+	for _, p := range tracker.BashTargets(m.Command, shellDir(s, cwd)) {
 		if len(out) == maxBashTargets {
 			break
 		}

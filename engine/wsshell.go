@@ -53,26 +53,16 @@ func (e *Engine) workspaceShellPaths(ctx context.Context, s *prsm.Session, st *s
 		if json.Unmarshal(args, &m) != nil {
 			return nil
 		}
-		dir := s.WorktreePath
-		if cwd != "" && filepath.IsAbs(cwd) {
-			if _, err := safepath.Rel(s.WorktreePath, cwd); err == nil {
-				dir = cwd
-			}
-		}
-		abs = tracker.BashTargets(m.Command, dir)
+		abs = tracker.BashTargets(m.Command, shellDir(s, cwd))
 	} else {
-		var m map[string]any
-		if json.Unmarshal(args, &m) != nil {
-			return nil
+		if p := namedPath(args); filepath.IsAbs(p) {
+			abs = append(abs, p)
 		}
-		for _, k := range []string{"file_path", "notebook_path", "path", "target_file", "filename", "file"} {
-			if v, ok := m[k].(string); ok && filepath.IsAbs(v) {
-				abs = append(abs, v)
-				break
-			}
+		var m struct {
+			Command string `json:"command"`
 		}
-		if c, ok := m["command"].(string); ok {
-			for _, p := range patchFiles(c) {
+		if json.Unmarshal(args, &m) == nil {
+			for _, p := range patchFiles(m.Command) {
 				if filepath.IsAbs(p) {
 					abs = append(abs, p)
 				}

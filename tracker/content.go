@@ -44,20 +44,32 @@ func UnifiedDiff(oldName, newName string, old, new []byte, context int) string {
 	if bytes.Equal(old, new) {
 		return ""
 	}
+	body := DiffHunks(old, new, context, nil)
+	if body == "" {
+		return ""
+	}
+	return "--- " + diffName(oldName) + "\n+++ " + diffName(newName) + "\n" + body
+}
+
+// DiffHunks is the @@ hunks of UnifiedDiff without its header, of the
+// blocks of old -> new (the one diff's, numbered as RangesAndHunks
+// numbers them) that keep selects (every one when keep is nil). Blocks
+// whose context would touch are shown together, as git shows them.
+func DiffHunks(old, new []byte, context int, keep func(i int) bool) string {
 	context = max(context, 0)
 	a, b := linediff.Split(old), linediff.Split(new)
-	hunks := linediff.Diff(a, b)
+	all := linediff.Diff(a, b)
+	hunks := all[:0:0]
+	for i, h := range all {
+		if keep == nil || keep(i) {
+			hunks = append(hunks, h)
+		}
+	}
 	if len(hunks) == 0 {
 		return ""
 	}
 
 	var sb strings.Builder
-	sb.WriteString("--- ")
-	sb.WriteString(diffName(oldName))
-	sb.WriteString("\n+++ ")
-	sb.WriteString(diffName(newName))
-	sb.WriteString("\n")
-
 	for i := 0; i < len(hunks); {
 		// Merge blocks whose context would touch or overlap into one hunk.
 		j := i + 1

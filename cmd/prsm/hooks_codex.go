@@ -45,8 +45,8 @@ otherwise it says how to trust them.
 ` + "`prsm run -- codex`" + ` needs no install: it wires prsm's hooks for its run.`,
 		path:      codexHooksPath,
 		install:   installCodexHooks,
-		uninstall: uninstallCodexHooks,
-		installed: codexHooksInstalled,
+		uninstall: uninstallSettingsHooks("Codex", removeCodexHooks),
+		installed: settingsHooksInstalled(removeCodexHooks),
 	}
 }
 
@@ -189,36 +189,6 @@ func codexSameFile(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
-}
-
-// uninstallCodexHooks takes prsm's handlers out of a Codex hooks.json.
-func uninstallCodexHooks(out io.Writer, path string) error {
-	var removed []string
-	changed, err := editClaudeSettings(path, func(s map[string]any) error {
-		var err error
-		removed, err = removeCodexHooks(s)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if !changed {
-		fmt.Fprintf(out, "no prsm hooks in %s; nothing changed\n", path)
-		return nil
-	}
-	fmt.Fprintf(out, "removed prsm's Codex hooks from %s: %s\n", path, strings.Join(removed, ", "))
-	return nil
-}
-
-// codexHooksInstalled reports whether the hooks.json at path holds a prsm
-// handler; a missing file holds none.
-func codexHooksInstalled(path string) (bool, error) {
-	s, err := readSettings(path)
-	if err != nil || s == nil {
-		return false, err
-	}
-	removed, err := removeCodexHooks(s)
-	return len(removed) > 0, err
 }
 
 func codexEventNames() []string {

@@ -22,8 +22,8 @@ func init() {
 edits <workspace>/.cursor/hooks.json. Cursor runs the hooks of both.`,
 		path:      cursorHooksPath,
 		install:   installCursorHooks,
-		uninstall: uninstallCursorHooks,
-		installed: cursorHooksInstalled,
+		uninstall: uninstallSettingsHooks("Cursor", removeCursorHooks),
+		installed: settingsHooksInstalled(removeCursorHooks),
 	}
 }
 
@@ -119,35 +119,4 @@ func installCursorHooks(out io.Writer, path, command string, _ bool) error {
 	fmt.Fprintf(out, "installed prsm's Cursor hooks in %s: %s\n", path, strings.Join(cursorHookEvents, ", "))
 	fmt.Fprintf(out, "  command: %s\n", command)
 	return nil
-}
-
-// uninstallCursorHooks takes prsm's entries, and nothing else, out of
-// Cursor's hooks.json.
-func uninstallCursorHooks(out io.Writer, path string) error {
-	var removed []string
-	changed, err := editClaudeSettings(path, func(s map[string]any) error {
-		var err error
-		removed, err = removeCursorHooks(s)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if !changed {
-		fmt.Fprintf(out, "no prsm hooks in %s; nothing changed\n", path)
-		return nil
-	}
-	fmt.Fprintf(out, "removed prsm's Cursor hooks from %s: %s\n", path, strings.Join(removed, ", "))
-	return nil
-}
-
-// cursorHooksInstalled reports whether Cursor's hooks.json at path holds a
-// prsm entry.
-func cursorHooksInstalled(path string) (bool, error) {
-	s, err := readSettings(path)
-	if err != nil || s == nil {
-		return false, err
-	}
-	removed, err := removeCursorHooks(s)
-	return len(removed) > 0, err
 }

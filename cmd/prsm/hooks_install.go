@@ -75,8 +75,8 @@ where .claude/ exists, and a session worktree may have none, so --user is
 the safe choice.`,
 		path:      claudeSettingsPath,
 		install:   installClaudeHooks,
-		uninstall: uninstallClaudeHooks,
-		installed: claudeHooksInstalled,
+		uninstall: uninstallSettingsHooks("Claude Code", removeClaudeHooks),
+		installed: settingsHooksInstalled(removeClaudeHooks),
 	}
 }
 
@@ -258,34 +258,42 @@ func installClaudeHooks(out io.Writer, path, command string, project bool) error
 	return nil
 }
 
-// uninstallClaudeHooks takes prsm's handlers out of Claude Code's settings.
-func uninstallClaudeHooks(out io.Writer, path string) error {
-	var removed []string
-	changed, err := editClaudeSettings(path, func(s map[string]any) error {
-		var err error
-		removed, err = removeClaudeHooks(s)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if !changed {
-		fmt.Fprintf(out, "no prsm hooks in %s; nothing changed\n", path)
+// uninstallSettingsHooks is the uninstall of an agent whose hooks live
+// in a JSON settings file prsm edits whole (editClaudeSettings: Claude
+// Code, Codex, Cursor): remove takes prsm's handlers, and nothing else,
+// out and names them; title is how people write the agent's name.
+func uninstallSettingsHooks(title string, remove func(map[string]any) ([]string, error)) func(io.Writer, string) error {
+	return func(out io.Writer, path string) error {
+		var removed []string
+		changed, err := editClaudeSettings(path, func(s map[string]any) error {
+			var err error
+			removed, err = remove(s)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if !changed {
+			fmt.Fprintf(out, "no prsm hooks in %s; nothing changed\n", path)
+			return nil
+		}
+		fmt.Fprintf(out, "removed prsm's %s hooks from %s: %s\n", title, path, strings.Join(removed, ", "))
 		return nil
 	}
-	fmt.Fprintf(out, "removed prsm's Claude Code hooks from %s: %s\n", path, strings.Join(removed, ", "))
-	return nil
 }
 
-// claudeHooksInstalled reports whether Claude Code's settings at path hold
-// a prsm handler; a missing file holds none.
-func claudeHooksInstalled(path string) (bool, error) {
-	s, err := readSettings(path)
-	if err != nil || s == nil {
-		return false, err
+// settingsHooksInstalled reports, for such an agent, whether the file at
+// path holds a prsm handler (remove finds one); a missing file holds
+// none.
+func settingsHooksInstalled(remove func(map[string]any) ([]string, error)) func(string) (bool, error) {
+	return func(path string) (bool, error) {
+		s, err := readSettings(path)
+		if err != nil || s == nil {
+			return false, err
+		}
+		removed, err := remove(s)
+		return len(removed) > 0, err
 	}
-	removed, err := removeClaudeHooks(s)
-	return len(removed) > 0, err
 }
 
 // readSettings reads the JSON object at path; a missing or empty file is

@@ -43,7 +43,7 @@ func claudeRunArgs(argv []string, worktree, projectDir, baseURL, token string, e
 		filepath.Join(worktree, ".claude", "settings.json"),
 		filepath.Join(worktree, ".claude", "settings.local.json"))
 	for _, p := range candidates {
-		if ok, _ := claudeHooksInstalled(p); ok {
+		if ok, _ := hookInstallers["claude"].installed(p); ok {
 			return argv, nil
 		}
 	}

@@ -4,18 +4,20 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/client"
-	"github.com/prsm-dev/prsm/internal/linediff"
+	"github.com/prsm-dev/prsm/tracker"
 )
 
 // walkContext is how many unchanged lines the walk shows around a hunk;
 // blocks whose context would meet are shown together, as `git add -p`
-// shows them, and `s` splits them.
+// shows them (groupBlocks follows tracker.DiffHunks's rule), and `s`
+// splits them.
 const walkContext = 3
 
 // changesReviewCmd is `prsm changes review`: a `git add -p` style walk over
@@ -54,6 +56,9 @@ instead (one per question, in order), for scripts.`,
 
 // walkHunk is what one question is about: blocks of a record, by index.
 type walkHunk struct{ blocks []int }
+
+// has says whether block i is one of q's.
+func (q walkHunk) has(i int) bool { return slices.Contains(q.blocks, i) }
 
 func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) error {
 	cl, _, err := a.connect(ctx)
@@ -139,7 +144,7 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 		quit := false
 		for i := 0; i < len(queue) && !quit; {
 			q := queue[i]
-			fmt.Fprint(w, formatBlocks(old, new, r.Hunks, q.blocks))
+			writeDiff(w, tracker.DiffHunks(old, new, walkContext, q.has), colorOK(w))
 			canSplit := len(q.blocks) > 1
 			keys := "y,n,a,d"
 			if canSplit {
@@ -231,7 +236,7 @@ func groupBlocks(hunks []prsm.Hunk, todo []int) []walkHunk {
 	for _, b := range todo {
 		if n := len(out); n > 0 {
 			last := hunks[out[n-1].blocks[len(out[n-1].blocks)-1]]
-			if oldSide(hunks[b]).lo-oldSideEnd(last) <= 2*walkContext {
+			if oldStart(hunks[b])-oldEnd(last) <= 2*walkContext {
 				out[n-1].blocks = append(out[n-1].blocks, b)
 				continue
 			}
@@ -241,86 +246,13 @@ func groupBlocks(hunks []prsm.Hunk, todo []int) []walkHunk {
 	return out
 }
 
-// oldSide is where a hunk's old lines start, 0-based; oldSideEnd where
-// they end (a side of no lines is the point after its start line).
-func oldSide(h prsm.Hunk) struct{ lo int } {
+// oldStart and oldEnd are where a hunk's old lines start and end,
+// 0-based (a side of no lines is the point after its start line).
+func oldStart(h prsm.Hunk) int {
 	if h.OldLines == 0 {
-		return struct{ lo int }{h.OldStart}
+		return h.OldStart
 	}
-	return struct{ lo int }{h.OldStart - 1}
+	return h.OldStart - 1
 }
 
-func oldSideEnd(h prsm.Hunk) int { return oldSide(h).lo + h.OldLines }
-
-// formatBlocks prints blocks of old -> new as one unified hunk with
-// context, as `git diff` would.
-func formatBlocks(old, new []byte, hunks []prsm.Hunk, blocks []int) string {
-	a, b := linediff.Split(old), linediff.Split(new)
-	first, last := hunks[blocks[0]], hunks[blocks[len(blocks)-1]]
-	lo := max(oldSide(first).lo-walkContext, 0)
-	hi := min(oldSideEnd(last)+walkContext, len(a))
-	newLo := newStart0(first) - (oldSide(first).lo - lo)
-	newHi := newStart0(last) + last.NewLines + (hi - oldSideEnd(last))
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "@@ -%s +%s @@\n", walkRange(lo, hi-lo), walkRange(newLo, newHi-newLo))
-	pos := lo
-	line := func(prefix byte, l []byte) {
-		sb.WriteByte(prefix)
-		sb.WriteString(printableLine(l))
-		if !strings.HasSuffix(string(l), "\n") {
-			sb.WriteString("\\ No newline at end of file\n")
-		}
-	}
-	for _, n := range blocks {
-		h := hunks[n]
-		for _, l := range a[pos:oldSide(h).lo] {
-			line(' ', l)
-		}
-		for _, l := range a[oldSide(h).lo:oldSideEnd(h)] {
-			line('-', l)
-		}
-		ns := newStart0(h)
-		for _, l := range b[ns : ns+h.NewLines] {
-			line('+', l)
-		}
-		pos = oldSideEnd(h)
-	}
-	for _, l := range a[pos:hi] {
-		line(' ', l)
-	}
-	return sb.String()
-}
-
-// newStart0 is where a hunk's new lines start, 0-based.
-func newStart0(h prsm.Hunk) int {
-	if h.NewLines == 0 {
-		return h.NewStart
-	}
-	return h.NewStart - 1
-}
-
-// walkRange is one side of an @@ header, as diff writes it.
-func walkRange(start, count int) string {
-	switch count {
-	case 0:
-		return fmt.Sprintf("%d,0", start)
-	case 1:
-		return fmt.Sprint(start + 1)
-	}
-	return fmt.Sprintf("%d,%d", start+1, count)
-}
-
-// printableLine is a diff line shown on a terminal: control characters
-// other than tab and the newline escaped.
-func printableLine(l []byte) string {
-	s := strings.TrimSuffix(string(l), "\n")
-	var sb strings.Builder
-	for _, r := range s {
-		if (r < 0x20 && r != '\t') || r == 0x7f {
-			fmt.Fprintf(&sb, "\\x%02x", r)
-			continue
-		}
-		sb.WriteRune(r)
-	}
-	return sb.String() + "\n"
-}
+func oldEnd(h prsm.Hunk) int { return oldStart(h) + h.OldLines }
