@@ -41,6 +41,10 @@ const (
 	// StatusPartial is a record whose hunks were decided differently:
 	// some accepted, some rejected.
 	StatusPartial = "partial"
+	// StatusRewound is a record made after the checkpoint a rewind went
+	// back to: its change is out of the worktree and the workspace, it is
+	// not pending, and a rewind to a later checkpoint brings it back.
+	StatusRewound = "rewound"
 
 	SyncSynced        = "synced"
 	SyncConflict      = "conflict"
@@ -157,6 +161,9 @@ type Record struct {
 	// fields do not: a side over the size limit, kept as a size and a
 	// hash with no copy of its content.
 	Note string `json:"note,omitempty"`
+	// Summary says in one line what the change is, for a list row: the
+	// shell command of a shell tool call, else the first changed line.
+	Summary string `json:"summary,omitempty"`
 	// Hunks are the change's blocks of lines, in file order: text records
 	// only (none for binary, symlink and mode-only records).
 	Hunks []Hunk `json:"hunks"`

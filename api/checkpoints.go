@@ -82,6 +82,22 @@ type Plan struct {
 	Warnings           []string    `json:"warnings"`
 	DryRun             bool        `json:"dry_run"`
 	SafetyCheckpointID string      `json:"safety_checkpoint_id,omitempty"`
+	// Decisions (a rewind) are the records whose status the rewind
+	// changes: made after the checkpoint (to rewound), or decided since
+	// (back to the status they had then).
+	Decisions []PlanDecision `json:"decisions"`
+	// Summary says in plain sentences what the rollback brings back, what
+	// goes away and which decisions it undoes.
+	Summary []string `json:"summary"`
+}
+
+// PlanDecision is one record whose status a rewind changes.
+type PlanDecision struct {
+	RecordID string `json:"record_id"`
+	RelPath  string `json:"rel_path"`
+	ToolName string `json:"tool_name"`
+	From     string `json:"from"`
+	To       string `json:"to"`
 }
 
 // MarshalJSON writes the plan's lists as [] when they are empty, never
@@ -91,6 +107,7 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 	q := plain(p)
 	q.Operations, q.AffectedFiles = nonNil(q.Operations), nonNil(q.AffectedFiles)
 	q.Conflicts, q.Warnings = nonNil(q.Conflicts), nonNil(q.Warnings)
+	q.Decisions, q.Summary = nonNil(q.Decisions), nonNil(q.Summary)
 	return json.Marshal(q)
 }
 

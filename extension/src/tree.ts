@@ -18,6 +18,8 @@ export interface Counts {
   rejected: number;
   /** Records whose hunks were decided differently: some accepted, some rejected. */
   partial: number;
+  /** Records made after the checkpoint a rewind went back to: not pending. */
+  rewound: number;
   conflicts: number;
 }
 
@@ -45,7 +47,7 @@ export interface ChangeNode {
 export type ChangeTreeNode = SessionNode | FileNode | ChangeNode;
 
 function count(records: readonly FileChangeRecord[]): Counts {
-  const c: Counts = { pending: 0, accepted: 0, rejected: 0, partial: 0, conflicts: 0 };
+  const c: Counts = { pending: 0, accepted: 0, rejected: 0, partial: 0, rewound: 0, conflicts: 0 };
   for (const r of records) {
     c[statusOf(r)]++;
     if (r.status === 'pending' && r.sync_state === 'conflict') {

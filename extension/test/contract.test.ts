@@ -24,8 +24,8 @@ const RECORD = keys<FileChangeRecord>({
   id: true, session_id: true, file_path: true, rel_path: true, agent_id: true, change_type: true, tool_call_id: true,
   tool_name: true, message_index: true, old_content: true, new_content: true, pre_tool_content: true, added_ranges: true,
   removed_ranges: true, timestamp: true, status: true, sync_state: true, binary: true, mode_before: true, mode_after: true,
-  size_before: true, size_after: true, note: true, hunks: true,
-}).filter((k) => k !== 'note'); // only on a record with something to say (a side too large to keep)
+  size_before: true, size_after: true, note: true, hunks: true, summary: true,
+}).filter((k) => k !== 'note' && k !== 'summary'); // note: only on a record with something to say (a side too large to keep); summary: only where there is a line to show
 const STATUS_EVENT = keys<StatusEvent>({
   session_id: true, id: true, tool_call_id: true, rel_path: true, file_path: true, status: true, sync_state: true, hunks: true,
   note: true,
@@ -35,9 +35,10 @@ const CHECKPOINT = keys<Checkpoint>({
   id: true, session_id: true, kind: true, name: true, annotation: true, message_index: true, tool_call_id: true, tree: true, created_at: true,
   files_changed: true,
 });
-const PLAN_REQUIRED = ['affected_files', 'checkpoint_id', 'conflicts', 'dry_run', 'operations', 'warnings'];
+const PLAN_REQUIRED = ['affected_files', 'checkpoint_id', 'conflicts', 'decisions', 'dry_run', 'operations', 'summary', 'warnings'];
 const PLAN_ALL = keys<Plan>({
   checkpoint_id: true, operations: true, affected_files: true, conflicts: true, warnings: true, dry_run: true, safety_checkpoint_id: true,
+  decisions: true, summary: true,
 });
 
 const BASE = lines('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta');

@@ -427,6 +427,8 @@ describe('checkpoints', () => {
     affected_files: ['a.txt', 'new.txt'],
     conflicts: [{ path: 'b.txt', reason: 'your edits overlap' }],
     warnings: ['undoes accepted change tc2'],
+    decisions: [],
+    summary: [],
     dry_run: true,
   };
 

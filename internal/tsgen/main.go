@@ -79,6 +79,7 @@ var types = []wireType{
 	{v: api.CheckpointDiff{}},
 	{v: api.Operation{}},
 	{v: api.Conflict{}},
+	{v: api.PlanDecision{}},
 	{v: api.Plan{}},
 	{v: api.RollbackRequest{}},
 	{v: api.GCRequest{}},
@@ -107,8 +108,8 @@ type enum struct {
 // package prsm where it has them.
 var enums = []enum{
 	{"ChangeType", []string{prsm.ChangeCreate, prsm.ChangeModify, prsm.ChangeDelete}, []string{"Record.ChangeType"}},
-	{"RecordStatus", []string{prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected, prsm.StatusPartial},
-		[]string{"Record.Status", "StatusEvent.Status"}},
+	{"RecordStatus", []string{prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected, prsm.StatusPartial, prsm.StatusRewound},
+		[]string{"Record.Status", "StatusEvent.Status", "PlanDecision.From", "PlanDecision.To"}},
 	{"SyncState", []string{prsm.SyncSynced, prsm.SyncConflict, prsm.SyncPendingReview},
 		[]string{"Record.SyncState", "StatusEvent.SyncState"}},
 	{"SessionMode", []string{prsm.ModeAuto, prsm.ModeReview}, []string{"Session.Mode"}},

@@ -3,7 +3,7 @@
 
 export type ChangeType = 'create' | 'modify' | 'delete';
 
-export type RecordStatus = 'pending' | 'accepted' | 'rejected' | 'partial';
+export type RecordStatus = 'pending' | 'accepted' | 'rejected' | 'partial' | 'rewound';
 
 export type SyncState = 'synced' | 'conflict' | 'pending_review';
 
@@ -96,6 +96,11 @@ export interface FileChangeRecord {
    * hash with no copy of its content.
    */
   note?: string;
+  /**
+   * Summary says in one line what the change is, for a list row: the
+   * shell command of a shell tool call, else the first changed line.
+   */
+  summary?: string;
   /**
    * Hunks are the change's blocks of lines, in file order: text records
    * only (none for binary, symlink and mode-only records).
@@ -372,6 +377,15 @@ export interface Conflict {
   reason: string;
 }
 
+/** PlanDecision is one record whose status a rewind changes. */
+export interface PlanDecision {
+  record_id: string;
+  rel_path: string;
+  tool_name: string;
+  from: RecordStatus;
+  to: RecordStatus;
+}
+
 /** Plan is a rollback's preview, and the answer of a rollback that ran. */
 export interface Plan {
   checkpoint_id: string;
@@ -381,6 +395,17 @@ export interface Plan {
   warnings: string[];
   dry_run: boolean;
   safety_checkpoint_id?: string;
+  /**
+   * Decisions (a rewind) are the records whose status the rewind
+   * changes: made after the checkpoint (to rewound), or decided since
+   * (back to the status they had then).
+   */
+  decisions: PlanDecision[];
+  /**
+   * Summary says in plain sentences what the rollback brings back, what
+   * goes away and which decisions it undoes.
+   */
+  summary: string[];
 }
 
 /**
