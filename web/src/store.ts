@@ -19,6 +19,10 @@ export interface Toast {
 
 export interface Confirm {
   title: string;
+  /** Paragraphs before the list (a rollback's plain summary). */
+  lead?: string[];
+  /** A list between lead and body (a rollback's undone decisions). */
+  list?: { label: string; items: string[] };
   body: string[];
   confirmLabel: string;
   danger: boolean;
@@ -126,7 +130,9 @@ let toastSeq = 0;
 export function toast(kind: Toast['kind'], text: string, hint?: string, action?: Toast['action']): void {
   const t: Toast = { id: ++toastSeq, kind, text, hint, action };
   update({ toasts: [...state.toasts.slice(-3), t] });
-  setTimeout(() => dismiss(t.id), kind === 'error' || action ? 12000 : 4000);
+  // One with an action (a rollback's Undo) stays long enough to read what
+  // was done and still take it back.
+  setTimeout(() => dismiss(t.id), action ? 30000 : kind === 'error' ? 12000 : 4000);
 }
 
 export function dismiss(id: number): void {
@@ -501,10 +507,12 @@ export const actions = {
       const plan = await api.rollback(sid, c.id);
       await Promise.all([loadSession(sid), refreshSessions()]);
       const safety = plan.safety_checkpoint_id;
+      // What the rollback did, in the server's plain sentences.
+      const said = [...(plan.summary ?? []), ...(safety ? ['A safety checkpoint was taken first; Undo rolls back to it.'] : [])];
       toast(
         'info',
         `Rolled back to “${title}”: ${plural(plan.operations.length, 'file operation')}.`,
-        safety ? 'A safety checkpoint was taken first; Undo rolls back to it.' : undefined,
+        said.length ? said.join(' ') : undefined,
         safety
           ? {
               label: 'Undo',
