@@ -377,7 +377,8 @@ function RewoundGroup({ s, sess, recs }: { s: State; sess: Session; recs: FileCh
         <span class="count">{recs.length}</span>
         <span class="muted small">
           Made after the checkpoint a rollback went back to: out of the worktree and your workspace, nothing to
-          review. Undo of the rollback brings {agree(recs.length, 'it|them')} back.
+          review. A rollback to a later checkpoint (the Undo of that rollback) brings {agree(recs.length, 'it|them')}{' '}
+          back.
         </span>
       </summary>
       <div class="records">
