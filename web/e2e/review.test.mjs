@@ -379,7 +379,7 @@ uiTest('rollback from the timeline: preview, confirm, files back on disk', async
   const cp = page.getByRole('listitem', { name: /turn 1: edit a and b/ });
   await cp.getByRole('button', { name: 'Preview rollback' }).click();
   const preview = cp.getByLabel('Rollback preview');
-  await preview.getByText('live/new.py').waitFor();
+  await preview.locator('.ops code', { hasText: 'live/new.py' }).waitFor();
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.screenshot({ path: path.join(ARTIFACTS, 'timeline-dark.png'), fullPage: true });
   await page.emulateMedia({ colorScheme: 'light' });
