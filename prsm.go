@@ -282,6 +282,10 @@ type Checkpoint struct {
 	// RecordSeq is the newest record (of any session) when the checkpoint
 	// was made: its session's records with a greater seq came after it.
 	RecordSeq int64 `json:"-"`
+	// DecisionSeq is the newest entry of the records' review history
+	// when the checkpoint was made: a record's state at the checkpoint is
+	// the one its first later entry kept (its state now when none).
+	DecisionSeq int64 `json:"-"`
 }
 
 // Sentinel errors shared by every layer; the server maps them to HTTP statuses

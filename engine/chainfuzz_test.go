@@ -55,6 +55,39 @@ type fuzzCP struct {
 	wt      map[string]string
 	ws      map[string]string
 	userOps int // user ops count when taken
+	// st is every record's status when taken, by id.
+	st map[string]string
+}
+
+// statuses is every record's status, by id.
+func (z *chain) statuses() map[string]string {
+	all, err := z.eng.Records(z.ctx, z.s.ID, "", "")
+	if err != nil {
+		z.t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, r := range all {
+		m[r.ID] = r.Status
+	}
+	return m
+}
+
+// checkRewound checks that a rewind to c gave every record the status it
+// had at c, and every later one the status rewound, with no new record.
+func (z *chain) checkRewound(what string, c fuzzCP, before map[string]string) {
+	z.t.Helper()
+	now := z.statuses()
+	for id, st := range now {
+		want, ok := c.st[id]
+		if !ok {
+			want = prsm.StatusRewound
+		}
+		if _, existed := before[id]; !existed {
+			z.t.Errorf("NEW-RECORD after %s: %s (%s)\nrecords:\n%s", what, id, st, z.records(z.s))
+		} else if st != want {
+			z.t.Errorf("STATUS after %s: %s is %s, want %s (as at the checkpoint)\nrecords:\n%s", what, id, st, want, z.records(z.s))
+		}
+	}
 }
 
 func (z *chain) snap(get func(string) string) map[string]string {
@@ -133,7 +166,7 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 		return pend[rng.Intn(len(pend))]
 	}
 	rollback := func(what string, do func() (*api.Plan, error)) {
-		before := fuzzCP{wt: z.snap(z.wt), ws: z.snap(z.ws), userOps: userOps}
+		before := fuzzCP{wt: z.snap(z.wt), ws: z.snap(z.ws), userOps: userOps, st: z.statuses()}
 		p, err := do()
 		if err != nil {
 			log = append(log, what+" -> error "+err.Error())
@@ -256,7 +289,7 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 			checkApproved("bulk")
 		case k < 76: // turn checkpoint
 			c := z.cp(len(cps) + 1)
-			cps = append(cps, fuzzCP{id: c, wt: z.snap(z.wt), ws: z.snap(z.ws), userOps: userOps})
+			cps = append(cps, fuzzCP{id: c, wt: z.snap(z.wt), ws: z.snap(z.ws), userOps: userOps, st: z.statuses()})
 			log = append(log, fmt.Sprintf("cp #%d := z.cp(%d)", len(cps)-1, len(cps)))
 		case k < 93: // rewind
 			if len(cps) == 0 {
@@ -277,17 +310,20 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 				}
 			}
 			what := fmt.Sprintf("z.rewind(#%d)", i)
+			stBefore := z.statuses()
 			rollback(what, func() (*api.Plan, error) { return z.eng.Rewind(z.ctx, z.s.ID, c.id, false) })
+			// The session as it was at the checkpoint: worktree, review
+			// state, and (no user edits here) the workspace too, whatever
+			// the user decided since (SPEC rule 5).
 			for _, rel := range chainFiles {
 				if got := z.wt(rel); got != c.wt[rel] {
 					t.Errorf("WT-NOT-CHECKPOINT after %s: %s\ngot:\n%s\nwant:\n%s\nrecords:\n%s", what, rel, got, c.wt[rel], z.records(z.s))
 				}
-				if z.review && c.userOps == userOps {
-					if got := z.ws(rel); got != c.ws[rel] {
-						t.Errorf("WS-NOT-CHECKPOINT (no user op since) after %s: %s\ngot:\n%s\nwant:\n%s\nrecords:\n%s", what, rel, got, c.ws[rel], z.records(z.s))
-					}
+				if got := z.ws(rel); got != c.ws[rel] {
+					t.Errorf("WS-NOT-CHECKPOINT after %s: %s\ngot:\n%s\nwant:\n%s\nrecords:\n%s", what, rel, got, c.ws[rel], z.records(z.s))
 				}
 			}
+			z.checkRewound(what, c, stBefore)
 		default: // selector
 			var req api.RollbackRequest
 			switch rng.Intn(3) {

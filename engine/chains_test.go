@@ -33,12 +33,41 @@ type chain struct {
 	base   string
 	review bool
 	step   int
+	// snaps are the session as it was at each checkpoint the chain took
+	// or a rollback's safety checkpoint noted: what a rewind to it gives
+	// back (SPEC rule 5).
+	snaps map[string]fuzzCP
+}
+
+// snapNow is the session as it is: files and every record's status.
+func (z *chain) snapNow() fuzzCP {
+	return fuzzCP{wt: z.snap(z.wt), ws: z.snap(z.ws), st: z.statuses()}
+}
+
+// wantSnap checks that a rewind to cp gave back the session as it was
+// then: worktree and workspace files (no user edits in chains), every
+// record's status of then, the later records rewound, and no new record.
+func (z *chain) wantSnap(cp string, before map[string]string, what string) {
+	z.t.Helper()
+	c, ok := z.snaps[cp]
+	if !ok {
+		return // taken outside the chain's helpers
+	}
+	for _, rel := range chainFiles {
+		if got := z.wt(rel); got != c.wt[rel] {
+			z.t.Errorf("WT-NOT-CHECKPOINT after %s: %s\ngot:\n%s\nwant:\n%s\nrecords:\n%s", what, rel, got, c.wt[rel], z.records(z.s))
+		}
+		if got := z.ws(rel); got != c.ws[rel] {
+			z.t.Errorf("WS-NOT-CHECKPOINT after %s: %s\ngot:\n%s\nwant:\n%s\nrecords:\n%s", what, rel, got, c.ws[rel], z.records(z.s))
+		}
+	}
+	z.checkRewound(what, c, before)
 }
 
 func chainNew(t *testing.T, mode string) *chain {
 	f := newFixture(t)
 	s := f.start(mode)
-	return &chain{fixture: f, s: s, base: read(t, f.ws, "f.txt"), review: mode == prsm.ModeReview}
+	return &chain{fixture: f, s: s, base: read(t, f.ws, "f.txt"), review: mode == prsm.ModeReview, snaps: map[string]fuzzCP{}}
 }
 
 func chainGet(root, rel string) string {
@@ -159,7 +188,9 @@ func (z *chain) rm(id, rel string) {
 
 func (z *chain) cp(n int) string {
 	z.t.Helper()
-	return z.turn(z.s, n).ID
+	id := z.turn(z.s, n).ID
+	z.snaps[id] = z.snapNow()
+	return id
 }
 
 // acceptedAndPending takes a checkpoint, then makes two changes of
@@ -200,6 +231,7 @@ func (z *chain) bulk(accept bool) {
 
 func (z *chain) rewind(cp string) string {
 	z.t.Helper()
+	before := z.snapNow()
 	p, err := z.eng.Rewind(z.ctx, z.s.ID, cp, false)
 	if err != nil {
 		z.t.Fatalf("rewind %s: %v\n%s", cp, err, z.records(z.s))
@@ -207,16 +239,20 @@ func (z *chain) rewind(cp string) string {
 	if len(p.Conflicts) > 0 {
 		z.t.Errorf("rewind %s: conflicts %+v", cp, p.Conflicts)
 	}
+	z.snaps[p.SafetyCheckpointID] = before
 	z.check("rewind")
+	z.wantSnap(cp, before.st, "rewind to "+cp)
 	return p.SafetyCheckpointID
 }
 
 func (z *chain) sel(req api.RollbackRequest) string {
 	z.t.Helper()
+	before := z.snapNow()
 	p, err := z.eng.SelectRollback(z.ctx, z.s.ID, req)
 	if err != nil {
 		z.t.Fatalf("rollback %+v: %v\n%s", req, err, z.records(z.s))
 	}
+	z.snaps[p.SafetyCheckpointID] = before
 	if len(p.Conflicts) > 0 {
 		z.t.Errorf("rollback %+v: conflicts %+v", req, p.Conflicts)
 	}

@@ -114,8 +114,8 @@ func TestRewindThreeTurns(t *testing.T) {
 	recs, _ := f.eng.Records(f.ctx, s.ID, "", "")
 	for _, r := range recs {
 		undone := r.ToolCallID == "b2" || r.ToolCallID == "e2"
-		if undone != (r.Status == prsm.StatusRejected) && r.ToolName != "Rollback" {
-			t.Errorf("%s status %s", r.ID, r.Status)
+		if undone != (r.Status == prsm.StatusRewound) || r.ToolName == "Rollback" {
+			t.Errorf("%s (%s) status %s", r.ID, r.ToolName, r.Status)
 		}
 	}
 

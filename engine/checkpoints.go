@@ -289,14 +289,16 @@ func (e *Engine) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *ses
 }
 
 // stampRecordSeq sets c's record_seq to the newest record in q, of any
-// session: the session's records after c are those with a greater seq.
+// session: the session's records after c are those with a greater seq;
+// and its decision_seq to the newest entry of the review history.
 func stampRecordSeq(ctx context.Context, q store.Querier, c *prsm.Checkpoint) error {
 	seq, err := store.LastRecordSeq(ctx, q)
 	if err != nil {
 		return err
 	}
 	c.RecordSeq = seq
-	return nil
+	c.DecisionSeq, err = store.LastDecisionSeq(ctx, q)
+	return err
 }
 
 // store writes the checkpoint, and its objects for the flusher, in the

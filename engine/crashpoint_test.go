@@ -196,9 +196,10 @@ func (f *fixture) wantRolledBack(s *prsm.Session, base, when string) {
 }
 
 // TestCrashMidRollback: a kill in the middle of a rewind or a selector
-// rollback (worktree half written, or workspace half reverted) is finished
-// at the next start: every undone record rejected, worktree and workspace
-// as the rollback would have left them, its own records stored.
+// rollback (worktree half written, or workspace half reverted, or the
+// records' states half stored) is finished at the next start: every
+// undone record rewound (a rewind) or rejected (a selector), worktree and
+// workspace as the rollback would have left them, and no record made.
 func TestCrashMidRollback(t *testing.T) {
 	for _, tc := range []struct {
 		name, point string
@@ -206,8 +207,8 @@ func TestCrashMidRollback(t *testing.T) {
 		rewind      bool
 	}{
 		{"rewind/worktree", "rollback:worktree", 1, true},
-		{"rewind/workspace", "rollback:workspace", 1, true},
-		{"rewind/workspace2", "rollback:workspace", 2, true},
+		{"rewind/workspace", "rewind:workspace", 1, true},
+		{"rewind/states", "rewind:states", 2, true},
 		{"select/worktree", "rollback:worktree", 1, false},
 		{"select/worktree2", "rollback:worktree", 2, false},
 		{"select/workspace", "rollback:workspace", 2, false},
@@ -243,13 +244,14 @@ func TestCrashMidRollback(t *testing.T) {
 				case r.ToolName == "Rollback":
 					rolled = append(rolled, r.RelPath)
 				default:
-					if r.Status != prsm.StatusRejected || r.SyncState != prsm.SyncSynced {
-						t.Errorf("%s: %s/%s, want rejected/synced", r.ID, r.Status, r.SyncState)
+					want := map[bool]string{true: prsm.StatusRewound, false: prsm.StatusRejected}[tc.rewind]
+					if r.Status != want || r.SyncState != prsm.SyncSynced {
+						t.Errorf("%s: %s/%s, want %s/synced", r.ID, r.Status, r.SyncState, want)
 					}
 				}
 			}
-			if got := strings.Join(rolled, " "); got != "f.txt keep.txt new.txt" {
-				t.Errorf("rollback's own records: %q", got)
+			if len(rolled) > 0 {
+				t.Errorf("the rollback made records of its own: %q", rolled)
 			}
 			// The rollback can be undone through its safety checkpoint,
 			// workspace included.
@@ -281,10 +283,9 @@ func TestCrashMidRollback(t *testing.T) {
 }
 
 // TestRewindPastRollback: rewinding to a checkpoint taken before a
-// rollback undoes the rollback's own records and the records it rejected
-// together: the workspace ends as the checkpoint, like the worktree. (The
-// rollback's record, undone alone, used to bring back in the workspace what
-// the rollback had taken out.)
+// rollback undoes it with every record after the checkpoint: the
+// workspace ends as the checkpoint, like the worktree, and the records
+// are rewound (no rollback makes records of its own).
 func TestRewindPastRollback(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
@@ -318,7 +319,7 @@ func TestRewindPastRollback(t *testing.T) {
 	}
 	recs, _ := f.eng.Records(f.ctx, s.ID, "", "")
 	for _, r := range recs {
-		if r.SyncState != prsm.SyncSynced || (r.ToolName != "Rollback" && r.Status != prsm.StatusRejected) {
+		if r.SyncState != prsm.SyncSynced || r.ToolName == "Rollback" || r.Status != prsm.StatusRewound {
 			t.Errorf("%s (%s): %s/%s", r.ID, r.ToolName, r.Status, r.SyncState)
 		}
 	}
@@ -365,8 +366,16 @@ func TestRewindPastReject(t *testing.T) {
 			t.Errorf("%s keep.txt: %q", root, got)
 		}
 	}
-	if len(plan.Warnings) != 2 || !strings.Contains(strings.Join(plan.Warnings, "\n"), "changes you rejected after this checkpoint come back into the workspace") {
-		t.Errorf("warnings: %q", plan.Warnings)
+	// b1's reject is undone: its records are pending again.
+	if got := f.records(s); got != "b1:0 modify f.txt pending/synced\nb1:1 create n.txt pending/synced\ne2 modify keep.txt rewound/synced" {
+		t.Errorf("records:\n%s", got)
+	}
+	if sum := strings.Join(plan.Summary, "\n"); !strings.Contains(sum, "2 changes rejected since the checkpoint become pending again") ||
+		!strings.Contains(sum, "1 change made after this checkpoint is set aside as rewound") {
+		t.Errorf("summary:\n%s", sum)
+	}
+	if len(plan.Decisions) != 3 {
+		t.Errorf("decisions: %+v", plan.Decisions)
 	}
 }
 
@@ -396,10 +405,10 @@ func TestCrashMidAcceptChain(t *testing.T) {
 	}
 }
 
-// TestRewindReviewMode: in review mode a rewind takes out of the workspace
-// the accepted changes only; the pending ones never reached it (taking the
-// worktree's net change out instead would clash with them), and stay
-// marked so once rejected (sync state pending_review).
+// TestRewindReviewMode: in review mode a rewind gives back the review
+// state too: e1, accepted after the checkpoint (with e2, which applies
+// the earlier pending records of its file), is pending again, out of the
+// workspace, in the worktree; e2 and e3 are rewound.
 func TestRewindReviewMode(t *testing.T) {
 	f := newFixture(t)
 	s := f.start(prsm.ModeReview)
@@ -424,13 +433,13 @@ func TestRewindReviewMode(t *testing.T) {
 	if len(plan.Conflicts) != 0 {
 		t.Errorf("conflicts: %+v", plan.Conflicts)
 	}
-	want := replaceLine(base, 1, "one")
-	for _, root := range []string{s.WorktreePath, f.ws} {
-		if got := read(t, root, "f.txt"); got != want {
-			t.Errorf("%s f.txt after rewind:\n%s", root, got)
-		}
+	if got := read(t, s.WorktreePath, "f.txt"); got != replaceLine(base, 1, "one") {
+		t.Errorf("worktree f.txt after rewind:\n%s", got)
 	}
-	if got := f.records(s); !strings.HasPrefix(got, "e1 modify f.txt accepted/synced\ne2 modify f.txt rejected/synced\ne3 modify f.txt rejected/pending_review\nrollback-") {
+	if got := read(t, f.ws, "f.txt"); got != base {
+		t.Errorf("workspace f.txt after rewind:\n%s", got)
+	}
+	if got := f.records(s); got != "e1 modify f.txt pending/pending_review\ne2 modify f.txt rewound/synced\ne3 modify f.txt rewound/synced" {
 		t.Errorf("records:\n%s", got)
 	}
 }

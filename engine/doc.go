@@ -21,11 +21,12 @@
 //   - turns.go: turn hooks; hookhealth.go: which agent's hooks reported
 //     and when, in memory; checkpoints.go: checkpoints and their diffs;
 //     lazyckpt.go and flush.go: building them and writing their objects.
-//   - rollback.go: a rollback's plan and intent types; rewindplan.go:
-//     planning a rewind; selectors.go: a selector rollback;
-//     rollbackplan.go: any rollback's workspace side and writes;
-//     rollbackrun.go: running one; rollbackreview.go: the records a
-//     review-mode rollback stores.
+//   - rewind.go: a rewind, which restores a checkpoint's worktree, review
+//     state (from the records' review history) and workspace, and makes
+//     no records; rewindplan.go: its entry point and the checkpoint's
+//     files as git checked them out; rollback.go, selectors.go,
+//     rollbackplan.go, rollbackrun.go: a selector rollback (plan, intent,
+//     writes, run).
 //   - intents.go: write-ahead intents and recovery; watch.go, scan.go:
 //     watcher records and Reconcile; gc.go, gitguard.go: upkeep.
 package engine

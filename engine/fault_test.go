@@ -510,8 +510,8 @@ func TestRollbackAnswersBeforeDiskSyncs(t *testing.T) {
 	}
 	f.wantRolledBack(s, base, "at the answer")
 	// (f.q would wait for the session's work; the store is read as it is.)
-	if open, err := store.OpenIntents(f.ctx, f.eng.DB.Q()); err != nil || len(open) != 1 || open[0].Kind != "rollback" {
-		t.Errorf("intents while the syncs wait: %v %v, want the rollback's", open, err)
+	if open, err := store.OpenIntents(f.ctx, f.eng.DB.Q()); err != nil || len(open) != 1 || open[0].Kind != "rewind" {
+		t.Errorf("intents while the syncs wait: %d %v, want the rewind's", len(open), err)
 	}
 	// A read of the session waits for the syncs and the intent's end.
 	read := make(chan error, 1)
@@ -532,8 +532,8 @@ func TestRollbackAnswersBeforeDiskSyncs(t *testing.T) {
 		t.Errorf("intents after the syncs: %v %v", open, err)
 	}
 	got := f.records(s)
-	for _, want := range []string{"e0 modify f.txt pending/synced", "e1 modify f.txt rejected/synced", "e2 modify keep.txt rejected/synced",
-		"e3 create new.txt rejected/synced", "e4 modify f.txt rejected/synced"} {
+	for _, want := range []string{"e0 modify f.txt pending/synced", "e1 modify f.txt rewound/synced", "e2 modify keep.txt rewound/synced",
+		"e3 create new.txt rewound/synced", "e4 modify f.txt rewound/synced"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("records after the rewind lack %q:\n%s", want, got)
 		}

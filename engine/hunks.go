@@ -214,6 +214,9 @@ func (e *Engine) oneRecord(ctx context.Context, s *prsm.Session, id string) (*pr
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseRewound(recs); err != nil {
+		return nil, err
+	}
 	if len(recs) > 1 {
 		ids := make([]string, len(recs))
 		for i, r := range recs {
@@ -520,44 +523,3 @@ func sortedKeys(m map[int]bool) []int {
 // hunkOut is the delta a hunk reject took out of a file: from the
 // change's after side with the hunks, to it without them.
 type hunkOut struct{ from, to sync.Version }
-
-// lateHunks are, by path and newest change first, the hunks rejected
-// one by one since checkpoint c of the session's changes made before it
-// (rejected whole since, or not): what those rejects took out, which the
-// checkpoint's files still hold.
-func (e *Engine) lateHunks(ctx context.Context, s *prsm.Session, c *prsm.Checkpoint) (map[string][]hunkOut, error) {
-	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]hunkOut{}
-	for i := len(recs) - 1; i >= 0; i-- {
-		r := recs[i]
-		if r.Seq > c.RecordSeq {
-			continue
-		}
-		late := false
-		for _, h := range r.Hunks {
-			late = late || (h.Status == prsm.StatusRejected && !h.RejectedAt.Before(c.CreatedAt))
-		}
-		if !late {
-			continue
-		}
-		before, after, err := e.rawVersions(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		from, err := withHunks(r, before, after, func(h prsm.Hunk) bool {
-			return h.Status != prsm.StatusRejected || !h.RejectedAt.Before(c.CreatedAt)
-		})
-		if err != nil {
-			return nil, err
-		}
-		to, err := withHunks(r, before, after, func(h prsm.Hunk) bool { return h.Status != prsm.StatusRejected })
-		if err != nil {
-			return nil, err
-		}
-		out[r.RelPath] = append(out[r.RelPath], hunkOut{from, to})
-	}
-	return out, nil
-}

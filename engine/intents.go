@@ -23,7 +23,7 @@ const (
 	intentSync     = "sync"     // apply a new record to the workspace (older stores; see recoverSyncs)
 	intentAccept   = "accept"   // accept a record (review mode: apply it)
 	intentRevert   = "revert"   // take a record's delta out of worktree and workspace
-	intentRollback = "rollback" // a rewind or selector rollback (rollbackPayload)
+	intentRollback = "rollback" // a selector rollback (rollbackPayload); a rewind's is intentRewind (rewind.go)
 	// and intentHunks (hunks.go): reject hunks of a record (hunkIntent)
 )
 
@@ -224,15 +224,20 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 		return err
 	}
 	defer unlock()
-	if in.Kind == intentRollback {
-		var p rollbackPayload
-		if err := json.Unmarshal(in.Payload, &p); err != nil {
-			return fmt.Errorf("intent %d: %w", in.ID, err)
-		}
+	if in.Kind == intentRollback || in.Kind == intentRewind {
 		if s.Status != prsm.SessionActive {
 			return nil // the worktree is gone; its records stay as they are
 		}
-		if err := e.applyRollback(ctx, s, st, &p); err != nil {
+		var rb rollbackPayload
+		var rw rewindPayload
+		target, apply := any(&rb), func() error { return e.applyRollback(ctx, s, st, &rb) }
+		if in.Kind == intentRewind {
+			target, apply = &rw, func() error { return e.applyRewind(ctx, s, st, &rw) }
+		}
+		if err := json.Unmarshal(in.Payload, target); err != nil {
+			return fmt.Errorf("intent %d: %w", in.ID, err)
+		}
+		if err := apply(); err != nil {
 			return err
 		}
 		e.publishSession(ctx, s.ID)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"sort"
@@ -32,7 +33,11 @@ func (e *Engine) answer(ctx context.Context, recs []*prsm.Record) (*api.Records,
 
 // FillContent sets the inline contents of text records up to InlineLimit.
 func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
+	commands := map[string]string{} // by session and tool call
 	for _, r := range recs {
+		if err := e.fillSummary(ctx, r, commands); err != nil {
+			return err
+		}
 		if r.Binary {
 			continue
 		}
@@ -51,8 +56,78 @@ func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
 			*f.dst = inlined(b)
 		}
 		legacyHunks(r)
+		if r.Summary == "" {
+			r.Summary = firstChangedLine(r)
+		}
 	}
 	return nil
+}
+
+// maxSummary is the most runes of a record's summary line.
+const maxSummary = 120
+
+// fillSummary gives r the shell command of its tool call as its summary,
+// when the call ran one (commands caches the calls read).
+func (e *Engine) fillSummary(ctx context.Context, r *prsm.Record, commands map[string]string) error {
+	key := r.SessionID + "\x00" + r.ToolCallID
+	cmd, ok := commands[key]
+	if !ok {
+		tc, err := store.GetToolCall(ctx, e.DB.Q(), r.SessionID, r.ToolCallID)
+		if err != nil && !errors.Is(err, prsm.ErrNotFound) {
+			return err
+		}
+		if tc != nil {
+			var m struct {
+				Command string `json:"command"`
+			}
+			if json.Unmarshal(tc.Args, &m) == nil {
+				cmd = oneLine(m.Command)
+			}
+		}
+		commands[key] = cmd
+	}
+	r.Summary = cmd
+	return nil
+}
+
+// firstChangedLine is the first line a text record adds (or, when it adds
+// none, removes, marked so), as a summary.
+func firstChangedLine(r *prsm.Record) string {
+	pick := func(content *string, ranges []prsm.Range) string {
+		if content == nil || len(ranges) == 0 {
+			return ""
+		}
+		lines := strings.Split(*content, "\n")
+		for n := ranges[0].StartLine; n <= ranges[0].EndLine && n-1 < len(lines); n++ {
+			if l := oneLine(lines[n-1]); l != "" {
+				return l
+			}
+		}
+		return ""
+	}
+	if l := pick(r.NewContent, r.AddedRanges); l != "" {
+		return l
+	}
+	if l := pick(r.OldContent, r.RemovedRanges); l != "" {
+		return "removed: " + l
+	}
+	return ""
+}
+
+// oneLine is the first non-blank line of s, trimmed and cut to maxSummary
+// runes.
+func oneLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if r := []rune(l); len(r) > maxSummary {
+			l = string(r[:maxSummary-1]) + "…"
+		}
+		return l
+	}
+	return ""
 }
 
 // legacyHunks works out the hunks of a record stored before prsm kept
@@ -185,9 +260,9 @@ func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([
 		f.SessionID = s.ID
 	}
 	switch status {
-	case "", prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected:
+	case "", prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected, prsm.StatusPartial, prsm.StatusRewound:
 	default:
-		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use pending, accepted or rejected", "unknown status %q", status)
+		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use pending, accepted, rejected, partial or rewound", "unknown status %q", status)
 	}
 	if file != "" {
 		rel, err := e.relPath(file)

@@ -67,7 +67,7 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 	}
 	var recs []*prsm.Record
 	for _, r := range all {
-		if r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected {
+		if r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected && r.Status != prsm.StatusRewound {
 			recs = append(recs, r)
 		}
 	}
@@ -229,7 +229,7 @@ func (e *Engine) checkMarkers(ctx context.Context) {
 			return
 		}
 		for _, r := range recs {
-			if r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected {
+			if r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected && r.Status != prsm.StatusRewound {
 				e.watchMarkers(r.SessionID, r.RelPath, []*prsm.Record{r})
 			}
 		}
@@ -269,7 +269,7 @@ func (e *Engine) markersGone(ctx context.Context, w markerWatch) error {
 			}
 			r.Note = "resolved in your editor"
 		}
-		if r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected {
+		if r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected && r.Status != prsm.StatusRewound {
 			if err := e.setState(ctx, r, prsm.StatusAccepted, prsm.SyncSynced); err != nil {
 				return err
 			}

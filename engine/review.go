@@ -30,6 +30,9 @@ func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*api.Records
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseRewound(recs); err != nil {
+		return nil, err
+	}
 	for _, r := range recs {
 		if r.Status == prsm.StatusRejected {
 			return nil, prsm.Errorf(prsm.ErrConflict, "already_rejected", "", "change %s was rejected; it cannot be accepted", r.ID)
@@ -142,6 +145,9 @@ func (e *Engine) Reject(ctx context.Context, sessionID, id string) (*api.Records
 	defer unlock()
 	recs, err := e.recordsOf(ctx, s, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := refuseRewound(recs); err != nil {
 		return nil, err
 	}
 	out, err := e.reject(ctx, s, st, recs)
@@ -474,4 +480,17 @@ func diffOne(r *prsm.Record, before, after sync.Version) string {
 	}
 	b.WriteString(tracker.UnifiedDiff(oldName, newName, before.Content, after.Content, 3))
 	return b.String()
+}
+
+// refuseRewound refuses a decision on a rewound record: its change is out
+// of the worktree and the workspace, and only a rewind to a later
+// checkpoint brings it back.
+func refuseRewound(recs []*prsm.Record) error {
+	for _, r := range recs {
+		if r.Status == prsm.StatusRewound {
+			return prsm.Errorf(prsm.ErrConflict, "rewound", "undo the rollback, or rewind to a checkpoint after it, to bring it back",
+				"change %s was rewound: it is out of the worktree and the workspace", r.ID)
+		}
+	}
+	return nil
 }

@@ -187,7 +187,8 @@ func TestReviewModeRewindBringsBackARejectedChangeForReview(t *testing.T) {
 		t.Fatalf("the rewind wrote n.txt, never accepted, to the workspace")
 	}
 	pending, err := f.eng.Records(f.ctx, s.ID, prsm.StatusPending, "n.txt")
-	if err != nil || len(pending) != 1 || pending[0].ToolName != "Rollback" || pending[0].SyncState != prsm.SyncPendingReview {
+	// n1 itself is pending again, as it was at the checkpoint.
+	if err != nil || len(pending) != 1 || pending[0].ID != "n1" || pending[0].SyncState != prsm.SyncPendingReview {
 		t.Fatalf("pending records of n.txt: %v\n%s", err, summary(pending))
 	}
 	if _, err := f.eng.Accept(f.ctx, s.ID, pending[0].ID); err != nil {
@@ -288,13 +289,13 @@ func (f *fixture) hold(s *prsm.Session, rel, worktree, workspace, when string) {
 	}
 }
 
-// acceptTheOffer checks that rel has one pending record, a rollback's
-// offer, accepts it, and checks that worktree and workspace then hold
-// want.
+// acceptTheOffer checks that rel has one pending record (the agent's
+// record a rewind made pending again), accepts it, and checks that
+// worktree and workspace then hold want.
 func (f *fixture) acceptTheOffer(s *prsm.Session, rel, want string) {
 	f.t.Helper()
 	pending, err := f.eng.Records(f.ctx, s.ID, prsm.StatusPending, rel)
-	if err != nil || len(pending) != 1 || pending[0].ToolName != "Rollback" {
+	if err != nil || len(pending) != 1 || pending[0].ToolName == "Rollback" {
 		f.t.Fatalf("pending records of %s: %v\n%s", rel, err, f.records(s))
 	}
 	if _, err := f.eng.Accept(f.ctx, s.ID, pending[0].ID); err != nil {
@@ -313,9 +314,11 @@ func TestCrashMidReviewModeRewind(t *testing.T) {
 		undo        bool
 	}{
 		{"rewind/worktree", "rollback:worktree", false},
-		{"rewind/workspace", "rollback:workspace", false},
+		{"rewind/workspace", "rewind:workspace", false},
+		{"rewind/states", "rewind:states", false},
 		{"undo/worktree", "rollback:worktree", true},
-		{"undo/workspace", "rollback:workspace", true},
+		{"undo/workspace", "rewind:workspace", true},
+		{"undo/states", "rewind:states", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, s, base, cp := acceptedAndPending(t, true)

@@ -10,32 +10,16 @@ import (
 	"github.com/prsm-dev/prsm/sync"
 )
 
-// rollback is what a plan will do: the records it undoes (newest first)
-// and, for a rewind, the exact worktree target of every differing path.
+// rollback is what a selector rollback will do: the records it undoes
+// (newest first). A rewind plans with the same struct the checkpoint's
+// exact worktree targets (asCheckedOut), then works as rewind.go says.
 type rollback struct {
 	plan    *api.Plan
 	undo    []*prsm.Record
-	targets map[string]sync.Version // nil: reverse-merge the records in the worktree too
+	targets map[string]sync.Version // a rewind's exact worktree targets
 	// from is, for a rewind, what each target path holds now as far as
-	// prsm knows: the workspace takes the net change from -> target.
+	// prsm knows.
 	from map[string]sync.Version
-	// now is the tree of the current state a rewind planned against: the
-	// safety checkpoint's tree, not built twice.
-	now *treeState
-	// wsTargets (a rewind in review mode) are the workspace's targets
-	// where they are not the worktree's (reviewTargets); wsConflict the
-	// paths whose target could not be worked out, left as they are.
-	wsTargets  map[string]sync.Version
-	wsConflict map[string]bool
-	// byRecord (a rewind in review mode) are the paths whose workspace
-	// takes the undone records' deltas out one by one (reviewTargets).
-	byRecord map[string]bool
-	// hidden (a rewind in review mode) are, by path, the records rejected
-	// since the checkpoint without ever reaching the workspace (made after
-	// it, or made before it and not rejected by the user by then): the
-	// workspace's side of the worktree leaves them out too, where an
-	// undone record brings them back (broughtBack).
-	hidden map[string][]*prsm.Record
 }
 
 // delta is one record's change of a file.
@@ -86,40 +70,22 @@ func sortedSet(m map[string]bool) []string {
 	return out
 }
 
-// rollbackPayload is a rollback's intent (SPEC rule 6): everything needed
-// to finish it after a crash, decided before its first write. The worktree
-// side is exact targets, so writing them again is harmless; the workspace
-// side is the records to undo, and those already marked rejected are done.
+// rollbackPayload is a selector rollback's intent (SPEC rule 6):
+// everything needed to finish it after a crash, decided before its first
+// write. The worktree side is exact targets, so writing them again is
+// harmless; the workspace side is the records to undo, and those already
+// marked rejected are done. (A rewind has its own, rewindPayload. Intents
+// of older versions may carry fields of rewinds that made records of
+// their own; they are finished record by record.)
 type rollbackPayload struct {
 	Safety   string                     `json:"safety"`   // the safety checkpoint taken first
 	Undo     []string                   `json:"undo"`     // records it undoes, newest first
 	Worktree map[string]store.FileState `json:"worktree"` // the exact target of every worktree path it writes
 	Before   map[string]store.FileState `json:"before"`   // what those paths held before (as prsm knew them)
-	// Net (a rewind): the workspace takes each path's net change out
-	// (Before -> Worktree) in one merge, rather than record by record. A
-	// rewind may undo a rollback's own record without the records that
-	// rollback rejected: record by record, that would bring back in the
-	// workspace what the rollback took out.
-	Net bool `json:"net,omitempty"`
-	// ByRecord lists paths a rewind takes out record by record: in review
-	// mode, those whose change the undone records explain (reviewTargets);
-	// in payloads of older versions, those with Unsynced records.
-	ByRecord []string `json:"by_record,omitempty"`
 	// Unsynced are the undone records that had not reached the workspace
-	// (review mode, a failed sync), with the status each had. The
-	// workspace takes none of their deltas (workspaceSide), and the
-	// rollback's own records tell that part apart (recordRollback).
+	// (review mode, a failed sync), with the status each had: the
+	// workspace takes none of their deltas.
 	Unsynced map[string]string `json:"unsynced,omitempty"`
-	// Workspace (a rewind in review mode) holds the workspace's target of
-	// each path where it is not the worktree's (reviewTargets), and
-	// WorkspaceConflict the paths whose workspace file is left as it is.
-	Workspace         map[string]store.FileState `json:"workspace,omitempty"`
-	WorkspaceConflict []string                   `json:"workspace_conflict,omitempty"`
-	// Hidden (a rewind in review mode) lists by path, newest first, the
-	// records rejected since the checkpoint without ever reaching the
-	// workspace (rollback.hidden): taken out with the Unsynced ones that
-	// bring them back (rollbackSide).
-	Hidden map[string][]string `json:"hidden,omitempty"`
 
 	session string // the session's id, not stored
 }
@@ -147,8 +113,6 @@ func (e *Engine) stateVersions(ctx context.Context, m map[string]store.FileState
 	}
 	return out, nil
 }
-
-func rollbackToolCall(safety string) string { return "rollback-" + safety }
 
 func sortedVersions(m map[string]sync.Version) []string {
 	out := make([]string, 0, len(m))

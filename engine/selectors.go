@@ -55,9 +55,10 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req api.R
 	}
 	var live []*prsm.Record
 	for _, r := range all {
-		// A rollback's own records are undone through its safety
-		// checkpoint, not picked by selectors.
-		if r.Status != prsm.StatusRejected && r.ToolName != "Rollback" {
+		// A rollback's own records (made before rollbacks stopped
+		// making any) are undone through its safety checkpoint, not
+		// picked by selectors; a rewound record is out already.
+		if r.Status != prsm.StatusRejected && r.Status != prsm.StatusRewound && r.ToolName != "Rollback" {
 			live = append(live, r)
 		}
 	}
@@ -117,6 +118,7 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req api.R
 	if err != nil {
 		return nil, err
 	}
+	selectorSummary(rb.plan, undo)
 	if req.DryRun {
 		// The run would refuse: so does its preview.
 		if _, err := e.selectorTargets(ctx, s, undo); err != nil {
@@ -187,4 +189,25 @@ func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*p
 		targets[r.RelPath] = next
 	}
 	return targets, nil
+}
+
+// selectorSummary lists a selector rollback's decisions (every undone
+// record becomes rejected) and says what it does in plain words.
+func selectorSummary(p *api.Plan, undo []*prsm.Record) {
+	p.Decisions = []api.PlanDecision{}
+	accepted := 0
+	for i := len(undo) - 1; i >= 0; i-- {
+		r := undo[i]
+		p.Decisions = append(p.Decisions, api.PlanDecision{RecordID: r.ID, RelPath: r.RelPath, ToolName: r.ToolName, From: r.Status, To: prsm.StatusRejected})
+		if r.Status == prsm.StatusAccepted {
+			accepted++
+		}
+	}
+	n := len(undo)
+	p.Summary = []string{fmt.Sprintf("%s %s rejected: taken out of the session's worktree and, where %s reached it, your workspace; your own edits are kept.",
+		prsm.Plural(n, "change"), one(n, "is", "are"), one(n, "it", "they"))}
+	if accepted > 0 {
+		p.Summary = append(p.Summary, fmt.Sprintf("%s of them you had accepted.", prsm.Plural(accepted, "change")))
+	}
+	p.Summary = append(p.Summary, "Undoing the rollback brings back the changes and your decisions.")
 }

@@ -61,7 +61,7 @@ func turnName(req api.TurnRequest) string {
 
 // retakeTurn gives the turn req the checkpoint of the turn before, when
 // that is still the session's newest checkpoint, nothing was recorded
-// since, the worktree is as it was then, and the user did not annotate it:
+// or decided since, the worktree is as it was then, and the user did not annotate it:
 // `prsm run -- claude` starts a turn for the run, and Claude Code's hook
 // one for the prompt a moment later, on the same tree. The checkpoint is
 // renamed after the newer prompt; the empty turn is not counted again (the
@@ -78,6 +78,11 @@ func (e *Engine) retakeTurn(ctx context.Context, s *prsm.Session, st *sessionSta
 	}
 	later, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, AfterSeq: c.RecordSeq})
 	if err != nil || len(later) > 0 {
+		return nil, err
+	}
+	// A decision since (an accept between the turns) makes the review
+	// state another one, which a rewind to this turn gives back.
+	if since, err := store.StatesAt(ctx, e.DB.Q(), s.ID, c.DecisionSeq); err != nil || len(since) > 0 {
 		return nil, err
 	}
 	ts, err := e.stateTree(ctx, s, st)

@@ -108,7 +108,7 @@ func TestRollbackRecordsUnrecordedChangesFirst(t *testing.T) {
 	}
 	// Both shell changes were recorded by one watch call, whose last
 	// record (shell.txt) the rollback undid.
-	if g := strings.Join(got, "\n"); !strings.HasPrefix(g, "Edit f.txt pending\nWatch f.txt pending\nWatch shell.txt rejected\nRollback shell.txt") {
+	if g := strings.Join(got, "\n"); g != "Edit f.txt pending\nWatch f.txt pending\nWatch shell.txt rejected" {
 		t.Fatalf("records:\n%s", g)
 	}
 	want := replaceLine(agent, 15, "shell fifteen")
@@ -122,7 +122,7 @@ func TestRollbackRecordsUnrecordedChangesFirst(t *testing.T) {
 
 // TestRewindUndoesUnrecordedChanges: a rewind restores the worktree to its
 // checkpoint exactly; a change no record described is recorded first,
-// undone and marked rejected, and the safety checkpoint keeps it: rolling
+// undone and marked rewound, and the safety checkpoint keeps it: rolling
 // back to that brings it back, workspace included.
 func TestRewindUndoesUnrecordedChanges(t *testing.T) {
 	f := newFixture(t)
@@ -145,8 +145,8 @@ func TestRewindUndoesUnrecordedChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) < 2 || recs[1].ToolName != "Watch" || recs[1].Status != prsm.StatusRejected || *recs[1].NewContent != shell {
-		t.Fatalf("the shell's change is not a rejected record:\n%s", summary(recs))
+	if len(recs) < 2 || recs[1].ToolName != "Watch" || recs[1].Status != prsm.StatusRewound || *recs[1].NewContent != shell {
+		t.Fatalf("the shell's change is not a rewound record:\n%s", summary(recs))
 	}
 	if _, err := f.eng.Rewind(f.ctx, s.ID, done.SafetyCheckpointID, false); err != nil {
 		t.Fatal(err)

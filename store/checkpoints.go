@@ -8,7 +8,7 @@ import (
 )
 
 const checkpointCols = `id, session_id, kind, name, annotation, message_index, tool_call_id, tree,
-	commit_id, created_at, record_seq, files_changed`
+	commit_id, created_at, record_seq, files_changed, decision_seq`
 
 func scanCheckpoint(sc scanner) (*prsm.Checkpoint, error) { return scanCheckpointAnd(sc) }
 
@@ -20,7 +20,7 @@ func scanCheckpointAnd(sc scanner, extra ...any) (*prsm.Checkpoint, error) {
 		created string
 	)
 	if err := sc.Scan(append([]any{&c.ID, &c.SessionID, &c.Kind, &c.Name, &c.Annotation, &c.MessageIndex,
-		&c.ToolCallID, &c.Tree, &c.Commit, &created, &c.RecordSeq, &c.FilesChanged}, extra...)...); err != nil {
+		&c.ToolCallID, &c.Tree, &c.Commit, &created, &c.RecordSeq, &c.FilesChanged, &c.DecisionSeq}, extra...)...); err != nil {
 		return nil, err
 	}
 	var err error
@@ -42,9 +42,9 @@ func InsertCheckpoint(ctx context.Context, q Querier, c *prsm.Checkpoint) error 
 
 func insertCheckpoint(ctx context.Context, q Querier, c *prsm.Checkpoint, changes string) error {
 	_, err := q.ExecContext(ctx, "INSERT INTO checkpoints ("+checkpointCols+
-		", changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		", changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		c.ID, c.SessionID, c.Kind, c.Name, c.Annotation, c.MessageIndex, c.ToolCallID, c.Tree,
-		c.Commit, formatTime(c.CreatedAt), c.RecordSeq, c.FilesChanged, changes)
+		c.Commit, formatTime(c.CreatedAt), c.RecordSeq, c.FilesChanged, c.DecisionSeq, changes)
 	if err != nil {
 		return fmt.Errorf("insert checkpoint %s: %w", c.ID, mapErr(err))
 	}
@@ -231,6 +231,17 @@ func LastRecordSeq(ctx context.Context, q Querier) (int64, error) {
 	var n int64
 	if err := q.QueryRowContext(ctx, lastRecordSeqQuery).Scan(&n); err != nil {
 		return 0, fmt.Errorf("last record seq: %w", mapErr(err))
+	}
+	return n, nil
+}
+
+// LastDecisionSeq returns the newest entry of the records' review
+// history over all sessions (0 when there is none). A checkpoint notes it
+// (prsm.Checkpoint.DecisionSeq).
+func LastDecisionSeq(ctx context.Context, q Querier) (int64, error) {
+	var n int64
+	if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM record_history").Scan(&n); err != nil {
+		return 0, fmt.Errorf("last decision seq: %w", mapErr(err))
 	}
 	return n, nil
 }

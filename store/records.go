@@ -109,6 +109,9 @@ func UpdateRecordHunks(ctx context.Context, q Querier, sessionID, id string, hun
 	if err != nil {
 		return err
 	}
+	if err := keepState(ctx, q, sessionID, id); err != nil {
+		return err
+	}
 	res, err := q.ExecContext(ctx, "UPDATE records SET hunks = ? WHERE session_id = ? AND id = ?", b, sessionID, id)
 	if err == nil {
 		err = mustAffect(res)
@@ -266,6 +269,9 @@ func recordsQuery(f RecordFilter) (string, []any) {
 
 // UpdateRecordState sets a record's status and sync state.
 func UpdateRecordState(ctx context.Context, q Querier, sessionID, id, status, syncState string) error {
+	if err := keepState(ctx, q, sessionID, id); err != nil {
+		return err
+	}
 	res, err := q.ExecContext(ctx,
 		"UPDATE records SET status = ?, sync_state = ? WHERE session_id = ? AND id = ?",
 		status, syncState, sessionID, id)
@@ -281,6 +287,9 @@ func UpdateRecordState(ctx context.Context, q Querier, sessionID, id, status, sy
 // MarkRejected keeps the time a reject took a record's change out of the
 // worktree (RejectedAt), the first time only.
 func MarkRejected(ctx context.Context, q Querier, sessionID, id string, at time.Time) error {
+	if err := keepState(ctx, q, sessionID, id); err != nil {
+		return err
+	}
 	res, err := q.ExecContext(ctx,
 		"UPDATE records SET rejected_at = COALESCE(rejected_at, ?) WHERE session_id = ? AND id = ?",
 		formatTime(at), sessionID, id)
@@ -334,4 +343,105 @@ func ListRecordsWithNote(ctx context.Context, q Querier, note string) ([]*prsm.R
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// keepState adds to the review history what a record's state is now,
+// before a change of it: a rewind gives the record back the state it had
+// at a checkpoint (StatesAt).
+func keepState(ctx context.Context, q Querier, sessionID, id string) error {
+	if _, err := q.ExecContext(ctx, `INSERT INTO record_history (session_id, record_id, status, sync_state, hunks, rejected_at)
+		SELECT session_id, id, status, sync_state, hunks, rejected_at FROM records WHERE session_id = ? AND id = ?`, sessionID, id); err != nil {
+		return fmt.Errorf("keep state of record %s: %w", id, mapErr(err))
+	}
+	return nil
+}
+
+// RecordState is a record's review state: what a rewind gives back.
+type RecordState struct {
+	ID         string `json:"id"`
+	Status     string `json:"status"`
+	SyncState  string `json:"sync_state"`
+	Hunks      string `json:"hunks,omitempty"`       // as stored
+	RejectedAt string `json:"rejected_at,omitempty"` // as stored, "" for none
+}
+
+// StateOf is r's review state as the store keeps it.
+func StateOf(r *prsm.Record) (RecordState, error) {
+	h, err := encodeHunks(r.Hunks)
+	if err != nil {
+		return RecordState{}, err
+	}
+	st := RecordState{ID: r.ID, Status: r.Status, SyncState: r.SyncState, Hunks: h}
+	if !r.RejectedAt.IsZero() {
+		st.RejectedAt = formatTime(r.RejectedAt)
+	}
+	return st, nil
+}
+
+// Apply gives r the state st (a copy of r when it differs, for a plan to
+// work on without changing what it read).
+func (st RecordState) Apply(r *prsm.Record) (*prsm.Record, error) {
+	c := *r
+	c.Status, c.SyncState = st.Status, st.SyncState
+	hs, err := decodeHunks(st.Hunks)
+	if err != nil {
+		return nil, err
+	}
+	if hs != nil || st.Hunks == "" && r.Hunks == nil {
+		c.Hunks = hs
+	}
+	c.RejectedAt = time.Time{}
+	if st.RejectedAt != "" {
+		if c.RejectedAt, err = parseTime(st.RejectedAt); err != nil {
+			return nil, err
+		}
+	}
+	return &c, nil
+}
+
+// StatesAt returns, by record id, the state each record of a session had
+// when the review history ended at seq (a checkpoint's DecisionSeq): the
+// first entry after it. A record with none has not changed since.
+func StatesAt(ctx context.Context, q Querier, sessionID string, seq int64) (map[string]RecordState, error) {
+	rows, err := q.QueryContext(ctx, `SELECT record_id, status, sync_state, hunks, COALESCE(rejected_at, '')
+		FROM record_history WHERE session_id = ? AND seq > ? ORDER BY seq`, sessionID, seq)
+	if err != nil {
+		return nil, fmt.Errorf("record states at %d: %w", seq, mapErr(err))
+	}
+	defer rows.Close()
+	out := map[string]RecordState{}
+	for rows.Next() {
+		var st RecordState
+		if err := rows.Scan(&st.ID, &st.Status, &st.SyncState, &st.Hunks, &st.RejectedAt); err != nil {
+			return nil, fmt.Errorf("record states at %d: %w", seq, mapErr(err))
+		}
+		if _, ok := out[st.ID]; !ok {
+			out[st.ID] = st
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("record states at %d: %w", seq, mapErr(err))
+	}
+	return out, nil
+}
+
+// RestoreRecordState gives a record the state st (kept in the history
+// first, as every change is).
+func RestoreRecordState(ctx context.Context, q Querier, sessionID string, st RecordState) error {
+	if err := keepState(ctx, q, sessionID, st.ID); err != nil {
+		return err
+	}
+	var rejectedAt any
+	if st.RejectedAt != "" {
+		rejectedAt = st.RejectedAt
+	}
+	res, err := q.ExecContext(ctx, "UPDATE records SET status = ?, sync_state = ?, hunks = ?, rejected_at = ? WHERE session_id = ? AND id = ?",
+		st.Status, st.SyncState, st.Hunks, rejectedAt, sessionID, st.ID)
+	if err == nil {
+		err = mustAffect(res)
+	}
+	if err != nil {
+		return fmt.Errorf("restore record %s: %w", st.ID, mapErr(err))
+	}
+	return nil
 }

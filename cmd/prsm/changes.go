@@ -40,7 +40,7 @@ func (a *app) changesCmd() *cobra.Command {
 	}
 	c.PersistentFlags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
 	c.Flags().StringVar(&file, "file", "", "only changes of this file")
-	c.Flags().StringVar(&status, "status", "", "only changes with this status: pending, accepted or rejected")
+	c.Flags().StringVar(&status, "status", "", "only changes with this status: pending, accepted, rejected, partial or rewound")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	c.AddCommand(a.changesDiffCmd(&sessionID), a.reviewCmd(&sessionID, true), a.reviewCmd(&sessionID, false), a.changesReviewCmd(&sessionID), a.changesResolveCmd(&sessionID))
 	return c
@@ -85,13 +85,20 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 		fmt.Fprintf(w, "no %s in session %s (%s) yet\n", what, s.ID, printable(s.Name))
 		return
 	}
-	pending := 0
+	pending, rewound := 0, 0
 	for _, r := range recs {
-		if r.Status == prsm.StatusPending {
+		switch r.Status {
+		case prsm.StatusPending:
 			pending++
+		case prsm.StatusRewound:
+			rewound++
 		}
 	}
-	fmt.Fprintf(w, "session %s (%s, %s): %s, %d pending\n", s.ID, printable(s.Name), s.Mode, prsm.Plural(len(recs), "change"), pending)
+	more := ""
+	if rewound > 0 {
+		more = fmt.Sprintf(", %d rewound", rewound)
+	}
+	fmt.Fprintf(w, "session %s (%s, %s): %s, %d pending%s\n", s.ID, printable(s.Name), s.Mode, prsm.Plural(len(recs), "change"), pending, more)
 	byFile := map[string][]*prsm.Record{}
 	var files []string
 	for _, r := range recs {
@@ -101,14 +108,14 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 		byFile[r.RelPath] = append(byFile[r.RelPath], r)
 	}
 	sort.Strings(files)
-	rows := [][]string{{"ID", "TYPE", "STATUS", "SYNC", "TOOL", "AGENT", "LINES", "AGE"}}
+	rows := [][]string{{"ID", "TYPE", "STATUS", "SYNC", "TOOL", "AGENT", "LINES", "AGE", "SUMMARY"}}
 	var heads []int // index in rows before which a file header goes
 	var headNames []string
 	for _, f := range files {
 		heads = append(heads, len(rows))
 		headNames = append(headNames, f)
 		for _, r := range byFile[f] {
-			rows = append(rows, []string{r.ID, r.ChangeType, r.Status, r.SyncState, r.ToolName, r.AgentID, lineCounts(r), age(r.Timestamp)})
+			rows = append(rows, []string{r.ID, r.ChangeType, r.Status, r.SyncState, r.ToolName, r.AgentID, lineCounts(r), age(r.Timestamp), shortSummary(r.Summary)})
 		}
 	}
 	widths := make([]int, len(rows[0]))
@@ -136,6 +143,14 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 		}
 		fmt.Fprintln(w, b.String())
 	}
+}
+
+// shortSummary is a record's summary cut for a table cell.
+func shortSummary(s string) string {
+	if r := []rune(s); len(r) > 50 {
+		return string(r[:49]) + "…"
+	}
+	return s
 }
 
 // lineCounts is "+added/-removed" (or "binary"), with an exec-bit change.

@@ -224,20 +224,32 @@ func (a *app) confirmPlan(plan *api.Plan, title, verb string, dryRun, yes bool) 
 	return true, nil
 }
 
-// writePlan prints a rollback plan: each operation with the records it
-// undoes, then conflicts and warnings.
+// writePlan prints a rollback plan: what it does in plain words, each
+// file operation with the records whose status it changes, those
+// decisions, then conflicts and warnings.
 func writePlan(w io.Writer, p *api.Plan, title string) {
 	fmt.Fprintf(w, "%s:\n", title)
+	for _, line := range p.Summary {
+		fmt.Fprintf(w, "  %s\n", printable(line))
+	}
 	if len(p.Operations) == 0 {
 		fmt.Fprintln(w, "  no file changes: the worktree already matches the checkpoint")
 	} else {
-		t := newTable(w, "  OPERATION", "PATH", "UNDOES")
+		t := newTable(w, "  OPERATION", "PATH", "CHANGES")
 		for _, op := range p.Operations {
 			undoes := strings.Join(op.RecordIDs, ", ")
 			if undoes == "" {
 				undoes = "-"
 			}
 			t.row("  "+op.Type, op.Path, undoes)
+		}
+		t.flush()
+	}
+	if len(p.Decisions) > 0 {
+		fmt.Fprintf(w, "statuses (%d):\n", len(p.Decisions))
+		t := newTable(w, "  CHANGE", "PATH", "TOOL", "NOW", "BECOMES")
+		for _, d := range p.Decisions {
+			t.row("  "+printable(d.RecordID), printable(d.RelPath), printable(d.ToolName), d.From, d.To)
 		}
 		t.flush()
 	}
@@ -267,13 +279,7 @@ func (a *app) printRollbackResult(preview, p *api.Plan, did, sessionFlag string)
 	if !sameOperations(preview, p) {
 		writePlan(w, p, "note: the session changed since the preview; this is what ran")
 	}
-	undone := map[string]bool{}
-	for _, op := range p.Operations {
-		for _, id := range op.RecordIDs {
-			undone[id] = true
-		}
-	}
-	fmt.Fprintf(w, "%s: %s, %s marked rejected\n", did, prsm.Plural(len(p.Operations), "file"), prsm.Plural(len(undone), "change"))
+	fmt.Fprintf(w, "%s: %s\n", did, rollbackCounts(p))
 	if len(p.Conflicts) > 0 {
 		var paths []string
 		for _, c := range p.Conflicts {
@@ -290,6 +296,31 @@ func (a *app) printRollbackResult(preview, p *api.Plan, did, sessionFlag string)
 		fmt.Fprintf(w, "undo with: %s\n", printable(undo))
 	}
 	return nil
+}
+
+// rollbackCounts says what a rollback did: files, and records by the
+// status they took ("3 files, 2 changes rewound, 1 decision undone").
+func rollbackCounts(p *api.Plan) string {
+	parts := []string{prsm.Plural(len(p.Operations), "file")}
+	n := map[string]int{}
+	for _, d := range p.Decisions {
+		switch d.To {
+		case prsm.StatusRewound, prsm.StatusRejected:
+			n[d.To]++
+		default:
+			n["undone"]++
+		}
+	}
+	if n[prsm.StatusRewound] > 0 {
+		parts = append(parts, prsm.Plural(n[prsm.StatusRewound], "change")+" rewound")
+	}
+	if n[prsm.StatusRejected] > 0 {
+		parts = append(parts, prsm.Plural(n[prsm.StatusRejected], "change")+" rejected")
+	}
+	if n["undone"] > 0 {
+		parts = append(parts, prsm.Plural(n["undone"], "decision")+" undone")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // sameOperations says whether two plans change the same files for the
