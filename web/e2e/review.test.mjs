@@ -393,20 +393,15 @@ uiTest('rollback from the timeline: preview, confirm, files back on disk', async
   assert.equal(readWs('live/new.py'), null, 'live/new.py removed');
   assert.equal(readWs('lib/util.js'), ORIGINAL['lib/util.js'], 'lib/util.js rolled back');
   const recs = await api('GET', `/sessions/${auto.id}/file-changes`);
-  const undone = recs.filter((r) => r.tool_name !== 'Rollback');
   assert.deepEqual(
-    undone.map((r) => [r.id, r.status]),
-    undone.map((r) => [r.id, 'rejected']),
-    'every change after the checkpoint is rejected',
+    recs.map((r) => [r.id, r.status]),
+    recs.map((r) => [r.id, 'rewound']),
+    'every change after the checkpoint is rewound: set aside, not rejected',
   );
+  assert.deepEqual(recs.map((r) => r.id).sort(), ['tc-a', 'tc-b', 'tc-live', 'tc-util'], 'no Rollback record');
 });
 
 // ---- a rewind restores the session as it was, decisions included --------------
-
-// Pending until the engine of issue 37 lands: a rewind that sets later
-// records to 'rewound' and makes no Rollback records. This build's engine
-// still rejects them and records Rollback changes, so the test would fail.
-const REWIND_ENGINE_MISSING = 'pending: needs the rewind engine of issue 37 (status rewound, no Rollback records), not merged yet';
 
 uiTest('rollback to a named checkpoint restores the changes and their decisions of then; later ones are rewound; Undo brings them back', async (t) => {
   const BASE = 'early base\n';
@@ -520,7 +515,7 @@ uiTest('rollback to a named checkpoint restores the changes and their decisions 
   await record('tc-rw-late').locator('.record-head .pill.accepted').waitFor();
   await record('tc-rw-early').locator('.record-head .pill.rejected').waitFor();
   await group.waitFor({ state: 'detached' });
-}, { skip: REWIND_ENGINE_MISSING });
+});
 
 // ---- conflicts --------------------------------------------------------------
 
