@@ -130,8 +130,8 @@ let toastSeq = 0;
 export function toast(kind: Toast['kind'], text: string, hint?: string, action?: Toast['action']): void {
   const t: Toast = { id: ++toastSeq, kind, text, hint, action };
   update({ toasts: [...state.toasts.slice(-3), t] });
-  // One with an action (a rollback's Undo) stays long enough to read what
-  // was done and still take it back.
+  // One with an action (a rollback's Undo) stays long enough to look at
+  // the list the rollback left and still take it back.
   setTimeout(() => dismiss(t.id), action ? 30000 : kind === 'error' ? 12000 : 4000);
 }
 
@@ -507,12 +507,13 @@ export const actions = {
       const plan = await api.rollback(sid, c.id);
       await Promise.all([loadSession(sid), refreshSessions()]);
       const safety = plan.safety_checkpoint_id;
-      // What the rollback did, in the server's plain sentences.
-      const said = [...(plan.summary ?? []), ...(safety ? ['A safety checkpoint was taken first; Undo rolls back to it.'] : [])];
+      // What it does was said in the preview and the question before; the
+      // list shows the result. The toast offers the way back.
+      const rewound = plan.decisions?.filter((d) => d.to === 'rewound').length ?? 0;
       toast(
         'info',
-        `Rolled back to “${title}”: ${plural(plan.operations.length, 'file operation')}.`,
-        said.length ? said.join(' ') : undefined,
+        `Rolled back to “${title}”: ${plural(plan.operations.length, 'file operation')}${rewound ? `, ${plural(rewound, 'change')} rewound` : ''}.`,
+        safety ? 'A safety checkpoint was taken first; Undo rolls back to it.' : undefined,
         safety
           ? {
               label: 'Undo',
