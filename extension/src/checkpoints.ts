@@ -3,8 +3,9 @@
 
 import * as vscode from 'vscode';
 
-import type { Checkpoint, OperationType, Plan, Session } from './api.gen';
+import type { Checkpoint, OperationType, Plan, PlanDecision, RecordStatus, Session } from './api.gen';
 import type { AppContext } from './context';
+import { toolLabel } from './labels';
 import { Disposable } from './lifecycle';
 import type { Model } from './model';
 import { ContextKeys } from './settings';
@@ -189,6 +190,18 @@ async function reload(ctx: AppContext, sessionId: string): Promise<void> {
   }
 }
 
+/**
+ * Reads a session's records again after a rewind: it changes the status of
+ * many at once (rewound, or back to what they were), and the view must not
+ * wait for one event per record.
+ */
+async function reloadRecords(ctx: AppContext, sessionId: string): Promise<void> {
+  const list = await ctx.call('list changes', (c) => c.listChanges(sessionId));
+  if (list) {
+    ctx.model.upsertRecords(list);
+  }
+}
+
 export async function createCheckpoint(ctx: AppContext, arg?: unknown): Promise<void> {
   const s = await pickSession(ctx, arg);
   if (!s) {
@@ -253,13 +266,57 @@ export async function deleteCheckpoint(ctx: AppContext, arg?: unknown): Promise<
 
 const OP_ICON: Record<OperationType, string> = { restore: '$(discard)', delete: '$(trash)', create: '$(new-file)' };
 
-/** The quick-pick items of a plan: one per file operation, then conflicts and warnings. */
+const STATUS_WORD: Record<RecordStatus, string> = {
+  pending: 'pending',
+  accepted: 'accepted',
+  rejected: 'rejected',
+  partial: 'partly accepted',
+  rewound: 'rewound',
+};
+
+/**
+ * A decision a rewind changes, in words: "rejected → pending again",
+ * "accepted → rewound (made after the checkpoint)", "rewound → accepted
+ * (comes back)".
+ */
+export function decisionWords(d: Pick<PlanDecision, 'from' | 'to'>): string {
+  const from = STATUS_WORD[d.from] ?? d.from;
+  const to = STATUS_WORD[d.to] ?? d.to;
+  if (d.to === 'rewound') {
+    return `${from} → rewound (made after the checkpoint)`;
+  }
+  if (d.from === 'rewound') {
+    return `rewound → ${to} (comes back)`;
+  }
+  return `${from} → ${to} again`;
+}
+
+function decisionTool(d: PlanDecision): string {
+  return toolLabel({ tool_name: d.tool_name, tool_call_id: d.record_id });
+}
+
+/** One decision as a line of the confirmation: "a.txt (Edit): accepted → pending again". */
+export function decisionLine(d: PlanDecision): string {
+  return `${d.rel_path} (${decisionTool(d)}): ${decisionWords(d)}`;
+}
+
+/**
+ * The quick-pick items of a plan: what it does in plain sentences first,
+ * then the decisions it changes, then one item per file operation, the
+ * conflicts and the warnings.
+ */
 export function planItems(plan: Plan): vscode.QuickPickItem[] {
-  const items: vscode.QuickPickItem[] = plan.operations.map((op) => ({
-    label: `${OP_ICON[op.type] ?? ''} ${op.path}`.trim(), // a newer server's type has no icon
-    description: op.type,
-    detail: op.record_ids.length ? `undoes ${op.record_ids.join(', ')}` : undefined,
-  }));
+  const items: vscode.QuickPickItem[] = [
+    ...(plan.summary ?? []).map((s) => ({ label: `$(comment) ${s}` })),
+    ...(plan.decisions ?? []).map((d) => ({ label: `$(history) ${d.rel_path}`, description: `${decisionTool(d)}: ${decisionWords(d)}` })),
+  ];
+  for (const op of plan.operations) {
+    items.push({
+      label: `${OP_ICON[op.type] ?? ''} ${op.path}`.trim(), // a newer server's type has no icon
+      description: op.type,
+      detail: op.record_ids.length ? `undoes ${op.record_ids.join(', ')}` : undefined,
+    });
+  }
   for (const c of plan.conflicts) {
     items.push({ label: `$(warning) ${c.path}`, description: 'conflict: left as it is', detail: c.reason });
   }
@@ -290,17 +347,23 @@ export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promis
     void vscode.window.showInformationMessage(`prsm: nothing to rewind: the session is at "${label}" already.`);
     return undefined;
   }
+  const decisions = plan.decisions ?? [];
   const picked = await vscode.window.showQuickPick(planItems(plan), {
-    title: `Rewind to "${label}" changes ${plural(files, 'file')}`,
-    placeHolder: 'These are the file operations of the rewind. Pick any to continue, Escape to cancel.',
+    title: `Rewind to "${label}" changes ${plural(files, 'file')}${decisions.length ? ` and ${plural(decisions.length, 'decision')}` : ''}`,
+    placeHolder: 'This is what the rewind does. Pick any to continue, Escape to cancel.',
     matchOnDescription: true,
   });
   if (!picked) {
     return undefined;
   }
-  if (files > 1) {
+  // Several files, or a decision of the user's undone (an accept or a
+  // reject, not just later changes set aside): worth a second, modal question.
+  const undoes = decisions.some((d) => d.from !== 'pending' && d.from !== 'rewound');
+  if (files > 1 || undoes) {
     const detail = [
-      `${plural(files, 'file')} go back to "${label}"; later changes of the session are rejected.`,
+      ...(plan.summary ?? []),
+      ...decisions.map(decisionLine),
+      `${plural(files, 'file')} ${files === 1 ? 'goes' : 'go'} back to "${label}"; later changes of the session are set aside as rewound.`,
       plan.conflicts.length
         ? `${plural(plan.conflicts.length, 'file')} with your edits in the way ${plan.conflicts.length === 1 ? 'stays as it is' : 'stay as they are'}.`
         : '',
@@ -319,6 +382,7 @@ export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promis
     return undefined;
   }
   await reload(ctx, c.session_id);
+  await reloadRecords(ctx, c.session_id);
   const safety = done.safety_checkpoint_id;
   void vscode.window
     .showInformationMessage(`prsm: rewound to "${label}" (${plural(affectedCount(done), 'file')}).`, ...(safety ? ['Undo'] : []))
@@ -326,6 +390,7 @@ export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promis
       if (choice === 'Undo' && safety) {
         await ctx.call('undo the rewind', (cl) => cl.rollback(c.session_id, safety));
         await reload(ctx, c.session_id);
+        await reloadRecords(ctx, c.session_id);
       }
     });
   return done;

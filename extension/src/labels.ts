@@ -21,7 +21,7 @@ export function mergingInEditor(r: FileChangeRecord): boolean {
 export const SUMMARY_MAX = 60;
 
 /** Whether prsm found the change at a start, made while it was not running. */
-function reconciled(r: FileChangeRecord): boolean {
+function reconciled(r: Pick<FileChangeRecord, 'tool_call_id'>): boolean {
   return r.tool_call_id.startsWith('reconcile-');
 }
 
@@ -30,7 +30,7 @@ function reconciled(r: FileChangeRecord): boolean {
  * tool call announced: ones `prsm run`'s watcher saw, or ones found at a
  * start (reconcile).
  */
-export function toolLabel(r: FileChangeRecord): string {
+export function toolLabel(r: Pick<FileChangeRecord, 'tool_name' | 'tool_call_id'>): string {
   if (r.tool_name === 'Watch') {
     return reconciled(r) ? 'changed while prsm was not running' : 'seen by the watcher';
   }
@@ -66,12 +66,18 @@ function firstLine(content: string | null, ranges: FileChangeRecord['added_range
 }
 
 /**
- * A short summary of what a record changed: its first added line (an
- * Edit's first changed line), else "removed: " and its first removed line;
+ * A short summary of what a record changed: the server's summary (a shell
+ * command, or the first changed line) when it sends one, else its first
+ * added line (an Edit's first changed line), else "removed: " and its first removed line;
  * a binary file's size change; a deletion or a mode change in words. Empty
  * when the content is not known (over the inline size limit).
  */
 export function changeSummary(r: FileChangeRecord): string {
+  // The server's line when it sends one: a shell command's text, which the
+  // change's content does not hold.
+  if (r.summary) {
+    return shorten(r.summary);
+  }
   if (r.binary) {
     switch (r.change_type) {
       case 'create':

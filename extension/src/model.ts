@@ -32,7 +32,10 @@ export function statusOf(r: FileChangeRecord): RecordStatus | 'partial' {
 
 const CONTENT_FIELDS = ['old_content', 'new_content', 'pre_tool_content'] as const;
 
-/** Keeps known contents when a newer copy of the same record comes without them (events carry none). */
+/**
+ * Keeps known contents and the summary line when a newer copy of the same
+ * record comes without them (events carry no contents, and no summary).
+ */
 export function mergeRecord(old: FileChangeRecord | undefined, r: FileChangeRecord): FileChangeRecord {
   if (!old) {
     return r;
@@ -42,6 +45,9 @@ export function mergeRecord(old: FileChangeRecord | undefined, r: FileChangeReco
     if (out[f] === null || out[f] === undefined) {
       out[f] = old[f];
     }
+  }
+  if (out.summary === undefined && old.summary !== undefined) {
+    out.summary = old.summary;
   }
   return out;
 }

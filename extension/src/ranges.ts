@@ -260,14 +260,15 @@ function clamp(line: number, lineCount: number): number {
 }
 
 /**
- * Places every pending record of one file. records are the file's
- * non-rejected records (any status, every session); later accepted records
- * still move earlier pending ones.
+ * Places every pending record of one file. records are the file's records
+ * (any status, every session): rejected and rewound ones are skipped, later
+ * accepted ones still move earlier pending ones.
  */
 export function placeRecords(records: readonly FileChangeRecord[], opts: PlaceOptions): Placement[] {
   const bySession = new Map<string, FileChangeRecord[]>();
   for (const r of records) {
-    if (r.status === 'rejected') {
+    // Neither a rejected nor a rewound change is in the file: it moves no line.
+    if (r.status === 'rejected' || r.status === 'rewound') {
       continue;
     }
     const list = bySession.get(r.session_id) ?? [];

@@ -1,5 +1,7 @@
 // The "Changes" view: sessions, then files, then changes, each with its
-// status; inline Accept and Reject at every level.
+// status; inline Accept and Reject at every level. The changes a rewind set
+// aside (status rewound) are not under review: they sit in a collapsed
+// "Rewound (N)" node after a session's files, with nothing to decide.
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -26,8 +28,22 @@ export interface Counts {
 export interface SessionNode {
   kind: 'session';
   session: Session;
+  /** The files of the changes under review (rewound ones are in rewound). */
   files: FileNode[];
+  /** The session's rewound changes, oldest first; undefined when it has none. */
+  rewound: RewoundNode | undefined;
   counts: Counts;
+}
+
+/**
+ * A session's rewound changes: made after the checkpoint a rewind went back
+ * to, out of the worktree and the workspace. A rewind to a later checkpoint
+ * (the Undo) brings them back.
+ */
+export interface RewoundNode {
+  kind: 'rewound';
+  sessionId: string;
+  changes: ChangeNode[];
 }
 
 export interface FileNode {
@@ -44,7 +60,7 @@ export interface ChangeNode {
   record: FileChangeRecord;
 }
 
-export type ChangeTreeNode = SessionNode | FileNode | ChangeNode;
+export type ChangeTreeNode = SessionNode | FileNode | RewoundNode | ChangeNode;
 
 function count(records: readonly FileChangeRecord[]): Counts {
   const c: Counts = { pending: 0, accepted: 0, rejected: 0, partial: 0, rewound: 0, conflicts: 0 };
@@ -81,8 +97,12 @@ export function buildTree(model: Pick<Model, 'sessions' | 'records'>): SessionNo
   sessions.sort((a, b) => (a.status === b.status ? b.created_at.localeCompare(a.created_at) : a.status === 'active' ? -1 : 1));
   return sessions.map((s) => {
     const recs = bySession.get(s.id) ?? [];
+    const rewound = recs.filter((r) => r.status === 'rewound').sort((a, b) => a.timestamp.localeCompare(b.timestamp));
     const byFile = new Map<string, FileChangeRecord[]>();
     for (const r of recs) {
+      if (r.status === 'rewound') {
+        continue;
+      }
       const list = byFile.get(r.rel_path) ?? [];
       list.push(r);
       byFile.set(r.rel_path, list);
@@ -100,7 +120,13 @@ export function buildTree(model: Pick<Model, 'sessions' | 'records'>): SessionNo
           counts: count(list),
         };
       });
-    return { kind: 'session', session: s, files, counts: count(recs) };
+    return {
+      kind: 'session',
+      session: s,
+      files,
+      rewound: rewound.length ? { kind: 'rewound', sessionId: s.id, changes: rewound.map((record) => ({ kind: 'change', record })) } : undefined,
+      counts: count(recs),
+    };
   });
 }
 
@@ -121,11 +147,17 @@ function countsText(c: Counts): string {
   if (c.rejected) {
     parts.push(`${c.rejected} rejected`);
   }
+  if (c.rewound) {
+    parts.push(`${c.rewound} rewound`);
+  }
   return parts.join(', ') || 'no changes';
 }
 
 /** The status word of a record shown in the tree. */
 export function statusText(r: FileChangeRecord): string {
+  if (r.status === 'rewound') {
+    return 'rewound'; // out of the workspace: whatever its sync state was does not hold
+  }
   if (mergingInEditor(r)) {
     return 'conflict, merging in editor';
   }
@@ -145,6 +177,8 @@ export function contextValue(n: ChangeTreeNode): string {
       return `session.${n.counts.pending ? 'pending' : 'done'}`;
     case 'file':
       return `file.${n.counts.pending ? 'pending' : 'done'}`;
+    case 'rewound':
+      return 'rewound'; // no menu matches it: nothing to decide
     case 'change':
       if (n.record.status === 'pending') {
         return n.record.sync_state === 'conflict' ? 'change.pending.conflict' : 'change.pending';
@@ -162,6 +196,9 @@ function statusIcon(r: FileChangeRecord): vscode.ThemeIcon {
   }
   if (statusOf(r) === 'partial') {
     return new vscode.ThemeIcon('pie-chart', c('charts.blue'));
+  }
+  if (r.status === 'rewound') {
+    return new vscode.ThemeIcon('history', c('disabledForeground'));
   }
   return r.status === 'accepted' ? new vscode.ThemeIcon('pass', c('charts.green')) : new vscode.ThemeIcon('circle-slash', c('charts.red'));
 }
@@ -219,6 +256,14 @@ export function toTreeItem(n: ChangeTreeNode, toLocal: (p: string) => string = (
       item.command = { title: 'Open File', command: Commands.openFile, arguments: [n] };
       return item;
     }
+    case 'rewound': {
+      const item = new vscode.TreeItem(`Rewound (${n.changes.length})`, vscode.TreeItemCollapsibleState.Collapsed);
+      item.id = `rewound:${n.sessionId}`;
+      item.tooltip = `${plural(n.changes.length, 'change')} made after the checkpoint a rewind went back to: out of the worktree and your workspace, nothing to review. A rewind to a later checkpoint (the Undo) brings them back.`;
+      item.iconPath = new vscode.ThemeIcon('history');
+      item.contextValue = contextValue(n);
+      return item;
+    }
     case 'change': {
       const r = n.record;
       const item = new vscode.TreeItem(changeLabel(r), vscode.TreeItemCollapsibleState.None);
@@ -271,15 +316,19 @@ export class ChangesTree extends Disposable implements vscode.TreeDataProvider<C
   }
 
   getChildren(n?: ChangeTreeNode): ChangeTreeNode[] {
-    if (!n) {
-      return this.roots;
-    }
-    if (n.kind === 'session') {
-      return n.files;
-    }
-    if (n.kind === 'file') {
+    return n ? childrenOf(n) : this.roots;
+  }
+}
+
+/** The children of a node: a session's files and then its rewound group, a file's or the group's changes. */
+export function childrenOf(n: ChangeTreeNode): ChangeTreeNode[] {
+  switch (n.kind) {
+    case 'session':
+      return n.rewound ? [...n.files, n.rewound] : n.files;
+    case 'file':
+    case 'rewound':
       return n.changes;
-    }
-    return [];
+    case 'change':
+      return [];
   }
 }

@@ -25,7 +25,7 @@ const RECORD = keys<FileChangeRecord>({
   tool_name: true, message_index: true, old_content: true, new_content: true, pre_tool_content: true, added_ranges: true,
   removed_ranges: true, timestamp: true, status: true, sync_state: true, binary: true, mode_before: true, mode_after: true,
   size_before: true, size_after: true, note: true, hunks: true, summary: true,
-}).filter((k) => k !== 'note' && k !== 'summary'); // note: only on a record with something to say (a side too large to keep); summary: only where there is a line to show
+}).filter((k) => k !== 'note'); // only on a record with something to say (a side too large to keep); summary is on every record with a line to show, as these have
 const STATUS_EVENT = keys<StatusEvent>({
   session_id: true, id: true, tool_call_id: true, rel_path: true, file_path: true, status: true, sync_state: true, hunks: true,
   note: true,
@@ -85,6 +85,7 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
     expect(recs).toHaveLength(1);
     const r = recs[0];
     expect(Object.keys(r).sort()).toEqual(RECORD);
+    expect(r.summary).toBe('GAMMA'); // the first changed line
     expect(r).toMatchObject({ id: 'tc-a', rel_path: 'a.txt', file_path: path.join(s.repo, 'a.txt'), status: 'pending', sync_state: 'synced', change_type: 'modify', pre_tool_content: BASE, new_content: after });
     const disk = fs.readFileSync(path.join(s.repo, 'a.txt'), 'utf8');
     expect(disk).toBe(after);
@@ -96,7 +97,9 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
   it('streams file_changed, session_updated and file_change_status with the same fields', async () => {
     await until(() => events.some((e) => e.type === 'file_changed' && e.data.id === 'tc-a'), 5000, 'file_changed');
     const fc = events.find((e) => e.type === 'file_changed')!;
-    expect(Object.keys(fc.data).sort()).toEqual(RECORD);
+    // The event's record has no summary (the engine fills it on reads only):
+    // the model keeps the one a read gave, and falls back to the first line.
+    expect(Object.keys(fc.data).sort()).toEqual(RECORD.filter((k) => k !== 'summary'));
     const su = events.find((e) => e.type === 'session_updated')!;
     expect(Object.keys(su.data).sort()).toEqual(SESSION);
     await agentWrite(client, sess, 'tc-b', 'b.txt', lines('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta'));
@@ -233,6 +236,10 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
     const done = await client.rollback(sess.id, named.id);
     expect(done.safety_checkpoint_id).toBeTruthy();
     expect(fs.readFileSync(path.join(s.repo, 'b.txt'), 'utf8')).toBe(lines('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta'));
-    expect((await client.getChange(sess.id, 'tc-after-cp')).records[0].status).toBe('rejected');
+    // Made after the checkpoint: set aside as rewound, not rejected; no new record.
+    expect((await client.getChange(sess.id, 'tc-after-cp')).records[0].status).toBe('rewound');
+    expect(done.decisions).toEqual([{ record_id: 'tc-after-cp', rel_path: 'b.txt', tool_name: 'Edit', from: 'pending', to: 'rewound' }]);
+    expect(done.summary.length).toBeGreaterThan(0);
+    expect((await client.listChanges(sess.id)).filter((r) => r.tool_name === 'Rollback')).toEqual([]);
   });
 });

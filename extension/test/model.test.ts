@@ -160,4 +160,11 @@ describe('mergeRecord', () => {
     expect(mergeRecord(old, newer)).toEqual({ ...old, status: 'rejected' });
     expect(mergeRecord(undefined, newer)).toBe(newer);
   });
+
+  it("keeps a read's summary line when an event's copy comes without one", () => {
+    const old = rec({ old: 'a\n', new: 'b\n', tool_name: 'Bash', summary: 'make build' });
+    const { summary: _s, ...event } = { ...old, status: 'accepted' as const };
+    expect(mergeRecord(old, event)).toEqual({ ...old, status: 'accepted' });
+    expect(mergeRecord(old, { ...event, summary: 'make test' }).summary).toBe('make test');
+  });
 });

@@ -72,7 +72,7 @@ describe('buildTree', () => {
     const t = buildTree(m);
     expect(t.map((s) => s.session.id)).toEqual(['s2', 's1', 'old']);
     const s1 = t[1];
-    expect(s1.counts).toEqual({ pending: 2, accepted: 1, rejected: 0, partial: 0, conflicts: 1 });
+    expect(s1.counts).toEqual({ pending: 2, accepted: 1, rejected: 0, partial: 0, rewound: 0, conflicts: 1 });
     expect(s1.files.map((f) => f.relPath)).toEqual(['src/a.txt', 'z.txt']);
     expect(s1.files[0].changes.map((c) => c.record.id)).toEqual(['c', 'd']);
     expect(contextValue(s1)).toBe('session.pending');
@@ -86,7 +86,7 @@ describe('buildTree', () => {
     const m = new Model();
     m.replace([session()], [rec({ id: 'p', status: 'partial' as never }), rec({ id: 'q' })], new Map(), true);
     const [s] = buildTree(m);
-    expect(s.counts).toEqual({ pending: 1, accepted: 0, rejected: 0, partial: 1, conflicts: 0 });
+    expect(s.counts).toEqual({ pending: 1, accepted: 0, rejected: 0, partial: 1, rewound: 0, conflicts: 0 });
     expect(toTreeItem(s).description).toBe('1 pending, 1 partial · auto');
     const ci = toTreeItem(s.files[0].changes[0]);
     expect(ci.description).toMatch(/^partial · /);
@@ -450,6 +450,7 @@ describe('checkpoints', () => {
       rollbackPreview: async () => (sent.push('preview'), plan),
       rollback: async (_s: string, id: string) => (sent.push(`rollback ${id}`), { ...plan, safety_checkpoint_id: 'safe1' }),
       listCheckpoints: async () => [checkpoint(), checkpoint({ id: 'safe1' })],
+      listChanges: async () => [],
     });
     const node = buildCheckpointTree(m)[0];
     // Escape at the modal: nothing happens.
@@ -476,6 +477,7 @@ describe('checkpoints', () => {
       rollbackPreview: async () => one,
       rollback: async () => (sent.push('rollback'), one),
       listCheckpoints: async () => [checkpoint()],
+      listChanges: async () => [],
     });
     answers.quickPick.push((items) => items[0]);
     await rewindToCheckpoint(ctx, buildCheckpointTree(m)[0]);

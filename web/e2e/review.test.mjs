@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
@@ -150,9 +151,9 @@ const sessionButton = (name, button) =>
 const everythingButton = (name) =>
   page.getByRole('banner').getByRole('group', { name: 'Everything' }).getByRole('button', { name, exact: true });
 
-/** test, with a full-page screenshot in ARTIFACTS when it fails. */
-function uiTest(name, fn) {
-  test(name, async (t) => {
+/** test, with a full-page screenshot in ARTIFACTS when it fails; opts as node:test's (skip). */
+function uiTest(name, fn, opts = {}) {
+  test(name, opts, async (t) => {
     try {
       await fn(t);
     } catch (e) {
@@ -378,7 +379,7 @@ uiTest('rollback from the timeline: preview, confirm, files back on disk', async
   const cp = page.getByRole('listitem', { name: /turn 1: edit a and b/ });
   await cp.getByRole('button', { name: 'Preview rollback' }).click();
   const preview = cp.getByLabel('Rollback preview');
-  await preview.getByText('live/new.py').waitFor();
+  await preview.locator('.ops code', { hasText: 'live/new.py' }).waitFor();
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.screenshot({ path: path.join(ARTIFACTS, 'timeline-dark.png'), fullPage: true });
   await page.emulateMedia({ colorScheme: 'light' });
@@ -392,12 +393,128 @@ uiTest('rollback from the timeline: preview, confirm, files back on disk', async
   assert.equal(readWs('live/new.py'), null, 'live/new.py removed');
   assert.equal(readWs('lib/util.js'), ORIGINAL['lib/util.js'], 'lib/util.js rolled back');
   const recs = await api('GET', `/sessions/${auto.id}/file-changes`);
-  const undone = recs.filter((r) => r.tool_name !== 'Rollback');
   assert.deepEqual(
-    undone.map((r) => [r.id, r.status]),
-    undone.map((r) => [r.id, 'rejected']),
-    'every change after the checkpoint is rejected',
+    recs.map((r) => [r.id, r.status]),
+    recs.map((r) => [r.id, 'rewound']),
+    'every change after the checkpoint is rewound: set aside, not rejected',
   );
+  assert.deepEqual(recs.map((r) => r.id).sort(), ['tc-a', 'tc-b', 'tc-live', 'tc-util'], 'no Rollback record');
+});
+
+// ---- a rewind restores the session as it was, decisions included --------------
+
+uiTest('rollback to a named checkpoint restores the changes and their decisions of then; later ones are rewound; Undo brings them back', async (t) => {
+  const BASE = 'early base\n';
+  writeWs('rw/early.txt', BASE); // the user's file, part of the session's base
+  const sess = await startSession('rewind');
+  // Nothing of this session stays pending for the tests after it, whatever fails.
+  t.after(() => api('POST', `/sessions/${sess.id}/file-changes/reject-all`).catch(() => {}));
+  const EARLY = 'early base\nearly by the agent\n';
+  await agentWrite(sess, 'tc-rw-early', 'rw/early.txt', EARLY);
+  await agentWrite(sess, 'tc-rw-kept', 'rw/kept.txt', 'kept\n', 'Write');
+  const cp = await api('POST', `/sessions/${sess.id}/checkpoints`, { name: 'rw-named', annotation: 'two changes in' });
+
+  // After the checkpoint: a decision on a change made before it, and later
+  // changes with one decided.
+  await api('POST', `/sessions/${sess.id}/file-changes/tc-rw-early/reject`);
+  assert.equal(readWs('rw/early.txt'), BASE, 'the reject took the change out');
+  await agentWrite(sess, 'tc-rw-late', 'rw/late.txt', 'late\n', 'Write');
+  // A shell command: its record is named by the command, not a changed line.
+  const more = 'kept\nmore from a shell\n';
+  const command = "printf 'more from a shell\\n' >> rw/kept.txt";
+  await api('POST', `/sessions/${sess.id}/tool-calls`, {
+    tool_call_id: 'tc-rw-bash',
+    tool_name: 'Bash',
+    agent_id: 'e2e-agent',
+    cwd: sess.worktree_path,
+    args: { command },
+  });
+  fs.writeFileSync(path.join(sess.worktree_path, 'rw/kept.txt'), more);
+  await api('POST', `/sessions/${sess.id}/tool-calls/tc-rw-bash/complete`, { result: { ok: true } });
+  await api('POST', `/sessions/${sess.id}/file-changes/tc-rw-late/accept`);
+  const decided = await statuses(sess);
+  assert.deepEqual(decided, { 'tc-rw-early': 'rejected', 'tc-rw-kept': 'pending', 'tc-rw-late': 'accepted', 'tc-rw-bash:0': 'pending' });
+  const onDisk = () => ['rw/early.txt', 'rw/kept.txt', 'rw/late.txt'].map(readWs);
+  const beforeDisk = onDisk();
+  assert.deepEqual(beforeDisk, [BASE, more, 'late\n']);
+  const plan = await api('GET', `/sessions/${sess.id}/checkpoints/${cp.id}/rollback/preview`);
+  assert.ok(plan.summary.length > 0, 'the plan says in words what the rollback does');
+
+  // Roll back through the page: the preview says it in words, first.
+  await sessionLink('rewind').click();
+  await record('tc-rw-bash:0').waitFor();
+  await page.getByRole('tab', { name: /Timeline/ }).click();
+  const item = page.getByRole('listitem', { name: 'Checkpoint rw-named' });
+  await item.getByRole('button', { name: 'Preview rollback' }).click();
+  const preview = item.getByLabel('Rollback preview');
+  await preview.locator('.plan-summary p').first().waitFor();
+  assert.deepEqual(await preview.locator('.plan-summary p').allInnerTexts(), plan.summary);
+  const decisions = preview.getByRole('list', { name: 'Decisions the rollback changes' });
+  const decision = async (id) => (await decisions.locator(`li[data-record-id="${id}"] .pill`).allInnerTexts()).join(' → ');
+  await decisions.locator('li').first().waitFor();
+  assert.equal(await decision('tc-rw-early'), 'rejected → pending', 'the reject after the checkpoint is undone');
+  assert.equal(await decision('tc-rw-late'), 'accepted → rewound');
+  assert.equal(await decision('tc-rw-bash:0'), 'pending → rewound');
+  assert.equal(await decisions.locator('li[data-record-id="tc-rw-kept"]').count(), 0, 'a change whose status stays is not listed');
+  await preview.getByRole('button', { name: /Roll back to here/ }).click();
+  const dialog = page.getByRole('dialog', { name: 'Roll back to “rw-named”?' });
+  await dialog.getByText(plan.summary[0], { exact: true }).waitFor();
+  await dialog.getByRole('list', { name: 'Decisions the rollback changes' }).getByText('rw/early.txt (Edit): rejected → pending again').waitFor();
+  await dialog.getByRole('button', { name: 'Roll back', exact: true }).click();
+  const undo = page.getByRole('status').filter({ hasText: 'Rolled back to “rw-named”' }).getByRole('button', { name: 'Undo' });
+  await undo.waitFor();
+
+  // The session as it was at the checkpoint: its changes with their
+  // statuses of then, the later ones rewound, no new record.
+  const recs = await api('GET', `/sessions/${sess.id}/file-changes`);
+  assert.deepEqual(
+    Object.fromEntries(recs.map((r) => [r.id, r.status])),
+    { 'tc-rw-early': 'pending', 'tc-rw-kept': 'pending', 'tc-rw-late': 'rewound', 'tc-rw-bash:0': 'rewound' },
+    'statuses of then; the later changes rewound',
+  );
+  assert.deepEqual(recs.filter((r) => r.tool_name === 'Rollback').map((r) => r.id), [], 'no Rollback record');
+  assert.deepEqual(onDisk(), [EARLY, 'kept\n', null], 'the files as at the checkpoint, the rejected change back');
+  assert.equal((await api('GET', `/sessions/${sess.id}`)).pending_count, 2, 'rewound changes are not pending');
+  // A rewound change cannot be decided.
+  await assert.rejects(api('POST', `/sessions/${sess.id}/file-changes/tc-rw-late/accept`), / 409 /);
+
+  // The page: the checkpoint's changes, pending again; the later ones in a
+  // collapsed group of their own, with nothing to decide.
+  await page.getByRole('tab', { name: /Changes/ }).click();
+  await record('tc-rw-early').locator('.record-head .pill.pending').waitFor();
+  await record('tc-rw-kept').locator('.record-head .pill.pending').waitFor();
+  await page.locator('.session-head .summary', { hasText: '2 pending · 2 rewound' }).waitFor();
+  const group = page.locator('details.rewound-group');
+  await group.locator('summary', { hasText: 'Rewound' }).waitFor();
+  assert.equal(await group.locator('summary .count').innerText(), '2');
+  assert.equal(await group.evaluate((el) => el.open), false, 'the rewound group is collapsed');
+  assert.equal(await page.locator('.files > section.file article[data-record-id="tc-rw-late"]').count(), 0);
+  assert.equal(await fileCard('rw/late.txt').count(), 0, 'a file only rewound changes touched has no card');
+  await group.locator('summary').click();
+  await group.locator('article[data-record-id="tc-rw-late"] .pill.rewound').waitFor();
+  await group.locator('article[data-record-id="tc-rw-bash:0"] .pill.rewound').waitFor();
+  assert.equal(await group.getByRole('button', { name: /^(Accept|Reject)$/ }).count(), 0, 'no Accept or Reject on a rewound change');
+  // A shell command's change is summed up by its command; the id stays whole.
+  const bashRow = group.locator('article[data-record-id="tc-rw-bash:0"]');
+  assert.deepEqual(
+    (await bashRow.locator('.record-head > span, .record-head > code').allInnerTexts()).slice(0, 3),
+    ['Bash', 'rw/kept.txt', command],
+    'the tool, the file, the command',
+  );
+  assert.equal(await bashRow.locator('.record-meta code.tcid').innerText(), 'tc-rw-bash:0');
+  // The header's pending counts skip them.
+  await fileCard('rw/kept.txt').getByText('1 change, 1 pending').waitFor();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'rewound.png'), fullPage: true });
+
+  // Undo: the later changes are back with their statuses, the files as before.
+  await undo.click();
+  await eventually('the rollback undone', async () => isDeepStrictEqual(await statuses(sess), decided));
+  const back = await api('GET', `/sessions/${sess.id}/file-changes`);
+  assert.deepEqual(back.filter((r) => r.tool_name === 'Rollback').map((r) => r.id), [], 'no Rollback record after the Undo');
+  assert.deepEqual(onDisk(), beforeDisk, 'the files as before the rollback');
+  await record('tc-rw-late').locator('.record-head .pill.accepted').waitFor();
+  await record('tc-rw-early').locator('.record-head .pill.rejected').waitFor();
+  await group.waitFor({ state: 'detached' });
 });
 
 // ---- conflicts --------------------------------------------------------------

@@ -4,8 +4,8 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 import { actions, connectEvents, go, isOpen, loadAll, readRoute, recordOf, setDiffMode, setOpen, state, subscribe, toast, update } from './store';
-import { inConflict, mergingInEditor } from './util';
-import { App, byFile } from './views';
+import { inConflict, mergingInEditor, splitRewound } from './util';
+import { App, byFile, rewoundKey } from './views';
 import './style.css';
 
 function Root() {
@@ -14,11 +14,16 @@ function Root() {
   return <App s={state} />;
 }
 
-/** The records of the current session in the order the page shows them. */
+/**
+ * The records of the current session in the order the page shows them; the
+ * rewound ones, last, only while their group is open.
+ */
 function visibleRecords() {
-  const recs = state.sid ? state.records[state.sid] : undefined;
-  if (!recs || state.tab !== 'changes') return [];
-  return byFile(recs).flatMap(([, list]) => list);
+  const sid = state.sid;
+  const recs = sid ? state.records[sid] : undefined;
+  if (!sid || !recs || state.tab !== 'changes') return [];
+  const { live, rewound } = splitRewound(recs);
+  return [...byFile(live).flatMap(([, list]) => list), ...(state.open[rewoundKey(sid)] ? rewound : [])];
 }
 
 function moveCursor(step: number) {
@@ -140,6 +145,10 @@ document.addEventListener('keydown', (e) => {
     case 'r':
       if (!cur) {
         toast('info', 'Select a change first: j and k move between changes.');
+        break;
+      }
+      if (cur.status === 'rewound') {
+        toast('info', 'That change was rewound: there is nothing to review. Undo of the rollback brings it back.');
         break;
       }
       if (cur.status !== 'pending') {

@@ -19,6 +19,10 @@ export interface Toast {
 
 export interface Confirm {
   title: string;
+  /** Paragraphs before the list (a rollback's plain summary). */
+  lead?: string[];
+  /** A list between lead and body (a rollback's undone decisions). */
+  list?: { label: string; items: string[] };
   body: string[];
   confirmLabel: string;
   danger: boolean;
@@ -126,7 +130,9 @@ let toastSeq = 0;
 export function toast(kind: Toast['kind'], text: string, hint?: string, action?: Toast['action']): void {
   const t: Toast = { id: ++toastSeq, kind, text, hint, action };
   update({ toasts: [...state.toasts.slice(-3), t] });
-  setTimeout(() => dismiss(t.id), kind === 'error' || action ? 12000 : 4000);
+  // One with an action (a rollback's Undo) stays long enough to look at
+  // the list the rollback left and still take it back.
+  setTimeout(() => dismiss(t.id), action ? 30000 : kind === 'error' ? 12000 : 4000);
 }
 
 export function dismiss(id: number): void {
@@ -501,9 +507,12 @@ export const actions = {
       const plan = await api.rollback(sid, c.id);
       await Promise.all([loadSession(sid), refreshSessions()]);
       const safety = plan.safety_checkpoint_id;
+      // What it does was said in the preview and the question before; the
+      // list shows the result. The toast offers the way back.
+      const rewound = plan.decisions?.filter((d) => d.to === 'rewound').length ?? 0;
       toast(
         'info',
-        `Rolled back to “${title}”: ${plural(plan.operations.length, 'file operation')}.`,
+        `Rolled back to “${title}”: ${plural(plan.operations.length, 'file operation')}${rewound ? `, ${plural(rewound, 'change')} rewound` : ''}.`,
         safety ? 'A safety checkpoint was taken first; Undo rolls back to it.' : undefined,
         safety
           ? {

@@ -121,14 +121,46 @@ export function execBit(r: FileChangeRecord): string {
   return '';
 }
 
-/**
- * A record's status as the server sends it. The server also sends
- * 'partial' (some hunks accepted, some rejected), which the generated
- * RecordStatus type does not list yet (internal/tsgen names only pending,
- * accepted and rejected).
- */
-export function statusOf(r: FileChangeRecord): RecordStatus | 'partial' {
+/** A record's status as the server sends it. */
+export function statusOf(r: FileChangeRecord): RecordStatus {
   return r.status;
+}
+
+/**
+ * Whether a rewind set the record aside: it was made after the checkpoint a
+ * rewind went back to, so its change is out of the worktree and the
+ * workspace. It is not pending and cannot be decided; a rewind to a later
+ * checkpoint (the rollback's Undo) brings it back with its old status.
+ */
+export function isRewound(r: FileChangeRecord): boolean {
+  return r.status === 'rewound';
+}
+
+/** The records of a session in two: the ones the page reviews, and the rewound ones (a group of their own). */
+export function splitRewound(recs: FileChangeRecord[]): { live: FileChangeRecord[]; rewound: FileChangeRecord[] } {
+  return { live: recs.filter((r) => !isRewound(r)), rewound: recs.filter(isRewound) };
+}
+
+/** A status in words, for a rewind's list of undone decisions. */
+export const statusWord: Record<RecordStatus, string> = {
+  pending: 'pending',
+  accepted: 'accepted',
+  rejected: 'rejected',
+  partial: 'partly accepted',
+  rewound: 'rewound',
+};
+
+/**
+ * One decision a rewind changes, in words: "accepted → pending again",
+ * "pending → rewound (made after the checkpoint)", "rewound → accepted
+ * (comes back)".
+ */
+export function decisionWords(from: RecordStatus, to: RecordStatus): string {
+  const f = statusWord[from] ?? from;
+  const t = statusWord[to] ?? to;
+  if (to === 'rewound') return `${f} → rewound (made after the checkpoint)`;
+  if (from === 'rewound') return `rewound → ${t} (comes back)`;
+  return `${f} → ${t} again`;
 }
 
 /** Whether the record's hunks can still be decided one by one. */
@@ -139,7 +171,8 @@ export function underReview(r: FileChangeRecord): boolean {
 
 /** Whether the record waits for its conflict to be resolved (keep mine, take the agent's, merge). */
 export function inConflict(r: FileChangeRecord): boolean {
-  return r.sync_state === 'conflict' && r.status !== 'rejected';
+  // A rewound change is out of the workspace: no conflict of its own to settle.
+  return r.sync_state === 'conflict' && r.status !== 'rejected' && r.status !== 'rewound';
 }
 
 /** Whether the record's conflict waits in the workspace file between markers. */
@@ -152,7 +185,7 @@ export function mergingInEditor(r: FileChangeRecord): boolean {
  * hook (a shell command of `prsm run`, say) are named by how they were
  * found, not by the internal "Watch".
  */
-export function toolLabel(r: FileChangeRecord): { label: string; title: string } {
+export function toolLabel(r: Pick<FileChangeRecord, 'tool_name' | 'tool_call_id'>): { label: string; title: string } {
   if (r.tool_name === 'Watch' && r.tool_call_id.startsWith('reconcile-')) {
     return { label: 'found at server start', title: 'Changed while the prsm server was down; found when it started' };
   }
@@ -164,10 +197,15 @@ export function toolLabel(r: FileChangeRecord): { label: string; title: string }
 }
 
 /**
- * A short summary of a text change: its first changed line that is not
- * blank (an added one, else a removed one, marked "−"), or ''.
+ * A short summary of a change for its row: the server's summary (a shell
+ * command, or the first changed line) when it sends one, else the first
+ * changed line that is not blank (an added one, else a removed one, marked
+ * "−"), or ''.
  */
 export function summaryOf(r: FileChangeRecord): string {
+  // The server's line when it sends one: a shell command's text, say,
+  // which the change's content does not hold.
+  if (r.summary) return cut(r.summary);
   if (r.binary) return '';
   const first = (content: string | null, ranges: LineRange[]) => {
     if (content == null) return '';

@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { api } from './api';
-import type { Checkpoint, CheckpointDiff, FileChangeRecord, OperationType, Plan, Session } from './api.gen';
+import type { Checkpoint, CheckpointDiff, FileChangeRecord, OperationType, Plan, PlanDecision, Session } from './api.gen';
 import { ConflictView, Patch, RecordDiff } from './diffview';
 import {
   actions,
@@ -22,7 +22,27 @@ import {
   update,
   type State,
 } from './store';
-import { agree, ago, changeVerb, execBit, fullTime, inConflict, lineCounts, mergingInEditor, plural, sizeChange, summaryOf, toolLabel, shortId, splitPath, syncLabel } from './util';
+import {
+  agree,
+  ago,
+  changeVerb,
+  decisionWords,
+  execBit,
+  fullTime,
+  inConflict,
+  isRewound,
+  lineCounts,
+  mergingInEditor,
+  plural,
+  sizeChange,
+  splitRewound,
+  statusWord,
+  summaryOf,
+  toolLabel,
+  shortId,
+  splitPath,
+  syncLabel,
+} from './util';
 
 // ---- small pieces -------------------------------------------------------
 
@@ -210,8 +230,10 @@ function Sidebar({ s }: { s: State }) {
 function SessionView({ s, sess }: { s: State; sess: Session }) {
   const recs = s.records[sess.id];
   const cps = s.checkpoints[sess.id];
-  const conflicts = recs?.filter((r) => r.sync_state === 'conflict' && r.status !== 'rejected').length ?? 0;
-  const files = new Set(recs?.map((r) => r.rel_path));
+  // Rewound records are set aside: counted apart, never as changes to review.
+  const { live, rewound } = splitRewound(recs ?? []);
+  const conflicts = live.filter((r) => r.sync_state === 'conflict' && r.status !== 'rejected').length;
+  const files = new Set(live.map((r) => r.rel_path));
   const hook = s.status?.hooks?.find((h) => h.session_id === sess.id);
   return (
     <div class="session">
@@ -248,8 +270,9 @@ function SessionView({ s, sess }: { s: State; sess: Session }) {
           )}
           {recs && (
             <p class="summary">
-              {plural(files.size, 'file')} · {plural(recs.length, 'change')} ·{' '}
+              {plural(files.size, 'file')} · {plural(live.length, 'change')} ·{' '}
               <strong>{sess.pending_count} pending</strong>
+              {rewound.length > 0 && <> · {rewound.length} rewound</>}
               {conflicts > 0 && (
                 <>
                   {' '}
@@ -275,7 +298,7 @@ function SessionView({ s, sess }: { s: State; sess: Session }) {
           aria-selected={s.tab === 'changes'}
           class={s.tab === 'changes' ? 'current' : ''}
         >
-          Changes <span class="count">{recs?.length ?? ''}</span>
+          Changes <span class="count">{recs ? live.length : ''}</span>
         </a>
         <a
           role="tab"
@@ -308,6 +331,9 @@ export function byFile(recs: FileChangeRecord[]): [string, FileChangeRecord[]][]
   return [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/** The key of a session's rewound group in state.open. */
+export const rewoundKey = (sid: string) => `${sid}/#rewound`;
+
 function ChangesView({ s, sess, recs }: { s: State; sess: Session; recs: FileChangeRecord[] }) {
   if (recs.length === 0) {
     return (
@@ -316,12 +342,51 @@ function ChangesView({ s, sess, recs }: { s: State; sess: Session; recs: FileCha
       </p>
     );
   }
+  const { live, rewound } = splitRewound(recs);
   return (
     <div class="files">
-      {byFile(recs).map(([file, list]) => (
+      {live.length === 0 && <p class="empty">Every change of this session was rewound.</p>}
+      {byFile(live).map(([file, list]) => (
         <FileSection key={file} s={s} sess={sess} file={file} recs={list} />
       ))}
+      {rewound.length > 0 && <RewoundGroup s={s} sess={sess} recs={rewound} />}
     </div>
+  );
+}
+
+/**
+ * The changes a rewind set aside, collapsed after the others: made after the
+ * checkpoint it went back to, out of the worktree and the workspace, and not
+ * for review. A rewind to a later checkpoint (Undo) brings them back.
+ */
+function RewoundGroup({ s, sess, recs }: { s: State; sess: Session; recs: FileChangeRecord[] }) {
+  const key = rewoundKey(sess.id);
+  const open = s.open[key] ?? false;
+  return (
+    <details
+      class="file rewound-group"
+      open={open}
+      aria-label="Rewound changes"
+      onToggle={(e) => {
+        const now = e.currentTarget.open;
+        if (now !== (state.open[key] ?? false)) update({ open: { ...state.open, [key]: now } });
+      }}
+    >
+      <summary class="file-head">
+        <h2 class="file-name">Rewound</h2>
+        <span class="count">{recs.length}</span>
+        <span class="muted small">
+          Made after the checkpoint a rollback went back to: out of the worktree and your workspace, nothing to
+          review. A rollback to a later checkpoint (the Undo of that rollback) brings {agree(recs.length, 'it|them')}{' '}
+          back.
+        </span>
+      </summary>
+      <div class="records">
+        {recs.map((r) => (
+          <RecordView key={r.id} s={s} r={r} />
+        ))}
+      </div>
+    </details>
   );
 }
 
@@ -405,6 +470,7 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
   const x = execBit(r);
   const tool = toolLabel(r);
   const summary = summaryOf(r);
+  const rewound = isRewound(r);
   return (
     <article
       class={`record ${r.status} ${selected ? 'selected' : ''} ${conflict ? 'is-conflict' : ''}`}
@@ -429,6 +495,11 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
         <span class="rec-path" title={r.rel_path}>
           {r.rel_path}
         </span>
+        {summary && (
+          <code class="summary-line small" title={summary}>
+            {summary}
+          </code>
+        )}
         <span class={`ctype ${r.change_type}`}>{changeVerb[r.change_type]}</span>
         {r.binary ? (
           <span class="file-stats small size-change">binary, {sizeChange(r.change_type, r.size_before, r.size_after)}</span>
@@ -438,14 +509,14 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
           </span>
         )}
         {x && <span class="muted small">{x}</span>}
-        {summary && (
-          <code class="summary-line small" title={summary}>
-            {summary}
-          </code>
-        )}
         <span class="spacer" />
-        <Pill kind={r.status}>{r.status}</Pill>
-        {r.status !== 'rejected' && <Pill kind={`sync-${r.sync_state}`}>{syncLabel[r.sync_state]}</Pill>}
+        <span
+          class={`pill ${r.status}`}
+          title={rewound ? 'Made after the checkpoint a rollback went back to: out of the worktree and your workspace' : undefined}
+        >
+          {r.status}
+        </span>
+        {r.status !== 'rejected' && !rewound && <Pill kind={`sync-${r.sync_state}`}>{syncLabel[r.sync_state]}</Pill>}
         {r.status === 'pending' && !merging && (
           <ReviewButtons
             small
@@ -520,7 +591,9 @@ function Timeline({ s, sess, cps, recs }: { s: State; sess: Session; cps: Checkp
     const next = cps[i + 1];
     if (next) after.set(c.id, next.files_changed);
     else {
-      const since = recs.filter((r) => r.status !== 'rejected' && Date.parse(r.timestamp) >= Date.parse(c.created_at));
+      const since = recs.filter(
+        (r) => r.status !== 'rejected' && !isRewound(r) && Date.parse(r.timestamp) >= Date.parse(c.created_at),
+      );
       after.set(c.id, new Set(since.map((r) => r.rel_path)).size);
     }
   });
@@ -610,10 +683,15 @@ function CheckpointItem({
   const confirm = () => {
     const p = plan;
     const ops = p?.operations ?? [];
+    const decisions = p?.decisions ?? [];
     ask({
       title: `Roll back to “${title}”?`,
+      lead: p?.summary ?? [],
+      list: decisions.length
+        ? { label: 'Decisions the rollback changes', items: decisions.map(decisionLine) }
+        : undefined,
       body: [
-        `${plural(ops.length, 'file')} in the worktree ${agree(ops.length, 'changes|change')} back to this checkpoint; every later change is rejected and leaves your workspace. Your own edits stay.`,
+        `${plural(ops.length, 'file')} in the worktree ${agree(ops.length, 'changes|change')} back to this checkpoint; later changes are set aside as rewound and leave your workspace. Your own edits stay.`,
         ...(p?.warnings ?? []),
         ...(p?.conflicts ?? []).map((x) => `Conflict, left as it is: ${x.path} (${x.reason})`),
         'A safety checkpoint is taken first, so this can be undone.',
@@ -707,11 +785,55 @@ function CheckpointItem({
   );
 }
 
+/** One decision of a rollback plan as a line: "a.txt (Edit): accepted → pending again". */
+function decisionLine(d: PlanDecision): string {
+  const tool = toolLabel({ tool_name: d.tool_name, tool_call_id: d.record_id }).label;
+  return `${d.rel_path} (${tool}): ${decisionWords(d.from, d.to)}`;
+}
+
+/** Why a decision changes, in a few words. */
+function decisionNote(d: PlanDecision): string {
+  if (d.to === 'rewound') return 'made after this checkpoint';
+  if (d.from === 'rewound') return 'comes back';
+  return 'back to its status at this checkpoint';
+}
+
 function PlanView({ plan, onConfirm }: { plan: Plan; onConfirm: () => void }) {
   const ops = plan.operations;
   const verbs: Record<OperationType, string> = { restore: 'restore', delete: 'delete', create: 'recreate' };
+  const summary = plan.summary ?? [];
+  const decisions = plan.decisions ?? [];
+  // The plain summary first, then the decisions undone, then the file
+  // operations: what a user decides on, before how it is done.
   return (
     <div>
+      {summary.length > 0 && (
+        <div class="plan-summary">
+          {summary.map((x) => (
+            <p key={x}>{x}</p>
+          ))}
+        </div>
+      )}
+      {decisions.length > 0 && (
+        <>
+          <p class="small">
+            <strong>{plural(decisions.length, 'decision')}</strong> {agree(decisions.length, 'changes|change')}:
+          </p>
+          <ul class="decisions" aria-label="Decisions the rollback changes">
+            {decisions.map((d) => (
+              <li key={d.record_id} data-record-id={d.record_id}>
+                <code>{d.rel_path}</code>{' '}
+                <span class="tool" title={`Tool ${d.tool_name}`}>
+                  {toolLabel({ tool_name: d.tool_name, tool_call_id: d.record_id }).label}
+                </span>{' '}
+                <span class={`pill ${d.from}`}>{statusWord[d.from] ?? d.from}</span> →{' '}
+                <span class={`pill ${d.to}`}>{statusWord[d.to] ?? d.to}</span>{' '}
+                <span class="muted small">{decisionNote(d)}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
       {ops.length === 0 ? (
         <p>Nothing to do: the worktree already equals this checkpoint.</p>
       ) : (
@@ -780,6 +902,18 @@ function ConfirmDialog({ s }: { s: State }) {
           }}
         >
           <h2>{c.title}</h2>
+          {c.lead?.map((p) => (
+            <p key={p} class="lead">
+              {p}
+            </p>
+          ))}
+          {c.list && (
+            <ul class="dialog-list" aria-label={c.list.label}>
+              {c.list.items.map((x) => (
+                <li key={x}>{x}</li>
+              ))}
+            </ul>
+          )}
           {c.body.map((p) => (
             <p key={p}>{p}</p>
           ))}

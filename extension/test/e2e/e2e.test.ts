@@ -344,13 +344,22 @@ describe('prsm extension in code-server', () => {
     // The auto checkpoint taken before that edit shows up live.
     await until(async () => (await view.locator('.monaco-list-row').count()) > rowsBefore, 10_000, 'auto checkpoint row');
     await wb.clickInline(row, 'Rewind to Here');
-    // The preview: a quick pick of the files; one file, so no modal after it.
+    // The preview: a quick pick of what the rewind does, the decision it
+    // changes and the files; one file and no decision of the user's undone,
+    // so no modal after it.
     const pick = p.locator('.quick-input-widget', { hasText: 'c.yaml' }).first();
     await pick.waitFor({ timeout: 10_000 });
+    await pick.getByText('Edit: pending → rewound (made after the checkpoint)').first().waitFor();
     await wb.screenshot('rewind-preview');
     await p.keyboard.press('Enter');
     await until(() => read('c.yaml') === C, 10_000, 'c.yaml rewound on disk');
-    await until(async () => (await record('tc-rewind')).status === 'rejected', 10_000, 'rewound record rejected');
+    // The change made after the checkpoint is set aside, not rejected: in
+    // the Changes view under a collapsed "Rewound (1)", with no Accept.
+    await until(async () => (await record('tc-rewind')).status === 'rewound', 10_000, 'the later record rewound');
+    const changes = p.locator('.pane', { has: p.locator('.pane-header', { hasText: 'Changes' }) });
+    const group = changes.locator('.monaco-list-row', { hasText: 'Rewound (1)' }).first();
+    await group.waitFor({ timeout: 10_000 });
+    expect(await group.getAttribute('aria-expanded')).toBe('false');
   });
 
   it('shows "not running" when the server stops, and reconnects when it is back', async () => {
