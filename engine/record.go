@@ -140,7 +140,12 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			e.Log.Error("store sync states", "session", s.ID, "tool_call", tc.ID, "err", err)
 		}
 		e.statsChanged(st) // the stat cache's news are stored apart
+		cmd := commandOf(tc.Args)
 		for i := range evs {
+			evs[i].Summary = cmd
+			if cmd == "" {
+				evs[i].Summary = e.changedLine(ctx, &evs[i])
+			}
 			e.Events.Publish(api.EventFileChanged, &evs[i])
 		}
 		if len(recs) > 0 {

@@ -77,17 +77,49 @@ func (e *Engine) fillSummary(ctx context.Context, r *prsm.Record, commands map[s
 			return err
 		}
 		if tc != nil {
-			var m struct {
-				Command string `json:"command"`
-			}
-			if json.Unmarshal(tc.Args, &m) == nil {
-				cmd = oneLine(m.Command)
-			}
+			cmd = commandOf(tc.Args)
 		}
 		commands[key] = cmd
 	}
 	r.Summary = cmd
 	return nil
+}
+
+// commandOf is the first line of the shell command in a tool call's
+// arguments, "" when it ran none.
+func commandOf(args json.RawMessage) string {
+	var m struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	return oneLine(m.Command)
+}
+
+// changedLine is firstChangedLine of a record whose contents are not
+// filled in (an event's copy): its sides read from the blob store, text
+// within the inline limit only; "" when there is none or a read fails.
+func (e *Engine) changedLine(ctx context.Context, r *prsm.Record) string {
+	if r.Binary {
+		return ""
+	}
+	c := *r
+	for _, f := range []struct {
+		hash string
+		dst  **string
+		size int64
+	}{{r.OldHash, &c.OldContent, r.SizeBefore}, {r.NewHash, &c.NewContent, r.SizeAfter}} {
+		if f.hash == "" || f.size > InlineLimit || *f.dst != nil {
+			continue
+		}
+		b, err := store.GetBlob(ctx, e.DB.Q(), f.hash)
+		if err != nil {
+			return ""
+		}
+		*f.dst = inlined(b)
+	}
+	return firstChangedLine(&c)
 }
 
 // firstChangedLine is the first line a text record adds (or, when it adds

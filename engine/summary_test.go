@@ -3,6 +3,7 @@ package engine_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
@@ -13,6 +14,8 @@ import (
 // or the first it removes.
 func TestRecordSummary(t *testing.T) {
 	f := newFixture(t)
+	events, stop := f.eng.Events.Subscribe()
+	defer stop()
 	s := f.start(prsm.ModeReview)
 	base := read(t, f.ws, "f.txt")
 	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 4, "  return x + 1  ")) })
@@ -41,5 +44,22 @@ func TestRecordSummary(t *testing.T) {
 	}
 	if len(recs) != 3 {
 		t.Errorf("records: %s", summary(recs))
+	}
+	// The file_changed events carry it too.
+	seen := map[string]string{}
+	for len(seen) < 3 {
+		select {
+		case ev := <-events:
+			if r, ok := ev.Data.(*prsm.Record); ok && ev.Type == api.EventFileChanged {
+				seen[r.ToolCallID] = r.Summary
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("file_changed events seen: %v", seen)
+		}
+	}
+	for tc, got := range seen {
+		if got != want[tc] {
+			t.Errorf("event of %s: summary %q, want %q", tc, got, want[tc])
+		}
 	}
 }
