@@ -89,3 +89,8 @@ extension: build
 BENCHFLAGS ?=
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
+	@# A whole scripted run of the real Claude Code: alone, with http hooks
+	@# to a listener that does nothing, and under prsm run (the figures in
+	@# the test's log).
+	PRSM_REAL_AGENTS=1 PRSM_CLAUDE_OVERHEAD=1 $(GO) test -count=1 -v -timeout 20m -run '^TestRealAgentClaudeOverhead$$' ./cmd/prsm | grep -E '^\s+realagent_overhead_test.go|^(ok|FAIL|---)'
+
