@@ -34,7 +34,7 @@ const CONTENT_FIELDS = ['old_content', 'new_content', 'pre_tool_content'] as con
 
 /**
  * Keeps known contents and the summary line when a newer copy of the same
- * record comes without them (events carry no contents, and no summary).
+ * record comes without them (events carry no contents; status events no summary).
  */
 export function mergeRecord(old: FileChangeRecord | undefined, r: FileChangeRecord): FileChangeRecord {
   if (!old) {

@@ -97,9 +97,8 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
   it('streams file_changed, session_updated and file_change_status with the same fields', async () => {
     await until(() => events.some((e) => e.type === 'file_changed' && e.data.id === 'tc-a'), 5000, 'file_changed');
     const fc = events.find((e) => e.type === 'file_changed')!;
-    // The event's record has no summary (the engine fills it on reads only):
-    // the model keeps the one a read gave, and falls back to the first line.
-    expect(Object.keys(fc.data).sort()).toEqual(RECORD.filter((k) => k !== 'summary'));
+    // The event's record carries its summary, as a read's does.
+    expect(Object.keys(fc.data).sort()).toEqual(RECORD);
     const su = events.find((e) => e.type === 'session_updated')!;
     expect(Object.keys(su.data).sort()).toEqual(SESSION);
     await agentWrite(client, sess, 'tc-b', 'b.txt', lines('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta'));
