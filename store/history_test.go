@@ -90,4 +90,11 @@ func TestRecordHistory(t *testing.T) {
 	if err := RestoreRecordState(ctx, q, "s1", RecordState{ID: "nope", Status: prsm.StatusPending, SyncState: prsm.SyncSynced}); !errors.Is(err, prsm.ErrNotFound) {
 		t.Errorf("restoring an unknown record: %v", err)
 	}
+	// A session's history goes with it (gc).
+	if err := DeleteSession(ctx, q, "s2"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, q, "SELECT COUNT(*) FROM record_history WHERE session_id = 's2'"); n != 0 {
+		t.Errorf("%d history entries of a deleted session left", n)
+	}
 }

@@ -4,10 +4,11 @@
 -- rejected_at as they were just before a change; a checkpoint notes the
 -- newest row (decision_seq), so a record's state at the checkpoint is its
 -- first row after that, or its state now when it has none. Checkpoints
--- stored before have 0: every row is after them, as every change was.
+-- stored before have 0: every row is after them, as every change was. A
+-- session's rows go with it (gc).
 CREATE TABLE record_history (
     seq         INTEGER PRIMARY KEY AUTOINCREMENT,
-    session_id  TEXT NOT NULL,
+    session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     record_id   TEXT NOT NULL,
     status      TEXT NOT NULL,
     sync_state  TEXT NOT NULL,
