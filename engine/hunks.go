@@ -511,15 +511,6 @@ func (e *Engine) recoverHunks(ctx context.Context, s *prsm.Session, st *sessionS
 	return e.rejectHunks(ctx, s, st, r, reject)
 }
 
-func sortedKeys(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
-}
-
 // hunkOut is the delta a hunk reject took out of a file: from the
 // change's after side with the hunks, to it without them.
 type hunkOut struct{ from, to sync.Version }

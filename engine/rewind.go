@@ -199,7 +199,7 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 	for rel := range changed {
 		paths[rel] = true
 	}
-	for _, rel := range sortedSet(paths) {
+	for _, rel := range sortedKeys(paths) {
 		wtNow, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
 		if err != nil {
 			return nil, err
@@ -267,7 +267,7 @@ func (e *Engine) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rewind
 	for rel := range rw.wsConflict {
 		paths[rel] = true
 	}
-	for _, rel := range sortedSet(paths) {
+	for _, rel := range sortedKeys(paths) {
 		typ := ops[rel]
 		if typ == "" {
 			typ = "restore"
@@ -370,7 +370,7 @@ func (e *Engine) runRewind(ctx context.Context, s *prsm.Session, st *sessionStat
 		return nil, err
 	}
 	p := &rewindPayload{Worktree: map[string]store.FileState{}, Before: map[string]store.FileState{},
-		WsFrom: map[string]store.FileState{}, WsTo: map[string]store.FileState{}, WsConflict: sortedSet(rw.wsConflict), States: rw.states}
+		WsFrom: map[string]store.FileState{}, WsTo: map[string]store.FileState{}, WsConflict: sortedKeys(rw.wsConflict), States: rw.states}
 	var contents [][]byte
 	put := func(m map[string]store.FileState, rel string, v sync.Version) {
 		m[rel] = tracker.StateOf(v)
@@ -425,7 +425,7 @@ func (e *Engine) applyRewind(ctx context.Context, s *prsm.Session, st *sessionSt
 // say conflict (a rejected one stays out of it). Then the records take their states, in one
 // transaction.
 func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPayload, syncs *diskSyncs) error {
-	rels := sortedStates(p.WsTo)
+	rels := sortedKeys(p.WsTo)
 	tos := make([]sync.Version, len(rels))
 	froms := make([]sync.Version, len(rels))
 	for i, rel := range rels {
@@ -490,13 +490,4 @@ func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPaylo
 		e.publishStatus(r)
 	}
 	return nil
-}
-
-func sortedStates(m map[string]store.FileState) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

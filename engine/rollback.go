@@ -1,8 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"context"
-	"sort"
+	"slices"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
@@ -61,12 +62,13 @@ func newestFirst(a, b []*prsm.Record) []*prsm.Record {
 	return out
 }
 
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
+// sortedKeys are the keys of m, sorted.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -112,13 +114,4 @@ func (e *Engine) stateVersions(ctx context.Context, m map[string]store.FileState
 		out[rel] = v
 	}
 	return out, nil
-}
-
-func sortedVersions(m map[string]sync.Version) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

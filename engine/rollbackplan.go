@@ -25,7 +25,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			p.Warnings = append(p.Warnings, fmt.Sprintf("undoes accepted change %s (%s)", r.ID, r.RelPath))
 		}
 	}
-	for _, path := range sortedSet(paths) {
+	for _, path := range sortedKeys(paths) {
 		typ, ok := opType(path)
 		if !ok {
 			continue
@@ -42,7 +42,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 		p.AffectedFiles = append(p.AffectedFiles, path)
 	}
 	// Simulate the workspace's reverse merges to find the conflicts.
-	for _, path := range sortedSet(paths) {
+	for _, path := range sortedKeys(paths) {
 		ws, err := sync.ReadVersion(e.Repo.Root, path)
 		if err != nil {
 			p.Conflicts = append(p.Conflicts, api.Conflict{Path: path, Reason: err.Error()})
@@ -89,7 +89,7 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 		return nil, err
 	}
 	var contents [][]byte
-	for _, rel := range sortedVersions(targets) {
+	for _, rel := range sortedKeys(targets) {
 		before, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
 		if err != nil {
 			return nil, err

@@ -240,7 +240,7 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 // restoreWorktree puts paths back as they were before a failed rollback.
 func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]sync.Version) error {
 	var errs []string
-	rels := pathOrdered(sortedVersions(before), func(rel string) string { return rel }, func(rel string) bool { return !before[rel].Present })
+	rels := pathOrdered(sortedKeys(before), func(rel string) string { return rel }, func(rel string) bool { return !before[rel].Present })
 	for _, rel := range rels {
 		v := before[rel]
 		if err := sync.Write(s.WorktreePath, rel, v); err != nil {
