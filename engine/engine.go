@@ -285,6 +285,9 @@ func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session,
 // watch: nothing takes it for active any more.
 func (e *Engine) forgetState(s *prsm.Session) {
 	e.statesMu.Lock()
+	if st := e.states[s.ID]; st != nil {
+		st.tracker.Close()
+	}
 	delete(e.states, s.ID)
 	e.statesMu.Unlock()
 	e.forgetHooks(s.ID)

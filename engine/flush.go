@@ -119,6 +119,11 @@ func (e *Engine) Close() {
 	e.flushWG.Wait()
 	e.settleWG.Wait()
 	e.stopScanner()
+	e.statesMu.Lock()
+	for _, st := range e.states {
+		st.tracker.Close() // its running check-ignore
+	}
+	e.statesMu.Unlock()
 }
 
 // FlushObjects writes the objects of every checkpoint still pending into

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	stdsync "sync"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +57,13 @@ type Session struct {
 	// ignored caches git's ignore decision per path, so only paths never
 	// seen before cost a git check-ignore; any .gitignore change clears it.
 	ignored map[string]bool
+	// ignoreMu guards ignoreProc, a git check-ignore that keeps running
+	// to answer the few new paths of a tool call without a process start
+	// each (checkIgnoreProc), and ignoreOff: it failed once (a submodule
+	// path makes git exit), so every batch asks a process of its own.
+	ignoreMu   stdsync.Mutex
+	ignoreProc *worktree.Proc
+	ignoreOff  bool
 	// baseHashes caches the blob-store hash of base commit files.
 	baseHashes map[string]baseFile
 	// knownRead keeps the versions KnownVersion read lately, by path:
@@ -561,6 +569,7 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 		}
 		if isIgnoreRules(p) {
 			s.ignored = nil // the rules changed: decide everything anew
+			s.closeIgnore() // and the running check-ignore read the old ones
 		}
 		keep = append(keep, p)
 	}
@@ -709,6 +718,9 @@ func (s *Session) inBase(rel string) bool {
 // check-ignore refuses the whole batch for it: such paths count as
 // ignored, and the rest is asked again.
 func (s *Session) checkIgnore(ctx context.Context, keep []string) (map[string]bool, error) {
+	if ign, ok := s.checkIgnoreProc(keep); ok {
+		return ign, nil
+	}
 	ignored := map[string]bool{}
 	for tries := 0; ; tries++ {
 		in := []byte(strings.Join(keep, "\x00") + "\x00")
@@ -744,6 +756,97 @@ func (s *Session) checkIgnore(ctx context.Context, keep []string) (map[string]bo
 		return ignored, nil
 	}
 }
+
+// maxIgnoreProcBatch is the most paths checkIgnoreProc asks at once; a
+// larger batch (a first look, a git checkout by the agent) is one git
+// check-ignore of its own, which costs its start once for all of them.
+const maxIgnoreProcBatch = 256
+
+// ignoreProcWait bounds the wait for the running check-ignore's answer to
+// one path.
+const ignoreProcWait = 10 * time.Second
+
+// checkIgnoreProc asks the running git check-ignore (started on first
+// use, with --verbose --non-matching, so that every path gets an answer:
+// source, line, pattern, path) which of paths it ignores. A path is
+// ignored when a pattern matched that is not a negation ("!"). false: no
+// answer; the caller asks a process of its own (checkIgnore), and after a
+// failure every later batch does too.
+func (s *Session) checkIgnoreProc(paths []string) (map[string]bool, bool) {
+	if len(paths) == 0 || len(paths) > maxIgnoreProcBatch || s.Repo == nil {
+		return nil, false
+	}
+	s.ignoreMu.Lock()
+	defer s.ignoreMu.Unlock()
+	if s.ignoreOff {
+		return nil, false
+	}
+	if s.ignoreProc == nil {
+		p, err := s.Repo.StartIn(s.Worktree, worktree.NewCmd("check-ignore", "-z", "--stdin", "--verbose", "--non-matching").
+			Env("GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=0"))
+		if err != nil {
+			s.ignoreOff = true
+			return nil, false
+		}
+		s.ignoreProc = p
+	}
+	p := s.ignoreProc
+	var req bytes.Buffer
+	for _, path := range paths {
+		req.WriteString(path)
+		req.WriteByte(0)
+	}
+	// Written apart from the reads: git answers as it reads, and a large
+	// request would fill both pipes.
+	sent := make(chan error, 1)
+	go func() { sent <- p.Send(req.Bytes()) }()
+	ignored := map[string]bool{}
+	fail := func(err error) (map[string]bool, bool) {
+		if s.Log != nil {
+			s.Log.Warn("check-ignore stopped answering; each batch asks a check-ignore of its own from now on", "session", s.ID, "err", err)
+		}
+		s.ignoreProc, s.ignoreOff = nil, true
+		p.Close()
+		<-sent
+		return nil, false
+	}
+	deadline := time.Now().Add(ignoreProcWait)
+	for _, path := range paths {
+		var fields [4][]byte
+		for i := range fields {
+			f, err := p.ReadField(0, deadline)
+			if err != nil {
+				return fail(err)
+			}
+			fields[i] = f
+		}
+		if string(fields[3]) != path {
+			return fail(fmt.Errorf("check-ignore answered for %q, asked %q", fields[3], path))
+		}
+		if pat := fields[2]; len(pat) > 0 && pat[0] != '!' {
+			ignored[path] = true
+		}
+	}
+	if err := <-sent; err != nil {
+		return fail(err)
+	}
+	return ignored, true
+}
+
+// closeIgnore ends the running check-ignore, if any: the next question
+// starts one that reads the rules anew.
+func (s *Session) closeIgnore() {
+	s.ignoreMu.Lock()
+	p := s.ignoreProc
+	s.ignoreProc = nil
+	s.ignoreMu.Unlock()
+	if p != nil {
+		p.Close()
+	}
+}
+
+// Close ends what the session keeps running (its check-ignore).
+func (s *Session) Close() { s.closeIgnore() }
 
 // under reports whether the slash-separated path p is dir or lies below
 // it.
