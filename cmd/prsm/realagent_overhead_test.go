@@ -32,7 +32,7 @@ func TestRealAgentClaudeOverhead(t *testing.T) {
 	// Two script lengths: the difference of their run times is what the
 	// extra tool calls cost, without the fixed costs of a run (Claude's
 	// start, prsm run's turn and settings file).
-	const short, long, rounds = 4, 16, 3
+	const short, long, rounds = 4, 24, 5
 	r := newClaudeRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
