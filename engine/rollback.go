@@ -39,29 +39,6 @@ func (e *Engine) deltas(ctx context.Context, recs []*prsm.Record) ([]delta, erro
 	return ds, nil
 }
 
-// cancelling returns the last index j of a run of deltas from i (newest
-// first, each one's before the next one's after) whose net change is
-// nothing (the oldest one's before is the newest one's after); i where
-// there is none.
-func cancelling(ds []delta, i int) int {
-	for k := i; k < len(ds); k++ {
-		if sameVersion(ds[k].before, ds[i].after) {
-			return k
-		}
-		if k+1 < len(ds) && !sameVersion(ds[k].before, ds[k+1].after) {
-			break
-		}
-	}
-	return i
-}
-
-// newestFirst is the records of a and b, newest first.
-func newestFirst(a, b []*prsm.Record) []*prsm.Record {
-	out := append(append([]*prsm.Record{}, a...), b...)
-	sortRecords(out, true)
-	return out
-}
-
 // sortedKeys are the keys of m, sorted.
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	out := make([]K, 0, len(m))

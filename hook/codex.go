@@ -2,10 +2,7 @@ package hook
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -31,21 +28,7 @@ type codexPayload struct {
 
 // readCodexPayload reads and decodes one Codex hook event.
 func readCodexPayload(in io.Reader) (*codexPayload, error) {
-	data, err := io.ReadAll(io.LimitReader(in, maxHookPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read hook event: %w", err)
-	}
-	if len(data) > maxHookPayload {
-		return nil, fmt.Errorf("hook event is larger than %d MiB", maxHookPayload>>20)
-	}
-	var p codexPayload
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("malformed hook event (want one JSON object): %v", err)
-	}
-	if p.HookEventName == "" {
-		return nil, errors.New("malformed hook event: no hook_event_name")
-	}
-	return &p, nil
+	return decodeHookEvent(in, func(p *codexPayload) string { return p.HookEventName })
 }
 
 // call maps a Codex event to its server call; nil means the event needs
@@ -83,17 +66,7 @@ func (p *codexPayload) call() (*hookCall, error) {
 // would refuse) it is derived from what both events carry: the session,
 // the turn, the tool and its input.
 func (p *codexPayload) toolCallID() string {
-	if prsm.ValidToolCallID(p.ToolUseID) {
-		return p.ToolUseID
-	}
-	h := sha256.New()
-	if p.ToolUseID != "" {
-		fmt.Fprintf(h, "tool_use_id\x00%s", p.ToolUseID)
-	} else {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", p.SessionID, p.TurnID, strings.TrimSpace(p.ToolName))
-		h.Write(canonicalJSON(p.ToolInput))
-	}
-	return "codex-" + hex.EncodeToString(h.Sum(nil))[:32]
+	return derivedCallID("codex", p.ToolUseID, p.ToolInput, p.SessionID, p.TurnID, strings.TrimSpace(p.ToolName))
 }
 
 // Codex handles one Codex hook event.

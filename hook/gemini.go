@@ -49,23 +49,9 @@ func geminiToolName(name string) string {
 	return name
 }
 
-// readGeminiPayload reads and decodes one hook event.
+// readGeminiPayload reads and decodes one Gemini CLI hook event.
 func readGeminiPayload(in io.Reader) (*geminiPayload, error) {
-	data, err := io.ReadAll(io.LimitReader(in, maxHookPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read hook event: %w", err)
-	}
-	if len(data) > maxHookPayload {
-		return nil, fmt.Errorf("hook event is larger than %d MiB", maxHookPayload>>20)
-	}
-	var p geminiPayload
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("malformed hook event (want one JSON object): %v", err)
-	}
-	if p.HookEventName == "" {
-		return nil, errors.New("malformed hook event: no hook_event_name")
-	}
-	return &p, nil
+	return decodeHookEvent(in, func(p *geminiPayload) string { return p.HookEventName })
 }
 
 // isToolEvent reports whether the event is about one tool call.

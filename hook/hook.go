@@ -142,8 +142,9 @@ const (
 	hookTurnEnd  = "turn-end"
 )
 
-// readClaudePayload reads and decodes one hook event.
-func readClaudePayload(in io.Reader) (*claudePayload, error) {
+// readHookEvent reads one hook event, bounded: an agent's payload is
+// never larger than maxHookPayload.
+func readHookEvent(in io.Reader) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(in, maxHookPayload+1))
 	if err != nil {
 		return nil, fmt.Errorf("read hook event: %w", err)
@@ -151,14 +152,29 @@ func readClaudePayload(in io.Reader) (*claudePayload, error) {
 	if len(data) > maxHookPayload {
 		return nil, fmt.Errorf("hook event is larger than %d MiB", maxHookPayload>>20)
 	}
-	var p claudePayload
+	return data, nil
+}
+
+// decodeHookEvent reads one hook event (readHookEvent) into an agent's
+// payload type, which must name its event (event).
+func decodeHookEvent[T any](in io.Reader, event func(*T) string) (*T, error) {
+	data, err := readHookEvent(in)
+	if err != nil {
+		return nil, err
+	}
+	var p T
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, fmt.Errorf("malformed hook event (want one JSON object): %v", err)
 	}
-	if p.HookEventName == "" {
+	if event(&p) == "" {
 		return nil, errors.New("malformed hook event: no hook_event_name")
 	}
 	return &p, nil
+}
+
+// readClaudePayload reads and decodes one Claude Code hook event.
+func readClaudePayload(in io.Reader) (*claudePayload, error) {
+	return decodeHookEvent(in, func(p *claudePayload) string { return p.HookEventName })
 }
 
 // call maps an event to its server call; nil means the event needs none
@@ -229,17 +245,27 @@ func (p *claudePayload) call() (*hookCall, error) {
 // second is taken for a repeat of the first, and its changes are left to
 // the watcher. An id the server would refuse is hashed the same way.
 func (p *claudePayload) toolCallID() string {
-	if prsm.ValidToolCallID(p.ToolUseID) {
-		return p.ToolUseID
+	return derivedCallID("claude", p.ToolUseID, p.ToolInput, p.SessionID, strings.TrimSpace(p.ToolName))
+}
+
+// derivedCallID is an agent's own tool call id where the server takes
+// it. Otherwise it is a hash, prefixed with the agent's name, of the
+// refused id or, when there is none, of what both events of the call
+// carry alike (parts, then the tool's input).
+func derivedCallID(agent, id string, input json.RawMessage, parts ...string) string {
+	if prsm.ValidToolCallID(id) {
+		return id
 	}
 	h := sha256.New()
-	if p.ToolUseID != "" {
-		fmt.Fprintf(h, "tool_use_id\x00%s", p.ToolUseID)
+	if id != "" {
+		fmt.Fprintf(h, "tool_use_id\x00%s", id)
 	} else {
-		fmt.Fprintf(h, "%s\x00%s\x00", p.SessionID, strings.TrimSpace(p.ToolName))
-		h.Write(canonicalJSON(p.ToolInput))
+		for _, part := range parts {
+			fmt.Fprintf(h, "%s\x00", part)
+		}
+		h.Write(canonicalJSON(input))
 	}
-	return "claude-" + hex.EncodeToString(h.Sum(nil))[:32]
+	return agent + "-" + hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // canonicalJSON re-encodes a JSON value with sorted keys and no spacing, so
@@ -423,7 +449,7 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *hookCall, even
 	// prsm server (none listens there now, or another program answered)
 	// goes again, to the server connect finds or starts; one that
 	// reached it is not sent twice.
-	if _, cl, ok := knownServer(t.ProjectDir); ok {
+	if _, cl, ok := KnownServer(t.ProjectDir); ok {
 		err := hookRequest(ctx, clientServer{cl}, t.SessionID, call)
 		if err == nil || answeredByPrsm(err) || ctx.Err() != nil {
 			return hookError(err, call, event)
@@ -520,7 +546,7 @@ func hookError(err error, call *hookCall, event string) error {
 // when none runs; ctx bounds the whole of it. A server that is being
 // started keeps starting after a give-up, ready for the next event.
 func (a *Adapter) connect(ctx context.Context, t *Target) (*client.Client, error) {
-	if _, c, ok := liveServer(ctx, t.ProjectDir); ok {
+	if _, c, ok := LiveServer(ctx, t.ProjectDir); ok {
 		return c, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -536,7 +562,7 @@ func (a *Adapter) connect(ctx context.Context, t *Target) (*client.Client, error
 	if err := a.StartServer(ctx, t.ProjectDir, root); err != nil {
 		return nil, fmt.Errorf("server not reachable: %v", err)
 	}
-	if _, c, ok := liveServer(ctx, t.ProjectDir); ok {
+	if _, c, ok := LiveServer(ctx, t.ProjectDir); ok {
 		return c, nil
 	}
 	return nil, errors.New("server not reachable: it started, but does not answer")
@@ -571,10 +597,10 @@ func (a *Adapter) WorkspaceRoot(ctx context.Context, t *Target) (string, error) 
 	return "", fmt.Errorf("cannot find the workspace of %s", t.ProjectDir)
 }
 
-// liveServer returns the server described by server.json if it answers with
+// LiveServer returns the server described by server.json if it answers with
 // the token it wrote.
-func liveServer(ctx context.Context, dir string) (*api.Info, *client.Client, bool) {
-	info, c, ok := knownServer(dir)
+func LiveServer(ctx context.Context, dir string) (*api.Info, *client.Client, bool) {
+	info, c, ok := KnownServer(dir)
 	if !ok {
 		return nil, nil, false
 	}
@@ -588,9 +614,9 @@ func liveServer(ctx context.Context, dir string) (*api.Info, *client.Client, boo
 	return info, c, true
 }
 
-// knownServer returns a client of the server server.json describes, if
+// KnownServer returns a client of the server server.json describes, if
 // its process still runs; whether it answers is not asked.
-func knownServer(dir string) (*api.Info, *client.Client, bool) {
+func KnownServer(dir string) (*api.Info, *client.Client, bool) {
 	info, err := api.ReadInfo(dir)
 	if err != nil {
 		return nil, nil, false

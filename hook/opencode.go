@@ -58,19 +58,6 @@ func (a *Adapter) Opencode(ctx context.Context, in io.Reader) error {
 	return a.sendHook(ctx, p.Cwd, call, p.HookEventName)
 }
 
-// readHookEvent reads one hook event from stdin, bounded as the Claude
-// adapter bounds it.
-func readHookEvent(in io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(in, maxHookPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read hook event: %w", err)
-	}
-	if len(data) > maxHookPayload {
-		return nil, fmt.Errorf("hook event is larger than %d MiB", maxHookPayload>>20)
-	}
-	return data, nil
-}
-
 // call maps an event to its server call; nil means the event needs none.
 func (p *opencodePayload) call() (*hookCall, error) {
 	switch p.HookEventName {

@@ -55,7 +55,7 @@ func Merge3(base, ours, theirs []byte) (merged []byte, clean bool) {
 		}
 		m.mode = modeSame
 	}
-	return fillMerge(o, t, chunks), true
+	return fillMerge(o, t, chunks, nil), true
 }
 
 // Chunk modes of a merge, as in xdiff.
@@ -154,9 +154,11 @@ func mergeChunks(base, ours, theirs [][]byte, s1, s2 []linediff.Hunk) []mergeChu
 	return chunks
 }
 
-// fillMerge writes the merge result of conflict-free chunks: ours with the
-// regions that only theirs changed taken from theirs.
-func fillMerge(ours, theirs [][]byte, chunks []mergeChunk) []byte {
+// fillMerge writes the merge result: ours with the regions that only
+// theirs changed taken from theirs. conflict, when given, writes each
+// conflicting chunk (ours up to it is written already); without it the
+// chunks must be conflict-free.
+func fillMerge(ours, theirs [][]byte, chunks []mergeChunk, conflict func(out []byte, m mergeChunk) []byte) []byte {
 	size := 0
 	for _, l := range ours {
 		size += len(l)
@@ -171,6 +173,11 @@ func fillMerge(ours, theirs [][]byte, chunks []mergeChunk) []byte {
 			// Unchanged lines before the chunk are equal on both sides;
 			// git copies them from theirs here, at the matching offset.
 			out = appendLines(out, theirs[m.i2-m.i1+i:m.i2+m.chg2])
+		case modeConflict:
+			if conflict == nil {
+				continue
+			}
+			out = conflict(appendLines(out, ours[i:m.i1]), m)
 		default:
 			// modeSame: its lines are written from ours together with
 			// whatever comes next.
@@ -214,37 +221,21 @@ func Merge3Markers(base, ours, theirs []byte, oursName, theirsName string) []byt
 	chunks := mergeChunks(b, o, t,
 		linediff.DiffClassified(b, o, cb, co, c.Count()),
 		linediff.DiffClassified(b, t, cb, ct, c.Count()))
-	var out []byte
-	line := func(l []byte) {
-		out = append(out, l...)
-		if !bytes.HasSuffix(l, []byte("\n")) {
-			out = append(out, '\n') // a marker starts a line of its own
-		}
-	}
-	i := 0 // next line of ours not yet written
-	for _, m := range chunks {
-		switch m.mode {
-		case modeOurs:
-			out = appendLines(out, o[i:m.i1+m.chg1])
-		case modeTheirs:
-			out = appendLines(out, t[m.i2-m.i1+i:m.i2+m.chg2])
-		case modeConflict:
-			out = appendLines(out, o[i:m.i1])
-			out = append(out, "<<<<<<< "+oursName+"\n"...)
-			for _, l := range o[m.i1 : m.i1+m.chg1] {
-				line(l)
+	return fillMerge(o, t, chunks, func(out []byte, m mergeChunk) []byte {
+		side := func(lines [][]byte) {
+			for _, l := range lines {
+				out = append(out, l...)
+				if !bytes.HasSuffix(l, []byte("\n")) {
+					out = append(out, '\n') // a marker starts a line of its own
+				}
 			}
-			out = append(out, "=======\n"...)
-			for _, l := range t[m.i2 : m.i2+m.chg2] {
-				line(l)
-			}
-			out = append(out, ">>>>>>> "+theirsName+"\n"...)
-		default:
-			continue
 		}
-		i = m.i1 + m.chg1
-	}
-	return appendLines(out, o[i:])
+		out = append(out, "<<<<<<< "+oursName+"\n"...)
+		side(o[m.i1 : m.i1+m.chg1])
+		out = append(out, "=======\n"...)
+		side(t[m.i2 : m.i2+m.chg2])
+		return append(out, ">>>>>>> "+theirsName+"\n"...)
+	})
 }
 
 // HasConflictMarkers reports whether content still holds a line of

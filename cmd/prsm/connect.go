@@ -17,7 +17,6 @@ import (
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/hook"
 	"github.com/prsm-dev/prsm/internal/safepath"
-	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -98,36 +97,6 @@ func (p *project) ensureDirs() error {
 	return os.Chmod(p.dir, 0o700)
 }
 
-// liveServer returns the server described by server.json if it answers with
-// the token it wrote.
-func liveServer(ctx context.Context, dir string) (*api.Info, *client.Client, bool) {
-	info, c, ok := knownServer(dir)
-	if !ok {
-		return nil, nil, false
-	}
-	c.HTTP.Timeout = 3 * time.Second
-	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if _, err := c.Status(cctx); err != nil {
-		return nil, nil, false
-	}
-	c.HTTP.Timeout = 10 * time.Minute
-	return info, c, true
-}
-
-// knownServer returns a client of the server server.json describes, if
-// its process still runs; whether it answers is not asked.
-func knownServer(dir string) (*api.Info, *client.Client, bool) {
-	info, err := server.ReadInfo(dir)
-	if err != nil {
-		return nil, nil, false
-	}
-	if info.PID > 0 && syscall.Kill(info.PID, 0) != nil && !errors.Is(syscall.Kill(info.PID, 0), syscall.EPERM) {
-		return nil, nil, false
-	}
-	return info, client.New(info), true
-}
-
 // connect finds the workspace's server through server.json, starting one in
 // the background when none runs.
 func (a *app) connect(ctx context.Context) (*client.Client, *project, error) {
@@ -136,7 +105,7 @@ func (a *app) connect(ctx context.Context) (*client.Client, *project, error) {
 		return nil, nil, err
 	}
 	a.proj = p
-	if _, c, ok := liveServer(ctx, p.dir); ok {
+	if _, c, ok := hook.LiveServer(ctx, p.dir); ok {
 		return c, p, nil
 	}
 	_, c, err := a.startBackground(ctx, p, "")
@@ -187,13 +156,13 @@ func (a *app) startBackground(ctx context.Context, p *project, addr string) (*ap
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.After(30 * time.Second)
 	for {
-		if info, c, ok := liveServer(ctx, p.dir); ok {
+		if info, c, ok := hook.LiveServer(ctx, p.dir); ok {
 			return info, c, nil
 		}
 		select {
 		case err := <-exited:
 			// Another server may have won the race for the lock.
-			if info, c, ok := liveServer(ctx, p.dir); ok {
+			if info, c, ok := hook.LiveServer(ctx, p.dir); ok {
 				return info, c, nil
 			}
 			return nil, nil, fmt.Errorf("prsm server exited (%v): %s", err, logTail(logPath))

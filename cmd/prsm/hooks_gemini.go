@@ -101,23 +101,10 @@ func installGeminiHooks(out io.Writer, path, command string, project bool) error
 }
 
 // uninstallGeminiHooks takes prsm's handlers out of Gemini CLI's settings.
-func uninstallGeminiHooks(out io.Writer, path string) error {
-	var removed []string
-	changed, _, err := editGeminiSettings(path, func(s map[string]any) error {
-		var err error
-		removed, err = removeGeminiHooks(s)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if !changed {
-		fmt.Fprintf(out, "no prsm hooks in %s; nothing changed\n", path)
-		return nil
-	}
-	fmt.Fprintf(out, "removed prsm's Gemini CLI hooks from %s: %s\n", path, strings.Join(removed, ", "))
-	return nil
-}
+var uninstallGeminiHooks = uninstallHooksWith(func(path string, edit func(map[string]any) error) (bool, error) {
+	changed, _, err := editGeminiSettings(path, edit)
+	return changed, err
+}, "Gemini CLI", removeGeminiHooks)
 
 // geminiHooksInstalled reports whether Gemini CLI's settings at path hold
 // a prsm handler; a missing file holds none.

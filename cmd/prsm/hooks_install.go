@@ -263,9 +263,16 @@ func installClaudeHooks(out io.Writer, path, command string, project bool) error
 // Code, Codex, Cursor): remove takes prsm's handlers, and nothing else,
 // out and names them; title is how people write the agent's name.
 func uninstallSettingsHooks(title string, remove func(map[string]any) ([]string, error)) func(io.Writer, string) error {
+	return uninstallHooksWith(editClaudeSettings, title, remove)
+}
+
+// uninstallHooksWith is uninstallSettingsHooks for a settings file that
+// edit rewrites (it reports whether the file changed).
+func uninstallHooksWith(edit func(string, func(map[string]any) error) (bool, error), title string,
+	remove func(map[string]any) ([]string, error)) func(io.Writer, string) error {
 	return func(out io.Writer, path string) error {
 		var removed []string
-		changed, err := editClaudeSettings(path, func(s map[string]any) error {
+		changed, err := edit(path, func(s map[string]any) error {
 			var err error
 			removed, err = remove(s)
 			return err
