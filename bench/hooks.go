@@ -113,7 +113,10 @@ func (b *bench) readEvent(id string) []byte {
 
 // toolCall runs one Edit as Claude Code does: the PreToolUse hook, the
 // write, the PostToolUse hook, each hook through send; it returns the time
-// of the whole and checks that the edit became one record.
+// of the whole and checks that the edit became one synced record. The
+// PostToolUse answers before the records are made (the agent does not
+// read them); the check, outside the time, waits for them, as the next
+// tool call would, the agent's model answering in between.
 func (b *bench) toolCall(ctx context.Context, send func(event []byte) error) (time.Duration, error) {
 	f := b.freshFile()
 	rel := fileRel(f)

@@ -63,9 +63,9 @@ type Engine struct {
 
 	statesMu stdsync.Mutex
 	states   map[string]*sessionState
-	// finishing holds, per session, the end of a tool call's work that
-	// runs after its answer (closed once done; see afterAnswer).
-	finishing map[string]chan struct{}
+	// finishing holds, per session, the tool call work that runs after
+	// its answer (see afterAnswer).
+	finishing map[string]*afterWork
 	filesMu   stdsync.Mutex
 	files     map[string]*stdsync.Mutex
 	// settleWG counts background work Close waits for (background):
@@ -112,7 +112,7 @@ func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger)
 	}
 	repo.ConfineWorktrees(filepath.Join(projectDir, "worktrees"))
 	return &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log,
-		states: map[string]*sessionState{}, finishing: map[string]chan struct{}{}, files: map[string]*stdsync.Mutex{}}
+		states: map[string]*sessionState{}, finishing: map[string]*afterWork{}, files: map[string]*stdsync.Mutex{}}
 }
 
 // maxNameLen bounds session names and agent ids.

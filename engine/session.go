@@ -201,19 +201,53 @@ func requireActive(s *prsm.Session) error {
 
 // afterAnswer runs fn, the part of a tool call's work that its answer
 // does not wait for, in the background, holding the session's lock (taken
-// over from lock) until fn returns. e.Session waits for it: whatever comes
-// next for session id, and every read of it, sees fn's work done.
+// over from lock) until fn returns, and then the work thenAfter queued
+// meanwhile. e.Session waits for it: whatever comes next for session id,
+// and every read of it, sees that work done.
 func (e *Engine) afterAnswer(id string, lock *heldLock, fn func()) {
 	unlock := lock.handOver()
-	done := make(chan struct{})
+	w := &afterWork{done: make(chan struct{})}
 	e.statesMu.Lock()
-	e.finishing[id] = done
+	e.finishing[id] = w
 	e.statesMu.Unlock()
 	e.background(func() {
-		defer close(done)
+		defer close(w.done)
 		defer unlock()
-		fn()
+		for fn != nil {
+			fn()
+			e.statesMu.Lock()
+			fn = nil
+			if len(w.next) > 0 {
+				fn, w.next = w.next[0], w.next[1:]
+			} else {
+				w.ended = true
+			}
+			e.statesMu.Unlock()
+		}
 	})
+}
+
+// afterWork is a session's work after an answer: done is closed once it
+// and what was queued behind it are done and the lock is let go.
+type afterWork struct {
+	done  chan struct{}
+	next  []func() // guarded by Engine.statesMu
+	ended bool     // nothing more is taken into next
+}
+
+// thenAfter queues fn behind the work after an answer that session id
+// runs now, under the same hold of the session's lock: nothing else takes
+// the lock in between. It reports false, queuing nothing, when no such
+// work runs (fn must then take the lock itself).
+func (e *Engine) thenAfter(id string, fn func()) bool {
+	e.statesMu.Lock()
+	defer e.statesMu.Unlock()
+	w := e.finishing[id]
+	if w == nil || w.ended {
+		return false
+	}
+	w.next = append(w.next, fn)
+	return true
 }
 
 // heldLock is a session's lock as a tool call holds it: release lets it go
@@ -253,14 +287,14 @@ func (e *Engine) awaitAllAnswered() {
 // done.
 func (e *Engine) awaitAnswered(id string) {
 	e.statesMu.Lock()
-	done := e.finishing[id]
+	w := e.finishing[id]
 	e.statesMu.Unlock()
-	if done == nil {
+	if w == nil {
 		return
 	}
-	<-done
+	<-w.done
 	e.statesMu.Lock()
-	if e.finishing[id] == done {
+	if e.finishing[id] == w {
 		delete(e.finishing, id)
 	}
 	e.statesMu.Unlock()

@@ -264,8 +264,35 @@ func dedupe(paths []string) []string {
 // returns the records. A repeated complete returns the same records, after
 // trying again the workspace writes that failed (retrySyncs).
 func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) (*api.Records, error) {
+	return e.completeToolCall(ctx, sessionID, toolCallID, req, false)
+}
+
+// CompleteToolCallLater is CompleteToolCall for a caller that does not read
+// the records: an agent's PostToolUse hook, which the agent waits for
+// before it goes on. It answers once the call is queued behind the
+// session's work after an earlier answer (most often the capture's store,
+// still under way while the tool ran), or else once the session's lock is
+// taken; the detection, the records and the workspace writes are done
+// after the answer, holding that lock, as the capture's store is
+// (afterAnswer), so whatever comes next for the session (the next
+// capture, a read, a rollback, the turn's end) sees them done. The
+// agent's wait is then the answer alone, and the work overlaps the
+// agent's next step (its model's answer). A failure after the answer is
+// logged, as the agent
+// would not read it anyway; a crash before the records are stored leaves
+// the call open, and the next start closes it with what it changed
+// (closeCrashed). An ended session's complete is done in place.
+func (e *Engine) CompleteToolCallLater(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
+	_, err := e.completeToolCall(ctx, sessionID, toolCallID, req, true)
+	return err
+}
+
+func (e *Engine) completeToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest, later bool) (*api.Records, error) {
 	if err := checkToolCallID(toolCallID); err != nil {
 		return nil, err
+	}
+	if later && e.completeQueued(ctx, sessionID, toolCallID, req) {
+		return nil, nil
 	}
 	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
@@ -276,6 +303,55 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if s.Status == prsm.SessionActive && checkLabel("agent_id", req.AgentID) == nil {
 		e.hookCall(s.ID, req.AgentID, s.AgentID)
 	}
+	if later && s.Status == prsm.SessionActive {
+		ctx := context.WithoutCancel(ctx)
+		e.afterAnswer(s.ID, lock, func() {
+			// afterAnswer holds the lock: the work below gets none to
+			// release, and runs its own end in place.
+			if _, err := e.completeLocked(ctx, s, st, &heldLock{}, toolCallID, req, true); err != nil {
+				e.Log.Error("complete after the answer", "session", s.ID, "tool_call", toolCallID, "err", err)
+			}
+		})
+		return nil, nil
+	}
+	return e.completeLocked(ctx, s, st, lock, toolCallID, req, false)
+}
+
+// completeQueued queues a later complete behind the work the session runs
+// after an answer now (most often its capture's store, still under way
+// while the tool ran), so that the complete's answer need not wait for
+// the lock that work holds: false when none runs.
+func (e *Engine) completeQueued(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) bool {
+	e.statesMu.Lock()
+	st := e.states[sessionID]
+	e.statesMu.Unlock()
+	if st == nil {
+		return false
+	}
+	ctx = context.WithoutCancel(ctx)
+	return e.thenAfter(sessionID, func() {
+		if st.active == nil || st.active.Status != prsm.SessionActive {
+			// Ended meanwhile (endState waited for this hold of the lock
+			// to end): what the call changed is left to the end's look.
+			e.Log.Warn("complete after the answer: the session ended first", "session", sessionID, "tool_call", toolCallID)
+			return
+		}
+		s := *st.active
+		if checkLabel("agent_id", req.AgentID) == nil {
+			e.hookCall(s.ID, req.AgentID, s.AgentID)
+		}
+		if _, err := e.completeLocked(ctx, &s, st, &heldLock{}, toolCallID, req, true); err != nil {
+			e.Log.Error("complete after the answer", "session", s.ID, "tool_call", toolCallID, "err", err)
+		}
+	})
+}
+
+// completeLocked is the work of a complete, holding the session's lock
+// (lock); the sync states and announcements after the records are left to
+// afterAnswer, or done in place when inPlace is set (the caller is after
+// its answer already).
+func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, toolCallID string, req api.CompleteRequest, inPlace bool) (*api.Records, error) {
+	var err error
 	// A call in flight is stored and not completed: its capture's copy
 	// serves. Anything else is looked up.
 	call := st.inflight[toolCallID]
@@ -335,6 +411,13 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 	if err != nil {
 		finish()
 		return nil, err
+	}
+	if inPlace {
+		// No answer is read: the warnings are logged (reportUnseen), and
+		// the records' contents are not read for it.
+		e.reportUnseen(s, st)
+		finish()
+		return nil, nil
 	}
 	ans, err := e.answer(ctx, recs)
 	if ans != nil {

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,50 +9,9 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/server"
-	"github.com/prsm-dev/prsm/store"
 )
-
-// holdWriteLock holds the write lock of the database at path from
-// another connection, as another process would, until the returned
-// release is called (or the test ends).
-func holdWriteLock(t *testing.T, path string) (release func()) {
-	t.Helper()
-	other, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, done, stop := make(chan struct{}), make(chan error, 1), make(chan struct{})
-	go func() {
-		done <- other.Tx(context.Background(), func(q store.Querier) error {
-			if _, err := q.ExecContext(context.Background(), "INSERT INTO kv (key, value) VALUES ('busy-test', x'00')"); err != nil {
-				return err
-			}
-			close(held)
-			<-stop
-			return nil
-		})
-	}()
-	select {
-	case <-held:
-	case err := <-done:
-		t.Fatalf("hold the write lock: %v", err)
-	}
-	released := false
-	release = func() {
-		if released {
-			return
-		}
-		released = true
-		close(stop)
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-		other.Close()
-	}
-	t.Cleanup(release)
-	return release
-}
 
 // TestBusyStore: while another connection holds the database's write
 // lock past the store's wait, a request that writes answers 503 with code
@@ -75,7 +33,7 @@ func TestBusyStore(t *testing.T) {
 		t.Fatal(body)
 	}
 
-	release := holdWriteLock(t, ts.eng.DB.Path())
+	release := testenv.HoldWriteLock(t, ts.eng.DB.Path())
 	reject := "/sessions/" + s.ID + "/file-changes/e1/reject"
 	t0 := time.Now()
 	status, hdr, body := ts.do(t, "POST", reject, "", nil)

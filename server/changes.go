@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,11 +29,36 @@ func (s *Server) completeToolCall(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
+	if prefersAsync(c.Request().Header) {
+		// An agent's hook, which does not read the records: 202 once the
+		// session's lock is taken, the work after the answer (see
+		// engine.CompleteToolCallLater).
+		if err := s.eng.CompleteToolCallLater(c.Request().Context(), c.Param("id"), c.Param("tc"), req); err != nil {
+			return err
+		}
+		c.Response().Header().Set("Preference-Applied", "respond-async")
+		return c.JSON(http.StatusAccepted, api.Records{Records: []*prsm.Record{}})
+	}
 	recs, err := s.eng.CompleteToolCall(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, recs)
+}
+
+// prefersAsync reports whether the request asks for an answer before the
+// work is done: `Prefer: respond-async` (RFC 7240), among other
+// preferences or alone.
+func prefersAsync(h http.Header) bool {
+	for _, v := range h.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			name, _, _ := strings.Cut(strings.TrimSpace(p), ";")
+			if strings.EqualFold(strings.TrimSpace(name), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *Server) listChanges(c echo.Context) error {

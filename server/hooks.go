@@ -50,9 +50,10 @@ func (e engineHooks) StartToolCall(ctx context.Context, sessionID string, req ap
 	return err
 }
 
+// CompleteToolCall answers before the records are made: the agent does not
+// read them, and its wait is what prsm costs it.
 func (e engineHooks) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
-	_, err := e.eng.CompleteToolCall(ctx, sessionID, toolCallID, req)
-	return err
+	return e.eng.CompleteToolCallLater(ctx, sessionID, toolCallID, req)
 }
 
 func (e engineHooks) Turn(ctx context.Context, sessionID string, req api.TurnRequest) error {
