@@ -113,8 +113,10 @@ func (c *Client) request(method, path string, body []byte, extra []Header) []byt
 }
 
 // roundTrip writes req on a new connection and reads the whole answer.
-// An ended context stops a blocked dial, write or read at once, and is
-// the error then.
+// An ended context (its deadline passed, or cancelled) stops a blocked
+// dial, write or read at once, and is the error then. The connection's
+// deadline is set only once the context has ended, not to the context's
+// deadline ahead: a read could pass that before ctx.Err says so.
 func (c *Client) roundTrip(ctx context.Context, req []byte) (status int, header textproto.MIMEHeader, body []byte, err error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", c.Addr)
@@ -122,9 +124,6 @@ func (c *Client) roundTrip(ctx context.Context, req []byte) (status int, header 
 		return 0, nil, nil, err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	fail := func(err error) (int, textproto.MIMEHeader, []byte, error) {
