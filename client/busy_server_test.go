@@ -20,7 +20,6 @@ import (
 	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
-	"github.com/prsm-dev/prsm/store"
 )
 
 // busyCounter counts the server's "store busy" warnings: one per busy
@@ -91,7 +90,7 @@ func TestBusyStoreRetried(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(ss[1].WorktreePath, "new.txt"), []byte("new\n"), 0o644)
 
-	release := holdWriteLock(t, eng.DB.Path())
+	release := testenv.HoldWriteLock(t, eng.DB.Path())
 	var rejected, completed *api.Records
 	var rejectErr, completeErr error
 	var wg stdsync.WaitGroup
@@ -121,43 +120,4 @@ func TestBusyStoreRetried(t *testing.T) {
 		t.Errorf("workspace new.txt after the complete: %q", b)
 	}
 	t.Logf("busy answers: %d", busy.count())
-}
-
-// holdWriteLock holds the write lock of the database at path from
-// another connection, as another process would, until the returned
-// release is called (or the test ends).
-func holdWriteLock(t *testing.T, path string) (release func()) {
-	t.Helper()
-	other, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, done, stop := make(chan struct{}), make(chan error, 1), make(chan struct{})
-	go func() {
-		done <- other.Tx(context.Background(), func(q store.Querier) error {
-			if _, err := q.ExecContext(context.Background(), "INSERT INTO kv (key, value) VALUES ('busy-test', x'00')"); err != nil {
-				return err
-			}
-			close(held)
-			<-stop
-			return nil
-		})
-	}()
-	select {
-	case <-held:
-	case err := <-done:
-		t.Fatalf("hold the write lock: %v", err)
-	}
-	var once stdsync.Once
-	release = func() {
-		once.Do(func() {
-			close(stop)
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-			other.Close()
-		})
-	}
-	t.Cleanup(release)
-	return release
 }

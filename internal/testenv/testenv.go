@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	stdsync "sync"
 	"syscall"
 	"testing"
 	"time"
@@ -57,4 +58,43 @@ func ReportCPU(b *testing.B) func() {
 	return func() {
 		b.ReportMetric(float64((cpu()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
 	}
+}
+
+// HoldWriteLock holds the write lock of the database at path from
+// another connection, as another process would, until the returned
+// release is called (or the test ends).
+func HoldWriteLock(t testing.TB, path string) (release func()) {
+	t.Helper()
+	other, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, done, stop := make(chan struct{}), make(chan error, 1), make(chan struct{})
+	go func() {
+		done <- other.Tx(context.Background(), func(q store.Querier) error {
+			if _, err := q.ExecContext(context.Background(), "INSERT INTO kv (key, value) VALUES ('busy-test', x'00')"); err != nil {
+				return err
+			}
+			close(held)
+			<-stop
+			return nil
+		})
+	}()
+	select {
+	case <-held:
+	case err := <-done:
+		t.Fatalf("hold the write lock: %v", err)
+	}
+	var once stdsync.Once
+	release = func() {
+		once.Do(func() {
+			close(stop)
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+			other.Close()
+		})
+	}
+	t.Cleanup(release)
+	return release
 }
