@@ -9,13 +9,14 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/internal/wire"
 )
 
 // doRaw sends a request without a body and returns the raw answer; error
 // answers are decoded like Do's.
 func (c *Client) doRaw(ctx context.Context, method, path string) ([]byte, error) {
 	var data []byte
-	err := retryBusy(ctx, func() error {
+	err := wire.RetryBusy(ctx, func() error {
 		req, err := c.newRequest(ctx, method, path, nil)
 		if err != nil {
 			return err

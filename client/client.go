@@ -1,13 +1,15 @@
-// Package client is the typed Go client of prsm's HTTP API. The CLI, the hook
-// adapter and the tests talk to a server only through it, so every route has
-// one caller-side shape.
+// Package client is the typed Go client of prsm's HTTP API. The CLI and the
+// tests talk to a server only through it, so every route has one
+// caller-side shape. The hook adapters (package hook) send their four
+// requests through internal/wire instead, which does without net/http's
+// cost at a process's start; the error answer, the busy retry and the
+// finding of a live server are wire's, shared.
 package client
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/internal/wire"
 )
 
 // Client calls one prsm server.
@@ -36,84 +39,10 @@ func New(info *api.Info) *Client {
 }
 
 // APIError is an error answer of the server (an api.ErrorBody), with its
-// status.
-type APIError struct {
-	Status int
-	Code   string
-	Msg    string
-	Hint   string
-	// RetryAfter is what the answer's Retry-After header said (in
-	// seconds); zero without one.
-	RetryAfter time.Duration
-}
-
-func (e *APIError) Error() string { return e.Msg }
-
-// Busy reports whether the answer is a busy store's: its database stayed
-// locked past the server's wait, nothing was done, and the same request
-// may be sent again (the client does, see retryBusy).
-func (e *APIError) Busy() bool {
-	return e.Status == http.StatusServiceUnavailable && e.Code == "busy"
-}
-
-// How the client sends a request again after a busy store's answer: it
-// waits what the answer's Retry-After says (firstBusyWait without one),
-// twice as long after each further busy answer, maxBusyWait at most, and
-// gives up, returning the busy answer, when another wait would end past
-// busyBudget after the first request or past the context's deadline (the
-// hook's is a few seconds). The server answers busy only after its own
-// wait for the lock, five seconds of sqlite's busy_timeout.
-const (
-	firstBusyWait = 250 * time.Millisecond
-	maxBusyWait   = 4 * time.Second
-	busyBudget    = 30 * time.Second
-)
-
-// retryBusy runs send, and again while it returns a busy store's answer
-// and the time allows (busyWait).
-func retryBusy(ctx context.Context, send func() error) error {
-	start := time.Now()
-	for n := 0; ; n++ {
-		err := send()
-		var ae *APIError
-		if !errors.As(err, &ae) || !ae.Busy() {
-			return err
-		}
-		deadline, _ := ctx.Deadline()
-		wait, ok := busyWait(ae.RetryAfter, n, start, time.Now(), deadline)
-		if !ok {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-	}
-}
-
-// busyWait is the wait before the request is sent again after its n-th
-// busy answer (from 0), which said retryAfter, when the first was sent at
-// start and it is now now; false when the client gives up instead: the
-// wait would end past busyBudget after start or at or past deadline (zero
-// for none).
-func busyWait(retryAfter time.Duration, n int, start, now, deadline time.Time) (time.Duration, bool) {
-	wait := retryAfter
-	if wait <= 0 {
-		wait = firstBusyWait
-	}
-	for i := 0; i < n && wait < maxBusyWait; i++ {
-		wait *= 2
-	}
-	wait = min(wait, maxBusyWait)
-	end := now.Add(wait)
-	if end.Sub(start) > busyBudget || (!deadline.IsZero() && !end.Before(deadline)) {
-		return 0, false
-	}
-	return wait, true
-}
+// status and Retry-After; Busy tells a busy store's answer, which the
+// client sends again (wire.RetryBusy). It is the lean hook's error type
+// too, so that a caller tells prsm's answers apart one way.
+type APIError = wire.Error
 
 // Do sends a request with an optional JSON body and decodes a JSON answer
 // into out (when non-nil).
@@ -125,7 +54,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 			return err
 		}
 	}
-	return retryBusy(ctx, func() error {
+	return wire.RetryBusy(ctx, func() error {
 		req, err := c.newRequest(ctx, method, path, b)
 		if err != nil {
 			return err
@@ -232,4 +161,15 @@ func (c *Client) EndSession(ctx context.Context, id string, discard bool) (*prsm
 		path += "?discard=true"
 	}
 	return &s, c.Do(ctx, http.MethodDelete, path, nil, &s)
+}
+
+// LiveServer returns a client of the server the server.json of the
+// project dir dir describes, if it answers with the token it wrote
+// (wire.LiveServer).
+func LiveServer(ctx context.Context, dir string) (*api.Info, *Client, bool) {
+	info, ok := wire.LiveServer(ctx, dir)
+	if !ok {
+		return nil, nil, false
+	}
+	return info, New(info), true
 }

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	stdsync "sync"
 	"time"
+
+	"github.com/prsm-dev/prsm/internal/wire"
 )
 
 // hotConns keeps one connection for the requests an agent's hooks send
@@ -42,7 +44,7 @@ type hotConn struct {
 // repeated complete answers the records stored. So a request that fails
 // on a kept connection (the server restarted, or closed it) is sent once
 // more on a new one, unless it timed out; and one that a busy store
-// answered is sent again, as Do sends any (retryBusy).
+// answered is sent again, as Do sends any (wire.RetryBusy).
 func (c *Client) doHot(ctx context.Context, path string, body, out any) error {
 	u, err := url.Parse(c.BaseURL)
 	if c.hot == nil || err != nil || u.Scheme != "http" {
@@ -52,7 +54,7 @@ func (c *Client) doHot(ctx context.Context, path string, body, out any) error {
 	if err != nil {
 		return err
 	}
-	return retryBusy(ctx, func() error { return c.sendHot(ctx, u.Host, path, b, out) })
+	return wire.RetryBusy(ctx, func() error { return c.sendHot(ctx, u.Host, path, b, out) })
 }
 
 // sendHot sends the request of doHot once, on the kept connection or, if

@@ -6,8 +6,9 @@
 // lean prsm-hook binary run it as a command (Adapter); the server runs the
 // same mapping in process for Claude Code's http hooks (ServeClaude).
 //
-// It links neither the store (sqlite), the git layer (go-git) nor the HTTP
-// server (echo): a hook process starts in a few milliseconds, as an
+// It links neither the store (sqlite), the git layer (go-git), the HTTP
+// server (echo) nor net/http (it sends its requests through
+// internal/wire): a hook process starts in a few milliseconds, as an
 // agent's tool loop pays for every one. What needs those (finding a
 // workspace's identity, starting a server) comes in through Adapter's
 // function fields.
@@ -22,25 +23,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
-	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/internal/safepath"
+	"github.com/prsm-dev/prsm/internal/wire"
 )
 
 // The hook runs inside the agent's tool loop, so it is bounded: finding (or
 // starting) the server gets hookConnectTimeout, the whole call hookTimeout,
 // which stays under the 10 s timeout `prsm hooks install` gives Claude Code.
 // A call a busy store answered (503 busy) is sent again by the client
-// while hookTimeout leaves room for the wait (client.Client retries it
+// while hookTimeout leaves room for the wait (wire.RetryBusy retries it
 // within its context's deadline); as the server answers busy only after
 // waiting five seconds for the lock itself, that is once at most.
 const (
@@ -449,8 +450,8 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *hookCall, even
 	// prsm server (none listens there now, or another program answered)
 	// goes again, to the server connect finds or starts; one that
 	// reached it is not sent twice.
-	if _, cl, ok := KnownServer(t.ProjectDir); ok {
-		err := hookRequest(ctx, clientServer{cl}, t.SessionID, call)
+	if info, ok := wire.KnownServer(t.ProjectDir); ok {
+		err := hookRequest(ctx, wireServer{wire.New(info)}, t.SessionID, call)
 		if err == nil || answeredByPrsm(err) || ctx.Err() != nil {
 			return hookError(err, call, event)
 		}
@@ -461,12 +462,12 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *hookCall, even
 	if err != nil {
 		return err
 	}
-	return hookError(hookRequest(ctx, clientServer{cl}, t.SessionID, call), call, event)
+	return hookError(hookRequest(ctx, wireServer{cl}, t.SessionID, call), call, event)
 }
 
 // Server takes the calls of hook events: a session's server over HTTP
-// (a client.Client), or the engine in process (the server's own http
-// hook route).
+// (wireServer), or the engine in process (the server's own http hook
+// route).
 type Server interface {
 	StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) error
 	CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error
@@ -474,27 +475,39 @@ type Server interface {
 	EndTurn(ctx context.Context, sessionID string) error
 }
 
-// clientServer is a Server over HTTP; the answers' bodies are not needed.
-type clientServer struct{ cl *client.Client }
+// wireServer is a Server over HTTP. The answers' bodies are not needed,
+// but each must be JSON: a program other than prsm that answered 2xx did
+// not take the call.
+type wireServer struct{ cl *wire.Client }
 
-func (c clientServer) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) error {
-	_, err := c.cl.StartToolCall(ctx, sessionID, req)
-	return err
+func (w wireServer) post(ctx context.Context, path string, body any, extra ...wire.Header) error {
+	var ans json.RawMessage
+	return w.cl.Do(ctx, "POST", path, body, &ans, extra...)
 }
 
-func (c clientServer) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
-	_, err := c.cl.CompleteToolCall(ctx, sessionID, toolCallID, req)
-	return err
+func sessionPath(sessionID string) string {
+	return "/sessions/" + url.PathEscape(sessionID)
 }
 
-func (c clientServer) Turn(ctx context.Context, sessionID string, req api.TurnRequest) error {
-	_, err := c.cl.Turn(ctx, sessionID, req)
-	return err
+func (w wireServer) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) error {
+	return w.post(ctx, sessionPath(sessionID)+"/tool-calls", req)
 }
 
-func (c clientServer) EndTurn(ctx context.Context, sessionID string) error {
-	_, err := c.cl.EndTurn(ctx, sessionID)
-	return err
+// CompleteToolCall asks the server to answer as soon as it holds the
+// session's lock (202, the work done after): the agent need not wait for
+// the records. A server that does not know the preference answers 200
+// once they are stored; either is success.
+func (w wireServer) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
+	path := sessionPath(sessionID) + "/tool-calls/" + url.PathEscape(toolCallID) + "/complete"
+	return w.post(ctx, path, req, wire.Header{Name: "Prefer", Value: "respond-async"})
+}
+
+func (w wireServer) Turn(ctx context.Context, sessionID string, req api.TurnRequest) error {
+	return w.post(ctx, sessionPath(sessionID)+"/turns", req)
+}
+
+func (w wireServer) EndTurn(ctx context.Context, sessionID string) error {
+	return w.post(ctx, sessionPath(sessionID)+"/turn-end", nil)
 }
 
 // hookRequest sends the server call of one event.
@@ -518,7 +531,7 @@ func hookRequest(ctx context.Context, cl Server, sessionID string, call *hookCal
 // one that refuses the token is another prsm server's (another
 // workspace's server took the dead one's port).
 func answeredByPrsm(err error) bool {
-	var ae *client.APIError
+	var ae *wire.Error
 	return errors.As(err, &ae) && ae.Code != "" && ae.Code != "unauthorized"
 }
 
@@ -526,7 +539,7 @@ func answeredByPrsm(err error) bool {
 // session that is gone or has ended is outside every session: nothing to
 // do.
 func hookError(err error, call *hookCall, event string) error {
-	var ae *client.APIError
+	var ae *wire.Error
 	if errors.As(err, &ae) && (ae.Code == "session_not_found" || ae.Code == "session_ended") {
 		return nil
 	}
@@ -535,7 +548,7 @@ func hookError(err error, call *hookCall, event string) error {
 		if call.toolCallID != "" {
 			what += " " + call.toolCallID
 		}
-		// The message only: a client.APIError must not reach explain,
+		// The message only: a wire.Error must not reach explain,
 		// which could turn it into exit 2.
 		return fmt.Errorf("%s: %s", what, err.Error())
 	}
@@ -545,9 +558,9 @@ func hookError(err error, call *hookCall, event string) error {
 // connect finds the session's server, starting one in the background
 // when none runs; ctx bounds the whole of it. A server that is being
 // started keeps starting after a give-up, ready for the next event.
-func (a *Adapter) connect(ctx context.Context, t *Target) (*client.Client, error) {
-	if _, c, ok := LiveServer(ctx, t.ProjectDir); ok {
-		return c, nil
+func (a *Adapter) connect(ctx context.Context, t *Target) (*wire.Client, error) {
+	if info, ok := wire.LiveServer(ctx, t.ProjectDir); ok {
+		return wire.New(info), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("server not reachable: %v", err)
@@ -562,8 +575,8 @@ func (a *Adapter) connect(ctx context.Context, t *Target) (*client.Client, error
 	if err := a.StartServer(ctx, t.ProjectDir, root); err != nil {
 		return nil, fmt.Errorf("server not reachable: %v", err)
 	}
-	if _, c, ok := LiveServer(ctx, t.ProjectDir); ok {
-		return c, nil
+	if info, ok := wire.LiveServer(ctx, t.ProjectDir); ok {
+		return wire.New(info), nil
 	}
 	return nil, errors.New("server not reachable: it started, but does not answer")
 }
@@ -595,36 +608,6 @@ func (a *Adapter) WorkspaceRoot(ctx context.Context, t *Target) (string, error) 
 		}
 	}
 	return "", fmt.Errorf("cannot find the workspace of %s", t.ProjectDir)
-}
-
-// LiveServer returns the server described by server.json if it answers with
-// the token it wrote.
-func LiveServer(ctx context.Context, dir string) (*api.Info, *client.Client, bool) {
-	info, c, ok := KnownServer(dir)
-	if !ok {
-		return nil, nil, false
-	}
-	c.HTTP.Timeout = 3 * time.Second
-	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if _, err := c.Status(cctx); err != nil {
-		return nil, nil, false
-	}
-	c.HTTP.Timeout = 10 * time.Minute
-	return info, c, true
-}
-
-// KnownServer returns a client of the server server.json describes, if
-// its process still runs; whether it answers is not asked.
-func KnownServer(dir string) (*api.Info, *client.Client, bool) {
-	info, err := api.ReadInfo(dir)
-	if err != nil {
-		return nil, nil, false
-	}
-	if info.PID > 0 && syscall.Kill(info.PID, 0) != nil && !errors.Is(syscall.Kill(info.PID, 0), syscall.EPERM) {
-		return nil, nil, false
-	}
-	return info, client.New(info), true
 }
 
 // OneLine makes an error message one printable line of bounded length:

@@ -344,3 +344,54 @@ func TestSessionIn(t *testing.T) {
 		}
 	}
 }
+
+// The hook sends a tool call's complete with Prefer: respond-async (and
+// its capture without), and takes a 202 Accepted for success: a server
+// that honours the preference answers so once it holds the session's
+// lock.
+func TestHookCompleteRespondAsync(t *testing.T) {
+	type seen struct{ path, prefer string }
+	reqs := make(chan seen, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqs <- seen{r.URL.Path, r.Header.Get("Prefer")}
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/complete") {
+			w.WriteHeader(http.StatusAccepted)
+			fmt.Fprint(w, `{"records":[]}`)
+			return
+		}
+		fmt.Fprint(w, `{}`)
+	}))
+	defer srv.Close()
+	home := t.TempDir()
+	t.Setenv("PRSM_HOME", home)
+	projectDir := filepath.Join(home, "projects", "repo-1234abcd")
+	wt := filepath.Join(projectDir, "worktrees", "0123456789ab")
+	if err := os.MkdirAll(wt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := json.Marshal(api.Info{PID: os.Getpid(), Addr: strings.TrimPrefix(srv.URL, "http://"), Token: "t"})
+	if err := os.WriteFile(filepath.Join(projectDir, api.InfoFile), info, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ fixture, path, prefer string }{
+		{"pre-bash", "/sessions/0123456789ab/tool-calls", ""},
+		{"post-bash", "/sessions/0123456789ab/tool-calls/toolu_05BashShuffle/complete", "respond-async"},
+	} {
+		payload, err := fixturePayload(c.fixture, wt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, out, errs := runHook(t, string(payload), "claude"); code != 0 || out != "" || errs != "" {
+			t.Fatalf("%s: exit %d %q %q", c.fixture, code, out, errs)
+		}
+		select {
+		case got := <-reqs:
+			if got != (seen{c.path, c.prefer}) {
+				t.Errorf("%s sent %+v, want %s with Prefer %q", c.fixture, got, c.path, c.prefer)
+			}
+		default:
+			t.Fatalf("%s sent nothing", c.fixture)
+		}
+	}
+}

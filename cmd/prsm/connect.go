@@ -105,7 +105,7 @@ func (a *app) connect(ctx context.Context) (*client.Client, *project, error) {
 		return nil, nil, err
 	}
 	a.proj = p
-	if _, c, ok := hook.LiveServer(ctx, p.dir); ok {
+	if _, c, ok := client.LiveServer(ctx, p.dir); ok {
 		return c, p, nil
 	}
 	_, c, err := a.startBackground(ctx, p, "")
@@ -156,13 +156,13 @@ func (a *app) startBackground(ctx context.Context, p *project, addr string) (*ap
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.After(30 * time.Second)
 	for {
-		if info, c, ok := hook.LiveServer(ctx, p.dir); ok {
+		if info, c, ok := client.LiveServer(ctx, p.dir); ok {
 			return info, c, nil
 		}
 		select {
 		case err := <-exited:
 			// Another server may have won the race for the lock.
-			if info, c, ok := hook.LiveServer(ctx, p.dir); ok {
+			if info, c, ok := client.LiveServer(ctx, p.dir); ok {
 				return info, c, nil
 			}
 			return nil, nil, fmt.Errorf("prsm server exited (%v): %s", err, logTail(logPath))

@@ -19,7 +19,6 @@ import (
 
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
-	"github.com/prsm-dev/prsm/hook"
 	"github.com/prsm-dev/prsm/server"
 )
 
@@ -347,7 +346,7 @@ func TestDemoKeep(t *testing.T) {
 // which must answer.
 func liveClient(ctx context.Context, t *testing.T, projectDir string) *client.Client {
 	t.Helper()
-	_, cl, ok := hook.LiveServer(ctx, projectDir)
+	_, cl, ok := client.LiveServer(ctx, projectDir)
 	if !ok {
 		t.Fatalf("the server of %s does not answer", projectDir)
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/engine"
-	"github.com/prsm-dev/prsm/hook"
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/store"
@@ -41,7 +41,7 @@ func (a *app) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if info, _, ok := hook.LiveServer(ctx, p.dir); ok {
+			if info, _, ok := client.LiveServer(ctx, p.dir); ok {
 				if detach {
 					fmt.Fprintf(a.stdio.Out, "prsm server for %s already runs at http://%s (pid %d)\n", info.Workspace, info.Addr, info.PID)
 					return nil
@@ -118,7 +118,7 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	// it was forking (the lock goes with the child's exec): wait a little
 	// before calling it a second server.
 	for tries := 0; errors.Is(err, server.ErrRunning) && tries < 40; tries++ {
-		if info, _, ok := hook.LiveServer(ctx, p.dir); ok {
+		if info, _, ok := client.LiveServer(ctx, p.dir); ok {
 			return alreadyRunning(info)
 		}
 		sleep(ctx, 50)
@@ -235,7 +235,7 @@ func (a *app) stopCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			info, c, ok := hook.LiveServer(ctx, p.dir)
+			info, c, ok := client.LiveServer(ctx, p.dir)
 			if !ok {
 				fmt.Fprintln(a.stdio.Out, "no prsm server runs for this workspace")
 				return nil
