@@ -312,12 +312,12 @@ func TestClaudeSettingsEdit(t *testing.T) {
 	if err := os.Symlink(real, path); err != nil {
 		t.Fatal(err)
 	}
-	const command = "'/path with space/prsm' hook claude"
+	argv := []string{"/path with space/prsm", "hook", "claude"}
 	install := func(s map[string]any) error {
 		if _, err := removeClaudeHooks(s); err != nil {
 			return err
 		}
-		return addClaudeHooks(s, command)
+		return addClaudeHooks(s, argv, false)
 	}
 	changed, err := editClaudeSettings(path, install)
 	if err != nil || !changed {
@@ -351,7 +351,7 @@ func TestClaudeSettingsEdit(t *testing.T) {
 				if isPrsmHandler(h) {
 					n++
 					gm := g.(map[string]any)
-					if h.(map[string]any)["command"] != command || h.(map[string]any)["timeout"] != float64(10) || (gm["matcher"] != nil) != (e.matcher != "") {
+					if h.(map[string]any)["command"] != "'/path with space/prsm' hook claude" || h.(map[string]any)["timeout"] != float64(10) || (gm["matcher"] != nil) != (e.matcher != "") {
 						t.Errorf("%s: prsm group %v", e.event, gm)
 					}
 				}
@@ -419,7 +419,7 @@ func TestClaudeSettingsRefused(t *testing.T) {
 				if _, err := removeClaudeHooks(s); err != nil {
 					return err
 				}
-				return addClaudeHooks(s, "prsm hook claude")
+				return addClaudeHooks(s, []string{"prsm", "hook", "claude"}, false)
 			})
 			if err == nil || changed || !strings.Contains(err.Error(), "nothing was changed") {
 				t.Fatalf("changed %v, err %v; want a refusal", changed, err)

@@ -78,7 +78,8 @@ func codexHooksPath(root string) (string, error) {
 
 // installCodexHooks merges prsm's handlers into a Codex hooks.json, which
 // has Claude Code's shape: {"hooks": {Event: [{matcher, hooks: [...]}]}}.
-func installCodexHooks(out io.Writer, path, command string, project bool) error {
+func installCodexHooks(out io.Writer, path string, argv []string, project bool) error {
+	command := shellJoin(argv)
 	changed, err := editClaudeSettings(path, func(s map[string]any) error {
 		if _, err := removeCodexHooks(s); err != nil {
 			return err

@@ -112,7 +112,8 @@ func readCopilotHooks(path string) ([]byte, error) {
 }
 
 // installCopilotHooks writes prsm's hooks file, or replaces an older one.
-func installCopilotHooks(out io.Writer, path, command string, _ bool) error {
+func installCopilotHooks(out io.Writer, path string, argv []string, _ bool) error {
+	command := shellJoin(argv)
 	old, err := readCopilotHooks(path)
 	if err != nil {
 		return err

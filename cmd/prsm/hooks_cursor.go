@@ -102,7 +102,8 @@ func addCursorHooks(s map[string]any, command string) error {
 }
 
 // installCursorHooks merges prsm's entries into Cursor's hooks.json.
-func installCursorHooks(out io.Writer, path, command string, _ bool) error {
+func installCursorHooks(out io.Writer, path string, argv []string, _ bool) error {
+	command := shellJoin(argv)
 	changed, err := editClaudeSettings(path, func(s map[string]any) error {
 		if _, err := removeCursorHooks(s); err != nil {
 			return err

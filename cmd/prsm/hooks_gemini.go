@@ -75,7 +75,8 @@ func geminiEventNames() []string {
 }
 
 // installGeminiHooks merges prsm's handlers into Gemini CLI's settings.
-func installGeminiHooks(out io.Writer, path, command string, project bool) error {
+func installGeminiHooks(out io.Writer, path string, argv []string, project bool) error {
+	command := shellJoin(argv)
 	changed, s, err := editGeminiSettings(path, func(s map[string]any) error {
 		if _, err := removeGeminiHooks(s); err != nil {
 			return err

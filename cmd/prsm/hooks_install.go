@@ -2,15 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -53,7 +57,7 @@ type hookInstaller struct {
 	// install puts prsm's hooks, running command (prsm's own path, quoted,
 	// and "hook AGENT"), into the file at path, and prints what it
 	// changed, or that nothing changed, on out.
-	install func(out io.Writer, path, command string, project bool) error
+	install func(out io.Writer, path string, argv []string, project bool) error
 	// uninstall takes prsm's hooks, and nothing else, out of the file at
 	// path, and prints what it changed on out.
 	uninstall func(out io.Writer, path string) error
@@ -147,7 +151,7 @@ refused and left as it is.
 				return err
 			}
 			if install {
-				return h.install(a.stdio.Out, path, hookCommand(agent), proj)
+				return h.install(a.stdio.Out, path, hookArgv(agent), proj)
 			}
 			return h.uninstall(a.stdio.Out, path)
 		},
@@ -235,13 +239,17 @@ func (a *app) hooksProjectRoot(cmd *cobra.Command) (string, error) {
 	return repo.Root, nil
 }
 
-// installClaudeHooks merges prsm's handlers into Claude Code's settings.
-func installClaudeHooks(out io.Writer, path, command string, project bool) error {
+// installClaudeHooks merges prsm's handlers running argv into Claude
+// Code's settings, in exec form when the claude on PATH takes it
+// (claudeExecForm).
+func installClaudeHooks(out io.Writer, path string, argv []string, project bool) error {
+	command := shellJoin(argv)
+	exec := claudeExecForm(context.Background(), "claude")
 	changed, err := editClaudeSettings(path, func(s map[string]any) error {
 		if _, err := removeClaudeHooks(s); err != nil {
 			return err
 		}
-		return addClaudeHooks(s, command)
+		return addClaudeHooks(s, argv, exec)
 	})
 	if err != nil {
 		return err
@@ -252,6 +260,9 @@ func installClaudeHooks(out io.Writer, path, command string, project bool) error
 	}
 	fmt.Fprintf(out, "installed prsm's Claude Code hooks in %s: %s\n", path, strings.Join(claudeEventNames(), ", "))
 	fmt.Fprintf(out, "  command: %s\n", command)
+	if exec {
+		fmt.Fprintln(out, "  run without a shell (exec form): this Claude Code takes it, and each hook starts faster")
+	}
 	if project {
 		fmt.Fprintln(out, "  note: Claude Code reads project hooks only where .claude/settings.json exists; --user also covers worktrees without it")
 	}
@@ -382,7 +393,8 @@ func hooksOf(s map[string]any, create bool) (map[string]any, error) {
 var isPrsmHandler = isPrsmHandlerOf("claude")
 
 // isPrsmHandlerOf recognises a handler prsm installed for agent: a command
-// that runs prsm's adapter of agent (isPrsmHookCommand).
+// that runs prsm's adapter of agent (isPrsmHookCommand), in shell form or
+// in exec form (Claude Code's command and args).
 func isPrsmHandlerOf(agent string) func(any) bool {
 	return func(h any) bool {
 		m, ok := h.(map[string]any)
@@ -390,7 +402,21 @@ func isPrsmHandlerOf(agent string) func(any) bool {
 			return false
 		}
 		cmd, ok := m["command"].(string)
-		return ok && isPrsmHookCommand(cmd, agent)
+		if !ok {
+			return false
+		}
+		if raw, ok := m["args"].([]any); ok {
+			args := make([]string, 0, len(raw))
+			for _, a := range raw {
+				s, ok := a.(string)
+				if !ok {
+					return false
+				}
+				args = append(args, s)
+			}
+			return isPrsmHookArgv(append([]string{cmd}, args...), agent)
+		}
+		return isPrsmHookCommand(cmd, agent)
 	}
 }
 
@@ -456,11 +482,72 @@ func removePrsmHooks(s map[string]any, ours func(any) bool, order []string) ([]s
 	return changed, nil
 }
 
-// addClaudeHooks appends prsm's group to each of its events.
-func addClaudeHooks(s map[string]any, command string) error {
-	return addClaudeHandlers(s, map[string]any{
-		"type": "command", "command": command, "timeout": json.Number(fmt.Sprint(claudeHookTimeout)),
-	})
+// addClaudeHooks appends prsm's group running argv to each of its events:
+// in exec form when exec is set (the command and its args, no shell), else
+// as a shell command.
+func addClaudeHooks(s map[string]any, argv []string, exec bool) error {
+	h := map[string]any{"type": "command", "command": shellJoin(argv), "timeout": json.Number(fmt.Sprint(claudeHookTimeout))}
+	if exec {
+		args := make([]any, 0, len(argv)-1)
+		for _, a := range argv[1:] {
+			args = append(args, a)
+		}
+		h["command"], h["args"] = argv[0], args
+	}
+	return addClaudeHandlers(s, h)
+}
+
+// claudeExecFormSince is the first Claude Code known to run a command
+// hook in exec form ("command" the program, "args" its arguments), with
+// no shell between it and the hook: the version prsm's real-agent tests
+// run. A shell form hook costs a bash start, about 2 ms on the 2-core VM
+// of the benchmarks, and Claude runs two per tool call.
+var claudeExecFormSince = [3]int{2, 1, 328}
+
+// claudeExecForm reports whether the Claude Code that claude (a path, or
+// a name on PATH) runs takes hooks in exec form: `claude --version` says
+// claudeExecFormSince or later. No claude, an older one, or an answer it
+// cannot read gets false, and the shell form that every version runs.
+func claudeExecForm(ctx context.Context, claude string) bool {
+	p, err := exec.LookPath(claude)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, p, "--version").Output()
+	if err != nil {
+		return false
+	}
+	v, ok := leadingVersion(string(out))
+	if !ok {
+		return false
+	}
+	for i := range v {
+		if v[i] != claudeExecFormSince[i] {
+			return v[i] > claudeExecFormSince[i]
+		}
+	}
+	return true
+}
+
+// leadingVersion reads the MAJOR.MINOR.PATCH that s starts with ("2.1.328
+// (Claude Code)").
+func leadingVersion(s string) ([3]int, bool) {
+	var v [3]int
+	word, _, _ := strings.Cut(strings.TrimSpace(s), " ")
+	parts := strings.Split(word, ".")
+	if len(parts) != 3 {
+		return v, false
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return v, false
+		}
+		v[i] = n
+	}
+	return v, true
 }
 
 // addClaudeHandlers adds handler to every event prsm hooks, each in a
@@ -616,6 +703,9 @@ func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
 // this binary).
 func hookCommand(agent string) string { return hookCommandFor(selfPath(), agent) }
 
+// hookArgv is hookCommand as an argument list.
+func hookArgv(agent string) []string { return hookArgvFor(selfPath(), agent) }
+
 // leanHookName is the lean hook binary `make install` puts beside prsm.
 const leanHookName = "prsm-hook"
 
@@ -623,12 +713,36 @@ const leanHookName = "prsm-hook"
 // the lean prsm-hook beside it when there is one (its process starts in a
 // few milliseconds, which every tool call pays twice), else `prsm hook
 // AGENT`, which does the same.
-func hookCommandFor(self, agent string) string {
+func hookCommandFor(self, agent string) string { return shellJoin(hookArgvFor(self, agent)) }
+
+// hookArgvFor is hookCommandFor as an argument list.
+func hookArgvFor(self, agent string) []string {
 	lean := filepath.Join(filepath.Dir(self), leanHookName)
 	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		return shellQuote(lean) + " " + agent
+		return []string{lean, agent}
 	}
-	return shellQuote(self) + " hook " + agent
+	return []string{self, "hook", agent}
+}
+
+// shellJoin is argv as one shell command line.
+func shellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// isPrsmHookArgv is isPrsmHookCommand for an argument list (a hook in
+// exec form).
+func isPrsmHookArgv(argv []string, agent string) bool {
+	switch {
+	case len(argv) == 3 && argv[1] == "hook" && argv[2] == agent:
+		return strings.Contains(filepath.Base(argv[0]), "prsm")
+	case len(argv) == 2 && argv[1] == agent:
+		return filepath.Base(argv[0]) == leanHookName
+	}
+	return false
 }
 
 // isPrsmHookCommand reports whether a hook command runs prsm's adapter of

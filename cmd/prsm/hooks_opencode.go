@@ -181,7 +181,8 @@ func readOpencodePlugin(path string) ([]byte, error) {
 }
 
 // installOpencodePlugin writes prsm's plugin, or replaces an older one.
-func installOpencodePlugin(out io.Writer, path, command string, _ bool) error {
+func installOpencodePlugin(out io.Writer, path string, argv []string, _ bool) error {
+	command := shellJoin(argv)
 	old, err := readOpencodePlugin(path)
 	if err != nil {
 		return err

@@ -72,6 +72,18 @@ func setupScript(env *testscript.Env) error {
 	// A race-enabled binary sleeps a second at exit by default; every prsm
 	// call in a script would pay it.
 	env.Setenv("GORACE", "atexit_sleep_ms=0")
+	// A claude first on PATH that is older than the exec form of hooks,
+	// so that a Claude Code on the machine does not change what `prsm
+	// hooks install claude` writes (hooks_install_exec.txtar puts its own
+	// before it).
+	bin := filepath.Join(env.WorkDir, ".bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '1.0.0 (Claude Code)'\n"), 0o755); err != nil {
+		return err
+	}
+	env.Setenv("PATH", bin+string(filepath.ListSeparator)+env.Getenv("PATH"))
 	work := env.WorkDir
 	env.Defer(func() { stopServers(work) })
 	return nil

@@ -539,8 +539,8 @@ func TestRealAgentClaudeHTTPServerDown(t *testing.T) {
 }
 
 // With prsm and prsm-hook side by side, as make install puts them, `prsm
-// hooks install claude` writes the lean prsm-hook as the hook command, and
-// the real Claude Code runs it: its records carry Claude's own tool_use
+// hooks install claude` writes the lean prsm-hook as the hook command, in
+// exec form for the claude on PATH, and the real Claude Code runs it: its records carry Claude's own tool_use
 // ids, and a write aimed at the workspace is moved into the worktree by
 // prsm-hook's answer.
 func TestRealAgentClaudeLeanHook(t *testing.T) {
@@ -560,14 +560,23 @@ func TestRealAgentClaudeLeanHook(t *testing.T) {
 	r.git("init", "-q")
 	r.git("add", "-A")
 	r.git("commit", "-qm", "first")
-	r.prsm(ctx, nil, "hooks", "install", "claude")
+	// This claude on PATH: the install writes the exec form it takes
+	// (no shell between Claude Code and prsm-hook), and the run below
+	// shows the real Claude Code running it. The other tests install
+	// with no claude on PATH: the shell form.
+	r.env = append(r.env, "PATH="+filepath.Dir(r.claude)+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	out := r.prsm(ctx, nil, "hooks", "install", "claude")
+	if !strings.Contains(out, "exec form") {
+		t.Fatalf("hooks install with Claude Code %s on PATH wrote no exec form:\n%s", claudeVersion, out)
+	}
 	settings, err := os.ReadFile(filepath.Join(r.config, "settings.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lean := filepath.Join(bin, "prsm-hook") + " claude"
-	if !strings.Contains(string(settings), `"command": "`+lean+`"`) || strings.Contains(string(settings), " hook claude") {
-		t.Fatalf("hooks install wrote no %q (or still prsm hook):\n%s", lean, settings)
+	lean := filepath.Join(bin, "prsm-hook")
+	if strings.Count(string(settings), `"command": "`+lean+`",`) != 5 || strings.Count(string(settings), `"args": [`) != 5 ||
+		strings.Contains(string(settings), " claude\"") {
+		t.Fatalf("hooks install wrote no exec form of %s:\n%s", lean, settings)
 	}
 	s := r.startSession(ctx)
 	wt := s.WorktreePath

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -53,9 +54,10 @@ func claudeRunArgs(argv []string, worktree, projectDir, baseURL, token string, e
 	}
 	path := filepath.Join(projectDir, "claude-settings.json")
 	s := map[string]any{}
-	err := addClaudeHooks(s, hookCommand("claude"))
-	if baseURL != "" {
-		s = map[string]any{}
+	var err error
+	if baseURL == "" {
+		err = addClaudeHooks(s, hookArgv("claude"), claudeExecForm(context.Background(), argv[0]))
+	} else {
 		err = addClaudeHandlers(s, map[string]any{
 			"type": "http", "url": baseURL + "/hooks/claude", "timeout": json.Number(fmt.Sprint(claudeHookTimeout)),
 			"headers":        map[string]any{"Authorization": "Bearer $" + claudeTokenEnv},
