@@ -500,7 +500,7 @@ func addClaudeHooks(s map[string]any, argv []string, exec bool) error {
 // claudeExecFormSince is the first Claude Code known to run a command
 // hook in exec form ("command" the program, "args" its arguments), with
 // no shell between it and the hook: the version prsm's real-agent tests
-// run. A shell form hook costs a bash start, about 2 ms on the 2-core VM
+// run. A shell form hook costs a bash start, about 1.1 ms on the 2-core VM
 // of the benchmarks, and Claude runs two per tool call.
 var claudeExecFormSince = [3]int{2, 1, 328}
 
