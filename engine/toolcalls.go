@@ -278,10 +278,10 @@ func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID str
 // capture, a read, a rollback, the turn's end) sees them done. The
 // agent's wait is then the answer alone, and the work overlaps the
 // agent's next step (its model's answer). A failure after the answer is
-// logged, as the agent
-// would not read it anyway; a crash before the records are stored leaves
-// the call open, and the next start closes it with what it changed
-// (closeCrashed). An ended session's complete is done in place.
+// logged, as the agent would not read it anyway; a crash before the
+// records are stored leaves the call open, and the next start closes it
+// with what it changed (closeCrashed). An ended session's complete is
+// done in place.
 func (e *Engine) CompleteToolCallLater(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
 	_, err := e.completeToolCall(ctx, sessionID, toolCallID, req, true)
 	return err
@@ -305,13 +305,7 @@ func (e *Engine) completeToolCall(ctx context.Context, sessionID, toolCallID str
 	}
 	if later && s.Status == prsm.SessionActive {
 		ctx := context.WithoutCancel(ctx)
-		e.afterAnswer(s.ID, lock, func() {
-			// afterAnswer holds the lock: the work below gets none to
-			// release, and runs its own end in place.
-			if _, err := e.completeLocked(ctx, s, st, &heldLock{}, toolCallID, req, true); err != nil {
-				e.Log.Error("complete after the answer", "session", s.ID, "tool_call", toolCallID, "err", err)
-			}
-		})
+		e.afterAnswer(s.ID, lock, func() { e.completeAfterAnswer(ctx, s, st, toolCallID, req) })
 		return nil, nil
 	}
 	return e.completeLocked(ctx, s, st, lock, toolCallID, req, false)
@@ -340,10 +334,17 @@ func (e *Engine) completeQueued(ctx context.Context, sessionID, toolCallID strin
 		if checkLabel("agent_id", req.AgentID) == nil {
 			e.hookCall(s.ID, req.AgentID, s.AgentID)
 		}
-		if _, err := e.completeLocked(ctx, &s, st, &heldLock{}, toolCallID, req, true); err != nil {
-			e.Log.Error("complete after the answer", "session", s.ID, "tool_call", toolCallID, "err", err)
-		}
+		e.completeAfterAnswer(ctx, &s, st, toolCallID, req)
 	})
+}
+
+// completeAfterAnswer is a later complete's work, in an afterAnswer that
+// holds the session's lock: the work gets no lock to release, and runs
+// its own end in place. A failure is logged.
+func (e *Engine) completeAfterAnswer(ctx context.Context, s *prsm.Session, st *sessionState, toolCallID string, req api.CompleteRequest) {
+	if _, err := e.completeLocked(ctx, s, st, &heldLock{}, toolCallID, req, true); err != nil {
+		e.Log.Error("complete after the answer", "session", s.ID, "tool_call", toolCallID, "err", err)
+	}
 }
 
 // completeLocked is the work of a complete, holding the session's lock
