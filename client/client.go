@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/textproto"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -91,28 +91,9 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body []byt
 }
 
 // decodeAnswer turns an answer's status and body into an *APIError, or
-// decodes the body into out (when non-nil).
+// decodes the body into out (when non-nil), as wire.Decode does.
 func decodeAnswer(method, path string, resp *http.Response, data []byte, out any) error {
-	if resp.StatusCode >= 400 {
-		ae := &APIError{Status: resp.StatusCode}
-		var body api.ErrorBody
-		if json.Unmarshal(data, &body) == nil {
-			ae.Code, ae.Msg, ae.Hint = body.Code, body.Error, body.Hint
-		}
-		if ae.Msg == "" {
-			ae.Msg = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
-		}
-		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-			ae.RetryAfter = time.Duration(secs) * time.Second
-		}
-		return ae
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("decode answer of %s %s: %w", method, path, err)
-		}
-	}
-	return nil
+	return wire.Decode(method, path, resp.StatusCode, textproto.MIMEHeader(resp.Header), data, out)
 }
 
 // Healthz checks that the server answers.

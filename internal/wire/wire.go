@@ -90,7 +90,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any, ext
 		if err != nil {
 			return fmt.Errorf("reach prsm server at %s: %w", c.Addr, err)
 		}
-		return decode(method, path, status, header, data, out)
+		return Decode(method, path, status, header, data, out)
 	})
 }
 
@@ -173,9 +173,10 @@ func (c *Client) roundTrip(ctx context.Context, req []byte) (status int, header 
 	return status, header, body, nil
 }
 
-// decode turns an answer into an *Error, or decodes a 2xx answer's body
-// into out (when non-nil).
-func decode(method, path string, status int, header textproto.MIMEHeader, data []byte, out any) error {
+// Decode turns an answer into an *Error, or decodes a 2xx answer's body
+// into out (when non-nil). The client package decodes its answers with it
+// too.
+func Decode(method, path string, status int, header textproto.MIMEHeader, data []byte, out any) error {
 	if status < 200 || status > 299 {
 		e := &Error{Status: status}
 		var body api.ErrorBody
