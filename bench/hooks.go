@@ -295,11 +295,11 @@ func hookChecks(r *report, n int) []check {
 				Value: value, OK: ratio >= m.min})
 		}
 	}
-	for _, m := range []string{"hook-start", "hook-request"} {
-		if p := r.find(m, n, "prsm-hook"); p != nil {
-			out = append(out, check{Target: m + ": one hook process <= 3 ms median", Files: n, Figure: p.Median,
-				Value: fmt.Sprintf("%.2f ms median", p.Median), OK: p.Median <= 3})
-		}
+	// The start alone is the target; hook-request (the same with one
+	// request) is in the table for reference.
+	if p := r.find("hook-start", n, "prsm-hook"); p != nil {
+		out = append(out, check{Target: "hook-start: one hook process <= 3 ms median", Files: n, Figure: p.Median,
+			Value: fmt.Sprintf("%.2f ms median", p.Median), OK: p.Median <= 3})
 	}
 	return out
 }
