@@ -100,9 +100,30 @@ func (f *fixture) capture(s *prsm.Session, id, name, file string) {
 	}
 }
 
+// completeLater, set by PRSM_TEST_COMPLETE_LATER=1, makes every
+// complete of the engine's tests (f.complete, f.tool, the chains and their
+// fuzz) go through CompleteToolCallLater, as an agent's PostToolUse does,
+// and read the records after it. TestCrashAfterRecordStored is the one
+// test that cannot run so: its crash is a panic in the complete's work,
+// which then runs in the background.
+var completeLater = os.Getenv("PRSM_TEST_COMPLETE_LATER") == "1"
+
 // complete completes tool call id.
 func (f *fixture) complete(s *prsm.Session, id string) []*prsm.Record {
 	f.t.Helper()
+	if completeLater {
+		if err := f.eng.CompleteToolCallLater(f.ctx, s.ID, id, api.CompleteRequest{}); err != nil {
+			f.t.Fatalf("complete %s later: %v", id, err)
+		}
+		recs, err := f.eng.RecordsOf(f.ctx, s.ID, id)
+		if err != nil && !errors.Is(err, prsm.ErrNotFound) {
+			f.t.Fatalf("records of %s: %v", id, err)
+		}
+		if err := f.eng.FillContent(f.ctx, recs); err != nil {
+			f.t.Fatal(err)
+		}
+		return recs
+	}
 	res, err := f.eng.CompleteToolCall(f.ctx, s.ID, id, api.CompleteRequest{})
 	if err != nil {
 		f.t.Fatalf("complete %s: %v", id, err)
