@@ -37,12 +37,8 @@ func (c *Client) doRaw(ctx context.Context, method, path string) ([]byte, error)
 	return data, nil
 }
 
-func sessionPath(sessionID string) string {
-	return "/sessions/" + url.PathEscape(sessionID)
-}
-
 func changePath(sessionID, id string) string {
-	return sessionPath(sessionID) + "/file-changes/" + url.PathEscape(id)
+	return api.SessionPath(sessionID) + "/file-changes/" + url.PathEscape(id)
 }
 
 // withFile appends ?file= when file is set.
@@ -56,14 +52,14 @@ func withFile(path, file string) string {
 // StartToolCall is the pre-tool capture of a tool call.
 func (c *Client) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) (*api.ToolCallAnswer, error) {
 	var ans api.ToolCallAnswer
-	return &ans, c.doHot(ctx, sessionPath(sessionID)+"/tool-calls", req, &ans)
+	return &ans, c.doHot(ctx, api.SessionPath(sessionID)+"/tool-calls", req, &ans)
 }
 
 // CompleteToolCall completes a tool call; it answers once the records are
 // stored and applied (or marked conflict).
 func (c *Client) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) (*api.Records, error) {
 	var recs api.Records
-	path := sessionPath(sessionID) + "/tool-calls/" + url.PathEscape(toolCallID) + "/complete"
+	path := api.CompletePath(sessionID, toolCallID)
 	return &recs, c.doHot(ctx, path, req, &recs)
 }
 
@@ -76,7 +72,7 @@ func (c *Client) Changes(ctx context.Context, sessionID, status, file string) ([
 	if file != "" {
 		q.Set("file", file)
 	}
-	path := sessionPath(sessionID) + "/file-changes"
+	path := api.SessionPath(sessionID) + "/file-changes"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
@@ -141,14 +137,14 @@ func (c *Client) DecideHunks(ctx context.Context, sessionID, id string, accept, 
 // file is set).
 func (c *Client) AcceptAll(ctx context.Context, sessionID, file string) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, withFile(sessionPath(sessionID)+"/file-changes/accept-all", file), nil, &recs)
+	return &recs, c.Do(ctx, http.MethodPost, withFile(api.SessionPath(sessionID)+"/file-changes/accept-all", file), nil, &recs)
 }
 
 // RejectAll rejects every pending record of a session (of one file when
 // file is set).
 func (c *Client) RejectAll(ctx context.Context, sessionID, file string) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, withFile(sessionPath(sessionID)+"/file-changes/reject-all", file), nil, &recs)
+	return &recs, c.Do(ctx, http.MethodPost, withFile(api.SessionPath(sessionID)+"/file-changes/reject-all", file), nil, &recs)
 }
 
 // AcceptEverywhere accepts every pending record of every session.

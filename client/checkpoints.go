@@ -10,14 +10,14 @@ import (
 )
 
 func checkpointPath(sessionID, id string) string {
-	return sessionPath(sessionID) + "/checkpoints/" + url.PathEscape(id)
+	return api.SessionPath(sessionID) + "/checkpoints/" + url.PathEscape(id)
 }
 
 // Turn marks the start of a turn; the server answers with the automatic
 // checkpoint it took, nil when the session's automatic checkpoints are off.
 func (c *Client) Turn(ctx context.Context, sessionID string, req api.TurnRequest) (*prsm.Checkpoint, error) {
 	var cp *prsm.Checkpoint
-	if err := c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/turns", req, &cp); err != nil {
+	if err := c.Do(ctx, http.MethodPost, api.SessionPath(sessionID)+"/turns", req, &cp); err != nil {
 		return nil, err
 	}
 	return cp, nil
@@ -26,7 +26,7 @@ func (c *Client) Turn(ctx context.Context, sessionID string, req api.TurnRequest
 // Checkpoints lists a session's checkpoints, oldest first; grep (when set)
 // keeps those whose name or annotation contains it, case-insensitively.
 func (c *Client) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
-	path := sessionPath(sessionID) + "/checkpoints"
+	path := api.SessionPath(sessionID) + "/checkpoints"
 	if grep != "" {
 		path += "?grep=" + url.QueryEscape(grep)
 	}
@@ -40,7 +40,7 @@ func (c *Client) Checkpoints(ctx context.Context, sessionID, grep string) ([]*pr
 // CreateCheckpoint makes a named checkpoint.
 func (c *Client) CreateCheckpoint(ctx context.Context, sessionID string, req api.CheckpointRequest) (*prsm.Checkpoint, error) {
 	var cp prsm.Checkpoint
-	return &cp, c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/checkpoints", req, &cp)
+	return &cp, c.Do(ctx, http.MethodPost, api.SessionPath(sessionID)+"/checkpoints", req, &cp)
 }
 
 // Checkpoint returns one checkpoint by id or unique prefix.
@@ -91,5 +91,5 @@ func (c *Client) Rewind(ctx context.Context, sessionID, id string, dryRun bool) 
 // when req.DryRun).
 func (c *Client) Rollback(ctx context.Context, sessionID string, req api.RollbackRequest) (*api.Plan, error) {
 	var p api.Plan
-	return &p, c.Do(ctx, http.MethodPost, sessionPath(sessionID)+"/rollback", req, &p)
+	return &p, c.Do(ctx, http.MethodPost, api.SessionPath(sessionID)+"/rollback", req, &p)
 }

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -485,12 +484,8 @@ func (w wireServer) post(ctx context.Context, path string, body any, extra ...wi
 	return w.cl.Do(ctx, "POST", path, body, &ans, extra...)
 }
 
-func sessionPath(sessionID string) string {
-	return "/sessions/" + url.PathEscape(sessionID)
-}
-
 func (w wireServer) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) error {
-	return w.post(ctx, sessionPath(sessionID)+"/tool-calls", req)
+	return w.post(ctx, api.SessionPath(sessionID)+"/tool-calls", req)
 }
 
 // CompleteToolCall asks the server to answer as soon as it holds the
@@ -498,16 +493,15 @@ func (w wireServer) StartToolCall(ctx context.Context, sessionID string, req api
 // the records. A server that does not know the preference answers 200
 // once they are stored; either is success.
 func (w wireServer) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
-	path := sessionPath(sessionID) + "/tool-calls/" + url.PathEscape(toolCallID) + "/complete"
-	return w.post(ctx, path, req, wire.Header{Name: "Prefer", Value: "respond-async"})
+	return w.post(ctx, api.CompletePath(sessionID, toolCallID), req, wire.Header{Name: "Prefer", Value: "respond-async"})
 }
 
 func (w wireServer) Turn(ctx context.Context, sessionID string, req api.TurnRequest) error {
-	return w.post(ctx, sessionPath(sessionID)+"/turns", req)
+	return w.post(ctx, api.SessionPath(sessionID)+"/turns", req)
 }
 
 func (w wireServer) EndTurn(ctx context.Context, sessionID string) error {
-	return w.post(ctx, sessionPath(sessionID)+"/turn-end", nil)
+	return w.post(ctx, api.SessionPath(sessionID)+"/turn-end", nil)
 }
 
 // hookRequest sends the server call of one event.

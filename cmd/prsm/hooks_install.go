@@ -747,15 +747,15 @@ func isPrsmHookArgv(argv []string, agent string) bool {
 
 // isPrsmHookCommand reports whether a hook command runs prsm's adapter of
 // agent, wherever the binary lives: "PRSM hook AGENT" or "PRSM-HOOK AGENT".
+// The program may be quoted; the rule is isPrsmHookArgv's.
 func isPrsmHookCommand(cmd, agent string) bool {
 	cmd = strings.TrimSpace(cmd)
+	unquote := func(prog string) string { return strings.Trim(strings.TrimSpace(prog), `'"`) }
 	if prog, found := strings.CutSuffix(cmd, " hook "+agent); found {
-		prog = strings.Trim(strings.TrimSpace(prog), `'"`)
-		return strings.Contains(filepath.Base(prog), "prsm")
+		return isPrsmHookArgv([]string{unquote(prog), "hook", agent}, agent)
 	}
 	if prog, found := strings.CutSuffix(cmd, " "+agent); found {
-		prog = strings.Trim(strings.TrimSpace(prog), `'"`)
-		return filepath.Base(prog) == leanHookName
+		return isPrsmHookArgv([]string{unquote(prog), agent}, agent)
 	}
 	return false
 }

@@ -72,6 +72,16 @@ func (r *claudeRig) git(args ...string) {
 	}
 }
 
+// commit makes the workspace a git repository whose first commit holds
+// files (path → content).
+func (r *claudeRig) commit(files map[string]string) {
+	r.t.Helper()
+	r.write(files)
+	r.git("init", "-q")
+	r.git("add", "-A")
+	r.git("commit", "-qm", "first")
+}
+
 // write puts files (path → content) into the workspace.
 func (r *claudeRig) write(files map[string]string) {
 	r.t.Helper()
@@ -164,10 +174,7 @@ func TestRealAgentClaude(t *testing.T) {
 	r := newClaudeRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	r.write(map[string]string{"a.txt": "alpha\nbeta\n", "b.txt": "one\ntwo\n", "c.txt": "gone soon\n"})
-	r.git("init", "-q")
-	r.git("add", "-A")
-	r.git("commit", "-qm", "first")
+	r.commit(map[string]string{"a.txt": "alpha\nbeta\n", "b.txt": "one\ntwo\n", "c.txt": "gone soon\n"})
 
 	out := r.prsm(ctx, nil, "hooks", "install", "claude")
 	if want := filepath.Join(r.config, "settings.json"); !strings.Contains(out, want) {
@@ -314,10 +321,7 @@ func TestRealAgentClaudeBackground(t *testing.T) {
 	r := newClaudeRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	r.write(map[string]string{"a.txt": "alpha\n"})
-	r.git("init", "-q")
-	r.git("add", "-A")
-	r.git("commit", "-qm", "first")
+	r.commit(map[string]string{"a.txt": "alpha\n"})
 	r.prsm(ctx, nil, "hooks", "install", "claude")
 	s := r.startSession(ctx)
 
@@ -385,10 +389,7 @@ func TestRealAgentClaudeRunSettings(t *testing.T) {
 	r := newClaudeRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	r.write(map[string]string{"a.txt": "alpha\n"})
-	r.git("init", "-q")
-	r.git("add", "-A")
-	r.git("commit", "-qm", "first")
+	r.commit(map[string]string{"a.txt": "alpha\n"})
 	s := r.startSession(ctx)
 	wt := s.WorktreePath
 
@@ -485,10 +486,7 @@ func TestRealAgentClaudeHTTPServerDown(t *testing.T) {
 	r := newClaudeRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	r.write(map[string]string{"a.txt": "alpha\n"})
-	r.git("init", "-q")
-	r.git("add", "-A")
-	r.git("commit", "-qm", "first")
+	r.commit(map[string]string{"a.txt": "alpha\n"})
 	s := r.startSession(ctx)
 	wt := s.WorktreePath
 	info, err := api.ReadInfo(r.project)
@@ -556,10 +554,7 @@ func TestRealAgentClaudeLeanHook(t *testing.T) {
 		}
 	}
 	r.bin = filepath.Join(bin, "prsm")
-	r.write(map[string]string{"a.txt": "alpha\n"})
-	r.git("init", "-q")
-	r.git("add", "-A")
-	r.git("commit", "-qm", "first")
+	r.commit(map[string]string{"a.txt": "alpha\n"})
 	// This claude on PATH: the install writes the exec form it takes
 	// (no shell between Claude Code and prsm-hook), and the run below
 	// shows the real Claude Code running it. The other tests install

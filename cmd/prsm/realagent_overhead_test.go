@@ -40,10 +40,7 @@ func TestRealAgentClaudeOverhead(t *testing.T) {
 	r := newClaudeRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	r.write(map[string]string{"a.txt": "alpha\n"})
-	r.git("init", "-q")
-	r.git("add", "-A")
-	r.git("commit", "-qm", "first")
+	r.commit(map[string]string{"a.txt": "alpha\n"})
 	s := r.startSession(ctx)
 
 	// A listener that answers every hook with an empty 200.
@@ -59,15 +56,20 @@ func TestRealAgentClaudeOverhead(t *testing.T) {
 	})}
 	go srv.Serve(ln)
 	defer srv.Close()
-	null := map[string]any{}
-	if err := addClaudeHandlers(null, map[string]any{"type": "http", "url": "http://" + ln.Addr().String() + "/hooks/claude", "timeout": json.Number("30")}); err != nil {
-		t.Fatal(err)
+	// settingsTo is a settings file whose hooks POST every event to url.
+	settingsTo := func(url string) string {
+		m := map[string]any{}
+		if err := addClaudeHandlers(m, map[string]any{"type": "http", "url": url, "timeout": json.Number("30")}); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "settings.json")
+		data, _ := json.Marshal(m)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	nullSettings := filepath.Join(t.TempDir(), "null-settings.json")
-	data, _ := json.Marshal(null)
-	if err := os.WriteFile(nullSettings, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	nullSettings := settingsTo("http://" + ln.Addr().String() + "/hooks/claude")
 
 	// script writes n files under dir, one Write per step.
 	script := func(dir, tag string, n int) *fakemodel.AnthropicServer {
@@ -113,18 +115,6 @@ func TestRealAgentClaudeOverhead(t *testing.T) {
 	}
 	proxyNull := newTimingProxy(t, "http://"+ln.Addr().String()+"/hooks/claude", "")
 	proxyPrsm := newTimingProxy(t, "http://"+info.Addr+"/hooks/claude", info.Token)
-	settingsTo := func(url string) string {
-		m := map[string]any{}
-		if err := addClaudeHandlers(m, map[string]any{"type": "http", "url": url, "timeout": json.Number("30")}); err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(t.TempDir(), "settings.json")
-		data, _ := json.Marshal(m)
-		if err := os.WriteFile(p, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	nullProxied, prsmProxied := settingsTo(proxyNull.url), settingsTo(proxyPrsm.url)
 
 	// times[variant][length] are the run times.
