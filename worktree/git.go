@@ -256,13 +256,16 @@ func (r *Runner) Run(ctx context.Context, c *Cmd) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, bin, argv...)
 	cmd.Env = Environ(c.env...)
 	cmd.WaitDelay = 5 * time.Second
+	g := inGroup(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if c.stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.stdin)
 	}
-	if err := cmd.Run(); err != nil {
+	err = cmd.Run()
+	g.finish()
+	if err != nil {
 		gerr := &Error{Args: c.Args(), ExitCode: -1, Stderr: stderr.String(), Err: err}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
