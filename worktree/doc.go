@@ -12,6 +12,6 @@
 // never left to find the repository there: every call in one names git's entry
 // for it (--git-dir, --work-tree, found from the repository's side: Linked), the
 // runner refuses to run there otherwise, and every call switches off what
-// configuration could run (fsmonitor, hooks). RepairDotGit puts a rewritten
-// .git file back for the user's own git.
+// configuration could run (fsmonitor, hooks, filter drivers: filters.go).
+// RepairDotGit puts a rewritten .git file back for the user's own git.
 package worktree

@@ -3,6 +3,7 @@ package worktree
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -56,12 +57,12 @@ func (r *Runner) Start(c *Cmd) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin := r.Git
-	if bin == "" {
-		bin = "git"
+	noFilters, err := r.noFilters(context.Background(), c)
+	if err != nil {
+		return nil, err
 	}
-	cmd := exec.Command(bin, argv...)
-	cmd.Env = Environ(append(append([]string{}, c.env...), "GIT_FLUSH=1")...)
+	cmd := exec.Command(r.bin(), argv...)
+	cmd.Env = Environ(append(append(noFilters, c.env...), "GIT_FLUSH=1")...)
 	g := inGroup(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {

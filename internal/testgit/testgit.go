@@ -124,6 +124,17 @@ func Sparse(t testing.TB, root, rel string, size int64, tag string) {
 	}
 }
 
+// Names lists the names in directory dir (none when it is missing): the
+// markers a test's commands leave there.
+func Names(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
 // DiskUse is the disk space the file at p takes (its allocated blocks).
 func DiskUse(t testing.TB, p string) int64 {
 	t.Helper()
