@@ -466,8 +466,6 @@ func (r *Repo) placeNamed(dir, commit, key string, place func(p string, f File, 
 		if f.Mode&0o111 != 0 {
 			perm = 0o755
 		}
-		// Replaced by a new file, never written through what stands
-		// there.
 		wrote, err := place(p, f, perm)
 		if err != nil {
 			return placed, fmt.Errorf("place %s: %w", rel, err)

@@ -137,6 +137,9 @@ func (r *Repo) PlaceBig(dir, commit string) ([]string, error) {
 		if !ok {
 			return false, nil
 		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return false, err
+		}
 		return true, replaceWith(p, perm, func(f *os.File) error { return bigfile.Write(f, in) })
 	})
 }

@@ -57,7 +57,9 @@ func (r *Runner) Start(c *Cmd) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	noFilters, err := r.noFilters(context.Background(), c)
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+	noFilters, err := r.noFilters(ctx, c)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
