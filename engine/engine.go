@@ -240,6 +240,14 @@ func (e *Engine) StartSession(ctx context.Context, req api.StartRequest) (*prsm.
 		e.Log.Warn("a .gitattributes conversion fails on these files: the session's base holds their bytes as they are",
 			"session", id, "files", placed)
 	}
+	// Files over the size limit went into the base as stubs: the
+	// checkout wrote those, and the real content takes their place.
+	if placed, err := e.Repo.PlaceBig(s.WorktreePath, commit); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("place big files: %w", err)
+	} else if len(placed) > 0 {
+		e.Log.Info("files over the size limit are stubs in the session's base", "session", id, "files", placed)
+	}
 	if copied, err := e.Repo.CopyIncluded(ctx, s.WorktreePath); err != nil {
 		cleanup()
 		return nil, fmt.Errorf("copy .worktreeinclude files: %w", err)
