@@ -226,6 +226,7 @@ func (s *Server) router() *echo.Echo {
 	e.POST("/sessions/:id/turns", s.turn)
 	e.POST("/sessions/:id/flush", s.flush)
 	e.POST("/sessions/:id/turn-end", s.turnEnd)
+	e.POST("/sessions/:id/hook-tokens", s.mintHookToken)
 	e.GET("/sessions/:id/checkpoints", s.listCheckpoints)
 	e.POST("/sessions/:id/checkpoints", s.createCheckpoint)
 	e.GET("/sessions/:id/checkpoints/:cid", s.getCheckpoint)
@@ -338,7 +339,8 @@ func (s *Server) hostCheck(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // auth requires the bearer token, in the Authorization header, on every
-// route but /healthz; never in a query, /events included: an address ends
+// route but /healthz, or a session's hook token on the hook routes of
+// that session (hookAuth); never in a query, /events included: an address ends
 // up in logs, histories and command lines. (The review page's EventSource,
 // which cannot send headers, is logged in by its cookie.) A request without
 // a token may instead carry the review page's login cookie (cookieAuth in
@@ -357,10 +359,13 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 		if got == "" {
 			return s.cookieAuth(c, next)
 		}
-		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
-			return apiError(http.StatusUnauthorized, "unauthorized", "missing or wrong token")
+		if subtle.ConstantTimeCompare([]byte(got), want) == 1 {
+			return next(c)
 		}
-		return next(c)
+		if strings.HasPrefix(got, hookTokenPrefix) {
+			return s.hookAuth(c, got, next)
+		}
+		return apiError(http.StatusUnauthorized, "unauthorized", "missing or wrong token")
 	}
 }
 
