@@ -97,6 +97,8 @@ func (s *Server) hookAuth(c echo.Context, token string, next echo.HandlerFunc) e
 	if id := c.Param("id"); strings.Contains(c.Path(), ":id") && id != sid {
 		return apiError(http.StatusForbidden, "hook_token_scope", "this hook token is session %s's, not %s's", sid, id)
 	}
+	// The connection stays untrusted (conns.go): the agent holds this
+	// token, and must not hold connections the CLI needs.
 	c.Set(hookSessionKey, sid)
 	return next(c)
 }
