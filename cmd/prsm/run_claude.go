@@ -27,11 +27,12 @@ import (
 // change. Without a server address (baseURL empty) they are the command
 // hooks `prsm hooks install claude` writes. The file also asks Claude
 // Code to keep prsm's own state out of the agent's reach (claudeGuards).
-// Any other command, and a claude that already has
-// prsm's hooks (in the user's settings, or the worktree's project or
-// local settings), comes back as it is. So does a command that passes
-// --settings itself, which would replace prsm's: then one line on errOut
-// says which `prsm hooks install` to run.
+// A claude that already has prsm's hooks (in the user's settings, or the
+// worktree's project or local settings) gets a file with the guards
+// alone. Any other command comes back as it is, and so does one that
+// passes --settings itself, which would replace prsm's: then, unless
+// prsm's hooks are installed, one line on errOut says which `prsm hooks
+// install` to run.
 func claudeRunArgs(argv []string, worktree, projectDir, baseURL string, errOut io.Writer) []string {
 	if len(argv) == 0 || filepath.Base(argv[0]) != "claude" {
 		return argv
@@ -43,21 +44,29 @@ func claudeRunArgs(argv []string, worktree, projectDir, baseURL string, errOut i
 	candidates = append(candidates,
 		filepath.Join(worktree, ".claude", "settings.json"),
 		filepath.Join(worktree, ".claude", "settings.local.json"))
+	installed := false
 	for _, p := range candidates {
 		if ok, _ := hookInstallers["claude"].installed(p); ok {
-			return argv
+			installed = true
+			break
 		}
 	}
 	if claudeSetsSettings(argv[1:]) {
-		fmt.Fprintln(errOut, "prsm: this claude command passes --settings; prsm adds no hooks of its own, so its changes come in as Watch records unless prsm's hooks are installed: `prsm hooks install claude`")
+		if !installed {
+			fmt.Fprintln(errOut, "prsm: this claude command passes --settings; prsm adds no hooks of its own, so its changes come in as Watch records unless prsm's hooks are installed: `prsm hooks install claude`")
+		}
 		return argv
 	}
 	path := filepath.Join(projectDir, "claude-settings.json")
 	s := claudeGuards(projectDir)
 	var err error
-	if baseURL == "" {
+	switch {
+	case installed:
+		// The user's own prsm hooks report; a second set would send
+		// every event twice.
+	case baseURL == "":
 		err = addClaudeHooks(s, hookArgv("claude"), claudeExecForm(context.Background(), argv[0]))
-	} else {
+	default:
 		err = addClaudeHandlers(s, map[string]any{
 			"type": "http", "url": baseURL + "/hooks/claude", "timeout": json.Number(fmt.Sprint(claudeHookTimeout)),
 			"headers":        map[string]any{"Authorization": "Bearer $" + api.HookTokenEnv},
@@ -72,6 +81,10 @@ func claudeRunArgs(argv []string, worktree, projectDir, baseURL string, errOut i
 	}
 	if err == nil {
 		return append([]string{argv[0], "--settings", path}, argv[1:]...)
+	}
+	if installed {
+		fmt.Fprintf(errOut, "prsm: could not write prsm's Claude Code settings for this run (%s); Claude Code is not asked to keep prsm's state from the agent\n", hook.OneLine(strings.TrimSpace(err.Error())))
+		return argv
 	}
 	fmt.Fprintf(errOut, "prsm: could not add prsm's Claude Code hooks for this run (%s); its changes come in as Watch records. `prsm hooks install claude` installs them for good\n", hook.OneLine(strings.TrimSpace(err.Error())))
 	return argv
