@@ -85,8 +85,10 @@ func TestConnectionFlood(t *testing.T) {
 	open := map[int]bool{}
 	var wg stdsync.WaitGroup
 	deadline := time.Now().Add(time.Minute)
-	for i, c := range conns {
+	for i := range conns {
 		open[i] = true
+	}
+	for i, c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
