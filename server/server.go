@@ -289,8 +289,8 @@ const (
 // still in flight: Go's server does not read such a body itself. A body
 // longer than maxDrain is not read to its end: http.MaxBytesReader then
 // has the server close the connection gracefully (a FIN, then a pause
-// before the close), as it does for a body over its limit. It is the
-// first middleware, so that every answer, the guards' refusals
+// before the close), as it does for a body over its limit. It comes
+// before the guards, so that every answer, the guards' refusals
 // included, waits for the body; it drains the request's own body, not the
 // body limit's wrapper, which goes back to its pool when the chain
 // returns, before the error handler writes.
