@@ -43,6 +43,21 @@ type Info struct {
 	Version   string `json:"version"`
 }
 
+// HookTokenEnv is the environment variable that carries a session's hook
+// token into an agent's environment (`prsm run`): the agent's hooks send
+// it, and it never holds the server's own token.
+const HookTokenEnv = "PRSM_HOOK_TOKEN"
+
+// HookToken is the answer of POST /sessions/{id}/hook-tokens: a new token
+// that authorizes only the hook routes of that one session (POST
+// /hooks/{agent} for events of its worktree, and POST
+// /sessions/{id}/tool-calls, .../complete, .../turns and .../turn-end)
+// while the session is active.
+type HookToken struct {
+	Token     string `json:"token"`
+	SessionID string `json:"session_id"`
+}
+
 // Health is the answer of GET /healthz, the one route without a token.
 type Health struct {
 	OK      bool   `json:"ok"`
