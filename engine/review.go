@@ -465,7 +465,9 @@ func diffOne(r *prsm.Record, before, after sync.Version) string {
 	if !after.Present {
 		newName = "/dev/null"
 	}
-	fmt.Fprintf(&b, "diff --git a/%s b/%s\n", r.RelPath, r.RelPath)
+	// Names are quoted as git quotes them: a newline in one would split
+	// the header, an escape would reach the reviewer's terminal.
+	fmt.Fprintf(&b, "diff --git %s %s\n", tracker.QuotePath("a/"+r.RelPath), tracker.QuotePath("b/"+r.RelPath))
 	switch {
 	case !before.Present:
 		fmt.Fprintf(&b, "new file mode %o\n", after.Mode)
@@ -475,7 +477,7 @@ func diffOne(r *prsm.Record, before, after sync.Version) string {
 		fmt.Fprintf(&b, "old mode %o\nnew mode %o\n", before.Mode, after.Mode)
 	}
 	if r.Binary {
-		fmt.Fprintf(&b, "Binary files %s and %s differ\n", oldName, newName)
+		fmt.Fprintf(&b, "Binary files %s and %s differ\n", tracker.QuotePath(oldName), tracker.QuotePath(newName))
 		return b.String()
 	}
 	b.WriteString(tracker.UnifiedDiff(oldName, newName, before.Content, after.Content, 3))

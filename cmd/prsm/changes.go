@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -80,7 +79,7 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 			what = status + " changes"
 		}
 		if file != "" {
-			what += " of " + file
+			what += " of " + quoteName(file)
 		}
 		fmt.Fprintf(w, "no %s in session %s (%s) yet\n", what, s.ID, printable(s.Name))
 		return
@@ -113,7 +112,7 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 	var headNames []string
 	for _, f := range files {
 		heads = append(heads, len(rows))
-		headNames = append(headNames, f)
+		headNames = append(headNames, quoteName(f))
 		for _, r := range byFile[f] {
 			rows = append(rows, []string{r.ID, r.ChangeType, r.Status, r.SyncState, r.ToolName, r.AgentID, lineCounts(r), age(r.Timestamp), shortSummary(r.Summary)})
 		}
@@ -130,7 +129,7 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 	next := 0
 	for i, row := range rows {
 		if next < len(heads) && heads[next] == i {
-			fmt.Fprintf(w, "%s\n", printable(headNames[next]))
+			fmt.Fprintf(w, "%s\n", headNames[next])
 			next++
 		}
 		var b strings.Builder
@@ -221,7 +220,7 @@ func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 				if len(ids) == 0 {
 					what := "session " + s.ID
 					if file != "" {
-						what = file + " in " + what
+						what = quoteName(file) + " in " + what
 					}
 					kind := "pending changes"
 					if every {
@@ -234,14 +233,14 @@ func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 					return nil
 				}
 			}
-			color := colorOK(a.stdio.Out)
+			view := viewFor(a.stdio.Out)
 			for _, id := range ids {
 				d, err := cl.Diff(ctx, s.ID, id)
 				if err != nil {
 					return err
 				}
-				writeDiffLabel(a.stdio.Out, diffLabel(all, id), color)
-				writeDiff(a.stdio.Out, d, color)
+				writeDiffLabel(a.stdio.Out, diffLabel(all, id), view)
+				writeDiff(a.stdio.Out, d, view)
 			}
 			return nil
 		},
@@ -253,11 +252,13 @@ func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 
 // colorOK says whether w is a terminal that wants colour.
 func colorOK(w io.Writer) bool {
+	return isTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+}
+
+// isTerminal says whether w is a terminal.
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	return isatty.IsTerminal(f.Fd())
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // isTTY says whether r is an interactive terminal.
@@ -274,8 +275,18 @@ const (
 	reset = "\x1b[0m"
 )
 
-// writeDiff prints a unified diff, coloured when color is set. The diff is
-// the files' own bytes, so control bytes are shown escaped on a terminal.
+// diffView is how a diff is printed: for a person (visible: the files'
+// control bytes shown in caret notation, tabs kept; colour when color is
+// set too), or as the patch's exact bytes, which `git apply` takes.
+type diffView struct{ visible, color bool }
+
+// viewFor is the view of a diff printed to w: for a person on a
+// terminal, the exact patch for a pipe or a file (a `> x.patch` must
+// apply, CRLF lines and all). The names in it are quoted either way.
+func viewFor(w io.Writer) diffView {
+	return diffView{visible: isTerminal(w), color: colorOK(w)}
+}
+
 // diffLabel names the change id (a record, or a tool call's records)
 // above its diff: its id, status, tool and file. Patch tools skip such
 // a line before the first ---.
@@ -291,24 +302,27 @@ func diffLabel(all []*prsm.Record, id string) string {
 		if !slices.Contains(tool, r.ToolName) {
 			tool = append(tool, r.ToolName)
 		}
-		files = append(files, r.RelPath)
+		files = append(files, quoteName(r.RelPath))
 	}
 	what := strings.Join(files, ", ")
 	if len(files) > 3 {
 		what = prsm.Plural(len(files), "file")
 	}
-	return fmt.Sprintf("change %s (%s, %s): %s", printable(id), strings.Join(status, "/"), strings.Join(tool, "/"), printable(what))
+	return fmt.Sprintf("change %s (%s, %s): %s", printable(id), printable(strings.Join(status, "/")), printable(strings.Join(tool, "/")), what)
 }
 
-func writeDiffLabel(w io.Writer, label string, color bool) {
-	if color {
+func writeDiffLabel(w io.Writer, label string, v diffView) {
+	if v.color {
 		label = bold + label + reset
 	}
 	fmt.Fprintln(w, label)
 }
 
-func writeDiff(w io.Writer, d string, color bool) {
-	if !color {
+// writeDiff prints a unified diff as v says. The diff is the files' own
+// bytes: for a person, every line's control bytes are shown (visibleLine),
+// so that no line hides itself or another behind a \r or an escape.
+func writeDiff(w io.Writer, d string, v diffView) {
+	if !v.visible {
 		io.WriteString(w, d)
 		return
 	}
@@ -316,21 +330,18 @@ func writeDiff(w io.Writer, d string, color bool) {
 		if line == "" {
 			continue
 		}
-		text := strings.Map(func(r rune) rune {
-			if r != '\t' && unicode.IsControl(r) {
-				return '?'
+		text := visibleLine(strings.TrimSuffix(line, "\n"))
+		if v.color {
+			switch {
+			case strings.HasPrefix(line, "+++ "), strings.HasPrefix(line, "--- "), strings.HasPrefix(line, "diff --git "):
+				text = bold + text + reset
+			case strings.HasPrefix(line, "+"):
+				text = green + text + reset
+			case strings.HasPrefix(line, "-"):
+				text = red + text + reset
+			case strings.HasPrefix(line, "@@"):
+				text = cyan + text + reset
 			}
-			return r
-		}, strings.TrimSuffix(line, "\n"))
-		switch {
-		case strings.HasPrefix(line, "+++ "), strings.HasPrefix(line, "--- "), strings.HasPrefix(line, "diff --git "):
-			text = bold + text + reset
-		case strings.HasPrefix(line, "+"):
-			text = green + text + reset
-		case strings.HasPrefix(line, "-"):
-			text = red + text + reset
-		case strings.HasPrefix(line, "@@"):
-			text = cyan + text + reset
 		}
 		fmt.Fprintln(w, text)
 	}
@@ -576,7 +587,7 @@ func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, acce
 		for _, h := range r.Hunks {
 			hs = append(hs, fmt.Sprintf("%d %s", h.Index, prsm.HunkStatus(r.Status, h.Status)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t(hunks: %s; %s)\n", r.Status, printable(r.ID), printable(r.RelPath), strings.Join(hs, ", "), r.SyncState)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t(hunks: %s; %s)\n", r.Status, printable(r.ID), quoteName(r.RelPath), strings.Join(hs, ", "), r.SyncState)
 	}
 	tw.Flush()
 	for _, c := range ans.Cascaded {
@@ -635,7 +646,7 @@ func (a *app) confirmBulk(ctx context.Context, cl *client.Client, s *prsm.Sessio
 	}
 	where := "session " + s.ID
 	if file != "" {
-		where = file + " in " + where
+		where = quoteName(file) + " in " + where
 	}
 	if len(pend) == 0 {
 		if a.jsonOut {
@@ -652,7 +663,7 @@ func (a *app) confirmBulk(ctx context.Context, cl *client.Client, s *prsm.Sessio
 	fmt.Fprintf(w, "will %s %s of %s:\n", verb, prsm.Plural(len(pend), "pending change"), where)
 	t := newTable(w, "  ID", "TYPE", "FILE", "TOOL", "LINES")
 	for _, r := range pend {
-		t.row("  "+r.ID, r.ChangeType, r.RelPath, r.ToolName, lineCounts(r))
+		t.row("  "+r.ID, r.ChangeType, quoteName(r.RelPath), r.ToolName, lineCounts(r))
 	}
 	t.flush()
 	if !ask {
@@ -735,7 +746,7 @@ func (a *app) printReview(ctx context.Context, cl *client.Client, s *prsm.Sessio
 		if was[r.ID] == r.Status {
 			note += ", already " + r.Status
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t(%s)\n", r.Status, printable(r.ID), printable(r.RelPath), note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t(%s)\n", r.Status, printable(r.ID), quoteName(r.RelPath), note)
 	}
 	tw.Flush()
 	switch {

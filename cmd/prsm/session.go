@@ -153,7 +153,7 @@ func (a *app) sessionEndCmd() *cobra.Command {
 			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, target *prsm.Session) (*prsm.Session, error) {
 				return cl.EndSession(ctx, target.ID, discard)
 			}, func(_, s *prsm.Session) {
-				fmt.Fprintf(a.stdio.Out, "ended session %s (%s); its worktree and branch are removed\n", s.ID, s.Name)
+				fmt.Fprintf(a.stdio.Out, "ended session %s (%s); its worktree and branch are removed\n", s.ID, printable(s.Name))
 			})
 		},
 	}
