@@ -98,7 +98,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 				if agent == "" {
 					return usagef("name the agent: --agent A", "--agent needs an agent id")
 				}
-				what = "the changes of agent " + agent
+				what = "the changes of agent " + printable(agent)
 			case cmd.Flags().Changed("after"):
 				t, err := parseAfter(after, time.Now())
 				if err != nil {
@@ -126,7 +126,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 				return err
 			}
 			if req.File = p.fileArg(req.File); req.File != "" {
-				what = "the changes of " + req.File
+				what = "the changes of " + quoteName(req.File)
 			}
 			req.DryRun = true
 			plan, err := cl.Rollback(ctx, s.ID, req)
