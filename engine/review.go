@@ -133,7 +133,7 @@ func needsEarlier(id string, earlier []*prsm.Record) error {
 			ids = append(ids, fmt.Sprintf("and %d more", len(earlier)-show))
 			break
 		}
-		ids = append(ids, r.ID+" ("+r.RelPath+")")
+		ids = append(ids, r.ID+" ("+tracker.QuotePath(r.RelPath)+")")
 	}
 	return prsm.Errorf(prsm.ErrConflict, "needs_earlier",
 		"accept them with it (prsm changes accept --with-earlier, or with_earlier in the API), or decide them first",
