@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -98,6 +99,25 @@ type StatusResponse struct {
 	Notices []string `json:"notices,omitempty"`
 	// Hooks lists, per active session, whose hooks reported and when.
 	Hooks []HookHealth `json:"hooks,omitempty"`
+}
+
+// SessionNotice is a notice of StatusResponse.Notices about what the
+// agent of one session did that prsm could not record:
+// "session ID: msg".
+func SessionNotice(sessionID, msg string) string {
+	return "session " + sessionID + ": " + msg
+}
+
+// NoticesOf are the messages of the notices (as SessionNotice writes
+// them) about session sessionID, in order.
+func NoticesOf(sessionID string, notices []string) []string {
+	var out []string
+	for _, n := range notices {
+		if msg, ok := strings.CutPrefix(n, SessionNotice(sessionID, "")); ok {
+			out = append(out, msg)
+		}
+	}
+	return out
 }
 
 // StartRequest is the body of POST /sessions.

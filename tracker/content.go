@@ -137,61 +137,11 @@ func writeLine(sb *strings.Builder, prefix byte, line []byte) {
 
 // diffName prepares a file name for a ---/+++ header (see UnifiedDiff).
 func diffName(name string) string {
-	needQuote := false
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c == '"' || c == '\\' || c < 0x20 || c == 0x7f {
-			needQuote = true
-			break
-		}
-	}
-	if needQuote {
-		return gitQuote(name)
+	if q := QuotePath(name); q != name {
+		return q
 	}
 	if strings.ContainsRune(name, ' ') {
 		return name + "\t"
 	}
 	return name
-}
-
-// gitQuote C-quotes name as git's quote_c_style does: the usual escapes for
-// \a \b \t \n \v \f \r " and \, octal for other control bytes. Bytes of 0x80
-// and above stay as they are, as with core.quotePath=false, so non-ASCII names
-// stay readable.
-func gitQuote(name string) string {
-	var sb strings.Builder
-	sb.WriteByte('"')
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch c {
-		case '\a':
-			sb.WriteString(`\a`)
-		case '\b':
-			sb.WriteString(`\b`)
-		case '\t':
-			sb.WriteString(`\t`)
-		case '\n':
-			sb.WriteString(`\n`)
-		case '\v':
-			sb.WriteString(`\v`)
-		case '\f':
-			sb.WriteString(`\f`)
-		case '\r':
-			sb.WriteString(`\r`)
-		case '"':
-			sb.WriteString(`\"`)
-		case '\\':
-			sb.WriteString(`\\`)
-		default:
-			if c < 0x20 || c == 0x7f {
-				sb.WriteByte('\\')
-				sb.WriteByte('0' + c>>6)
-				sb.WriteByte('0' + (c>>3)&7)
-				sb.WriteByte('0' + c&7)
-			} else {
-				sb.WriteByte(c)
-			}
-		}
-	}
-	sb.WriteByte('"')
-	return sb.String()
 }

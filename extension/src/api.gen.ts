@@ -267,6 +267,25 @@ export interface Records {
    * rejected with it: their base was gone.
    */
   cascaded?: HunkRef[];
+  /**
+   * Earlier (an accept in review mode only) are the earlier pending
+   * changes of the same files that the accept applied first, or, for
+   * a dry run, would apply.
+   */
+  earlier?: FileChangeRecord[];
+}
+
+/**
+ * AcceptRequest is the body of POST .../file-changes/{id}/accept, and of
+ * .../hunks/{n}/accept (with_earlier only); it may be left out. In review
+ * mode, an accept applies the earlier pending changes of the same file
+ * first: it does so only with WithEarlier, and is otherwise refused with
+ * code needs_earlier, changing nothing. DryRun changes nothing and
+ * answers what the accept would take (Records.Earlier).
+ */
+export interface AcceptRequest {
+  with_earlier?: boolean;
+  dry_run?: boolean;
 }
 
 /** HunkRef names one hunk of one record. */
@@ -282,6 +301,12 @@ export interface HunkRef {
 export interface HunksRequest {
   accept?: number[];
   reject?: number[];
+  /**
+   * WithEarlier lets a decision that settles a review-mode change as
+   * accepted apply the earlier pending changes of its file first (see
+   * AcceptRequest); without it such a decision is refused.
+   */
+  with_earlier?: boolean;
 }
 
 /**
