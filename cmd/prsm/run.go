@@ -264,7 +264,7 @@ func joinShort(names []string) string {
 		if i > 0 {
 			out += ", "
 		}
-		out += printable(n)
+		out += quoteName(n)
 	}
 	return out
 }
