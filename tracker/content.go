@@ -44,21 +44,35 @@ func UnifiedDiff(oldName, newName string, old, new []byte, context int) string {
 	if bytes.Equal(old, new) {
 		return ""
 	}
-	body := DiffHunks(old, new, context, nil)
-	if body == "" {
-		return ""
-	}
-	return "--- " + diffName(oldName) + "\n+++ " + diffName(newName) + "\n" + body
+	var sb strings.Builder
+	writeHunks(&sb, "--- "+diffName(oldName)+"\n+++ "+diffName(newName)+"\n", old, new, context, nil)
+	return sb.String()
 }
 
 // DiffHunks is the @@ hunks of UnifiedDiff without its header, of the
 // blocks of old -> new (the one diff's, numbered as RangesAndHunks
 // numbers them) that keep selects (every one when keep is nil). Blocks
-// whose context would touch are shown together, as git shows them.
+// whose context would touch are shown together, as git shows them. A
+// change past the diff's bounds is its one block of the whole file, as
+// its record's one hunk is, written without cutting the contents into
+// lines.
 func DiffHunks(old, new []byte, context int, keep func(i int) bool) string {
+	var sb strings.Builder
+	writeHunks(&sb, "", old, new, context, keep)
+	return sb.String()
+}
+
+// writeHunks writes DiffHunks to sb, after head (a file header) unless
+// no hunk is written.
+func writeHunks(sb *strings.Builder, head string, old, new []byte, context int, keep func(i int) bool) {
 	context = max(context, 0)
-	a, b := linediff.Split(old), linediff.Split(new)
-	all := linediff.Diff(a, b)
+	a, b, all, _ := linediff.DiffBounded(old, new)
+	if a == nil && b == nil && len(all) == 1 {
+		if keep == nil || keep(0) {
+			writeWhole(sb, head, old, new, all[0])
+		}
+		return
+	}
 	hunks := all[:0:0]
 	for i, h := range all {
 		if keep == nil || keep(i) {
@@ -66,10 +80,10 @@ func DiffHunks(old, new []byte, context int, keep func(i int) bool) string {
 		}
 	}
 	if len(hunks) == 0 {
-		return ""
+		return
 	}
 
-	var sb strings.Builder
+	sb.WriteString(head)
 	for i := 0; i < len(hunks); {
 		// Merge blocks whose context would touch or overlap into one hunk.
 		j := i + 1
@@ -82,31 +96,56 @@ func DiffHunks(old, new []byte, context int, keep func(i int) bool) string {
 		oldHi := min(oldEnd(last)+context, len(a))
 		newHi := last.NewStart + last.NewCount + (oldHi - oldEnd(last))
 
-		sb.WriteString("@@ -")
-		sb.WriteString(hunkRange(oldLo, oldHi-oldLo))
-		sb.WriteString(" +")
-		sb.WriteString(hunkRange(newLo, newHi-newLo))
-		sb.WriteString(" @@\n")
-
+		writeHeader(sb, oldLo, oldHi-oldLo, newLo, newHi-newLo)
 		pos := oldLo
 		for _, h := range hunks[i:j] {
 			for _, l := range a[pos:h.OldStart] {
-				writeLine(&sb, ' ', l)
+				writeLine(sb, ' ', l)
 			}
 			for _, l := range a[h.OldStart:oldEnd(h)] {
-				writeLine(&sb, '-', l)
+				writeLine(sb, '-', l)
 			}
 			for _, l := range b[h.NewStart : h.NewStart+h.NewCount] {
-				writeLine(&sb, '+', l)
+				writeLine(sb, '+', l)
 			}
 			pos = oldEnd(h)
 		}
 		for _, l := range a[pos:oldHi] {
-			writeLine(&sb, ' ', l)
+			writeLine(sb, ' ', l)
 		}
 		i = j
 	}
-	return sb.String()
+}
+
+// writeWhole writes head and the one block h of a change that replaces
+// every line: old's lines removed, new's added. It reads the lines off
+// the contents, and sizes sb once: its memory is the text it writes.
+func writeWhole(sb *strings.Builder, head string, old, new []byte, h linediff.Hunk) {
+	sb.Grow(len(head) + 64 + len(old) + len(new) + h.OldCount + h.NewCount + 2*len(noNewline))
+	sb.WriteString(head)
+	writeHeader(sb, 0, h.OldCount, 0, h.NewCount)
+	for _, side := range []struct {
+		prefix  byte
+		content []byte
+	}{{'-', old}, {'+', new}} {
+		for data := side.content; len(data) > 0; {
+			n := bytes.IndexByte(data, '\n') + 1
+			if n == 0 {
+				n = len(data)
+			}
+			writeLine(sb, side.prefix, data[:n])
+			data = data[n:]
+		}
+	}
+}
+
+// writeHeader writes a hunk's @@ line.
+func writeHeader(sb *strings.Builder, oldStart, oldCount, newStart, newCount int) {
+	sb.WriteString("@@ -")
+	sb.WriteString(hunkRange(oldStart, oldCount))
+	sb.WriteString(" +")
+	sb.WriteString(hunkRange(newStart, newCount))
+	sb.WriteString(" @@\n")
 }
 
 // oldEnd is the old line after h's old side.
@@ -131,9 +170,12 @@ func writeLine(sb *strings.Builder, prefix byte, line []byte) {
 	sb.WriteByte(prefix)
 	sb.Write(line)
 	if !bytes.HasSuffix(line, []byte("\n")) {
-		sb.WriteString("\n\\ No newline at end of file\n")
+		sb.WriteString(noNewline)
 	}
 }
+
+// noNewline ends a last line that has no newline of its own.
+const noNewline = "\n\\ No newline at end of file\n"
 
 // diffName prepares a file name for a ---/+++ header (see UnifiedDiff).
 func diffName(name string) string {
