@@ -130,6 +130,21 @@ func TestIssueFileIsOneHunk(t *testing.T) {
 			if alloc > maxChangeAlloc {
 				t.Errorf("the diff allocated %d MB, bound %d MB", alloc>>20, maxChangeAlloc>>20)
 			}
+			// A diff over what one answer sends is named, not made.
+			restore := engine.SetMaxDiffText(64 << 10)
+			alloc = memtest.Allocated(func() {
+				var err error
+				if d, err = f.eng.Diff(f.ctx, s.ID, "w2"); err != nil {
+					t.Fatal(err)
+				}
+			})
+			restore()
+			if want := "diff --git a/alt.txt b/alt.txt\nDiff of alt.txt not shown: more than the 64 KiB of diff prsm sends at once; GET .../file-changes/w2:0/content?side=before|after serves each side\n"; d != want {
+				t.Errorf("diff over the bound:\n%.300s\nwant\n%s", d, want)
+			}
+			if alloc > maxChangeAlloc {
+				t.Errorf("the diff not shown allocated %d MB, bound %d MB", alloc>>20, maxChangeAlloc>>20)
+			}
 
 			tc.reject(f, s, "w2")
 			if got := f.shown(s, "w2:0"); got != "rejected rejected" {

@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -41,12 +42,30 @@ func IsBinary(b []byte) bool {
 // tab, as GNU diff writes one before its timestamp, so that tools do not take
 // the part after the space for a timestamp. A negative context counts as 0.
 func UnifiedDiff(oldName, newName string, old, new []byte, context int) string {
+	d, _ := UnifiedDiffMax(oldName, newName, old, new, context, -1)
+	return d
+}
+
+// UnifiedDiffMax is UnifiedDiff if its text is at most max bytes (any
+// size for a negative max); past it, it is "" and ok is false, found
+// before any of the text is made. What a diff is served at once is
+// bounded so (engine's Diff): the text of a large file's change is
+// about the size of its two sides.
+func UnifiedDiffMax(oldName, newName string, old, new []byte, context, max int) (d string, ok bool) {
 	if bytes.Equal(old, new) {
-		return ""
+		return "", true
+	}
+	fd := diffOf(old, new)
+	head := "--- " + diffName(oldName) + "\n+++ " + diffName(newName) + "\n"
+	var n counter
+	fd.write(&n, head, context, nil)
+	if max >= 0 && int(n) > max {
+		return "", false
 	}
 	var sb strings.Builder
-	writeHunks(&sb, "--- "+diffName(oldName)+"\n+++ "+diffName(newName)+"\n", old, new, context, nil)
-	return sb.String()
+	sb.Grow(int(n))
+	fd.write(&sb, head, context, nil)
+	return sb.String(), true
 }
 
 // DiffHunks is the @@ hunks of UnifiedDiff without its header, of the
@@ -58,18 +77,49 @@ func UnifiedDiff(oldName, newName string, old, new []byte, context int) string {
 // lines.
 func DiffHunks(old, new []byte, context int, keep func(i int) bool) string {
 	var sb strings.Builder
-	writeHunks(&sb, "", old, new, context, keep)
+	d := diffOf(old, new)
+	d.write(&sb, "", context, keep)
 	return sb.String()
 }
 
-// writeHunks writes DiffHunks to sb, after head (a file header) unless
-// no hunk is written.
-func writeHunks(sb *strings.Builder, head string, old, new []byte, context int, keep func(i int) bool) {
+// fileDiff is a change with its one bounded diff (linediff.DiffBounded):
+// the lines of both sides and the hunks, or no lines and the one hunk of
+// the whole file.
+type fileDiff struct {
+	old, new []byte
+	a, b     [][]byte
+	hunks    []linediff.Hunk
+}
+
+func diffOf(old, new []byte) fileDiff {
+	a, b, hunks, _ := linediff.DiffBounded(old, new)
+	return fileDiff{old: old, new: new, a: a, b: b, hunks: hunks}
+}
+
+// textWriter is what a diff is written to: the text, or a counter that
+// sizes it first.
+type textWriter interface {
+	io.Writer
+	io.StringWriter
+	io.ByteWriter
+}
+
+// counter counts the bytes written to it.
+type counter int
+
+func (c *counter) Write(p []byte) (int, error)       { *c += counter(len(p)); return len(p), nil }
+func (c *counter) WriteString(s string) (int, error) { *c += counter(len(s)); return len(s), nil }
+func (c *counter) WriteByte(byte) error              { *c++; return nil }
+
+// write writes the @@ blocks of the hunks keep selects to w, after head
+// (a file header) unless no block is written.
+func (d *fileDiff) write(w textWriter, head string, context int, keep func(i int) bool) {
 	context = max(context, 0)
-	a, b, all, _ := linediff.DiffBounded(old, new)
+	a, b, all := d.a, d.b, d.hunks
 	if a == nil && b == nil && len(all) == 1 {
 		if keep == nil || keep(0) {
-			writeWhole(sb, head, old, new, all[0])
+			w.WriteString(head)
+			writeWhole(w, d.old, d.new, all[0])
 		}
 		return
 	}
@@ -83,7 +133,7 @@ func writeHunks(sb *strings.Builder, head string, old, new []byte, context int, 
 		return
 	}
 
-	sb.WriteString(head)
+	w.WriteString(head)
 	for i := 0; i < len(hunks); {
 		// Merge blocks whose context would touch or overlap into one hunk.
 		j := i + 1
@@ -96,34 +146,31 @@ func writeHunks(sb *strings.Builder, head string, old, new []byte, context int, 
 		oldHi := min(oldEnd(last)+context, len(a))
 		newHi := last.NewStart + last.NewCount + (oldHi - oldEnd(last))
 
-		writeHeader(sb, oldLo, oldHi-oldLo, newLo, newHi-newLo)
+		writeHeader(w, oldLo, oldHi-oldLo, newLo, newHi-newLo)
 		pos := oldLo
 		for _, h := range hunks[i:j] {
 			for _, l := range a[pos:h.OldStart] {
-				writeLine(sb, ' ', l)
+				writeLine(w, ' ', l)
 			}
 			for _, l := range a[h.OldStart:oldEnd(h)] {
-				writeLine(sb, '-', l)
+				writeLine(w, '-', l)
 			}
 			for _, l := range b[h.NewStart : h.NewStart+h.NewCount] {
-				writeLine(sb, '+', l)
+				writeLine(w, '+', l)
 			}
 			pos = oldEnd(h)
 		}
 		for _, l := range a[pos:oldHi] {
-			writeLine(sb, ' ', l)
+			writeLine(w, ' ', l)
 		}
 		i = j
 	}
 }
 
-// writeWhole writes head and the one block h of a change that replaces
-// every line: old's lines removed, new's added. It reads the lines off
-// the contents, and sizes sb once: its memory is the text it writes.
-func writeWhole(sb *strings.Builder, head string, old, new []byte, h linediff.Hunk) {
-	sb.Grow(len(head) + 64 + len(old) + len(new) + h.OldCount + h.NewCount + 2*len(noNewline))
-	sb.WriteString(head)
-	writeHeader(sb, 0, h.OldCount, 0, h.NewCount)
+// writeWhole writes the one block h of a change that replaces every
+// line: old's lines removed, new's added, read off the contents.
+func writeWhole(w textWriter, old, new []byte, h linediff.Hunk) {
+	writeHeader(w, 0, h.OldCount, 0, h.NewCount)
 	for _, side := range []struct {
 		prefix  byte
 		content []byte
@@ -133,19 +180,19 @@ func writeWhole(sb *strings.Builder, head string, old, new []byte, h linediff.Hu
 			if n == 0 {
 				n = len(data)
 			}
-			writeLine(sb, side.prefix, data[:n])
+			writeLine(w, side.prefix, data[:n])
 			data = data[n:]
 		}
 	}
 }
 
 // writeHeader writes a hunk's @@ line.
-func writeHeader(sb *strings.Builder, oldStart, oldCount, newStart, newCount int) {
-	sb.WriteString("@@ -")
-	sb.WriteString(hunkRange(oldStart, oldCount))
-	sb.WriteString(" +")
-	sb.WriteString(hunkRange(newStart, newCount))
-	sb.WriteString(" @@\n")
+func writeHeader(w textWriter, oldStart, oldCount, newStart, newCount int) {
+	w.WriteString("@@ -")
+	w.WriteString(hunkRange(oldStart, oldCount))
+	w.WriteString(" +")
+	w.WriteString(hunkRange(newStart, newCount))
+	w.WriteString(" @@\n")
 }
 
 // oldEnd is the old line after h's old side.
@@ -166,11 +213,11 @@ func hunkRange(start, count int) string {
 
 // writeLine writes one diff line; a line without its newline is the file's
 // last and gets the marker that tells patch tools not to add one.
-func writeLine(sb *strings.Builder, prefix byte, line []byte) {
-	sb.WriteByte(prefix)
-	sb.Write(line)
+func writeLine(w textWriter, prefix byte, line []byte) {
+	w.WriteByte(prefix)
+	w.Write(line)
 	if !bytes.HasSuffix(line, []byte("\n")) {
-		sb.WriteString(noNewline)
+		w.WriteString(noNewline)
 	}
 }
 
