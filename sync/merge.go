@@ -105,7 +105,7 @@ type mergeChunk struct {
 // alone; anything else (overlap, or touching ends) becomes a conflict unless
 // both hunks are the very same edit. Regions that touch are coalesced.
 func mergeChunks(base, ours, theirs [][]byte, s1, s2 []linediff.Hunk) []mergeChunk {
-	var chunks []mergeChunk
+	chunks := make([]mergeChunk, 0, len(s1)+len(s2)) // at most one a hunk
 	add := func(mode, i0, chg0, i1, chg1, i2, chg2 int) {
 		if n := len(chunks); n > 0 {
 			m := &chunks[n-1]

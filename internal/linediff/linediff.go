@@ -94,16 +94,17 @@ type Hunk struct {
 	NewStart, NewCount int
 }
 
-// The bounds of one diff. A diff's memory grows with its lines (about
-// 150 bytes a line, the lines' own bytes aside), its time with its work,
-// and what is made of its hunks (a record's hunks and line ranges, their
-// JSON, the page's view) with their count; all three are an agent's to
-// choose. Past any bound DiffBounded gives the one hunk of the whole file
-// (WholeHunk) and says which bound it passed.
+// The bounds of one diff. A diff's memory grows with its lines (it
+// allocates about 120 bytes a line, the lines' own bytes aside), its
+// time with its work, and what is made of its hunks (a record's hunks
+// and line ranges, their JSON, the page's view) with their count; all
+// three are an agent's to choose. Past any bound DiffBounded gives the
+// one hunk of the whole file (WholeHunk) and says which bound it passed.
 const (
 	// MaxLines is the most lines a diff works on, its two files
-	// together: a diff of them holds about 80 MB at most. Counting them
-	// costs no memory, so a larger file is never split into lines.
+	// together: a diff of them allocates about 60 MB at most, a merge
+	// (base with each side) about 110 MB. Counting them costs no
+	// memory, so a larger file is never split into lines.
 	MaxLines = 1 << 19
 	// MaxHunks is the most hunks a diff reports: more are not a change
 	// anyone reviews hunk by hunk.
@@ -763,14 +764,26 @@ func changeCompact(f, o *diffFile) {
 }
 
 // buildScript turns the changed marks into hunks, in file order; ok is
-// false past maxHunks of them (unless it is negative).
+// false past maxHunks of them (unless it is negative). They are counted
+// first, so that the list is made once.
 func buildScript(fa, fb *diffFile, maxHunks int) (hunks []Hunk, ok bool) {
-	var rev []Hunk
+	n := 0
+	if !eachHunk(fa, fb, func(Hunk) bool { n++; return maxHunks < 0 || n <= maxHunks }) {
+		return nil, false
+	}
+	if n == 0 {
+		return nil, true
+	}
+	hunks = make([]Hunk, n)
+	eachHunk(fa, fb, func(h Hunk) bool { n--; hunks[n] = h; return true })
+	return hunks, true
+}
+
+// eachHunk calls f with each hunk of the changed marks, the last first,
+// while f returns true; false when f stopped it.
+func eachHunk(fa, fb *diffFile, f func(Hunk) bool) bool {
 	for i1, i2 := fa.n(), fb.n(); i1 >= 0 || i2 >= 0; i1, i2 = i1-1, i2-1 {
 		if fa.isChanged(i1-1) || fb.isChanged(i2-1) {
-			if len(rev) == maxHunks {
-				return nil, false
-			}
 			l1, l2 := i1, i2
 			for fa.isChanged(i1 - 1) {
 				i1--
@@ -778,11 +791,10 @@ func buildScript(fa, fb *diffFile, maxHunks int) (hunks []Hunk, ok bool) {
 			for fb.isChanged(i2 - 1) {
 				i2--
 			}
-			rev = append(rev, Hunk{OldStart: i1, OldCount: l1 - i1, NewStart: i2, NewCount: l2 - i2})
+			if !f(Hunk{OldStart: i1, OldCount: l1 - i1, NewStart: i2, NewCount: l2 - i2}) {
+				return false
+			}
 		}
 	}
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
-	}
-	return rev, true
+	return true
 }
