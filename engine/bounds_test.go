@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/linediff"
 	"github.com/prsm-dev/prsm/internal/memtest"
@@ -273,12 +274,13 @@ func TestRestartReplaysWithinTheBounds(t *testing.T) {
 	})
 
 	t.Run("record stored, not applied", func(t *testing.T) {
-		if completeLater {
-			t.Skip("the crash is a panic in the complete's work, which runs in the background then")
-		}
 		f, s := setup(t)
+		f.capture(s, "w2", "Bash", "")
+		sh(t, s.WorktreePath, `sed -i 's/^b$/c/' alt.txt`)
+		// The complete that waits for its records, whatever
+		// PRSM_TEST_COMPLETE_LATER says: its crash is a panic here.
 		if !crashing(t, "record:stored", 1, func() {
-			f.tool(s, "w2", "Bash", "", func(wt string) { sh(t, wt, `sed -i 's/^b$/c/' alt.txt`) })
+			f.eng.CompleteToolCall(f.ctx, s.ID, "w2", api.CompleteRequest{})
 		}) {
 			t.Fatal("crash point record:stored not reached")
 		}
