@@ -10,8 +10,35 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 )
+
+// shell plays an agent's Bash call up to its complete: the capture, then
+// command run in the session's worktree.
+func (h *harness) shell(s *prsm.Session, id, command string) {
+	h.t.Helper()
+	args, _ := json.Marshal(map[string]string{"command": command})
+	if _, err := h.client().StartToolCall(context.Background(), s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, Cwd: s.WorktreePath}); err != nil {
+		h.t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Dir = s.WorktreePath
+	if out, err := cmd.CombinedOutput(); err != nil {
+		h.t.Fatalf("%s: %v\n%s", command, err, out)
+	}
+}
+
+// bash plays an agent's whole Bash call: shell, then its complete.
+func (h *harness) bash(s *prsm.Session, id, command string) *api.Records {
+	h.t.Helper()
+	h.shell(s, id, command)
+	recs, err := h.client().CompleteToolCall(context.Background(), s.ID, id, api.CompleteRequest{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return recs
+}
 
 // maxDiffRSS bounds the server's peak resident size through the issue's
 // pathological diff (issue 42: 'a\nb\n' written, then every b changed,
@@ -41,27 +68,6 @@ func TestPathologicalDiffThroughServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capture := func(id, command string) {
-		t.Helper()
-		args, _ := json.Marshal(map[string]string{"command": command})
-		if _, err := h.client().StartToolCall(ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, Cwd: s.WorktreePath}); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("sh", "-c", command)
-		cmd.Dir = s.WorktreePath
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", command, err, out)
-		}
-	}
-	bash := func(id, command string) *api.Records {
-		t.Helper()
-		capture(id, command)
-		recs, err := h.client().CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs
-	}
 	wantWorkspace := func(want, when string) {
 		t.Helper()
 		got, err := os.ReadFile(filepath.Join(h.ws, "alt.txt"))
@@ -81,9 +87,9 @@ func TestPathologicalDiffThroughServer(t *testing.T) {
 		}
 	}
 
-	bash("t1", `python3 -c "open('alt.txt','w').write('a\nb\n'*300000)" || printf 'a\nb\n%.0s' $(seq 300000) > alt.txt`)
+	h.bash(s, "t1", `python3 -c "open('alt.txt','w').write('a\nb\n'*300000)" || printf 'a\nb\n%.0s' $(seq 300000) > alt.txt`)
 	wantWorkspace(v("b"), "written")
-	recs := bash("t2", `sed -i 's/^b$/c/' alt.txt`)
+	recs := h.bash(s, "t2", `sed -i 's/^b$/c/' alt.txt`)
 	if len(recs.Records) != 1 {
 		t.Fatalf("records of the sed: %+v", len(recs.Records))
 	}
@@ -100,7 +106,7 @@ func TestPathologicalDiffThroughServer(t *testing.T) {
 	peak("the sed recorded and diffed")
 
 	// Killed while the next sed's call is open: the next start closes it.
-	capture("t3", `sed -i 's/^c$/d/' alt.txt`)
+	h.shell(s, "t3", `sed -i 's/^c$/d/' alt.txt`)
 	h.kill()
 	h.start()
 	if _, err := h.client().Changes(ctx, s.ID, "", ""); err != nil {
