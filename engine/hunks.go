@@ -341,7 +341,7 @@ func side(start, lines int) span {
 
 // blockHunks are the hunks of old -> new (tracker's, the one diff).
 func blockHunks(old, new []byte) []prsm.Hunk {
-	_, _, hunks := tracker.RangesAndHunks(old, new)
+	_, _, hunks, _ := tracker.RangesAndHunks(old, new)
 	return hunks
 }
 

@@ -541,14 +541,19 @@ func (e *Engine) diffRecords(ctx context.Context, recs []*prsm.Record) (string, 
 		if err != nil {
 			return "", err
 		}
-		b.WriteString(diffOne(r, before, after))
+		b.WriteString(diffOne(r, before, after, maxDiffText-b.Len()))
 	}
 	return b.String(), nil
 }
 
+// maxDiffText bounds the text of one diff answer (of a record, a tool
+// call or a checkpoint; issue 42): the diff of a file that would pass
+// what is left of it is named, not shown. A variable for tests.
+var maxDiffText = 16 << 20
+
 // diffOne is the git-style diff of one file; binary files are named as
-// binary.
-func diffOne(r *prsm.Record, before, after sync.Version) string {
+// binary, and so is a file whose diff would pass room bytes.
+func diffOne(r *prsm.Record, before, after sync.Version, room int) string {
 	var b strings.Builder
 	oldName, newName := "a/"+r.RelPath, "b/"+r.RelPath
 	if !before.Present {
@@ -572,7 +577,16 @@ func diffOne(r *prsm.Record, before, after sync.Version) string {
 		fmt.Fprintf(&b, "Binary files %s and %s differ\n", tracker.QuotePath(oldName), tracker.QuotePath(newName))
 		return b.String()
 	}
-	b.WriteString(tracker.UnifiedDiff(oldName, newName, before.Content, after.Content, 3))
+	d, ok := tracker.UnifiedDiffMax(oldName, newName, before.Content, after.Content, 3, room-b.Len())
+	if !ok {
+		where := "GET .../file-changes/" + r.ID + "/content?side=before|after serves each side"
+		if r.ID == "" {
+			where = "the file is in the session's worktree"
+		}
+		fmt.Fprintf(&b, "Diff of %s not shown: more than the %s of diff prsm sends at once; %s\n", r.RelPath, prsm.Size(int64(maxDiffText)), where)
+		return b.String()
+	}
+	b.WriteString(d)
 	return b.String()
 }
 

