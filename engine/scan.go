@@ -54,7 +54,9 @@ func (e *Engine) scanDegraded(ctx context.Context) {
 			continue
 		}
 		for _, id := range w.DegradedRoots() {
-			if _, err := e.WatchNow(ctx, id); err != nil && !errors.Is(err, context.Canceled) {
+			// As the watcher's own look: what is still being written is
+			// recorded at a later scan, once it settled.
+			if _, err := e.watchLook(ctx, id, WatchQuiet); err != nil && !errors.Is(err, context.Canceled) {
 				e.Log.Error("periodic scan", "session", id, "err", err)
 			}
 		}

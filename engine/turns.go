@@ -121,7 +121,7 @@ func (e *Engine) EndTurn(ctx context.Context, sessionID string) ([]*prsm.Record,
 	if _, err := os.Stat(s.WorktreePath); err != nil {
 		return nil, nil // reconcile deals with a worktree gone
 	}
-	return e.watchRecord(ctx, s, st)
+	return e.watchRecord(ctx, s, st, 0)
 }
 
 // lockBetweenTurns locks an active session at a turn's start or end, when
