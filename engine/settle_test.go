@@ -4,11 +4,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/bigfile"
+	"github.com/prsm-dev/prsm/internal/testenv"
 )
 
 // bigContent is size bytes that no other call makes (seeded by tag),
@@ -128,5 +131,44 @@ func TestCompleteLeavesAFileBeingWrittenToTheWatcher(t *testing.T) {
 		if r.MessageIndex != 1 || (r.ToolCallID != "b1" && r.ToolName != "Watch") {
 			t.Errorf("bg.bin record %s is turn %d's %s call", r.ID, r.MessageIndex, r.ToolName)
 		}
+	}
+}
+
+// TestWatchRecordRetriedWhileStoreBusy: another connection holds the
+// database's write lock while the watcher wants to record a change. The
+// record fails as busy (sqlite's busy_timeout), and is tried again until
+// the lock goes: the record then appears, synced, in the turn that wrote
+// the file; nothing is dropped.
+func TestWatchRecordRetriedWhileStoreBusy(t *testing.T) {
+	f := newFixture(t)
+	log := f.logTo()
+	f.watch()
+	s := f.start(prsm.ModeAuto)
+	f.turn(s, 1)
+	release := testenv.HoldWriteLock(t, filepath.Join(f.eng.ProjectDir, "prsm.db"))
+	write(t, s.WorktreePath, "busy.txt", "written while the store was busy\n")
+	waitLong(t, "the watcher's record to fail as busy", func() bool {
+		return strings.Contains(log.String(), "database is locked")
+	})
+	release()
+	waitLong(t, "the record after the lock went", func() bool {
+		recs, err := f.eng.Records(f.ctx, s.ID, "", "busy.txt")
+		return err == nil && len(recs) == 1 && recs[0].SyncState == prsm.SyncSynced
+	})
+	recs, err := f.eng.Records(f.ctx, s.ID, "", "busy.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := recs[0]; r.ToolName != "Watch" || r.MessageIndex != 1 || r.ChangeType != prsm.ChangeCreate {
+		t.Errorf("record = %s %s turn %d", r.ToolName, r.ChangeType, r.MessageIndex)
+	}
+	if got := read(t, f.ws, "busy.txt"); got != "written while the store was busy\n" {
+		t.Errorf("workspace holds %q", got)
+	}
+	if _, err := f.eng.StartToolCall(f.ctx, s.ID, api.ToolCallRequest{ToolCallID: "after", ToolName: "Bash"}); err != nil {
+		t.Fatal(err)
+	}
+	if recs := f.complete(s, "after"); len(recs) != 0 {
+		t.Errorf("a later call took the change again: %s", summary(recs))
 	}
 }

@@ -80,9 +80,11 @@ func (e *Engine) ignoredDirs(root string, dirs []string) map[string]bool {
 }
 
 // changed is the watcher's callback: (re)start the session's quiet timer.
-// The timer's look records only what settled (watchAgain looks at the
-// rest again).
-func (e *Engine) changed(sessionID string) {
+func (e *Engine) changed(sessionID string) { e.watchIn(sessionID, WatchQuiet, 0) }
+
+// watchIn (re)starts the session's quiet timer: a look (watchTick) in d,
+// the busy-th try of a record the store refused as busy (0: the first).
+func (e *Engine) watchIn(sessionID string, d time.Duration, busy int) {
 	e.statesMu.Lock()
 	st, ok := e.states[sessionID]
 	e.statesMu.Unlock()
@@ -94,11 +96,31 @@ func (e *Engine) changed(sessionID string) {
 	if st.watchTimer != nil {
 		st.watchTimer.Stop()
 	}
-	st.watchTimer = time.AfterFunc(WatchQuiet, func() {
-		if _, err := e.watchLook(e.watchCtx, sessionID, WatchQuiet); err != nil && !errors.Is(err, context.Canceled) {
-			e.Log.Error("watch record", "session", sessionID, "err", err)
-		}
-	})
+	st.watchTimer = time.AfterFunc(d, func() { e.watchTick(sessionID, busy) })
+}
+
+// watchRetryMax caps the wait between two tries of a watcher's record
+// that the store refused as busy (each try waits busy_timeout for the
+// lock besides).
+const watchRetryMax = 5 * time.Second
+
+// watchTick is the quiet timer's look: what settled is recorded as a
+// Watch call (a file still being written is looked at again by
+// watchAgain). A record the store refuses as busy is never dropped: it
+// is tried again, after WatchQuiet, then twice as long each time up to
+// watchRetryMax, for as long as the session is active; the change keeps
+// the turn that wrote it (a turn's start records what is left first).
+func (e *Engine) watchTick(sessionID string, busy int) {
+	_, err := e.watchLook(e.watchCtx, sessionID, WatchQuiet)
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+	case store.IsBusy(err):
+		wait := min(WatchQuiet<<min(busy, 8), watchRetryMax)
+		e.Log.Warn("watch record: the store is busy; trying again", "session", sessionID, "in", wait, "try", busy+1, "err", err)
+		e.watchIn(sessionID, wait, busy+1)
+	default:
+		e.Log.Error("watch record", "session", sessionID, "err", err)
+	}
 }
 
 // watchAgain has the watcher look at the session again once its files
