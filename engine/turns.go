@@ -23,6 +23,14 @@ func (e *Engine) Turn(ctx context.Context, sessionID string, req api.TurnRequest
 	}
 	defer unlock()
 	e.hookTurn(s.ID, true)
+	// What changed since the last look was written before this turn (a
+	// command's flush that failed, a watcher's record that waits for a
+	// busy store): it is recorded now, as the turn before's.
+	if _, err := os.Stat(s.WorktreePath); err == nil {
+		if err := e.settleUnclaimed(ctx, s, st); err != nil {
+			return nil, err
+		}
+	}
 	on, err := e.autoCheckpointsOn(ctx, s, st)
 	if err != nil {
 		return nil, err
