@@ -94,7 +94,7 @@ func (rw *rewriter) run(t *testing.T, done chan<- struct{}) {
 				t.Error(err)
 				return
 			}
-			time.Sleep(3 * time.Millisecond)
+			time.Sleep(time.Millisecond)
 		}
 	}
 }
@@ -115,7 +115,7 @@ func TestDetectNeverRecordsATornRead(t *testing.T) {
 			}
 			s, _ := newTrackedSession(t)
 			rel := "big.bin"
-			rw := newRewriter(filepath.Join(s.Worktree, rel), 16, 4<<20, 10)
+			rw := newRewriter(filepath.Join(s.Worktree, rel), 12, 2<<20, 8)
 			if err := os.WriteFile(rw.path, rw.state(0, 0), 0o644); err != nil {
 				t.Fatal(err)
 			}
