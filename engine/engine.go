@@ -471,7 +471,7 @@ func (e *Engine) unrecorded(ctx context.Context, s *prsm.Session) (string, error
 	if paths, err = e.filter(ctx, st, paths); err != nil {
 		return "", err
 	}
-	changes, err := st.tracker.Detect(paths, e.blobs(ctx))
+	changes, unsettled, err := st.tracker.Detect(paths, e.blobs(ctx), 0)
 	if err != nil {
 		return "", err
 	}
@@ -479,6 +479,7 @@ func (e *Engine) unrecorded(ctx context.Context, s *prsm.Session) (string, error
 	for _, c := range changes {
 		names = append(names, c.Rel)
 	}
+	names = append(names, unsettled...)
 	if len(names) > 3 {
 		names = append(names[:3], fmt.Sprintf("and %d more", len(names)-3))
 	}
