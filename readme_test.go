@@ -8,17 +8,17 @@ import (
 	"testing"
 )
 
-// TestReadmeLayoutMatchesTree: every folder the README's layout table
+// TestLayoutMatchesTree: every folder the layout table of docs/ARCHITECTURE.md
 // names exists, and every top-level folder and internal/ package of the
 // repository (and each of internal/ and cmd/) is in the table, so a reader finds any behaviour from it.
-func TestReadmeLayoutMatchesTree(t *testing.T) {
-	b, err := os.ReadFile("README.md")
+func TestLayoutMatchesTree(t *testing.T) {
+	b, err := os.ReadFile("docs/ARCHITECTURE.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(b), "## Layout")
 	if !ok {
-		t.Fatal("README.md has no ## Layout section")
+		t.Fatal("docs/ARCHITECTURE.md has no ## Layout section")
 	}
 	table, _, _ = strings.Cut(table, "\n## ")
 	named := map[string]bool{}
@@ -55,7 +55,7 @@ func TestReadmeLayoutMatchesTree(t *testing.T) {
 	}
 	for d := range dirs {
 		if !named[d] {
-			t.Errorf("folder %s is missing from the README's layout table", d)
+			t.Errorf("folder %s is missing from the layout table of docs/ARCHITECTURE.md", d)
 		}
 	}
 }
