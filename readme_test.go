@@ -59,3 +59,18 @@ func TestLayoutMatchesTree(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeIsShort: a newcomer reads the README in three minutes, so it
+// stays within 120 lines and 900 words; reference goes to docs/.
+func TestReadmeIsShort(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(b), "\n"); lines > 120 {
+		t.Errorf("README.md has %d lines, more than 120", lines)
+	}
+	if words := len(strings.Fields(string(b))); words > 900 {
+		t.Errorf("README.md has %d words, more than 900", words)
+	}
+}
