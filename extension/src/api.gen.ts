@@ -495,6 +495,18 @@ export interface LoginCode {
 }
 
 /**
+ * HookToken is the answer of POST /sessions/{id}/hook-tokens: a new token
+ * that authorizes only the hook routes of that one session (POST
+ * /hooks/{agent} for events of its worktree, and POST
+ * /sessions/{id}/tool-calls, .../complete, .../turns and .../turn-end)
+ * while the session is active.
+ */
+export interface HookToken {
+  token: string;
+  session_id: string;
+}
+
+/**
  * WorkspaceFile is the answer of GET /ui/api/sessions/{id}/file-changes/{tc}/workspace:
  * the user's current version of a record's file, which a conflict shows
  * beside the agent's.

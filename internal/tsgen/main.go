@@ -87,6 +87,7 @@ var types = []wireType{
 	{v: api.GCReport{}},
 	{v: api.LoginCodeRequest{}},
 	{v: api.LoginCode{}},
+	{v: api.HookToken{}},
 	{v: api.WorkspaceFile{}},
 }
 
