@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	stdsync "sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -72,6 +73,12 @@ type Watcher struct {
 	tooLong map[string]bool
 	gen     uint64
 	done    chan struct{}
+	// progress counts the events handled and the directories walked, and
+	// handling is set while an event is handled: a Flush waits past
+	// flushQuiet for as long as the watcher moves or works on an event
+	// (a walk that waits on git check-ignore moves no count).
+	progress atomic.Uint64
+	handling atomic.Bool
 }
 
 type watchedRoot struct {
@@ -148,6 +155,7 @@ func (w *Watcher) addTree(wr *watchedRoot, dir string, mark bool) {
 			if err != nil || !d.IsDir() {
 				return nil
 			}
+			w.progress.Add(1)
 			if d.Name() == ".git" && p != dir {
 				return filepath.SkipDir
 			}
@@ -355,7 +363,10 @@ func (w *Watcher) loop() {
 			if !ok {
 				return
 			}
+			w.handling.Store(true)
 			w.handle(ev)
+			w.handling.Store(false)
+			w.progress.Add(1)
 		case err, ok := <-w.fs.Errors:
 			if !ok {
 				return
@@ -459,9 +470,6 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 	}
 }
 
-// ErrFlushTimeout means a sentinel's event did not arrive in time.
-var ErrFlushTimeout = errors.New("file watcher flush timed out")
-
 // Flush waits until every event that happened in root before the call has
 // been handled: it makes an event of its own (a sentinel) and waits for
 // it, since inotify delivers in order. The sentinel is a file of
@@ -503,22 +511,38 @@ func (w *Watcher) Flush(ctx context.Context, root string) error {
 		w.mu.Unlock()
 		return fmt.Errorf("flush %s: %w", root, err)
 	}
-	t := time.NewTimer(5 * time.Second)
-	defer t.Stop()
-	select {
-	case <-ch:
-		if touch {
-			// Reused only after its event arrived: a late event must
-			// not end another flush early.
-			w.putSentinel(p)
+	// The watcher may be busy with what came before the sentinel (the
+	// walk of a tree the agent just made, thousands of directories or
+	// levels deep): it is waited for while it moves, up to flushMax.
+	// Giving up falls back to git status, which misses what it cannot
+	// reach (paths too deep for it), so only a watcher that stopped
+	// moving for flushQuiet, or one that takes flushMax, is given up on.
+	quiet := time.NewTicker(flushQuiet)
+	defer quiet.Stop()
+	limit := time.NewTimer(flushMax)
+	defer limit.Stop()
+	last := w.progress.Load()
+	for {
+		select {
+		case <-ch:
+			if touch {
+				// Reused only after its event arrived: a late event must
+				// not end another flush early.
+				w.putSentinel(p)
+			}
+			return nil
+		case <-ctx.Done():
+			w.mu.Lock()
+			delete(w.sentinels, p)
+			w.mu.Unlock()
+			return ctx.Err()
+		case <-quiet.C:
+			if now := w.progress.Load(); now != last || w.handling.Load() {
+				last = now
+				continue
+			}
+		case <-limit.C:
 		}
-		return nil
-	case <-ctx.Done():
-		w.mu.Lock()
-		delete(w.sentinels, p)
-		w.mu.Unlock()
-		return ctx.Err()
-	case <-t.C:
 		w.mu.Lock()
 		delete(w.sentinels, p)
 		w.setFull(wr)
@@ -527,6 +551,14 @@ func (w *Watcher) Flush(ctx context.Context, root string) error {
 		return nil
 	}
 }
+
+// flushQuiet is how long a Flush waits for a watcher that handles no
+// event and walks no directory meanwhile; flushMax how long it waits in
+// all for one that keeps moving.
+var (
+	flushQuiet = 5 * time.Second
+	flushMax   = 2 * time.Minute
+)
 
 // walkAgain walks, marking their files, the directories of root whose
 // walk did not catch up: by the time of a flush the agent's tool has
