@@ -463,7 +463,7 @@ func (e *Engine) unrecorded(ctx context.Context, s *prsm.Session) (string, error
 		return "", err
 	}
 	st.mu.Lock()
-	defer st.mu.Unlock()
+	defer st.unlock()
 	paths, err := st.tracker.Dirty(ctx)
 	if err != nil {
 		return "", err

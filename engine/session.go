@@ -152,6 +152,13 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 	return st, nil
 }
 
+// unlock ends the session's look (tracker.EndLook: the content it read
+// is recorded) and lets go of its lock.
+func (st *sessionState) unlock() {
+	st.tracker.EndLook()
+	st.mu.Unlock()
+}
+
 // lockSession resolves id and locks the session. The session returned
 // may not have its PendingCount: read e.Session for that. An active
 // session whose state is loaded is not read from the store again (tool
@@ -164,7 +171,7 @@ func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *se
 		e.awaitAnswered(id)
 		st.mu.Lock()
 		s := *st.active
-		return &s, st, st.mu.Unlock, nil
+		return &s, st, st.unlock, nil
 	}
 	s, err := e.Session(ctx, id)
 	if err != nil {
@@ -174,7 +181,7 @@ func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *se
 		return nil, nil, nil, err
 	}
 	st.mu.Lock()
-	return s, st, st.mu.Unlock, nil
+	return s, st, st.unlock, nil
 }
 
 // lockActive is lockSession for the work only an active session takes:

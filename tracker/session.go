@@ -75,6 +75,9 @@ type Session struct {
 	// read is how many bytes of content the current look (NewLook) read
 	// whole: past LookBudget, files are read as stubs (bigfile).
 	read int64
+	// held is how much of the shared content budget the current look
+	// holds (budget.go).
+	held int64
 	// tooLong holds the paths Filter found too long to record and
 	// TakeTooLong has not handed out yet (tooLongMore counts those past
 	// its bound); toldTooLong those handed out, so each is told once.
@@ -116,7 +119,10 @@ func SetLookBudget(n int64) (restore func()) {
 // NewLook starts a look at the worktree: its reads count against
 // LookBudget anew. Detect starts one; a caller that calls Differs itself
 // starts its own.
-func (s *Session) NewLook() { s.read = 0 }
+func (s *Session) NewLook() {
+	s.EndLook()
+	s.read = 0
+}
 
 // knownVersion is a version KnownVersion read: valid while Known holds
 // the same state for its path (or, for a base version, none).
@@ -312,8 +318,16 @@ func (s *Session) current(rel string) (sync.Version, time.Duration, error) {
 	if perr == nil {
 		before, _ = os.Lstat(p)
 	}
+	room := max(LookBudget()-s.read, 0)
+	var took int64
+	if isFile(before) {
+		room, took = s.reserve(before.Size(), room)
+	}
 	seen := time.Now()
-	v, err := sync.ReadVersionMax(s.Worktree, rel, max(LookBudget()-s.read, 0))
+	v, err := sync.ReadVersionMax(s.Worktree, rel, room)
+	if _, big := v.Big(); took > 0 && (err != nil || big || !v.Present) {
+		s.unreserve(took)
+	}
 	// The facts after the read say whether what was read is what the
 	// file held: the same facts before and after, or it was written
 	// meanwhile. A big file's hash checks its own (bigfile.ErrChanged).
