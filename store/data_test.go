@@ -475,7 +475,33 @@ func TestListRecordsFilters(t *testing.T) {
 // by tool call, in a session of 100k records).
 func TestListRecordsByToolCallSeeksIndex(t *testing.T) {
 	db := openTestDB(t)
-	query, args := recordsQuery(RecordFilter{SessionID: "s1", ToolCallID: "t1"})
+	for _, f := range []RecordFilter{{SessionID: "s1", ToolCallID: "t1"}, {SessionID: "s1", ToolCallID: "t1", Status: prsm.StatusPending}} {
+		plan := queryPlan(t, db, f)
+		want := "SEARCH records USING INDEX records_tool_call (session_id=? AND tool_call_id>? AND tool_call_id<?)"
+		if !slices.Contains(plan, want) {
+			t.Errorf("plan of a tool call's records (%+v):\n%s\nwant a step %q", f, strings.Join(plan, "\n"), want)
+		}
+	}
+}
+
+// TestListPendingOfAFileSeeksIndex: the pending records of one file (a
+// reject's cascade, an accept's chain in review mode) are found through
+// records_rel_path, not by reading every pending record of the session:
+// sqlite took records_status, and a reject of all 20k files of a session
+// read 20k records for each of them (7 minutes).
+func TestListPendingOfAFileSeeksIndex(t *testing.T) {
+	db := openTestDB(t)
+	plan := queryPlan(t, db, RecordFilter{SessionID: "s1", RelPath: "a.txt", Status: prsm.StatusPending})
+	want := "SEARCH records USING INDEX records_rel_path (session_id=? AND rel_path=?)"
+	if !slices.Contains(plan, want) {
+		t.Errorf("plan of a file's pending records:\n%s\nwant a step %q", strings.Join(plan, "\n"), want)
+	}
+}
+
+// queryPlan is sqlite's plan of ListRecords' query for f, a step a line.
+func queryPlan(t *testing.T, db *DB, f RecordFilter) []string {
+	t.Helper()
+	query, args := recordsQuery(f)
 	rows, err := db.Q().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -493,10 +519,7 @@ func TestListRecordsByToolCallSeeksIndex(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	want := "SEARCH records USING INDEX records_tool_call (session_id=? AND tool_call_id>? AND tool_call_id<?)"
-	if !slices.Contains(plan, want) {
-		t.Errorf("plan of a tool call's records:\n%s\nwant a step %q", strings.Join(plan, "\n"), want)
-	}
+	return plan
 }
 
 func TestCheckpoints(t *testing.T) {

@@ -241,7 +241,14 @@ func recordsQuery(f RecordFilter) (string, []any) {
 		args = append(args, f.RelPath)
 	}
 	if f.Status != "" {
-		where = append(where, "status = ?")
+		// With a file or a tool call named, their index finds the few
+		// rows: the unary + keeps sqlite from taking records_status,
+		// which reads every pending record of the session.
+		cond := "status = ?"
+		if f.RelPath != "" || f.ToolCallID != "" {
+			cond = "+status = ?"
+		}
+		where = append(where, cond)
 		args = append(args, f.Status)
 	}
 	if f.ToolCallID != "" {
