@@ -315,25 +315,7 @@ func RemoveFile(root, path string) error {
 		}
 	}
 
-	for d := dir; d != root; d = filepath.Dir(d) {
-		// Only real directories are pruned: removing a symlink to a
-		// directory would drop the link even if its target holds files.
-		// Each is looked at and removed relative to its opened parent.
-		parent, err := openDirIn(root, filepath.Dir(d), false)
-		if err != nil {
-			break
-		}
-		info, err := parent.Lstat(filepath.Base(d))
-		if err == nil && info.IsDir() {
-			err = parent.Remove(filepath.Base(d))
-		} else if err == nil {
-			err = errors.New("not a directory")
-		}
-		parent.Close()
-		if err != nil {
-			break // not empty (or not ours to remove): stop pruning
-		}
-	}
+	prune(root, dir)
 	return nil
 }
 

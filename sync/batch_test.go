@@ -1,0 +1,135 @@
+package sync
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestRemoveAll: each file goes only if it still holds what the removal
+// undoes; directories left empty are pruned, up to the root.
+func TestRemoveAll(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	mk := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(rel string) bool {
+		_, err := os.Lstat(filepath.Join(root, rel))
+		return err == nil
+	}
+	file := func(c string) Version { return Version{Present: true, Mode: ModeRegular | 0o644, Content: []byte(c)} }
+	mk("gen/a/one.js", "one\n")
+	mk("gen/a/two.js", "two\n")
+	mk("gen/b/three.js", "three\n")
+	mk("gen/c/edited.js", "the user's\n")
+	mk("keep/kept.js", "kept\n")
+	mk("keep/mine.txt", "mine\n")
+	mk("top.js", "top\n")
+	if err := os.Symlink("one.js", filepath.Join(root, "gen/a/link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "dir/now"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(base, "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "victim.js"), []byte("v\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+
+	items := []Removal{
+		{"gen/a/one.js", file("one\n")},
+		{"gen/a/two.js", file("two\n")},
+		{"gen/b/three.js", file("three\n")},
+		{"gen/c/edited.js", file("the agent's\n")}, // changed since: stays
+		{"keep/kept.js", file("kept\n")},           // goes; keep/ holds mine.txt
+		{"top.js", file("top\n")},                  // in the root
+		{"gen/a/link", Version{Present: true, Mode: ModeSymlink, Content: []byte("one.js")}},
+		{"gone/never.js", file("x\n")},    // no directory
+		{"gen/a/absent.js", file("x\n")},  // no file
+		{"dir/now", file("was a file\n")}, // a directory now
+		{"out/victim.js", file("v\n")},    // through a symlink
+		{"../escape.js", file("x\n")},     // not below root
+	}
+	outs, errs := RemoveAll(root, items)
+	want := []Outcome{Written, Written, Written, Conflict, Written, Written, Written, Unchanged, Unchanged, Conflict, Conflict, Conflict}
+	for i, it := range items {
+		if outs[i] != want[i] {
+			t.Errorf("%s: %v (%v), want %v", it.Rel, outs[i], errs[i], want[i])
+		}
+		wantErr := i >= 10
+		if (errs[i] != nil) != wantErr {
+			t.Errorf("%s: error %v", it.Rel, errs[i])
+		}
+	}
+	for _, rel := range []string{"gen/a", "gen/b", "keep/kept.js", "top.js"} {
+		if exists(rel) {
+			t.Errorf("%s is still there", rel)
+		}
+	}
+	for _, rel := range []string{"gen/c/edited.js", "keep/mine.txt", "dir/now"} {
+		if !exists(rel) {
+			t.Errorf("%s was removed", rel)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "victim.js")); err != nil || string(b) != "v\n" {
+		t.Errorf("a file outside the root: %q, %v", b, err)
+	}
+	if _, err := os.Stat(root); err != nil {
+		t.Errorf("the root: %v", err)
+	}
+	// Once more: every removal done is found done.
+	outs, errs = RemoveAll(root, items[:3])
+	for i := range outs {
+		if outs[i] != Unchanged || errs[i] != nil {
+			t.Errorf("again, %s: %v %v", items[i].Rel, outs[i], errs[i])
+		}
+	}
+}
+
+// TestRemoveAllFailure: a removal that fails leaves the file, says why,
+// and the others go on.
+func TestRemoveAllFailure(t *testing.T) {
+	root := t.TempDir()
+	for _, rel := range []string{"d/a.js", "d/b.js"} {
+		if err := os.MkdirAll(filepath.Join(root, "d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, rel), []byte(rel), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer SetFaultHook(func(op, path string) error {
+		if op == "remove" && strings.HasSuffix(path, "a.js") {
+			return syscall.EIO
+		}
+		return nil
+	})()
+	file := func(c string) Version { return Version{Present: true, Mode: ModeRegular | 0o644, Content: []byte(c)} }
+	outs, errs := RemoveAll(root, []Removal{{"d/a.js", file("d/a.js")}, {"d/b.js", file("d/b.js")}})
+	if outs[0] != Conflict || !errors.Is(errs[0], syscall.EIO) {
+		t.Errorf("a.js: %v %v", outs[0], errs[0])
+	}
+	if outs[1] != Written || errs[1] != nil {
+		t.Errorf("b.js: %v %v", outs[1], errs[1])
+	}
+	if _, err := os.Lstat(filepath.Join(root, "d/a.js")); err != nil {
+		t.Errorf("a.js: %v", err)
+	}
+}
