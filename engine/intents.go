@@ -24,7 +24,9 @@ const (
 	intentAccept   = "accept"   // accept a record (review mode: apply it)
 	intentRevert   = "revert"   // take a record's delta out of worktree and workspace
 	intentRollback = "rollback" // a selector rollback (rollbackPayload); a rewind's is intentRewind (rewind.go)
-	// and intentHunks (hunks.go): reject hunks of a record (hunkIntent)
+	// and intentHunks (hunks.go): reject hunks of a record (hunkIntent);
+	// intentReject (bulk.go): reject many records, a discard's too
+	// (rejectPayload)
 )
 
 // crashHook, when set (by tests only, through export_test.go), is called
@@ -139,6 +141,14 @@ func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
 			e.Log.Error("finish interrupted operation", "kind", in.Kind, "session", in.SessionID, "err", err)
 			continue
 		}
+		if discarding(in) {
+			// A discard's rejects are done: its end comes next, as
+			// EndSession would have gone on (ending twice is a no-op).
+			if _, err := e.EndSession(ctx, in.SessionID, true); err != nil && !errors.Is(err, prsm.ErrNotFound) {
+				e.Log.Error("finish interrupted discard", "session", in.SessionID, "err", err)
+				continue
+			}
+		}
 		if err := store.DoneIntent(ctx, e.DB.Q(), in.ID); err != nil {
 			return done, err
 		}
@@ -215,6 +225,13 @@ func (e *Engine) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Reco
 	return e.setState(ctx, r, r.Status, state)
 }
 
+// discarding reports whether in is a discard's reject, which the
+// session's end follows.
+func discarding(in store.Intent) bool {
+	var p rejectPayload
+	return in.Kind == intentReject && json.Unmarshal(in.Payload, &p) == nil && p.End
+}
+
 func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 	s, st, unlock, err := e.lockSession(ctx, in.SessionID)
 	if errors.Is(err, prsm.ErrNotFound) {
@@ -245,6 +262,16 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 	}
 	if in.Kind == intentHunks {
 		return e.recoverHunks(ctx, s, st, in.Payload)
+	}
+	if in.Kind == intentReject {
+		var p rejectPayload
+		if err := json.Unmarshal(in.Payload, &p); err != nil {
+			return fmt.Errorf("intent %d: %w", in.ID, err)
+		}
+		// Those already rejected are skipped; the rest go in order. The
+		// caller lets the intent go (and ends a discard's session).
+		_, err := e.runReject(ctx, &rejectRun{s: s, st: st, seqs: p.Seqs, end: true}, nil)
+		return err
 	}
 	var p intentPayload
 	if err := json.Unmarshal(in.Payload, &p); err != nil {

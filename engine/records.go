@@ -204,11 +204,16 @@ func inlined(b []byte) *string {
 // versions returns a record's before and after versions: the after side
 // less the hunks rejected one by one, which never reached the files.
 func (e *Engine) versions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
+	return versionsFrom(r, e.blobs(ctx))
+}
+
+// versionsFrom is versions with the contents read by blobs.
+func versionsFrom(r *prsm.Record, blobs tracker.BlobReader) (before, after sync.Version, err error) {
 	get := func(hash string, mode uint32) (sync.Version, error) {
 		if hash == "" {
 			return sync.Absent, nil
 		}
-		b, err := store.GetBlob(ctx, e.DB.Q(), hash)
+		b, err := blobs(hash)
 		if err != nil {
 			return sync.Version{}, err
 		}

@@ -167,12 +167,26 @@ func (s *Server) decideHunks(c echo.Context) error {
 	return c.JSON(http.StatusOK, recs)
 }
 
+// bulk accepts or rejects every pending change of a session (of one
+// file), as a job (engine.Bulk): a client that prefers an early answer
+// (`Prefer: respond-async`) gets 202 and the job as soon as it runs, and
+// follows it with GET /jobs/{id} or the job_progress events; any other
+// gets what it decided at its end. Either way the job goes to its end if
+// the client leaves.
 func (s *Server) bulk(accept bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if c.QueryParams().Has("file") && c.QueryParam("file") == "" {
 			return apiError(http.StatusBadRequest, "invalid_path", "file= is empty: name a file, or leave file out for every file of the session")
 		}
-		recs, err := s.eng.Bulk(c.Request().Context(), c.Param("id"), accept, c.QueryParam("file"))
+		ctx, id, file := c.Request().Context(), c.Param("id"), c.QueryParam("file")
+		if prefersAsync(c.Request().Header) {
+			job, err := s.eng.StartBulk(ctx, id, accept, file)
+			if err != nil {
+				return err
+			}
+			return jobStarted(c, job)
+		}
+		recs, err := s.eng.Bulk(ctx, id, accept, file)
 		if err != nil {
 			return err
 		}
@@ -182,12 +196,36 @@ func (s *Server) bulk(accept bool) echo.HandlerFunc {
 
 func (s *Server) bulkAll(accept bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		recs, err := s.eng.BulkAll(c.Request().Context(), accept)
+		ctx := c.Request().Context()
+		if prefersAsync(c.Request().Header) {
+			job, err := s.eng.StartBulkAll(ctx, accept)
+			if err != nil {
+				return err
+			}
+			return jobStarted(c, job)
+		}
+		recs, err := s.eng.BulkAll(ctx, accept)
 		if err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, recs)
 	}
+}
+
+// jobStarted answers 202 with a job that runs on, and where to follow it.
+func jobStarted(c echo.Context, job *api.Job) error {
+	c.Response().Header().Set("Preference-Applied", "respond-async")
+	c.Response().Header().Set("Location", api.JobPath(job.ID))
+	return c.JSON(http.StatusAccepted, job)
+}
+
+// getJob answers with a job as it stands (GET /jobs/{id}).
+func (s *Server) getJob(c echo.Context) error {
+	job, err := s.eng.Job(c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, job)
 }
 
 // flush records, as a Watch tool call, what changed in the session's
