@@ -53,6 +53,11 @@ func jsonList[T any](list []T) (string, error) {
 	return string(b), err
 }
 
+// recordsBySeqQuery reads records by seq, each looked up by its key: the
+// unary + keeps sqlite from reading every record of the session (an
+// index by session) to find a chunk's.
+const recordsBySeqQuery = "SELECT " + recordCols + " FROM records WHERE +session_id = ? AND seq IN (SELECT value FROM json_each(?))"
+
 // RecordsBySeq returns the records of a session with the sequence numbers
 // seqs, in that order; a number with no record of the session is skipped.
 // Their content pointer fields are nil.
@@ -61,8 +66,7 @@ func RecordsBySeq(ctx context.Context, q Querier, sessionID string, seqs []int64
 	if err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, "SELECT "+recordCols+
-		" FROM records WHERE session_id = ? AND seq IN (SELECT value FROM json_each(?))", sessionID, list)
+	rows, err := q.QueryContext(ctx, recordsBySeqQuery, sessionID, list)
 	if err != nil {
 		return nil, fmt.Errorf("read records: %w", mapErr(err))
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +56,23 @@ func TestPendingRefsAndRecordsBySeq(t *testing.T) {
 	}
 	if got := ids; !reflect.DeepEqual(got, []string{"r5:c/d.txt", "r1:a.txt"}) {
 		t.Errorf("RecordsBySeq = %v", got)
+	}
+}
+
+// TestBulkQueriesSeekByKey: a chunk's records, contents and history are
+// found by their keys, not by reading every record of the session: a
+// reject of 200k records read the session's 200k for each chunk of 1000.
+func TestBulkQueriesSeekByKey(t *testing.T) {
+	db := openTestDB(t)
+	for query, want := range map[string]string{
+		recordsBySeqQuery: "SEARCH records USING INTEGER PRIMARY KEY (rowid=?)",
+		"SELECT hash FROM blobs WHERE hash IN (SELECT value FROM json_each(?))":                  "SEARCH blobs USING COVERING INDEX sqlite_autoindex_blobs_1 (hash=?)",
+		"SELECT id FROM records WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))": "SEARCH records USING COVERING INDEX sqlite_autoindex_records_1 (session_id=? AND id=?)",
+	} {
+		plan := planOf(t, db, query, make([]any, strings.Count(query, "?"))...)
+		if !slices.Contains(plan, want) {
+			t.Errorf("plan of %s:\n%s\nwant a step %q", query, strings.Join(plan, "\n"), want)
+		}
 	}
 }
 
