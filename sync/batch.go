@@ -18,10 +18,6 @@ type Removal struct {
 	Base Version
 }
 
-// removeWorkers is how many directories RemoveAll works in at once: its
-// work is system calls and waits for the disk, which overlap.
-const removeWorkers = 8
-
 // RemoveAll brings each removal's change, Base -> absent, into root as
 // Apply would: the file goes if it holds Base (Written), is left as it
 // is if it holds anything else (Conflict), and is Unchanged if it is
@@ -38,35 +34,69 @@ func RemoveAll(root string, items []Removal) ([]Outcome, []error) {
 	outs := make([]Outcome, len(items))
 	errs := make([]error, len(items))
 	root = filepath.Clean(root)
-	byDir := map[string][]int{}
-	var dirs []string
-	paths := make([]string, len(items))
-	for i, it := range items {
-		p, err := safepath.Join(root, it.Rel)
-		if err != nil {
+	paths, byDir, err := byDirectory(root, len(items), func(i int) string { return items[i].Rel }, errs)
+	if err != nil {
+		for i := range items {
 			outs[i], errs[i] = Conflict, err
+		}
+		return outs, errs
+	}
+	for i := range items {
+		if errs[i] != nil {
+			outs[i] = Conflict
+		}
+	}
+	inDirs(byDir, func(dir string, idx []int) { removeIn(root, dir, idx, paths, items, outs, errs) })
+	return outs, errs
+}
+
+// byDirectory joins n relative paths (rel) to root and groups them by
+// directory. A path is checked as safepath.Join checks it, but for the
+// walk of its parents, which the open of each directory does once for
+// all of its files (openDirIn: no symlink on the way); a bad one's
+// error goes to errs.
+func byDirectory(root string, n int, rel func(int) string, errs []error) (paths []string, byDir map[string][]int, err error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	paths = make([]string, n)
+	byDir = map[string][]int{}
+	for i := 0; i < n; i++ {
+		r, err := safepath.Rel(abs, rel(i))
+		if err == nil && len(abs)+1+len(r) > safepath.MaxPath {
+			err = fmt.Errorf("path %.40q... is %d bytes under %s, over the system's %d: %w", r, len(r), root, safepath.MaxPath, safepath.ErrTooLong)
+		}
+		if err != nil {
+			errs[i] = err
 			continue
 		}
-		paths[i] = p
-		d := filepath.Dir(p)
-		if byDir[d] == nil {
-			dirs = append(dirs, d)
-		}
+		paths[i] = filepath.Join(abs, filepath.FromSlash(r))
+		d := filepath.Dir(paths[i])
 		byDir[d] = append(byDir[d], i)
 	}
-	sem := make(chan struct{}, removeWorkers)
+	return paths, byDir, nil
+}
+
+// batchWorkers is how many directories a batch works in at once: its
+// work is system calls and waits for the disk, which overlap.
+const batchWorkers = 8
+
+// inDirs runs fn for each directory of byDir and its items, batchWorkers
+// directories at once.
+func inDirs(byDir map[string][]int, fn func(dir string, idx []int)) {
+	sem := make(chan struct{}, batchWorkers)
 	var wg stdsync.WaitGroup
-	for _, dir := range dirs {
+	for dir, idx := range byDir {
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(dir string, idx []int) {
+		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			removeIn(root, dir, idx, paths, items, outs, errs)
-		}(dir, byDir[dir])
+			fn(dir, idx)
+		}()
 	}
 	wg.Wait()
-	return outs, errs
 }
 
 // removeIn is RemoveAll's work in one directory, for the items idx.
@@ -183,4 +213,109 @@ func prune(root, dir string) {
 			return // not empty (or not ours to remove): stop pruning
 		}
 	}
+}
+
+// PlaceUnsynced is Place for a caller that places many files and then
+// syncs the whole file system once (SyncFS) instead of each file: a file
+// Prepare staged is placed as Place does, and one in a directory that was
+// not there (which Place writes and syncs whole) is written and renamed
+// into place unsynced. Either way the caller then runs Release, and
+// SyncFS once for many, or Settle.
+func (w *Prepared) PlaceUnsynced() (Outcome, Version, error) {
+	if w.outcome != Written || w.tmp != "" || w.d != nil || !w.result.Present || w.result.IsLink() {
+		return w.Place()
+	}
+	d, err := openDirIn(w.root, filepath.Dir(w.path), true)
+	if err != nil {
+		return Conflict, w.ours, fmt.Errorf("create parent of %s: %w", w.path, err)
+	}
+	tmp, f, err := stageFile(d, w.path, w.result.Content, os.FileMode(w.result.Mode&0o777))
+	if err != nil {
+		d.Close()
+		return Conflict, w.ours, err
+	}
+	if err := placeStaged(d, tmp, w.path); err != nil {
+		f.Close()
+		d.Close()
+		return Conflict, w.ours, err
+	}
+	w.d, w.staged, w.placed = d, f, true
+	return Written, w.result, nil
+}
+
+// Release lets a placed file go, its descriptors closed, unsynced: the
+// caller syncs its whole file system (SyncFS) after, for many files.
+func (w *Prepared) Release() {
+	if w != nil {
+		w.drop()
+	}
+}
+
+// Creation is a file CreateAll writes where none is: a new file of the
+// agent's.
+type Creation struct {
+	Rel string
+	V   Version // a regular file
+}
+
+// CreateAll writes each creation's file where its path holds nothing, as
+// Apply(root, rel, Absent, V) writes it then, creating the directories
+// it needs: the file is staged beside its name and renamed into place
+// (never seen torn). It serves bulk work (an npm install's 200k new
+// files): the files of one directory go through that directory, opened
+// once (openDirIn: no symlink on the way), and nothing is synced: the
+// caller syncs the file system after (SyncFS). A path that holds
+// something (the user made a file there since) is not taken: the
+// caller merges with it (Prepare). It returns, by index, whether each
+// was written, and what failed.
+func CreateAll(root string, items []Creation) (taken []bool, errs []error) {
+	taken = make([]bool, len(items))
+	errs = make([]error, len(items))
+	root = filepath.Clean(root)
+	paths, byDir, err := byDirectory(root, len(items), func(i int) string { return items[i].Rel }, errs)
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return taken, errs
+	}
+	inDirs(byDir, func(dir string, idx []int) {
+		d, err := openDirIn(root, dir, true)
+		if err != nil {
+			for _, i := range idx {
+				errs[i] = fmt.Errorf("create parent of %s: %w", paths[i], err)
+			}
+			return
+		}
+		defer d.Close()
+		for _, i := range idx {
+			taken[i], errs[i] = createIn(d, paths[i], items[i].V)
+		}
+	})
+	return taken, errs
+}
+
+// createIn writes v at path, in its open parent d, if nothing is there.
+func createIn(d *os.Root, path string, v Version) (bool, error) {
+	if !v.Present || v.IsLink() {
+		return false, nil // not a regular file: the caller's
+	}
+	name := filepath.Base(path)
+	if _, err := d.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil // something is there: merged by the caller
+	}
+	tmp, f, err := stageFile(d, path, v.Content, os.FileMode(v.Mode&0o777))
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	// Made since the look (the user)? Then it is the caller's to merge.
+	if _, err := d.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		d.Remove(tmp)
+		return false, nil
+	}
+	if err := placeStaged(d, tmp, path); err != nil {
+		return false, err
+	}
+	return true, nil
 }

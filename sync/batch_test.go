@@ -133,3 +133,92 @@ func TestRemoveAllFailure(t *testing.T) {
 		t.Errorf("a.js: %v", err)
 	}
 }
+
+// TestPlaceUnsynced: a file in a directory that was not there, and one
+// Prepare staged, are both in place after PlaceUnsynced; Release and one
+// SyncFS finish them, leaving nothing behind.
+func TestPlaceUnsynced(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "old.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := func(c string) Version { return Version{Present: true, Mode: ModeRegular | 0o644, Content: []byte(c)} }
+	for _, c := range []struct {
+		rel        string
+		base, want Version
+	}{
+		{"new/dir/a.txt", Absent, file("a\n")},
+		{"old.txt", file("old\n"), file("new\n")},
+	} {
+		w, err := Prepare(root, c.rel, c.base, c.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, v, err := w.PlaceUnsynced()
+		if err != nil || out != Written || !Same(v, c.want) {
+			t.Fatalf("%s: %v %v %v", c.rel, out, v, err)
+		}
+		w.Release()
+		assertFile(t, filepath.Join(root, c.rel), string(c.want.Content), 0o644)
+		assertNoTemp(t, filepath.Dir(filepath.Join(root, c.rel)))
+	}
+	if CanSyncFS {
+		if err := SyncFS(root); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := SyncFS(root); err == nil {
+		t.Error("SyncFS worked where CanSyncFS says it does not")
+	}
+}
+
+// TestCreateAll: new files land in new and old directories, staged and
+// renamed; a path that holds something now is left to the caller, and
+// one through a symlink or out of the root fails.
+func TestCreateAll(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(root, "old"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "old/mine.js"), []byte("mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	file := func(c string, mode uint32) Version {
+		return Version{Present: true, Mode: ModeRegular | mode, Content: []byte(c)}
+	}
+	items := []Creation{
+		{"new/a/one.js", file("one\n", 0o644)},
+		{"new/a/two.sh", file("#!/bin/sh\n", 0o755)},
+		{"old/three.js", file("three\n", 0o644)},
+		{"old/mine.js", file("the agent's\n", 0o644)},
+		{"new/link", Version{Present: true, Mode: ModeSymlink, Content: []byte("a")}},
+		{"out/evil.js", file("x\n", 0o644)},
+		{"../escape.js", file("x\n", 0o644)},
+	}
+	taken, errs := CreateAll(root, items)
+	want := []bool{true, true, true, false, false, false, false}
+	for i, it := range items {
+		if taken[i] != want[i] || (errs[i] != nil) != (i >= 5) {
+			t.Errorf("%s: taken %v, error %v", it.Rel, taken[i], errs[i])
+		}
+	}
+	assertFile(t, filepath.Join(root, "new/a/one.js"), "one\n", 0o644)
+	assertFile(t, filepath.Join(root, "new/a/two.sh"), "#!/bin/sh\n", 0o755)
+	assertFile(t, filepath.Join(root, "old/three.js"), "three\n", 0o644)
+	assertFile(t, filepath.Join(root, "old/mine.js"), "mine\n", 0o600)
+	for _, d := range []string{"new/a", "old"} {
+		assertNoTemp(t, filepath.Join(root, d))
+	}
+	if _, err := os.Lstat(filepath.Join(root, "new/link")); !os.IsNotExist(err) {
+		t.Errorf("a link was taken: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "evil.js")); !os.IsNotExist(err) {
+		t.Errorf("a file was written through a symlink: %v", err)
+	}
+}
