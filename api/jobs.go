@@ -16,6 +16,7 @@ const (
 	JobAcceptAll = "accept_all" // the same, accepted
 	JobReject    = "reject"     // a change or a tool call's, with its cascade
 	JobDiscard   = "discard"    // a session's end with --discard: its pending changes rejected, then the end
+	JobRecord    = "record"     // the records of a tool call (or of the watcher) that changed many files, and their writes to the workspace
 )
 
 // States of a job.
@@ -30,7 +31,9 @@ const (
 // before it starts, so it goes on when its client leaves or gives up, and
 // a crash midway is finished at the next start. GET /jobs/{id} reads it;
 // a request with `Prefer: respond-async` is answered 202 with it as soon
-// as it starts.
+// as it starts. The recording of many files (an npm install's) is
+// announced as a job too (kind record), whose records are stored before
+// its writes begin.
 type Job struct {
 	ID        string `json:"id"`
 	Kind      string `json:"kind"`

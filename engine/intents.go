@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
@@ -72,25 +73,26 @@ func (e *Engine) intendAll(ctx context.Context, kind string, recs []*prsm.Record
 	return ids, err
 }
 
-// syncDone is a record's sync, done: its new sync state.
+// syncDone is a record's sync, done: its new sync state (its status
+// kept).
 type syncDone struct {
-	r     *prsm.Record
-	state string
+	id, status, state string
 }
 
-// finishSyncs stores the sync states that records' syncs gave them, in
-// one transaction. The records themselves are the caller's to set.
-func (e *Engine) finishSyncs(ctx context.Context, done []syncDone) error {
+// finishSyncs stores the sync states that the syncs of session
+// sessionID's records gave them, in one transaction, each kept in the
+// history first as UpdateRecordState does. The records themselves are
+// the caller's to set.
+func (e *Engine) finishSyncs(ctx context.Context, sessionID string, done []syncDone) error {
 	if len(done) == 0 {
 		return nil
 	}
+	changes := make([]store.StateChange, len(done))
+	for i, d := range done {
+		changes[i] = store.StateChange{ID: d.id, Status: d.status, SyncState: d.state}
+	}
 	return e.DB.Tx(ctx, func(q store.Querier) error {
-		for _, d := range done {
-			if err := store.UpdateRecordState(ctx, q, d.r.SessionID, d.r.ID, d.r.Status, d.state); err != nil {
-				return err
-			}
-		}
-		return nil
+		return store.SetRecordStates(ctx, q, sessionID, changes, time.Time{})
 	})
 }
 

@@ -57,17 +57,7 @@ type jobRegistry struct {
 // let go. A job run here is the caller's work: a panic in it is the
 // caller's (a test's crash point); one in the background fails the job.
 func (e *Engine) startJob(kind, sessionID string, total int, async bool, fn func(j *job) ([]*prsm.Record, error)) *job {
-	j := &job{done: make(chan struct{}), quiet: total <= eventLimit, info: api.Job{ID: newID(), Kind: kind, SessionID: sessionID,
-		State: api.JobRunning, Total: total, StartedAt: time.Now().UTC()}}
-	e.jobs.mu.Lock()
-	if e.jobs.byID == nil {
-		e.jobs.byID = map[string]*job{}
-	}
-	e.jobs.byID[j.info.ID] = j
-	e.jobs.mu.Unlock()
-	if !j.quiet {
-		e.Events.Publish(api.EventJobProgress, j.snapshot())
-	}
+	j := e.newJob(kind, sessionID, total)
 	if !async {
 		recs, err := fn(j)
 		e.endJob(j, recs, err)
@@ -84,6 +74,23 @@ func (e *Engine) startJob(kind, sessionID string, total int, async bool, fn func
 		}()
 		recs, err = fn(j)
 	})
+	return j
+}
+
+// newJob registers a job of kind for session sessionID that decides (or
+// records) total records, and announces it; the caller ends it (endJob).
+func (e *Engine) newJob(kind, sessionID string, total int) *job {
+	j := &job{done: make(chan struct{}), quiet: total <= eventLimit, info: api.Job{ID: newID(), Kind: kind, SessionID: sessionID,
+		State: api.JobRunning, Total: total, StartedAt: time.Now().UTC()}}
+	e.jobs.mu.Lock()
+	if e.jobs.byID == nil {
+		e.jobs.byID = map[string]*job{}
+	}
+	e.jobs.byID[j.info.ID] = j
+	e.jobs.mu.Unlock()
+	if !j.quiet {
+		e.Events.Publish(api.EventJobProgress, j.snapshot())
+	}
 	return j
 }
 

@@ -72,7 +72,13 @@ type workspaceWrites struct {
 	// chunked: more writes than maxHeldWrites and no order among them;
 	// place prepares, places and settles them a chunk at a time.
 	chunked bool
+	// job, when set, counts the chunks placed (a large record's).
+	job *job
 }
+
+// bulkSync is how many writes of a large batch are placed, unsynced,
+// between two syncs of the file system.
+const bulkSync = 4096
 
 // maxHeldWrites bounds the prepared writes held at once: each holds up to
 // three file descriptors (its directory, its staged file, the file it
@@ -172,9 +178,14 @@ func (w *workspaceWrites) discard() {
 func (w *workspaceWrites) place() ([]string, []error) {
 	w.resolve()
 	states := make([]string, len(w.preps))
-	place := func(i int) error {
+	// place places write i; unsynced leaves its syncs to the caller
+	// (sync.PlaceUnsynced).
+	place := func(i int, unsynced bool) error {
 		out, err := sync.Conflict, w.errs[i]
-		if err == nil {
+		switch {
+		case err == nil && unsynced:
+			out, _, err = w.preps[i].PlaceUnsynced()
+		case err == nil:
 			out, _, err = w.preps[i].Place()
 		}
 		states[i], err = w.e.syncState(w.s, w.changes[i].Rel, out, err)
@@ -188,14 +199,32 @@ func (w *workspaceWrites) place() ([]string, []error) {
 	}
 	var errs []error
 	if w.chunked {
+		// Many files: each chunk is placed unsynced and let go, and
+		// every bulkSync of them made durable by one sync of the file
+		// system (two fsyncs a file cost more than git's whole add of
+		// them); file by file where the system cannot.
 		errs = make([]error, len(w.preps))
+		unsynced := 0
 		for lo := 0; lo < len(w.preps); lo += maxHeldWrites {
 			hi := min(lo+maxHeldWrites, len(w.preps))
-			parallel(hi-lo, func(k int) error { prepare(lo + k); return nil })
-			for i := lo; i < hi; i++ {
-				errs[i] = place(i)
+			rest := w.createNew(lo, hi, states, errs)
+			parallel(len(rest), func(k int) error { prepare(rest[k]); return nil })
+			for _, i := range rest {
+				errs[i] = place(i, true)
 			}
-			parallel(hi-lo, func(k int) error { w.settle(lo + k); return nil })
+			if sync.CanSyncFS {
+				for i := lo; i < hi; i++ {
+					w.preps[i].Release()
+					w.preps[i] = nil
+				}
+				if unsynced += hi - lo; unsynced >= bulkSync || hi == len(w.preps) {
+					w.syncFS()
+					unsynced = 0
+				}
+			} else {
+				parallel(hi-lo, func(k int) error { w.settle(lo + k); return nil })
+			}
+			w.e.progress(w.job, hi-lo, 0)
 		}
 	} else {
 		many := len(w.preps) > maxHeldWrites
@@ -204,7 +233,7 @@ func (w *workspaceWrites) place() ([]string, []error) {
 				// In order, each write is prepared when its turn comes.
 				prepare(i)
 			}
-			err := place(i)
+			err := place(i, false)
 			if many {
 				w.settle(i)
 			}
@@ -223,6 +252,49 @@ func (w *workspaceWrites) place() ([]string, []error) {
 		}
 	})
 	return states, errs
+}
+
+// createNew writes the new files among changes lo..hi-1 where their
+// paths hold nothing in the workspace, a directory at a time and
+// unsynced (sync.CreateAll), when the file system is synced whole after
+// (sync.CanSyncFS); it sets their states and errors and returns the
+// others, which are merged file by file. A new file's record has no
+// before: the workspace file it finds absent takes the agent's, as the
+// merge would.
+func (w *workspaceWrites) createNew(lo, hi int, states []string, errs []error) (rest []int) {
+	var news []int
+	var items []sync.Creation
+	for i := lo; i < hi; i++ {
+		ch := w.changes[i]
+		if sync.CanSyncFS && !ch.Before.Present && ch.After.Present && !ch.After.IsLink() {
+			news = append(news, i)
+			items = append(items, sync.Creation{Rel: ch.Rel, V: ch.After})
+			continue
+		}
+		rest = append(rest, i)
+	}
+	if len(items) == 0 {
+		return rest
+	}
+	taken, cerrs := sync.CreateAll(w.e.Repo.Root, items)
+	for k, i := range news {
+		switch {
+		case cerrs[k] != nil:
+			states[i], errs[i] = w.e.syncState(w.s, w.changes[i].Rel, sync.Conflict, cerrs[k])
+		case taken[k]:
+			states[i], errs[i] = w.e.syncState(w.s, w.changes[i].Rel, sync.Written, nil)
+		default:
+			rest = append(rest, i) // the user's file is there: merged
+		}
+	}
+	return rest
+}
+
+// syncFS makes the workspace writes placed unsynced durable.
+func (w *workspaceWrites) syncFS() {
+	if err := sync.SyncFS(w.e.Repo.Root); err != nil {
+		w.e.Log.Error("sync of workspace files to the disk", "session", w.s.ID, "err", err)
+	}
 }
 
 // settle syncs write i to the disk now and lets its descriptors go; the

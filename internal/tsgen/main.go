@@ -118,7 +118,7 @@ var enums = []enum{
 	{"CheckpointKind", []string{prsm.CheckpointAuto, prsm.CheckpointManual}, []string{"Checkpoint.Kind"}},
 	{"OperationType", []string{"restore", "delete", "create"}, []string{"Operation.Type"}},
 	{"ResolveHow", []string{"mine", "agent", "markers"}, []string{"ResolveRequest.How"}},
-	{"JobKind", []string{api.JobRejectAll, api.JobAcceptAll, api.JobReject, api.JobDiscard}, []string{"Job.Kind"}},
+	{"JobKind", []string{api.JobRejectAll, api.JobAcceptAll, api.JobReject, api.JobDiscard, api.JobRecord}, []string{"Job.Kind"}},
 	{"JobState", []string{api.JobRunning, api.JobDone, api.JobFailed}, []string{"Job.State"}},
 }
 

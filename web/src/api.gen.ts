@@ -17,7 +17,7 @@ export type OperationType = 'restore' | 'delete' | 'create';
 
 export type ResolveHow = 'mine' | 'agent' | 'markers';
 
-export type JobKind = 'reject_all' | 'accept_all' | 'reject' | 'discard';
+export type JobKind = 'reject_all' | 'accept_all' | 'reject' | 'discard' | 'record';
 
 export type JobState = 'running' | 'done' | 'failed';
 
@@ -500,7 +500,9 @@ export interface WorkspaceFile {
  * before it starts, so it goes on when its client leaves or gives up, and
  * a crash midway is finished at the next start. GET /jobs/{id} reads it;
  * a request with `Prefer: respond-async` is answered 202 with it as soon
- * as it starts.
+ * as it starts. The recording of many files (an npm install's) is
+ * announced as a job too (kind record), whose records are stored before
+ * its writes begin.
  */
 export interface Job {
   id: string;

@@ -136,6 +136,7 @@ const jobLabel: Record<JobKind, string> = {
   accept_all: 'Accepting',
   reject: 'Rejecting',
   discard: 'Discarding',
+  record: 'Recording',
 };
 
 function Header({ s }: { s: State }) {
