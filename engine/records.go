@@ -288,25 +288,9 @@ func recordNotFound(id string) error {
 
 // Records lists a session's records, filtered.
 func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([]*prsm.Record, error) {
-	f := store.RecordFilter{Status: status}
-	if sessionID != "" {
-		s, err := e.Session(ctx, sessionID)
-		if err != nil {
-			return nil, err
-		}
-		f.SessionID = s.ID
-	}
-	switch status {
-	case "", prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected, prsm.StatusPartial, prsm.StatusRewound:
-	default:
-		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use pending, accepted, rejected, partial or rewound", "unknown status %q", status)
-	}
-	if file != "" {
-		rel, err := e.relPath(file)
-		if err != nil {
-			return nil, err
-		}
-		f.RelPath = rel
+	f, err := e.recordFilter(ctx, sessionID, status, file)
+	if err != nil {
+		return nil, err
 	}
 	recs, err := store.ListRecords(ctx, e.DB.Q(), f)
 	if err != nil {
@@ -316,6 +300,61 @@ func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([
 		recs = []*prsm.Record{}
 	}
 	return recs, nil
+}
+
+// recordFilter is what Records lists: checked, the session resolved.
+func (e *Engine) recordFilter(ctx context.Context, sessionID, status, file string) (store.RecordFilter, error) {
+	f := store.RecordFilter{Status: status}
+	if sessionID != "" {
+		s, err := e.Session(ctx, sessionID)
+		if err != nil {
+			return f, err
+		}
+		f.SessionID = s.ID
+	}
+	switch status {
+	case "", prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected, prsm.StatusPartial, prsm.StatusRewound:
+	default:
+		return f, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use pending, accepted, rejected, partial or rewound", "unknown status %q", status)
+	}
+	if file != "" {
+		rel, err := e.relPath(file)
+		if err != nil {
+			return f, err
+		}
+		f.RelPath = rel
+	}
+	return f, nil
+}
+
+// EachRecord hands what Records lists to fn, a page of at most n records
+// at a time with their contents (FillContent), oldest first: a list of
+// any length costs the memory of one page. An error before the first
+// page is a bad request's, from which nothing was handed.
+func (e *Engine) EachRecord(ctx context.Context, sessionID, status, file string, n int, fn func([]*prsm.Record) error) error {
+	f, err := e.recordFilter(ctx, sessionID, status, file)
+	if err != nil {
+		return err
+	}
+	f.Limit = n
+	for {
+		page, err := store.ListRecords(ctx, e.DB.Q(), f)
+		if err != nil {
+			return err
+		}
+		if err := e.FillContent(ctx, page); err != nil {
+			return err
+		}
+		if len(page) > 0 {
+			if err := fn(page); err != nil {
+				return err
+			}
+			f.AfterSeq = page[len(page)-1].Seq
+		}
+		if len(page) < n {
+			return nil
+		}
+	}
 }
 
 // relPath turns a user-given file (workspace-relative, or absolute inside

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -61,16 +62,55 @@ func prefersAsync(h http.Header) bool {
 	return false
 }
 
+// listPage is how many records the list of a session's changes reads,
+// fills and writes at a time.
+const listPage = 500
+
+// listChanges answers with a session's records, as a JSON array written
+// a page at a time (engine.EachRecord): the list of 200k records an
+// agent's npm install made costs the server the memory of one page.
 func (s *Server) listChanges(c echo.Context) error {
-	ctx := c.Request().Context()
-	recs, err := s.eng.Records(ctx, c.Param("id"), c.QueryParam("status"), c.QueryParam("file"))
+	w := c.Response()
+	n := 0
+	begin := func() {
+		w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("["))
+	}
+	err := s.eng.EachRecord(c.Request().Context(), c.Param("id"), c.QueryParam("status"), c.QueryParam("file"), listPage,
+		func(page []*prsm.Record) error {
+			if n == 0 {
+				begin()
+			}
+			for _, r := range page {
+				b, err := json.Marshal(r)
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					w.Write([]byte(","))
+				}
+				n++
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	if err != nil && n == 0 {
+		return err // nothing written: a clean error answer
+	}
 	if err != nil {
-		return err
+		// Cut short (the client left, or a read failed): the client
+		// finds the list unfinished.
+		s.log.Warn("list of changes cut short", "session", c.Param("id"), "err", err)
+		return nil
 	}
-	if err := s.eng.FillContent(ctx, recs); err != nil {
-		return err
+	if n == 0 {
+		begin()
 	}
-	return c.JSON(http.StatusOK, recs)
+	_, err = w.Write([]byte("]\n"))
+	return err
 }
 
 func (s *Server) getChanges(c echo.Context) error {

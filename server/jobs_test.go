@@ -17,12 +17,7 @@ import (
 // job; GET /jobs/{id} follows it to its end; a discard goes the same way.
 func TestBulkAsJob(t *testing.T) {
 	ts := start(t, server.Config{})
-	status, _, body := ts.do(t, "POST", "/sessions", `{"name":"s"}`, nil)
-	if status != 201 {
-		t.Fatal(body)
-	}
-	var s prsm.Session
-	json.Unmarshal([]byte(body), &s)
+	s := ts.newSession(t)
 	capture, _ := json.Marshal(map[string]any{"tool_call_id": "gen", "tool_name": "Bash", "args": map[string]string{"command": "gen"}})
 	if status, _, body := ts.do(t, "POST", "/sessions/"+s.ID+"/tool-calls", string(capture), nil); status != 200 {
 		t.Fatalf("capture: %d %s", status, body)
@@ -80,6 +75,17 @@ func TestBulkAsJob(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ts.ws, "one.txt")); !os.IsNotExist(err) {
 		t.Errorf("workspace one.txt left: %v", err)
 	}
+}
+
+// newSession starts a session named s.
+func (ts *testServer) newSession(t *testing.T) prsm.Session {
+	t.Helper()
+	status, _, body := ts.do(t, "POST", "/sessions", `{"name":"s"}`, nil)
+	var s prsm.Session
+	if err := json.Unmarshal([]byte(body), &s); status != 201 || err != nil {
+		t.Fatalf("start a session: %d %s", status, body)
+	}
+	return s
 }
 
 // awaitJob reads job id until it ends.
