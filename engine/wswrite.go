@@ -74,11 +74,13 @@ type workspaceWrites struct {
 	chunked bool
 	// job, when set, counts the chunks placed (a large record's).
 	job *job
+	// news are the changes that create files, staged (chunked, where the
+	// file system is synced whole: sync.CanSyncFS) while the records are
+	// stored, with what failed by their index in news.
+	news      []int
+	staged    *sync.Staged
+	stageErrs []error
 }
-
-// bulkSync is how many writes of a large batch are placed, unsynced,
-// between two syncs of the file system.
-const bulkSync = 4096
 
 // maxHeldWrites bounds the prepared writes held at once: each holds up to
 // three file descriptors (its directory, its staged file, the file it
@@ -121,7 +123,23 @@ func (w *workspaceWrites) start() {
 	if w.order != nil || len(w.changes) > maxHeldWrites {
 		w.chunked = w.order == nil
 		w.errs = make([]error, len(w.changes))
-		close(w.done)
+		if !w.chunked || !sync.CanSyncFS {
+			close(w.done)
+			return
+		}
+		// The new files among them are staged while the records are
+		// stored, a directory at a time, and placed once they are.
+		var items []sync.Creation
+		for i, ch := range w.changes {
+			if !ch.Before.Present && ch.After.Present && !ch.After.IsLink() {
+				w.news = append(w.news, i)
+				items = append(items, sync.Creation{Rel: ch.Rel, V: ch.After})
+			}
+		}
+		go func() {
+			defer close(w.done)
+			w.staged, w.stageErrs = sync.StageAll(w.e.Repo.Root, items)
+		}()
 		return
 	}
 	go func() {
@@ -167,6 +185,9 @@ func (w *workspaceWrites) discard() {
 			p.Discard()
 		}
 	}
+	if w.staged != nil {
+		w.staged.Discard()
+	}
 	w.unlock()
 }
 
@@ -204,27 +225,25 @@ func (w *workspaceWrites) place() ([]string, []error) {
 		// system (two fsyncs a file cost more than git's whole add of
 		// them); file by file where the system cannot.
 		errs = make([]error, len(w.preps))
-		unsynced := 0
-		for lo := 0; lo < len(w.preps); lo += maxHeldWrites {
-			hi := min(lo+maxHeldWrites, len(w.preps))
-			rest := w.createNew(lo, hi, states, errs)
-			parallel(len(rest), func(k int) error { prepare(rest[k]); return nil })
-			for _, i := range rest {
+		rest := w.placeNew(states, errs)
+		for lo := 0; lo < len(rest); lo += maxHeldWrites {
+			chunk := rest[lo:min(lo+maxHeldWrites, len(rest))]
+			parallel(len(chunk), func(k int) error { prepare(chunk[k]); return nil })
+			for _, i := range chunk {
 				errs[i] = place(i, true)
 			}
 			if sync.CanSyncFS {
-				for i := lo; i < hi; i++ {
+				for _, i := range chunk {
 					w.preps[i].Release()
 					w.preps[i] = nil
 				}
-				if unsynced += hi - lo; unsynced >= bulkSync || hi == len(w.preps) {
-					w.syncFS()
-					unsynced = 0
-				}
 			} else {
-				parallel(hi-lo, func(k int) error { w.settle(lo + k); return nil })
+				parallel(len(chunk), func(k int) error { w.settle(chunk[k]); return nil })
 			}
-			w.e.progress(w.job, hi-lo, 0)
+			w.e.progress(w.job, len(chunk), 0)
+		}
+		if sync.CanSyncFS {
+			w.syncFS()
 		}
 	} else {
 		many := len(w.preps) > maxHeldWrites
@@ -254,37 +273,38 @@ func (w *workspaceWrites) place() ([]string, []error) {
 	return states, errs
 }
 
-// createNew writes the new files among changes lo..hi-1 where their
-// paths hold nothing in the workspace, a directory at a time and
-// unsynced (sync.CreateAll), when the file system is synced whole after
-// (sync.CanSyncFS); it sets their states and errors and returns the
-// others, which are merged file by file. A new file's record has no
-// before: the workspace file it finds absent takes the agent's, as the
-// merge would.
-func (w *workspaceWrites) createNew(lo, hi int, states []string, errs []error) (rest []int) {
-	var news []int
-	var items []sync.Creation
-	for i := lo; i < hi; i++ {
-		ch := w.changes[i]
-		if sync.CanSyncFS && !ch.Before.Present && ch.After.Present && !ch.After.IsLink() {
-			news = append(news, i)
-			items = append(items, sync.Creation{Rel: ch.Rel, V: ch.After})
-			continue
+// placeNew places the new files staged while the records were stored
+// (sync.Staged.Place) where their paths still hold nothing, sets their
+// states and errors, and returns the other changes, to be merged file by
+// file: those the staging left out, and a new file whose path the user
+// took meanwhile (merged with theirs, as any change is). Unsynced: the
+// caller syncs the file system.
+func (w *workspaceWrites) placeNew(states []string, errs []error) (rest []int) {
+	done := make([]bool, len(w.changes))
+	placed := 0
+	if w.staged != nil {
+		taken, perrs := w.staged.Place()
+		for k, i := range w.news {
+			err := w.stageErrs[k]
+			if err == nil {
+				err = perrs[k]
+			}
+			switch {
+			case err != nil:
+				states[i], errs[i] = w.e.syncState(w.s, w.changes[i].Rel, sync.Conflict, err)
+			case taken[k]:
+				states[i], errs[i] = w.e.syncState(w.s, w.changes[i].Rel, sync.Written, nil)
+			default:
+				continue
+			}
+			done[i] = true
+			placed++
 		}
-		rest = append(rest, i)
+		w.e.progress(w.job, placed, 0)
 	}
-	if len(items) == 0 {
-		return rest
-	}
-	taken, cerrs := sync.CreateAll(w.e.Repo.Root, items)
-	for k, i := range news {
-		switch {
-		case cerrs[k] != nil:
-			states[i], errs[i] = w.e.syncState(w.s, w.changes[i].Rel, sync.Conflict, cerrs[k])
-		case taken[k]:
-			states[i], errs[i] = w.e.syncState(w.s, w.changes[i].Rel, sync.Written, nil)
-		default:
-			rest = append(rest, i) // the user's file is there: merged
+	for i := range w.changes {
+		if !done[i] {
+			rest = append(rest, i)
 		}
 	}
 	return rest

@@ -133,6 +133,12 @@ func writeFileIn(root, path string, data []byte, mode os.FileMode) (err error) {
 // and not yet synced (syncStaged), for the caller to close; on failure
 // nothing is left behind.
 func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string, open *os.File, err error) {
+	return stage(d, path, data, mode, writebackAtStage)
+}
+
+// stage is stageFile; writeback starts the staged file's writeback (a
+// bulk write, synced whole after, does without: a system call a file).
+func stage(d *os.Root, path string, data []byte, mode os.FileMode, writeback bool) (_ string, open *os.File, err error) {
 	if err := fault("create", path); err != nil {
 		return "", nil, fmt.Errorf("create temp file for %s: %w", path, err)
 	}
@@ -178,7 +184,7 @@ func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string
 			bigfile.Remember(path, st, big.ID)
 		}
 	}
-	if writebackAtStage {
+	if writeback {
 		startWriteback(f)
 	}
 	return tmp, f, nil

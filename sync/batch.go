@@ -258,28 +258,55 @@ type Creation struct {
 	V   Version // a regular file
 }
 
-// CreateAll writes each creation's file where its path holds nothing, as
-// Apply(root, rel, Absent, V) writes it then, creating the directories
-// it needs: the file is staged beside its name and renamed into place
-// (never seen torn). It serves bulk work (an npm install's 200k new
-// files): the files of one directory go through that directory, opened
-// once (openDirIn: no symlink on the way), and nothing is synced: the
-// caller syncs the file system after (SyncFS). A path that holds
-// something (the user made a file there since) is not taken: the
-// caller merges with it (Prepare). It returns, by index, whether each
-// was written, and what failed.
-func CreateAll(root string, items []Creation) (taken []bool, errs []error) {
-	taken = make([]bool, len(items))
-	errs = make([]error, len(items))
+// Staged are new files StageAll wrote beside their names: Place renames
+// them into place, Discard takes them back.
+type Staged struct {
+	root  string
+	n     int
+	byDir map[string][]stagedFile
+	// made is, by directory, the highest directory StageAll made for it
+	// (absent: none): Discard takes back no directory of the user's.
+	made map[string]string
+}
+
+// stagedFile is one file of Staged: the index of its Creation, its path
+// and its temporary file.
+type stagedFile struct {
+	i         int
+	path, tmp string
+}
+
+// StageAll writes each creation's file beside its name, in a temporary
+// file of its directory (made if missing), as Apply stages what it writes,
+// for Place to rename into place once the caller stored what the files
+// are, and where nothing is there then: the agent's new files, which
+// Apply(root, rel, Absent, V) would write. It serves bulk work (an npm
+// install's 200k new files) while its records are stored: the files of
+// one directory go through that directory, opened once (openDirIn: no
+// symlink on the way), nothing is synced (the caller syncs the file
+// system after Place: SyncFS), and no descriptor stays open. It returns
+// the staged files and, by index, what failed; a creation that is not
+// a regular file is not staged (nor an error).
+func StageAll(root string, items []Creation) (*Staged, []error) {
+	errs := make([]error, len(items))
 	root = filepath.Clean(root)
+	st := &Staged{root: root, n: len(items), byDir: map[string][]stagedFile{}, made: map[string]string{}}
 	paths, byDir, err := byDirectory(root, len(items), func(i int) string { return items[i].Rel }, errs)
 	if err != nil {
 		for i := range errs {
 			errs[i] = err
 		}
-		return taken, errs
+		return st, errs
 	}
+	var mu stdsync.Mutex
 	inDirs(byDir, func(dir string, idx []int) {
+		top := ""
+		for d := dir; len(d) > len(root); d = filepath.Dir(d) {
+			if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			top = d
+		}
 		d, err := openDirIn(root, dir, true)
 		if err != nil {
 			for _, i := range idx {
@@ -288,34 +315,96 @@ func CreateAll(root string, items []Creation) (taken []bool, errs []error) {
 			return
 		}
 		defer d.Close()
+		var files []stagedFile
 		for _, i := range idx {
-			taken[i], errs[i] = createIn(d, paths[i], items[i].V)
+			v := items[i].V
+			if !v.Present || v.IsLink() {
+				continue
+			}
+			tmp, f, err := stage(d, paths[i], v.Content, os.FileMode(v.Mode&0o777), false)
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			f.Close()
+			files = append(files, stagedFile{i: i, path: paths[i], tmp: tmp})
+		}
+		mu.Lock()
+		st.byDir[dir] = files
+		if top != "" {
+			st.made[dir] = top
+		}
+		mu.Unlock()
+	})
+	return st, errs
+}
+
+// Place renames the staged files into place where their paths still hold
+// nothing, and returns, by the index of their creations, which it placed
+// and what failed. A path that holds something now (the user made a file
+// there since) keeps it: its staged file goes, and the caller merges
+// with it (Prepare). Staged files are let go either way.
+func (s *Staged) Place() (taken []bool, errs []error) {
+	taken = make([]bool, s.n)
+	errs = make([]error, s.n)
+	byDir := make(map[string][]int, len(s.byDir))
+	files := map[int]stagedFile{}
+	for dir, fs := range s.byDir {
+		for _, f := range fs {
+			byDir[dir] = append(byDir[dir], f.i)
+			files[f.i] = f
+		}
+	}
+	inDirs(byDir, func(dir string, idx []int) {
+		d, err := openDirIn(s.root, dir, false)
+		if err != nil {
+			// Gone (or swapped) since: nothing is placed; the caller
+			// merges each file anew.
+			for _, i := range idx {
+				errs[i] = fmt.Errorf("place %s: %w", files[i].path, err)
+			}
+			return
+		}
+		defer d.Close()
+		for _, i := range idx {
+			f := files[i]
+			if _, err := d.Lstat(filepath.Base(f.path)); !errors.Is(err, fs.ErrNotExist) {
+				d.Remove(f.tmp)
+				continue
+			}
+			if err := placeStaged(d, f.tmp, f.path); err != nil {
+				errs[i] = err
+				continue
+			}
+			taken[i] = true
 		}
 	})
+	s.byDir = nil
 	return taken, errs
 }
 
-// createIn writes v at path, in its open parent d, if nothing is there.
-func createIn(d *os.Root, path string, v Version) (bool, error) {
-	if !v.Present || v.IsLink() {
-		return false, nil // not a regular file: the caller's
+// Discard takes the staged files back (nothing was placed), and the
+// directories StageAll made for them that are left empty.
+func (s *Staged) Discard() {
+	inDirs(s.dirIndex(), func(dir string, _ []int) {
+		if d, err := openDirIn(s.root, dir, false); err == nil {
+			for _, f := range s.byDir[dir] {
+				d.Remove(f.tmp)
+			}
+			d.Close()
+			if top := s.made[dir]; top != "" {
+				prune(filepath.Dir(top), dir)
+			}
+		}
+	})
+	s.byDir = nil
+}
+
+// dirIndex is the staged files' directories, for inDirs.
+func (s *Staged) dirIndex() map[string][]int {
+	m := make(map[string][]int, len(s.byDir))
+	for dir := range s.byDir {
+		m[dir] = nil
 	}
-	name := filepath.Base(path)
-	if _, err := d.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
-		return false, nil // something is there: merged by the caller
-	}
-	tmp, f, err := stageFile(d, path, v.Content, os.FileMode(v.Mode&0o777))
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	// Made since the look (the user)? Then it is the caller's to merge.
-	if _, err := d.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
-		d.Remove(tmp)
-		return false, nil
-	}
-	if err := placeStaged(d, tmp, path); err != nil {
-		return false, err
-	}
-	return true, nil
+	return m
 }

@@ -171,10 +171,11 @@ func TestPlaceUnsynced(t *testing.T) {
 	}
 }
 
-// TestCreateAll: new files land in new and old directories, staged and
-// renamed; a path that holds something now is left to the caller, and
-// one through a symlink or out of the root fails.
-func TestCreateAll(t *testing.T) {
+// TestStageAll: new files are staged in new and old directories, seen
+// by nobody until Place renames them; a path that holds something by
+// then is left to the caller; one through a symlink or out of the root
+// fails.
+func TestStageAll(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
 	outside := filepath.Join(base, "outside")
@@ -189,36 +190,71 @@ func TestCreateAll(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
 		t.Fatal(err)
 	}
-	file := func(c string, mode uint32) Version {
-		return Version{Present: true, Mode: ModeRegular | mode, Content: []byte(c)}
-	}
+	file := func(c string, mode uint32) Version { return Version{Present: true, Mode: ModeRegular | mode, Content: []byte(c)} }
 	items := []Creation{
 		{"new/a/one.js", file("one\n", 0o644)},
 		{"new/a/two.sh", file("#!/bin/sh\n", 0o755)},
 		{"old/three.js", file("three\n", 0o644)},
 		{"old/mine.js", file("the agent's\n", 0o644)},
+		{"old/late.js", file("the agent's\n", 0o644)},
 		{"new/link", Version{Present: true, Mode: ModeSymlink, Content: []byte("a")}},
 		{"out/evil.js", file("x\n", 0o644)},
 		{"../escape.js", file("x\n", 0o644)},
 	}
-	taken, errs := CreateAll(root, items)
-	want := []bool{true, true, true, false, false, false, false}
+	staged, errs := StageAll(root, items)
 	for i, it := range items {
-		if taken[i] != want[i] || (errs[i] != nil) != (i >= 5) {
-			t.Errorf("%s: taken %v, error %v", it.Rel, taken[i], errs[i])
+		if (errs[i] != nil) != (i >= 6) {
+			t.Errorf("stage %s: %v", it.Rel, errs[i])
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(root, "new/a/one.js")); !os.IsNotExist(err) {
+		t.Errorf("a staged file is in place before Place: %v", err)
+	}
+	// The user makes a file at one of the paths meanwhile.
+	if err := os.WriteFile(filepath.Join(root, "old/late.js"), []byte("late\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	taken, errs := staged.Place()
+	want := []bool{true, true, true, false, false, false, false, false}
+	for i, it := range items {
+		if taken[i] != want[i] || errs[i] != nil {
+			t.Errorf("place %s: taken %v, error %v", it.Rel, taken[i], errs[i])
 		}
 	}
 	assertFile(t, filepath.Join(root, "new/a/one.js"), "one\n", 0o644)
 	assertFile(t, filepath.Join(root, "new/a/two.sh"), "#!/bin/sh\n", 0o755)
 	assertFile(t, filepath.Join(root, "old/three.js"), "three\n", 0o644)
 	assertFile(t, filepath.Join(root, "old/mine.js"), "mine\n", 0o600)
+	assertFile(t, filepath.Join(root, "old/late.js"), "late\n", 0o644)
 	for _, d := range []string{"new/a", "old"} {
 		assertNoTemp(t, filepath.Join(root, d))
 	}
 	if _, err := os.Lstat(filepath.Join(root, "new/link")); !os.IsNotExist(err) {
-		t.Errorf("a link was taken: %v", err)
+		t.Errorf("a link was staged: %v", err)
 	}
 	if _, err := os.Lstat(filepath.Join(outside, "evil.js")); !os.IsNotExist(err) {
 		t.Errorf("a file was written through a symlink: %v", err)
 	}
+}
+
+// TestStageAllDiscard: a discard takes the staged files back and the
+// directories made for them, not a directory of the user's.
+func TestStageAllDiscard(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := Version{Present: true, Mode: ModeRegular | 0o644, Content: []byte("x\n")}
+	staged, errs := StageAll(root, []Creation{{"new/deep/a.js", file}, {"empty/b.js", file}})
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	staged.Discard()
+	if _, err := os.Lstat(filepath.Join(root, "new")); !os.IsNotExist(err) {
+		t.Errorf("the directories made for the staged files stay: %v", err)
+	}
+	if fi, err := os.Lstat(filepath.Join(root, "empty")); err != nil || !fi.IsDir() {
+		t.Errorf("the user's empty directory: %v", err)
+	}
+	assertNoTemp(t, filepath.Join(root, "empty"))
 }
