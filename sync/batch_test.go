@@ -190,7 +190,9 @@ func TestStageAll(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
 		t.Fatal(err)
 	}
-	file := func(c string, mode uint32) Version { return Version{Present: true, Mode: ModeRegular | mode, Content: []byte(c)} }
+	file := func(c string, mode uint32) Version {
+		return Version{Present: true, Mode: ModeRegular | mode, Content: []byte(c)}
+	}
 	items := []Creation{
 		{"new/a/one.js", file("one\n", 0o644)},
 		{"new/a/two.sh", file("#!/bin/sh\n", 0o755)},
