@@ -37,13 +37,18 @@ const (
 	eventLimit = 500
 )
 
-// intentReject writes down a reject of many records (rejectPayload),
-// one intent for them all.
-const intentReject = "reject"
+// intentReject writes down a reject of many records (bulkPayload),
+// one intent for them all; intentAcceptAll an accept of all pending
+// records (of a session, or of one file), the same way.
+const (
+	intentReject    = "reject"
+	intentAcceptAll = "accept-all"
+)
 
-// rejectPayload is an intentReject: the records to revert, in order; End
-// says it is a discard, which ends the session once they are out.
-type rejectPayload struct {
+// bulkPayload is an intentReject or intentAcceptAll: the records to
+// decide, in order; End says it is a discard's reject, which ends the
+// session once they are out.
+type bulkPayload struct {
 	Seqs []int64 `json:"seqs"`
 	End  bool    `json:"end,omitempty"`
 }
@@ -114,7 +119,7 @@ func (e *Engine) pendingOf(ctx context.Context, sessionID string, roots []store.
 
 // intendReject writes down the reject of order (a discard's when end).
 func (e *Engine) intendReject(ctx context.Context, sessionID string, order []store.RecordRef, end bool) (int64, error) {
-	p := rejectPayload{Seqs: make([]int64, len(order)), End: end}
+	p := bulkPayload{Seqs: make([]int64, len(order)), End: end}
 	for i, r := range order {
 		p.Seqs[i] = r.Seq
 	}
@@ -454,4 +459,101 @@ func (e *Engine) removeCreated(ctx context.Context, s *prsm.Session, st *session
 			crashPoint("reject:reverted")
 		}
 	}
+}
+
+// acceptRun is a planned accept of many records, written down: their
+// seqs, in order.
+type acceptRun struct {
+	s      *prsm.Session
+	seqs   []int64
+	intent int64 // 0: none (nothing to do)
+}
+
+// planAccept plans the accept of the pending records refs (removals
+// first where paths nest, as Accept orders a tool call's) and writes it
+// down.
+func (e *Engine) planAccept(ctx context.Context, s *prsm.Session, refs []store.RecordRef) (*acceptRun, error) {
+	refs = pathOrdered(refs, func(r store.RecordRef) string { return r.RelPath },
+		func(r store.RecordRef) bool { return r.ChangeType == prsm.ChangeDelete })
+	run := &acceptRun{s: s, seqs: make([]int64, len(refs))}
+	for i, r := range refs {
+		run.seqs[i] = r.Seq
+	}
+	if len(refs) == 0 {
+		return run, nil
+	}
+	b, err := json.Marshal(bulkPayload{Seqs: run.seqs})
+	if err != nil {
+		return nil, err
+	}
+	run.intent, err = store.AddIntent(ctx, e.DB.Q(), s.ID, intentAcceptAll, b)
+	return run, err
+}
+
+// runAccept accepts the planned records still pending, a chunk at a
+// time, and lets the intent go once all are. A record that only changes
+// its status (auto mode: it reached the workspace, no hunk of it
+// rejected) is stored with its chunk in one transaction; any other (one
+// to apply to the workspace, a partial one) goes through accept, one at
+// a time. It returns the records it accepted (up to answerLimit). A
+// failure, or the server stopping, leaves the intent for the next start.
+func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm.Record, error) {
+	ctx = context.WithoutCancel(ctx)
+	keep := len(run.seqs) <= answerLimit
+	events := len(run.seqs) <= eventLimit
+	var out []*prsm.Record
+	for lo := 0; lo < len(run.seqs); lo += bulkChunk {
+		if lo > 0 && e.closing() {
+			return nil, errStopping
+		}
+		recs, err := store.RecordsBySeq(ctx, e.DB.Q(), run.s.ID, run.seqs[lo:min(lo+bulkChunk, len(run.seqs))])
+		if err != nil {
+			return nil, err
+		}
+		var changes []store.StateChange
+		var plain, done []*prsm.Record
+		for _, r := range recs {
+			switch {
+			case r.Status != prsm.StatusPending:
+				// Decided before a crash, or by an earlier chain.
+			case r.SyncState != prsm.SyncPendingReview && decidedStatus(r) == prsm.StatusAccepted:
+				changes = append(changes, store.StateChange{ID: r.ID, Status: prsm.StatusAccepted, SyncState: r.SyncState})
+				plain = append(plain, r)
+			default:
+				chain, err := e.accept(ctx, run.s, r)
+				if err != nil {
+					return nil, err
+				}
+				done = append(done, chain...)
+			}
+		}
+		err = e.DB.Tx(ctx, func(q store.Querier) error {
+			return store.SetRecordStates(ctx, q, run.s.ID, changes, time.Time{})
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range plain {
+			r.Status = prsm.StatusAccepted
+			if events {
+				e.publishStatus(r)
+			}
+		}
+		done = append(done, plain...)
+		if keep {
+			out = append(out, done...)
+		}
+		e.progress(j, len(recs), 0)
+		crashPoint("accept:chunk")
+	}
+	if run.intent != 0 {
+		if err := store.DoneIntent(ctx, e.DB.Q(), run.intent); err != nil {
+			return nil, err
+		}
+	}
+	if len(run.seqs) > 0 {
+		e.publishSession(ctx, run.s.ID)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
 }

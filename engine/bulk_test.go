@@ -404,3 +404,42 @@ func TestRecordOfManyFilesKeepsAFileTheUserMade(t *testing.T) {
 		return nil
 	})
 }
+
+// TestAcceptAllOfManyFiles: an accept of every pending change of many
+// files stores their statuses a chunk at a time, the workspace as it is;
+// a kill after the first chunk leaves the rest to the next start.
+func TestAcceptAllOfManyFiles(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	const n = 2100
+	f.tool(s, "gen", "Bash", "", func(wt string) { generate(t, wt, n) })
+	if !crashing(t, "accept:chunk", 1, func() { f.eng.Bulk(f.ctx, s.ID, true, "") }) {
+		t.Fatal("crash point accept:chunk not reached")
+	}
+	if p := f.pendingOf(s); p != n-1000 {
+		t.Fatalf("%d pending after the first chunk, want %d", p, n-1000)
+	}
+	f.restart()
+	if p := f.pendingOf(s); p != 0 {
+		t.Errorf("%d pending after restart", p)
+	}
+	all, err := f.eng.Records(f.ctx, s.ID, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		if r.Status != prsm.StatusAccepted || r.SyncState != prsm.SyncSynced {
+			t.Fatalf("%s: %s/%s", r.ID, r.Status, r.SyncState)
+		}
+	}
+	for _, i := range []int{0, 1500, n - 1} {
+		if got := read(t, f.ws, genRel(i)); got != genContent(i) {
+			t.Errorf("workspace %s: %q", genRel(i), got)
+		}
+	}
+	// Accepting again is a no-op.
+	ans, err := f.eng.Bulk(f.ctx, s.ID, true, "")
+	if err != nil || len(ans.Records) != 0 {
+		t.Errorf("accept again: %v %v", ans, err)
+	}
+}

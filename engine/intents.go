@@ -27,7 +27,7 @@ const (
 	intentRollback = "rollback" // a selector rollback (rollbackPayload); a rewind's is intentRewind (rewind.go)
 	// and intentHunks (hunks.go): reject hunks of a record (hunkIntent);
 	// intentReject (bulk.go): reject many records, a discard's too
-	// (rejectPayload)
+	// (bulkPayload); intentAcceptAll (bulk.go): accept many records
 )
 
 // crashHook, when set (by tests only, through export_test.go), is called
@@ -230,7 +230,7 @@ func (e *Engine) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Reco
 // discarding reports whether in is a discard's reject, which the
 // session's end follows.
 func discarding(in store.Intent) bool {
-	var p rejectPayload
+	var p bulkPayload
 	return in.Kind == intentReject && json.Unmarshal(in.Payload, &p) == nil && p.End
 }
 
@@ -265,8 +265,17 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 	if in.Kind == intentHunks {
 		return e.recoverHunks(ctx, s, st, in.Payload)
 	}
+	if in.Kind == intentAcceptAll {
+		var p bulkPayload
+		if err := json.Unmarshal(in.Payload, &p); err != nil {
+			return fmt.Errorf("intent %d: %w", in.ID, err)
+		}
+		// Those decided already are skipped; the caller lets it go.
+		_, err := e.runAccept(ctx, &acceptRun{s: s, seqs: p.Seqs}, nil)
+		return err
+	}
 	if in.Kind == intentReject {
-		var p rejectPayload
+		var p bulkPayload
 		if err := json.Unmarshal(in.Payload, &p); err != nil {
 			return fmt.Errorf("intent %d: %w", in.ID, err)
 		}

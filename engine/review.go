@@ -380,9 +380,7 @@ func (e *Engine) startBulk(ctx context.Context, sessionID string, accept bool, f
 // bulkRun is a planned bulk decision of one session's pending records.
 type bulkRun struct {
 	e      *Engine
-	s      *prsm.Session
-	st     *sessionState
-	accept []*prsm.Record // the records to accept, in order
+	accept *acceptRun
 	reject *rejectRun
 }
 
@@ -390,28 +388,26 @@ func (b *bulkRun) total() int {
 	if b.reject != nil {
 		return len(b.reject.seqs)
 	}
-	return len(b.accept)
+	return len(b.accept.seqs)
 }
 
 // planBulk plans the bulk decision of the session's pending records (of
 // the file rel when set), written down for a reject (a discard's when
 // end); the caller holds the session's lock.
 func (e *Engine) planBulk(ctx context.Context, s *prsm.Session, st *sessionState, accept bool, rel string, end bool) (*bulkRun, error) {
-	b := &bulkRun{e: e, s: s, st: st}
-	if accept {
-		pend, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, Status: prsm.StatusPending, RelPath: rel})
-		if err != nil {
-			return nil, err
-		}
-		b.accept = removalsFirst(pend, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeDelete })
-		return b, nil
-	}
-	// Rejecting the earliest pending record of each file cascades to the
-	// rest: the file goes back to that record's before state.
+	b := &bulkRun{e: e}
 	pend, err := store.PendingRefs(ctx, e.DB.Q(), s.ID, rel)
 	if err != nil {
 		return nil, err
 	}
+	if accept {
+		if b.accept, err = e.planAccept(ctx, s, pend); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	// Rejecting the earliest pending record of each file cascades to the
+	// rest: the file goes back to that record's before state.
 	seen := map[string]bool{}
 	var roots []store.RecordRef
 	for _, r := range pend {
@@ -431,25 +427,7 @@ func (b *bulkRun) run(ctx context.Context, j *job) ([]*prsm.Record, error) {
 	if b.reject != nil {
 		return b.e.runReject(ctx, b.reject, j)
 	}
-	e, s := b.e, b.s
-	var out []*prsm.Record
-	for _, r := range b.accept {
-		if r.Status != prsm.StatusPending {
-			continue // accepted already as part of an earlier chain
-		}
-		done, err := e.accept(ctx, s, r)
-		if err != nil {
-			return nil, err
-		}
-		e.progress(j, len(done), 0)
-		if len(b.accept) <= answerLimit {
-			out = append(out, r)
-		}
-	}
-	if len(b.accept) > 0 {
-		e.publishSession(ctx, s.ID)
-	}
-	return out, nil
+	return b.e.runAccept(ctx, b.accept, j)
 }
 
 // BulkAll accepts or rejects every pending record of every session, as a
