@@ -117,17 +117,14 @@ func (e *Engine) pendingOf(ctx context.Context, sessionID string, roots []store.
 	return pend, nil
 }
 
-// intendReject writes down the reject of order (a discard's when end).
-func (e *Engine) intendReject(ctx context.Context, sessionID string, order []store.RecordRef, end bool) (int64, error) {
-	p := bulkPayload{Seqs: make([]int64, len(order)), End: end}
-	for i, r := range order {
-		p.Seqs[i] = r.Seq
-	}
-	b, err := json.Marshal(p)
+// intendBulk writes down a bulk decision of kind on the records seqs, in
+// that order (a discard's reject when end).
+func (e *Engine) intendBulk(ctx context.Context, sessionID, kind string, seqs []int64, end bool) (int64, error) {
+	b, err := json.Marshal(bulkPayload{Seqs: seqs, End: end})
 	if err != nil {
 		return 0, err
 	}
-	return store.AddIntent(ctx, e.DB.Q(), sessionID, intentReject, b)
+	return store.AddIntent(ctx, e.DB.Q(), sessionID, kind, b)
 }
 
 // rejectRun is a planned reject, written down: run runs it.
@@ -155,42 +152,59 @@ func (e *Engine) planReject(ctx context.Context, s *prsm.Session, st *sessionSta
 		return nil, err
 	}
 	var err error
-	if run.intent, err = e.intendReject(ctx, s.ID, order, end); err != nil {
+	if run.intent, err = e.intendBulk(ctx, s.ID, intentReject, run.seqs, end); err != nil {
 		return nil, err
 	}
 	return run, nil
 }
 
-// run reverts the planned records, a chunk at a time, and lets the intent
-// go once all are out. It returns the records it decided, oldest first
-// (up to answerLimit; nil past it). It runs to its end whatever becomes
-// of ctx; a failure, or the server stopping, leaves the intent for the
-// next start (or the same reject again) to finish.
+// runReject reverts the planned records, a chunk at a time (inChunks),
+// and lets the intent go once all are out (a discard's end does). It
+// runs to its end whatever becomes of ctx; a failure, or the server
+// stopping, leaves the intent for the next start (or the same reject
+// again) to finish.
 func (e *Engine) runReject(ctx context.Context, run *rejectRun, j *job) ([]*prsm.Record, error) {
+	intent := run.intent
+	if run.end {
+		intent = 0
+	}
+	return e.inChunks(ctx, run.s.ID, run.seqs, intent, "reject:chunk", func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error) {
+		return e.revertChunk(ctx, run.s, run.st, seqs, events, j)
+	})
+}
+
+// inChunks decides the records seqs of session sessionID, bulkChunk at a
+// time (fn; events: announce each record's status), then lets intent
+// go (0: none) and announces the session. It returns the records fn
+// decided, oldest first, when there are at most answerLimit (nil past
+// it). It runs to its end whatever becomes of ctx; a failure, or the
+// server stopping (between two chunks), returns before the intent goes.
+func (e *Engine) inChunks(ctx context.Context, sessionID string, seqs []int64, intent int64, point string,
+	fn func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error)) ([]*prsm.Record, error) {
 	ctx = context.WithoutCancel(ctx)
-	keep := len(run.seqs) <= answerLimit
-	events := len(run.seqs) <= eventLimit
+	keep := len(seqs) <= answerLimit
+	events := len(seqs) <= eventLimit
 	var out []*prsm.Record
-	for lo := 0; lo < len(run.seqs); lo += bulkChunk {
+	for lo := 0; lo < len(seqs); lo += bulkChunk {
 		if lo > 0 && e.closing() {
 			return nil, errStopping
 		}
-		done, err := e.revertChunk(ctx, run.s, run.st, run.seqs[lo:min(lo+bulkChunk, len(run.seqs))], events, j)
+		done, err := fn(ctx, seqs[lo:min(lo+bulkChunk, len(seqs))], events)
 		if keep {
 			out = append(out, done...)
 		}
 		if err != nil {
 			return nil, err
 		}
-		crashPoint("reject:chunk")
+		crashPoint(point)
 	}
-	if run.intent != 0 && !run.end {
-		if err := store.DoneIntent(ctx, e.DB.Q(), run.intent); err != nil {
+	if intent != 0 {
+		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
 			return nil, err
 		}
 	}
-	if len(run.seqs) > 0 {
-		e.publishSession(ctx, run.s.ID)
+	if len(seqs) > 0 {
+		e.publishSession(ctx, sessionID)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	return out, nil
@@ -482,11 +496,8 @@ func (e *Engine) planAccept(ctx context.Context, s *prsm.Session, refs []store.R
 	if len(refs) == 0 {
 		return run, nil
 	}
-	b, err := json.Marshal(bulkPayload{Seqs: run.seqs})
-	if err != nil {
-		return nil, err
-	}
-	run.intent, err = store.AddIntent(ctx, e.DB.Q(), s.ID, intentAcceptAll, b)
+	var err error
+	run.intent, err = e.intendBulk(ctx, s.ID, intentAcceptAll, run.seqs, false)
 	return run, err
 }
 
@@ -498,15 +509,8 @@ func (e *Engine) planAccept(ctx context.Context, s *prsm.Session, refs []store.R
 // a time. It returns the records it accepted (up to answerLimit). A
 // failure, or the server stopping, leaves the intent for the next start.
 func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm.Record, error) {
-	ctx = context.WithoutCancel(ctx)
-	keep := len(run.seqs) <= answerLimit
-	events := len(run.seqs) <= eventLimit
-	var out []*prsm.Record
-	for lo := 0; lo < len(run.seqs); lo += bulkChunk {
-		if lo > 0 && e.closing() {
-			return nil, errStopping
-		}
-		recs, err := store.RecordsBySeq(ctx, e.DB.Q(), run.s.ID, run.seqs[lo:min(lo+bulkChunk, len(run.seqs))])
+	return e.inChunks(ctx, run.s.ID, run.seqs, run.intent, "accept:chunk", func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error) {
+		recs, err := store.RecordsBySeq(ctx, e.DB.Q(), run.s.ID, seqs)
 		if err != nil {
 			return nil, err
 		}
@@ -522,7 +526,7 @@ func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm
 			default:
 				chain, err := e.accept(ctx, run.s, r)
 				if err != nil {
-					return nil, err
+					return done, err
 				}
 				done = append(done, chain...)
 			}
@@ -531,7 +535,7 @@ func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm
 			return store.SetRecordStates(ctx, q, run.s.ID, changes, time.Time{})
 		})
 		if err != nil {
-			return nil, err
+			return done, err
 		}
 		for _, r := range plain {
 			r.Status = prsm.StatusAccepted
@@ -539,21 +543,7 @@ func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm
 				e.publishStatus(r)
 			}
 		}
-		done = append(done, plain...)
-		if keep {
-			out = append(out, done...)
-		}
 		e.progress(j, len(recs), 0)
-		crashPoint("accept:chunk")
-	}
-	if run.intent != 0 {
-		if err := store.DoneIntent(ctx, e.DB.Q(), run.intent); err != nil {
-			return nil, err
-		}
-	}
-	if len(run.seqs) > 0 {
-		e.publishSession(ctx, run.s.ID)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, nil
+		return append(done, plain...), nil
+	})
 }
