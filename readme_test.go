@@ -8,17 +8,17 @@ import (
 	"testing"
 )
 
-// TestReadmeLayoutMatchesTree: every folder the README's layout table
+// TestLayoutMatchesTree: every folder the layout table of docs/ARCHITECTURE.md
 // names exists, and every top-level folder and internal/ package of the
 // repository (and each of internal/ and cmd/) is in the table, so a reader finds any behaviour from it.
-func TestReadmeLayoutMatchesTree(t *testing.T) {
-	b, err := os.ReadFile("README.md")
+func TestLayoutMatchesTree(t *testing.T) {
+	b, err := os.ReadFile("docs/ARCHITECTURE.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(b), "## Layout")
 	if !ok {
-		t.Fatal("README.md has no ## Layout section")
+		t.Fatal("docs/ARCHITECTURE.md has no ## Layout section")
 	}
 	table, _, _ = strings.Cut(table, "\n## ")
 	named := map[string]bool{}
@@ -55,7 +55,22 @@ func TestReadmeLayoutMatchesTree(t *testing.T) {
 	}
 	for d := range dirs {
 		if !named[d] {
-			t.Errorf("folder %s is missing from the README's layout table", d)
+			t.Errorf("folder %s is missing from the layout table of docs/ARCHITECTURE.md", d)
 		}
+	}
+}
+
+// TestReadmeIsShort: a newcomer reads the README in three minutes, so it
+// stays within 120 lines and 900 words; reference goes to docs/.
+func TestReadmeIsShort(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(b), "\n"); lines > 120 {
+		t.Errorf("README.md has %d lines, more than 120", lines)
+	}
+	if words := len(strings.Fields(string(b))); words > 900 {
+		t.Errorf("README.md has %d words, more than 900", words)
 	}
 }

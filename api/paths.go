@@ -12,3 +12,8 @@ func SessionPath(id string) string {
 func CompletePath(sessionID, toolCallID string) string {
 	return SessionPath(sessionID) + "/tool-calls/" + url.PathEscape(toolCallID) + "/complete"
 }
+
+// HookTokensPath is the route that mints a session's hook tokens.
+func HookTokensPath(sessionID string) string {
+	return SessionPath(sessionID) + "/hook-tokens"
+}

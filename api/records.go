@@ -58,6 +58,21 @@ type Records struct {
 	// made the decision, ended: its counts. Records then lists the
 	// changes it decided up to a bound (1000); Job.Total counts them all.
 	Job *Job `json:"job,omitempty"`
+	// Earlier (an accept in review mode only) are the earlier pending
+	// changes of the same files that the accept applied first, or, for
+	// a dry run, would apply.
+	Earlier []*prsm.Record `json:"earlier,omitempty"`
+}
+
+// AcceptRequest is the body of POST .../file-changes/{id}/accept, and of
+// .../hunks/{n}/accept (with_earlier only); it may be left out. In review
+// mode, an accept applies the earlier pending changes of the same file
+// first: it does so only with WithEarlier, and is otherwise refused with
+// code needs_earlier, changing nothing. DryRun changes nothing and
+// answers what the accept would take (Records.Earlier).
+type AcceptRequest struct {
+	WithEarlier bool `json:"with_earlier,omitempty"`
+	DryRun      bool `json:"dry_run,omitempty"`
 }
 
 // ResolveRequest is the body of POST .../file-changes/{id}/resolve: how
@@ -77,6 +92,10 @@ type HunkRef struct {
 type HunksRequest struct {
 	Accept []int `json:"accept,omitempty"`
 	Reject []int `json:"reject,omitempty"`
+	// WithEarlier lets a decision that settles a review-mode change as
+	// accepted apply the earlier pending changes of its file first (see
+	// AcceptRequest); without it such a decision is refused.
+	WithEarlier bool `json:"with_earlier,omitempty"`
 }
 
 // MarshalJSON writes Records as [] when there are none, never null.

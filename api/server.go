@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -41,6 +42,21 @@ type Info struct {
 	Token     string `json:"token"`
 	Workspace string `json:"workspace"`
 	Version   string `json:"version"`
+}
+
+// HookTokenEnv is the environment variable that carries a session's hook
+// token into an agent's environment (`prsm run`): the agent's hooks send
+// it, and it never holds the server's own token.
+const HookTokenEnv = "PRSM_HOOK_TOKEN"
+
+// HookToken is the answer of POST /sessions/{id}/hook-tokens: a new token
+// that authorizes only the hook routes of that one session (POST
+// /hooks/{agent} for events of its worktree, and POST
+// /sessions/{id}/tool-calls, .../complete, .../turns and .../turn-end)
+// while the session is active.
+type HookToken struct {
+	Token     string `json:"token"`
+	SessionID string `json:"session_id"`
 }
 
 // Health is the answer of GET /healthz, the one route without a token.
@@ -83,6 +99,25 @@ type StatusResponse struct {
 	Notices []string `json:"notices,omitempty"`
 	// Hooks lists, per active session, whose hooks reported and when.
 	Hooks []HookHealth `json:"hooks,omitempty"`
+}
+
+// SessionNotice is a notice of StatusResponse.Notices about what the
+// agent of one session did that prsm could not record:
+// "session ID: msg".
+func SessionNotice(sessionID, msg string) string {
+	return "session " + sessionID + ": " + msg
+}
+
+// NoticesOf are the messages of the notices (as SessionNotice writes
+// them) about session sessionID, in order.
+func NoticesOf(sessionID string, notices []string) []string {
+	var out []string
+	for _, n := range notices {
+		if msg, ok := strings.CutPrefix(n, SessionNotice(sessionID, "")); ok {
+			out = append(out, msg)
+		}
+	}
+	return out
 }
 
 // StartRequest is the body of POST /sessions.

@@ -104,10 +104,20 @@ func (c *Client) Content(ctx context.Context, sessionID, id, side string) ([]byt
 	return c.doRaw(ctx, http.MethodGet, path)
 }
 
-// Accept accepts the record id (or every record of the tool call id).
+// Accept accepts the record id (or every record of the tool call id); in
+// review mode it is refused (needs_earlier) when it would apply earlier
+// pending records of the file first (AcceptWith says whether to).
 func (c *Client) Accept(ctx context.Context, sessionID, id string) (*api.Records, error) {
 	var recs api.Records
 	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/accept", nil, &recs)
+}
+
+// AcceptWith is Accept with its options: WithEarlier, and DryRun, which
+// answers what the accept would take (Records.Earlier) and changes
+// nothing.
+func (c *Client) AcceptWith(ctx context.Context, sessionID, id string, req api.AcceptRequest) (*api.Records, error) {
+	var recs api.Records
+	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/accept", req, &recs)
 }
 
 // Reject rejects the record id (or every record of the tool call id) and
@@ -129,8 +139,13 @@ func (c *Client) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 // indexes (a reject cascades to the later hunks it touches: the answer's
 // Cascaded).
 func (c *Client) DecideHunks(ctx context.Context, sessionID, id string, accept, reject []int) (*api.Records, error) {
+	return c.DecideHunksWith(ctx, sessionID, id, api.HunksRequest{Accept: accept, Reject: reject})
+}
+
+// DecideHunksWith is DecideHunks with the whole request (WithEarlier).
+func (c *Client) DecideHunksWith(ctx context.Context, sessionID, id string, req api.HunksRequest) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/hunks", api.HunksRequest{Accept: accept, Reject: reject}, &recs)
+	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/hunks", req, &recs)
 }
 
 // AcceptAll accepts every pending record of a session (of one file when

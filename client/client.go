@@ -152,6 +152,13 @@ func (c *Client) EndSession(ctx context.Context, id string, discard bool) (*prsm
 	return &s, c.Do(ctx, http.MethodDelete, path, nil, &s)
 }
 
+// HookToken mints a hook token of session id: one that sends only that
+// session's hook events, for an agent's environment (`prsm run`).
+func (c *Client) HookToken(ctx context.Context, id string) (*api.HookToken, error) {
+	var ht api.HookToken
+	return &ht, c.Do(ctx, http.MethodPost, api.HookTokensPath(id), nil, &ht)
+}
+
 // LiveServer returns a client of the server the server.json of the
 // project dir dir describes, if it answers with the token it wrote
 // (wire.LiveServer).

@@ -7,46 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/bigfile"
+	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/tracker"
 )
-
-// makeSparse makes root/rel a sparse file of size bytes holding tag at
-// offset 1 MiB and at its end, and nothing else but holes.
-func makeSparse(t *testing.T, root, rel string, size int64, tag string) {
-	t.Helper()
-	p := filepath.Join(root, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
-	for _, off := range []int64{1 << 20, size - int64(len(tag))} {
-		if _, err := f.WriteAt([]byte(tag), off); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// diskUse is the disk space a file takes (its allocated blocks).
-func diskUse(t *testing.T, p string) int64 {
-	t.Helper()
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Sys().(*syscall.Stat_t).Blocks * 512
-}
 
 // sameContent reports whether two files hold the same bytes, read in
 // pieces (they are large).
@@ -96,7 +64,7 @@ func TestBigFileSparse(t *testing.T) {
 	const size = 256 << 20
 	scannedAndWatched(t, func(t *testing.T, f *fixture) {
 		s := f.start("")
-		recs := f.tool(s, "b1", "Bash", "", func(wt string) { makeSparse(t, wt, "data/sparse.bin", size, "one") })
+		recs := f.tool(s, "b1", "Bash", "", func(wt string) { testgit.Sparse(t, wt, "data/sparse.bin", size, "one") })
 		if got := summary(recs); got != "b1:0 create data/sparse.bin pending/synced" {
 			t.Fatalf("records:\n%s", got)
 		}
@@ -108,7 +76,7 @@ func TestBigFileSparse(t *testing.T) {
 		if !sameContent(t, wtFile, wsFile) {
 			t.Fatal("the workspace's copy differs from the agent's file")
 		}
-		if n := diskUse(t, wsFile); n > 1<<20 {
+		if n := testgit.DiskUse(t, wsFile); n > 1<<20 {
 			t.Errorf("the workspace's copy of a sparse 256 MiB file takes %d bytes of disk: made dense", n)
 		}
 		if n := f.storedBytes(); n > 4<<10 {
@@ -161,7 +129,7 @@ func TestBigFileCreatedAndDeleted(t *testing.T) {
 	defer bigfile.SetLimit(1 << 20)()
 	scannedAndWatched(t, func(t *testing.T, f *fixture) {
 		s := f.start("")
-		f.tool(s, "c1", "Bash", "", func(wt string) { makeSparse(t, wt, "big.bin", 64<<20, "x") })
+		f.tool(s, "c1", "Bash", "", func(wt string) { testgit.Sparse(t, wt, "big.bin", 64<<20, "x") })
 		recs := f.tool(s, "c2", "Bash", "", func(wt string) { os.Remove(filepath.Join(wt, "big.bin")) })
 		if got := summary(recs); got != "c2:0 delete big.bin pending/synced" {
 			t.Fatalf("records:\n%s", got)
@@ -186,8 +154,8 @@ func TestBigFileReviewAccept(t *testing.T) {
 	defer bigfile.SetLimit(1 << 20)()
 	f := newFixture(t)
 	s := f.start(prsm.ModeReview)
-	f.tool(s, "r1", "Bash", "", func(wt string) { makeSparse(t, wt, "a.bin", 8<<20, "a") })
-	f.tool(s, "r2", "Bash", "", func(wt string) { makeSparse(t, wt, "b.bin", 8<<20, "b") })
+	f.tool(s, "r1", "Bash", "", func(wt string) { testgit.Sparse(t, wt, "a.bin", 8<<20, "a") })
+	f.tool(s, "r2", "Bash", "", func(wt string) { testgit.Sparse(t, wt, "b.bin", 8<<20, "b") })
 	for _, rel := range []string{"a.bin", "b.bin"} {
 		if _, err := os.Lstat(filepath.Join(f.ws, rel)); !os.IsNotExist(err) {
 			t.Fatalf("review mode: %s reached the workspace before any accept", rel)
@@ -216,7 +184,7 @@ func TestBigFileForgedStub(t *testing.T) {
 	defer bigfile.SetLimit(1 << 20)()
 	f := newFixture(t)
 	s := f.start("")
-	makeSparse(t, s.WorktreePath, "victim.bin", 4<<20, "secret")
+	testgit.Sparse(t, s.WorktreePath, "victim.bin", 4<<20, "secret")
 	f.tool(s, "v1", "Bash", "", func(string) {})
 	forged := bigfile.Stub(bigfile.Info{Size: 4 << 20, ID: strings.Repeat("0", 64)})
 	recs := f.tool(s, "v2", "Write", "forged.bin", func(wt string) { write(t, wt, "forged.bin", string(forged)) })
@@ -275,7 +243,7 @@ func TestManyLargeFilesOneCall(t *testing.T) {
 func TestSparseUnderLimit(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
-	recs := f.tool(s, "u1", "Bash", "", func(wt string) { makeSparse(t, wt, "half.bin", 16<<20, "tag") })
+	recs := f.tool(s, "u1", "Bash", "", func(wt string) { testgit.Sparse(t, wt, "half.bin", 16<<20, "tag") })
 	if len(recs) != 1 || recs[0].Note != "" || recs[0].SizeAfter != 16<<20 {
 		t.Fatalf("records: %s", summary(recs))
 	}
@@ -283,7 +251,69 @@ func TestSparseUnderLimit(t *testing.T) {
 	if !sameContent(t, filepath.Join(s.WorktreePath, "half.bin"), ws) {
 		t.Fatal("workspace copy differs")
 	}
-	if n := diskUse(t, ws); n > 1<<20 {
+	if n := testgit.DiskUse(t, ws); n > 1<<20 {
 		t.Errorf("the workspace copy of a sparse 16 MiB file takes %d bytes of disk: made dense", n)
+	}
+}
+
+// TestSessionStartWithHugeSparseFile is issue 42, item 5: an agent's
+// `truncate -s 100G huge.bin` is recorded and reaches the workspace
+// sparse, and every later session start failed after two git timeouts.
+// Now the next session starts, its worktree holds the same file, still
+// sparse, with nothing recorded for it; the agent's edit of it is a
+// change of a big file, synced; and nothing of a git stream is left in
+// the user's object store.
+func TestSessionStartWithHugeSparseFile(t *testing.T) {
+	const size = 100 << 30
+	f := newFixture(t)
+	s1 := f.start("")
+	recs := f.tool(s1, "h1", "Bash", "", func(wt string) { testgit.Sparse(t, wt, "huge.bin", size, "one") })
+	if got := summary(recs); got != "h1:0 create huge.bin pending/synced" {
+		t.Fatalf("records:\n%s", got)
+	}
+	s2, err := f.eng.StartSession(f.ctx, api.StartRequest{})
+	if err != nil {
+		t.Fatalf("session start with a 100 GiB sparse file in the workspace: %v", err)
+	}
+	wtFile, wsFile := filepath.Join(s2.WorktreePath, "huge.bin"), filepath.Join(f.ws, "huge.bin")
+	if fi, err := os.Stat(wtFile); err != nil || fi.Size() != size {
+		t.Fatalf("the new worktree's huge.bin: %v %v", fi, err)
+	}
+	if n := testgit.DiskUse(t, wtFile); n > 1<<20 {
+		t.Errorf("the new worktree's huge.bin takes %d bytes of disk: made dense", n)
+	}
+	for _, off := range []int64{1 << 20, size - 3} {
+		b := make([]byte, 3)
+		fh, _ := os.Open(wtFile)
+		fh.ReadAt(b, off)
+		fh.Close()
+		if string(b) != "one" {
+			t.Errorf("the new worktree's huge.bin holds %q at %d", b, off)
+		}
+	}
+	if recs := f.tool(s2, "n1", "Bash", "", func(wt string) { write(t, wt, "other.txt", "x\n") }); summary(recs) != "n1:0 create other.txt pending/synced" {
+		t.Errorf("records of a call that did not touch huge.bin:\n%s", summary(recs))
+	}
+	recs = f.tool(s2, "e1", "Bash", "", func(wt string) {
+		fh, err := os.OpenFile(filepath.Join(wt, "huge.bin"), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh.WriteAt([]byte("two"), 50<<30)
+		fh.Close()
+	})
+	if got := summary(recs); got != "e1:0 modify huge.bin pending/synced" || !strings.Contains(recs[0].Note, "too large") {
+		t.Fatalf("records of the edit:\n%s (note %q)", got, recs[0].Note)
+	}
+	b := make([]byte, 3)
+	fh, _ := os.Open(wsFile)
+	fh.ReadAt(b, 50<<30)
+	fh.Close()
+	if string(b) != "two" {
+		t.Errorf("the edit did not reach the workspace: %q", b)
+	}
+	tmps, _ := filepath.Glob(filepath.Join(f.ws, ".git", "objects", "pack", "tmp_*"))
+	if len(tmps) > 0 {
+		t.Errorf("left in the user's object store: %q", tmps)
 	}
 }

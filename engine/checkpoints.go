@@ -546,7 +546,7 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 				fd.Remove += x.EndLine - x.StartLine + 1
 			}
 		}
-		patch.WriteString(diffOne(r, before, after))
+		patch.WriteString(diffOne(r, before, after, maxDiffText-patch.Len()))
 		out.Files = append(out.Files, fd)
 	}
 	out.Patch = patch.String()

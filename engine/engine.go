@@ -242,6 +242,14 @@ func (e *Engine) StartSession(ctx context.Context, req api.StartRequest) (*prsm.
 		e.Log.Warn("a .gitattributes conversion fails on these files: the session's base holds their bytes as they are",
 			"session", id, "files", placed)
 	}
+	// Files over the size limit went into the base as stubs: the
+	// checkout wrote those, and the real content takes their place.
+	if placed, err := e.Repo.PlaceBig(s.WorktreePath, commit); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("place big files: %w", err)
+	} else if len(placed) > 0 {
+		e.Log.Info("files over the size limit are stubs in the session's base", "session", id, "files", placed)
+	}
 	if copied, err := e.Repo.CopyIncluded(ctx, s.WorktreePath); err != nil {
 		cleanup()
 		return nil, fmt.Errorf("copy .worktreeinclude files: %w", err)
@@ -503,7 +511,7 @@ func (e *Engine) unrecorded(ctx context.Context, s *prsm.Session) (string, error
 	if paths, err = e.filter(ctx, st, paths); err != nil {
 		return "", err
 	}
-	changes, err := st.tracker.Detect(paths, e.blobs(ctx))
+	changes, unsettled, err := st.tracker.Detect(paths, e.blobs(ctx), 0)
 	if err != nil {
 		return "", err
 	}
@@ -511,6 +519,7 @@ func (e *Engine) unrecorded(ctx context.Context, s *prsm.Session) (string, error
 	for _, c := range changes {
 		names = append(names, c.Rel)
 	}
+	names = append(names, unsettled...)
 	if len(names) > 3 {
 		names = append(names[:3], fmt.Sprintf("and %d more", len(names)-3))
 	}

@@ -49,6 +49,13 @@ func EarlyParts(e *Engine) int64 { return e.earlyParts.Load() }
 // EarlyRedone counts the early workspace writes complete started anew.
 func EarlyRedone(e *Engine) int64 { return e.earlyRedone.Load() }
 
+// SetMaxDiffText changes the most text of one diff answer.
+func SetMaxDiffText(n int) (restore func()) {
+	old := maxDiffText
+	maxDiffText = n
+	return func() { maxDiffText = old }
+}
+
 // SetEarlyExpiry changes how long an early write waits for its complete.
 func SetEarlyExpiry(d time.Duration) (restore func()) {
 	old := earlyExpiry

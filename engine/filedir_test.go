@@ -1,10 +1,14 @@
 package engine_test
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
 )
@@ -148,5 +152,158 @@ func TestDirectoryReplacedByALink(t *testing.T) {
 				t.Errorf("the file outside changed: %q", got)
 			}
 		})
+	}
+}
+
+// TestLinkReplacedByADirectoryRollsBack (issue 42, item 11): a symlink
+// made in one turn, replaced by a directory of its name in the next. A
+// directory where a file was holds no file of its own (its files are
+// paths of their own), so --last and --after rollbacks plan over it (no
+// "not a regular file or symlink") and run: undoing the second turn puts
+// the link back in both trees, undoing both leaves neither, and each
+// preview says what the run does.
+func TestLinkReplacedByADirectoryRollsBack(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		req  func(turn2 time.Time) api.RollbackRequest
+		want map[string]string // the workspace's w and w/f afterwards
+		ops  string
+	}{
+		{"last 2", func(time.Time) api.RollbackRequest { return api.RollbackRequest{Last: 2} },
+			map[string]string{"w": "link f.txt"}, "create w [t2:0]; delete w/f [t2:1]"},
+		{"after", func(t2 time.Time) api.RollbackRequest {
+			return api.RollbackRequest{After: t2.Format(time.RFC3339Nano)}
+		}, map[string]string{"w": "link f.txt"}, "create w [t2:0]; delete w/f [t2:1]"},
+		{"last 3", func(time.Time) api.RollbackRequest { return api.RollbackRequest{Last: 3} },
+			map[string]string{}, "delete w [t1:0 t2:0]; delete w/f [t2:1]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			s := f.start(prsm.ModeAuto)
+			f.turn(s, 1)
+			if got := summary(f.tool(s, "t1", "Bash", "", func(wt string) { sh(t, wt, "ln -s f.txt w") })); got != "t1:0 create w pending/synced" {
+				t.Fatalf("turn 1 records:\n%s", got)
+			}
+			f.turn(s, 2)
+			t2 := time.Now().Add(-time.Millisecond)
+			recs := f.tool(s, "t2", "Bash", "", func(wt string) { sh(t, wt, "rm w && mkdir w && echo x > w/f") })
+			if got := summary(recs); got != "t2:0 delete w pending/synced\nt2:1 create w/f pending/synced" {
+				t.Fatalf("turn 2 records:\n%s", got)
+			}
+			if got := read(t, f.ws, "w/f"); got != "x\n" {
+				t.Fatalf("workspace w/f = %q", got)
+			}
+			before := testgit.Tree(t, f.ws, nil)
+			req := c.req(t2)
+			req.DryRun = true
+			plan, err := f.eng.SelectRollback(f.ctx, s.ID, req)
+			if err != nil {
+				t.Fatalf("preview: %v", err)
+			}
+			if got := planOps(plan); got != c.ops || len(plan.Conflicts) != 0 {
+				t.Errorf("preview: operations %s, conflicts %+v; want %s and none", got, plan.Conflicts, c.ops)
+			}
+			if d := testgit.Diff(before, testgit.Tree(t, f.ws, nil)); d != "" {
+				t.Fatalf("the preview changed the workspace:\n%s", d)
+			}
+			req.DryRun = false
+			if _, err := f.eng.SelectRollback(f.ctx, s.ID, req); err != nil {
+				t.Fatalf("rollback: %v", err)
+			}
+			engine.Settle(f.eng)
+			ws, wt := testgit.Tree(t, f.ws, nil), testgit.Tree(t, s.WorktreePath, nil)
+			if d := testgit.Diff(wt, ws); d != "" {
+				t.Errorf("worktree and workspace differ:\n%s", d)
+			}
+			got := map[string]string{}
+			for _, p := range []string{"w", "w/f"} {
+				if v, ok := ws[p]; ok {
+					got[p] = v
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("workspace w, w/f = %v, want %v", got, c.want)
+			}
+			all, err := f.eng.Records(f.ctx, s.ID, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range all {
+				if r.SyncState == prsm.SyncConflict {
+					t.Errorf("conflict: %s", summary([]*prsm.Record{r}))
+				}
+			}
+		})
+	}
+}
+
+// planOps is a plan's operations as "type path [records]; ...".
+func planOps(p *api.Plan) string {
+	var out []string
+	for _, op := range p.Operations {
+		out = append(out, fmt.Sprintf("%s %s %v", op.Type, op.Path, op.RecordIDs))
+	}
+	return strings.Join(out, "; ")
+}
+
+// TestLinkBackOverAKeptDirectory: a link cannot come back where a
+// directory still holds files the rollback keeps. In the workspace (a
+// file of the user's in it) the preview says so and the run leaves the
+// directory as it is, marking the link's change a conflict; in the
+// worktree (a later change of another agent in it) the rollback is
+// refused, and changes nothing.
+func TestLinkBackOverAKeptDirectory(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeAuto)
+	f.tool(s, "t1", "Bash", "", func(wt string) { sh(t, wt, "ln -s f.txt w") })
+	f.tool(s, "t2", "Bash", "", func(wt string) { sh(t, wt, "rm w && mkdir w && echo x > w/f") })
+	write(t, f.ws, "w/mine", "the user's\n")
+	plan, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2, DryRun: true})
+	if err != nil {
+		t.Fatalf("preview: %v", err)
+	}
+	if len(plan.Conflicts) != 1 || plan.Conflicts[0].Path != "w" || !strings.Contains(plan.Conflicts[0].Reason, "directory there") {
+		t.Errorf("preview conflicts: %+v", plan.Conflicts)
+	}
+	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	engine.Settle(f.eng)
+	ws := testgit.Tree(t, f.ws, nil)
+	if ws["w/mine"] == "" || ws["w/f"] != "" {
+		t.Errorf("workspace w/: mine %q, f %q", ws["w/mine"], ws["w/f"])
+	}
+	if got := testgit.Tree(t, s.WorktreePath, nil)["w"]; got != "link f.txt" {
+		t.Errorf("worktree w = %q, want the link back", got)
+	}
+	recs, err := f.eng.Records(f.ctx, s.ID, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.ID == "t2:0" && r.SyncState != prsm.SyncConflict {
+			t.Errorf("t2:0 %s/%s, want a conflict", r.Status, r.SyncState)
+		}
+	}
+
+	// The worktree: another agent's file in the directory stays.
+	s2 := f.start(prsm.ModeAuto)
+	byOther := func(id string, act func(wt string)) {
+		if _, err := f.eng.StartToolCall(f.ctx, s2.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: []byte("{}"), AgentID: "other"}); err != nil {
+			t.Fatal(err)
+		}
+		act(s2.WorktreePath)
+		f.complete(s2, id)
+	}
+	byOther("u1", func(wt string) { sh(t, wt, "ln -s f.txt v") })
+	f.tool(s2, "u2", "Bash", "", func(wt string) { sh(t, wt, "rm v && mkdir v && echo x > v/f") })
+	byOther("u3", func(wt string) { write(t, wt, "v/g", "other's\n") })
+	wt := testgit.Tree(t, s2.WorktreePath, nil)
+	_, err = f.eng.SelectRollback(f.ctx, s2.ID, api.RollbackRequest{AgentID: "claude"})
+	if !errors.Is(err, prsm.ErrConflict) || !strings.Contains(err.Error(), "v cannot come back") {
+		t.Fatalf("rollback over a kept directory in the worktree: %v", err)
+	}
+	if d := testgit.Diff(wt, testgit.Tree(t, s2.WorktreePath, nil)); d != "" {
+		t.Errorf("the refused rollback changed the worktree:\n%s", d)
 	}
 }

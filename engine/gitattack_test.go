@@ -225,3 +225,60 @@ func TestGitPathsNeverRecorded(t *testing.T) {
 		}
 	})
 }
+
+// TestAgentFiltersNeverRun is issue 42, item 9: from its worktree an
+// agent sets filter drivers in the repository's shared config (a clean
+// and a smudge command, a required one, and a long-running process
+// filter), each of which leaves a marker, and names them in
+// .gitattributes. Neither recording that tool call, nor the next
+// session's start (its snapshot and checkout), nor recording an edit of
+// such a file there (git status in the worktree), nor a rewind runs one:
+// the files are taken, compared, synced and rewound as their bytes.
+func TestAgentFiltersNeverRun(t *testing.T) {
+	f := newFixture(t)
+	marks := t.TempDir()
+	ran := func(when string) {
+		t.Helper()
+		if names := testgit.Names(marks); len(names) > 0 {
+			t.Fatalf("%s: the agent's filters ran: %v", when, names)
+		}
+	}
+	s1 := f.start("")
+	f.tool(s1, "a1", "Bash", "", func(wt string) {
+		sh(t, wt, fmt.Sprintf(`git config filter.evil.clean "touch %[1]s/clean; tr a-z A-Z" &&
+			git config filter.evil.smudge "touch %[1]s/smudge; tr A-Z a-z" &&
+			git config filter.evil.required true &&
+			git config filter.Proc.process "touch %[1]s/process" &&
+			printf '*.dat filter=evil\n*.p filter=Proc\n' > .gitattributes &&
+			echo data > a.dat && echo p > b.p`, marks))
+	})
+	ran("recording the agent's call")
+	if got := read(t, f.ws, "a.dat"); got != "data\n" {
+		t.Fatalf("workspace a.dat = %q", got)
+	}
+	s2, err := f.eng.StartSession(f.ctx, api.StartRequest{})
+	ran("the next session start")
+	if err != nil {
+		t.Fatalf("the next session start: %v", err)
+	}
+	for rel, want := range map[string]string{"a.dat": "data\n", "b.p": "p\n"} {
+		if got := read(t, s2.WorktreePath, rel); got != want {
+			t.Errorf("new worktree %s = %q, want %q", rel, got, want)
+		}
+	}
+	cp := f.turn(s2, 1)
+	recs := f.tool(s2, "e1", "Bash", "", func(wt string) { sh(t, wt, "echo more >> a.dat && echo q > b.p") })
+	ran("recording an edit of the filtered files")
+	if got := summary(recs); got != "e1:0 modify a.dat pending/synced\ne1:1 modify b.p pending/synced" {
+		t.Errorf("records:\n%s", got)
+	}
+	if r := recs[0]; derefS(r.OldContent) != "data\n" || derefS(r.NewContent) != "data\nmore\n" {
+		t.Errorf("a.dat record: %q -> %q", derefS(r.OldContent), derefS(r.NewContent))
+	}
+	if _, err := f.eng.Rewind(f.ctx, s2.ID, cp.ID, false); err != nil {
+		t.Fatalf("rewind: %v", err)
+	}
+	ran("the rewind")
+	f.bothHold(s2, "a.dat", "data\n", "after the rewind")
+	f.bothHold(s2, "b.p", "p\n", "after the rewind")
+}

@@ -82,7 +82,20 @@ const intentHunks = "hunks"
 // record does not have is not found. Where a reject's lines were edited
 // since in the worktree or the workspace so that the reverse merge
 // conflicts, nothing is written and the answer says so.
+//
+// DecideHunks lets a decision that settles a review-mode record as
+// accepted apply the earlier pending records of its file first, as
+// Accept does; DecideHunksWith does so only with req.WithEarlier.
 func (e *Engine) DecideHunks(ctx context.Context, sessionID, id string, accept, reject []int) (*api.Records, error) {
+	return e.DecideHunksWith(ctx, sessionID, id, api.HunksRequest{Accept: accept, Reject: reject, WithEarlier: true})
+}
+
+// DecideHunksWith is DecideHunks as the API asks for it: a decision that
+// settles a review-mode record as accepted, and so would apply earlier
+// pending records of its file first, is refused (needs_earlier) unless
+// req.WithEarlier says to, and then changes nothing.
+func (e *Engine) DecideHunksWith(ctx context.Context, sessionID, id string, req api.HunksRequest) (*api.Records, error) {
+	accept, reject := req.Accept, req.Reject
 	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -128,6 +141,15 @@ func (e *Engine) DecideHunks(ctx context.Context, sessionID, id string, accept, 
 	}
 	if len(step.accept)+len(step.reject) == 0 {
 		return e.hunkAnswer(ctx, []*prsm.Record{r}, nil)
+	}
+	var earlier []*prsm.Record
+	if settlesAccepted(s, step) {
+		if earlier, err = e.earlierPending(ctx, s, []*prsm.Record{r}); err != nil {
+			return nil, err
+		}
+		if len(earlier) > 0 && !req.WithEarlier {
+			return nil, needsEarlier(r.ID, earlier)
+		}
 	}
 	steps, err := e.hunkCascade(ctx, s, step)
 	if err != nil {
@@ -188,7 +210,21 @@ func (e *Engine) DecideHunks(ctx context.Context, sessionID, id string, accept, 
 		e.publishStatus(r) // its hunks changed, its status maybe not
 	}
 	e.publishSession(ctx, s.ID)
-	return e.hunkAnswer(ctx, changed, cascaded)
+	ans, err := e.hunkAnswer(ctx, changed, cascaded)
+	if err != nil || len(earlier) == 0 {
+		return ans, err
+	}
+	// What the accept applied first, as it stands now.
+	for i, x := range earlier {
+		if earlier[i], err = store.GetRecord(ctx, e.DB.Q(), s.ID, x.ID); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.FillContent(ctx, earlier); err != nil {
+		return nil, err
+	}
+	ans.Earlier = earlier
+	return ans, nil
 }
 
 // hunkAnswer is the answer of a hunk decision.
@@ -305,7 +341,7 @@ func side(start, lines int) span {
 
 // blockHunks are the hunks of old -> new (tracker's, the one diff).
 func blockHunks(old, new []byte) []prsm.Hunk {
-	_, _, hunks := tracker.RangesAndHunks(old, new)
+	_, _, hunks, _ := tracker.RangesAndHunks(old, new)
 	return hunks
 }
 
@@ -473,6 +509,27 @@ func (e *Engine) settleHunks(ctx context.Context, s *prsm.Session, r *prsm.Recor
 		return err
 	}
 	return e.setState(ctx, r, decidedStatus(r), state)
+}
+
+// settlesAccepted reports whether the decision step leaves no hunk of
+// its record pending and some accepted, in review mode, so that
+// settleHunks accepts the record: its earlier pending records go first.
+func settlesAccepted(s *prsm.Session, step *hunkStep) bool {
+	r := step.r
+	if s.Mode != prsm.ModeReview || r.SyncState != prsm.SyncPendingReview {
+		return false
+	}
+	accepted := false
+	for i, h := range r.Hunks {
+		switch {
+		case step.accept[i] || h.Status == prsm.StatusAccepted:
+			accepted = true
+		case step.reject[i] || h.Status == prsm.StatusRejected:
+		default:
+			return false
+		}
+	}
+	return accepted
 }
 
 // decidedStatus is the status an accept gives r: accepted, or partial

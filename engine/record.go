@@ -210,15 +210,17 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 }
 
 // recordParts are the parts of a change's record that cost CPU: whether
-// it is binary, its line ranges, and its new content hashed and
-// compressed for the store (blob, nil: newRecord stores it). An early
-// write makes them all while the complete request is on its way;
-// newRecord makes the others itself otherwise.
+// it is binary, its line ranges and hunks (with the note of a change
+// past the diff's bounds, kept as one hunk of the whole file), and its
+// new content hashed and compressed for the store (blob, nil: newRecord
+// stores it). An early write makes them all while the complete request
+// is on its way; newRecord makes the others itself otherwise.
 type recordParts struct {
 	made           bool
 	binary         bool
 	added, removed []prsm.Range
 	hunks          []prsm.Hunk
+	note           string
 	blob           *store.Encoded
 }
 
@@ -226,9 +228,10 @@ func makeRecordParts(before, after sync.Version) recordParts {
 	p := recordParts{made: true, binary: isBinaryVersion(before) || isBinaryVersion(after), hunks: []prsm.Hunk{}}
 	if !p.binary {
 		var hunks []prsm.Hunk
-		p.added, p.removed, hunks = rangesAndHunks(before, after)
+		var note string
+		p.added, p.removed, hunks, note = rangesAndHunks(before, after)
 		if hasHunks(before) && hasHunks(after) {
-			p.hunks = hunks
+			p.hunks, p.note = hunks, note
 		}
 	}
 	return p
@@ -294,6 +297,7 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 	if n := st.notes[ch.Rel]; n != "" && r.Note == "" {
 		r.Note = n
 	}
+	r.Note = joinNotes(r.Note, parts.note)
 	r.Binary = parts.binary
 	r.Hunks = []prsm.Hunk{}
 	if !r.Binary {
@@ -327,6 +331,14 @@ func bigNote(before, after sync.Version) string {
 		strings.Join(sizes, " and "), why)
 }
 
+// joinNotes is a record's notes, those that are not "", as one.
+func joinNotes(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
+}
+
 // setState stores a record's status and sync state and announces it.
 func (e *Engine) setState(ctx context.Context, r *prsm.Record, status, syncState string) error {
 	return e.setStates(ctx, []stateChange{{r: r, status: status, syncSt: syncState}}, "")
@@ -340,8 +352,8 @@ func isBinaryVersion(v sync.Version) bool {
 }
 
 // rangesAndHunks are the record ranges and hunks of a text change, from
-// one diff.
-func rangesAndHunks(before, after sync.Version) (added, removed []prsm.Range, hunks []prsm.Hunk) {
+// one bounded diff, and the note of a change past its bounds.
+func rangesAndHunks(before, after sync.Version) (added, removed []prsm.Range, hunks []prsm.Hunk, note string) {
 	var old, new []byte
 	if before.Present {
 		old = before.Content

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
@@ -46,7 +47,24 @@ func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
 			dst  **string
 			size int64
 		}{{r.OldHash, &r.OldContent, r.SizeBefore}, {r.NewHash, &r.NewContent, r.SizeAfter}, {r.PreToolHash, &r.PreToolContent, -1}} {
-			if f.hash == "" || f.size > InlineLimit || *f.dst != nil {
+			if f.hash == "" || *f.dst != nil {
+				continue
+			}
+			if f.size < 0 {
+				// The content before the tool ran: mostly the old side,
+				// read already; else its size is asked first, so that a
+				// large one is not read only to be left out.
+				if f.hash == r.OldHash {
+					*f.dst = r.OldContent
+					continue
+				}
+				n, err := store.BlobSize(ctx, e.DB.Q(), f.hash)
+				if err != nil {
+					return err
+				}
+				f.size = n
+			}
+			if f.size > InlineLimit {
 				continue
 			}
 			b, err := store.GetBlob(ctx, e.DB.Q(), f.hash)
@@ -123,17 +141,25 @@ func (e *Engine) changedLine(ctx context.Context, r *prsm.Record) string {
 }
 
 // firstChangedLine is the first line a text record adds (or, when it adds
-// none, removes, marked so), as a summary.
+// none, removes, marked so), as a summary. It reads the lines off the
+// content, never cutting it into a slice of lines.
 func firstChangedLine(r *prsm.Record) string {
 	pick := func(content *string, ranges []prsm.Range) string {
 		if content == nil || len(ranges) == 0 {
 			return ""
 		}
-		lines := strings.Split(*content, "\n")
-		for n := ranges[0].StartLine; n <= ranges[0].EndLine && n-1 < len(lines); n++ {
-			if l := oneLine(lines[n-1]); l != "" {
-				return l
+		rest := *content
+		for n := 1; n <= ranges[0].EndLine; n++ {
+			line, after, more := strings.Cut(rest, "\n")
+			if n >= ranges[0].StartLine {
+				if l := oneLine(line); l != "" {
+					return l
+				}
 			}
+			if !more {
+				break
+			}
+			rest = after
 		}
 		return ""
 	}
@@ -147,17 +173,26 @@ func firstChangedLine(r *prsm.Record) string {
 }
 
 // oneLine is the first non-blank line of s, trimmed and cut to maxSummary
-// runes.
+// runes. It copies nothing but the line it returns (a line may be
+// megabytes long).
 func oneLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
+	for s != "" {
+		var l string
+		l, s, _ = strings.Cut(s, "\n")
+		if l = strings.TrimSpace(l); l == "" {
 			continue
 		}
-		if r := []rune(l); len(r) > maxSummary {
-			l = string(r[:maxSummary-1]) + "…"
+		n := 0
+		for i := range l {
+			if n == maxSummary-1 {
+				if utf8.RuneCountInString(l[i:]) > 1 {
+					l = l[:i] + "…"
+				}
+				break
+			}
+			n++
 		}
-		return l
+		return strings.Clone(l) // not the content it is part of
 	}
 	return ""
 }
@@ -185,11 +220,16 @@ func legacyHunks(r *prsm.Record) {
 		}
 		*side.dst = []byte(*side.content)
 	}
-	_, _, hunks := tracker.RangesAndHunks(old, new)
+	added, removed, hunks, note := tracker.RangesAndHunks(old, new)
 	for i := range hunks {
 		hunks[i].Status = prsm.HunkStatus(r.Status, "")
 	}
 	r.Hunks = hunks
+	if note != "" {
+		// One hunk of the whole file: its ranges say so too.
+		r.AddedRanges, r.RemovedRanges = added, removed
+		r.Note = joinNotes(r.Note, note)
+	}
 }
 
 // inlined is content as a record carries it inline: nil past InlineLimit.

@@ -15,11 +15,23 @@ import (
 	"github.com/prsm-dev/prsm/tracker"
 )
 
-// Accept accepts the record id (or every record of the tool call id). In
-// review mode it also applies it to the workspace, after the earlier pending
-// records of the same file. Accepting twice is a no-op; accepting a rejected
-// record is a conflict.
+// Accept accepts the record id (or every record of the tool call id) and,
+// in review mode, the earlier pending records of its file first: it is
+// AcceptChange with WithEarlier, for callers that mean it (the engine's
+// own tests); the API's callers say what they mean.
 func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*api.Records, error) {
+	return e.AcceptChange(ctx, sessionID, id, api.AcceptRequest{WithEarlier: true})
+}
+
+// AcceptChange accepts the record id (or every record of the tool call
+// id). In review mode it also applies it to the workspace, after the
+// earlier pending records of the same file; it does so only when
+// req.WithEarlier says to, and otherwise, when there are such records,
+// refuses (needs_earlier) and changes nothing. With req.DryRun it changes
+// nothing and answers what it would take: the records named, and in
+// Earlier those earlier ones. Accepting twice is a no-op; accepting a
+// rejected record is a conflict.
+func (e *Engine) AcceptChange(ctx context.Context, sessionID, id string, req api.AcceptRequest) (*api.Records, error) {
 	s, _, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -36,6 +48,16 @@ func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*api.Records
 		if r.Status == prsm.StatusRejected {
 			return nil, prsm.Errorf(prsm.ErrConflict, "already_rejected", "", "change %s was rejected; it cannot be accepted", r.ID)
 		}
+	}
+	earlier, err := e.earlierPending(ctx, s, recs)
+	if err != nil {
+		return nil, err
+	}
+	if req.DryRun {
+		return e.withEarlier(ctx, recs, earlier)
+	}
+	if len(earlier) > 0 && !req.WithEarlier {
+		return nil, needsEarlier(id, earlier)
 	}
 	recs = removalsFirst(recs, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeDelete })
 	// The answer lists every record the accept touched: in review mode the
@@ -61,7 +83,77 @@ func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*api.Records
 	if changed {
 		e.publishSession(ctx, s.ID)
 	}
-	return e.answer(ctx, list)
+	for _, r := range earlier {
+		if d := out[r.ID]; d != nil {
+			*r = *d
+		}
+	}
+	return e.withEarlier(ctx, list, earlier)
+}
+
+// earlierPending are the records that accepting recs would apply first
+// (in review mode only): the pending records of their files older than
+// a pending one of recs, and not among recs, oldest first.
+func (e *Engine) earlierPending(ctx context.Context, s *prsm.Session, recs []*prsm.Record) ([]*prsm.Record, error) {
+	if s.Mode != prsm.ModeReview {
+		return nil, nil
+	}
+	named := map[string]bool{}
+	for _, r := range recs {
+		named[r.ID] = true
+	}
+	var out []*prsm.Record
+	for _, r := range recs {
+		if r.Status != prsm.StatusPending {
+			continue
+		}
+		pend, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pend {
+			if p.Seq < r.Seq && !named[p.ID] {
+				named[p.ID] = true
+				out = append(out, p)
+			}
+		}
+	}
+	sortRecords(out, false)
+	return out, nil
+}
+
+// needsEarlier refuses an accept of id that would apply the earlier
+// pending records first without being told to.
+func needsEarlier(id string, earlier []*prsm.Record) error {
+	const show = 10
+	var ids []string
+	for i, r := range earlier {
+		if i == show {
+			ids = append(ids, fmt.Sprintf("and %d more", len(earlier)-show))
+			break
+		}
+		ids = append(ids, r.ID+" ("+tracker.QuotePath(r.RelPath)+")")
+	}
+	return prsm.Errorf(prsm.ErrConflict, "needs_earlier",
+		"accept them with it (prsm changes accept --with-earlier, or with_earlier in the API), or decide them first",
+		"accepting %s applies %s of the same file first: %s; nothing was accepted",
+		id, prsm.Plural(len(earlier), "earlier pending change"), strings.Join(ids, ", "))
+}
+
+// withEarlier is the answer of an accept: recs, and in Earlier the
+// earlier pending records it applied first (or would).
+func (e *Engine) withEarlier(ctx context.Context, recs, earlier []*prsm.Record) (*api.Records, error) {
+	ans, err := e.answer(ctx, recs)
+	if err != nil {
+		return nil, err
+	}
+	if len(earlier) > 0 {
+		if err := e.FillContent(ctx, earlier); err != nil {
+			return nil, err
+		}
+		ans.Earlier = earlier
+	}
+	return ans, nil
 }
 
 // accept accepts r and, in review mode, applies the pending records of its
@@ -513,14 +605,19 @@ func (e *Engine) diffRecords(ctx context.Context, recs []*prsm.Record) (string, 
 		if err != nil {
 			return "", err
 		}
-		b.WriteString(diffOne(r, before, after))
+		b.WriteString(diffOne(r, before, after, maxDiffText-b.Len()))
 	}
 	return b.String(), nil
 }
 
+// maxDiffText bounds the text of one diff answer (of a record, a tool
+// call or a checkpoint; issue 42): the diff of a file that would pass
+// what is left of it is named, not shown. A variable for tests.
+var maxDiffText = 16 << 20
+
 // diffOne is the git-style diff of one file; binary files are named as
-// binary.
-func diffOne(r *prsm.Record, before, after sync.Version) string {
+// binary, and so is a file whose diff would pass room bytes.
+func diffOne(r *prsm.Record, before, after sync.Version, room int) string {
 	var b strings.Builder
 	oldName, newName := "a/"+r.RelPath, "b/"+r.RelPath
 	if !before.Present {
@@ -529,7 +626,9 @@ func diffOne(r *prsm.Record, before, after sync.Version) string {
 	if !after.Present {
 		newName = "/dev/null"
 	}
-	fmt.Fprintf(&b, "diff --git a/%s b/%s\n", r.RelPath, r.RelPath)
+	// Names are quoted as git quotes them: a newline in one would split
+	// the header, an escape would reach the reviewer's terminal.
+	fmt.Fprintf(&b, "diff --git %s %s\n", tracker.QuotePath("a/"+r.RelPath), tracker.QuotePath("b/"+r.RelPath))
 	switch {
 	case !before.Present:
 		fmt.Fprintf(&b, "new file mode %o\n", after.Mode)
@@ -539,10 +638,19 @@ func diffOne(r *prsm.Record, before, after sync.Version) string {
 		fmt.Fprintf(&b, "old mode %o\nnew mode %o\n", before.Mode, after.Mode)
 	}
 	if r.Binary {
-		fmt.Fprintf(&b, "Binary files %s and %s differ\n", oldName, newName)
+		fmt.Fprintf(&b, "Binary files %s and %s differ\n", tracker.QuotePath(oldName), tracker.QuotePath(newName))
 		return b.String()
 	}
-	b.WriteString(tracker.UnifiedDiff(oldName, newName, before.Content, after.Content, 3))
+	d, ok := tracker.UnifiedDiffMax(oldName, newName, before.Content, after.Content, 3, room-b.Len())
+	if !ok {
+		where := "GET .../file-changes/" + r.ID + "/content?side=before|after serves each side"
+		if r.ID == "" {
+			where = "the file is in the session's worktree"
+		}
+		fmt.Fprintf(&b, "Diff of %s not shown: more than the %s of diff prsm sends at once; %s\n", r.RelPath, prsm.Size(int64(maxDiffText)), where)
+		return b.String()
+	}
+	b.WriteString(d)
 	return b.String()
 }
 

@@ -287,9 +287,14 @@ func (e *Engine) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rewind
 		if !ok {
 			continue
 		}
-		ws, err := sync.ReadVersion(e.Repo.Root, rel)
+		ws, isDir, err := fileAt(e.Repo.Root, rel)
 		if err != nil {
 			p.Conflicts = append(p.Conflicts, api.Conflict{Path: rel, Reason: err.Error()})
+			continue
+		}
+		if isDir && to.Present && !emptiedBy(e.Repo.Root, rel, func(r string) bool { v, ok := rw.wsTo[r]; return ok && !v.Present }) {
+			p.Conflicts = append(p.Conflicts, api.Conflict{Path: rel,
+				Reason: "your workspace has a directory there, holding files this rewind keeps; it will be left as it is"})
 			continue
 		}
 		if _, ok := sync.Merge(rw.wsFrom[rel], ws, to); !ok {

@@ -3,10 +3,15 @@ package engine
 import (
 	"cmp"
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 )
@@ -91,4 +96,52 @@ func (e *Engine) stateVersions(ctx context.Context, m map[string]store.FileState
 		out[rel] = v
 	}
 	return out, nil
+}
+
+// fileAt reads rel under root (the worktree or the workspace) as a
+// rollback compares it: a directory there holds no file of that name (its
+// files are paths of their own, a link replaced by a directory in a later
+// turn, say), so it reads as absent, and isDir says so. Anything else
+// that is no file or link (a device) stays an error.
+func fileAt(root, rel string) (v sync.Version, isDir bool, err error) {
+	v, err = sync.ReadVersion(root, rel)
+	if !errors.Is(err, sync.ErrNotFile) {
+		return v, false, err
+	}
+	p, jerr := safepath.Join(root, rel)
+	if jerr != nil {
+		return v, false, err
+	}
+	if fi, lerr := os.Lstat(p); lerr == nil && fi.IsDir() {
+		return sync.Absent, true, nil
+	}
+	return v, false, err
+}
+
+// emptiedBy reports whether every file and link below the directory rel
+// of root is one that gone says the rollback removes: the directory then
+// goes with them (sync.RemoveFile prunes it), and a file or link can take
+// its place.
+func emptiedBy(root, rel string, gone func(rel string) bool) bool {
+	dir, err := safepath.Join(root, rel)
+	if err != nil {
+		return false
+	}
+	ok := true
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			ok = false
+			return fs.SkipAll
+		}
+		if d.IsDir() {
+			return nil
+		}
+		r, rerr := filepath.Rel(root, p)
+		if rerr != nil || !gone(filepath.ToSlash(r)) {
+			ok = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return ok
 }

@@ -42,12 +42,16 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 		p.AffectedFiles = append(p.AffectedFiles, path)
 	}
 	// Simulate the workspace's reverse merges to find the conflicts.
+	results := map[string]sync.Version{} // each path's file afterwards, where no conflict
+	dirs := map[string]bool{}            // paths where the workspace has a directory (fileAt)
 	for _, path := range sortedKeys(paths) {
-		ws, err := sync.ReadVersion(e.Repo.Root, path)
+		ws, isDir, err := fileAt(e.Repo.Root, path)
 		if err != nil {
 			p.Conflicts = append(p.Conflicts, api.Conflict{Path: path, Reason: err.Error()})
 			continue
 		}
+		dirs[path] = isDir
+		ok := true
 		for _, r := range byPath[path] {
 			if r.SyncState != prsm.SyncSynced {
 				continue // never reached the workspace: nothing to take out
@@ -56,12 +60,23 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			if err != nil {
 				return err
 			}
-			var ok bool
 			if ws, ok = sync.Merge(after, ws, before); !ok {
 				p.Conflicts = append(p.Conflicts, api.Conflict{Path: path,
 					Reason: fmt.Sprintf("your edits overlap change %s; the workspace file will be left as it is", r.ID)})
 				break
 			}
+		}
+		if ok {
+			results[path] = ws
+		}
+	}
+	// A file or link comes back where a directory stands only if the
+	// rollback takes out all that the directory holds.
+	gone := func(rel string) bool { v, ok := results[rel]; return ok && !v.Present }
+	for _, path := range sortedKeys(dirs) {
+		if v, ok := results[path]; dirs[path] && ok && v.Present && !emptiedBy(e.Repo.Root, path, gone) {
+			p.Conflicts = append(p.Conflicts, api.Conflict{Path: path,
+				Reason: "your workspace has a directory there, holding files this rollback keeps; it will be left as it is"})
 		}
 	}
 	return nil

@@ -141,7 +141,7 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 		if err != nil {
 			return err
 		}
-		cur, err := sync.ReadVersion(s.WorktreePath, rel)
+		cur, _, err := fileAt(s.WorktreePath, rel)
 		vs[i] = v
 		write[i] = err != nil || !sync.Same(cur, v) || (v.Present && cur.Mode != v.Mode)
 	}

@@ -54,7 +54,15 @@ func (e *Engine) scanDegraded(ctx context.Context) {
 			continue
 		}
 		for _, id := range w.DegradedRoots() {
-			if _, err := e.WatchNow(ctx, id); err != nil && !errors.Is(err, context.Canceled) {
+			// As the watcher's own look: what is still being written is
+			// recorded at a later scan, once it settled, and a busy
+			// store's record is tried again at the next.
+			_, err := e.watchLook(ctx, id, WatchQuiet)
+			switch {
+			case err == nil, errors.Is(err, context.Canceled):
+			case store.IsBusy(err):
+				e.Log.Warn("periodic scan: the store is busy; trying again at the next", "session", id, "err", err)
+			default:
 				e.Log.Error("periodic scan", "session", id, "err", err)
 			}
 		}

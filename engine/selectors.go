@@ -169,13 +169,16 @@ func selectorText(r api.RollbackRequest) string {
 // refuses (worktree_conflict) where a later change overlaps one.
 func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*prsm.Record) (map[string]sync.Version, error) {
 	targets := map[string]sync.Version{}
+	dirs := map[string]bool{} // paths where the worktree has a directory (fileAt)
 	for _, r := range undo {
 		cur, ok := targets[r.RelPath]
 		if !ok {
 			var err error
-			if cur, err = sync.ReadVersion(s.WorktreePath, r.RelPath); err != nil {
+			var isDir bool
+			if cur, isDir, err = fileAt(s.WorktreePath, r.RelPath); err != nil {
 				return nil, err
 			}
+			dirs[r.RelPath] = isDir
 		}
 		b, a, err := e.versions(ctx, r)
 		if err != nil {
@@ -187,6 +190,15 @@ func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*p
 				"change %s cannot be taken out of %s: later changes overlap it", r.ID, r.RelPath)
 		}
 		targets[r.RelPath] = next
+	}
+	// A file or link comes back where a directory stands only if the
+	// rollback takes out all that the directory holds.
+	gone := func(rel string) bool { v, ok := targets[rel]; return ok && !v.Present }
+	for _, rel := range sortedKeys(dirs) {
+		if dirs[rel] && targets[rel].Present && !emptiedBy(s.WorktreePath, rel, gone) {
+			return nil, prsm.Errorf(prsm.ErrConflict, "worktree_conflict", "rewind to a checkpoint instead",
+				"%s cannot come back: the worktree has a directory there, holding files this rollback keeps", rel)
+		}
 	}
 	return targets, nil
 }

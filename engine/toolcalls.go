@@ -122,6 +122,9 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 	st.tracker.NewLook()
 	for _, rel := range paths {
 		ch, differs, err := st.tracker.Differs(rel, e.blobs(ctx))
+		if errors.Is(err, tracker.ErrUnsettled) {
+			continue // written as it was read: its pre-tool content is unknown
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -522,7 +525,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 			extra = append(extra, rel)
 		}
 	}
-	changes, ack, err := e.detect(ctx, st, extra, full)
+	changes, ack, err := e.detect(ctx, st, extra, full, 0)
 	if err != nil {
 		return nil, finish, err
 	}
@@ -621,8 +624,10 @@ func namesFile(targets map[string]bool, rel string) bool {
 // detect finds the changed files: the watcher's dirty set (or a git status
 // scan when there is no watcher, when events were lost, or when full is
 // set) plus extra paths, less scratch and ignored files. Call ack once the
-// changes are recorded.
-func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, full bool) ([]tracker.Change, func(), error) {
+// changes are recorded. A file still being written (written while it was
+// read, or less than quiet before) is no change yet: the watcher looks
+// at it again (watchAgain).
+func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, full bool, quiet time.Duration) ([]tracker.Change, func(), error) {
 	var paths []string
 	ack := func() {}
 	var err error
@@ -638,9 +643,12 @@ func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, f
 	if err != nil {
 		return nil, nil, err
 	}
-	changes, err := st.tracker.Detect(paths, e.blobs(ctx))
+	changes, unsettled, err := st.tracker.Detect(paths, e.blobs(ctx), quiet)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(unsettled) > 0 {
+		e.watchAgain(st, unsettled)
 	}
 	return changes, ack, nil
 }

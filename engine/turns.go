@@ -23,6 +23,14 @@ func (e *Engine) Turn(ctx context.Context, sessionID string, req api.TurnRequest
 	}
 	defer unlock()
 	e.hookTurn(s.ID, true)
+	// What changed since the last look was written before this turn (a
+	// command's flush that failed, a watcher's record that waits for a
+	// busy store): it is recorded now, as the turn before's.
+	if _, err := os.Stat(s.WorktreePath); err == nil {
+		if err := e.settleUnclaimed(ctx, s, st); err != nil {
+			return nil, err
+		}
+	}
 	on, err := e.autoCheckpointsOn(ctx, s, st)
 	if err != nil {
 		return nil, err
@@ -121,7 +129,7 @@ func (e *Engine) EndTurn(ctx context.Context, sessionID string) ([]*prsm.Record,
 	if _, err := os.Stat(s.WorktreePath); err != nil {
 		return nil, nil // reconcile deals with a worktree gone
 	}
-	return e.watchRecord(ctx, s, st)
+	return e.watchRecord(ctx, s, st, 0)
 }
 
 // lockBetweenTurns locks an active session at a turn's start or end, when

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
@@ -95,7 +96,7 @@ func (e *Engine) Notices() []string {
 	var out []string
 	for _, n := range e.notices.list {
 		if time.Since(n.at) < noticeAge {
-			out = append(out, fmt.Sprintf("session %s: %s", n.session, n.msg))
+			out = append(out, api.SessionNotice(n.session, n.msg))
 		}
 	}
 	return out

@@ -80,7 +80,11 @@ func (e *Engine) ignoredDirs(root string, dirs []string) map[string]bool {
 }
 
 // changed is the watcher's callback: (re)start the session's quiet timer.
-func (e *Engine) changed(sessionID string) {
+func (e *Engine) changed(sessionID string) { e.watchIn(sessionID, WatchQuiet, 0) }
+
+// watchIn (re)starts the session's quiet timer: a look (watchTick) in d,
+// the busy-th try of a record the store refused as busy (0: the first).
+func (e *Engine) watchIn(sessionID string, d time.Duration, busy int) {
 	e.statesMu.Lock()
 	st, ok := e.states[sessionID]
 	e.statesMu.Unlock()
@@ -92,17 +96,55 @@ func (e *Engine) changed(sessionID string) {
 	if st.watchTimer != nil {
 		st.watchTimer.Stop()
 	}
-	st.watchTimer = time.AfterFunc(WatchQuiet, func() {
-		if _, err := e.WatchNow(e.watchCtx, sessionID); err != nil && !errors.Is(err, context.Canceled) {
-			e.Log.Error("watch record", "session", sessionID, "err", err)
-		}
-	})
+	st.watchTimer = time.AfterFunc(d, func() { e.watchTick(sessionID, busy) })
+}
+
+// watchRetryMax caps the wait between two tries of a watcher's record
+// that the store refused as busy (each try waits busy_timeout for the
+// lock besides).
+const watchRetryMax = 5 * time.Second
+
+// watchTick is the quiet timer's look: what settled is recorded as a
+// Watch call (a file still being written is looked at again by
+// watchAgain). A record the store refuses as busy is never dropped: it
+// is tried again, after WatchQuiet, then twice as long each time up to
+// watchRetryMax, for as long as the session is active; the change keeps
+// the turn that wrote it (a turn's start records what is left first).
+func (e *Engine) watchTick(sessionID string, busy int) {
+	_, err := e.watchLook(e.watchCtx, sessionID, WatchQuiet)
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+	case store.IsBusy(err):
+		wait := min(WatchQuiet<<min(busy, 8), watchRetryMax)
+		e.Log.Warn("watch record: the store is busy; trying again", "session", sessionID, "in", wait, "try", busy+1, "err", err)
+		e.watchIn(sessionID, wait, busy+1)
+	default:
+		e.Log.Error("watch record", "session", sessionID, "err", err)
+	}
+}
+
+// watchAgain has the watcher look at the session again once its files
+// may have settled: the unsettled ones were being written when a look
+// read them (tracker.ErrUnsettled), and they are kept as changed
+// meanwhile. Without a watcher, the next look's scan finds them anyway.
+func (e *Engine) watchAgain(st *sessionState, unsettled []string) {
+	st.tracker.Unclaimed(unsettled)
+	if e.Watcher != nil {
+		e.changed(st.tracker.ID)
+	}
 }
 
 // WatchNow records what changed in the session's worktree that no tool call
 // claimed, as a pseudo tool call with tool name Watch. While a tool call is
 // in flight it does nothing: the change belongs to that call.
 func (e *Engine) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
+	return e.watchLook(ctx, sessionID, 0)
+}
+
+// watchLook is WatchNow for a look that records only files left alone
+// for quiet (the watcher's own, which runs while the agent may still
+// write).
+func (e *Engine) watchLook(ctx context.Context, sessionID string, quiet time.Duration) ([]*prsm.Record, error) {
 	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -114,20 +156,21 @@ func (e *Engine) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record
 	if _, err := os.Stat(s.WorktreePath); err != nil {
 		return nil, nil
 	}
-	return e.watchRecord(ctx, s, st)
+	return e.watchRecord(ctx, s, st, quiet)
 }
 
 // watchRecord records the session's unclaimed changes as a Watch call,
 // unless a tool call runs (calls in flight past maxToolCall are closed
-// first); the caller holds the session's lock.
-func (e *Engine) watchRecord(ctx context.Context, s *prsm.Session, st *sessionState) ([]*prsm.Record, error) {
+// first); the caller holds the session's lock. quiet is the look's
+// (recordUnclaimed).
+func (e *Engine) watchRecord(ctx context.Context, s *prsm.Session, st *sessionState, quiet time.Duration) ([]*prsm.Record, error) {
 	if err := e.closeDangling(ctx, s, st, maxToolCall); err != nil {
 		return nil, err
 	}
 	if len(st.inflight) > 0 {
 		return nil, nil
 	}
-	return e.recordUnclaimed(ctx, s, st, "watch-"+newID(), "Watch", s.AgentID, false)
+	return e.recordUnclaimed(ctx, s, st, "watch-"+newID(), "Watch", s.AgentID, false, quiet)
 }
 
 // settleUnclaimed records, as WatchNow would a moment later, what changed
@@ -142,7 +185,7 @@ func (e *Engine) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 	if tc, err := e.inFlight(ctx, s.ID); err != nil || tc != "" {
 		return err
 	}
-	_, err := e.watchRecord(ctx, s, st)
+	_, err := e.watchRecord(ctx, s, st, 0)
 	if se := (*syncError)(nil); errors.As(err, &se) {
 		// Recorded; the workspace is behind, as the records say.
 		return nil
@@ -151,9 +194,10 @@ func (e *Engine) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 }
 
 // recordUnclaimed detects changes and, if any, records them under a new
-// pseudo tool call.
-func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState, tcID, tool, agent string, full bool) ([]*prsm.Record, error) {
-	changes, ack, err := e.detect(ctx, st, nil, full)
+// pseudo tool call. With quiet, only files left alone that long are
+// recorded (the others when they have settled: watchAgain).
+func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState, tcID, tool, agent string, full bool, quiet time.Duration) ([]*prsm.Record, error) {
+	changes, ack, err := e.detect(ctx, st, nil, full, quiet)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +320,7 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		// The rest is nobody's.
 		recs, err := e.closeCrashed(ctx, ss, st)
 		if se := (*syncError)(nil); err == nil || errors.As(err, &se) {
-			more, uerr := e.recordUnclaimed(ctx, ss, st, "reconcile-"+s.ID[:8]+"-"+newID()[:6], "Reconcile", "unknown", true)
+			more, uerr := e.recordUnclaimed(ctx, ss, st, "reconcile-"+s.ID[:8]+"-"+newID()[:6], "Reconcile", "unknown", true, 0)
 			recs = append(recs, more...)
 			if uerr != nil {
 				err = uerr

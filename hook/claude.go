@@ -32,9 +32,9 @@ type claudeHookAnswer struct {
 
 type claudePreToolAnswer struct {
 	HookEventName            string          `json:"hookEventName"`
-	PermissionDecision       string          `json:"permissionDecision"`
+	PermissionDecision       string          `json:"permissionDecision,omitempty"`
 	PermissionDecisionReason string          `json:"permissionDecisionReason"`
-	UpdatedInput             json.RawMessage `json:"updatedInput"`
+	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
 }
 
 // claudeIntoWorktree keeps a file tool inside its session: a PreToolUse
@@ -73,16 +73,35 @@ func claudeMayMove(p *claudePayload) bool {
 
 // claudeMoveInto moves p's file from the first of workspaces that holds it
 // onto the same place in worktree, and returns the answer; nil when no
-// move is needed.
+// move is needed. A place in the worktree that leads out of it through a
+// symbolic link (the agent can plant one: `ln -s ~/.ssh evil`) is not
+// moved to: the answer then only says why, and Claude Code decides as it
+// would without prsm.
 func claudeMoveInto(p *claudePayload, worktree string, workspaces []string) *claudeHookAnswer {
 	field := claudePathFields[p.ToolName]
 	for _, ws := range workspaces {
 		if input, from, to, ok := moveToolPath(p.ToolInput, field, worktree, ws); ok {
+			if inside, where := safepath.ResolvesInside(worktree, to); !inside {
+				return claudeLeavesAnswer(from, to, where)
+			}
 			p.ToolInput = input
 			return claudeMoveAnswer(p, from, to)
 		}
 	}
 	return nil
+}
+
+// claudeLeavesAnswer is the answer for a workspace path from whose place
+// in the worktree, to, a symbolic link leads out of the worktree (to
+// where): no decision and no moved input, so that prsm never allows a
+// write out of the worktree; the reason says why.
+func claudeLeavesAnswer(from, to, where string) *claudeHookAnswer {
+	return &claudeHookAnswer{HookSpecificOutput: claudePreToolAnswer{
+		HookEventName: "PreToolUse",
+		PermissionDecisionReason: fmt.Sprintf("prsm: %s is the workspace's, outside this session's worktree, and its place "+
+			"in the worktree, %s, leads out of the worktree through a symbolic link (to %s); prsm neither moves "+
+			"nor allows it, and leaves the decision to Claude Code", from, to, where),
+	}}
 }
 
 // moveToolPath moves the path in field of a tool's input from the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -105,4 +106,95 @@ func TestClaudeBackgroundRunning(t *testing.T) {
 			t.Errorf("background_tasks %s: call %+v %v, want a turn end: %v", tasks, call, err, !want)
 		}
 	}
+}
+
+// A workspace path whose place in the worktree leads out of it through a
+// symbolic link (a linked directory, a linked file, a link to nowhere
+// yet) is never allowed by prsm: the answer carries no decision and no
+// moved input, only the reason, and Claude Code decides as it would
+// without prsm. A link that stays inside the worktree moves as any path.
+func TestMoveIntoLeavesWorktreeBySymlink(t *testing.T) {
+	ws := t.TempDir()
+	outside := t.TempDir() // ~/.ssh, say
+	wt := filepath.Join(t.TempDir(), "projects", "repo-1234abcd", "worktrees", "0123456789ab")
+	for _, d := range []string{wt, filepath.Join(wt, "sub")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(outside, "authorized_keys"), []byte("ssh-ed25519 AAAA me\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{
+		"evil":       outside,                                   // a directory elsewhere
+		"keys":       filepath.Join(outside, "authorized_keys"), // a file elsewhere
+		"later":      filepath.Join(outside, "not-yet"),         // nothing there yet
+		"up":         "../../../../../..",                       // relative, climbing out
+		"inside":     "sub",                                     // a directory of the worktree
+		"chain":      "evil",                                    // a link to a link that leaves
+		"insidefile": filepath.Join(wt, "sub", "f.txt"),         // a file of the worktree
+	} {
+		if err := os.Symlink(target, filepath.Join(wt, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		rel   string
+		leave bool
+	}{
+		{"evil/authorized_keys", true},
+		{"keys", true},
+		{"later", true},
+		{"up/x.txt", true},
+		{"chain/authorized_keys", true},
+		{"inside/x.txt", false},
+		{"insidefile", false},
+		{"plain.txt", false},
+	} {
+		for _, mode := range []string{"acceptEdits", "bypassPermissions", "default"} {
+			from := filepath.Join(ws, tc.rel)
+			p := &claudePayload{HookEventName: "PreToolUse", ToolName: "Write", PermissionMode: mode, Cwd: wt,
+				ToolInput: json.RawMessage(`{"file_path":` + string(mustJSON(t, from)) + `,"content":"ssh-ed25519 EVIL\n"}`)}
+			ans := claudeMoveInto(p, wt, []string{ws})
+			if ans == nil {
+				t.Fatalf("%s (%s): no answer", tc.rel, mode)
+			}
+			b, _ := json.Marshal(ans)
+			var got struct {
+				HookSpecificOutput map[string]any `json:"hookSpecificOutput"`
+			}
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			h := got.HookSpecificOutput
+			reason, _ := h["permissionDecisionReason"].(string)
+			if !tc.leave {
+				if h["permissionDecision"] == nil || h["updatedInput"] == nil {
+					t.Errorf("%s (%s): %s, want the path moved", tc.rel, mode, b)
+				}
+				continue
+			}
+			if _, ok := h["permissionDecision"]; ok {
+				t.Errorf("%s (%s): answer %s decides; a path out of the worktree is Claude Code's to decide", tc.rel, mode, b)
+			}
+			if _, ok := h["updatedInput"]; ok {
+				t.Errorf("%s (%s): answer %s moves the path out of the worktree", tc.rel, mode, b)
+			}
+			if h["hookEventName"] != "PreToolUse" || !strings.Contains(reason, "symbolic link") || !strings.Contains(reason, from) {
+				t.Errorf("%s (%s): reason %q, want it to say why", tc.rel, mode, reason)
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "authorized_keys")); err != nil || string(b) != "ssh-ed25519 AAAA me\n" {
+		t.Fatalf("authorized_keys %q %v", b, err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

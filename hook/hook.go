@@ -58,7 +58,7 @@ type Adapter struct {
 	// updatedInput), Stderr what a failure left to say.
 	Stdout, Stderr io.Writer
 	// Getenv reads the environment ($PRSM_SESSION_ID, $PRSM_WORKSPACE,
-	// $PRSM_COPILOT_EVENT); os.Getenv when nil.
+	// $PRSM_HOOK_TOKEN, $PRSM_COPILOT_EVENT); os.Getenv when nil.
 	Getenv func(string) string
 	// Discover finds the git working tree that holds dir
 	// (worktree.Discover).
@@ -450,7 +450,7 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *hookCall, even
 	// goes again, to the server connect finds or starts; one that
 	// reached it is not sent twice.
 	if info, ok := wire.KnownServer(t.ProjectDir); ok {
-		err := hookRequest(ctx, wireServer{wire.New(info)}, t.SessionID, call)
+		err := hookRequest(ctx, wireServer{a.client(info)}, t.SessionID, call)
 		if err == nil || answeredByPrsm(err) || ctx.Err() != nil {
 			return hookError(err, call, event)
 		}
@@ -549,12 +549,62 @@ func hookError(err error, call *hookCall, event string) error {
 	return nil
 }
 
+// hookToken is $PRSM_HOOK_TOKEN: the hook token of its session that
+// `prsm run` puts in the agent's environment, so that the agent never
+// holds the server's own token; "" for an agent started outside `prsm
+// run`.
+func (a *Adapter) hookToken() string {
+	return strings.TrimSpace(a.getenv(api.HookTokenEnv))
+}
+
+// client is a client of the server info describes that sends the hook
+// token, and the server's own token (server.json's) only when there is
+// none: then the agent was started outside `prsm run`, and this hook,
+// which runs as the user, reads no more than the agent itself could.
+func (a *Adapter) client(info *api.Info) *wire.Client {
+	cl := wire.New(info)
+	if tok := a.hookToken(); tok != "" {
+		cl.Token = tok
+	}
+	return cl
+}
+
+// liveTimeout bounds the question whether a server answers.
+const liveTimeout = 3 * time.Second
+
+// live is a client of the server of the project dir dir, if it answers.
+// With the server's token the hook asks GET /status (wire.LiveServer); a
+// hook token authorizes no such question, so with one it asks GET
+// /healthz, and the call itself then finds out whether this server takes
+// the token.
+func (a *Adapter) live(ctx context.Context, dir string) (*wire.Client, bool) {
+	if a.hookToken() == "" {
+		info, ok := wire.LiveServer(ctx, dir)
+		if !ok {
+			return nil, false
+		}
+		return wire.New(info), true
+	}
+	info, ok := wire.KnownServer(dir)
+	if !ok {
+		return nil, false
+	}
+	cl := a.client(info)
+	ctx, cancel := context.WithTimeout(ctx, liveTimeout)
+	defer cancel()
+	var h api.Health
+	if err := cl.Do(ctx, "GET", "/healthz", nil, &h); err != nil || !h.OK {
+		return nil, false
+	}
+	return cl, true
+}
+
 // connect finds the session's server, starting one in the background
 // when none runs; ctx bounds the whole of it. A server that is being
 // started keeps starting after a give-up, ready for the next event.
 func (a *Adapter) connect(ctx context.Context, t *Target) (*wire.Client, error) {
-	if info, ok := wire.LiveServer(ctx, t.ProjectDir); ok {
-		return wire.New(info), nil
+	if cl, ok := a.live(ctx, t.ProjectDir); ok {
+		return cl, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("server not reachable: %v", err)
@@ -569,8 +619,8 @@ func (a *Adapter) connect(ctx context.Context, t *Target) (*wire.Client, error) 
 	if err := a.StartServer(ctx, t.ProjectDir, root); err != nil {
 		return nil, fmt.Errorf("server not reachable: %v", err)
 	}
-	if info, ok := wire.LiveServer(ctx, t.ProjectDir); ok {
-		return wire.New(info), nil
+	if cl, ok := a.live(ctx, t.ProjectDir); ok {
+		return cl, nil
 	}
 	return nil, errors.New("server not reachable: it started, but does not answer")
 }

@@ -14,6 +14,10 @@ import (
 // name, a tool event without a tool. Nothing was sent for it.
 var ErrBadEvent = errors.New("bad hook event")
 
+// ErrOtherSession marks a hook event of another session than the one the
+// caller may send events for. Nothing was sent for it.
+var ErrOtherSession = errors.New("hook event of another session")
+
 // ServeClaude handles one Claude Code hook event, as its http hooks POST
 // it, inside the server of the workspace at workspace whose state is in
 // projectDir; srv is that server's engine, called in process. It means
@@ -23,8 +27,10 @@ var ErrBadEvent = errors.New("bad hook event")
 // and a file tool's workspace path is moved onto the worktree. answer is
 // what Claude Code reads (Claude's hookSpecificOutput, or {} for none);
 // when it moves a path, it is returned even if the call failed (err), as
-// the write must not escape to the workspace.
-func ServeClaude(ctx context.Context, body []byte, projectDir, workspace string, srv Server) (answer []byte, err error) {
+// the write must not escape to the workspace. With only set (the session
+// a hook token authorizes), an event of any other session is refused
+// with ErrOtherSession, before anything is answered or sent.
+func ServeClaude(ctx context.Context, body []byte, projectDir, workspace, only string, srv Server) (answer []byte, err error) {
 	p, err := readClaudePayload(bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadEvent, err)
@@ -33,6 +39,9 @@ func ServeClaude(ctx context.Context, body []byte, projectDir, workspace string,
 	// capture names the moved path, as in the command hook.
 	answer = []byte("{}")
 	t := SessionIn(projectDir, p.Cwd)
+	if only != "" && t != nil && t.SessionID != only {
+		return nil, fmt.Errorf("%w: the event's cwd is in session %s's worktree, and this token is session %s's", ErrOtherSession, t.SessionID, only)
+	}
 	if t != nil && claudeMayMove(p) {
 		if a := claudeMoveInto(p, t.Worktree, []string{workspace}); a != nil {
 			if answer, err = json.Marshal(a); err != nil {

@@ -141,8 +141,15 @@ func (s *Server) changeContent(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/octet-stream", b)
 }
 
+// accept accepts a change; its body (api.AcceptRequest) may be left out.
+// In review mode, one that would apply earlier pending changes of the
+// file first is refused without with_earlier (409 needs_earlier).
 func (s *Server) accept(c echo.Context) error {
-	recs, err := s.eng.Accept(c.Request().Context(), c.Param("id"), c.Param("tc"))
+	var req api.AcceptRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	recs, err := s.eng.AcceptChange(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
 	if err != nil {
 		return err
 	}
@@ -164,13 +171,22 @@ func (s *Server) decideHunk(accept bool) echo.HandlerFunc {
 		if err != nil || n < 0 {
 			return apiError(http.StatusNotFound, "no_hunk", "hunk %q: a hunk is named by its index, from 0", c.Param("n"))
 		}
-		var acc, rej []int
-		if accept {
-			acc = []int{n}
-		} else {
-			rej = []int{n}
+		// An accept may say with_earlier (api.AcceptRequest), as a
+		// change's accept does.
+		var body api.AcceptRequest
+		if err := bind(c, &body); err != nil {
+			return err
 		}
-		recs, err := s.eng.DecideHunks(c.Request().Context(), c.Param("id"), c.Param("tc"), acc, rej)
+		if body.DryRun {
+			return apiError(http.StatusBadRequest, "invalid_dry_run", "a hunk's decision has no dry run; POST .../accept with dry_run says what accepting the change would take")
+		}
+		req := api.HunksRequest{WithEarlier: body.WithEarlier}
+		if accept {
+			req.Accept = []int{n}
+		} else {
+			req.Reject = []int{n}
+		}
+		recs, err := s.eng.DecideHunksWith(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
 		if err != nil {
 			return err
 		}
@@ -200,7 +216,7 @@ func (s *Server) decideHunks(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	recs, err := s.eng.DecideHunks(c.Request().Context(), c.Param("id"), c.Param("tc"), req.Accept, req.Reject)
+	recs, err := s.eng.DecideHunksWith(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
 	if err != nil {
 		return err
 	}

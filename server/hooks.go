@@ -18,7 +18,8 @@ import (
 // command hook's (package hook); the engine is called in process. The
 // answer is what the agent reads: Claude's hookSpecificOutput, or {}.
 // Claude Code goes on whatever the status, so a failed call is only an
-// error status (and logged); an event that cannot be read is 400.
+// error status (and logged); an event that cannot be read is 400, and
+// one of another session than a hook token's is 403.
 func (s *Server) agentHook(c echo.Context) error {
 	if c.Param("agent") != "claude" {
 		return apiError(http.StatusNotFound, "unknown_agent", "no http hooks for agent %q; prsm serves them for claude", c.Param("agent"))
@@ -27,9 +28,13 @@ func (s *Server) agentHook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ans, err := hook.ServeClaude(c.Request().Context(), body, s.eng.ProjectDir, s.eng.Repo.Root, engineHooks{s.eng})
+	only, _ := c.Get(hookSessionKey).(string) // set for a hook token
+	ans, err := hook.ServeClaude(c.Request().Context(), body, s.eng.ProjectDir, s.eng.Repo.Root, only, engineHooks{s.eng})
 	if errors.Is(err, hook.ErrBadEvent) {
 		return apiError(http.StatusBadRequest, "bad_hook_event", "%v", err)
+	}
+	if errors.Is(err, hook.ErrOtherSession) {
+		return apiError(http.StatusForbidden, "hook_token_scope", "%v", err)
 	}
 	if err != nil {
 		if ans == nil || string(ans) == "{}" {

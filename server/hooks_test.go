@@ -151,3 +151,43 @@ func TestClaudeHTTPHook(t *testing.T) {
 
 // port is the port the test server listens on.
 func (ts *testServer) port() string { return ts.url[strings.LastIndex(ts.url, ":")+1:] }
+
+// The issue's reproduction over http: `ln -s ~/.ssh <worktree>/evil`, then
+// a Write to <workspace>/evil/authorized_keys in acceptEdits. The answer
+// neither allows the write nor moves it through the link; it says why.
+func TestClaudeHTTPHookSymlinkOut(t *testing.T) {
+	ts := start(t, server.Config{})
+	ctx := context.Background()
+	s, err := ts.eng.StartSession(ctx, api.StartRequest{Name: "evil"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssh := t.TempDir()
+	if err := os.Symlink(ssh, filepath.Join(s.WorktreePath, "evil")); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(ts.ws, "evil", "authorized_keys")
+	body, err := json.Marshal(map[string]any{"session_id": "c0ffee", "cwd": s.WorktreePath, "permission_mode": "acceptEdits",
+		"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_use_id": "toolu_evil",
+		"tool_input": map[string]any{"file_path": target, "content": "ssh-ed25519 EVIL\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, out := ts.do(t, "POST", "/hooks/claude", string(body), nil)
+	var ans struct {
+		HookSpecificOutput map[string]any `json:"hookSpecificOutput"`
+	}
+	if code != 200 || json.Unmarshal([]byte(out), &ans) != nil {
+		t.Fatalf("PreToolUse: %d %s", code, out)
+	}
+	h := ans.HookSpecificOutput
+	if _, ok := h["permissionDecision"]; ok {
+		t.Fatalf("answer %s decides for a path that leaves the worktree", out)
+	}
+	if _, ok := h["updatedInput"]; ok {
+		t.Fatalf("answer %s moves the path through the link", out)
+	}
+	if reason, _ := h["permissionDecisionReason"].(string); !strings.Contains(reason, "symbolic link") || !strings.Contains(reason, target) {
+		t.Fatalf("answer %s: the reason does not say why", out)
+	}
+}

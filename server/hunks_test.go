@@ -1,13 +1,11 @@
 package server_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/server"
 )
 
@@ -17,23 +15,11 @@ import (
 // valid range, invalid JSON is 400, and neither changes anything.
 func TestHunkRoutes(t *testing.T) {
 	ts := start(t, server.Config{})
-	status, _, body := ts.do(t, "POST", "/sessions", `{"name":"s"}`, nil)
-	if status != 201 {
-		t.Fatal(body)
-	}
-	var s prsm.Session
-	json.Unmarshal([]byte(body), &s)
+	s := ts.session(t, `{"name":"s"}`)
 	lines := "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"
 	edited := "ONE\ntwo\nthree\nfour\nfive\nsix\nSEVEN\n"
-	for _, step := range []struct{ id, content string }{{"w1", lines}, {"e1", edited}} {
-		if status, _, body := ts.do(t, "POST", "/sessions/"+s.ID+"/tool-calls", `{"tool_call_id":"`+step.id+`","tool_name":"Bash"}`, nil); status != 200 {
-			t.Fatal(body)
-		}
-		os.WriteFile(filepath.Join(s.WorktreePath, "h.txt"), []byte(step.content), 0o644)
-		if status, _, body := ts.do(t, "POST", "/sessions/"+s.ID+"/tool-calls/"+step.id+"/complete", `{}`, nil); status != 200 {
-			t.Fatal(body)
-		}
-	}
+	ts.bash(t, s, "w1", "h.txt", lines)
+	ts.bash(t, s, "e1", "h.txt", edited)
 	ws := func() string {
 		b, _ := os.ReadFile(filepath.Join(ts.ws, "h.txt"))
 		return string(b)
@@ -63,7 +49,7 @@ func TestHunkRoutes(t *testing.T) {
 		t.Fatalf("bad requests changed the workspace: %q", ws())
 	}
 
-	status, _, body = ts.do(t, "POST", base+"/1/reject", "", nil)
+	status, _, body := ts.do(t, "POST", base+"/1/reject", "", nil)
 	if status != 200 || ws() != "ONE\ntwo\nthree\nfour\nfive\nsix\nseven\n" {
 		t.Fatalf("reject hunk 1: %d %s; workspace %q", status, body, ws())
 	}

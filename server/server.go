@@ -45,6 +45,14 @@ type Config struct {
 	ProjectDir string
 	// Heartbeat is the SSE keep-alive interval; 15 s when zero.
 	Heartbeat time.Duration
+	// How long a kept-alive connection may stay idle (2 min), a request's
+	// header may take to arrive (10 s), and one write of an answer may
+	// stall (1 min); the defaults when zero. See conns.go.
+	IdleTimeout, ReadHeaderTimeout, WriteTimeout time.Duration
+	// MaxConns bounds the connections in all (1024), MaxUntrustedConns
+	// those that have not yet authenticated (128, at most half of
+	// MaxConns); the defaults when zero.
+	MaxConns, MaxUntrustedConns int
 }
 
 // Server is prsm's HTTP server for one workspace.
@@ -74,6 +82,23 @@ func New(eng *engine.Engine, cfg Config) (*Server, error) {
 	if cfg.Heartbeat == 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.IdleTimeout, defaultIdleTimeout}, {&cfg.ReadHeaderTimeout, defaultReadHeaderTimeout}, {&cfg.WriteTimeout, defaultWriteTimeout}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = defaultMaxConns
+	}
+	if cfg.MaxUntrustedConns <= 0 {
+		cfg.MaxUntrustedConns = defaultMaxUntrusted
+	}
+	// Untrusted connections never fill the whole: the rest is for clients
+	// that authenticated.
+	cfg.MaxUntrustedConns = max(1, min(cfg.MaxUntrustedConns, cfg.MaxConns/2))
 	if err := CheckAddr(cfg.Addr); err != nil {
 		return nil, err
 	}
@@ -90,9 +115,11 @@ func New(eng *engine.Engine, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	s := &Server{eng: eng, cfg: cfg, ln: ln, port: port, token: token, log: eng.Log, shutdown: make(chan struct{})}
+	s := &Server{eng: eng, cfg: cfg, ln: newConnGuard(ln, cfg.MaxConns, cfg.MaxUntrustedConns), port: port, token: token,
+		log: eng.Log, shutdown: make(chan struct{})}
 	s.echo = s.router()
-	s.http = &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: s.echo, ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout,
+		WriteTimeout: cfg.WriteTimeout, ConnContext: connContext}
 	return s, nil
 }
 
@@ -197,7 +224,8 @@ func (s *Server) router() *echo.Echo {
 		loginDir = filepath.Join(s.cfg.ProjectDir, "ui")
 	}
 	s.ui = newUIAuth(s.port, loginDir)
-	e.Use(drainBody, unescapeParams, s.hostCheck, middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
+	e.Use(closeUntrusted, drainBody, writeDeadlines(s.cfg.WriteTimeout), unescapeParams, s.hostCheck,
+		middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/events", s.events)
@@ -226,6 +254,7 @@ func (s *Server) router() *echo.Echo {
 	e.POST("/sessions/:id/turns", s.turn)
 	e.POST("/sessions/:id/flush", s.flush)
 	e.POST("/sessions/:id/turn-end", s.turnEnd)
+	e.POST("/sessions/:id/hook-tokens", s.mintHookToken)
 	e.GET("/sessions/:id/checkpoints", s.listCheckpoints)
 	e.POST("/sessions/:id/checkpoints", s.createCheckpoint)
 	e.GET("/sessions/:id/checkpoints/:cid", s.getCheckpoint)
@@ -261,8 +290,8 @@ const (
 // still in flight: Go's server does not read such a body itself. A body
 // longer than maxDrain is not read to its end: http.MaxBytesReader then
 // has the server close the connection gracefully (a FIN, then a pause
-// before the close), as it does for a body over its limit. It is the
-// first middleware, so that every answer, the guards' refusals
+// before the close), as it does for a body over its limit. It comes
+// before the guards, so that every answer, the guards' refusals
 // included, waits for the body; it drains the request's own body, not the
 // body limit's wrapper, which goes back to its pool when the chain
 // returns, before the error handler writes.
@@ -339,7 +368,8 @@ func (s *Server) hostCheck(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // auth requires the bearer token, in the Authorization header, on every
-// route but /healthz; never in a query, /events included: an address ends
+// route but /healthz, or a session's hook token on the hook routes of
+// that session (hookAuth); never in a query, /events included: an address ends
 // up in logs, histories and command lines. (The review page's EventSource,
 // which cannot send headers, is logged in by its cookie.) A request without
 // a token may instead carry the review page's login cookie (cookieAuth in
@@ -358,10 +388,14 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 		if got == "" {
 			return s.cookieAuth(c, next)
 		}
-		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
-			return apiError(http.StatusUnauthorized, "unauthorized", "missing or wrong token")
+		if subtle.ConstantTimeCompare([]byte(got), want) == 1 {
+			markTrusted(c)
+			return next(c)
 		}
-		return next(c)
+		if strings.HasPrefix(got, hookTokenPrefix) {
+			return s.hookAuth(c, got, next)
+		}
+		return apiError(http.StatusUnauthorized, "unauthorized", "missing or wrong token")
 	}
 }
 

@@ -57,6 +57,20 @@ func start(t *testing.T, cfg server.Config) *testServer {
 	pdir := filepath.Join(t.TempDir(), "project")
 	eng := testenv.Engine(t, ws, pdir, nil)
 	cfg.ProjectDir = pdir
+	return serve(t, ctx, eng, ws, cfg)
+}
+
+// restart serves ts's engine anew, as a server started again on the same
+// store would, once ts has stopped.
+func restart(t *testing.T, ts *testServer) *testServer {
+	t.Helper()
+	return serve(t, context.Background(), ts.eng, ts.ws, server.Config{ProjectDir: ts.dir})
+}
+
+// serve serves eng, whose workspace is ws, with cfg until the test ends.
+func serve(t *testing.T, ctx context.Context, eng *engine.Engine, ws string, cfg server.Config) *testServer {
+	t.Helper()
+	pdir := cfg.ProjectDir
 	srv, err := server.New(eng, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -388,6 +388,7 @@ func (s *Server) cookieAuth(c echo.Context, next echo.HandlerFunc) error {
 		}
 	}
 	c.Set(authKey, authCookie)
+	markTrusted(c)
 	return next(c)
 }
 

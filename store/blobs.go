@@ -187,6 +187,16 @@ func decodeBlob(hash, enc string, size int64, stored []byte) ([]byte, error) {
 	return data, nil
 }
 
+// BlobSize is the size of the content stored under hash, read without
+// the content; prsm.ErrNotFound when there is none.
+func BlobSize(ctx context.Context, q Querier, hash string) (int64, error) {
+	var size int64
+	if err := q.QueryRowContext(ctx, "SELECT size FROM blobs WHERE hash = ?", hash).Scan(&size); err != nil {
+		return 0, fmt.Errorf("blob size %s: %w", hash, mapErr(err))
+	}
+	return size, nil
+}
+
 // HasBlob reports whether content is stored under hash.
 func HasBlob(ctx context.Context, q Querier, hash string) (bool, error) {
 	var one int

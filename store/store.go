@@ -1,7 +1,7 @@
 // Package store owns prsm's per-workspace sqlite database: its schema and
 // embedded migrations, the one transaction helper, the functions that read
-// and write sessions, tool calls, records, checkpoints and small key-value
-// state, and the content-addressed blob store that keeps every file content
+// and write sessions, tool calls, records, checkpoints, the hashes of the
+// sessions' hook tokens and small key-value state, and the content-addressed blob store that keeps every file content
 // a rewind may need. Every function takes a Querier, so the caller decides
 // how wide a transaction is.
 package store

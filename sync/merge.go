@@ -24,6 +24,10 @@ import (
 // so CRLF files, a missing final newline and empty inputs need no special
 // care by the caller. Merge3 does not refuse binary content the way git
 // does; deciding what is text is the caller's business.
+//
+// A merge is bounded as a diff is (linediff): past linediff.MaxLines
+// lines (base with either side) or linediff.MaxWork it is not clean, so
+// the caller leaves the file alone, as it does for a conflict.
 func Merge3(base, ours, theirs []byte) (merged []byte, clean bool) {
 	// Same shortcuts as git: with one side unchanged the other side is the
 	// result as is, without splitting it into lines. The copy keeps callers
@@ -35,12 +39,10 @@ func Merge3(base, ours, theirs []byte) (merged []byte, clean bool) {
 		return append([]byte{}, ours...), true
 	}
 
-	b, o, t := linediff.Split(base), linediff.Split(ours), linediff.Split(theirs)
-	var c linediff.Classifier
-	cb, co, ct := c.Classify(b), c.Classify(o), c.Classify(t)
-	chunks := mergeChunks(b, o, t,
-		linediff.DiffClassified(b, o, cb, co, c.Count()),
-		linediff.DiffClassified(b, t, cb, ct, c.Count()))
+	o, t, chunks, ok := merge3Chunks(base, ours, theirs)
+	if !ok {
+		return nil, false
+	}
 	for i := range chunks {
 		m := &chunks[i]
 		if m.mode != modeConflict {
@@ -56,6 +58,29 @@ func Merge3(base, ours, theirs []byte) (merged []byte, clean bool) {
 		m.mode = modeSame
 	}
 	return fillMerge(o, t, chunks, nil), true
+}
+
+// merge3Chunks splits the three contents into lines and pairs up the
+// diffs of base with each side (mergeChunks); ok is false past the
+// bounds of a diff, before any line is split when the line counts are
+// over.
+func merge3Chunks(base, ours, theirs []byte) (o, t [][]byte, chunks []mergeChunk, ok bool) {
+	if nb := linediff.Lines(base); nb+max(linediff.Lines(ours), linediff.Lines(theirs)) > linediff.MaxLines {
+		return nil, nil, nil, false
+	}
+	b := linediff.Split(base)
+	o, t = linediff.Split(ours), linediff.Split(theirs)
+	var c linediff.Classifier
+	cb, co, ct := c.Classify(b), c.Classify(o), c.Classify(t)
+	s1, ok1 := linediff.DiffClassifiedBounded(b, o, cb, co, c.Count())
+	if !ok1 {
+		return nil, nil, nil, false
+	}
+	s2, ok2 := linediff.DiffClassifiedBounded(b, t, cb, ct, c.Count())
+	if !ok2 {
+		return nil, nil, nil, false
+	}
+	return o, t, mergeChunks(b, o, t, s1, s2), true
 }
 
 // Chunk modes of a merge, as in xdiff.
@@ -80,7 +105,7 @@ type mergeChunk struct {
 // alone; anything else (overlap, or touching ends) becomes a conflict unless
 // both hunks are the very same edit. Regions that touch are coalesced.
 func mergeChunks(base, ours, theirs [][]byte, s1, s2 []linediff.Hunk) []mergeChunk {
-	var chunks []mergeChunk
+	chunks := make([]mergeChunk, 0, len(s1)+len(s2)) // at most one a hunk
 	add := func(mode, i0, chg0, i1, chg1, i2, chg2 int) {
 		if n := len(chunks); n > 0 {
 			m := &chunks[n-1]
@@ -210,38 +235,51 @@ func equalLines(a, b [][]byte) bool {
 // Merge3Markers is Merge3 that never fails: where both sides changed a
 // region differently, the result holds both, between git's conflict
 // markers (<<<<<<< oursName, =======, >>>>>>> theirsName), for a person to
-// settle in an editor. Elsewhere it is Merge3's result.
+// settle in an editor. Elsewhere it is Merge3's result. Past the bounds
+// of a merge the whole file is one conflict: all of ours against all of
+// theirs.
 func Merge3Markers(base, ours, theirs []byte, oursName, theirsName string) []byte {
 	if merged, clean := Merge3(base, ours, theirs); clean {
 		return merged
 	}
-	b, o, t := linediff.Split(base), linediff.Split(ours), linediff.Split(theirs)
-	var c linediff.Classifier
-	cb, co, ct := c.Classify(b), c.Classify(o), c.Classify(t)
-	chunks := mergeChunks(b, o, t,
-		linediff.DiffClassified(b, o, cb, co, c.Count()),
-		linediff.DiffClassified(b, t, cb, ct, c.Count()))
+	o, t, chunks, ok := merge3Chunks(base, ours, theirs)
+	if !ok {
+		out := make([]byte, 0, len(ours)+len(theirs)+len(oursName)+len(theirsName)+32)
+		return appendConflict(out, [][]byte{ours}, [][]byte{theirs}, oursName, theirsName)
+	}
 	return fillMerge(o, t, chunks, func(out []byte, m mergeChunk) []byte {
-		side := func(lines [][]byte) {
-			for _, l := range lines {
-				out = append(out, l...)
-				if !bytes.HasSuffix(l, []byte("\n")) {
-					out = append(out, '\n') // a marker starts a line of its own
-				}
+		return appendConflict(out, o[m.i1:m.i1+m.chg1], t[m.i2:m.i2+m.chg2], oursName, theirsName)
+	})
+}
+
+// appendConflict appends a conflict's two sides, each given as its lines
+// (or as one run of them), between git's markers.
+func appendConflict(out []byte, ours, theirs [][]byte, oursName, theirsName string) []byte {
+	side := func(lines [][]byte) {
+		for _, l := range lines {
+			out = append(out, l...)
+			if len(l) > 0 && l[len(l)-1] != '\n' {
+				out = append(out, '\n') // a marker starts a line of its own
 			}
 		}
-		out = append(out, "<<<<<<< "+oursName+"\n"...)
-		side(o[m.i1 : m.i1+m.chg1])
-		out = append(out, "=======\n"...)
-		side(t[m.i2 : m.i2+m.chg2])
-		return append(out, ">>>>>>> "+theirsName+"\n"...)
-	})
+	}
+	out = append(out, "<<<<<<< "+oursName+"\n"...)
+	side(ours)
+	out = append(out, "=======\n"...)
+	side(theirs)
+	return append(out, ">>>>>>> "+theirsName+"\n"...)
 }
 
 // HasConflictMarkers reports whether content still holds a line of
 // git's conflict markers (<<<<<<< , =======, >>>>>>> ).
 func HasConflictMarkers(content []byte) bool {
-	for _, l := range linediff.Split(content) {
+	for len(content) > 0 {
+		l := content
+		if i := bytes.IndexByte(content, '\n'); i >= 0 {
+			l, content = content[:i+1], content[i+1:]
+		} else {
+			content = nil
+		}
 		l = bytes.TrimRight(l, "\r\n")
 		if bytes.HasPrefix(l, []byte("<<<<<<< ")) || bytes.HasPrefix(l, []byte(">>>>>>> ")) || bytes.Equal(l, []byte("=======")) {
 			return true

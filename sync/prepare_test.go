@@ -422,3 +422,48 @@ func TestPrepareSharesALargeBase(t *testing.T) {
 	}
 	w.Discard()
 }
+
+// TestApplyModesAsGit: Apply takes from theirs only the executable bit,
+// as git's checkout does. A file it makes where the workspace has none
+// (or has a link) is 0666 or 0777 less the umask, whatever bits theirs
+// carries (000, 0600, 0777); an existing file keeps its own bits, with
+// its x bits set from its read bits or cleared.
+func TestApplyModesAsGit(t *testing.T) {
+	old := syscall.Umask(0)
+	syscall.Umask(old)
+	m := os.FileMode(old)
+	reg := func(perm uint32, s string) Version {
+		return Version{Present: true, Mode: ModeRegular | perm, Content: []byte(s)}
+	}
+	for _, c := range []struct {
+		name   string
+		ours   func(p string)
+		base   Version
+		theirs Version
+		want   os.FileMode
+	}{
+		{"new 000", nil, Absent, reg(0o000, "x\n"), 0o666 &^ m},
+		{"new 0600", nil, Absent, reg(0o600, "x\n"), 0o666 &^ m},
+		{"new 0777", nil, Absent, reg(0o777, "x\n"), 0o777 &^ m},
+		{"new 0700", nil, Absent, reg(0o700, "x\n"), 0o777 &^ m},
+		{"link replaced by 0777", func(p string) { os.Symlink("elsewhere", p) },
+			Version{Present: true, Mode: ModeSymlink, Content: []byte("elsewhere")}, reg(0o777, "x\n"), 0o777 &^ m},
+		{"0600 chmod 000", func(p string) { os.WriteFile(p, []byte("x\n"), 0o600) }, reg(0o600, "x\n"), reg(0o000, "x\n"), 0o600},
+		{"0600 chmod 777", func(p string) { os.WriteFile(p, []byte("x\n"), 0o600) }, reg(0o600, "x\n"), reg(0o777, "x\n"), 0o700},
+		{"0644 edited, 000", func(p string) { os.WriteFile(p, []byte("x\n"), 0o644) }, reg(0o644, "x\n"), reg(0o000, "y\n"), 0o644},
+		{"0640 edited, 0777", func(p string) { os.WriteFile(p, []byte("x\n"), 0o640) }, reg(0o644, "x\n"), reg(0o777, "y\n"), 0o750},
+		{"0755 chmod 666", func(p string) { os.WriteFile(p, []byte("x\n"), 0o755) }, reg(0o755, "x\n"), reg(0o666, "x\n"), 0o644},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			p := filepath.Join(root, "f")
+			if c.ours != nil {
+				c.ours(p)
+			}
+			if _, _, err := Apply(root, "f", c.base, c.theirs); err != nil {
+				t.Fatal(err)
+			}
+			assertFile(t, p, string(c.theirs.Content), c.want)
+		})
+	}
+}

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"strconv"
+	"strings"
+	stdsync "sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm/internal/bigfile"
@@ -175,8 +179,20 @@ func Merge(base, ours, theirs Version) (Version, bool) {
 
 // withPerm returns v with the permission bits of like where only the exec
 // bit matters: a user's 0600 stays 0600 when the agent's edit arrives.
+// With no regular file to take them from (a new file, a link replaced),
+// v's bits are git's for a new file: 0666, or 0777 when v is
+// executable, less the umask. The agent's other bits (a chmod 000 or
+// 0777) never reach the workspace.
 func withPerm(v, like Version) Version {
-	if !v.Present || v.IsLink() || !like.Present || like.IsLink() {
+	if !v.Present || v.IsLink() {
+		return v
+	}
+	if !like.Present || like.IsLink() {
+		perm := uint32(0o666)
+		if v.exec() {
+			perm = 0o777
+		}
+		v.Mode = ModeRegular | perm&^umask()
 		return v
 	}
 	mode := ModeRegular | like.Mode&0o666
@@ -242,3 +258,21 @@ func Write(root, rel string, v Version) error {
 	}
 	return writeVersion(root, p, v)
 }
+
+// umask is the process's file mode creation mask, which the user's own
+// git works under too. Linux says it in /proc/self/status; elsewhere it
+// is read by setting it, once, at the first new file.
+var umask = stdsync.OnceValue(func() uint32 {
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return uint32(n) & 0o777
+				}
+			}
+		}
+	}
+	old := syscall.Umask(0)
+	syscall.Umask(old)
+	return uint32(old) & 0o777
+})

@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -41,24 +42,87 @@ func IsBinary(b []byte) bool {
 // tab, as GNU diff writes one before its timestamp, so that tools do not take
 // the part after the space for a timestamp. A negative context counts as 0.
 func UnifiedDiff(oldName, newName string, old, new []byte, context int) string {
+	d, _ := UnifiedDiffMax(oldName, newName, old, new, context, -1)
+	return d
+}
+
+// UnifiedDiffMax is UnifiedDiff if its text is at most max bytes (any
+// size for a negative max); past it, it is "" and ok is false, found
+// before any of the text is made. What a diff is served at once is
+// bounded so (engine's Diff): the text of a large file's change is
+// about the size of its two sides.
+func UnifiedDiffMax(oldName, newName string, old, new []byte, context, max int) (d string, ok bool) {
 	if bytes.Equal(old, new) {
-		return ""
+		return "", true
 	}
-	body := DiffHunks(old, new, context, nil)
-	if body == "" {
-		return ""
+	fd := diffOf(old, new)
+	head := "--- " + diffName(oldName) + "\n+++ " + diffName(newName) + "\n"
+	var n counter
+	fd.write(&n, head, context, nil)
+	if max >= 0 && int(n) > max {
+		return "", false
 	}
-	return "--- " + diffName(oldName) + "\n+++ " + diffName(newName) + "\n" + body
+	var sb strings.Builder
+	sb.Grow(int(n))
+	fd.write(&sb, head, context, nil)
+	return sb.String(), true
 }
 
 // DiffHunks is the @@ hunks of UnifiedDiff without its header, of the
 // blocks of old -> new (the one diff's, numbered as RangesAndHunks
 // numbers them) that keep selects (every one when keep is nil). Blocks
-// whose context would touch are shown together, as git shows them.
+// whose context would touch are shown together, as git shows them. A
+// change past the diff's bounds is its one block of the whole file, as
+// its record's one hunk is, written without cutting the contents into
+// lines.
 func DiffHunks(old, new []byte, context int, keep func(i int) bool) string {
+	var sb strings.Builder
+	d := diffOf(old, new)
+	d.write(&sb, "", context, keep)
+	return sb.String()
+}
+
+// fileDiff is a change with its one bounded diff (linediff.DiffBounded):
+// the lines of both sides and the hunks, or no lines and the one hunk of
+// the whole file.
+type fileDiff struct {
+	old, new []byte
+	a, b     [][]byte
+	hunks    []linediff.Hunk
+}
+
+func diffOf(old, new []byte) fileDiff {
+	a, b, hunks, _ := linediff.DiffBounded(old, new)
+	return fileDiff{old: old, new: new, a: a, b: b, hunks: hunks}
+}
+
+// textWriter is what a diff is written to: the text, or a counter that
+// sizes it first.
+type textWriter interface {
+	io.Writer
+	io.StringWriter
+	io.ByteWriter
+}
+
+// counter counts the bytes written to it.
+type counter int
+
+func (c *counter) Write(p []byte) (int, error)       { *c += counter(len(p)); return len(p), nil }
+func (c *counter) WriteString(s string) (int, error) { *c += counter(len(s)); return len(s), nil }
+func (c *counter) WriteByte(byte) error              { *c++; return nil }
+
+// write writes the @@ blocks of the hunks keep selects to w, after head
+// (a file header) unless no block is written.
+func (d *fileDiff) write(w textWriter, head string, context int, keep func(i int) bool) {
 	context = max(context, 0)
-	a, b := linediff.Split(old), linediff.Split(new)
-	all := linediff.Diff(a, b)
+	a, b, all := d.a, d.b, d.hunks
+	if a == nil && b == nil && len(all) == 1 {
+		if keep == nil || keep(0) {
+			w.WriteString(head)
+			writeWhole(w, d.old, d.new, all[0])
+		}
+		return
+	}
 	hunks := all[:0:0]
 	for i, h := range all {
 		if keep == nil || keep(i) {
@@ -66,10 +130,10 @@ func DiffHunks(old, new []byte, context int, keep func(i int) bool) string {
 		}
 	}
 	if len(hunks) == 0 {
-		return ""
+		return
 	}
 
-	var sb strings.Builder
+	w.WriteString(head)
 	for i := 0; i < len(hunks); {
 		// Merge blocks whose context would touch or overlap into one hunk.
 		j := i + 1
@@ -82,31 +146,53 @@ func DiffHunks(old, new []byte, context int, keep func(i int) bool) string {
 		oldHi := min(oldEnd(last)+context, len(a))
 		newHi := last.NewStart + last.NewCount + (oldHi - oldEnd(last))
 
-		sb.WriteString("@@ -")
-		sb.WriteString(hunkRange(oldLo, oldHi-oldLo))
-		sb.WriteString(" +")
-		sb.WriteString(hunkRange(newLo, newHi-newLo))
-		sb.WriteString(" @@\n")
-
+		writeHeader(w, oldLo, oldHi-oldLo, newLo, newHi-newLo)
 		pos := oldLo
 		for _, h := range hunks[i:j] {
 			for _, l := range a[pos:h.OldStart] {
-				writeLine(&sb, ' ', l)
+				writeLine(w, ' ', l)
 			}
 			for _, l := range a[h.OldStart:oldEnd(h)] {
-				writeLine(&sb, '-', l)
+				writeLine(w, '-', l)
 			}
 			for _, l := range b[h.NewStart : h.NewStart+h.NewCount] {
-				writeLine(&sb, '+', l)
+				writeLine(w, '+', l)
 			}
 			pos = oldEnd(h)
 		}
 		for _, l := range a[pos:oldHi] {
-			writeLine(&sb, ' ', l)
+			writeLine(w, ' ', l)
 		}
 		i = j
 	}
-	return sb.String()
+}
+
+// writeWhole writes the one block h of a change that replaces every
+// line: old's lines removed, new's added, read off the contents.
+func writeWhole(w textWriter, old, new []byte, h linediff.Hunk) {
+	writeHeader(w, 0, h.OldCount, 0, h.NewCount)
+	for _, side := range []struct {
+		prefix  byte
+		content []byte
+	}{{'-', old}, {'+', new}} {
+		for data := side.content; len(data) > 0; {
+			n := bytes.IndexByte(data, '\n') + 1
+			if n == 0 {
+				n = len(data)
+			}
+			writeLine(w, side.prefix, data[:n])
+			data = data[n:]
+		}
+	}
+}
+
+// writeHeader writes a hunk's @@ line.
+func writeHeader(w textWriter, oldStart, oldCount, newStart, newCount int) {
+	w.WriteString("@@ -")
+	w.WriteString(hunkRange(oldStart, oldCount))
+	w.WriteString(" +")
+	w.WriteString(hunkRange(newStart, newCount))
+	w.WriteString(" @@\n")
 }
 
 // oldEnd is the old line after h's old side.
@@ -127,71 +213,24 @@ func hunkRange(start, count int) string {
 
 // writeLine writes one diff line; a line without its newline is the file's
 // last and gets the marker that tells patch tools not to add one.
-func writeLine(sb *strings.Builder, prefix byte, line []byte) {
-	sb.WriteByte(prefix)
-	sb.Write(line)
+func writeLine(w textWriter, prefix byte, line []byte) {
+	w.WriteByte(prefix)
+	w.Write(line)
 	if !bytes.HasSuffix(line, []byte("\n")) {
-		sb.WriteString("\n\\ No newline at end of file\n")
+		w.WriteString(noNewline)
 	}
 }
 
+// noNewline ends a last line that has no newline of its own.
+const noNewline = "\n\\ No newline at end of file\n"
+
 // diffName prepares a file name for a ---/+++ header (see UnifiedDiff).
 func diffName(name string) string {
-	needQuote := false
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c == '"' || c == '\\' || c < 0x20 || c == 0x7f {
-			needQuote = true
-			break
-		}
-	}
-	if needQuote {
-		return gitQuote(name)
+	if q := QuotePath(name); q != name {
+		return q
 	}
 	if strings.ContainsRune(name, ' ') {
 		return name + "\t"
 	}
 	return name
-}
-
-// gitQuote C-quotes name as git's quote_c_style does: the usual escapes for
-// \a \b \t \n \v \f \r " and \, octal for other control bytes. Bytes of 0x80
-// and above stay as they are, as with core.quotePath=false, so non-ASCII names
-// stay readable.
-func gitQuote(name string) string {
-	var sb strings.Builder
-	sb.WriteByte('"')
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch c {
-		case '\a':
-			sb.WriteString(`\a`)
-		case '\b':
-			sb.WriteString(`\b`)
-		case '\t':
-			sb.WriteString(`\t`)
-		case '\n':
-			sb.WriteString(`\n`)
-		case '\v':
-			sb.WriteString(`\v`)
-		case '\f':
-			sb.WriteString(`\f`)
-		case '\r':
-			sb.WriteString(`\r`)
-		case '"':
-			sb.WriteString(`\"`)
-		case '\\':
-			sb.WriteString(`\\`)
-		default:
-			if c < 0x20 || c == 0x7f {
-				sb.WriteByte('\\')
-				sb.WriteByte('0' + c>>6)
-				sb.WriteByte('0' + (c>>3)&7)
-				sb.WriteByte('0' + c&7)
-			} else {
-				sb.WriteByte(c)
-			}
-		}
-	}
-	sb.WriteByte('"')
-	return sb.String()
 }

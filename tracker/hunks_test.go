@@ -65,7 +65,7 @@ func TestApplyHunksMatchesMerge(t *testing.T) {
 			alphabet = 4
 		}
 		old, new := randomEdit(r, alphabet)
-		_, _, hunks := tracker.RangesAndHunks(old, new)
+		_, _, hunks, _ := tracker.RangesAndHunks(old, new)
 		frags, err := tracker.HunkFragments(old, new)
 		if err != nil {
 			t.Fatalf("case %d: %v", n, err)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	stdsync "sync"
@@ -295,8 +296,17 @@ func (s *Session) BaseVersion(rel string) (sync.Version, error) {
 
 // Current reads rel from the worktree. Something that is not a file (a
 // directory now stands where a file was) counts as absent: its files are
-// tracked one by one. What it reads goes into the stat cache.
+// tracked one by one. What it reads goes into the stat cache. A file that
+// changed while it was read is ErrUnsettled: what was read may be part of
+// one write and part of the next.
 func (s *Session) Current(rel string) (sync.Version, error) {
+	v, _, err := s.current(rel)
+	return v, err
+}
+
+// current is Current that also says how long before the read the file
+// last changed (lastChange; 0 when nothing is there).
+func (s *Session) current(rel string) (sync.Version, time.Duration, error) {
 	var before fs.FileInfo
 	p, perr := safepath.Join(s.Worktree, rel)
 	if perr == nil {
@@ -304,31 +314,34 @@ func (s *Session) Current(rel string) (sync.Version, error) {
 	}
 	seen := time.Now()
 	v, err := sync.ReadVersionMax(s.Worktree, rel, max(LookBudget()-s.read, 0))
+	// The facts after the read say whether what was read is what the
+	// file held: the same facts before and after, or it was written
+	// meanwhile. A big file's hash checks its own (bigfile.ErrChanged).
+	var after fs.FileInfo
+	if perr == nil {
+		after, _ = os.Lstat(p)
+	}
+	if errors.Is(err, bigfile.ErrChanged) || (isFile(before) || isFile(after)) && !settled(before, after) {
+		return sync.Version{}, 0, fmt.Errorf("read %s: %w", rel, ErrUnsettled)
+	}
 	if errors.Is(err, sync.ErrNotFile) || errors.Is(err, safepath.ErrOutside) || errors.Is(err, safepath.ErrBadPath) {
 		s.Stats.Forget(rel)
-		return sync.Absent, nil
+		return sync.Absent, 0, nil
 	}
 	if err != nil {
-		return v, err
+		return v, 0, err
 	}
-	if !v.Present {
+	if !v.Present || after == nil {
 		s.Stats.Forget(rel)
-		return v, nil
+		return v, 0, nil
 	}
 	if _, big := v.Big(); !big {
 		s.read += int64(len(v.Content))
 	}
-	// The facts belong to the content only if nothing changed while it
-	// was read.
-	if before != nil {
-		if after, err := os.Lstat(p); err == nil && sameFacts(before, after) {
-			s.Stats.Remember(rel, after, Hash(v.Content), seen)
-		}
-	}
-	return v, nil
+	// Settled: the facts belong to the content.
+	s.Stats.Remember(rel, after, Hash(v.Content), seen)
+	return v, seen.Sub(lastChange(after)), nil
 }
-
-func sameFacts(a, b fs.FileInfo) bool { return statOf(a) == statOf(b) }
 
 // unchanged reports, from the stat cache alone, that rel still holds what
 // the tracker knows it holds. False means "read it to find out".
@@ -876,29 +889,89 @@ func submoduleOf(err error) (string, bool) {
 }
 
 // Detect compares the given paths (already filtered) with what the tracker
-// knows and returns the changes, in path order.
-func (s *Session) Detect(paths []string, blobs BlobReader) ([]Change, error) {
+// knows and returns the changes, in path order. A file that has not
+// settled (ErrUnsettled: written while it was read, or less than quiet
+// before) is no change yet: it is left out and listed in unsettled, for
+// the caller to look at again later. A file over the size limit must be
+// BigQuiet old whatever quiet asks: a look that found such files too
+// young waits for them once, and reads them again.
+func (s *Session) Detect(paths []string, blobs BlobReader, quiet time.Duration) (changes []Change, unsettled []string, err error) {
 	s.NewLook()
-	var changes []Change
-	for _, rel := range paths {
-		ch, differs, err := s.Differs(rel, blobs)
-		if err != nil {
-			return nil, err
-		}
-		if differs {
+	var young []string
+	var wait time.Duration
+	look := func(rel string, again bool) error {
+		ch, differs, err := s.differs(rel, blobs, quiet)
+		var y *tooYoung
+		switch {
+		case !again && errors.As(err, &y) && y.big && quiet < BigQuiet:
+			young, wait = append(young, rel), max(wait, y.wait)
+		case errors.Is(err, ErrUnsettled):
+			unsettled = append(unsettled, rel)
+		case err != nil:
+			return err
+		case differs:
 			changes = append(changes, ch)
 		}
+		return nil
 	}
-	return changes, nil
+	for _, rel := range paths {
+		if err := look(rel, false); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(young) == 0 {
+		return changes, unsettled, nil
+	}
+	time.Sleep(wait)
+	for _, rel := range young {
+		if err := look(rel, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	order := make(map[string]int, len(paths))
+	for i, rel := range paths {
+		order[rel] = i
+	}
+	slices.SortFunc(changes, func(a, b Change) int { return order[a.Rel] - order[b.Rel] })
+	return changes, unsettled, nil
 }
 
+// BigQuiet is how long a file over the size limit must have been left
+// alone before a look records it, even a look that asks for no quiet (a
+// tool call's complete): prsm keeps no copy of a big file's content, so
+// a record of a state that its writer then goes on changing could never
+// reach the workspace.
+const BigQuiet = 300 * time.Millisecond
+
+// tooYoung is ErrUnsettled for a file that held still while it was read
+// but changed too lately for the look: it settles in wait if nobody
+// writes it meanwhile. big: it is over the size limit (BigQuiet).
+type tooYoung struct {
+	rel  string
+	age  time.Duration
+	wait time.Duration
+	big  bool
+}
+
+func (e *tooYoung) Error() string {
+	return fmt.Sprintf("read %s: changed %s ago", e.rel, e.age.Round(time.Millisecond))
+}
+
+func (e *tooYoung) Unwrap() error { return ErrUnsettled }
+
 // Differs tells whether rel holds something else than the tracker knows,
-// and if so what changed. A file the stat cache vouches for is not read.
+// and if so what changed. A file the stat cache vouches for is not read;
+// one written while it was read is ErrUnsettled, and so is a file over
+// the size limit changed less than BigQuiet before.
 func (s *Session) Differs(rel string, blobs BlobReader) (Change, bool, error) {
+	return s.differs(rel, blobs, 0)
+}
+
+func (s *Session) differs(rel string, blobs BlobReader, quiet time.Duration) (Change, bool, error) {
 	if s.unchanged(rel) {
 		return Change{}, false, nil
 	}
-	after, err := s.Current(rel)
+	after, age, err := s.current(rel)
 	if err != nil {
 		return Change{}, false, err
 	}
@@ -908,6 +981,15 @@ func (s *Session) Differs(rel string, blobs BlobReader) (Change, bool, error) {
 	}
 	if sync.Same(before, after) {
 		return Change{}, false, nil
+	}
+	_, big := after.Big()
+	if big {
+		quiet = max(quiet, BigQuiet)
+	}
+	// A change time ahead of the read (a clock set back, or an mtime set
+	// ahead where there is no ctime) tells nothing of a writer.
+	if after.Present && age >= 0 && age < quiet {
+		return Change{}, false, &tooYoung{rel: rel, age: age, wait: quiet - age, big: big}
 	}
 	return Change{Rel: rel, Before: before, After: after}, true, nil
 }

@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"time"
@@ -42,6 +43,41 @@ func statOf(fi fs.FileInfo) store.Stat {
 	st := store.Stat{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Mode: uint32(fi.Mode())}
 	st.Ino, st.Ctime = inodeCtime(fi)
 	return st
+}
+
+// ErrUnsettled means a file was being written when a look read it: it
+// changed while it was read, or, for a look that asks for quiet, less
+// than that long before. Its content is no change yet: it is recorded at
+// a later look, once it has settled, and never as a read torn between
+// two writes or a copy cut off mid-write.
+var ErrUnsettled = errors.New("still being written")
+
+// settled reports whether a file read between two lstats, before and
+// after (nil: nothing there), held still while it was read: the same
+// size, mtime, ctime, inode and mode in both, so that what was read is
+// what the file held, whole, never part of one write and part of the
+// next.
+func settled(before, after fs.FileInfo) bool {
+	if before == nil || after == nil {
+		return before == after
+	}
+	return statOf(before) == statOf(after)
+}
+
+// lastChange is when fi's file last changed: its ctime, which every
+// write sets and nobody can set back, where the system tells it, else its
+// mtime.
+func lastChange(fi fs.FileInfo) time.Time {
+	if _, ctime := inodeCtime(fi); ctime != 0 {
+		return time.Unix(0, ctime)
+	}
+	return fi.ModTime()
+}
+
+// isFile reports whether fi is a file a look reads (a regular file or a
+// symlink), not nothing, a directory or a device.
+func isFile(fi fs.FileInfo) bool {
+	return fi != nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0)
 }
 
 // trusted reports whether e's facts would have changed with any write

@@ -139,7 +139,7 @@ func TestStatCacheRacyRewriteIsSeen(t *testing.T) {
 	}
 	// Same size, written within the filesystem's timestamp tick, maybe.
 	testgit.Write(t, s.Worktree, rel, "ONE\nTWO\n", 0o644)
-	changes, err := s.Detect([]string{rel}, noBlobs)
+	changes, _, err := s.Detect([]string{rel}, noBlobs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestStatCacheTrustedEntrySkipsRead(t *testing.T) {
 	e := s.Stats.entries[rel]
 	e.Hash = known
 	s.Stats.entries[rel] = e
-	changes, err := s.Detect([]string{rel}, noBlobs)
+	changes, _, err := s.Detect([]string{rel}, noBlobs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestStatCacheTrustedEntrySkipsRead(t *testing.T) {
 	// Touching the file (new mtime) makes the entry stale: read again.
 	testgit.Write(t, s.Worktree, rel, "changed\n", 0o644)
 	s.Known[rel] = store.FileState{Present: true, Mode: 0o100644, Hash: known, Size: 1}
-	changes, err = s.Detect([]string{rel}, func(string) ([]byte, error) { return []byte("K"), nil })
+	changes, _, err = s.Detect([]string{rel}, func(string) ([]byte, error) { return []byte("K"), nil }, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

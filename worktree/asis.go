@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,11 +48,18 @@ const asIsKey = "prsm-stored-as-is: "
 // file git cannot convert (a .txt file checked out before the agent's
 // .gitattributes asked for UTF-16) is spared by git's stat cache only by
 // chance, and the session's checkout would convert it.
-func (r *Repo) addAsIs(ctx context.Context, idx string, exclude []string, addErr error) ([]string, error) {
+// big are the files over the size limit, staged already (addBig) and
+// never read here.
+func (r *Repo) addAsIs(ctx context.Context, idx string, exclude, big []string, addErr error) ([]string, error) {
 	files, err := r.regularFiles(ctx, idx, exclude, "--cached", "--others", "--exclude-standard")
 	if err != nil {
 		return nil, err
 	}
+	staged := make(map[string]bool, len(big))
+	for _, p := range big {
+		staged[p] = true
+	}
+	files = slices.DeleteFunc(files, func(p string) bool { return staged[p] })
 	failing, err := r.convertFailures(ctx, files)
 	if err != nil {
 		return nil, err
@@ -59,42 +67,62 @@ func (r *Repo) addAsIs(ctx context.Context, idx string, exclude []string, addErr
 	if len(failing) == 0 {
 		return nil, addErr
 	}
-	// The rest as git takes it (many files: the pathspecs go through
-	// stdin), then the failing files as their bytes.
-	specs := []string{":(literal)."}
-	for _, x := range append(append([]string(nil), exclude...), failing...) {
-		specs = append(specs, ":(exclude,literal)"+x)
-	}
-	add := NewCmd("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul").Dir(r.Root).
-		Env("GIT_INDEX_FILE="+idx, "GIT_LITERAL_PATHSPECS=0").Stdin([]byte(strings.Join(specs, "\x00") + "\x00"))
-	if _, err := r.git.Run(ctx, add); err != nil {
+	// The rest as git takes it, then the failing files as their bytes.
+	skip := append(append(append([]string(nil), exclude...), big...), failing...)
+	if _, err := r.git.Run(ctx, r.addAllBut(idx, skip)); err != nil {
 		return nil, err
 	}
-	in := make([]string, len(failing))
+	exec := make([]bool, len(failing))
 	for i, p := range failing {
-		in[i] = cQuote(p)
+		fi, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(p)))
+		exec[i] = err == nil && fi.Mode()&0o111 != 0
 	}
-	out, err := r.git.Run(ctx, NewCmd("hash-object", "-w", "--no-filters", "--stdin-paths").Dir(r.Root).
-		Stdin([]byte(strings.Join(in, "\n")+"\n")))
-	if err != nil {
+	if err := r.stageBytes(ctx, idx, failing, failing, exec); err != nil {
 		return nil, fmt.Errorf("store files as they are: %w", err)
 	}
+	return failing, nil
+}
+
+// stageBytes stores the bytes of the files srcs (relative to the
+// workspace, or absolute), with no conversion, and stages them in the
+// index file idx at the paths rels, executable where exec says.
+func (r *Repo) stageBytes(ctx context.Context, idx string, srcs, rels []string, exec []bool) error {
+	var in strings.Builder
+	for _, p := range srcs {
+		in.WriteString(cQuote(p) + "\n")
+	}
+	out, err := r.git.Run(ctx, NewCmd("hash-object", "-w", "--no-filters", "--stdin-paths").Dir(r.Root).Stdin([]byte(in.String())))
+	if err != nil {
+		return err
+	}
 	ids := strings.Fields(string(out))
-	if len(ids) != len(failing) {
-		return nil, fmt.Errorf("store files as they are: %d ids for %d files", len(ids), len(failing))
+	if len(ids) != len(rels) {
+		return fmt.Errorf("%d ids for %d files", len(ids), len(rels))
 	}
 	var info bytes.Buffer
-	for i, p := range failing {
+	for i, p := range rels {
 		mode := "100644"
-		if fi, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(p))); err == nil && fi.Mode()&0o111 != 0 {
+		if exec[i] {
 			mode = "100755"
 		}
 		fmt.Fprintf(&info, "%s %s\t%s\x00", mode, ids[i], p)
 	}
 	if _, err := r.git.Run(ctx, NewCmd("update-index", "-z", "--index-info").Dir(r.Root).Env("GIT_INDEX_FILE="+idx).Stdin(info.Bytes())); err != nil {
-		return nil, fmt.Errorf("stage files as they are: %w", err)
+		return fmt.Errorf("stage: %w", err)
 	}
-	return failing, nil
+	return nil
+}
+
+// addAllBut is `git add -A` into the index file idx of the whole
+// workspace but the paths skip, each taken literally; many paths, so the
+// pathspecs go through stdin.
+func (r *Repo) addAllBut(idx string, skip []string) *Cmd {
+	specs := []string{":(literal)."}
+	for _, x := range skip {
+		specs = append(specs, ":(exclude,literal)"+x)
+	}
+	return NewCmd("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul").Dir(r.Root).
+		Env("GIT_INDEX_FILE="+idx, "GIT_LITERAL_PATHSPECS=0").Stdin([]byte(strings.Join(specs, "\x00") + "\x00"))
 }
 
 // pathspecs adds to c the whole tree but the given paths, each taken
@@ -115,13 +143,29 @@ func pathspecs(c *Cmd, exclude []string) {
 // idx: not links, submodules or files the workspace no longer has, which
 // no conversion applies to.
 func (r *Repo) regularFiles(ctx context.Context, idx string, exclude []string, opts ...string) ([]string, error) {
+	paths, err := r.listFiles(ctx, idx, exclude, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, rel := range paths {
+		if fi, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
+			files = append(files, rel)
+		}
+	}
+	return files, nil
+}
+
+// listFiles is what `git ls-files` lists with opts against the index file
+// idx, in the workspace but exclude, each path once.
+func (r *Repo) listFiles(ctx context.Context, idx string, exclude []string, opts ...string) ([]string, error) {
 	ls := NewCmd("ls-files", append([]string{"-z"}, opts...)...).Dir(r.Root).Env("GIT_INDEX_FILE=" + idx)
 	pathspecs(ls, exclude)
 	out, err := r.git.Run(ctx, ls)
 	if err != nil {
 		return nil, fmt.Errorf("list workspace files: %w", err)
 	}
-	var files []string
+	var paths []string
 	seen := map[string]bool{}
 	for _, p := range bytes.Split(out, []byte{0}) {
 		rel := string(p)
@@ -129,11 +173,9 @@ func (r *Repo) regularFiles(ctx context.Context, idx string, exclude []string, o
 			continue
 		}
 		seen[rel] = true
-		if fi, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
-			files = append(files, rel)
-		}
+		paths = append(paths, rel)
 	}
-	return files, nil
+	return paths, nil
 }
 
 // convertFailures returns the files (relative, slash separated) whose
@@ -286,9 +328,10 @@ func cQuote(p string) string {
 	return b.String()
 }
 
-// asIsMessage is message with a line per file stored as its bytes.
-func asIsMessage(message string, asIs []string) string {
-	if len(asIs) == 0 {
+// namesMessage is message with a line per file stored as its bytes and
+// one per file over the size limit stored as a stub.
+func namesMessage(message string, asIs, big []string) string {
+	if len(asIs)+len(big) == 0 {
 		return message
 	}
 	var b strings.Builder
@@ -297,27 +340,30 @@ func asIsMessage(message string, asIs []string) string {
 	for _, p := range asIs {
 		b.WriteString(asIsKey + strconv.Quote(p) + "\n")
 	}
+	for _, p := range big {
+		b.WriteString(bigKey + strconv.Quote(p) + "\n")
+	}
 	return b.String()
 }
 
-// asIsCache maps a commit id to the files its message says are stored
-// as their bytes (nil: none). Commits never change, so neither does the
-// answer.
-var asIsCache = struct {
+// namedCache maps a commit id and a key (asIsKey, bigKey) to the files
+// its message names with that key (nil: none). Commits never change, so
+// neither does the answer.
+var namedCache = struct {
 	stdsync.Mutex
-	m map[string]map[string]bool
+	m map[[2]string]map[string]bool
 }{}
 
-// maxAsIsCache bounds asIsCache.
-const maxAsIsCache = 1024
+// maxNamedCache bounds namedCache.
+const maxNamedCache = 1024
 
-// AsIs returns the files that the snapshot commit stores as their bytes
-// (none for any other commit), as a set of relative, slash-separated
-// paths.
-func (r *Repo) AsIs(commit string) (map[string]bool, error) {
-	asIsCache.Lock()
-	set, ok := asIsCache.m[commit]
-	asIsCache.Unlock()
+// named returns the files that the message of commit names on lines
+// that start with key, as a set of relative, slash-separated paths.
+func (r *Repo) named(commit, key string) (map[string]bool, error) {
+	ck := [2]string{commit, key}
+	namedCache.Lock()
+	set, ok := namedCache.m[ck]
+	namedCache.Unlock()
 	if ok {
 		return set, nil
 	}
@@ -330,7 +376,7 @@ func (r *Repo) AsIs(commit string) (map[string]bool, error) {
 		return nil, err
 	}
 	for _, line := range strings.Split(msg, "\n") {
-		q, ok := strings.CutPrefix(line, asIsKey)
+		q, ok := strings.CutPrefix(line, key)
 		if !ok {
 			continue
 		}
@@ -341,14 +387,19 @@ func (r *Repo) AsIs(commit string) (map[string]bool, error) {
 			set[p] = true
 		}
 	}
-	asIsCache.Lock()
-	if asIsCache.m == nil || len(asIsCache.m) >= maxAsIsCache {
-		asIsCache.m = map[string]map[string]bool{}
+	namedCache.Lock()
+	if namedCache.m == nil || len(namedCache.m) >= maxNamedCache {
+		namedCache.m = map[[2]string]map[string]bool{}
 	}
-	asIsCache.m[commit] = set
-	asIsCache.Unlock()
+	namedCache.m[ck] = set
+	namedCache.Unlock()
 	return set, nil
 }
+
+// AsIs returns the files that the snapshot commit stores as their bytes
+// (none for any other commit), as a set of relative, slash-separated
+// paths.
+func (r *Repo) AsIs(commit string) (map[string]bool, error) { return r.named(commit, asIsKey) }
 
 // StoredAsIs reports whether commit, a session's base, stores rel as the
 // workspace file's bytes, which git could not convert: its checkout is
@@ -363,7 +414,31 @@ func (r *Repo) StoredAsIs(commit, rel string) bool {
 // converted them (UTF-8 to UTF-16, a filter's smudge), and the worktree
 // must start equal to the workspace. It returns the files it wrote.
 func (r *Repo) PlaceAsIs(dir, commit string) ([]string, error) {
-	set, err := r.AsIs(commit)
+	return r.placeNamed(dir, commit, asIsKey, func(p string, f File, perm fs.FileMode) (bool, error) {
+		if bigfile.IsStub(f.Content) {
+			// Over the size limit: read as a stub, never whole. The
+			// checkout's bytes stay, and the tracker reads the file as
+			// it is.
+			return false, nil
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return false, err
+		}
+		if cur, err := os.Lstat(p); err == nil && cur.Mode().IsRegular() && cur.Mode().Perm()&0o111 == perm&0o111 {
+			if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, f.Content) {
+				return false, nil // the checkout wrote these bytes (a filter's smudge gave them back)
+			}
+		}
+		return true, replaceFile(p, f.Content, perm)
+	})
+}
+
+// placeNamed runs place for each regular file that the message of
+// commit names with key, with its path in dir (a worktree checked out
+// at commit), its blob and its permission bits as git checks them out.
+// It returns the files place wrote (it says true), sorted.
+func (r *Repo) placeNamed(dir, commit, key string, place func(p string, f File, perm fs.FileMode) (bool, error)) ([]string, error) {
+	set, err := r.named(commit, key)
 	if err != nil || len(set) == 0 {
 		return nil, err
 	}
@@ -380,37 +455,24 @@ func (r *Repo) PlaceAsIs(dir, commit string) ([]string, error) {
 		if err != nil {
 			return placed, err
 		}
+		if f.Mode&0o170000 != 0o100000 {
+			continue // only regular files are named
+		}
 		p, err := safepath.Join(dir, rel)
 		if err != nil {
 			return placed, fmt.Errorf("place %s: %w", rel, err)
-		}
-		if f.Mode&0o170000 != 0o100000 {
-			continue // only regular files are stored as they are
-		}
-		if bigfile.IsStub(f.Content) {
-			// Over the size limit: read as a stub, never whole. The
-			// checkout's bytes stay, and the tracker reads the file as
-			// it is.
-			continue
 		}
 		perm := fs.FileMode(0o644)
 		if f.Mode&0o111 != 0 {
 			perm = 0o755
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		wrote, err := place(p, f, perm)
+		if err != nil {
 			return placed, fmt.Errorf("place %s: %w", rel, err)
 		}
-		if cur, err := os.Lstat(p); err == nil && cur.Mode().IsRegular() && cur.Mode().Perm()&0o111 == perm&0o111 {
-			if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, f.Content) {
-				continue // the checkout wrote these bytes (a filter's smudge gave them back)
-			}
+		if wrote {
+			placed = append(placed, rel)
 		}
-		// Replaced by a new file, never written through what stands
-		// there.
-		if err := replaceFile(p, f.Content, perm); err != nil {
-			return placed, fmt.Errorf("place %s: %w", rel, err)
-		}
-		placed = append(placed, rel)
 	}
 	sort.Strings(placed)
 	return placed, nil
@@ -418,12 +480,21 @@ func (r *Repo) PlaceAsIs(dir, commit string) ([]string, error) {
 
 // replaceFile puts a new file with content and perm at p, by a rename.
 func replaceFile(p string, content []byte, perm fs.FileMode) error {
+	return replaceWith(p, perm, func(f *os.File) error {
+		_, err := f.Write(content)
+		return err
+	})
+}
+
+// replaceWith puts a new file that write fills, with perm, at p, by a
+// rename: never written through what stands there.
+func replaceWith(p string, perm fs.FileMode, write func(*os.File) error) error {
 	f, err := os.CreateTemp(filepath.Dir(p), ".prsm-tmp-asis-*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(content)
+	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

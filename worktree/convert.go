@@ -14,10 +14,12 @@ import (
 
 // Checkout conversions. git stores some files other than it checks them
 // out: `.gitattributes` (or core.autocrlf) can ask for CRLF line ends in
-// the working tree (`text eol=crlf`, common for .bat files), and filters
-// (git-lfs, ident) rewrite content on checkout. A session's worktree is
-// checked out by git, so its files hold the converted content; a blob read
-// from the object store holds the stored one. CheckoutContent gives a
+// the working tree (`text eol=crlf`, common for .bat files), and ident or
+// working-tree-encoding rewrite content on checkout (filter drivers,
+// git-lfs's included, never run in prsm's git: filters.go). A session's
+// worktree is checked out by git, so its files hold the converted
+// content; a blob read from the object store holds the stored one.
+// CheckoutContent gives a
 // blob's content as the checkout wrote it, so that prsm compares like with
 // like. Most repositories ask for no conversion at all, and then nothing
 // runs: no git process, only a look for .gitattributes files on the path.
@@ -116,10 +118,11 @@ func (r *Repo) hasAttributes(objs *Objects, commit, d string) (bool, error) {
 }
 
 // convertsOn reports whether attributes (a .gitattributes file) set one
-// that changes content on checkout: eol, crlf, filter, ident or
+// that changes content on checkout: eol, crlf, ident or
 // working-tree-encoding. Others (text=auto, binary, diff, merge, export,
 // linguist-*) change nothing on a checkout here unless core.autocrlf or
-// core.eol asks for CRLF, which globalConversions looks at.
+// core.eol asks for CRLF, which globalConversions looks at; nor does
+// filter, whose drivers prsm never runs (filters.go).
 func convertsOn(attrs []byte) bool {
 	for _, line := range strings.Split(string(attrs), "\n") {
 		f := strings.Fields(line)
@@ -132,7 +135,7 @@ func convertsOn(attrs []byte) bool {
 			}
 			name, _, _ := strings.Cut(a, "=")
 			switch name {
-			case "eol", "crlf", "filter", "ident", "working-tree-encoding":
+			case "eol", "crlf", "ident", "working-tree-encoding":
 				return true
 			}
 		}

@@ -9,7 +9,7 @@ func TestConvertsOn(t *testing.T) {
 		"*.png binary\n*.go -text\n":           false,
 		"*.sh text eol=lf\n":                   true,
 		"*.bat text eol=crlf\n":                true,
-		"*.bin filter=lfs diff=lfs\n":          true,
+		"*.bin filter=lfs diff=lfs\n":          false, // prsm runs no filter driver
 		"*.c ident\n":                          true,
 		"*.txt working-tree-encoding=UTF-16\n": true,
 		"*.x crlf\n":                           true,

@@ -146,7 +146,7 @@ var ErrTimeout = errors.New("git timed out")
 
 // Runner runs git commands. Every git call in prsm goes through one, and
 // every call it runs has what git's configuration could run switched off
-// (safeConfig).
+// (safeConfig, and filter drivers: noFilters).
 type Runner struct {
 	// Git is the git binary; "git" when empty.
 	Git string
@@ -249,20 +249,23 @@ func (r *Runner) Run(ctx context.Context, c *Cmd) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	bin := r.Git
-	if bin == "" {
-		bin = "git"
+	noFilters, err := r.noFilters(ctx, c)
+	if err != nil {
+		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, argv...)
-	cmd.Env = Environ(c.env...)
+	cmd := exec.CommandContext(ctx, r.bin(), argv...)
+	cmd.Env = Environ(append(noFilters, c.env...)...)
 	cmd.WaitDelay = 5 * time.Second
+	g := inGroup(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if c.stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.stdin)
 	}
-	if err := cmd.Run(); err != nil {
+	err = cmd.Run()
+	g.finish()
+	if err != nil {
 		gerr := &Error{Args: c.Args(), ExitCode: -1, Stderr: stderr.String(), Err: err}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -285,10 +288,25 @@ func (r *Runner) Run(ctx context.Context, c *Cmd) ([]byte, error) {
 // run (git would look in prsm's own working directory) and a Dir inside
 // the Confined directory.
 func (r *Runner) argv(c *Cmd) ([]string, error) {
+	loc, err := r.location(c)
+	if err != nil {
+		return nil, err
+	}
+	argv := append(append([]string(nil), safeConfig...), loc...)
+	sub := subcommand(c.args)
+	argv = append(argv, c.args[:sub+1]...)
+	if sub < len(c.args) && diffOpts[c.args[sub]] {
+		argv = append(argv, "--no-ext-diff", "--no-textconv")
+	}
+	return append(argv, c.args[sub+1:]...), nil
+}
+
+// location is where c runs, as git's options: -C dir, or a session
+// worktree's -C, --git-dir and --work-tree.
+func (r *Runner) location(c *Cmd) ([]string, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	argv := append([]string(nil), safeConfig...)
 	switch l := c.linked; {
 	case l.GitDir != "":
 		if c.dir != "" {
@@ -296,21 +314,14 @@ func (r *Runner) argv(c *Cmd) ([]string, error) {
 		}
 		// -C as well: paths on stdin and in output are relative to
 		// the work tree's top.
-		argv = append(argv, "-C", l.WorkTree, "--git-dir="+l.GitDir, "--work-tree="+l.WorkTree)
+		return []string{"-C", l.WorkTree, "--git-dir=" + l.GitDir, "--work-tree=" + l.WorkTree}, nil
 	case c.dir != "":
 		if r.Confined != "" && within(r.Confined, c.dir) {
 			return nil, fmt.Errorf("git: refusing to run in %s by its .git file: a session worktree's git directory is named by prsm (Cmd.In)", c.dir)
 		}
-		argv = append(argv, "-C", c.dir)
-	default:
-		return nil, errors.New("git: no directory to run in")
+		return []string{"-C", c.dir}, nil
 	}
-	sub := subcommand(c.args)
-	argv = append(argv, c.args[:sub+1]...)
-	if sub < len(c.args) && diffOpts[c.args[sub]] {
-		argv = append(argv, "--no-ext-diff", "--no-textconv")
-	}
-	return append(argv, c.args[sub+1:]...), nil
+	return nil, errors.New("git: no directory to run in")
 }
 
 // subcommand is the index of the subcommand in args: past the options
@@ -352,6 +363,14 @@ func realPath(p string) string {
 		rest = append([]string{filepath.Base(p)}, rest...)
 		p = parent
 	}
+}
+
+// bin is the git binary the runner runs.
+func (r *Runner) bin() string {
+	if r.Git == "" {
+		return "git"
+	}
+	return r.Git
 }
 
 // Output runs c and returns its output with the trailing newline trimmed.

@@ -117,3 +117,36 @@ func TestCmdEnvRefusesRedirects(t *testing.T) {
 		}
 	}
 }
+
+// mayFilter: the calls that can read or write a working-tree file's
+// content ask for the filter drivers to switch off, and those that
+// cannot (plumbing on refs and trees, a diff of two trees) do not pay
+// for the question.
+func TestMayFilter(t *testing.T) {
+	for _, tc := range []struct {
+		c    *Cmd
+		want bool
+	}{
+		{NewCmd("add", "-A"), true},
+		{NewCmd("status", "--porcelain"), true},
+		{NewCmd("-c", "core.untrackedCache=true", "status"), true},
+		{NewCmd("write-tree"), true}, // writes an index: may check a racily clean file
+		{NewCmd("read-tree", "-m", "-u").Rev("a", "b"), true},
+		{NewCmd("-c", "checkout.workers=0", "worktree", "add"), true},
+		{NewCmd("cat-file", "--filters").Rev("c:x"), true},
+		{NewCmd("hash-object", "--stdin-paths"), true},
+		{NewCmd("diff", "--name-only"), true},
+		{NewCmd("diff", "--name-only").Rev("a"), true},
+		{NewCmd("diff", "--name-only").Rev("a", "b"), false},
+		{NewCmd("hash-object", "-w", "--no-filters", "--stdin-paths"), false},
+		{NewCmd("cat-file", "--batch"), false},
+		{NewCmd("rev-parse", "HEAD"), false},
+		{NewCmd("commit-tree", "-m", "x"), false},
+		{NewCmd("check-ignore", "-z", "--stdin"), false},
+		{NewCmd("update-ref").Rev("refs/x", "a"), false},
+	} {
+		if got := mayFilter(tc.c); got != tc.want {
+			t.Errorf("mayFilter(%q) = %v, want %v", tc.c.Args(), got, tc.want)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func fakeGitDir(t *testing.T, repo *worktree.Repo, wt, marker string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(cfg, "[core]\n\tfsmonitor = %s\n[filter \"evil\"]\n\tsmudge = \"sh -c 'echo smudge >> %s; cat'\"\n", filepath.Join(common, "fsmonitor.sh"), marker)
+	fmt.Fprintf(cfg, "[core]\n\tfsmonitor = %s\n[filter \"evil\"]\n\tsmudge = \"sh -c 'echo smudge >> %s; cat'\"\n[prsm]\n\tplanted = agent\n", filepath.Join(common, "fsmonitor.sh"), marker)
 	cfg.Close()
 	testgit.Write(t, wt, ".git", "gitdir: "+filepath.Join(wt, "fake-admin")+"\n", 0o644)
 }
@@ -128,18 +128,21 @@ func TestSessionWorktreeGitNeverReadsDotGit(t *testing.T) {
 	}
 	// What In keeps out. The user's own git in the worktree follows
 	// the .git file and runs the agent's fsmonitor; prsm's runner
-	// switches fsmonitor off for every call, but a plain Dir still reads
-	// the agent's config, and runs the filter it defines.
+	// switches fsmonitor and filter drivers off for every call, but a
+	// plain Dir still reads the agent's config.
 	testgit.Git(t, wt, "status")
 	if b, err := os.ReadFile(marker); err != nil || !strings.Contains(string(b), "ran") {
 		t.Fatalf("the planted git directory is not effective, so this test proves nothing: %q %v", b, err)
 	}
 	os.Remove(marker)
+	if got, err := (&worktree.Runner{}).Output(ctx, worktree.NewCmd("config", "--get", "prsm.planted").Dir(wt)); err != nil || got != "agent" {
+		t.Fatalf("a plain Dir did not read the agent's config (%q %v): the runner's refusal guards nothing", got, err)
+	}
 	if _, err := (&worktree.Runner{}).Run(ctx, worktree.NewCmd("cat-file", "--filters").Rev(head+":sub/b.txt").Dir(wt)); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(marker); err != nil || string(b) != "smudge\n" {
-		t.Fatalf("a plain Dir did not read the agent's config (%q %v): the runner's refusal guards nothing", b, err)
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("the agent's smudge ran, even by a plain Dir: %q", b)
 	}
 }
 

@@ -3,6 +3,7 @@ package worktree
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 // instead of the whole process.
 type Proc struct {
 	cmd    *exec.Cmd
+	group  *group
 	in     io.WriteCloser
 	out    *os.File
 	r      *bufio.Reader
@@ -55,12 +57,15 @@ func (r *Runner) Start(c *Cmd) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin := r.Git
-	if bin == "" {
-		bin = "git"
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+	noFilters, err := r.noFilters(ctx, c)
+	cancel()
+	if err != nil {
+		return nil, err
 	}
-	cmd := exec.Command(bin, argv...)
-	cmd.Env = Environ(append(append([]string{}, c.env...), "GIT_FLUSH=1")...)
+	cmd := exec.Command(r.bin(), argv...)
+	cmd.Env = Environ(append(append(noFilters, c.env...), "GIT_FLUSH=1")...)
+	g := inGroup(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -70,7 +75,7 @@ func (r *Runner) Start(c *Cmd) (*Proc, error) {
 		return nil, err
 	}
 	cmd.Stdout = pw
-	p := &Proc{cmd: cmd, in: in, out: pr, r: bufio.NewReader(pr), stderr: &lockedBuffer{}}
+	p := &Proc{cmd: cmd, group: g, in: in, out: pr, r: bufio.NewReader(pr), stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		pr.Close()
@@ -124,8 +129,8 @@ func (p *Proc) failed(err error) error {
 	return &Error{Args: p.cmd.Args[1:], ExitCode: -1, Stderr: p.stderr.String(), Err: err}
 }
 
-// Close ends the process: its input closed, so git exits, and killed if
-// it does not within a second.
+// Close ends the process: its input closed, so git exits, and killed
+// with its process group if it does not within a second.
 func (p *Proc) Close() {
 	p.once.Do(func() {
 		p.in.Close()
@@ -137,7 +142,7 @@ func (p *Proc) Close() {
 		select {
 		case <-done:
 		case <-time.After(time.Second):
-			p.cmd.Process.Kill()
+			p.group.kill()
 			<-done
 		}
 		p.out.Close()

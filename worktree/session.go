@@ -34,52 +34,48 @@ var hexID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 // (slash separated, relative) left out of it: prsm's own state, when
 // PRSM_HOME lies inside the workspace. A file whose .gitattributes
 // conversion fails is stored as its bytes, and the commit's message names
-// it (StoredAsIs, PlaceAsIs).
+// it (StoredAsIs, PlaceAsIs); a file over the size limit that git would
+// read is stored as a stub, named too (BigFiles, PlaceBig). A snapshot
+// that fails leaves nothing behind: its temporary index (and git's lock
+// of it) lives in a directory of its own, removed at the end, and a git
+// that runs out of time is stopped with what it was writing (group.go).
 func (r *Repo) Snapshot(ctx context.Context, message string, exclude ...string) (commit string, err error) {
 	head, err := r.Head(ctx)
 	if err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp("", "prsm-index-*")
+	tmpDir, err := os.MkdirTemp("", "prsm-index-*")
 	if err != nil {
 		return "", err
 	}
-	tmpIndex := tmp.Name()
-	defer os.Remove(tmpIndex)
-	src, err := os.Open(filepath.Join(r.GitDir, "index"))
-	switch {
-	case err == nil:
-		_, err = io.Copy(tmp, src)
-		src.Close()
-		if err != nil {
-			tmp.Close()
-			return "", fmt.Errorf("copy index: %w", err)
-		}
-	case errors.Is(err, os.ErrNotExist):
-		// No index yet: git treats an empty file as invalid, so remove it
-		// and let `git add` create a fresh one.
-		tmp.Close()
-		os.Remove(tmpIndex)
-		tmp = nil
-	default:
-		tmp.Close()
-		return "", fmt.Errorf("read index: %w", err)
-	}
-	if tmp != nil {
-		if err := tmp.Close(); err != nil {
-			return "", err
-		}
+	defer os.RemoveAll(tmpDir)
+	tmpIndex := filepath.Join(tmpDir, "index")
+	if err := copyIndex(filepath.Join(r.GitDir, "index"), tmpIndex); err != nil {
+		return "", err
 	}
 	idx := "GIT_INDEX_FILE=" + tmpIndex
-	add := NewCmd("add", "-A").Dir(r.Root).Env(idx)
-	pathspecs(add, exclude)
+	// What `git add -A` would read: files over the size limit among
+	// them go in as stubs, never read by git (bigsnap.go).
+	changed, err := r.listFiles(ctx, tmpIndex, exclude, "--others", "--modified", "--exclude-standard")
+	if err != nil {
+		return "", fmt.Errorf("snapshot workspace: %w", err)
+	}
+	big, err := r.addBig(ctx, tmpIndex, tmpDir, changed)
+	if err != nil {
+		return "", fmt.Errorf("snapshot workspace: %w", err)
+	}
+	skip := append(append([]string(nil), exclude...), big...)
 	var asIs []string
-	if _, err := r.git.Run(ctx, add); err != nil {
+	if _, err := r.git.Run(ctx, r.addAllBut(tmpIndex, skip)); err != nil {
 		// A .gitattributes conversion that fails on some file (an
 		// agent's working-tree-encoding, a required filter whose clean
 		// fails) would refuse every session start: such files go in as
-		// their bytes, and the commit names them (asis.go).
-		if asIs, err = r.addAsIs(ctx, tmpIndex, exclude, err); err != nil {
+		// their bytes, and the commit names them (asis.go). A git that
+		// ran out of time gets no second try.
+		if errors.Is(err, ErrTimeout) || ctx.Err() != nil {
+			return "", fmt.Errorf("snapshot workspace: %w", err)
+		}
+		if asIs, err = r.addAsIs(ctx, tmpIndex, exclude, big, err); err != nil {
 			return "", fmt.Errorf("snapshot workspace: %w", err)
 		}
 	}
@@ -87,7 +83,33 @@ func (r *Repo) Snapshot(ctx context.Context, message string, exclude ...string) 
 	if err != nil {
 		return "", fmt.Errorf("snapshot tree: %w", err)
 	}
-	return r.CommitTree(ctx, tree, head, asIsMessage(message, asIs))
+	return r.CommitTree(ctx, tree, head, namesMessage(message, asIs, big))
+}
+
+// copyIndex copies the user's index to tmp. With no index yet there is
+// no copy: git treats an empty file as invalid, and `git add` makes a
+// fresh one.
+func copyIndex(user, tmp string) error {
+	src, err := os.Open(user)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read index: %w", err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("copy index: %w", err)
+	}
+	return nil
 }
 
 // CommitTree makes a commit of tree with an optional parent, without moving

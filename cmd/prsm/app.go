@@ -66,9 +66,10 @@ func Run(ctx context.Context, args []string, stdio Stdio) int {
 		return ee.code // the agent's own exit code, passed through
 	}
 	msg, hint, code := explain(err)
-	fmt.Fprintf(stdio.Err, "error: %s\n", msg)
+	// A message may quote a path or a name the agent chose.
+	fmt.Fprintf(stdio.Err, "error: %s\n", printableLines(msg))
 	if hint != "" {
-		fmt.Fprintf(stdio.Err, "hint: %s\n", hint)
+		fmt.Fprintf(stdio.Err, "hint: %s\n", printableLines(hint))
 	}
 	return code
 }

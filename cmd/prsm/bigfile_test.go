@@ -3,9 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -59,25 +57,8 @@ func TestBigSparseFileThroughServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bash := func(id, command string) *api.Records {
-		t.Helper()
-		args, _ := json.Marshal(map[string]string{"command": command})
-		if _, err := h.client().StartToolCall(ctx, s.ID, api.ToolCallRequest{ToolCallID: id, ToolName: "Bash", Args: args, Cwd: s.WorktreePath}); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("sh", "-c", command)
-		cmd.Dir = s.WorktreePath
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", command, err, out)
-		}
-		recs, err := h.client().CompleteToolCall(ctx, s.ID, id, api.CompleteRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs
-	}
 	const size = 3 << 30
-	recs := bash("t1", "truncate -s 3G sparse.bin && printf end >> sparse.bin")
+	recs := h.bash(s, "t1", "truncate -s 3G sparse.bin && printf end >> sparse.bin")
 	if len(recs.Records) != 1 {
 		t.Fatalf("records: %+v", recs.Records)
 	}
@@ -105,7 +86,7 @@ func TestBigSparseFileThroughServer(t *testing.T) {
 		t.Errorf("the workspace copy ends with %q", tail)
 	}
 
-	recs = bash("t2", "rm sparse.bin")
+	recs = h.bash(s, "t2", "rm sparse.bin")
 	if len(recs.Records) != 1 || recs.Records[0].ChangeType != "delete" || recs.Records[0].SizeBefore != size+3 {
 		t.Fatalf("records of the rm: %+v", recs.Records)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -80,7 +80,7 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 			what = status + " changes"
 		}
 		if file != "" {
-			what += " of " + file
+			what += " of " + quoteName(file)
 		}
 		fmt.Fprintf(w, "no %s in session %s (%s) yet\n", what, s.ID, printable(s.Name))
 		return
@@ -113,7 +113,7 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 	var headNames []string
 	for _, f := range files {
 		heads = append(heads, len(rows))
-		headNames = append(headNames, f)
+		headNames = append(headNames, quoteName(f))
 		for _, r := range byFile[f] {
 			rows = append(rows, []string{r.ID, r.ChangeType, r.Status, r.SyncState, r.ToolName, r.AgentID, lineCounts(r), age(r.Timestamp), shortSummary(r.Summary)})
 		}
@@ -130,7 +130,7 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 	next := 0
 	for i, row := range rows {
 		if next < len(heads) && heads[next] == i {
-			fmt.Fprintf(w, "%s\n", printable(headNames[next]))
+			fmt.Fprintf(w, "%s\n", headNames[next])
 			next++
 		}
 		var b strings.Builder
@@ -221,7 +221,7 @@ func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 				if len(ids) == 0 {
 					what := "session " + s.ID
 					if file != "" {
-						what = file + " in " + what
+						what = quoteName(file) + " in " + what
 					}
 					kind := "pending changes"
 					if every {
@@ -234,14 +234,14 @@ func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 					return nil
 				}
 			}
-			color := colorOK(a.stdio.Out)
+			view := viewFor(a.stdio.Out)
 			for _, id := range ids {
 				d, err := cl.Diff(ctx, s.ID, id)
 				if err != nil {
 					return err
 				}
-				writeDiffLabel(a.stdio.Out, diffLabel(all, id), color)
-				writeDiff(a.stdio.Out, d, color)
+				writeDiffLabel(a.stdio.Out, diffLabel(all, id), view)
+				writeDiff(a.stdio.Out, d, view)
 			}
 			return nil
 		},
@@ -253,11 +253,13 @@ func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 
 // colorOK says whether w is a terminal that wants colour.
 func colorOK(w io.Writer) bool {
+	return isTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+}
+
+// isTerminal says whether w is a terminal.
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	return isatty.IsTerminal(f.Fd())
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // isTTY says whether r is an interactive terminal.
@@ -274,8 +276,18 @@ const (
 	reset = "\x1b[0m"
 )
 
-// writeDiff prints a unified diff, coloured when color is set. The diff is
-// the files' own bytes, so control bytes are shown escaped on a terminal.
+// diffView is how a diff is printed: for a person (visible: the files'
+// control bytes shown in caret notation, tabs kept; colour when color is
+// set too), or as the patch's exact bytes, which `git apply` takes.
+type diffView struct{ visible, color bool }
+
+// viewFor is the view of a diff printed to w: for a person on a
+// terminal, the exact patch for a pipe or a file (a `> x.patch` must
+// apply, CRLF lines and all). The names in it are quoted either way.
+func viewFor(w io.Writer) diffView {
+	return diffView{visible: isTerminal(w), color: colorOK(w)}
+}
+
 // diffLabel names the change id (a record, or a tool call's records)
 // above its diff: its id, status, tool and file. Patch tools skip such
 // a line before the first ---.
@@ -291,24 +303,27 @@ func diffLabel(all []*prsm.Record, id string) string {
 		if !slices.Contains(tool, r.ToolName) {
 			tool = append(tool, r.ToolName)
 		}
-		files = append(files, r.RelPath)
+		files = append(files, quoteName(r.RelPath))
 	}
 	what := strings.Join(files, ", ")
 	if len(files) > 3 {
 		what = prsm.Plural(len(files), "file")
 	}
-	return fmt.Sprintf("change %s (%s, %s): %s", printable(id), strings.Join(status, "/"), strings.Join(tool, "/"), printable(what))
+	return fmt.Sprintf("change %s (%s, %s): %s", printable(id), printable(strings.Join(status, "/")), printable(strings.Join(tool, "/")), what)
 }
 
-func writeDiffLabel(w io.Writer, label string, color bool) {
-	if color {
+func writeDiffLabel(w io.Writer, label string, v diffView) {
+	if v.color {
 		label = bold + label + reset
 	}
 	fmt.Fprintln(w, label)
 }
 
-func writeDiff(w io.Writer, d string, color bool) {
-	if !color {
+// writeDiff prints a unified diff as v says. The diff is the files' own
+// bytes: for a person, every line's control bytes are shown (visibleLine),
+// so that no line hides itself or another behind a \r or an escape.
+func writeDiff(w io.Writer, d string, v diffView) {
+	if !v.visible {
 		io.WriteString(w, d)
 		return
 	}
@@ -316,21 +331,18 @@ func writeDiff(w io.Writer, d string, color bool) {
 		if line == "" {
 			continue
 		}
-		text := strings.Map(func(r rune) rune {
-			if r != '\t' && unicode.IsControl(r) {
-				return '?'
+		text := visibleLine(strings.TrimSuffix(line, "\n"))
+		if v.color {
+			switch {
+			case strings.HasPrefix(line, "+++ "), strings.HasPrefix(line, "--- "), strings.HasPrefix(line, "diff --git "):
+				text = bold + text + reset
+			case strings.HasPrefix(line, "+"):
+				text = green + text + reset
+			case strings.HasPrefix(line, "-"):
+				text = red + text + reset
+			case strings.HasPrefix(line, "@@"):
+				text = cyan + text + reset
 			}
-			return r
-		}, strings.TrimSuffix(line, "\n"))
-		switch {
-		case strings.HasPrefix(line, "+++ "), strings.HasPrefix(line, "--- "), strings.HasPrefix(line, "diff --git "):
-			text = bold + text + reset
-		case strings.HasPrefix(line, "+"):
-			text = green + text + reset
-		case strings.HasPrefix(line, "-"):
-			text = red + text + reset
-		case strings.HasPrefix(line, "@@"):
-			text = cyan + text + reset
 		}
 		fmt.Fprintln(w, text)
 	}
@@ -415,9 +427,13 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 		short = "Accept changes (in review mode this applies them to the workspace)"
 	}
 	var file, hunks string
-	var all, yes bool
+	var all, yes, withEarlier bool
+	use := verb + " [ID... | --file P | --all] [--hunk N[,M]] [--session ID] [--yes]"
+	if accept {
+		use = verb + " [ID... | --file P | --all] [--hunk N[,M]] [--with-earlier] [--session ID] [--yes]"
+	}
 	c := &cobra.Command{
-		Use:   verb + " [ID... | --file P | --all] [--hunk N[,M]] [--session ID] [--yes]",
+		Use:   use,
 		Short: short,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("hunk") {
@@ -429,7 +445,7 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return a.decideHunks(cmd.Context(), *sessionID, args[0], verb, accept, idx)
+				return a.decideHunks(cmd.Context(), *sessionID, args[0], verb, accept, idx, withEarlier || yes)
 			}
 			n := 0
 			for _, set := range []bool{len(args) > 0, file != "", all} {
@@ -488,6 +504,11 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 						}
 						return a.resolveChange(ctx, cl, s, id, how)
 					}
+					// In review mode an accept applies the earlier pending
+					// changes of its file first: asked before, never after.
+					if err := a.confirmEarlier(ctx, cl, s, ids, withEarlier || yes); err != nil {
+						return err
+					}
 				}
 				for _, id := range ids {
 					recs, err := reviewOne(ctx, cl, accept, s.ID, id)
@@ -521,7 +542,12 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 	c.Flags().StringVar(&file, "file", "", "every pending change of this file")
 	c.Flags().BoolVar(&all, "all", false, "every pending change of the session")
 	c.Flags().StringVar(&hunks, "hunk", "", "only these hunks of the one change named (indexes from 0, comma separated)")
-	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before a bulk "+verb)
+	if accept {
+		c.Flags().BoolVar(&withEarlier, "with-earlier", false, "in review mode, also accept the earlier pending changes of the same file, which an accept applies first (else prsm asks, or off a terminal refuses)")
+		c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before a bulk accept, or before accepting earlier changes with the ones named")
+	} else {
+		c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before a bulk reject")
+	}
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }
@@ -542,7 +568,7 @@ func parseHunks(list string) ([]int, error) {
 // decideHunks is `prsm changes accept|reject ID --hunk N[,M]`: it prints
 // each record the decision changed with its hunks' states, and the hunks
 // of later changes a reject took with it.
-func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, accept bool, idx []int) error {
+func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, accept bool, idx []int, withEarlier bool) error {
 	cl, _, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -559,13 +585,22 @@ func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, acce
 	if err != nil {
 		return err
 	}
-	var acc, rej []int
+	req := api.HunksRequest{WithEarlier: withEarlier}
 	if accept {
-		acc = idx
+		req.Accept = idx
 	} else {
-		rej = idx
+		req.Reject = idx
 	}
-	ans, err := cl.DecideHunks(ctx, s.ID, id, acc, rej)
+	ans, err := cl.DecideHunksWith(ctx, s.ID, id, req)
+	if code(err) == "needs_earlier" {
+		// The hunks settle the change as accepted, which applies the
+		// earlier pending changes of its file first: ask, then again.
+		if err := a.confirmEarlier(ctx, cl, s, []string{id}, false); err != nil {
+			return err
+		}
+		req.WithEarlier = true
+		ans, err = cl.DecideHunksWith(ctx, s.ID, id, req)
+	}
 	if err != nil {
 		return err
 	}
@@ -579,7 +614,10 @@ func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, acce
 		for _, h := range r.Hunks {
 			hs = append(hs, fmt.Sprintf("%d %s", h.Index, prsm.HunkStatus(r.Status, h.Status)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t(hunks: %s; %s)\n", r.Status, printable(r.ID), printable(r.RelPath), strings.Join(hs, ", "), r.SyncState)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t(hunks: %s; %s)\n", r.Status, printable(r.ID), quoteName(r.RelPath), strings.Join(hs, ", "), r.SyncState)
+	}
+	for _, r := range ans.Earlier {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t(%s; earlier of the same file, applied first)\n", r.Status, printable(r.ID), quoteName(r.RelPath), r.SyncState)
 	}
 	tw.Flush()
 	for _, c := range ans.Cascaded {
@@ -621,11 +659,72 @@ func (a *app) askResolve(id string) (string, error) {
 	return "", fmt.Errorf("aborted; nothing was changed (%s)", hint)
 }
 
+// reviewOne accepts or rejects one change; an accept takes the earlier
+// pending changes of its file with it, which confirmEarlier asked about.
 func reviewOne(ctx context.Context, cl *client.Client, accept bool, sessionID, id string) (*api.Records, error) {
 	if accept {
-		return cl.Accept(ctx, sessionID, id)
+		return cl.AcceptWith(ctx, sessionID, id, api.AcceptRequest{WithEarlier: true})
 	}
 	return cl.Reject(ctx, sessionID, id)
+}
+
+// confirmEarlier asks before an accept of ids that applies earlier
+// pending changes of the same files first (review mode), which the user
+// did not name: it lists them and, unless told (--with-earlier, --yes),
+// asks on a terminal and refuses off one, as a bulk accept does.
+func (a *app) confirmEarlier(ctx context.Context, cl *client.Client, s *prsm.Session, ids []string, told bool) error {
+	var earlier []*prsm.Record
+	seen := map[string]bool{}
+	for _, id := range ids {
+		ans, err := cl.AcceptWith(ctx, s.ID, id, api.AcceptRequest{DryRun: true})
+		if err != nil {
+			return err
+		}
+		for _, r := range ans.Records {
+			seen[r.ID] = true
+		}
+		for _, r := range ans.Earlier {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				earlier = append(earlier, r)
+			}
+		}
+	}
+	// A change named among ids is no surprise, whatever the order.
+	earlier = slices.DeleteFunc(earlier, func(r *prsm.Record) bool { return namedAmong(r, ids) })
+	if len(earlier) == 0 || told {
+		return nil
+	}
+	w := a.stdio.Err
+	fmt.Fprintf(w, "accepting %s first applies %s of the same file, not named:\n", printable(strings.Join(ids, ", ")), prsm.Plural(len(earlier), "earlier pending change"))
+	t := newTable(w, "  ID", "TYPE", "FILE", "TOOL", "LINES")
+	for _, r := range earlier {
+		t.row("  "+r.ID, r.ChangeType, quoteName(r.RelPath), r.ToolName, lineCounts(r))
+	}
+	t.flush()
+	if !isTTY(a.stdio.In) {
+		return usagef("pass --with-earlier (or --yes) to accept them too, or decide them first",
+			"stdin is not a terminal, so prsm cannot ask before it accepts %s with the ones named; nothing was accepted", prsm.Plural(len(earlier), "earlier change"))
+	}
+	if !a.confirm("Accept them too?") {
+		return fmt.Errorf("aborted; nothing was accepted")
+	}
+	return nil
+}
+
+// namedAmong says whether r is a change ids name (its own id or its tool
+// call's).
+func namedAmong(r *prsm.Record, ids []string) bool {
+	return slices.Contains(ids, r.ID) || slices.Contains(ids, r.ToolCallID)
+}
+
+// code is the API error code of err, or "".
+func code(err error) string {
+	var ae *client.APIError
+	if errors.As(err, &ae) {
+		return ae.Code
+	}
+	return ""
 }
 
 // confirmBulk lists the pending records a bulk accept or reject will touch
@@ -638,7 +737,7 @@ func (a *app) confirmBulk(ctx context.Context, cl *client.Client, s *prsm.Sessio
 	}
 	where := "session " + s.ID
 	if file != "" {
-		where = file + " in " + where
+		where = quoteName(file) + " in " + where
 	}
 	if len(pend) == 0 {
 		if a.jsonOut {
@@ -655,7 +754,7 @@ func (a *app) confirmBulk(ctx context.Context, cl *client.Client, s *prsm.Sessio
 	fmt.Fprintf(w, "will %s %s of %s:\n", verb, prsm.Plural(len(pend), "pending change"), where)
 	t := newTable(w, "  ID", "TYPE", "FILE", "TOOL", "LINES")
 	for _, r := range pend {
-		t.row("  "+r.ID, r.ChangeType, r.RelPath, r.ToolName, lineCounts(r))
+		t.row("  "+r.ID, r.ChangeType, quoteName(r.RelPath), r.ToolName, lineCounts(r))
 	}
 	t.flush()
 	if !ask {
@@ -690,17 +789,7 @@ func (a *app) printReview(ctx context.Context, cl *client.Client, s *prsm.Sessio
 		answered[r.ID] = true
 	}
 	// named: what the user asked for (every answer of a bulk operation).
-	named := func(r *prsm.Record) bool {
-		if ids == nil {
-			return true
-		}
-		for _, id := range ids {
-			if r.ID == id || r.ToolCallID == id {
-				return true
-			}
-		}
-		return false
-	}
+	named := func(r *prsm.Record) bool { return ids == nil || namedAmong(r, ids) }
 	var out []*prsm.Record
 	changed, extra, conflicts := 0, 0, 0
 	for _, r := range after {
@@ -732,7 +821,7 @@ func (a *app) printReview(ctx context.Context, cl *client.Client, s *prsm.Sessio
 		if was[r.ID] == r.Status {
 			note += ", already " + r.Status
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t(%s)\n", r.Status, printable(r.ID), printable(r.RelPath), note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t(%s)\n", r.Status, printable(r.ID), quoteName(r.RelPath), note)
 	}
 	tw.Flush()
 	switch {

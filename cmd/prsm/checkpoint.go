@@ -281,12 +281,12 @@ func (a *app) checkpointDiffCmd(sessionID *string) *cobra.Command {
 				switch {
 				case nameOnly:
 					for _, f := range d.Files {
-						fmt.Fprintln(w, printable(f.Path))
+						fmt.Fprintln(w, quoteName(f.Path))
 					}
 				case stat:
 					writeStat(w, d.Files)
 				default:
-					writeDiff(w, d.Patch, colorOK(w))
+					writeDiff(w, d.Patch, viewFor(w))
 				}
 			})
 		},
@@ -310,7 +310,7 @@ func writeStat(w io.Writer, files []api.FileDiff) {
 	const barMax = 40
 	nameW, numW, maxN := 0, 1, 0
 	for _, f := range files {
-		if n := utf8.RuneCountInString(printable(f.Path)); n > nameW {
+		if n := utf8.RuneCountInString(quoteName(f.Path)); n > nameW {
 			nameW = n
 		}
 		if n := f.Added + f.Remove; !f.Binary && n > maxN {
@@ -320,7 +320,7 @@ func writeStat(w io.Writer, files []api.FileDiff) {
 	numW = len(strconv.Itoa(maxN))
 	adds, dels := 0, 0
 	for _, f := range files {
-		name := printable(f.Path)
+		name := quoteName(f.Path)
 		pad := strings.Repeat(" ", nameW-utf8.RuneCountInString(name))
 		if f.Binary {
 			fmt.Fprintf(w, " %s%s | Bin (binary, %s)\n", name, pad, f.Status)

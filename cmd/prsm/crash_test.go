@@ -759,7 +759,7 @@ func (a *agent) settle(stop *atomic.Bool, accept bool) {
 	case accept && whole:
 		_, err = cl.AcceptAll(ctx, a.s.ID, r.RelPath)
 	case accept:
-		_, err = cl.Accept(ctx, a.s.ID, r.ID)
+		_, err = cl.AcceptWith(ctx, a.s.ID, r.ID, api.AcceptRequest{WithEarlier: true})
 	case whole:
 		_, err = cl.RejectAll(ctx, a.s.ID, r.RelPath)
 	default:

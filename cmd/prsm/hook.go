@@ -58,12 +58,15 @@ tasks still run, whose calls stay open; other events are ignored.
 
 The session is the one whose worktree holds the event's cwd, else
 $PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session the hook does
-nothing. A Write, Edit, MultiEdit or NotebookEdit run in a session's
-worktree whose file is the workspace's own is moved onto the worktree (a
-JSON answer on stdout, updatedInput), so that it is recorded and reviewed;
-otherwise the hook prints nothing on stdout. It never exits 2 (which would
-block the tool), and gives up after a few seconds with one line on stderr
-and exit 1.`)
+nothing. It sends $PRSM_HOOK_TOKEN, the session's hook token that prsm
+run sets, and the server's token (server.json) only without one.
+A Write, Edit, MultiEdit or NotebookEdit run in a session's worktree whose
+file is the workspace's own is moved onto the worktree (a JSON answer on
+stdout, updatedInput), so that it is recorded and reviewed, unless that
+place leads out of the worktree through a symbolic link (then the answer
+only says why); otherwise the hook prints nothing on stdout. It never
+exits 2 (which would block the tool), and gives up after a few seconds
+with one line on stderr and exit 1.`)
 }
 
 // hookAdapterCmd is `prsm hook AGENT` for one agent: the agent runs it
@@ -204,7 +207,9 @@ tool and input.
 
 The session is the one whose worktree holds the event's cwd, else
 $PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session the hook does
-nothing. Gemini CLI reads stdout as JSON when a hook exits 0, so it prints
+nothing. It sends $PRSM_HOOK_TOKEN, the session's hook token that prsm
+run sets, and the server's token (server.json) only without one. Gemini
+CLI reads stdout as JSON when a hook exits 0, so it prints
 nothing there; it never exits 2 (which would block the tool), and gives up
 after a few seconds with one line on stderr and exit 1, which Gemini CLI
 takes as a warning.`)

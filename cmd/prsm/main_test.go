@@ -49,6 +49,7 @@ func TestScripts(t *testing.T) {
 			"setre":           cmdSetRe,
 			"samefiles":       cmdSameFiles,
 			"uilogin":         cmdUILogin,
+			"waitfile":        cmdWaitFile,
 		},
 	})
 }

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
+	"unicode/utf8"
+
+	"github.com/prsm-dev/prsm/tracker"
 )
 
 // printJSON writes v as indented JSON.
@@ -36,14 +38,53 @@ func (t *table) row(cells ...string) {
 
 func (t *table) flush() { t.tw.Flush() }
 
-// printable keeps terminal control bytes out of human output.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
+// What prsm prints for a person never lets a byte the agent wrote (a
+// file's lines, a name, a summary, a note) steer the terminal: names go
+// through quoteName, other text through printable, a file's lines through
+// visibleLine. Colour is prsm's own, never the file's. --json output is
+// left exact: JSON escapes control bytes itself.
+
+// quoteName is a path as prsm shows it: as git quotes names (core.quotePath
+// semantics, "a\nb"), so that a newline, an escape or a bell in it shows.
+func quoteName(p string) string { return tracker.QuotePath(p) }
+
+// printable is one line of text as prsm shows it: control bytes in caret
+// notation (^[ for ESC, ^M for CR, ^J for a newline), and the runes that
+// tracker.HiddenRune names as <U+202E> (or \xff for a byte that is not
+// UTF-8).
+func printable(s string) string { return visible(s, "") }
+
+// printableLines is printable for text of several lines: newlines and
+// tabs stay.
+func printableLines(s string) string { return visible(s, "\n\t") }
+
+// visibleLine is a file's line (a diff's, without its newline) as a
+// terminal shows it: printable, tabs kept.
+func visibleLine(s string) string { return visible(s, "\t") }
+
+// visible escapes the control bytes of s but those in keep.
+func visible(s, keep string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r < 0x20 || r == 0x7f:
+			if strings.ContainsRune(keep, r) {
+				b.WriteRune(r)
+			} else {
+				b.WriteByte('^')
+				b.WriteByte(byte(r) ^ 0x40)
+			}
+		case r < utf8.RuneSelf || !tracker.HiddenRune(r, size):
+			b.WriteString(s[i : i+size])
+		case r == utf8.RuneError:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		default:
+			fmt.Fprintf(&b, "<U+%04X>", r)
 		}
-		return r
-	}, s)
+		i += size
+	}
+	return b.String()
 }
 
 // fields prints "key: value" lines aligned.

@@ -385,6 +385,8 @@ func TestRealAgentClaudeBackground(t *testing.T) {
 // run through `claude --settings FILE`, so a Write and a Bash still come
 // in under Claude's own tool_use ids and canonical names, not as Watch
 // records, and Claude's own settings directory gets no settings.json.
+// Its http hooks send the session's hook token: the Bash's environment
+// holds that one, never the server's token.
 func TestRealAgentClaudeRunSettings(t *testing.T) {
 	r := newClaudeRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -392,6 +394,7 @@ func TestRealAgentClaudeRunSettings(t *testing.T) {
 	r.commit(map[string]string{"a.txt": "alpha\n"})
 	s := r.startSession(ctx)
 	wt := s.WorktreePath
+	envFile := filepath.Join(t.TempDir(), "env.txt")
 
 	const (
 		writeID = "toolu_51SettingsWrite"
@@ -401,7 +404,7 @@ func TestRealAgentClaudeRunSettings(t *testing.T) {
 		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: writeID, Name: "Write",
 			Input: map[string]any{"file_path": filepath.Join(wt, "hello.txt"), "content": "hello\n"}}}},
 		fakemodel.AnthropicStep{Tools: []fakemodel.AnthropicToolUse{{ID: bashID, Name: "Bash",
-			Input: map[string]any{"command": "printf 'one\\n' > new1.txt && sed -i s/alpha/ALPHA/ a.txt", "description": "Change the text files"}}}},
+			Input: map[string]any{"command": "printf 'one\\n' > new1.txt && sed -i s/alpha/ALPHA/ a.txt && env > " + envFile, "description": "Change the text files"}}}},
 		fakemodel.AnthropicStep{Text: "Done."},
 	)
 	defer model.Close()
@@ -449,6 +452,13 @@ func TestRealAgentClaudeRunSettings(t *testing.T) {
 	}
 	if strings.Contains(string(data), info.Token) || strings.Contains(string(data), `"command"`) {
 		t.Errorf("the run's settings hold the token or a command hook:\n%s", data)
+	}
+	env, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(env), info.Token) || !strings.Contains(string(env), "\n"+api.HookTokenEnv+"=prsm-hook-") {
+		t.Errorf("the agent's environment holds the server's token, or no hook token:\n%s", env)
 	}
 	var settings struct {
 		Hooks map[string][]struct {

@@ -62,7 +62,7 @@ func (a *app) resolveChange(ctx context.Context, cl *client.Client, s *prsm.Sess
 		return printJSON(a.stdio.Out, ans)
 	}
 	for _, r := range ans.Records {
-		fmt.Fprintf(a.stdio.Out, "%s\t%s\t%s\t(%s)\n", r.Status, printable(r.ID), printable(r.RelPath), r.SyncState)
+		fmt.Fprintf(a.stdio.Out, "%s\t%s\t%s\t(%s)\n", r.Status, printable(r.ID), quoteName(r.RelPath), r.SyncState)
 	}
 	switch how {
 	case "mine":

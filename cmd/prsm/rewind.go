@@ -98,7 +98,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 				if agent == "" {
 					return usagef("name the agent: --agent A", "--agent needs an agent id")
 				}
-				what = "the changes of agent " + agent
+				what = "the changes of agent " + printable(agent)
 			case cmd.Flags().Changed("after"):
 				t, err := parseAfter(after, time.Now())
 				if err != nil {
@@ -126,7 +126,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 				return err
 			}
 			if req.File = p.fileArg(req.File); req.File != "" {
-				what = "the changes of " + req.File
+				what = "the changes of " + quoteName(req.File)
 			}
 			req.DryRun = true
 			plan, err := cl.Rollback(ctx, s.ID, req)
@@ -241,7 +241,7 @@ func writePlan(w io.Writer, p *api.Plan, title string) {
 			if undoes == "" {
 				undoes = "-"
 			}
-			t.row("  "+op.Type, op.Path, undoes)
+			t.row("  "+op.Type, quoteName(op.Path), undoes)
 		}
 		t.flush()
 	}
@@ -249,14 +249,14 @@ func writePlan(w io.Writer, p *api.Plan, title string) {
 		fmt.Fprintf(w, "statuses (%d):\n", len(p.Decisions))
 		t := newTable(w, "  CHANGE", "PATH", "TOOL", "NOW", "BECOMES")
 		for _, d := range p.Decisions {
-			t.row("  "+printable(d.RecordID), printable(d.RelPath), printable(d.ToolName), d.From, d.To)
+			t.row("  "+d.RecordID, quoteName(d.RelPath), d.ToolName, d.From, d.To)
 		}
 		t.flush()
 	}
 	if len(p.Conflicts) > 0 {
 		fmt.Fprintf(w, "conflicts (%d; these workspace files will be left as they are):\n", len(p.Conflicts))
 		for _, c := range p.Conflicts {
-			fmt.Fprintf(w, "  %s: %s\n", printable(c.Path), printable(c.Reason))
+			fmt.Fprintf(w, "  %s: %s\n", quoteName(c.Path), printable(c.Reason))
 		}
 	}
 	if len(p.Warnings) > 0 {
@@ -283,7 +283,7 @@ func (a *app) printRollbackResult(preview, p *api.Plan, did, sessionFlag string)
 	if len(p.Conflicts) > 0 {
 		var paths []string
 		for _, c := range p.Conflicts {
-			paths = append(paths, printable(c.Path))
+			paths = append(paths, quoteName(c.Path))
 		}
 		fmt.Fprintf(w, "%s in conflict, not changed in the workspace (merge by hand): %s\n",
 			prsm.Plural(len(p.Conflicts), "file"), strings.Join(paths, ", "))

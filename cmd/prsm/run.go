@@ -140,13 +140,23 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 	started := time.Now().UTC()
 	// PWD too: the shell's says the workspace, and an agent that believes
 	// it (opencode does) would work there, unrecorded.
-	env := append(os.Environ(), "PWD="+dir, "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
+	env := append(withoutEnv(os.Environ(), api.HookTokenEnv), "PWD="+dir, "PRSM_SESSION_ID="+s.ID, "PRSM_WORKSPACE="+p.repo.Root)
+	// The agent's hooks send a hook token of this session, which sends
+	// its hook events and nothing else; the server's own token never
+	// enters the agent's environment.
+	baseURL := cl.BaseURL
+	if ht, err := cl.HookToken(ctx, s.ID); err == nil {
+		env = append(env, api.HookTokenEnv+"="+ht.Token)
+	} else {
+		fmt.Fprintf(a.stdio.Err, "prsm: no hook token for this run (%v); the agent's hooks find the server through server.json\n", err)
+		baseURL = "" // Claude's http hooks would have no token: its command hooks instead
+	}
 	// An agent prsm has hooks for gets them for this run.
 	argv = codexRunArgs(ctx, argv, dir, env, a.stdio.Err)
-	argv, claudeEnv := claudeRunArgs(argv, s.WorktreePath, p.dir, cl.BaseURL, cl.Token, a.stdio.Err)
+	argv = claudeRunArgs(argv, s.WorktreePath, p.dir, baseURL, a.stdio.Err)
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Dir = dir
-	child.Env = append(env, claudeEnv...)
+	child.Env = env
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
 
 	// Gemini CLI gets the workspace's trust for the run, and a word on
@@ -235,13 +245,26 @@ wait:
 	return nil
 }
 
+// withoutEnv is env without its entries for name: a variable the run
+// sets itself is not inherited from an outer one (a `prsm run` inside an
+// agent's shell holds that agent's hook token).
+func withoutEnv(env []string, name string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, name+"=") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 func joinShort(names []string) string {
 	out := ""
 	for i, n := range names {
 		if i > 0 {
 			out += ", "
 		}
-		out += printable(n)
+		out += quoteName(n)
 	}
 	return out
 }

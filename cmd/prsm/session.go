@@ -114,9 +114,25 @@ func (a *app) sessionShowCmd() *cobra.Command {
 		Short: "Show one session (ID or a unique prefix; default: the one active session)",
 		Args:  oneSessionArg(&sessionID),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return askSession(a, cmd.Context(), sessionID, func(_ context.Context, _ *client.Client, s *prsm.Session) (*prsm.Session, error) {
+			// What the agent did that prsm could not record (a path too
+			// long for the system) is in the server's notices, as
+			// `prsm status` shows them.
+			var notices []string
+			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Session, error) {
+				if !a.jsonOut {
+					st, err := cl.Status(ctx)
+					if err != nil {
+						return nil, err
+					}
+					notices = api.NoticesOf(s.ID, st.Notices)
+				}
 				return s, nil
-			}, func(_, s *prsm.Session) { a.showSession(s) })
+			}, func(_, s *prsm.Session) {
+				a.showSession(s)
+				for _, n := range notices {
+					fields(a.stdio.Out, "notice", n)
+				}
+			})
 		},
 	}
 	c.Flags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
@@ -157,7 +173,7 @@ func (a *app) sessionEndCmd() *cobra.Command {
 				}
 				return cl.EndSession(ctx, target.ID, discard)
 			}, func(_, s *prsm.Session) {
-				fmt.Fprintf(a.stdio.Out, "ended session %s (%s); its worktree and branch are removed\n", s.ID, s.Name)
+				fmt.Fprintf(a.stdio.Out, "ended session %s (%s); its worktree and branch are removed\n", s.ID, printable(s.Name))
 			})
 		},
 	}

@@ -32,15 +32,15 @@ func (a *app) statusCmd() *cobra.Command {
 				}
 				fields(a.stdio.Out, kv...)
 				for id, why := range st.WatchFallbacks {
-					fmt.Fprintf(a.stdio.Out, "  session %s: %s\n", id, why)
+					fmt.Fprintf(a.stdio.Out, "  session %s: %s\n", printable(id), printable(why))
 				}
 				for _, h := range st.Hooks {
 					if h.Warning != "" {
-						fmt.Fprintf(a.stdio.Out, "warning: session %s (%s): %s\n", h.SessionID, h.Name, printable(h.Warning))
+						fmt.Fprintf(a.stdio.Out, "warning: session %s (%s): %s\n", h.SessionID, printable(h.Name), printable(h.Warning))
 					}
 				}
 				for _, n := range st.Notices {
-					fmt.Fprintf(a.stdio.Out, "note: %s\n", n)
+					fmt.Fprintf(a.stdio.Out, "note: %s\n", printable(n))
 				}
 			})
 		},

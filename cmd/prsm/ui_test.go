@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -89,5 +90,24 @@ func cmdUILogin(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if _, err := os.Lstat(file); !os.IsNotExist(err) {
 		ts.Fatalf("login file %s still there after its use (%v)", file, err)
+	}
+}
+
+// waitfile PATH waits, for up to two minutes, until PATH exists: for a
+// file another process (a browser opener prsm ui started and stopped
+// waiting for) writes in its own time.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: waitfile PATH")
+	}
+	path := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not appear in 2m", path)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

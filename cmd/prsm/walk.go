@@ -109,7 +109,7 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s %s (%s, %s)\n", printable(r.RelPath), printable(r.ID), r.ChangeType, r.ToolName)
+		fmt.Fprintf(w, "%s %s (%s, %s)\n", quoteName(r.RelPath), printable(r.ID), r.ChangeType, printable(r.ToolName))
 		if len(r.Hunks) == 0 || old == nil || new == nil {
 			key, err := ask("Accept this whole change (it has no hunks) [y,n,q,?]? ")
 			if err != nil {
@@ -144,7 +144,9 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 		quit := false
 		for i := 0; i < len(queue) && !quit; {
 			q := queue[i]
-			writeDiff(w, tracker.DiffHunks(old, new, walkContext, q.has), colorOK(w))
+			// Always for a person's eyes, the hidden bytes of a line shown,
+			// before the question about it.
+			writeDiff(w, tracker.DiffHunks(old, new, walkContext, q.has), diffView{visible: true, color: colorOK(w)})
 			canSplit := len(q.blocks) > 1
 			keys := "y,n,a,d"
 			if canSplit {

@@ -9,6 +9,7 @@ import * as http from 'node:http';
 
 import {
   EVENT_TYPES,
+  type AcceptRequest,
   type Checkpoint,
   type CompleteRequest,
   type ErrorBody,
@@ -302,8 +303,13 @@ export class PrsmClient {
     }
   }
 
-  accept(sessionId: string, id: string): Promise<Records> {
-    return this.json('POST', `${this.changePath(sessionId, id)}/accept`);
+  /**
+   * Accepts a change. In review mode one that would apply earlier pending
+   * changes of its file first is refused (409 needs_earlier) unless req
+   * says with_earlier; dry_run answers what it would take (earlier).
+   */
+  accept(sessionId: string, id: string, req?: AcceptRequest): Promise<Records> {
+    return this.json('POST', `${this.changePath(sessionId, id)}/accept`, req);
   }
 
   reject(sessionId: string, id: string): Promise<Records> {
@@ -324,8 +330,8 @@ export class PrsmClient {
    * Accepts or rejects hunk index (from 0) of one record. The answer's
    * cascaded names the hunks of later changes a reject took with it.
    */
-  decideHunk(sessionId: string, id: string, index: number, accept: boolean): Promise<Records> {
-    return this.json('POST', `${this.changePath(sessionId, id)}/hunks/${index}/${accept ? 'accept' : 'reject'}`);
+  decideHunk(sessionId: string, id: string, index: number, accept: boolean, req?: AcceptRequest): Promise<Records> {
+    return this.json('POST', `${this.changePath(sessionId, id)}/hunks/${index}/${accept ? 'accept' : 'reject'}`, req);
   }
 
   /** Accepts every pending record of a session, or of one file of it. */

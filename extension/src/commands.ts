@@ -6,7 +6,8 @@
 
 import * as vscode from 'vscode';
 
-import type { FileChangeRecord, Records, ResolveHow } from './api.gen';
+import type { AcceptRequest, FileChangeRecord, Records, ResolveHow } from './api.gen';
+import { PrsmApiError, type PrsmClient } from './client';
 import { placementsFor } from './codelens';
 import { recordLabel, type AppContext } from './context';
 import { showRecordDiff } from './diff';
@@ -113,7 +114,48 @@ export async function acceptChange(ctx: AppContext, ...args: unknown[]): Promise
     return;
   }
   log.info(`accept ${r.session_id}/${r.id}`);
-  done(ctx, await ctx.call('accept the change', (c) => c.accept(r.session_id, r.id)));
+  done(ctx, await acceptAsking(ctx, r, 'accept the change', (c, req) => c.accept(r.session_id, r.id, req)));
+}
+
+/**
+ * Runs an accept of r. In review mode the server refuses one that would
+ * apply earlier pending changes of the file first (needs_earlier) until
+ * told to: then this asks, naming them, and runs it again with
+ * with_earlier. Undefined when it failed or the user said no.
+ */
+async function acceptAsking(
+  ctx: AppContext,
+  r: FileChangeRecord,
+  what: string,
+  fn: (c: PrsmClient, req?: AcceptRequest) => Promise<Records>,
+): Promise<Records | undefined> {
+  let refused = false;
+  const ans = await ctx.call(what, async (c) => {
+    try {
+      return await fn(c);
+    } catch (err) {
+      if (err instanceof PrsmApiError && err.code === 'needs_earlier') {
+        refused = true;
+        return undefined;
+      }
+      throw err;
+    }
+  });
+  if (!refused) {
+    return ans;
+  }
+  const preview = await ctx.call('list the earlier changes', (c) => c.accept(r.session_id, r.id, { dry_run: true }));
+  const earlier = preview?.earlier ?? [];
+  const names = earlier.map(recordLabel).join(', ');
+  const ok = await vscode.window.showWarningMessage(
+    `In review mode, accepting ${recordLabel(r)} first accepts and applies ${plural(earlier.length, 'earlier pending change')} of ${r.rel_path}${names ? `: ${names}` : ''}. Accept them too?`,
+    { modal: true },
+    'Accept All',
+  );
+  if (ok !== 'Accept All') {
+    return undefined;
+  }
+  return ctx.call(what, (c) => fn(c, { with_earlier: true }));
 }
 
 export async function rejectChange(ctx: AppContext, ...args: unknown[]): Promise<void> {
@@ -180,7 +222,9 @@ async function decideHunk(ctx: AppContext, args: readonly unknown[], accept: boo
     return;
   }
   log.info(`${verb} hunk ${t.index} of ${r.session_id}/${r.id}`);
-  const ans = await ctx.call(`${verb} the hunk`, (c) => c.decideHunk(r.session_id, r.id, t.index, accept));
+  const ans = accept
+    ? await acceptAsking(ctx, r, `${verb} the hunk`, (c, req) => c.decideHunk(r.session_id, r.id, t.index, accept, req))
+    : await ctx.call(`${verb} the hunk`, (c) => c.decideHunk(r.session_id, r.id, t.index, accept));
   done(ctx, ans);
   const cascaded = ans?.cascaded ?? [];
   if (cascaded.length) {

@@ -241,4 +241,21 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
     expect(done.summary.length).toBeGreaterThan(0);
     expect((await client.listChanges(sess.id)).filter((r) => r.tool_name === 'Rollback')).toEqual([]);
   });
+
+  it('asks before a review-mode accept applies earlier changes: needs_earlier, dry_run, with_earlier', async () => {
+    const rv = await client.startSession({ name: 'contract review', mode: 'review' });
+    await agentWrite(client, rv, 'tc-r1', 'r.txt', lines('one'), 'Write');
+    await agentWrite(client, rv, 'tc-r2', 'r.txt', lines('one', 'two'));
+    const ws = () => (fs.existsSync(path.join(s.repo, 'r.txt')) ? fs.readFileSync(path.join(s.repo, 'r.txt'), 'utf8') : null);
+    await expect(client.accept(rv.id, 'tc-r2')).rejects.toMatchObject({ status: 409, code: 'needs_earlier' });
+    await expect(client.decideHunk(rv.id, 'tc-r2', 0, true)).rejects.toMatchObject({ status: 409, code: 'needs_earlier' });
+    const preview = await client.accept(rv.id, 'tc-r2', { dry_run: true });
+    expect(preview.records.map((x) => [x.id, x.status])).toEqual([['tc-r2', 'pending']]);
+    expect((preview.earlier ?? []).map((x) => [x.id, x.status])).toEqual([['tc-r1', 'pending']]);
+    expect(ws()).toBeNull();
+    const ans = await client.accept(rv.id, 'tc-r2', { with_earlier: true });
+    expect(ans.records.map((x) => [x.id, x.status])).toEqual([['tc-r1', 'accepted'], ['tc-r2', 'accepted']]);
+    expect((ans.earlier ?? []).map((x) => x.id)).toEqual(['tc-r1']);
+    expect(ws()).toBe(lines('one', 'two'));
+  });
 });

@@ -14,6 +14,12 @@
 // reported as changed, and past a cost limit it settles for a good rather
 // than the best split so that large rewrites stay fast.
 //
+// Its files are an agent's, so what a diff may cost is bounded (see
+// MaxLines, MaxHunks and MaxWork): DiffBounded and the merges of sync give
+// up on lines past a bound and treat the change as one block of the
+// whole file, the way git's diff settles for a cheaper answer past its
+// cost limit. Below the bounds nothing changes.
+//
 // Attribution: the algorithm follows git's xdiff (libxdiff by Davide Libenzi,
 // as modified in git, LGPL-2.1); this is an independent Go implementation of
 // it, with no C code copied.
@@ -22,6 +28,7 @@ package linediff
 import (
 	"bytes"
 	"math"
+	"unsafe"
 )
 
 // Tuning constants of xdiff's Myers implementation. They shape which diff is
@@ -87,9 +94,104 @@ type Hunk struct {
 	NewStart, NewCount int
 }
 
+// The bounds of one diff. A diff's memory grows with its lines (it
+// allocates about 120 bytes a line, the lines' own bytes aside), its
+// time with its work, and what is made of its hunks (a record's hunks
+// and line ranges, their JSON, the page's view) with their count; all
+// three are an agent's to choose. Past any bound DiffBounded gives the
+// one hunk of the whole file (WholeHunk) and says which bound it passed.
+const (
+	// MaxLines is the most lines a diff works on, its two files
+	// together: a diff of them allocates about 60 MB at most, a merge
+	// (base with each side) about 110 MB. Counting them costs no
+	// memory, so a larger file is never split into lines.
+	MaxLines = 1 << 19
+	// MaxHunks is the most hunks a diff reports: more are not a change
+	// anyone reviews hunk by hunk.
+	MaxHunks = 5000
+	// MaxWork bounds the steps of one diff's Myers search (diagonals
+	// tried and matching lines followed): a second or two of work. Real
+	// edits take a few steps a line; files of a few distinct lines
+	// shuffled take far more, and git takes as long for them.
+	MaxWork = 1 << 25
+)
+
+// maxWork is MaxWork, but for tests.
+var maxWork = MaxWork
+
+// Limit is the bound a diff passed, if any.
+type Limit int
+
+const (
+	Within       Limit = iota // the diff is line by line
+	TooManyLines              // more than MaxLines lines
+	TooManyHunks              // more than MaxHunks hunks
+	TooMuchWork               // more than MaxWork steps
+)
+
+func (l Limit) String() string {
+	switch l {
+	case Within:
+		return "within the bounds"
+	case TooManyLines:
+		return "too many lines"
+	case TooManyHunks:
+		return "too many hunks"
+	case TooMuchWork:
+		return "too much work"
+	}
+	return "unknown limit"
+}
+
+// Lines is the number of lines Split cuts data into, counted without
+// cutting it.
+func Lines(data []byte) int {
+	n := bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// WholeHunk is the hunk that replaces every line of a file of na lines
+// by every line of a file of nb lines: what a diff past its bounds
+// reports. It is nil when both files are empty.
+func WholeHunk(na, nb int) []Hunk {
+	if na == 0 && nb == 0 {
+		return nil
+	}
+	return []Hunk{{OldStart: 0, OldCount: na, NewStart: 0, NewCount: nb}}
+}
+
+// DiffBounded is Diff of the contents old and new, within the bounds. a
+// and b are their lines (Split's) when the diff ran; they are nil when it
+// did not need to (equal contents, or an empty side, whose one hunk is
+// the whole file anyway) or gave up (limit says why): hunks is then
+// WholeHunk of the two. Below the bounds hunks are Diff's.
+func DiffBounded(old, new []byte) (a, b [][]byte, hunks []Hunk, limit Limit) {
+	if bytes.Equal(old, new) {
+		return nil, nil, nil, Within
+	}
+	na, nb := Lines(old), Lines(new)
+	switch {
+	case na == 0 || nb == 0:
+		return nil, nil, WholeHunk(na, nb), Within
+	case na+nb > MaxLines:
+		return nil, nil, WholeHunk(na, nb), TooManyLines
+	}
+	a, b = Split(old), Split(new)
+	var c Classifier
+	hunks, limit = diff(a, b, c.Classify(a), c.Classify(b), c.Count(), MaxHunks)
+	if limit != Within {
+		return nil, nil, WholeHunk(na, nb), limit
+	}
+	return a, b, hunks, Within
+}
+
 // Diff diffs a against b the way git's default (Myers) diff does and
 // returns the hunks in file order, separated by at least one unchanged
-// line. It returns nil when a and b are equal.
+// line. It returns nil when a and b are equal. It has no bounds;
+// DiffBounded is the diff of files an agent wrote.
 func Diff(a, b [][]byte) []Hunk {
 	var c Classifier
 	return DiffClassified(a, b, c.Classify(a), c.Classify(b), c.Count())
@@ -98,21 +200,27 @@ func Diff(a, b [][]byte) []Hunk {
 // Classifier numbers distinct lines, so that the diff compares small ints
 // instead of bytes. One Classifier can serve several files (a 3-way merge
 // shares one among base, ours and theirs to hash each line once). The zero
-// value is ready to use.
+// value is ready to use. It keeps the lines it saw, not copies: they must
+// not change while it is in use.
 type Classifier struct{ ids map[string]int }
 
 // Classify returns the class of each line: equal lines (byte for byte) get
 // the same class, in every file this Classifier classified.
 func (c *Classifier) Classify(lines [][]byte) []int {
 	if c.ids == nil {
-		c.ids = make(map[string]int, 2*len(lines))
+		// No size hint: a file of a few distinct lines needs a few
+		// entries, and a large map grows a table at a time.
+		c.ids = map[string]int{}
 	}
 	out := make([]int, len(lines))
 	for i, l := range lines {
-		id, ok := c.ids[string(l)]
+		// The key shares the line's bytes rather than copying them: a
+		// file of distinct lines would otherwise be held twice.
+		key := unsafe.String(unsafe.SliceData(l), len(l))
+		id, ok := c.ids[key]
 		if !ok {
 			id = len(c.ids)
-			c.ids[string(l)] = id
+			c.ids[key] = id
 		}
 		out[i] = id
 	}
@@ -125,14 +233,35 @@ func (c *Classifier) Count() int { return len(c.ids) }
 // DiffClassified is Diff for lines already classified by one Classifier;
 // nclass is its Count after classifying both.
 func DiffClassified(a, b [][]byte, ca, cb []int, nclass int) []Hunk {
+	hunks, _ := diff(a, b, ca, cb, nclass, -1)
+	return hunks
+}
+
+// DiffClassifiedBounded is DiffClassified within MaxWork (a merge's
+// diffs, whose lines the caller bounds; their hunks are not reviewed, so
+// their count is not bounded): ok is false past it, and hunks nil.
+func DiffClassifiedBounded(a, b [][]byte, ca, cb []int, nclass int) (hunks []Hunk, ok bool) {
+	hunks, limit := diff(a, b, ca, cb, nclass, -1)
+	return hunks, limit == Within
+}
+
+// diff is the diff of classified lines, within MaxWork and, unless it is
+// negative, maxHunks; past either, hunks is nil and limit says which.
+func diff(a, b [][]byte, ca, cb []int, nclass, maxHunks int) (hunks []Hunk, limit Limit) {
 	fa := &diffFile{lines: a, class: ca, changed: make([]bool, len(a)+2)}
 	fb := &diffFile{lines: b, class: cb, changed: make([]bool, len(b)+2)}
 	trimEnds(fa, fb)
 	cleanupRecords(fa, fb, nclass)
-	runMyers(fa, fb)
+	if !runMyers(fa, fb) {
+		return nil, TooMuchWork
+	}
 	changeCompact(fa, fb)
 	changeCompact(fb, fa)
-	return buildScript(fa, fb)
+	hunks, ok := buildScript(fa, fb, maxHunks)
+	if !ok {
+		return nil, TooManyHunks
+	}
+	return hunks, Within
 }
 
 // trimEnds skips the common prefix and suffix; those lines match trivially.
@@ -185,6 +314,8 @@ func reduce(f *diffFile, other []int) {
 	// dis: 0 = no match in the other file, 1 = some, 2 = too many.
 	dis := make([]byte, f.n()+1)
 	mlim := min(bogoSqrt(f.n()), xdMaxEqLimit)
+	f.rindex = make([]int, 0, max(f.dend-f.dstart+1, 0))
+	f.rclass = make([]int, 0, max(f.dend-f.dstart+1, 0))
 	for i := f.dstart; i <= f.dend; i++ {
 		nm := other[f.class[i]]
 		switch {
@@ -260,6 +391,9 @@ type myers struct {
 	kv     []int
 	fo, bo int
 	mxcost int
+	// work is the steps left before the search gives up (MaxWork):
+	// below zero, every compare returns at once.
+	work int
 }
 
 // split is the middle point of a box and whether each half must still be
@@ -269,7 +403,9 @@ type split struct {
 	minLo, minHi bool
 }
 
-func runMyers(fa, fb *diffFile) {
+// runMyers marks the changed lines of the reduced sequences; false when
+// it gave up past MaxWork (the marks are then half made).
+func runMyers(fa, fb *diffFile) bool {
 	na, nb := len(fa.rindex), len(fb.rindex)
 	ndiags := na + nb + 3
 	m := &myers{
@@ -279,13 +415,18 @@ func runMyers(fa, fb *diffFile) {
 		fo:     nb + 1,
 		bo:     ndiags + nb + 1,
 		mxcost: max(bogoSqrt(ndiags), xdMaxCostMin),
+		work:   maxWork,
 	}
 	m.compare(0, na, 0, nb, false)
+	return m.work >= 0
 }
 
 // compare marks the changed lines of the box [off1,lim1) x [off2,lim2) by
 // divide and conquer around the middle snake.
 func (m *myers) compare(off1, lim1, off2, lim2 int, needMin bool) {
+	if m.work < 0 {
+		return
+	}
 	for off1 < lim1 && off2 < lim2 && m.a[off1] == m.b[off2] {
 		off1++
 		off2++
@@ -355,6 +496,7 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) split {
 				i1++
 				i2++
 			}
+			m.work -= 1 + i1 - prev1
 			if i1-prev1 > xdSnakeCnt {
 				gotSnake = true
 			}
@@ -389,6 +531,7 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) split {
 				i1--
 				i2--
 			}
+			m.work -= 1 + prev1 - i1
 			if prev1-i1 > xdSnakeCnt {
 				gotSnake = true
 			}
@@ -398,6 +541,11 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) split {
 			}
 		}
 
+		if m.work < 0 {
+			// Over MaxWork: the diff gives up, and any point of the box
+			// does (compare returns at once from here on).
+			return split{i1: off1, i2: off2}
+		}
 		if needMin {
 			continue
 		}
@@ -615,9 +763,25 @@ func changeCompact(f, o *diffFile) {
 	}
 }
 
-// buildScript turns the changed marks into hunks, in file order.
-func buildScript(fa, fb *diffFile) []Hunk {
-	var rev []Hunk
+// buildScript turns the changed marks into hunks, in file order; ok is
+// false past maxHunks of them (unless it is negative). They are counted
+// first, so that the list is made once.
+func buildScript(fa, fb *diffFile, maxHunks int) (hunks []Hunk, ok bool) {
+	n := 0
+	if !eachHunk(fa, fb, func(Hunk) bool { n++; return maxHunks < 0 || n <= maxHunks }) {
+		return nil, false
+	}
+	if n == 0 {
+		return nil, true
+	}
+	hunks = make([]Hunk, n)
+	eachHunk(fa, fb, func(h Hunk) bool { n--; hunks[n] = h; return true })
+	return hunks, true
+}
+
+// eachHunk calls f with each hunk of the changed marks, the last first,
+// while f returns true; false when f stopped it.
+func eachHunk(fa, fb *diffFile, f func(Hunk) bool) bool {
 	for i1, i2 := fa.n(), fb.n(); i1 >= 0 || i2 >= 0; i1, i2 = i1-1, i2-1 {
 		if fa.isChanged(i1-1) || fb.isChanged(i2-1) {
 			l1, l2 := i1, i2
@@ -627,11 +791,10 @@ func buildScript(fa, fb *diffFile) []Hunk {
 			for fb.isChanged(i2 - 1) {
 				i2--
 			}
-			rev = append(rev, Hunk{OldStart: i1, OldCount: l1 - i1, NewStart: i2, NewCount: l2 - i2})
+			if !f(Hunk{OldStart: i1, OldCount: l1 - i1, NewStart: i2, NewCount: l2 - i2}) {
+				return false
+			}
 		}
 	}
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
-	}
-	return rev
+	return true
 }

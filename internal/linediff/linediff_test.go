@@ -28,6 +28,19 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+// randomFile is up to lines lines of values different ones, the last one
+// without a newline now and then.
+func randomFile(r *rand.Rand, lines, values int) []byte {
+	var b bytes.Buffer
+	for range r.IntN(lines) {
+		fmt.Fprintf(&b, "%d\n", r.IntN(values))
+	}
+	if r.IntN(3) == 0 {
+		b.WriteString("tail")
+	}
+	return b.Bytes()
+}
+
 // TestDiffRebuilds checks the shape of every diff on random files with many
 // repeated lines: hunks in order, separated by at least one unchanged line,
 // and turning a into b when applied. How the hunks are placed is pinned
@@ -35,18 +48,8 @@ func TestSplit(t *testing.T) {
 // TestLineRangesAgreeWithDiffs.
 func TestDiffRebuilds(t *testing.T) {
 	r := rand.New(rand.NewPCG(32, 32))
-	file := func() []byte {
-		var b bytes.Buffer
-		for range r.IntN(30) {
-			fmt.Fprintf(&b, "%d\n", r.IntN(4))
-		}
-		if r.IntN(3) == 0 {
-			b.WriteString("tail")
-		}
-		return b.Bytes()
-	}
 	for range 2000 {
-		old, new := file(), file()
+		old, new := randomFile(r, 30, 4), randomFile(r, 30, 4)
 		a, b := Split(old), Split(new)
 		hunks := Diff(a, b)
 		if bytes.Equal(old, new) != (hunks == nil) {

@@ -215,3 +215,79 @@ func Real(p string) string {
 	}
 	return filepath.Clean(p)
 }
+
+// maxLinks bounds the symbolic links Resolve follows, as the kernel's
+// MAXSYMLINKS (40 on Linux) bounds a path's lookup.
+const maxLinks = 40
+
+// Resolve is the absolute path p with every symbolic link on it followed,
+// as a system call that opens p for writing would follow them: the
+// existing part of p is resolved one name at a time, a link that points
+// nowhere yet is followed to where it points (a write creates its
+// target), and what does not exist is joined on unchanged. Unlike Real
+// it never stops at the first missing name or a dangling link, so that
+// the answer says where a write to p would land. A chain of more than 40
+// links is refused, as the kernel refuses it.
+func Resolve(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("resolve %q: not an absolute path: %w", p, ErrBadPath)
+	}
+	rest := splitPath(p)
+	resolved, links := string(filepath.Separator), 0
+	for len(rest) > 0 {
+		seg := rest[0]
+		rest = rest[1:]
+		switch seg {
+		case ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved) // resolved holds no link
+			continue
+		}
+		next := filepath.Join(resolved, seg)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			// Nothing below exists: no link to follow.
+			return filepath.Join(append([]string{next}, rest...)...), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("resolve %s: %w", p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("resolve %s: too many levels of symbolic links: %w", p, ErrOutside)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("resolve %s: %w", p, err)
+		}
+		if filepath.IsAbs(target) {
+			resolved = string(filepath.Separator)
+		}
+		rest = append(splitPath(target), rest...)
+	}
+	return resolved, nil
+}
+
+// splitPath is p's names, without empty ones.
+func splitPath(p string) []string {
+	return strings.FieldsFunc(p, func(r rune) bool { return r == filepath.Separator })
+}
+
+// ResolvesInside reports whether p (absolute), resolved as Resolve does,
+// stays under root, whose own symlinks are resolved too; where says where
+// p leads when it does not.
+func ResolvesInside(root, p string) (ok bool, where string) {
+	real, err := Resolve(p)
+	if err != nil {
+		return false, err.Error()
+	}
+	rel, err := filepath.Rel(Real(root), real)
+	if err != nil || !filepath.IsLocal(rel) {
+		return false, real
+	}
+	return true, real
+}

@@ -218,3 +218,48 @@ func mustSymlink(t *testing.T, target, name string) {
 		t.Fatal(err)
 	}
 }
+
+// Resolve follows every link on a path, a dangling one and a relative one
+// included, and joins on what does not exist; ResolvesInside says whether
+// the result stays under the root (itself reached through a link here).
+func TestResolve(t *testing.T) {
+	parent, root := newRoot(t)
+	evil := filepath.Join(parent, "repo-evil")
+	mustSymlink(t, evil, filepath.Join(root, "out"))
+	mustSymlink(t, filepath.Join(evil, "none-yet"), filepath.Join(root, "dangling"))
+	mustSymlink(t, "../repo-evil/x", filepath.Join(root, "climb"))
+	mustSymlink(t, "sub", filepath.Join(root, "in"))
+	mustSymlink(t, "loop2", filepath.Join(root, "loop1"))
+	mustSymlink(t, "loop1", filepath.Join(root, "loop2"))
+	rootLink := filepath.Join(parent, "rootlink")
+	mustSymlink(t, root, rootLink)
+	for _, tc := range []struct {
+		p, want string
+		inside  bool
+	}{
+		{filepath.Join(root, "out", "k"), filepath.Join(evil, "k"), false},
+		{filepath.Join(root, "dangling"), filepath.Join(evil, "none-yet"), false},
+		{filepath.Join(root, "climb"), filepath.Join(evil, "x"), false},
+		{filepath.Join(root, "in", "new", "f"), filepath.Join(root, "sub", "new", "f"), true},
+		{filepath.Join(root, "sub", "..", "..", "repo-evil", "f"), filepath.Join(evil, "f"), false},
+		{filepath.Join(rootLink, "in", "f"), filepath.Join(root, "sub", "f"), true},
+		{filepath.Join(root, "plain.txt"), filepath.Join(root, "plain.txt"), true},
+	} {
+		got, err := Resolve(tc.p)
+		if err != nil || got != tc.want {
+			t.Errorf("Resolve(%s) = %q, %v; want %q", tc.p, got, err, tc.want)
+		}
+		if inside, where := ResolvesInside(rootLink, tc.p); inside != tc.inside || where != tc.want {
+			t.Errorf("ResolvesInside(%s) = %v %q, want %v %q", tc.p, inside, where, tc.inside, tc.want)
+		}
+	}
+	if _, err := Resolve(filepath.Join(root, "loop1", "f")); !errors.Is(err, ErrOutside) {
+		t.Errorf("a link loop: %v, want ErrOutside", err)
+	}
+	if inside, _ := ResolvesInside(root, filepath.Join(root, "loop1")); inside {
+		t.Error("a link loop resolves inside")
+	}
+	if _, err := Resolve("rel/path"); !errors.Is(err, ErrBadPath) {
+		t.Errorf("a relative path: %v, want ErrBadPath", err)
+	}
+}

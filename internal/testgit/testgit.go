@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -97,6 +98,51 @@ func Symlink(t testing.TB, root, rel, target string) {
 	if err := os.Symlink(target, p); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Sparse makes root/rel a sparse file of size bytes, as `truncate -s`
+// does, holding tag at offset 1 MiB and at its end and nothing else but
+// holes.
+func Sparse(t testing.TB, root, rel string, size int64, tag string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{1 << 20, size - int64(len(tag))} {
+		if _, err := f.WriteAt([]byte(tag), off); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Names lists the names in directory dir (none when it is missing): the
+// markers a test's commands leave there.
+func Names(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// DiskUse is the disk space the file at p takes (its allocated blocks).
+func DiskUse(t testing.TB, p string) int64 {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Blocks * 512
 }
 
 // Tree describes every file under root except .git and the skipped paths:

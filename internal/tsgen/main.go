@@ -67,6 +67,7 @@ var types = []wireType{
 	{v: api.ToolCallAnswer{}},
 	{v: api.CompleteRequest{}},
 	{v: api.Records{}},
+	{v: api.AcceptRequest{}},
 	{v: api.HunkRef{}},
 	{v: api.HunksRequest{}},
 	{v: api.ResolveRequest{}},
@@ -86,6 +87,7 @@ var types = []wireType{
 	{v: api.GCReport{}},
 	{v: api.LoginCodeRequest{}},
 	{v: api.LoginCode{}},
+	{v: api.HookToken{}},
 	{v: api.WorkspaceFile{}},
 	{v: api.Job{}},
 }

@@ -277,6 +277,25 @@ export interface Records {
    * changes it decided up to a bound (1000); Job.Total counts them all.
    */
   job?: Job;
+  /**
+   * Earlier (an accept in review mode only) are the earlier pending
+   * changes of the same files that the accept applied first, or, for
+   * a dry run, would apply.
+   */
+  earlier?: FileChangeRecord[];
+}
+
+/**
+ * AcceptRequest is the body of POST .../file-changes/{id}/accept, and of
+ * .../hunks/{n}/accept (with_earlier only); it may be left out. In review
+ * mode, an accept applies the earlier pending changes of the same file
+ * first: it does so only with WithEarlier, and is otherwise refused with
+ * code needs_earlier, changing nothing. DryRun changes nothing and
+ * answers what the accept would take (Records.Earlier).
+ */
+export interface AcceptRequest {
+  with_earlier?: boolean;
+  dry_run?: boolean;
 }
 
 /** HunkRef names one hunk of one record. */
@@ -292,6 +311,12 @@ export interface HunkRef {
 export interface HunksRequest {
   accept?: number[];
   reject?: number[];
+  /**
+   * WithEarlier lets a decision that settles a review-mode change as
+   * accepted apply the earlier pending changes of its file first (see
+   * AcceptRequest); without it such a decision is refused.
+   */
+  with_earlier?: boolean;
 }
 
 /**
@@ -477,6 +502,18 @@ export interface LoginCode {
   expires_at: string;
   /** LoginFile is the login file's absolute path, when one was asked for. */
   login_file?: string;
+}
+
+/**
+ * HookToken is the answer of POST /sessions/{id}/hook-tokens: a new token
+ * that authorizes only the hook routes of that one session (POST
+ * /hooks/{agent} for events of its worktree, and POST
+ * /sessions/{id}/tool-calls, .../complete, .../turns and .../turn-end)
+ * while the session is active.
+ */
+export interface HookToken {
+  token: string;
+  session_id: string;
 }
 
 /**

@@ -4,6 +4,7 @@
 // also carries the login's CSRF token, which the server put in a meta tag.
 
 import type {
+  AcceptRequest,
   Checkpoint,
   CheckpointDiff,
   ErrorBody,
@@ -90,14 +91,15 @@ export const api = {
     (await request('GET', `${change(sid, id)}/content?side=${side}`)).blob(),
   workspaceFile: (sid: string, id: string) =>
     json<WorkspaceFile>('GET', `/ui/api/sessions/${seg(sid)}/file-changes/${seg(id)}/workspace`),
-  accept: (sid: string, id: string) => json<Records>('POST', `${change(sid, id)}/accept`),
+  /** Accepts a change; in review mode one that would apply earlier pending changes first needs with_earlier (else 409 needs_earlier). */
+  accept: (sid: string, id: string, req?: AcceptRequest) => json<Records>('POST', `${change(sid, id)}/accept`, req),
   reject: (sid: string, id: string) => json<Records>('POST', `${change(sid, id)}/reject`),
   /** Settles a change in conflict: keep mine, take the agent's, or conflict markers for the editor. */
   resolve: (sid: string, id: string, how: ResolveHow) =>
     json<Records>('POST', `${change(sid, id)}/resolve`, { how } satisfies ResolveRequest),
   /** Accepts or rejects hunk n (from 0) of one record. */
-  hunk: (sid: string, id: string, n: number, decision: 'accept' | 'reject') =>
-    json<Records>('POST', `${change(sid, id)}/hunks/${n}/${decision}`),
+  hunk: (sid: string, id: string, n: number, decision: 'accept' | 'reject', req?: AcceptRequest) =>
+    json<Records>('POST', `${change(sid, id)}/hunks/${n}/${decision}`, req),
   acceptAll: (sid: string, file?: string) => json<Records>('POST', withFile(`${sess(sid)}/file-changes/accept-all`, file)),
   rejectAll: (sid: string, file?: string) => json<Records>('POST', withFile(`${sess(sid)}/file-changes/reject-all`, file)),
   acceptEverything: () => json<Records>('POST', '/file-changes/accept-all'),

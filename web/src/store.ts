@@ -389,7 +389,12 @@ function refreshStatus(): void {
 
 // ---- actions --------------------------------------------------------------
 
-async function review(label: string, run: () => Promise<Records>, reload: string[] = []): Promise<void> {
+async function review(
+  label: string,
+  run: () => Promise<Records>,
+  reload: string[] = [],
+  handled: (e: unknown) => Promise<boolean> = async () => false,
+): Promise<void> {
   update({ busy: state.busy + 1 });
   try {
     const ans = await run();
@@ -399,7 +404,7 @@ async function review(label: string, run: () => Promise<Records>, reload: string
     toast('info', n ? `${label}: ${plural(n, 'change')}` : `${label}: nothing was pending`);
     await Promise.all([refreshSessions(), ...reload.map((sid) => loadSession(sid))]);
   } catch (e) {
-    fail(e);
+    if (!(await handled(e))) fail(e);
   } finally {
     update({ busy: state.busy - 1 });
   }
@@ -411,10 +416,42 @@ export function hunkName(sid: string, ref: HunkRef): string {
   return `${r ? r.rel_path + ' ' : ''}${shortId(ref.id)} hunk ${ref.index + 1}`;
 }
 
-async function decideHunk(r: FileChangeRecord, index: number, accept: boolean): Promise<boolean> {
+/**
+ * In review mode an accept applies the earlier pending changes of its file
+ * first, and the server refuses it (needs_earlier) until told to: the page
+ * asks, listing them, and runs it again with with_earlier. False when e is
+ * another error.
+ */
+async function askEarlier(r: FileChangeRecord, e: unknown, again: () => Promise<unknown>): Promise<boolean> {
+  if (!(e instanceof ApiError) || e.code !== 'needs_earlier') return false;
+  let earlier: FileChangeRecord[] = [];
+  try {
+    earlier = (await api.accept(r.session_id, r.id, { dry_run: true })).earlier ?? [];
+  } catch {
+    // the refusal's message names them too
+  }
+  ask({
+    title: `Accept the earlier changes of ${r.rel_path} too?`,
+    body: [
+      earlier.length ? '' : e.message,
+      `In review mode a change reaches your workspace after the earlier pending changes of its file, so accepting this one accepts and applies them first.`,
+    ].filter(Boolean),
+    list: earlier.length
+      ? { label: 'Accepted first', items: earlier.map((x) => `${shortId(x.id)} ${x.tool_name} ${x.rel_path}`) }
+      : undefined,
+    confirmLabel: `Accept ${plural(earlier.length + 1, 'change')}`,
+    danger: false,
+    run: async () => {
+      await again();
+    },
+  });
+  return true;
+}
+
+async function decideHunk(r: FileChangeRecord, index: number, accept: boolean, withEarlier = false): Promise<boolean> {
   update({ busy: state.busy + 1 });
   try {
-    const ans = await api.hunk(r.session_id, r.id, index, accept ? 'accept' : 'reject');
+    const ans = await api.hunk(r.session_id, r.id, index, accept ? 'accept' : 'reject', withEarlier ? { with_earlier: true } : undefined);
     mergeRecords(ans.records);
     const cascaded = ans.cascaded ?? [];
     const key = `${r.session_id}/${r.id}`;
@@ -433,7 +470,7 @@ async function decideHunk(r: FileChangeRecord, index: number, accept: boolean): 
     await Promise.all([refreshSessions(), loadSession(r.session_id)]);
     return true;
   } catch (e) {
-    fail(e);
+    if (!(accept && (await askEarlier(r, e, () => decideHunk(r, index, accept, true))))) fail(e);
     return false;
   } finally {
     update({ busy: state.busy - 1 });
@@ -475,7 +512,11 @@ function resolve(r: FileChangeRecord, how: ResolveHow): Promise<void> {
 export const actions = {
   /** Accept; on a change in conflict, a question which of the three ways out is meant. */
   acceptChange: (r: FileChangeRecord): Promise<void> => {
-    if (!inConflict(r)) return review('Accepted', () => api.accept(r.session_id, r.id));
+    if (!inConflict(r)) {
+      return review('Accepted', () => api.accept(r.session_id, r.id), [], (e) =>
+        askEarlier(r, e, () => review('Accepted', () => api.accept(r.session_id, r.id, { with_earlier: true }))),
+      );
+    }
     ask({
       title: `${r.rel_path} is in conflict: which version do you want?`,
       body: [

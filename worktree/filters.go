@@ -1,0 +1,126 @@
+package worktree
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Filter drivers. A `filter` attribute names a driver whose programs git
+// runs on a file's content: clean on the way in (add, hash-object, a
+// status that checks a changed file), smudge or a long-running process
+// on the way out (checkout, cat-file --filters). The drivers live in
+// git's configuration, and an agent writes the repository's shared
+// config from its worktree (`git config filter.x.clean ...`), so prsm
+// runs none of them, the user's own (git-lfs) included, as it runs no
+// hook or fsmonitor: it cannot tell them apart. git has no switch for
+// all drivers, so every call that could run one first asks git for the
+// drivers its configuration defines there, and runs with each one's
+// programs emptied and required off (GIT_CONFIG_KEY_n, which takes any
+// name). Built-in conversions (eol, ident, working-tree-encoding) run no
+// program and stay. A driver added between the two calls (a few
+// milliseconds) would still run: the one gap.
+
+// convertsNothing are the subcommands that never read or write a
+// working-tree file's content, and so run no filter. (Any command that
+// writes an index may read a file: git checks a racily clean entry's
+// content when it writes the index, write-tree too.)
+var convertsNothing = map[string]bool{
+	"rev-parse": true, "for-each-ref": true, "update-ref": true, "symbolic-ref": true,
+	"commit-tree": true, "branch": true, "config": true, "check-ignore": true,
+	"check-attr": true, "ls-tree": true, "diff-tree": true, "init": true, "merge-base": true,
+	"show-ref": true, "log": true, "show": true,
+}
+
+// mayFilter reports whether c's git could run a filter driver.
+func mayFilter(c *Cmd) bool {
+	sub := subcommand(c.args)
+	if sub >= len(c.args) || convertsNothing[c.args[sub]] {
+		return false
+	}
+	rest := c.args[sub+1:]
+	switch c.args[sub] {
+	case "cat-file":
+		return slices.Contains(rest, "--filters") || slices.Contains(rest, "--textconv")
+	case "hash-object":
+		return !slices.Contains(rest, "--no-filters")
+	case "diff":
+		// Two revisions: trees against each other, no file read.
+		if i := slices.Index(rest, "--end-of-options"); i >= 0 {
+			revs := rest[i+1:]
+			if j := slices.Index(revs, "--"); j >= 0 {
+				revs = revs[:j]
+			}
+			return len(revs) < 2
+		}
+	}
+	return true
+}
+
+// noFilters is the environment that switches off, for c, every filter
+// driver git's configuration defines where c runs (none asked for a call
+// that runs no filter).
+func (r *Runner) noFilters(ctx context.Context, c *Cmd) ([]string, error) {
+	if !mayFilter(c) {
+		return nil, nil
+	}
+	names, err := r.filterDrivers(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	env := make([]string, 0, 8*len(names)+1)
+	n := 0
+	for _, name := range names {
+		for _, kv := range [][2]string{{"clean", ""}, {"smudge", ""}, {"process", ""}, {"required", "false"}} {
+			env = append(env, "GIT_CONFIG_KEY_"+strconv.Itoa(n)+"=filter."+name+"."+kv[0], "GIT_CONFIG_VALUE_"+strconv.Itoa(n)+"="+kv[1])
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(n)), nil
+}
+
+// filterDrivers lists the filter drivers that git's configuration
+// defines where c runs: the <name> of every filter.<name>.<key>.
+func (r *Runner) filterDrivers(ctx context.Context, c *Cmd) ([]string, error) {
+	loc, err := r.location(c)
+	if err != nil {
+		return nil, err
+	}
+	argv := append(append(append([]string(nil), safeConfig...), loc...), "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
+	cmd := exec.CommandContext(ctx, r.bin(), argv...)
+	cmd.Env = Environ()
+	inGroup(cmd)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0 {
+			return nil, nil // none defined
+		}
+		if ctx.Err() == context.DeadlineExceeded {
+			err = ErrTimeout
+		}
+		return nil, &Error{Args: argv[len(safeConfig)+len(loc):], ExitCode: -1, Stderr: stderr.String(), Err: fmt.Errorf("list filter drivers: %w", err)}
+	}
+	var names []string
+	for _, key := range strings.Split(string(out), "\x00") {
+		rest, ok := strings.CutPrefix(key, "filter.")
+		i := strings.LastIndexByte(rest, '.')
+		if !ok || i <= 0 {
+			continue
+		}
+		if name := rest[:i]; !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}

@@ -1,0 +1,81 @@
+package worktree_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// TestRunnerRunsNoFilterDriver (issue 42, item 9): filter drivers in the
+// repository's config (clean, smudge, a required one, a process filter,
+// under names of any case, with dots or "=") are switched off for every git
+// call that could run one: the snapshot's add and hash-object, a
+// session checkout, status and update-index --refresh in it, cat-file
+// --filters. Built-in conversions stay: eol=crlf still converts.
+func TestRunnerRunsNoFilterDriver(t *testing.T) {
+	testgit.Env(t)
+	ctx := context.Background()
+	marks := t.TempDir()
+	dir := testgit.Init(t, "ws")
+	testgit.Commit(t, dir, "init", map[string]string{
+		".gitattributes": "*.dat filter=evil\n*.p filter=Odd.Name\n*.q filter=a=b\n*.bat text eol=crlf\n",
+		"a.dat":          "committed\n", "b.p": "p\n", "c.bat": "one\ntwo\n",
+	})
+	for _, kv := range [][2]string{
+		{"filter.evil.clean", "touch " + marks + "/clean; tr a-z A-Z"},
+		{"filter.evil.smudge", "touch " + marks + "/smudge; cat"},
+		{"filter.evil.required", "true"},
+		{"filter.Odd.Name.process", "touch " + marks + "/process"},
+		{"filter.a=b.clean", "touch " + marks + "/equals; cat"},
+	} {
+		testgit.Git(t, dir, "config", kv[0], kv[1])
+	}
+	ran := func(when string) {
+		t.Helper()
+		if names := testgit.Names(marks); len(names) > 0 {
+			t.Fatalf("%s ran the filters: %v", when, names)
+		}
+	}
+	testgit.Write(t, dir, "a.dat", "changed\n", 0o644)
+	testgit.Write(t, dir, "new.dat", "new\n", 0o644)
+	testgit.Write(t, dir, "new.p", "new\n", 0o644)
+	testgit.Write(t, dir, "new.q", "new\n", 0o644)
+	repo, err := worktree.Discover(ctx, nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit, err := repo.Snapshot(ctx, "base")
+	ran("the snapshot")
+	if err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	if got := testgit.Git(t, dir, "cat-file", "blob", commit+":new.dat"); got != "new" {
+		t.Errorf("new.dat blob = %q, want its bytes", got)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	err = repo.AddWorktree(ctx, wt, "prsm/f", commit)
+	ran("the checkout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testgit.Write(t, wt, "a.dat", "edited\n", 0o644)
+	if _, err := repo.Status(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	ran("git status in the worktree")
+	if _, err := repo.RunIn(ctx, wt, worktree.NewCmd("update-index", "-q", "--refresh")); err != nil && worktree.ExitCode(err) != 1 {
+		t.Fatal(err)
+	}
+	ran("update-index --refresh")
+	for rel, want := range map[string]string{"a.dat": "changed\n", "c.bat": "one\r\ntwo\r\n"} {
+		got, err := repo.CheckoutContent(ctx, wt, commit, rel, []byte(fmt.Sprint(testgit.Git(t, dir, "cat-file", "blob", commit+":"+rel), "\n")))
+		ran("cat-file --filters")
+		if err != nil || string(got) != want {
+			t.Errorf("checkout content of %s: %q %v, want %q", rel, got, err, want)
+		}
+	}
+}
