@@ -14,7 +14,7 @@ import (
 // TestOpencodePluginNeverThrows runs the plugin prsm installs under node
 // (opencode runs it under Bun; both take the module as it is): a prsm that
 // fails, one that is missing and one that hangs past the time limit (cut
-// to 300 ms here) must neither throw nor block a hook, or opencode would
+// to 300 ms for it) must neither throw nor block a hook, or opencode would
 // stop the tool; a prsm that works gets the event on stdin.
 func TestOpencodePluginNeverThrows(t *testing.T) {
 	node, err := exec.LookPath("node")
@@ -26,11 +26,16 @@ func TestOpencodePluginNeverThrows(t *testing.T) {
 	for _, tc := range []struct{ name, command, want string }{
 		{"fails", "sh -c 'echo boom >&2; exit 1'", ""},
 		{"missing", shellQuote(filepath.Join(dir, "no-such-prsm")) + " hook opencode", ""},
-		{"hangs", "sleep 5", ""},
+		{"hangs", "sleep 600", ""},
 		{"works", "cat >> " + shellQuote(got), `"call_id":"call_1"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plugin := strings.Replace(string(opencodePlugin(tc.command)), "const TIMEOUT_MS = 10000;", "const TIMEOUT_MS = 300;", 1)
+			plugin := string(opencodePlugin(tc.command))
+			if tc.name == "hangs" {
+				// Only the hanging prsm meets the cut limit: a loaded
+				// machine may take longer than 300 ms to start a shell.
+				plugin = strings.Replace(plugin, "const TIMEOUT_MS = 10000;", "const TIMEOUT_MS = 300;", 1)
+			}
 			mod := filepath.Join(dir, tc.name+".mjs")
 			if err := os.WriteFile(mod, []byte(plugin), 0o644); err != nil {
 				t.Fatal(err)
@@ -59,8 +64,8 @@ console.log(JSON.stringify({ ms: Date.now() - t0, logs }));
 			if err := json.Unmarshal(out, &res); err != nil {
 				t.Fatalf("node said %s", out)
 			}
-			if res.Ms > 4000 {
-				t.Errorf("four events took %d ms", res.Ms)
+			if res.Ms > 60000 {
+				t.Errorf("four events took %d ms: a hook waited for a prsm that hangs", res.Ms)
 			}
 			if tc.want == "" {
 				if len(res.Logs) != 4 || tc.name == "fails" && res.Logs[0] != "boom" {
