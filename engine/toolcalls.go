@@ -553,7 +553,48 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	// records say).
 	ack()
 	st.tracker.Unclaimed(left)
+	if err == nil && call == nil && len(recs) == 0 && p != "" && !suffix {
+		if r, aerr := e.adoptWatch(ctx, s, tc, p); aerr != nil {
+			e.Log.Warn("adopt the watcher's record", "session", s.ID, "tool_call", tc.ID, "err", aerr)
+		} else if r != nil {
+			recs = append(recs, r)
+		}
+	}
 	return recs, finish, err
+}
+
+// adoptWatch gives tool call tc the watcher's record of rel, the file it
+// names, when the watcher got there first. An agent that reports a file
+// edit only afterwards (Cursor's afterFileEdit, a complete with no
+// capture) may do so after the watcher's quiet time, on a busy machine
+// above all; the edit is then already recorded, as a Watch call's, and
+// the complete finds nothing of its own. The record becomes tc's when it
+// is rel's newest, of the same turn, still pending and never decided:
+// its content is what the complete found, since it found no change.
+func (e *Engine) adoptWatch(ctx context.Context, s *prsm.Session, tc *prsm.ToolCall, rel string) (*prsm.Record, error) {
+	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: rel})
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	r := recs[len(recs)-1]
+	if r.ToolName != "Watch" || r.MessageIndex != tc.MessageIndex || r.Status != prsm.StatusPending {
+		return nil, nil
+	}
+	var ok bool
+	err = e.DB.Tx(ctx, func(q store.Querier) error {
+		ok, err = store.Reattribute(ctx, q, s.ID, r.Seq, tc.ID, tc.ID, tc.ToolName, tc.AgentID)
+		return err
+	})
+	if err != nil || !ok {
+		return nil, err
+	}
+	r, err = store.GetRecord(ctx, e.DB.Q(), s.ID, tc.ID)
+	if err != nil {
+		return nil, err
+	}
+	e.publishStatus(r)
+	e.publishSession(ctx, s.ID)
+	return r, nil
 }
 
 // claim keeps, of the changes found for tool call tc (named: the file its

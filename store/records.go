@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -467,4 +468,30 @@ func RestoreRecordState(ctx context.Context, q Querier, sessionID string, st Rec
 		return fmt.Errorf("restore record %s: %w", st.ID, mapErr(err))
 	}
 	return nil
+}
+
+// Reattribute gives the record seq of session sessionID to another tool
+// call: its id, tool call, tool and agent change (its review history
+// follows the id), nothing else. It does so only while the record is
+// pending and synced (or waiting for review), and the new id is free; it
+// reports whether it did. Run it in a transaction.
+func Reattribute(ctx context.Context, q Querier, sessionID string, seq int64, id, toolCallID, toolName, agentID string) (bool, error) {
+	var old string
+	err := q.QueryRowContext(ctx, `SELECT id FROM records WHERE session_id = ? AND seq = ? AND status = ? AND sync_state IN (?, ?)
+		AND NOT EXISTS (SELECT 1 FROM records o WHERE o.session_id = records.session_id AND o.id = ?)`,
+		sessionID, seq, prsm.StatusPending, prsm.SyncSynced, prsm.SyncPendingReview, id).Scan(&old)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reattribute record %d: %w", seq, mapErr(err))
+	}
+	if _, err := q.ExecContext(ctx, `UPDATE records SET id = ?, tool_call_id = ?, tool_name = ?, agent_id = ? WHERE session_id = ? AND seq = ?`,
+		id, toolCallID, toolName, agentID, sessionID, seq); err != nil {
+		return false, fmt.Errorf("reattribute record %s: %w", old, mapErr(err))
+	}
+	if _, err := q.ExecContext(ctx, `UPDATE record_history SET record_id = ? WHERE session_id = ? AND record_id = ?`, id, sessionID, old); err != nil {
+		return false, fmt.Errorf("reattribute the history of record %s: %w", old, mapErr(err))
+	}
+	return true, nil
 }
