@@ -63,8 +63,18 @@ lint:
 # Go, whose pointer arithmetic checkptr checks on every statement (a third
 # of the suite's CPU time). The race detector still covers it, and
 # checkptr still covers prsm's own code.
+#
+# The engine's tests run one at a time, a third of them the chain tests: those
+# run beside the rest, in a go test of their own, so that the engine is not
+# the one package left running on one core.
+RACE = -race -gcflags='modernc.org/...=-d=checkptr=0' -count=1 -timeout 20m
 unit:
-	$(GO) test -race -gcflags='modernc.org/...=-d=checkptr=0' -count=1 -timeout 20m ./...
+	@log=$$(mktemp "$${TMPDIR:-/tmp}/prsm-unit-chain-XXXXXX"); trap 'rm -f "$$log"' EXIT; \
+	$(GO) test $(RACE) -run '^TestChain' ./engine >"$$log" 2>&1 & chain=$$!; \
+	$(GO) test $(RACE) -skip '^TestChain' ./...; rest=$$?; \
+	wait $$chain; chainrc=$$?; \
+	echo "--- the engine's chain tests:"; cat "$$log"; \
+	[ $$rest = 0 ] && [ $$chainrc = 0 ]
 
 # Each fuzz target briefly: a count of inputs, not a duration. With a
 # duration, go1.26's fuzz coordinator can fail a target that found
