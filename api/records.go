@@ -54,6 +54,10 @@ type Records struct {
 	// Cascaded (a hunk's reject only) are the hunks of later changes
 	// rejected with it: their base was gone.
 	Cascaded []HunkRef `json:"cascaded,omitempty"`
+	// Job (a bulk decision, or a reject of many changes) is the job that
+	// made the decision, ended: its counts. Records then lists the
+	// changes it decided up to a bound (1000); Job.Total counts them all.
+	Job *Job `json:"job,omitempty"`
 	// Earlier (an accept in review mode only) are the earlier pending
 	// changes of the same files that the accept applied first, or, for
 	// a dry run, would apply.

@@ -11,7 +11,11 @@
 //   - a rollback of 100 files;
 //   - event latency, from a record stored to an SSE client receiving it;
 //   - the server's RSS with 10 active sessions;
-//   - store growth after 100 turns of 10 edits each on 10 KB files.
+//   - store growth after 100 turns of 10 edits each on 10 KB files;
+//   - an agent's bulk work on a small repository (-bulk, 20k and 200k new
+//     files): the complete of a Bash call that created them against `git
+//     add -A` of the same files, a reject of all of them and a discard of
+//     the session against `git clean -fdq` (bulk.go).
 //
 // It prints a table of median/min/max with ratios and the targets of the
 // performance issue, and writes every figure as JSON with -json FILE.
@@ -32,6 +36,7 @@ import (
 
 type options struct {
 	sizes     []int
+	bulk      []int
 	runs      int
 	rtRuns    int
 	startRuns int
@@ -44,8 +49,9 @@ type options struct {
 
 func main() {
 	var o options
-	var sizes, only string
-	flag.StringVar(&sizes, "sizes", "10k,50k", "repository sizes in files, comma separated (e.g. 10k,50k,200k)")
+	var sizes, bulkSizes, only string
+	flag.StringVar(&sizes, "sizes", "10k,50k", "repository sizes in files, comma separated (e.g. 10k,50k,200k; \"\" for the bulk measures alone)")
+	flag.StringVar(&bulkSizes, "bulk", "20k,200k", "new files of the bulk measures, comma separated (\"\" for none; 200k takes some 10 minutes)")
 	flag.IntVar(&o.runs, "runs", 30, "samples per measure (tool calls, checkpoints, git status, ...)")
 	flag.IntVar(&o.rtRuns, "roundtrip-runs", 300, "samples of the tool call round trip and of git status beside it (each edit takes about 2 ms, so more samples cost little and steady the median; the git status runs cost 26 s at 50k)")
 	flag.IntVar(&o.startRuns, "start-runs", 5, "samples of session start and git worktree add (each checks out the whole repository)")
@@ -58,11 +64,23 @@ func main() {
 	flag.Parse()
 
 	for _, s := range strings.Split(sizes, ",") {
+		if sizes == "" {
+			break // only the bulk measures
+		}
 		n, err := parseSize(s)
 		if err != nil {
 			fatalf("bad -sizes %q: %v", sizes, err)
 		}
 		o.sizes = append(o.sizes, n)
+	}
+	if bulkSizes != "" {
+		for _, s := range strings.Split(bulkSizes, ",") {
+			n, err := parseSize(s)
+			if err != nil {
+				fatalf("bad -bulk %q: %v", bulkSizes, err)
+			}
+			o.bulk = append(o.bulk, n)
+		}
 	}
 	if only != "" {
 		o.only = map[string]bool{}
@@ -131,7 +149,15 @@ func run(ctx context.Context, o options) error {
 		}
 		b.close()
 	}
-	rep.Checks = checks(rep, o.sizes)
+	for _, n := range o.bulk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := bulk(ctx, o, dir, bin, rep, n); err != nil {
+			return fmt.Errorf("bulk %s: %w", sizeName(n), err)
+		}
+	}
+	rep.Checks = append(checks(rep, o.sizes), bulkChecks(rep, o.bulk)...)
 	rep.print(os.Stdout)
 	if o.jsonOut != "" {
 		if err := rep.writeJSON(o.jsonOut); err != nil {

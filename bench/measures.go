@@ -18,8 +18,8 @@ import (
 	"github.com/prsm-dev/prsm/api"
 )
 
-var measureNames = append([]string{"session-start", "roundtrip", "checkpoint", "rollback-100", "event-latency", "rss-10-sessions", "store-growth"},
-	hookMeasureNames...)
+var measureNames = append(append([]string{"session-start", "roundtrip", "checkpoint", "rollback-100", "event-latency", "rss-10-sessions", "store-growth"},
+	hookMeasureNames...), bulkMeasureNames...)
 
 // bench measures one repository size.
 type bench struct {

@@ -134,7 +134,7 @@ func (r *report) print(w io.Writer) {
 		}
 	}
 	if len(r.Checks) > 0 {
-		fmt.Fprintf(w, "\ntargets (set on %s files; other sizes for reference, marked -)\n", sizeName(targetFiles))
+		fmt.Fprintf(w, "\ntargets (set on %s files, the bulk ones on %s new files; other sizes for reference, marked -)\n", sizeName(targetFiles), sizeName(bulkTargetFiles))
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, c := range r.Checks {
 			mark := "ok  "
@@ -173,6 +173,9 @@ func (r *report) writeJSON(path string) error {
 // and the scaling ones between the smallest and each larger size.
 func checks(r *report, sizes []int) []check {
 	var out []check
+	if len(sizes) == 0 {
+		return nil
+	}
 	small := sizes[0]
 	for _, n := range sizes {
 		if p, g := r.prsmOf("roundtrip", n), r.find("roundtrip", n, "git status"); p != nil && g != nil {

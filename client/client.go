@@ -47,6 +47,11 @@ type APIError = wire.Error
 // Do sends a request with an optional JSON body and decodes a JSON answer
 // into out (when non-nil).
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	return c.do(ctx, method, path, nil, body, out)
+}
+
+// do is Do with headers added to the request.
+func (c *Client) do(ctx context.Context, method, path string, header http.Header, body, out any) error {
 	var b []byte
 	if body != nil {
 		var err error
@@ -58,6 +63,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		req, err := c.newRequest(ctx, method, path, b)
 		if err != nil {
 			return err
+		}
+		for k, vs := range header {
+			req.Header[k] = vs
 		}
 		resp, err := c.HTTP.Do(req)
 		if err != nil {

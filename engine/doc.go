@@ -17,7 +17,11 @@
 //   - wswrite.go: the one writer of the user's workspace (wsWriter), the
 //     per-file locks and the batched writes of a tool call; early.go: the
 //     write started before complete; wsread.go: reading a workspace file.
-//   - review.go: accept, reject, bulk, diffs.
+//   - review.go: accept, reject, bulk, diffs; bulk.go: a reject of many
+//     records, planned from their paths and worked a chunk at a time
+//     (one intent, one transaction a chunk, created files removed a
+//     directory at a time); jobs.go: the jobs long operations run as
+//     (progress events, GET /jobs/{id}, apart from their request).
 //   - turns.go: turn hooks; hookhealth.go: which agent's hooks reported
 //     and when, in memory; checkpoints.go: checkpoints and their diffs;
 //     lazyckpt.go and flush.go: building them and writing their objects.

@@ -86,6 +86,8 @@ type Engine struct {
 	hooks   map[string]*hookHealth
 	// warm is the warm worktree a session start takes (warm.go).
 	warm warmPool
+	// jobs are the long operations running or just ended (jobs.go).
+	jobs jobRegistry
 }
 
 // stateInWorkspace is where prsm's own state (PRSM_HOME, which holds
@@ -333,6 +335,28 @@ func (e *Engine) Sessions(ctx context.Context, status string) ([]*prsm.Session, 
 // holds unreviewed work it refuses, unless discard is set: prsm never deletes
 // unreviewed work silently.
 func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool) (*prsm.Session, error) {
+	return e.endSession(ctx, idOrPrefix, discard, nil)
+}
+
+// StartDiscard starts, as a job, the end of a session with discard (its
+// pending records rejected first, a chunk at a time, and the job's
+// progress announced), and returns once it runs.
+func (e *Engine) StartDiscard(ctx context.Context, idOrPrefix string) (*api.Job, error) {
+	s, err := e.Session(ctx, idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	j := e.startJob(api.JobDiscard, s.ID, s.PendingCount, true, func(j *job) ([]*prsm.Record, error) {
+		_, err := e.endSession(context.WithoutCancel(ctx), s.ID, true, j)
+		return nil, err
+	})
+	info := j.snapshot()
+	return &info, nil
+}
+
+// endSession is EndSession, counting a discard's rejects in j (may be
+// nil).
+func (e *Engine) endSession(ctx context.Context, idOrPrefix string, discard bool, j *job) (*prsm.Session, error) {
 	s, err := e.Session(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err
@@ -357,16 +381,27 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 				"pass --discard to drop them", "session %s's worktree has changes prsm has not recorded (%s)", s.ID, dirty)
 		}
 	}
+	var intent int64
 	if discard && s.PendingCount > 0 {
 		// Discarding drops the unreviewed changes: out of the workspace
 		// too, by the same reverse merges as a reject (user edits stay).
+		// Its intent goes once the session has ended: a crash before
+		// leaves the next start to finish the rejects and the end.
 		st, err := e.state(ctx, s)
 		if err != nil {
 			return nil, err
 		}
-		st.mu.Lock()
-		_, err = e.bulk(ctx, s, st, false, "")
-		st.mu.Unlock()
+		err = func() error {
+			st.mu.Lock()
+			defer st.mu.Unlock() // a panic too (a crash point's)
+			run, err := e.planBulk(ctx, s, st, false, "", true)
+			if err != nil {
+				return err
+			}
+			intent = run.reject.intent
+			_, err = run.run(ctx, j)
+			return err
+		}()
 		if err != nil {
 			return nil, fmt.Errorf("discard pending changes: %w", err)
 		}
@@ -386,6 +421,11 @@ func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool
 		return nil, err
 	}
 	s.Status, s.EndedAt = prsm.SessionEnded, &now
+	if intent != 0 {
+		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
+			return nil, err
+		}
+	}
 	crashPoint("end:remove")
 	if err := e.removeWorktree(ctx, s.WorktreePath, s.Branch); err != nil {
 		// Ended, and nothing in it is unreviewed: the next start tries again.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
@@ -24,7 +25,9 @@ const (
 	intentAccept   = "accept"   // accept a record (review mode: apply it)
 	intentRevert   = "revert"   // take a record's delta out of worktree and workspace
 	intentRollback = "rollback" // a selector rollback (rollbackPayload); a rewind's is intentRewind (rewind.go)
-	// and intentHunks (hunks.go): reject hunks of a record (hunkIntent)
+	// and intentHunks (hunks.go): reject hunks of a record (hunkIntent);
+	// intentReject (bulk.go): reject many records, a discard's too
+	// (bulkPayload); intentAcceptAll (bulk.go): accept many records
 )
 
 // crashHook, when set (by tests only, through export_test.go), is called
@@ -70,25 +73,26 @@ func (e *Engine) intendAll(ctx context.Context, kind string, recs []*prsm.Record
 	return ids, err
 }
 
-// syncDone is a record's sync, done: its new sync state.
+// syncDone is a record's sync, done: its new sync state (its status
+// kept).
 type syncDone struct {
-	r     *prsm.Record
-	state string
+	id, status, state string
 }
 
-// finishSyncs stores the sync states that records' syncs gave them, in
-// one transaction. The records themselves are the caller's to set.
-func (e *Engine) finishSyncs(ctx context.Context, done []syncDone) error {
+// finishSyncs stores the sync states that the syncs of session
+// sessionID's records gave them, in one transaction, each kept in the
+// history first as UpdateRecordState does. The records themselves are
+// the caller's to set.
+func (e *Engine) finishSyncs(ctx context.Context, sessionID string, done []syncDone) error {
 	if len(done) == 0 {
 		return nil
 	}
+	changes := make([]store.StateChange, len(done))
+	for i, d := range done {
+		changes[i] = store.StateChange{ID: d.id, Status: d.status, SyncState: d.state}
+	}
 	return e.DB.Tx(ctx, func(q store.Querier) error {
-		for _, d := range done {
-			if err := store.UpdateRecordState(ctx, q, d.r.SessionID, d.r.ID, d.r.Status, d.state); err != nil {
-				return err
-			}
-		}
-		return nil
+		return store.SetRecordStates(ctx, q, sessionID, changes, time.Time{})
 	})
 }
 
@@ -138,6 +142,14 @@ func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
 		if err := e.recoverIntent(ctx, in); err != nil {
 			e.Log.Error("finish interrupted operation", "kind", in.Kind, "session", in.SessionID, "err", err)
 			continue
+		}
+		if discarding(in) {
+			// A discard's rejects are done: its end comes next, as
+			// EndSession would have gone on (ending twice is a no-op).
+			if _, err := e.EndSession(ctx, in.SessionID, true); err != nil && !errors.Is(err, prsm.ErrNotFound) {
+				e.Log.Error("finish interrupted discard", "session", in.SessionID, "err", err)
+				continue
+			}
 		}
 		if err := store.DoneIntent(ctx, e.DB.Q(), in.ID); err != nil {
 			return done, err
@@ -215,6 +227,13 @@ func (e *Engine) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Reco
 	return e.setState(ctx, r, r.Status, state)
 }
 
+// discarding reports whether in is a discard's reject, which the
+// session's end follows.
+func discarding(in store.Intent) bool {
+	var p bulkPayload
+	return in.Kind == intentReject && json.Unmarshal(in.Payload, &p) == nil && p.End
+}
+
 func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 	s, st, unlock, err := e.lockSession(ctx, in.SessionID)
 	if errors.Is(err, prsm.ErrNotFound) {
@@ -245,6 +264,25 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 	}
 	if in.Kind == intentHunks {
 		return e.recoverHunks(ctx, s, st, in.Payload)
+	}
+	if in.Kind == intentAcceptAll {
+		var p bulkPayload
+		if err := json.Unmarshal(in.Payload, &p); err != nil {
+			return fmt.Errorf("intent %d: %w", in.ID, err)
+		}
+		// Those decided already are skipped; the caller lets it go.
+		_, err := e.runAccept(ctx, &acceptRun{s: s, seqs: p.Seqs}, nil)
+		return err
+	}
+	if in.Kind == intentReject {
+		var p bulkPayload
+		if err := json.Unmarshal(in.Payload, &p); err != nil {
+			return fmt.Errorf("intent %d: %w", in.ID, err)
+		}
+		// Those already rejected are skipped; the rest go in order. The
+		// caller lets the intent go (and ends a discard's session).
+		_, err := e.runReject(ctx, &rejectRun{s: s, st: st, seqs: p.Seqs, end: true}, nil)
+		return err
 	}
 	var p intentPayload
 	if err := json.Unmarshal(in.Payload, &p); err != nil {

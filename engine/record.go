@@ -33,7 +33,9 @@ func (e *Engine) putBlob(ctx context.Context, q store.Querier, st *sessionState,
 // record stores the records of changes for tool call tc (with the new
 // known state, and the tool call completed, in one transaction), then
 // applies them to the workspace (auto mode). The records come back with
-// the sync states sync gave them; finish stores those states and
+// the sync states sync gave them, the first answerLimit of them (and any
+// a workspace shell write needs): a record of 200k files holds no more
+// in memory, and is announced as a job. finish stores those states and
 // announces the records. The caller runs finish (never nil) once, after
 // its answer and before it lets go of the session. exists false means
 // the tool call row is stored with the records.
@@ -55,8 +57,21 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	} else if early != nil {
 		early.drop()
 	}
+	// A record of many files (an agent's npm install) is announced as a
+	// job, with its writes' progress, and no event per record.
+	var j *job
+	if len(changes) > eventLimit {
+		j = e.newJob(api.JobRecord, s.ID, len(changes))
+		if writes != nil {
+			writes.job = j
+		}
+	}
+	// The records kept past their insert (kept, by change index): the
+	// answer's, up to answerLimit, and those a workspace shell write
+	// needs (their notes); a record of 200k files keeps no more.
+	var kept []int
 	err = e.DB.Tx(ctx, func(q store.Querier) error {
-		recs = recs[:0]
+		recs, kept = recs[:0], kept[:0]
 		if !exists {
 			if err := insertToolCall(ctx, q, st, tc); err != nil {
 				return err
@@ -77,13 +92,19 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			// the sync below stores another, is its intent (SPEC rule 6):
 			// a crash before leaves it to the next start
 			// (recoverSyncs), never a stored record nobody applies.
-			recs = append(recs, r)
+			if len(recs) < answerLimit || st.notes[ch.Rel] != "" {
+				recs = append(recs, r)
+				kept = append(kept, i)
+			}
 		}
 		return store.CompleteToolCall(ctx, q, s.ID, tc.ID, result, now)
 	})
 	if err != nil {
 		if writes != nil {
 			writes.discard()
+		}
+		if j != nil {
+			e.endJob(j, nil, err)
 		}
 		return nil, finish, err
 	}
@@ -99,10 +120,12 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	var syncErrs []error
 	if writes != nil {
 		states, syncErrs = writes.place()
+	} else {
+		e.progress(j, len(changes), 0)
 	}
 	var failed []error
 	var finished []syncDone
-	for i, r := range recs {
+	for i, ch := range changes {
 		if !auto {
 			continue
 		}
@@ -110,31 +133,38 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		if err != nil && transient(err) {
 			// Nothing was written (writes are atomic). The record stays
 			// unsynced: accepting it, or the next start, applies it.
-			e.Log.Error("sync failed", "session", s.ID, "record", r.ID, "err", err)
-			failed = append(failed, fmt.Errorf("%s: %w", r.RelPath, err))
+			e.Log.Error("sync failed", "session", s.ID, "record", id(i), "err", err)
+			failed = append(failed, fmt.Errorf("%s: %w", ch.Rel, err))
 			continue
 		}
 		if err != nil {
 			// A path prsm may never write (a symlink leading out, a
 			// directory): the workspace stays as it is.
-			e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", r.ID, "err", err)
+			e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", id(i), "err", err)
 		}
-		finished = append(finished, syncDone{r, state})
+		finished = append(finished, syncDone{id: id(i), status: prsm.StatusPending, state: state})
 	}
-	for _, d := range finished {
-		d.r.SyncState = d.state
+	if auto {
+		for k, r := range recs {
+			if err := syncErrs[kept[k]]; err == nil || !transient(err) {
+				r.SyncState = states[kept[k]]
+			}
+		}
 	}
 	// The records are announced once, with the states sync gave them,
 	// once those are stored for all of them in one transaction: by
 	// finish, which the caller runs after its answer. The hub gets
 	// copies, taken now: the caller fills contents into recs while SSE
 	// writers encode the events.
-	evs := make([]prsm.Record, len(recs))
-	for i, r := range recs {
-		evs[i] = *r
+	var evs []prsm.Record
+	if j == nil {
+		evs = make([]prsm.Record, len(recs))
+		for i, r := range recs {
+			evs[i] = *r
+		}
 	}
 	finish = func() {
-		if err := e.finishSyncs(ctx, finished); err != nil {
+		if err := e.finishSyncs(ctx, s.ID, finished); err != nil {
 			// The workspace has the changes; their records stay
 			// pending_review, and the next start settles their states.
 			e.Log.Error("store sync states", "session", s.ID, "tool_call", tc.ID, "err", err)
@@ -148,13 +178,16 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			}
 			e.Events.Publish(api.EventFileChanged, &evs[i])
 		}
+		if j != nil {
+			e.endJob(j, nil, nil) // its end tells the page to read the session again
+		}
 		if len(recs) > 0 {
 			e.publishSession(ctx, s.ID)
 		}
 	}
 	// The answer carries the contents, which are at hand: no reads of
 	// the blobs just stored.
-	for i, r := range recs {
+	for k, r := range recs {
 		if r.Binary {
 			continue
 		}
@@ -164,7 +197,8 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			}
 			return inlined(v.Content)
 		}
-		r.OldContent, r.NewContent = inline(changes[i].Before), inline(changes[i].After)
+		ch := changes[kept[k]]
+		r.OldContent, r.NewContent = inline(ch.Before), inline(ch.After)
 		if r.PreToolHash == r.OldHash {
 			r.PreToolContent = r.OldContent
 		}

@@ -244,11 +244,16 @@ func inlined(b []byte) *string {
 // versions returns a record's before and after versions: the after side
 // less the hunks rejected one by one, which never reached the files.
 func (e *Engine) versions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
+	return versionsFrom(r, e.blobs(ctx))
+}
+
+// versionsFrom is versions with the contents read by blobs.
+func versionsFrom(r *prsm.Record, blobs tracker.BlobReader) (before, after sync.Version, err error) {
 	get := func(hash string, mode uint32) (sync.Version, error) {
 		if hash == "" {
 			return sync.Absent, nil
 		}
-		b, err := store.GetBlob(ctx, e.DB.Q(), hash)
+		b, err := blobs(hash)
 		if err != nil {
 			return sync.Version{}, err
 		}
@@ -323,25 +328,9 @@ func recordNotFound(id string) error {
 
 // Records lists a session's records, filtered.
 func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([]*prsm.Record, error) {
-	f := store.RecordFilter{Status: status}
-	if sessionID != "" {
-		s, err := e.Session(ctx, sessionID)
-		if err != nil {
-			return nil, err
-		}
-		f.SessionID = s.ID
-	}
-	switch status {
-	case "", prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected, prsm.StatusPartial, prsm.StatusRewound:
-	default:
-		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use pending, accepted, rejected, partial or rewound", "unknown status %q", status)
-	}
-	if file != "" {
-		rel, err := e.relPath(file)
-		if err != nil {
-			return nil, err
-		}
-		f.RelPath = rel
+	f, err := e.recordFilter(ctx, sessionID, status, file)
+	if err != nil {
+		return nil, err
 	}
 	recs, err := store.ListRecords(ctx, e.DB.Q(), f)
 	if err != nil {
@@ -351,6 +340,61 @@ func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([
 		recs = []*prsm.Record{}
 	}
 	return recs, nil
+}
+
+// recordFilter is what Records lists: checked, the session resolved.
+func (e *Engine) recordFilter(ctx context.Context, sessionID, status, file string) (store.RecordFilter, error) {
+	f := store.RecordFilter{Status: status}
+	if sessionID != "" {
+		s, err := e.Session(ctx, sessionID)
+		if err != nil {
+			return f, err
+		}
+		f.SessionID = s.ID
+	}
+	switch status {
+	case "", prsm.StatusPending, prsm.StatusAccepted, prsm.StatusRejected, prsm.StatusPartial, prsm.StatusRewound:
+	default:
+		return f, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use pending, accepted, rejected, partial or rewound", "unknown status %q", status)
+	}
+	if file != "" {
+		rel, err := e.relPath(file)
+		if err != nil {
+			return f, err
+		}
+		f.RelPath = rel
+	}
+	return f, nil
+}
+
+// EachRecord hands what Records lists to fn, a page of at most n records
+// at a time with their contents (FillContent), oldest first: a list of
+// any length costs the memory of one page. An error before the first
+// page is a bad request's, from which nothing was handed.
+func (e *Engine) EachRecord(ctx context.Context, sessionID, status, file string, n int, fn func([]*prsm.Record) error) error {
+	f, err := e.recordFilter(ctx, sessionID, status, file)
+	if err != nil {
+		return err
+	}
+	f.Limit = n
+	for {
+		page, err := store.ListRecords(ctx, e.DB.Q(), f)
+		if err != nil {
+			return err
+		}
+		if err := e.FillContent(ctx, page); err != nil {
+			return err
+		}
+		if len(page) > 0 {
+			if err := fn(page); err != nil {
+				return err
+			}
+			f.AfterSeq = page[len(page)-1].Seq
+		}
+		if len(page) < n {
+			return nil
+		}
+	}
 }
 
 // relPath turns a user-given file (workspace-relative, or absolute inside

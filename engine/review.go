@@ -6,7 +6,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/prsm-dev/prsm"
@@ -228,86 +227,70 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 // Reject removes the record id's delta (or that of every record of the tool
 // call id) from the worktree and the workspace, keeping every other edit,
 // and rejects every later pending record of the same file too (the cascade),
-// so that the worktree and workspace agree. Rejecting twice is a no-op.
+// so that the worktree and workspace agree. Rejecting twice is a no-op. It
+// runs as a job (GET /jobs/{id} follows it): once written down, it goes to
+// its end whatever becomes of ctx.
 func (e *Engine) Reject(ctx context.Context, sessionID, id string) (*api.Records, error) {
 	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
 	recs, err := e.recordsOf(ctx, s, id)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = refuseRewound(recs)
 	}
-	if err := refuseRewound(recs); err != nil {
-		return nil, err
+	var run *rejectRun
+	if err == nil {
+		run, err = e.planRecords(ctx, s, st, recs)
 	}
-	out, err := e.reject(ctx, s, st, recs)
-	if err != nil {
-		return nil, err
-	}
-	return e.answer(ctx, out)
-}
-
-// reject rejects recs and their cascades, newest first per file.
-func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) ([]*prsm.Record, error) {
-	targets := map[string]*prsm.Record{}
-	for _, r := range recs {
-		if r.Status == prsm.StatusRejected {
-			continue
-		}
-		targets[r.ID] = r
-		later, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
+	if err != nil || run == nil {
+		unlock()
 		if err != nil {
 			return nil, err
 		}
-		for _, l := range later {
-			if l.Seq > r.Seq {
-				targets[l.ID] = l
-			}
-		}
+		return e.answer(ctx, nil)
 	}
-	order := make([]*prsm.Record, 0, len(targets))
-	for _, r := range targets {
-		order = append(order, r)
-	}
-	sort.Slice(order, func(i, j int) bool { return order[i].Seq > order[j].Seq })
-	// Undoing a create removes its path.
-	order = removalsFirst(order, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeCreate })
-	if err := e.checkParents(ctx, s, order); err != nil {
+	j := e.startJob(api.JobReject, s.ID, len(run.seqs), false, func(j *job) ([]*prsm.Record, error) {
+		defer unlock()
+		return e.runReject(ctx, run, j)
+	})
+	return e.jobAnswer(ctx, j)
+}
+
+// reject rejects recs and their cascades, newest first per file, now;
+// the caller holds the session's lock.
+func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) ([]*prsm.Record, error) {
+	run, err := e.planRecords(ctx, s, st, recs)
+	if err != nil || run == nil {
 		return nil, err
 	}
-	// The whole cascade is written down before its first step: a crash
-	// halfway leaves the rest to the next start, which finishes it.
-	intents, err := e.intendAll(ctx, intentRevert, order)
+	return e.runReject(ctx, run, nil)
+}
+
+// planRecords plans and writes down the reject of recs (those not
+// rejected yet) and their cascades; nil when there is nothing to do.
+func (e *Engine) planRecords(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) (*rejectRun, error) {
+	var roots []store.RecordRef
+	for _, r := range recs {
+		if r.Status != prsm.StatusRejected {
+			roots = append(roots, refOf(r))
+		}
+	}
+	if len(roots) == 0 {
+		return nil, nil
+	}
+	pend, err := e.pendingOf(ctx, s.ID, roots)
 	if err != nil {
 		return nil, err
 	}
-	// Written down: it runs to its end even if the caller goes away.
-	ctx = context.WithoutCancel(ctx)
-	for i, r := range order {
-		// A failure leaves this intent and the later ones open: the next
-		// start, or repeating the reject, finishes the cascade.
-		if err := e.revert(ctx, s, st, r); err != nil {
-			return nil, err
-		}
-		if err := store.DoneIntent(ctx, e.DB.Q(), intents[i]); err != nil {
-			return nil, err
-		}
-		crashPoint("reject:reverted")
-	}
-	if len(order) > 0 {
-		e.publishSession(ctx, s.ID)
-	}
-	sort.Slice(order, func(i, j int) bool { return order[i].Seq < order[j].Seq })
-	return order, nil
+	return e.planReject(ctx, s, st, rejectPlan(pend, roots), false)
 }
 
 // checkParents refuses (before anything is written) a reject that would
 // bring back a deleted file whose parent directory is now a file, one the
 // same reject does not take out: a directory replaced by a file, and only
 // the deletion of its files rejected.
-func (e *Engine) checkParents(ctx context.Context, s *prsm.Session, order []*prsm.Record) error {
+func (e *Engine) checkParents(ctx context.Context, s *prsm.Session, order []store.RecordRef) error {
 	if s.Status != prsm.SessionActive {
 		return nil
 	}
@@ -436,88 +419,169 @@ func rejectedState(r *prsm.Record, state string) string {
 }
 
 // Bulk accepts or rejects every pending record of a session (of one file
-// when file is set).
+// when file is set), as a job run here (StartBulk runs it in the
+// background), to its end whatever becomes of ctx.
 func (e *Engine) Bulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Records, error) {
+	j, err := e.startBulk(ctx, sessionID, accept, file, false)
+	if err != nil {
+		return nil, err
+	}
+	return e.jobAnswer(ctx, j)
+}
+
+// StartBulk plans a bulk accept or reject of the pending records of a
+// session (of one file when file is set), writes it down, and starts it
+// as a job; it returns once the job runs. A bad request (no session, a
+// bad path, a reject that cannot be done) changes nothing.
+func (e *Engine) StartBulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Job, error) {
+	j, err := e.startBulk(ctx, sessionID, accept, file, true)
+	if err != nil {
+		return nil, err
+	}
+	info := j.snapshot()
+	return &info, nil
+}
+
+func (e *Engine) startBulk(ctx context.Context, sessionID string, accept bool, file string, async bool) (*job, error) {
 	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	recs, err := e.bulk(ctx, s, st, accept, file)
-	if err != nil {
-		return nil, err
-	}
-	return e.answer(ctx, recs)
-}
-
-func (e *Engine) bulk(ctx context.Context, s *prsm.Session, st *sessionState, accept bool, file string) ([]*prsm.Record, error) {
-	f := store.RecordFilter{SessionID: s.ID, Status: prsm.StatusPending}
+	rel := ""
 	if file != "" {
-		rel, err := e.relPath(file)
-		if err != nil {
+		if rel, err = e.relPath(file); err != nil {
+			unlock()
 			return nil, err
 		}
-		f.RelPath = rel
 	}
-	pend, err := store.ListRecords(ctx, e.DB.Q(), f)
+	kind := api.JobRejectAll
+	if accept {
+		kind = api.JobAcceptAll
+	}
+	run, err := e.planBulk(ctx, s, st, accept, rel, false)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return e.startJob(kind, s.ID, run.total(), async, func(j *job) ([]*prsm.Record, error) {
+		defer unlock()
+		return run.run(ctx, j)
+	}), nil
+}
+
+// bulkRun is a planned bulk decision of one session's pending records.
+type bulkRun struct {
+	e      *Engine
+	accept *acceptRun
+	reject *rejectRun
+}
+
+func (b *bulkRun) total() int {
+	if b.reject != nil {
+		return len(b.reject.seqs)
+	}
+	return len(b.accept.seqs)
+}
+
+// planBulk plans the bulk decision of the session's pending records (of
+// the file rel when set), written down for a reject (a discard's when
+// end); the caller holds the session's lock.
+func (e *Engine) planBulk(ctx context.Context, s *prsm.Session, st *sessionState, accept bool, rel string, end bool) (*bulkRun, error) {
+	b := &bulkRun{e: e}
+	pend, err := store.PendingRefs(ctx, e.DB.Q(), s.ID, rel)
 	if err != nil {
 		return nil, err
 	}
 	if accept {
-		var out []*prsm.Record
-		pend = removalsFirst(pend, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeDelete })
-		for _, r := range pend {
-			if r.Status != prsm.StatusPending {
-				continue // accepted already as part of an earlier chain
-			}
-			if _, err := e.accept(ctx, s, r); err != nil {
-				return nil, err
-			}
-			out = append(out, r)
+		if b.accept, err = e.planAccept(ctx, s, pend); err != nil {
+			return nil, err
 		}
-		if len(out) > 0 {
-			e.publishSession(ctx, s.ID)
-		}
-		return out, nil
+		return b, nil
 	}
 	// Rejecting the earliest pending record of each file cascades to the
 	// rest: the file goes back to that record's before state.
-	first := map[string]*prsm.Record{}
+	seen := map[string]bool{}
+	var roots []store.RecordRef
 	for _, r := range pend {
-		if _, ok := first[r.RelPath]; !ok {
-			first[r.RelPath] = r
+		if !seen[r.RelPath] {
+			seen[r.RelPath] = true
+			roots = append(roots, r)
 		}
 	}
-	var roots []*prsm.Record
-	for _, r := range first {
-		roots = append(roots, r)
+	if b.reject, err = e.planReject(ctx, s, st, rejectPlan(pend, roots), end); err != nil {
+		return nil, err
 	}
-	return e.reject(ctx, s, st, roots)
+	return b, nil
 }
 
-// BulkAll accepts or rejects every pending record of every session.
+// run decides the planned records and returns them (up to answerLimit).
+func (b *bulkRun) run(ctx context.Context, j *job) ([]*prsm.Record, error) {
+	if b.reject != nil {
+		return b.e.runReject(ctx, b.reject, j)
+	}
+	return b.e.runAccept(ctx, b.accept, j)
+}
+
+// BulkAll accepts or rejects every pending record of every session, as a
+// job run here (StartBulkAll runs it in the background).
 func (e *Engine) BulkAll(ctx context.Context, accept bool) (*api.Records, error) {
+	j, err := e.startBulkAll(ctx, accept, false)
+	if err != nil {
+		return nil, err
+	}
+	return e.jobAnswer(ctx, j)
+}
+
+// StartBulkAll starts BulkAll's job and returns it once it runs.
+func (e *Engine) StartBulkAll(ctx context.Context, accept bool) (*api.Job, error) {
+	j, err := e.startBulkAll(ctx, accept, true)
+	if err != nil {
+		return nil, err
+	}
+	info := j.snapshot()
+	return &info, nil
+}
+
+func (e *Engine) startBulkAll(ctx context.Context, accept, async bool) (*job, error) {
 	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
 	if err != nil {
 		return nil, err
 	}
-	var all []*prsm.Record
+	total := 0
+	var ids []string
 	for _, s := range sessions {
-		if s.PendingCount == 0 {
-			continue
+		if s.PendingCount > 0 {
+			total += s.PendingCount
+			ids = append(ids, s.ID)
 		}
-		s, st, unlock, err := e.lockSession(ctx, s.ID)
-		if err != nil {
-			return nil, err
-		}
-		recs, err := e.bulk(ctx, s, st, accept, "")
-		unlock()
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, recs...)
 	}
-	return e.answer(ctx, all)
+	kind := api.JobRejectAll
+	if accept {
+		kind = api.JobAcceptAll
+	}
+	return e.startJob(kind, "", total, async, func(j *job) ([]*prsm.Record, error) {
+		ctx := context.WithoutCancel(ctx)
+		var all []*prsm.Record
+		for _, id := range ids {
+			s, st, unlock, err := e.lockSession(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			run, err := e.planBulk(ctx, s, st, accept, "", false)
+			var recs []*prsm.Record
+			if err == nil {
+				recs, err = run.run(ctx, j)
+			}
+			unlock()
+			if err != nil {
+				return nil, err
+			}
+			if total <= answerLimit {
+				all = append(all, recs...)
+			}
+		}
+		return all, nil
+	}), nil
 }
 
 // Diff returns the unified diff of the record id (or of every record of the

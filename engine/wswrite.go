@@ -72,6 +72,14 @@ type workspaceWrites struct {
 	// chunked: more writes than maxHeldWrites and no order among them;
 	// place prepares, places and settles them a chunk at a time.
 	chunked bool
+	// job, when set, counts the chunks placed (a large record's).
+	job *job
+	// news are the changes that create files, staged (chunked, where the
+	// file system is synced whole: sync.CanSyncFS) while the records are
+	// stored, with what failed by their index in news.
+	news      []int
+	staged    *sync.Staged
+	stageErrs []error
 }
 
 // maxHeldWrites bounds the prepared writes held at once: each holds up to
@@ -115,7 +123,23 @@ func (w *workspaceWrites) start() {
 	if w.order != nil || len(w.changes) > maxHeldWrites {
 		w.chunked = w.order == nil
 		w.errs = make([]error, len(w.changes))
-		close(w.done)
+		if !w.chunked || !sync.CanSyncFS {
+			close(w.done)
+			return
+		}
+		// The new files among them are staged while the records are
+		// stored, a directory at a time, and placed once they are.
+		var items []sync.Creation
+		for i, ch := range w.changes {
+			if !ch.Before.Present && ch.After.Present && !ch.After.IsLink() {
+				w.news = append(w.news, i)
+				items = append(items, sync.Creation{Rel: ch.Rel, V: ch.After})
+			}
+		}
+		go func() {
+			defer close(w.done)
+			w.staged, w.stageErrs = sync.StageAll(w.e.Repo.Root, items)
+		}()
 		return
 	}
 	go func() {
@@ -161,6 +185,9 @@ func (w *workspaceWrites) discard() {
 			p.Discard()
 		}
 	}
+	if w.staged != nil {
+		w.staged.Discard()
+	}
 	w.unlock()
 }
 
@@ -172,9 +199,14 @@ func (w *workspaceWrites) discard() {
 func (w *workspaceWrites) place() ([]string, []error) {
 	w.resolve()
 	states := make([]string, len(w.preps))
-	place := func(i int) error {
+	// place places write i; unsynced leaves its syncs to the caller
+	// (sync.PlaceUnsynced).
+	place := func(i int, unsynced bool) error {
 		out, err := sync.Conflict, w.errs[i]
-		if err == nil {
+		switch {
+		case err == nil && unsynced:
+			out, _, err = w.preps[i].PlaceUnsynced()
+		case err == nil:
 			out, _, err = w.preps[i].Place()
 		}
 		states[i], err = w.e.syncState(w.s, w.changes[i].Rel, out, err)
@@ -188,14 +220,30 @@ func (w *workspaceWrites) place() ([]string, []error) {
 	}
 	var errs []error
 	if w.chunked {
+		// Many files: each chunk is placed unsynced and let go, and
+		// every bulkSync of them made durable by one sync of the file
+		// system (two fsyncs a file cost more than git's whole add of
+		// them); file by file where the system cannot.
 		errs = make([]error, len(w.preps))
-		for lo := 0; lo < len(w.preps); lo += maxHeldWrites {
-			hi := min(lo+maxHeldWrites, len(w.preps))
-			parallel(hi-lo, func(k int) error { prepare(lo + k); return nil })
-			for i := lo; i < hi; i++ {
-				errs[i] = place(i)
+		rest := w.placeNew(states, errs)
+		for lo := 0; lo < len(rest); lo += maxHeldWrites {
+			chunk := rest[lo:min(lo+maxHeldWrites, len(rest))]
+			parallel(len(chunk), func(k int) error { prepare(chunk[k]); return nil })
+			for _, i := range chunk {
+				errs[i] = place(i, true)
 			}
-			parallel(hi-lo, func(k int) error { w.settle(lo + k); return nil })
+			if sync.CanSyncFS {
+				for _, i := range chunk {
+					w.preps[i].Release()
+					w.preps[i] = nil
+				}
+			} else {
+				parallel(len(chunk), func(k int) error { w.settle(chunk[k]); return nil })
+			}
+			w.e.progress(w.job, len(chunk), 0)
+		}
+		if sync.CanSyncFS {
+			w.syncFS()
 		}
 	} else {
 		many := len(w.preps) > maxHeldWrites
@@ -204,7 +252,7 @@ func (w *workspaceWrites) place() ([]string, []error) {
 				// In order, each write is prepared when its turn comes.
 				prepare(i)
 			}
-			err := place(i)
+			err := place(i, false)
 			if many {
 				w.settle(i)
 			}
@@ -223,6 +271,50 @@ func (w *workspaceWrites) place() ([]string, []error) {
 		}
 	})
 	return states, errs
+}
+
+// placeNew places the new files staged while the records were stored
+// (sync.Staged.Place) where their paths still hold nothing, sets their
+// states and errors, and returns the other changes, to be merged file by
+// file: those the staging left out, and a new file whose path the user
+// took meanwhile (merged with theirs, as any change is). Unsynced: the
+// caller syncs the file system.
+func (w *workspaceWrites) placeNew(states []string, errs []error) (rest []int) {
+	done := make([]bool, len(w.changes))
+	placed := 0
+	if w.staged != nil {
+		taken, perrs := w.staged.Place()
+		for k, i := range w.news {
+			err := w.stageErrs[k]
+			if err == nil {
+				err = perrs[k]
+			}
+			switch {
+			case err != nil:
+				states[i], errs[i] = w.e.syncState(w.s, w.changes[i].Rel, sync.Conflict, err)
+			case taken[k]:
+				states[i], errs[i] = w.e.syncState(w.s, w.changes[i].Rel, sync.Written, nil)
+			default:
+				continue
+			}
+			done[i] = true
+			placed++
+		}
+		w.e.progress(w.job, placed, 0)
+	}
+	for i := range w.changes {
+		if !done[i] {
+			rest = append(rest, i)
+		}
+	}
+	return rest
+}
+
+// syncFS makes the workspace writes placed unsynced durable.
+func (w *workspaceWrites) syncFS() {
+	if err := sync.SyncFS(w.e.Repo.Root); err != nil {
+		w.e.Log.Error("sync of workspace files to the disk", "session", w.s.ID, "err", err)
+	}
 }
 
 // settle syncs write i to the disk now and lets its descriptors go; the

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -61,16 +62,55 @@ func prefersAsync(h http.Header) bool {
 	return false
 }
 
+// listPage is how many records the list of a session's changes reads,
+// fills and writes at a time.
+const listPage = 500
+
+// listChanges answers with a session's records, as a JSON array written
+// a page at a time (engine.EachRecord): the list of 200k records an
+// agent's npm install made costs the server the memory of one page.
 func (s *Server) listChanges(c echo.Context) error {
-	ctx := c.Request().Context()
-	recs, err := s.eng.Records(ctx, c.Param("id"), c.QueryParam("status"), c.QueryParam("file"))
+	w := c.Response()
+	n := 0
+	begin := func() {
+		w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("["))
+	}
+	err := s.eng.EachRecord(c.Request().Context(), c.Param("id"), c.QueryParam("status"), c.QueryParam("file"), listPage,
+		func(page []*prsm.Record) error {
+			if n == 0 {
+				begin()
+			}
+			for _, r := range page {
+				b, err := json.Marshal(r)
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					w.Write([]byte(","))
+				}
+				n++
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	if err != nil && n == 0 {
+		return err // nothing written: a clean error answer
+	}
 	if err != nil {
-		return err
+		// Cut short (the client left, or a read failed): the client
+		// finds the list unfinished.
+		s.log.Warn("list of changes cut short", "session", c.Param("id"), "err", err)
+		return nil
 	}
-	if err := s.eng.FillContent(ctx, recs); err != nil {
-		return err
+	if n == 0 {
+		begin()
 	}
-	return c.JSON(http.StatusOK, recs)
+	_, err = w.Write([]byte("]\n"))
+	return err
 }
 
 func (s *Server) getChanges(c echo.Context) error {
@@ -183,12 +223,26 @@ func (s *Server) decideHunks(c echo.Context) error {
 	return c.JSON(http.StatusOK, recs)
 }
 
+// bulk accepts or rejects every pending change of a session (of one
+// file), as a job (engine.Bulk): a client that prefers an early answer
+// (`Prefer: respond-async`) gets 202 and the job as soon as it runs, and
+// follows it with GET /jobs/{id} or the job_progress events; any other
+// gets what it decided at its end. Either way the job goes to its end if
+// the client leaves.
 func (s *Server) bulk(accept bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if c.QueryParams().Has("file") && c.QueryParam("file") == "" {
 			return apiError(http.StatusBadRequest, "invalid_path", "file= is empty: name a file, or leave file out for every file of the session")
 		}
-		recs, err := s.eng.Bulk(c.Request().Context(), c.Param("id"), accept, c.QueryParam("file"))
+		ctx, id, file := c.Request().Context(), c.Param("id"), c.QueryParam("file")
+		if prefersAsync(c.Request().Header) {
+			job, err := s.eng.StartBulk(ctx, id, accept, file)
+			if err != nil {
+				return err
+			}
+			return jobStarted(c, job)
+		}
+		recs, err := s.eng.Bulk(ctx, id, accept, file)
 		if err != nil {
 			return err
 		}
@@ -198,12 +252,36 @@ func (s *Server) bulk(accept bool) echo.HandlerFunc {
 
 func (s *Server) bulkAll(accept bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		recs, err := s.eng.BulkAll(c.Request().Context(), accept)
+		ctx := c.Request().Context()
+		if prefersAsync(c.Request().Header) {
+			job, err := s.eng.StartBulkAll(ctx, accept)
+			if err != nil {
+				return err
+			}
+			return jobStarted(c, job)
+		}
+		recs, err := s.eng.BulkAll(ctx, accept)
 		if err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, recs)
 	}
+}
+
+// jobStarted answers 202 with a job that runs on, and where to follow it.
+func jobStarted(c echo.Context, job *api.Job) error {
+	c.Response().Header().Set("Preference-Applied", "respond-async")
+	c.Response().Header().Set("Location", api.JobPath(job.ID))
+	return c.JSON(http.StatusAccepted, job)
+}
+
+// getJob answers with a job as it stands (GET /jobs/{id}).
+func (s *Server) getJob(c echo.Context) error {
+	job, err := s.eng.Job(c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, job)
 }
 
 // flush records, as a Watch tool call, what changed in the session's

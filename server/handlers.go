@@ -105,6 +105,15 @@ func (s *Server) endSession(c echo.Context) error {
 		}
 		discard = b
 	}
+	if discard && prefersAsync(c.Request().Header) {
+		// A discard may reject many changes: a job, followed as a bulk
+		// decision's is (jobStarted).
+		job, err := s.eng.StartDiscard(c.Request().Context(), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		return jobStarted(c, job)
+	}
 	sess, err := s.eng.EndSession(c.Request().Context(), c.Param("id"), discard)
 	if err != nil {
 		return err

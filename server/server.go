@@ -268,6 +268,7 @@ func (s *Server) router() *echo.Echo {
 	e.POST("/gc", s.gc)
 	e.POST("/file-changes/accept-all", s.bulkAll(true))
 	e.POST("/file-changes/reject-all", s.bulkAll(false))
+	e.GET("/jobs/:id", s.getJob)
 	e.POST("/hooks/:agent", s.agentHook)
 	s.uiRoutes(e)
 	return e

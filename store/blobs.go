@@ -156,7 +156,14 @@ func GetBlob(ctx context.Context, q Querier, hash string) ([]byte, error) {
 	if err := rows.Scan(&enc, &size, &stored); err != nil {
 		return nil, fmt.Errorf("get blob %s: %w", hash, mapErr(err))
 	}
-	data := []byte(stored)
+	return decodeBlob(hash, enc, size, stored)
+}
+
+// decodeBlob is the content of a blob row, checked against its hash;
+// stored is the driver's bytes (copied or decoded, never kept).
+func decodeBlob(hash, enc string, size int64, stored []byte) ([]byte, error) {
+	data := stored
+	var err error
 	switch enc {
 	case encodingRaw:
 		data = bytes.Clone(data)

@@ -475,7 +475,89 @@ func TestListRecordsFilters(t *testing.T) {
 // by tool call, in a session of 100k records).
 func TestListRecordsByToolCallSeeksIndex(t *testing.T) {
 	db := openTestDB(t)
-	query, args := recordsQuery(RecordFilter{SessionID: "s1", ToolCallID: "t1"})
+	for _, f := range []RecordFilter{{SessionID: "s1", ToolCallID: "t1"}, {SessionID: "s1", ToolCallID: "t1", Status: prsm.StatusPending}} {
+		plan := queryPlan(t, db, f)
+		want := "SEARCH records USING INDEX records_tool_call (session_id=? AND tool_call_id>? AND tool_call_id<?)"
+		if !slices.Contains(plan, want) {
+			t.Errorf("plan of a tool call's records (%+v):\n%s\nwant a step %q", f, strings.Join(plan, "\n"), want)
+		}
+	}
+}
+
+// TestListPendingOfAFileSeeksIndex: the pending records of one file (a
+// reject's cascade, an accept's chain in review mode) are found through
+// records_rel_path, not by reading every pending record of the session:
+// sqlite took records_status, and a reject of all 20k files of a session
+// read 20k records for each of them (7 minutes).
+func TestListPendingOfAFileSeeksIndex(t *testing.T) {
+	db := openTestDB(t)
+	plan := queryPlan(t, db, RecordFilter{SessionID: "s1", RelPath: "a.txt", Status: prsm.StatusPending})
+	want := "SEARCH records USING INDEX records_rel_path (session_id=? AND rel_path=?)"
+	if !slices.Contains(plan, want) {
+		t.Errorf("plan of a file's pending records:\n%s\nwant a step %q", strings.Join(plan, "\n"), want)
+	}
+}
+
+// TestRecordPagesSeekBySeq: a page of a session's records (a list of
+// 200k streamed a page at a time) starts where the last one ended, with
+// no sort of the whole session.
+func TestRecordPagesSeekBySeq(t *testing.T) {
+	db := openTestDB(t)
+	for _, f := range []RecordFilter{
+		{SessionID: "s1", AfterSeq: 5, Limit: 100},
+		{SessionID: "s1", Status: prsm.StatusPending, AfterSeq: 5, Limit: 100},
+	} {
+		plan := strings.Join(queryPlan(t, db, f), "\n")
+		if strings.Contains(plan, "TEMP B-TREE") || !strings.Contains(plan, "rowid>?") {
+			t.Errorf("plan of a page (%+v):\n%s", f, plan)
+		}
+	}
+	// And the pages hold every record once, in order.
+	ctx := context.Background()
+	q := db.Q()
+	mustSession(t, q, "s1", t0)
+	mustSession(t, q, "s2", t0)
+	var want []string
+	for i := 0; i < 25; i++ {
+		sid := []string{"s1", "s2"}[i%3/2]
+		id := fmt.Sprintf("r%02d", i)
+		if err := InsertRecord(ctx, q, testRecord(sid, id, "t1", id)); err != nil {
+			t.Fatal(err)
+		}
+		if sid == "s1" {
+			want = append(want, id)
+		}
+	}
+	var got []string
+	f := RecordFilter{SessionID: "s1", Limit: 4}
+	for {
+		page, err := ListRecords(ctx, q, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page {
+			got = append(got, r.ID)
+		}
+		if len(page) < f.Limit {
+			break
+		}
+		f.AfterSeq = page[len(page)-1].Seq
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("pages: %v, want %v", got, want)
+	}
+}
+
+// queryPlan is sqlite's plan of ListRecords' query for f, a step a line.
+func queryPlan(t *testing.T, db *DB, f RecordFilter) []string {
+	t.Helper()
+	query, args := recordsQuery(f)
+	return planOf(t, db, query, args...)
+}
+
+// planOf is sqlite's plan of query, a step a line.
+func planOf(t *testing.T, db *DB, query string, args ...any) []string {
+	t.Helper()
 	rows, err := db.Q().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -493,10 +575,7 @@ func TestListRecordsByToolCallSeeksIndex(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	want := "SEARCH records USING INDEX records_tool_call (session_id=? AND tool_call_id>? AND tool_call_id<?)"
-	if !slices.Contains(plan, want) {
-		t.Errorf("plan of a tool call's records:\n%s\nwant a step %q", strings.Join(plan, "\n"), want)
-	}
+	return plan
 }
 
 func TestCheckpoints(t *testing.T) {

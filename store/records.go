@@ -210,6 +210,9 @@ type RecordFilter struct {
 	// this sequence number (a checkpoint's RecordSeq): a rewind reads what
 	// came after its checkpoint, not the whole session.
 	AfterSeq int64
+	// Limit, when above 0, bounds the list to its first Limit records (a
+	// page: the next one starts after the last one's Seq).
+	Limit int
 }
 
 // ListRecords returns the records that f selects, in the order they were
@@ -234,7 +237,15 @@ func recordsQuery(f RecordFilter) (string, []any) {
 		args  []any
 	)
 	if f.SessionID != "" {
-		where = append(where, "session_id = ?")
+		// A page of a session's records (no other filter) reads the
+		// table by seq from where the last page ended: the unary + keeps
+		// sqlite from taking an index by session, which holds no seq
+		// order and made every page sort the whole session.
+		cond := "session_id = ?"
+		if f.Limit > 0 && f.RelPath == "" && f.Status == "" && f.ToolCallID == "" {
+			cond = "+session_id = ?"
+		}
+		where = append(where, cond)
 		args = append(args, f.SessionID)
 	}
 	if f.RelPath != "" {
@@ -242,7 +253,14 @@ func recordsQuery(f RecordFilter) (string, []any) {
 		args = append(args, f.RelPath)
 	}
 	if f.Status != "" {
-		where = append(where, "status = ?")
+		// With a file or a tool call named, their index finds the few
+		// rows: the unary + keeps sqlite from taking records_status,
+		// which reads every pending record of the session.
+		cond := "status = ?"
+		if f.RelPath != "" || f.ToolCallID != "" {
+			cond = "+status = ?"
+		}
+		where = append(where, cond)
 		args = append(args, f.Status)
 	}
 	if f.ToolCallID != "" {
@@ -265,7 +283,12 @@ func recordsQuery(f RecordFilter) (string, []any) {
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	return query + " ORDER BY seq", args
+	query += " ORDER BY seq"
+	if f.Limit > 0 {
+		query += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	return query, args
 }
 
 // UpdateRecordState sets a record's status and sync state.

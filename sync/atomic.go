@@ -133,6 +133,12 @@ func writeFileIn(root, path string, data []byte, mode os.FileMode) (err error) {
 // and not yet synced (syncStaged), for the caller to close; on failure
 // nothing is left behind.
 func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string, open *os.File, err error) {
+	return stage(d, path, data, mode, writebackAtStage)
+}
+
+// stage is stageFile; writeback starts the staged file's writeback (a
+// bulk write, synced whole after, does without: a system call a file).
+func stage(d *os.Root, path string, data []byte, mode os.FileMode, writeback bool) (_ string, open *os.File, err error) {
 	if err := fault("create", path); err != nil {
 		return "", nil, fmt.Errorf("create temp file for %s: %w", path, err)
 	}
@@ -178,7 +184,7 @@ func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string
 			bigfile.Remember(path, st, big.ID)
 		}
 	}
-	if writebackAtStage {
+	if writeback {
 		startWriteback(f)
 	}
 	return tmp, f, nil
@@ -315,25 +321,7 @@ func RemoveFile(root, path string) error {
 		}
 	}
 
-	for d := dir; d != root; d = filepath.Dir(d) {
-		// Only real directories are pruned: removing a symlink to a
-		// directory would drop the link even if its target holds files.
-		// Each is looked at and removed relative to its opened parent.
-		parent, err := openDirIn(root, filepath.Dir(d), false)
-		if err != nil {
-			break
-		}
-		info, err := parent.Lstat(filepath.Base(d))
-		if err == nil && info.IsDir() {
-			err = parent.Remove(filepath.Base(d))
-		} else if err == nil {
-			err = errors.New("not a directory")
-		}
-		parent.Close()
-		if err != nil {
-			break // not empty (or not ours to remove): stop pruning
-		}
-	}
+	prune(root, dir)
 	return nil
 }
 

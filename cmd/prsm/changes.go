@@ -467,6 +467,9 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 				return err
 			}
 			rel := p.fileArg(file)
+			if len(args) == 0 && file == "" && s.PendingCount > bulkListMax {
+				return a.bulkJob(ctx, cl, s, verb, done, accept, yes)
+			}
 			before, err := cl.Changes(ctx, s.ID, "", "")
 			if err != nil {
 				return err
@@ -763,13 +766,7 @@ func (a *app) confirmBulk(ctx context.Context, cl *client.Client, s *prsm.Sessio
 		return false, usagef("pass --yes to act without asking",
 			"stdin is not a terminal, so prsm cannot ask before it %ss %s; nothing was %sed", verb, prsm.Plural(len(pend), "change"), verb)
 	}
-	fmt.Fprint(w, "Proceed? [y/N] ")
-	line, _ := bufio.NewReader(a.stdio.In).ReadString('\n')
-	if !strings.HasSuffix(line, "\n") {
-		fmt.Fprintln(w)
-	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
+	if a.confirm("Proceed?") {
 		return true, nil
 	}
 	return false, fmt.Errorf("aborted; nothing was %sed", verb)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
@@ -70,8 +71,9 @@ func alreadyRunning(info *api.Info) error {
 }
 
 // startProfiling writes a CPU profile to $PRSM_CPUPROFILE and an
-// execution trace to $PRSM_TRACE for the server's whole life, when set:
-// how the performance figures of make bench were explained.
+// execution trace to $PRSM_TRACE for the server's whole life, and the
+// heap at its peaks to $PRSM_HEAPPROFILE (heapPeaks), when set: how the
+// performance figures of make bench were explained.
 func startProfiling() (stop func(), err error) {
 	var stops []func()
 	stop = func() {
@@ -90,6 +92,9 @@ func startProfiling() (stop func(), err error) {
 		}
 		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
 	}
+	if p := os.Getenv("PRSM_HEAPPROFILE"); p != "" {
+		stops = append(stops, heapPeaks(p))
+	}
 	if p := os.Getenv("PRSM_TRACE"); p != "" {
 		f, err := os.Create(p)
 		if err != nil {
@@ -104,6 +109,35 @@ func startProfiling() (stop func(), err error) {
 		stops = append(stops, func() { trace.Stop(); f.Close() })
 	}
 	return stop, nil
+}
+
+// heapPeaks writes a heap profile to path each time the heap in use
+// passes its highest yet by 32 MB (looked at every 100 ms): the last one
+// written shows where the memory of the server's peak went. It returns
+// the stop.
+func heapPeaks(path string) func() {
+	done := make(chan struct{})
+	go func() {
+		var ms runtime.MemStats
+		var high uint64
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse < high+32<<20 {
+				continue
+			}
+			high = ms.HeapInuse
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // gcInterval is how often a running server applies retention.

@@ -167,6 +167,10 @@ func (a *app) sessionEndCmd() *cobra.Command {
 		Args:  oneSessionArg(&sessionID),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, target *prsm.Session) (*prsm.Session, error) {
+				if discard && target.PendingCount > 0 {
+					// Rejects first, maybe many: a job with a progress bar.
+					return a.discardJob(ctx, cl, target)
+				}
 				return cl.EndSession(ctx, target.ID, discard)
 			}, func(_, s *prsm.Session) {
 				fmt.Fprintf(a.stdio.Out, "ended session %s (%s); its worktree and branch are removed\n", s.ID, printable(s.Name))

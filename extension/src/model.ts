@@ -210,6 +210,14 @@ export class Model {
         change.records = true;
         break;
       }
+      case 'job_progress': {
+        // A large bulk decision announces no status per change: once it
+        // ends, everything is read again.
+        if (ev.data.state !== 'running' && client) {
+          void this.refresh(client);
+        }
+        break;
+      }
       case 'checkpoint_created': {
         const c = ev.data;
         const list = (this.checkpointsBySession.get(c.session_id) ?? []).filter((x) => x.id !== c.id);

@@ -107,6 +107,19 @@ describe('Model', () => {
     expect(client.calls).toEqual(['getChange s1 tc1']);
   });
 
+  it('reads everything again when a bulk job ends: it announced no status per change', async () => {
+    const r = rec({ id: 'tc1' });
+    const m = new Model();
+    await m.refresh(fakeClient({ sessions: [session()], records: [r] }));
+    const client = fakeClient({ sessions: [session()], records: [{ ...r, status: 'rejected' }] });
+    const job = { id: 'j1', kind: 'reject_all' as const, session_id: 's1', total: 900, done: 300, conflicts: 0, started_at: '2026-01-01T00:00:00Z' };
+    m.apply({ type: 'job_progress', data: { ...job, state: 'running' } }, client);
+    expect(client.calls).toEqual([]);
+    m.apply({ type: 'job_progress', data: { ...job, state: 'done', done: 900 } }, client);
+    await until(() => m.record('s1', 'tc1')?.status === 'rejected', 2000, 'read again');
+    expect(client.calls).toContain('listSessions');
+  });
+
   it('applies session_updated and checkpoint_created without duplicates', () => {
     const m = new Model();
     m.apply({ type: 'session_updated', data: session({ pending_count: 1 }) });

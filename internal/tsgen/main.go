@@ -89,6 +89,7 @@ var types = []wireType{
 	{v: api.LoginCode{}},
 	{v: api.HookToken{}},
 	{v: api.WorkspaceFile{}},
+	{v: api.Job{}},
 }
 
 // notOnWire are the exported struct types of packages prsm and api that no
@@ -119,6 +120,8 @@ var enums = []enum{
 	{"CheckpointKind", []string{prsm.CheckpointAuto, prsm.CheckpointManual}, []string{"Checkpoint.Kind"}},
 	{"OperationType", []string{"restore", "delete", "create"}, []string{"Operation.Type"}},
 	{"ResolveHow", []string{"mine", "agent", "markers"}, []string{"ResolveRequest.How"}},
+	{"JobKind", []string{api.JobRejectAll, api.JobAcceptAll, api.JobReject, api.JobDiscard, api.JobRecord}, []string{"Job.Kind"}},
+	{"JobState", []string{api.JobRunning, api.JobDone, api.JobFailed}, []string{"Job.State"}},
 }
 
 // events are the events of GET /events with the type of their data.
@@ -130,6 +133,7 @@ var events = []struct {
 	{api.EventFileChanged, prsm.Record{}},
 	{api.EventFileChangeStatus, api.StatusEvent{}},
 	{api.EventCheckpoint, prsm.Checkpoint{}},
+	{api.EventJobProgress, api.Job{}},
 }
 
 func main() {

@@ -17,6 +17,10 @@ export type OperationType = 'restore' | 'delete' | 'create';
 
 export type ResolveHow = 'mine' | 'agent' | 'markers';
 
+export type JobKind = 'reject_all' | 'accept_all' | 'reject' | 'discard' | 'record';
+
+export type JobState = 'running' | 'done' | 'failed';
+
 /** Session is one agent run with its own worktree and branch prsm/<id>. */
 export interface Session {
   id: string;
@@ -267,6 +271,12 @@ export interface Records {
    * rejected with it: their base was gone.
    */
   cascaded?: HunkRef[];
+  /**
+   * Job (a bulk decision, or a reject of many changes) is the job that
+   * made the decision, ended: its counts. Records then lists the
+   * changes it decided up to a bound (1000); Job.Total counts them all.
+   */
+  job?: Job;
   /**
    * Earlier (an accept in review mode only) are the earlier pending
    * changes of the same files that the accept applied first, or, for
@@ -521,16 +531,48 @@ export interface WorkspaceFile {
   content: string | null;
 }
 
+/**
+ * Job is a long operation the server runs apart from the request that
+ * started it: a bulk accept or reject, or a discard. It is written down
+ * before it starts, so it goes on when its client leaves or gives up, and
+ * a crash midway is finished at the next start. GET /jobs/{id} reads it;
+ * a request with `Prefer: respond-async` is answered 202 with it as soon
+ * as it starts. The recording of many files (an npm install's) is
+ * announced as a job too (kind record), whose records are stored before
+ * its writes begin.
+ */
+export interface Job {
+  id: string;
+  kind: JobKind;
+  session_id?: string;
+  state: JobState;
+  /**
+   * Total is how many changes the job decides; Done how many it has
+   * decided so far, Conflicts how many of those were left in conflict.
+   */
+  total: number;
+  done: number;
+  conflicts: number;
+  started_at: string;
+  /**
+   * Error is why a failed job stopped (what it decided stays decided;
+   * the rest is tried again at the next start).
+   */
+  error?: ErrorBody;
+}
+
 /** The events of GET /events, by type. */
 export type PrsmEvent =
   | { type: 'session_updated'; data: Session }
   | { type: 'file_changed'; data: FileChangeRecord }
   | { type: 'file_change_status'; data: StatusEvent }
-  | { type: 'checkpoint_created'; data: Checkpoint };
+  | { type: 'checkpoint_created'; data: Checkpoint }
+  | { type: 'job_progress'; data: Job };
 
 export const EVENT_TYPES: ReadonlyArray<PrsmEvent['type']> = [
   'session_updated',
   'file_changed',
   'file_change_status',
   'checkpoint_created',
+  'job_progress',
 ];

@@ -2,7 +2,7 @@
 // kept live by the server's events. The views read it and call the actions.
 
 import { api, ApiError, setOnUnauthorized } from './api';
-import type { Checkpoint, FileChangeRecord, HunkRef, PrsmEvent, Records, ResolveHow, Session, StatusEvent, StatusResponse } from './api.gen';
+import type { Checkpoint, FileChangeRecord, HunkRef, Job, PrsmEvent, Records, ResolveHow, Session, StatusEvent, StatusResponse } from './api.gen';
 import { inConflict, plural, shortId } from './util';
 
 export type DiffMode = 'line-by-line' | 'side-by-side';
@@ -61,6 +61,13 @@ export interface State {
    * them there, since they changed without a click of their own.
    */
   cascaded: Record<string, HunkRef[]>;
+  /**
+   * The long operations running (a bulk accept or reject, a discard of
+   * many changes), by job id, as their job_progress events tell: they
+   * announce no status per change, so the page reads the session again
+   * once one ends.
+   */
+  jobs: Record<string, Job>;
 }
 
 function stored(key: string): string | null {
@@ -97,6 +104,7 @@ export const state: State = {
   confirm: null,
   help: false,
   autoAdvance: stored('prsm.autoAdvance') !== 'off',
+  jobs: {},
   now: Date.now(),
   cascaded: {},
 };
@@ -354,6 +362,17 @@ export function connectEvents(): void {
     refreshStatus(); // the hook health in the session header
   });
   on('file_change_status', patchStatus);
+  on('job_progress', (j) => {
+    const jobs = { ...state.jobs };
+    if (j.state === 'running') {
+      jobs[j.id] = j;
+    } else {
+      delete jobs[j.id];
+      if (j.state === 'failed' && j.error) toast('error', j.error.error, j.error.hint);
+      void Promise.all([refreshSessions(), ...(j.session_id ? [loadSession(j.session_id)] : [])]);
+    }
+    update({ jobs });
+  });
   on('checkpoint_created', (c) => {
     addCheckpoint(c);
     refreshStatus();
@@ -380,7 +399,8 @@ async function review(
   try {
     const ans = await run();
     mergeRecords(ans.records);
-    const n = ans.records.length;
+    // A large decision lists part of its changes; its job counts them.
+    const n = ans.job ? ans.job.done : ans.records.length;
     toast('info', n ? `${label}: ${plural(n, 'change')}` : `${label}: nothing was pending`);
     await Promise.all([refreshSessions(), ...reload.map((sid) => loadSession(sid))]);
   } catch (e) {

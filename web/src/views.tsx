@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { api } from './api';
-import type { Checkpoint, CheckpointDiff, FileChangeRecord, OperationType, Plan, PlanDecision, Session } from './api.gen';
+import type { Checkpoint, CheckpointDiff, FileChangeRecord, JobKind, OperationType, Plan, PlanDecision, Session } from './api.gen';
 import { ConflictView, Patch, RecordDiff } from './diffview';
 import {
   actions,
@@ -131,6 +131,14 @@ function Logo() {
 
 // ---- header ---------------------------------------------------------------
 
+const jobLabel: Record<JobKind, string> = {
+  reject_all: 'Rejecting',
+  accept_all: 'Accepting',
+  reject: 'Rejecting',
+  discard: 'Discarding',
+  record: 'Recording',
+};
+
 function Header({ s }: { s: State }) {
   const pending = s.sessions.reduce((n, x) => n + x.pending_count, 0);
   const liveText = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…' }[s.live];
@@ -147,6 +155,12 @@ function Header({ s }: { s: State }) {
         <span class="dot" aria-hidden="true" />
         {liveText}
       </span>
+      {Object.values(s.jobs).map((j) => (
+        <span class="job" role="status" key={j.id}>
+          {jobLabel[j.kind]} {j.done.toLocaleString()} of {plural(j.total, 'change')}
+          <progress max={j.total} value={j.done} />
+        </span>
+      ))}
       <span class="spacer" />
       <div class="segmented" role="group" aria-label="Diff layout">
         <button
