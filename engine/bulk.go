@@ -218,6 +218,7 @@ type revertStep struct {
 	fast     bool   // through sync.RemoveAll
 	state    string // its sync state once rejected
 	done     bool   // out of both sides: its state is stored
+	stored   bool   // a one-at-a-time step's state, stored as it went
 	wtLearnt bool   // the worktree side went: its file state is stored
 	learned  sync.Version
 	err      error
@@ -303,6 +304,18 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 			break
 		}
 		p.state, p.done = rejectedState(p.r, state), true
+		// Stored before the next step: a cascade's steps share a path,
+		// and a crash between two of them must find the first one
+		// rejected. Run again, it would take its delta out of a file
+		// the next step changed already (a conflict, where there was
+		// none). Created files (RemoveAll) are one to a path.
+		if err := e.DB.Tx(ctx, func(q store.Querier) error {
+			return store.SetRecordStates(ctx, q, s.ID, []store.StateChange{{ID: p.r.ID, Status: prsm.StatusRejected, SyncState: p.state, Rejected: true}}, time.Now().UTC())
+		}); err != nil {
+			p.err, p.done = err, false
+			break
+		}
+		p.stored = true
 		crashPoint("reject:reverted")
 	}
 	e.removeCreated(ctx, s, st, steps, blobs)
@@ -315,8 +328,10 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 		if p.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.r.RelPath, p.err))
 		}
-		if p.done {
+		if p.done && !p.stored {
 			changes = append(changes, store.StateChange{ID: p.r.ID, Status: prsm.StatusRejected, SyncState: p.state, Rejected: true})
+		}
+		if p.done {
 			if p.state == prsm.SyncConflict {
 				conflicts++
 			}
@@ -351,7 +366,7 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 		}
 		out = append(out, r)
 	}
-	e.progress(j, len(changes), conflicts)
+	e.progress(j, len(out), conflicts)
 	if len(errs) > 0 {
 		return out, fmt.Errorf("reject: %d of %d changes not taken out: %w", len(errs), len(steps), errors.Join(errs...))
 	}

@@ -143,6 +143,35 @@ func TestCrashMidRejectCascade(t *testing.T) {
 	}
 }
 
+// TestCrashMidRejectCascadeOfOneLine: three edits of the same line, and
+// a kill after the cascade reverted two of them. The next start finds
+// those two rejected, and finishes the third: run again, a step would
+// take its delta out of a line the next step had changed already, a
+// conflict where there was none (TestKillNine found it).
+func TestCrashMidRejectCascadeOfOneLine(t *testing.T) {
+	f := newFixture(t)
+	s := f.start("")
+	base := read(t, f.ws, "f.txt")
+	for i, word := range []string{"one", "two", "three"} {
+		f.tool(s, "e"+string(rune('1'+i)), "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, word)) })
+	}
+	if !crashing(t, "reject:reverted", 2, func() {
+		f.eng.Reject(f.ctx, s.ID, "e1")
+	}) {
+		t.Fatal("crash point reject:reverted not reached twice")
+	}
+	f.restart()
+	if got := f.records(s); got != "e1 modify f.txt rejected/synced\ne2 modify f.txt rejected/synced\ne3 modify f.txt rejected/synced" {
+		t.Errorf("records after restart:\n%s", got)
+	}
+	if got := read(t, f.ws, "f.txt"); got != base {
+		t.Errorf("workspace after restart:\n%s", got)
+	}
+	if got := read(t, s.WorktreePath, "f.txt"); got != base {
+		t.Errorf("worktree after restart:\n%s", got)
+	}
+}
+
 // rollbackSession starts a session of five tool calls (e0 to e4: three
 // edits of f.txt, keep.txt rewritten, new.txt created) and returns it,
 // f.txt as it was before them, and the checkpoint taken before e1, where
