@@ -67,7 +67,7 @@ lint:
 # The engine's tests run one at a time, a third of them the chain tests: those
 # run beside the rest, in a go test of their own, so that the engine is not
 # the one package left running on one core.
-RACE = -race -gcflags='modernc.org/...=-d=checkptr=0' -count=1 -timeout 20m
+RACE = -race -gcflags='modernc.org/...=-d=checkptr=0' -count=1 -timeout 45m
 unit:
 	@log=$$(mktemp "$${TMPDIR:-/tmp}/prsm-unit-chain-XXXXXX"); trap 'rm -f "$$log"' EXIT; \
 	$(GO) test $(RACE) -run '^TestChain' ./engine >"$$log" 2>&1 & chain=$$!; \
