@@ -82,12 +82,7 @@ func (e *Engine) startJob(kind, sessionID string, total int, async bool, fn func
 func (e *Engine) newJob(kind, sessionID string, total int) *job {
 	j := &job{done: make(chan struct{}), quiet: total <= eventLimit, info: api.Job{ID: newID(), Kind: kind, SessionID: sessionID,
 		State: api.JobRunning, Total: total, StartedAt: time.Now().UTC()}}
-	e.jobs.mu.Lock()
-	if e.jobs.byID == nil {
-		e.jobs.byID = map[string]*job{}
-	}
-	e.jobs.byID[j.info.ID] = j
-	e.jobs.mu.Unlock()
+	e.jobs.add(j)
 	if !j.quiet {
 		e.Events.Publish(api.EventJobProgress, j.snapshot())
 	}
@@ -111,13 +106,7 @@ func (e *Engine) endJob(j *job, recs []*prsm.Record, err error) {
 	if !j.quiet {
 		e.Events.Publish(api.EventJobProgress, info)
 	}
-	e.jobs.mu.Lock()
-	e.jobs.ended = append(e.jobs.ended, info.ID)
-	for len(e.jobs.ended) > jobKeep {
-		delete(e.jobs.byID, e.jobs.ended[0])
-		e.jobs.ended = e.jobs.ended[1:]
-	}
-	e.jobs.mu.Unlock()
+	e.jobs.retire(info.ID)
 }
 
 // errorBody is err as an answer's error body.
@@ -157,11 +146,33 @@ func (e *Engine) progress(j *job, done, conflicts int) {
 	}
 }
 
-// findJob is the job id, running or among the last ended.
-func (e *Engine) findJob(id string) (*job, error) {
-	e.jobs.mu.Lock()
-	j := e.jobs.byID[id]
-	e.jobs.mu.Unlock()
+// add registers j, running.
+func (r *jobRegistry) add(j *job) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byID == nil {
+		r.byID = map[string]*job{}
+	}
+	r.byID[j.info.ID] = j
+}
+
+// retire counts job id among the ended ones and lets the oldest past
+// jobKeep go.
+func (r *jobRegistry) retire(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = append(r.ended, id)
+	for len(r.ended) > jobKeep {
+		delete(r.byID, r.ended[0])
+		r.ended = r.ended[1:]
+	}
+}
+
+// find is the job id, running or among the last ended.
+func (r *jobRegistry) find(id string) (*job, error) {
+	r.mu.Lock()
+	j := r.byID[id]
+	r.mu.Unlock()
 	if j == nil {
 		return nil, prsm.Errorf(prsm.ErrNotFound, "job_not_found", "a job is kept a while after it ends; look at the session's changes instead",
 			"no job %q", id)
@@ -171,7 +182,7 @@ func (e *Engine) findJob(id string) (*job, error) {
 
 // Job returns the job id as it stands.
 func (e *Engine) Job(id string) (*api.Job, error) {
-	j, err := e.findJob(id)
+	j, err := e.jobs.find(id)
 	if err != nil {
 		return nil, err
 	}
