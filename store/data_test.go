@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -679,30 +678,6 @@ func TestCheckpoints(t *testing.T) {
 	}
 	if _, err := GetCheckpoint(ctx, q, "s1", "c1"); !errors.Is(err, prsm.ErrNotFound) {
 		t.Fatalf("GetCheckpoint after delete error = %v, want ErrNotFound", err)
-	}
-}
-
-func TestKV(t *testing.T) {
-	ctx := context.Background()
-	db := openTestDB(t)
-	q := db.Q()
-	if _, err := GetKV(ctx, q, "k"); !errors.Is(err, prsm.ErrNotFound) {
-		t.Fatalf("GetKV(missing) error = %v, want ErrNotFound", err)
-	}
-	for _, v := range [][]byte{[]byte("one"), {0, 1, 2}, {}} {
-		if err := PutKV(ctx, q, "k", v); err != nil {
-			t.Fatal(err)
-		}
-		got, err := GetKV(ctx, q, "k")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, v) {
-			t.Fatalf("GetKV = %q, want %q", got, v)
-		}
-	}
-	if got, want := count(t, q, "SELECT COUNT(*) FROM kv"), 1; got != want {
-		t.Fatalf("kv rows = %d, want %d", got, want)
 	}
 }
 
