@@ -50,6 +50,7 @@ func TestScripts(t *testing.T) {
 			"samefiles":       cmdSameFiles,
 			"uilogin":         cmdUILogin,
 			"waitfile":        cmdWaitFile,
+			"pty":             cmdPty,
 		},
 	})
 }
