@@ -3,16 +3,15 @@ GO ?= go
 WORKSPACE ?= $(CURDIR)
 BIN := bin/prsm
 # The lean hook binary agents run around every tool call (cmd/prsm-hook);
-# `prsm hooks install` uses it when it sits beside prsm. It is linked
-# statically (no cgo): loading libc for net's cgo resolver cost a hook
-# process a millisecond of its three.
+# `prsm hooks install` uses it when it sits beside prsm. It links no libc
+# (it does without package net), so a plain `go install` of it is static too.
 HOOKBIN := bin/prsm-hook
 
 .PHONY: build install installcheck vsix agents run demo serve test lint unit web extension fuzz bench
 
 build:
 	$(GO) build -o $(BIN) ./cmd/prsm
-	CGO_ENABLED=0 $(GO) build -o $(HOOKBIN) ./cmd/prsm-hook
+	$(GO) build -o $(HOOKBIN) ./cmd/prsm-hook
 
 # The binaries into $(PREFIX)/bin (~/.local/bin unless PREFIX=... is given).
 PREFIX ?= $(HOME)/.local

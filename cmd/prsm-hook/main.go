@@ -1,13 +1,11 @@
 // Command prsm-hook is `prsm hook AGENT` in a binary of its own: the agent
 // hook adapters (package hook) without the store, the git layer, the HTTP
-// server and net/http, so that the process an agent starts before and
-// after every tool call starts in about 2 ms instead of the 10 to 20 the
-// whole prsm binary's package initialisation and page faults cost.
-//
-// `make install` puts it beside prsm, linked statically (CGO_ENABLED=0:
-// loading libc for net's cgo resolver costs a millisecond per process),
-// and `prsm hooks install` makes the agents run it when it is there. What needs the heavy packages is
-// rare, and done by the prsm binary beside it: finding the workspace of
+// server, net/http or package net, so that the process an agent starts
+// before and after every tool call starts in a fraction of the time the
+// whole prsm binary's package initialisation and page faults cost
+// (docs/performance.md). It links no libc, so a plain `go install` of it
+// is as static as `make install`'s. What needs the heavy packages is rare,
+// and done by the prsm binary beside it: finding the workspace of
 // $PRSM_SESSION_ID (`prsm hook locate DIR`) and starting a server
 // (`prsm serve --detach`).
 package main
