@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/hook"
 )
 
@@ -30,6 +31,7 @@ func main() {
 }
 
 const usage = `usage: prsm-hook AGENT < EVENT.json
+       prsm-hook --version
 
 The agent hook adapter prsm's hooks run (see prsm hooks install AGENT):
 it reads one hook event (JSON) on stdin and tells the session's server,
@@ -41,8 +43,12 @@ as prsm hook AGENT does. AGENT is one of: %s.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	agents := strings.Join(hook.Agents(), ", ")
 	for _, arg := range args {
-		if arg == "-h" || arg == "--help" {
+		switch arg {
+		case "-h", "--help":
 			fmt.Fprintf(stdout, usage, agents)
+			return 0
+		case "--version":
+			fmt.Fprintf(stdout, "prsm-hook version %s\n", prsm.Version)
 			return 0
 		}
 	}

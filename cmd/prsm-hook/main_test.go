@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"debug/elf"
 	"encoding/json"
 	"os"
@@ -237,5 +238,17 @@ func TestLeanHookRecords(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(ws, f)); err != nil || string(b) != f[:1]+"\n" {
 			t.Errorf("workspace %s: %q %v", f, b, err)
 		}
+	}
+}
+
+// prsm-hook --version says its version, not "unknown agent" (issue 44,
+// item 14).
+func TestVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--version"}, strings.NewReader(""), &out, &errb); code != 0 || errb.Len() > 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "prsm-hook version ") {
+		t.Fatalf("stdout = %q, want prsm-hook version ...", out.String())
 	}
 }

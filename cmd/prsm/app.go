@@ -160,8 +160,21 @@ func (a *app) rootCmd() *cobra.Command {
 		return usagef("see `"+c.CommandPath()+" --help`", "%v", err)
 	})
 	root.AddCommand(a.serveCmd(), a.runCmd(), a.gcCmd(), a.stopCmd(), a.statusCmd(), a.sessionCmd(), a.changesCmd(),
-		a.checkpointCmd(), a.rewindCmd(), a.rollbackCmd(), a.hookCmd(), a.hooksCmd(), a.uiCmd(), a.demoCmd())
+		a.checkpointCmd(), a.rewindCmd(), a.rollbackCmd(), a.hookCmd(), a.hooksCmd(), a.uiCmd(), a.demoCmd(), a.versionCmd())
 	return root
+}
+
+// versionCmd is `prsm version`, which says what `prsm --version` does.
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print prsm's version",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintf(a.stdio.Out, "prsm version %s\n", prsm.Version)
+			return nil
+		},
+	}
 }
 
 // exactArgs is cobra.ExactArgs as a usage error.
