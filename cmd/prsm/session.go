@@ -172,12 +172,18 @@ terminal).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, target *prsm.Session) (*prsm.Session, error) {
 				if discard && target.PendingCount > 0 {
-					ok, err := a.confirmBulk(ctx, cl, target, "discard", "", "", yes)
-					if err != nil {
-						return nil, err
-					}
-					if !ok { // none left pending meanwhile
-						return cl.EndSession(ctx, target.ID, discard)
+					if target.PendingCount > bulkListMax {
+						if err := a.askByCount(target, "discard", yes); err != nil {
+							return nil, err
+						}
+					} else {
+						ok, err := a.confirmBulk(ctx, cl, target, "discard", "", "", yes)
+						if err != nil {
+							return nil, err
+						}
+						if !ok { // none left pending meanwhile
+							return cl.EndSession(ctx, target.ID, discard)
+						}
 					}
 					// Rejects first, maybe many: a job with a progress bar.
 					return a.discardJob(ctx, cl, target)
