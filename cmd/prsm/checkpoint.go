@@ -61,7 +61,7 @@ func (a *app) checkpointCreateCmd(sessionID *string) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&req.Name, "name", "", "the checkpoint's name")
-	c.Flags().StringVar(&req.Annotation, "note", "", "an annotation (searchable with `prsm checkpoint list --grep`)")
+	c.Flags().StringVar(&req.Annotation, "note", "", "an annotation, searchable with prsm checkpoint list --grep")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }
