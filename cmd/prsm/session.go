@@ -18,7 +18,7 @@ func (a *app) sessionCmd() *cobra.Command {
 		Short: "Start, list, show and end agent sessions",
 		Args:  exactArgs(0, "a subcommand: start, list, show or end"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("see `prsm session --help`", "prsm session needs a subcommand: start, list, show or end")
+			return cmd.Help() // with no subcommand: what they are
 		},
 	}
 	c.AddCommand(a.sessionStartCmd(), a.sessionListCmd(), a.sessionShowCmd(), a.sessionEndCmd())
