@@ -161,6 +161,16 @@ func (a *app) rootCmd() *cobra.Command {
 	})
 	root.AddCommand(a.serveCmd(), a.runCmd(), a.gcCmd(), a.stopCmd(), a.statusCmd(), a.sessionCmd(), a.changesCmd(),
 		a.checkpointCmd(), a.rewindCmd(), a.rollbackCmd(), a.hookCmd(), a.hooksCmd(), a.uiCmd(), a.demoCmd(), a.versionCmd())
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "demo", "hook", "completion", "version":
+			// --workspace means nothing to these: their help leaves it
+			// out (demo refuses it; it makes its own repository).
+			c.PersistentFlags().StringVar(&a.workspace, "workspace", "", "")
+			c.PersistentFlags().MarkHidden("workspace")
+		}
+	}
 	return root
 }
 

@@ -25,3 +25,24 @@ func TestFlagHelpHasNoBackticks(t *testing.T) {
 	}
 	walk((&app{}).rootCmd())
 }
+
+// --workspace is offered only where it means something: not by demo (which
+// makes its own repository), hook, completion or version (issue 44, item
+// 15); status still has it.
+func TestWorkspaceFlagWhereItMeans(t *testing.T) {
+	root := (&app{}).rootCmd()
+	for _, path := range [][]string{{"demo"}, {"hook"}, {"completion"}, {"completion", "bash"}, {"version"}, {"status"}} {
+		c, _, err := root.Find(path)
+		if err != nil {
+			t.Fatalf("%v: %v", path, err)
+		}
+		f := c.Flags().Lookup("workspace")
+		if f == nil {
+			f = c.InheritedFlags().Lookup("workspace")
+		}
+		shown := f != nil && !f.Hidden
+		if want := path[0] == "status"; shown != want {
+			t.Errorf("prsm %s: --workspace in its help = %v, want %v", strings.Join(path, " "), shown, want)
+		}
+	}
+}
