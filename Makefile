@@ -43,8 +43,10 @@ serve: build
 test: lint unit agents fuzz installcheck web extension
 
 # The real agents' CLIs (npm, pinned, cached under ~/.cache/prsm-agents)
-# against a scripted fake model, inside prsm sessions.
+# against a scripted fake model, inside prsm sessions. On Linux, Claude
+# Code's sandbox needs bubblewrap and socat (Debian's, when missing).
 agents:
+	cmd/prsm/agents-deps.sh
 	PRSM_REAL_AGENTS=1 $(GO) test -count=1 -timeout 20m -run '^TestRealAgent' ./cmd/prsm
 
 # The README's install line, as a user runs it, into a scratch PREFIX.
