@@ -21,6 +21,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/sync"
@@ -171,6 +172,7 @@ const nSessions = 4
 
 func newHarness(t *testing.T) *harness {
 	testgit.Env(t)
+	testenv.StopsItsServers(t)
 	ws := testgit.Init(t, "ws")
 	h := &harness{t: t, ws: ws, versions: map[string]map[string]bool{}, absentOK: map[string]bool{}}
 	for i := 0; i < nSessions; i++ {
