@@ -1,0 +1,5 @@
+//go:build !race
+
+package memtest
+
+const race = false
