@@ -104,6 +104,7 @@ func GetBlobs(ctx context.Context, q Querier, hashes []string) (map[string][]byt
 		return nil, fmt.Errorf("get blobs: %w", mapErr(err))
 	}
 	defer rows.Close()
+	big := map[string]int64{} // contents stored in chunks, read after
 	for rows.Next() {
 		var (
 			hash, enc string
@@ -113,6 +114,10 @@ func GetBlobs(ctx context.Context, q Querier, hashes []string) (map[string][]byt
 		if err := rows.Scan(&hash, &enc, &size, &stored); err != nil {
 			return nil, fmt.Errorf("get blobs: %w", mapErr(err))
 		}
+		if chunked(size, stored) {
+			big[hash] = size
+			continue
+		}
 		data, err := decodeBlob(hash, enc, size, stored)
 		if err != nil {
 			return nil, err
@@ -121,6 +126,14 @@ func GetBlobs(ctx context.Context, q Querier, hashes []string) (map[string][]byt
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("get blobs: %w", mapErr(err))
+	}
+	rows.Close()
+	for hash, size := range big {
+		data, err := getChunks(ctx, q, hash, size)
+		if err != nil {
+			return nil, err
+		}
+		out[hash] = data
 	}
 	for _, h := range hashes {
 		if _, ok := out[h]; !ok {

@@ -89,7 +89,8 @@ func deleteUnreferencedBlobs(ctx context.Context, q Querier) (int, int64, error)
 		}
 	}
 	rows.Close()
-	all, err := q.QueryContext(ctx, "SELECT hash, length(data) FROM blobs")
+	all, err := q.QueryContext(ctx, `SELECT hash, length(data) + (SELECT COALESCE(SUM(length(c.data)), 0) FROM blob_chunks c WHERE c.hash = b.hash)
+		FROM blobs b`)
 	if err != nil {
 		return 0, 0, fmt.Errorf("gc blobs: %w", mapErr(err))
 	}
