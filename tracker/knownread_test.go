@@ -35,3 +35,23 @@ func TestKnownReadBoundedInBytes(t *testing.T) {
 		t.Errorf("%d versions, %d bytes after a huge one", len(s.knownRead), s.knownBytes)
 	}
 }
+
+// A record's Learn of a file too large to keep drops the version kept
+// for the file's state before: stale now, it held a 99 MiB file's old
+// content while the server sat idle.
+func TestLearnDropsStaleKnownRead(t *testing.T) {
+	var s Session
+	old := sync.Version{Present: true, Mode: 0o100644, Content: make([]byte, 2*maxLearnedContent)}
+	s.Known = map[string]store.FileState{"big": StateOf(old)}
+	s.keepRead("small", knownVersion{known: true, v: sync.Version{Present: true, Content: []byte("x")}})
+	if v, err := s.KnownVersion("big", func(string) ([]byte, error) { return old.Content, nil }); err != nil || len(v.Content) != len(old.Content) {
+		t.Fatalf("KnownVersion: %d bytes, %v", len(v.Content), err)
+	}
+	if _, ok := s.knownRead["big"]; !ok {
+		t.Fatal("the version read is not kept for the next look")
+	}
+	s.Learn("big", sync.Version{Present: true, Mode: 0o100644, Content: make([]byte, 2*maxLearnedContent+1)})
+	if _, ok := s.knownRead["big"]; ok || s.knownBytes != 1 || len(s.knownRead) != 1 {
+		t.Errorf("after Learn: %d versions, %d bytes kept; want only the small one", len(s.knownRead), s.knownBytes)
+	}
+}

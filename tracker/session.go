@@ -133,8 +133,8 @@ type knownVersion struct {
 }
 
 // maxKnownBytes bounds the content knownRead keeps (beyond one version
-// larger than it): versions of large files, kept for the next look, held
-// that much memory each.
+// larger than it, until a record makes it stale: Learn): versions of
+// large files, kept for the next look, held that much memory each.
 const maxKnownBytes = 64 << 20
 
 // maxKnownRead bounds the versions kept in knownRead.
@@ -249,6 +249,14 @@ func (s *Session) keepRead(rel string, kv knownVersion) {
 	}
 	s.knownRead[rel] = kv
 	s.knownBytes += n
+}
+
+// forgetRead drops the version knownRead keeps for rel.
+func (s *Session) forgetRead(rel string) {
+	if old, ok := s.knownRead[rel]; ok {
+		s.knownBytes -= int64(len(old.v.Content))
+		delete(s.knownRead, rel)
+	}
 }
 
 func (s *Session) readKnown(rel string, st store.FileState, known bool, blobs BlobReader) (sync.Version, error) {
@@ -1039,5 +1047,7 @@ func (s *Session) Learn(rel string, v sync.Version) {
 	// tool call on rel, would otherwise read it back from the store.
 	if len(v.Content) <= maxLearnedContent {
 		s.keepRead(rel, knownVersion{known: true, st: st, v: v})
+	} else {
+		s.forgetRead(rel) // the version kept before: stale now
 	}
 }
