@@ -90,15 +90,10 @@ func IsStub(content []byte) bool {
 	return ok
 }
 
-// Is reports whether content of this size must stand as a stub: larger
-// than the limit, or content that starts like a stub (a file that forges
-// one is taken for what it is, a file prsm keeps no copy of, and never
-// for the content a stub names).
-func Is(size int64, head []byte) bool {
-	return size > Limit() || bytes.HasPrefix(head, []byte(magic))
-}
-
-// HasMagic reports whether head starts like a stub.
+// HasMagic reports whether head starts like a stub: content that must
+// stand as a stub whatever its size (a file that forges one is taken for
+// what it is, a file prsm keeps no copy of, and never for the content a
+// stub names).
 func HasMagic(head []byte) bool { return bytes.HasPrefix(head, []byte(magic)) }
 
 // blockSize is the unit the content hash is taken in: a block of zeros
