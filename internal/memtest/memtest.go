@@ -35,7 +35,7 @@ func Allocated(fn func()) uint64 {
 // the kernel offers no such mark (not Linux, or clear_refs refused), and
 // under the race detector, whose own memory grows with the program's.
 func Resident(fn func()) (rise int64, ok bool) {
-	if race {
+	if Race {
 		fn()
 		return 0, false
 	}

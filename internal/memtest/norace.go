@@ -2,4 +2,5 @@
 
 package memtest
 
-const race = false
+// Race reports whether the race detector is on.
+const Race = false

@@ -2,6 +2,6 @@
 
 package memtest
 
-// race: the race detector's shadow memory grows with every allocation,
-// so Resident measures nothing meaningful under it.
-const race = true
+// Race: the race detector's shadow memory grows with every allocation,
+// so a measure of memory means nothing under it (Resident reports none).
+const Race = true
