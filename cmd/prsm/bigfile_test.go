@@ -9,12 +9,22 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/prsm-dev/prsm/api"
 )
 
 // peakRSS is the peak resident size of process pid (VmHWM), in bytes.
 func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	return procSize(t, pid, "VmHWM:")
+}
+
+// residentRSS is the resident size of process pid now (VmRSS), in bytes.
+func residentRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	return procSize(t, pid, "VmRSS:")
+}
+
+// procSize is a size field of process pid's /proc status, in bytes.
+func procSize(t *testing.T, pid int, field string) int64 {
 	t.Helper()
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
@@ -23,15 +33,15 @@ func peakRSS(t *testing.T, pid int) int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			if err != nil {
-				t.Fatalf("VmHWM %q: %v", rest, err)
+				t.Fatalf("%s %q: %v", field, rest, err)
 			}
 			return kb << 10
 		}
 	}
-	t.Fatal("no VmHWM in /proc status")
+	t.Fatalf("no %s in /proc status", field)
 	return 0
 }
 
@@ -50,13 +60,8 @@ func TestBigSparseFileThroughServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 3 GiB sparse file")
 	}
-	h := newHarness(t)
-	h.start()
+	h, s := serverSession(t, "big")
 	ctx := context.Background()
-	s, err := h.client().StartSession(ctx, api.StartRequest{Name: "big"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const size = 3 << 30
 	recs := h.bash(s, "t1", "truncate -s 3G sparse.bin && printf end >> sparse.bin")
 	if len(recs.Records) != 1 {
