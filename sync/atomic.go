@@ -138,7 +138,39 @@ func stageFile(d *os.Root, path string, data []byte, mode os.FileMode) (_ string
 
 // stage is stageFile; writeback starts the staged file's writeback (a
 // bulk write, synced whole after, does without: a system call a file).
+// Data that is a big file's stub is copied, sparse, from where its content
+// was seen, never read whole.
 func stage(d *os.Root, path string, data []byte, mode os.FileMode, writeback bool) (_ string, open *os.File, err error) {
+	big, isBig := bigfile.Parse(data)
+	tmp, f, err := stageWith(d, path, mode, func(f *os.File) error {
+		if err := fault("write", path); err != nil {
+			f.Write(data[:len(data)/2])
+			return err
+		}
+		if isBig {
+			return bigfile.Write(f, big)
+		}
+		return bigfile.WriteSparse(f, data)
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if isBig {
+		if st, err := f.Stat(); err == nil {
+			bigfile.Remember(path, st, big.ID)
+		}
+	}
+	if writeback {
+		startWriteback(f)
+	}
+	return tmp, f, nil
+}
+
+// stageWith is the one way prsm stages a file: a new temporary file in d
+// (the open parent of path) that write fills, with mode's permission bits
+// exactly; it returns its name and the file, open and not yet synced
+// (syncStaged). On failure nothing is left behind.
+func stageWith(d *os.Root, path string, mode os.FileMode, write func(*os.File) error) (_ string, open *os.File, err error) {
 	if err := fault("create", path); err != nil {
 		return "", nil, fmt.Errorf("create temp file for %s: %w", path, err)
 	}
@@ -160,34 +192,45 @@ func stage(d *os.Root, path string, data []byte, mode os.FileMode, writeback boo
 			d.Remove(tmp)
 		}
 	}()
-	if err := fault("write", path); err != nil {
-		f.Write(data[:len(data)/2])
-		return "", nil, fmt.Errorf("write %s: %w", tmp, err)
-	}
-	big, isBig := bigfile.Parse(data)
-	if isBig {
-		// A file over the size limit: copied, sparse, from where its
-		// content was seen, never read whole.
-		if err := bigfile.Write(f, big); err != nil {
-			return "", nil, fmt.Errorf("write %s: %w", path, err)
-		}
-	} else if err := bigfile.WriteSparse(f, data); err != nil {
-		return "", nil, fmt.Errorf("write %s: %w", tmp, err)
+	if err := write(f); err != nil {
+		return "", nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	// Chmod on the open file rather than relying on the create mode, which
 	// the umask would trim.
 	if err := f.Chmod(mode.Perm()); err != nil {
 		return "", nil, fmt.Errorf("chmod %s: %w", tmp, err)
 	}
-	if isBig {
-		if st, err := f.Stat(); err == nil {
-			bigfile.Remember(path, st, big.ID)
-		}
-	}
-	if writeback {
-		startWriteback(f)
-	}
 	return tmp, f, nil
+}
+
+// WriteFileFrom replaces path with what write puts into a new file, with
+// mode's permission bits exactly, as WriteFileAtomic does with bytes: a
+// temporary file in path's directory, synced, renamed over path, and the
+// directory synced. Its content is taken as it is (a big file's stub is
+// not followed). Prsm's own files (server.json, an agent's hook
+// settings) and a worktree's files git wrote are written through it.
+func WriteFileFrom(path string, mode os.FileMode, write func(*os.File) error) error {
+	d, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("open parent of %s: %w", path, err)
+	}
+	defer d.Close()
+	tmp, f, err := stageWith(d, path, mode, write)
+	if err != nil {
+		return err
+	}
+	err = syncStaged(f, path)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", tmp, cerr)
+	}
+	if err != nil {
+		d.Remove(tmp)
+		return err
+	}
+	if err := placeStaged(d, tmp, path); err != nil {
+		return err
+	}
+	return syncRoot(d)
 }
 
 // syncStaged syncs the content of a staged file, of path, to the disk.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // Files stored as they are. A `.gitattributes` conversion can fail on a
@@ -480,34 +481,10 @@ func (r *Repo) placeNamed(dir, commit, key string, place func(p string, f File, 
 
 // replaceFile puts a new file with content and perm at p, by a rename.
 func replaceFile(p string, content []byte, perm fs.FileMode) error {
-	return replaceWith(p, perm, func(f *os.File) error {
+	return sync.WriteFileFrom(p, perm, func(f *os.File) error {
 		_, err := f.Write(content)
 		return err
 	})
-}
-
-// replaceWith puts a new file that write fills, with perm, at p, by a
-// rename: never written through what stands there.
-func replaceWith(p string, perm fs.FileMode, write func(*os.File) error) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".prsm-tmp-asis-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, perm)
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 // commitMessage returns the message of commit.

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/prsm-dev/prsm/internal/bigfile"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // Big files in a snapshot. A file over the size limit (bigfile) that git
@@ -140,6 +141,6 @@ func (r *Repo) PlaceBig(dir, commit string) ([]string, error) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return false, err
 		}
-		return true, replaceWith(p, perm, func(f *os.File) error { return bigfile.Write(f, in) })
+		return true, sync.WriteFileFrom(p, perm, func(f *os.File) error { return bigfile.Write(f, in) })
 	})
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // DotGitRepair says what RepairDotGit put right.
@@ -65,7 +67,10 @@ func (r *Repo) RepairDotGit(path, quarantine string) (*DotGitRepair, error) {
 	dotgit := filepath.Join(l.WorkTree, ".git")
 	checkEntry := func() error {
 		if g, ok := entryGitdir(l.GitDir); !ok || g != dotgit {
-			if err := writeFileAtomic(filepath.Join(l.GitDir, "gitdir"), []byte(dotgit+"\n")); err != nil {
+			if err := sync.WriteFileFrom(filepath.Join(l.GitDir, "gitdir"), 0o644, func(f *os.File) error {
+				_, err := f.WriteString(dotgit + "\n")
+				return err
+			}); err != nil {
 				return fmt.Errorf("repair git's entry for %s: %w", l.WorkTree, err)
 			}
 			rep.Entry = true
@@ -201,23 +206,4 @@ func keep(p, quarantine, prefix string) (string, error) {
 		return "", fmt.Errorf("quarantine %s: %w", p, err)
 	}
 	return dst, nil
-}
-
-// writeFileAtomic replaces p with data through a temporary file in its
-// directory.
-func writeFileAtomic(p string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".prsm-tmp-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	if err := errors.Join(werr, f.Close()); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }
