@@ -177,7 +177,7 @@ func Decode(method, path string, status int, header interface{ Get(string) strin
 		e := &Error{Status: status}
 		var body api.ErrorBody
 		if json.Unmarshal(data, &body) == nil {
-			e.Code, e.Msg, e.Hint = body.Code, body.Error, body.Hint
+			e.Code, e.Msg, e.Hint = string(body.Code), body.Error, body.Hint
 		}
 		if e.Msg == "" {
 			e.Msg = fmt.Sprintf("%s %s: status %d", method, path, status)
