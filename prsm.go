@@ -238,6 +238,28 @@ func CallOf(toolCallID string) string {
 	return toolCallID[:i]
 }
 
+// ChangesPrefixed are the changes among recs whose id starts with prefix,
+// as a user names a change by a prefix of its id: the ids of tool calls
+// first (a call stands for all of its records), then those of records
+// whose call did not match; each once, in the order of recs.
+func ChangesPrefixed(recs []*Record, prefix string) []string {
+	var matches []string
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if strings.HasPrefix(r.ToolCallID, prefix) && !seen[r.ToolCallID] {
+			seen[r.ToolCallID] = true
+			matches = append(matches, r.ToolCallID)
+		}
+	}
+	for _, r := range recs {
+		if strings.HasPrefix(r.ID, prefix) && !seen[r.ToolCallID] && !seen[r.ID] {
+			seen[r.ID] = true
+			matches = append(matches, r.ID)
+		}
+	}
+	return matches
+}
+
 // MaxToolCallID is the longest tool call id, in bytes.
 const MaxToolCallID = 128
 

@@ -172,7 +172,7 @@ var Codes = []CodeInfo{
 	{CodeSessionEnded, http.StatusConflict, "The session has ended (a hook token of an ended session gets 401)."},
 	{CodeSessionNotFound, http.StatusNotFound, "No session has that id or id prefix."},
 	{CodeSeveralRecords, http.StatusBadRequest, "The tool call changed several files; name one record."},
-	{CodeSeveralSessions, http.StatusBadRequest, "Several active sessions could own the change; name the session."},
+	{CodeSeveralSessions, http.StatusBadRequest, "No single active session has the change named (several sessions are active); name its session."},
 	{CodeSyncFailed, http.StatusInternalServerError, "The change is recorded but could not be applied to the workspace; accept it to try again."},
 	{CodeTokenRequired, http.StatusForbidden, "Only the server's token may do this."},
 	{CodeTooLarge, http.StatusRequestEntityTooLarge, "The request body is over the limit (a content too large to keep gets 404)."},

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -228,9 +229,37 @@ func (s *Server) router() *echo.Echo {
 		middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
 
 	for id, h := range s.handlers() {
-		e.Add(id.Method(), id.Pattern(), h)
+		var mw []echo.MiddlewareFunc
+		if slices.Contains(api.Routes[id].Params(), "record") {
+			mw = append(mw, s.resolveChange)
+		}
+		e.Add(id.Method(), id.Pattern(), h, mw...)
 	}
 	return e
+}
+
+// resolveChange resolves the session and the change a route with a
+// :record names (engine.ResolveChange: prefixes, and api.AnySession), and
+// hands the handler their full ids: every client sends what its user
+// typed, in one request.
+func (s *Server) resolveChange(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sess, id, err := s.eng.ResolveChange(c.Request().Context(), c.Param("id"), c.Param("record"))
+		if err != nil {
+			return err
+		}
+		names, vals := c.ParamNames(), c.ParamValues()
+		for i, n := range names {
+			switch n {
+			case "id":
+				vals[i] = sess.ID
+			case "record":
+				vals[i] = id
+			}
+		}
+		c.SetParamValues(vals...)
+		return next(c)
+	}
 }
 
 // handlers are the server's handlers, by the route (api.Routes) each

@@ -68,7 +68,7 @@ export type ErrorCode =
   | 'session_ended' // 409: The session has ended (a hook token of an ended session gets 401).
   | 'session_not_found' // 404: No session has that id or id prefix.
   | 'several_records' // 400: The tool call changed several files; name one record.
-  | 'several_sessions' // 400: Several active sessions could own the change; name the session.
+  | 'several_sessions' // 400: No single active session has the change named (several sessions are active); name its session.
   | 'sync_failed' // 500: The change is recorded but could not be applied to the workspace; accept it to try again.
   | 'token_required' // 403: Only the server's token may do this.
   | 'too_large' // 413: The request body is over the limit (a content too large to keep gets 404).
