@@ -356,11 +356,14 @@ func isPublicUI(c echo.Context) bool {
 	return false
 }
 
+// assetsPrefix starts the path of every asset of the page.
+var assetsPrefix = strings.TrimSuffix(api.RouteUIAsset.Pattern(), ":name")
+
 // isPageRequest is a browser asking for the page itself (not the API): a
 // refusal is then a readable HTML page rather than JSON.
 func isPageRequest(c echo.Context) bool {
 	p := c.Path()
-	return c.Request().Method == http.MethodGet && (p == "/" || p == "/login" || strings.HasPrefix(p, "/assets/"))
+	return c.Request().Method == http.MethodGet && (p == api.RouteUIIndex.Path() || p == api.RouteUILogin.Path() || strings.HasPrefix(p, assetsPrefix))
 }
 
 // cookieAuth authenticates a request that carries no token by the review
@@ -416,14 +419,14 @@ func (s *Server) uiMintCode(c echo.Context) error {
 	)
 	if req.LoginFile {
 		var err error
-		if code, file, exp, err = s.ui.mintFileCode("http://" + s.Addr() + "/login"); err != nil {
+		if code, file, exp, err = s.ui.mintFileCode("http://" + s.Addr() + api.RouteUILogin.Path()); err != nil {
 			return err
 		}
 	} else {
 		code, exp = s.ui.mintCode()
 	}
 	return c.JSON(http.StatusCreated, api.LoginCode{
-		Code: code, URL: "http://" + s.Addr() + "/login?code=" + code, ExpiresAt: exp.UTC(), LoginFile: file,
+		Code: code, URL: "http://" + s.Addr() + api.RouteUILogin.Path() + "?code=" + code, ExpiresAt: exp.UTC(), LoginFile: file,
 	})
 }
 

@@ -520,7 +520,7 @@ export class EventStream {
         if ((res.statusCode ?? 0) >= 400) {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => this.finish(errorOf('GET', '/events', { status: res.statusCode ?? 0, body: Buffer.concat(chunks) })));
+          res.on('end', () => this.finish(errorOf('GET', paths.events(), { status: res.statusCode ?? 0, body: Buffer.concat(chunks) })));
           return;
         }
         res.setEncoding('utf8');
@@ -537,10 +537,10 @@ export class EventStream {
           parser.push(c);
         });
         res.on('end', () => this.finish(new PrsmApiError('event stream ended', 0, 'stream_ended')));
-        res.on('error', (err) => this.finish(transportError('GET', '/events', err)));
+        res.on('error', (err) => this.finish(transportError('GET', paths.events(), err)));
       },
     );
-    this.req.on('error', (err) => this.finish(transportError('GET', '/events', err)));
+    this.req.on('error', (err) => this.finish(transportError('GET', paths.events(), err)));
   }
 
   private touch(): void {

@@ -231,3 +231,36 @@ func TestEveryWireTypeGenerated(t *testing.T) {
 		}
 	}
 }
+
+// clients are the TypeScript modules that talk to the server.
+var clients = []string{"extension/src", "web/src"}
+
+// handPath is a string that starts with a path of the API, in quotes or
+// backquotes.
+var handPath = regexp.MustCompile("['\"`]/(sessions|file-changes|jobs|hooks|healthz|status|events|gc|shutdown|ui|login|assets)\\b")
+
+// The clients build every path with the generated paths: none writes one
+// by hand.
+func TestClientsUseGeneratedPaths(t *testing.T) {
+	r := root(t)
+	for _, dir := range clients {
+		files, err := filepath.Glob(filepath.Join(r, dir, "*.ts*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if rel, _ := filepath.Rel(r, f); filepath.ToSlash(rel) == output {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				if m := handPath.FindString(line); m != "" {
+					t.Errorf("%s:%d: %s... written by hand: use paths (api.gen.ts)", f, i+1, m)
+				}
+			}
+		}
+	}
+}

@@ -224,7 +224,7 @@ func LiveServer(ctx context.Context, dir string) (*api.Info, bool) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, liveTimeout)
 	defer cancel()
-	if err := New(info).Do(ctx, "GET", "/status", nil, nil); err != nil {
+	if err := New(info).Do(ctx, api.RouteStatus.Method(), api.RouteStatus.Path(), nil, nil); err != nil {
 		return nil, false
 	}
 	return info, true
