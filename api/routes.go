@@ -66,10 +66,12 @@ const (
 	numRoutes
 )
 
-// AnySession, as the session of a route with a :record parameter, names
-// the one active session that has that change: the server finds it, so
-// that a client that knows only a change's id (or a prefix of it) needs
-// one request. Session ids are hex, so it names no session.
+// AnySession, as the session of a route with a :record or a :cid
+// parameter, names the one active session that has that change or that
+// checkpoint: the server finds it, so that a client that knows only a
+// change's or a checkpoint's id (or a prefix, or a checkpoint's name)
+// needs no lookup of its own. Session ids are hex, so it names no
+// session.
 const AnySession = "-"
 
 // Route is what a RouteID stands for: a method and a path pattern, whose
@@ -77,7 +79,7 @@ const AnySession = "-"
 // name, the TypeScript name of its path builder.
 //
 // The parameters: id is a session's id (or a unique prefix of one; with a
-// record, AnySession too), call a tool call's id, record a change's id (a
+// record or a cid, AnySession too), call a tool call's id, record a change's id (a
 // record's, or a tool call's for all of its records; a unique prefix of
 // either will do: the server resolves it), cid a
 // checkpoint's id, prefix or name, other another checkpoint, n a hunk's

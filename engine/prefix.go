@@ -12,8 +12,9 @@ import (
 )
 
 // AnySession, in place of a session's id, names the one active session
-// that has the change a request names: what a client that knows only the
-// change's id sends (api.AnySession).
+// that has the change or the checkpoint a request names: what a client
+// that knows only the change's or the checkpoint's id sends
+// (api.AnySession).
 const AnySession = api.AnySession
 
 // ResolveChange finds the session and the change that sessionArg and arg
@@ -27,53 +28,81 @@ const AnySession = api.AnySession
 // no_active_session, and several that could own the change (or none) is
 // several_sessions.
 func (e *Engine) ResolveChange(ctx context.Context, sessionArg, arg string) (*prsm.Session, string, error) {
-	if sessionArg != AnySession {
-		s, err := e.Session(ctx, sessionArg)
+	sessionID := sessionArg
+	if sessionArg == AnySession {
+		owner, err := activeOwner(ctx, e.DB.Q(), func(s *prsm.Session) (bool, error) {
+			_, found, err := changeID(ctx, e.DB.Q(), s.ID, arg)
+			if isAmbiguous(err) {
+				return false, nil
+			}
+			return found, err
+		})
 		if err != nil {
 			return nil, "", err
 		}
-		id, _, err := e.changeID(ctx, s, arg)
-		return s, id, err
+		sessionID = owner.ID
 	}
-	list, err := store.ListSessions(ctx, e.DB.Q(), prsm.SessionActive)
+	s, err := e.Session(ctx, sessionID)
 	if err != nil {
 		return nil, "", err
 	}
-	if len(list) == 0 {
-		return nil, "", prsm.Errorf(prsm.ErrNotFound, string(api.CodeNoActiveSession),
-			"start one with `prsm session start`, or name an ended one with --session ID", "no active session")
-	}
-	if len(list) == 1 {
-		s, err := e.Session(ctx, list[0].ID)
+	id, _, err := changeID(ctx, e.DB.Q(), s.ID, arg)
+	return s, id, err
+}
+
+// ResolveCheckpoint is Checkpoint (an id, a unique prefix or a name) for
+// a client that may not know the session: with AnySession, of the one
+// active session that has such a checkpoint, as ResolveChange finds it.
+func (e *Engine) ResolveCheckpoint(ctx context.Context, sessionArg, arg string) (*prsm.Session, *prsm.Checkpoint, error) {
+	sessionID := sessionArg
+	if sessionArg == AnySession {
+		owner, err := activeOwner(ctx, e.DB.Q(), func(s *prsm.Session) (bool, error) {
+			_, _, err := e.Checkpoint(ctx, s.ID, arg)
+			return err == nil, nil
+		})
 		if err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
-		id, _, err := e.changeID(ctx, s, arg)
-		return s, id, err
+		sessionID = owner.ID
 	}
-	var owner *prsm.Session
-	var ownerID string
-	owners := 0
+	return e.Checkpoint(ctx, sessionID, arg)
+}
+
+// activeOwner is the one active session a request that names no session
+// means: the only one, or, of several, the only one that has (has says)
+// what the request names. No active session is no_active_session, and
+// several that all have it, or none, several_sessions.
+func activeOwner(ctx context.Context, q store.Querier, has func(*prsm.Session) (bool, error)) (*prsm.Session, error) {
+	list, err := store.ListSessions(ctx, q, prsm.SessionActive)
+	if err != nil {
+		return nil, err
+	}
+	switch len(list) {
+	case 0:
+		return nil, prsm.Errorf(prsm.ErrNotFound, string(api.CodeNoActiveSession),
+			"start one with `prsm session start`, or name an ended one with --session ID", "no active session")
+	case 1:
+		return list[0], nil
+	}
+	var owners []*prsm.Session
 	for _, s := range list {
-		id, found, err := e.changeID(ctx, s, arg)
-		if err != nil && !isAmbiguous(err) {
-			return nil, "", err
+		ok, err := has(s)
+		if err != nil {
+			return nil, err
 		}
-		if err == nil && found {
-			owners++
-			owner, ownerID = s, id
+		if ok {
+			owners = append(owners, s)
 		}
 	}
-	if owners == 1 {
-		s, err := e.Session(ctx, owner.ID)
-		return s, ownerID, err
+	if len(owners) == 1 {
+		return owners[0], nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d sessions are active; say which with --session ID:", len(list))
 	for _, s := range list {
 		fmt.Fprintf(&b, "\n  %s  %s", s.ID, s.Name)
 	}
-	return nil, "", prsm.Errorf(prsm.ErrInvalid, string(api.CodeSeveralSessions), "pass --session ID (a unique prefix will do)", "%s", b.String())
+	return nil, prsm.Errorf(prsm.ErrInvalid, string(api.CodeSeveralSessions), "pass --session ID (a unique prefix will do)", "%s", b.String())
 }
 
 // isAmbiguous says whether err is an ambiguous prefix's.
@@ -82,19 +111,19 @@ func isAmbiguous(err error) bool {
 	return errors.As(err, &pe) && pe.Code == api.CodeAmbiguousID
 }
 
-// changeID is the change of session s that arg names (see ResolveChange),
+// changeID is the change of session sessionID that arg names (see ResolveChange),
 // and whether s has it: exact ids are looked up first, with one query
 // each; only a prefix reads the session's records.
-func (e *Engine) changeID(ctx context.Context, s *prsm.Session, arg string) (string, bool, error) {
+func changeID(ctx context.Context, q store.Querier, sessionID, arg string) (string, bool, error) {
 	if arg == "" {
 		return arg, false, nil
 	}
-	if _, err := store.GetRecord(ctx, e.DB.Q(), s.ID, arg); err == nil {
+	if _, err := store.GetRecord(ctx, q, sessionID, arg); err == nil {
 		return arg, true, nil
 	} else if !errors.Is(err, prsm.ErrNotFound) {
 		return "", false, err
 	}
-	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: arg})
+	recs, err := store.ListRecords(ctx, q, store.RecordFilter{SessionID: sessionID, ToolCallID: arg})
 	if err != nil {
 		return "", false, err
 	}
@@ -103,7 +132,7 @@ func (e *Engine) changeID(ctx context.Context, s *prsm.Session, arg string) (str
 			return arg, true, nil
 		}
 	}
-	recs, err = store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	recs, err = store.ListRecords(ctx, q, store.RecordFilter{SessionID: sessionID})
 	if err != nil {
 		return "", false, err
 	}

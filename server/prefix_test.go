@@ -60,3 +60,30 @@ func TestChangePrefixes(t *testing.T) {
 		t.Fatalf("reject by prefix: %d %s", status, body)
 	}
 }
+
+// A checkpoint's routes take api.AnySession too: the one active session
+// with a checkpoint of that id, prefix or name.
+func TestCheckpointAnySession(t *testing.T) {
+	ts := start(t, server.Config{})
+	s1 := ts.session(t, `{"name":"one"}`)
+	ts.session(t, `{"name":"two"}`)
+	status, _, body := ts.do(t, "POST", api.RouteCreateCheckpoint.Path(s1.ID), `{"name":"mark"}`, nil)
+	if status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	for _, c := range []struct {
+		route  api.RouteID
+		arg    string
+		status int
+		want   string
+	}{
+		{api.RouteGetCheckpoint, "mark", 200, `"session_id":"` + s1.ID + `"`},
+		{api.RouteRewindPreview, "mark", 200, `"operations":[]`},
+		{api.RouteGetCheckpoint, "nosuch", 400, `"several_sessions"`},
+	} {
+		status, _, body := ts.do(t, c.route.Method(), c.route.Path(api.AnySession, c.arg), "", nil)
+		if status != c.status || !strings.Contains(body, c.want) {
+			t.Errorf("%s %s: %d %s, want %d with %q", c.route.Method(), c.route.Path(api.AnySession, c.arg), status, body, c.status, c.want)
+		}
+	}
+}

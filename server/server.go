@@ -230,8 +230,11 @@ func (s *Server) router() *echo.Echo {
 
 	for id, h := range s.handlers() {
 		var mw []echo.MiddlewareFunc
-		if slices.Contains(api.Routes[id].Params(), "record") {
+		switch params := api.Routes[id].Params(); {
+		case slices.Contains(params, "record"):
 			mw = append(mw, s.resolveChange)
+		case slices.Contains(params, "cid"):
+			mw = append(mw, s.resolveCheckpoint)
 		}
 		e.Add(id.Method(), id.Pattern(), h, mw...)
 	}
@@ -248,18 +251,38 @@ func (s *Server) resolveChange(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		names, vals := c.ParamNames(), c.ParamValues()
-		for i, n := range names {
-			switch n {
-			case "id":
-				vals[i] = sess.ID
-			case "record":
-				vals[i] = id
-			}
-		}
-		c.SetParamValues(vals...)
+		setParams(c, map[string]string{"id": sess.ID, "record": id})
 		return next(c)
 	}
+}
+
+// resolveCheckpoint finds the session of a route with a :cid whose
+// session is api.AnySession (engine.ResolveCheckpoint), and hands the
+// handler its id and the checkpoint's. With a session named, the engine
+// resolves both prefixes itself.
+func (s *Server) resolveCheckpoint(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Param("id") != api.AnySession {
+			return next(c)
+		}
+		sess, cp, err := s.eng.ResolveCheckpoint(c.Request().Context(), api.AnySession, c.Param("cid"))
+		if err != nil {
+			return err
+		}
+		setParams(c, map[string]string{"id": sess.ID, "cid": cp.ID})
+		return next(c)
+	}
+}
+
+// setParams sets the path parameters named in vals, and keeps the others.
+func setParams(c echo.Context, vals map[string]string) {
+	all := c.ParamValues()
+	for i, n := range c.ParamNames() {
+		if v, ok := vals[n]; ok {
+			all[i] = v
+		}
+	}
+	c.SetParamValues(all...)
 }
 
 // handlers are the server's handlers, by the route (api.Routes) each
