@@ -238,6 +238,28 @@ func CallOf(toolCallID string) string {
 	return toolCallID[:i]
 }
 
+// ChangesPrefixed are the changes among recs whose id starts with prefix,
+// as a user names a change by a prefix of its id: the ids of tool calls
+// first (a call stands for all of its records), then those of records
+// whose call did not match; each once, in the order of recs.
+func ChangesPrefixed(recs []*Record, prefix string) []string {
+	var matches []string
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if strings.HasPrefix(r.ToolCallID, prefix) && !seen[r.ToolCallID] {
+			seen[r.ToolCallID] = true
+			matches = append(matches, r.ToolCallID)
+		}
+	}
+	for _, r := range recs {
+		if strings.HasPrefix(r.ID, prefix) && !seen[r.ToolCallID] && !seen[r.ID] {
+			seen[r.ID] = true
+			matches = append(matches, r.ID)
+		}
+	}
+	return matches
+}
+
 // MaxToolCallID is the longest tool call id, in bytes.
 const MaxToolCallID = 128
 
@@ -315,12 +337,16 @@ func ProjectDir(home, identity string) string {
 	return filepath.Join(home, "projects", identity)
 }
 
+// Code is the stable code of an error, for programs (api.Code, where
+// every code is declared with its status and its meaning).
+type Code string
+
 // Error is an error the user can act on: a stable code for programs, a
 // message, and an optional hint that says what to do. Err is one of the
 // sentinels above and decides the HTTP status and the exit code.
 type Error struct {
 	Err  error
-	Code string
+	Code Code
 	Msg  string
 	Hint string
 }
@@ -330,7 +356,9 @@ func (e *Error) Error() string { return e.Msg }
 // Unwrap returns the sentinel the error is a kind of.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errorf builds an *Error of the given kind and code.
+// Errorf builds an *Error of the given kind and code. code is a string,
+// not a Code, so that a code built from a field's name ("invalid_"+field)
+// needs no conversion; it must still be one api.Codes declares.
 func Errorf(kind error, code, hint, format string, args ...any) *Error {
-	return &Error{Err: kind, Code: code, Hint: hint, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Err: kind, Code: Code(code), Hint: hint, Msg: fmt.Sprintf(format, args...)}
 }

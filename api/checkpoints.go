@@ -20,7 +20,7 @@ type AnnotateRequest struct {
 	Annotation *string `json:"annotation"`
 }
 
-// RewindRequest is the body of POST /sessions/{id}/checkpoints/{cid}/rollback;
+// RewindRequest is the body of POST /sessions/{id}/checkpoints/{cid}/rewind;
 // it may be empty. ?dry_run=true in the query does the same as DryRun.
 type RewindRequest struct {
 	DryRun bool `json:"dry_run"`

@@ -1,9 +1,6 @@
 package api
 
-import (
-	"net/url"
-	"time"
-)
+import "time"
 
 // EventJobProgress is the event of a job's progress, with a Job as its
 // data: sent as a job starts, about every fifth of a second while it
@@ -51,4 +48,4 @@ type Job struct {
 }
 
 // JobPath is the route of job id.
-func JobPath(id string) string { return "/jobs/" + url.PathEscape(id) }
+func JobPath(id string) string { return RouteGetJob.Path(id) }

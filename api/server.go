@@ -74,7 +74,7 @@ type OK struct {
 // ErrorBody is the JSON shape of every error answer.
 type ErrorBody struct {
 	Error string `json:"error"`
-	Code  string `json:"code"`
+	Code  Code   `json:"code"`
 	Hint  string `json:"hint,omitempty"`
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 
 	"github.com/prsm-dev/prsm"
@@ -37,29 +36,20 @@ func (c *Client) doRaw(ctx context.Context, method, path string) ([]byte, error)
 	return data, nil
 }
 
-func changePath(sessionID, id string) string {
-	return api.SessionPath(sessionID) + "/file-changes/" + url.PathEscape(id)
-}
-
 // withFile appends ?file= when file is set.
-func withFile(path, file string) string {
-	if file == "" {
-		return path
-	}
-	return path + "?file=" + url.QueryEscape(file)
-}
+func withFile(path, file string) string { return withQuery(path, "file", file) }
 
 // StartToolCall is the pre-tool capture of a tool call.
 func (c *Client) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) (*api.ToolCallAnswer, error) {
 	var ans api.ToolCallAnswer
-	return &ans, c.doHot(ctx, api.SessionPath(sessionID)+"/tool-calls", req, &ans)
+	return &ans, c.doHot(ctx, api.RouteStartToolCall.Path(sessionID), req, &ans)
 }
 
 // CompleteToolCall completes a tool call; it answers once the records are
 // stored and applied (or marked conflict).
 func (c *Client) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) (*api.Records, error) {
 	var recs api.Records
-	path := api.CompletePath(sessionID, toolCallID)
+	path := api.RouteCompleteToolCall.Path(sessionID, toolCallID)
 	return &recs, c.doHot(ctx, path, req, &recs)
 }
 
@@ -72,12 +62,12 @@ func (c *Client) Changes(ctx context.Context, sessionID, status, file string) ([
 	if file != "" {
 		q.Set("file", file)
 	}
-	path := api.SessionPath(sessionID) + "/file-changes"
+	path := api.RouteListChanges.Path(sessionID)
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
 	var list []*prsm.Record
-	if err := c.Do(ctx, http.MethodGet, path, nil, &list); err != nil {
+	if err := c.call(ctx, path, api.RouteListChanges, nil, &list); err != nil {
 		return nil, err
 	}
 	return list, nil
@@ -86,22 +76,19 @@ func (c *Client) Changes(ctx context.Context, sessionID, status, file string) ([
 // ChangesOf returns the record id, or every record of the tool call id.
 func (c *Client) ChangesOf(ctx context.Context, sessionID, id string) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodGet, changePath(sessionID, id), nil, &recs)
+	return &recs, c.call(ctx, api.RouteGetChange.Path(sessionID, id), api.RouteGetChange, nil, &recs)
 }
 
 // Diff returns the unified diff of the record id (or of the tool call id).
 func (c *Client) Diff(ctx context.Context, sessionID, id string) (string, error) {
-	b, err := c.doRaw(ctx, http.MethodGet, changePath(sessionID, id)+"/diff")
+	b, err := c.doRaw(ctx, api.RouteChangeDiff.Method(), api.RouteChangeDiff.Path(sessionID, id))
 	return string(b), err
 }
 
 // Content returns one side ("before" or "after") of the record id.
 func (c *Client) Content(ctx context.Context, sessionID, id, side string) ([]byte, error) {
-	path := changePath(sessionID, id) + "/content"
-	if side != "" {
-		path += "?side=" + url.QueryEscape(side)
-	}
-	return c.doRaw(ctx, http.MethodGet, path)
+	path := withQuery(api.RouteChangeContent.Path(sessionID, id), "side", side)
+	return c.doRaw(ctx, api.RouteChangeContent.Method(), path)
 }
 
 // Accept accepts the record id (or every record of the tool call id); in
@@ -109,7 +96,7 @@ func (c *Client) Content(ctx context.Context, sessionID, id, side string) ([]byt
 // pending records of the file first (AcceptWith says whether to).
 func (c *Client) Accept(ctx context.Context, sessionID, id string) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/accept", nil, &recs)
+	return &recs, c.call(ctx, api.RouteAccept.Path(sessionID, id), api.RouteAccept, nil, &recs)
 }
 
 // AcceptWith is Accept with its options: WithEarlier, and DryRun, which
@@ -117,14 +104,14 @@ func (c *Client) Accept(ctx context.Context, sessionID, id string) (*api.Records
 // nothing.
 func (c *Client) AcceptWith(ctx context.Context, sessionID, id string, req api.AcceptRequest) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/accept", req, &recs)
+	return &recs, c.call(ctx, api.RouteAccept.Path(sessionID, id), api.RouteAccept, req, &recs)
 }
 
 // Reject rejects the record id (or every record of the tool call id) and
 // the later pending records of the same file.
 func (c *Client) Reject(ctx context.Context, sessionID, id string) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/reject", nil, &recs)
+	return &recs, c.call(ctx, api.RouteReject.Path(sessionID, id), api.RouteReject, nil, &recs)
 }
 
 // Resolve settles the change id in conflict: how is mine (reject it,
@@ -132,7 +119,7 @@ func (c *Client) Reject(ctx context.Context, sessionID, id string) (*api.Records
 // markers (both, between conflict markers, for the editor).
 func (c *Client) Resolve(ctx context.Context, sessionID, id, how string) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/resolve", api.ResolveRequest{How: how}, &recs)
+	return &recs, c.call(ctx, api.RouteResolve.Path(sessionID, id), api.RouteResolve, api.ResolveRequest{How: how}, &recs)
 }
 
 // DecideHunks accepts and rejects hunks of the record id by their
@@ -145,31 +132,19 @@ func (c *Client) DecideHunks(ctx context.Context, sessionID, id string, accept, 
 // DecideHunksWith is DecideHunks with the whole request (WithEarlier).
 func (c *Client) DecideHunksWith(ctx context.Context, sessionID, id string, req api.HunksRequest) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, changePath(sessionID, id)+"/hunks", req, &recs)
+	return &recs, c.call(ctx, api.RouteDecideHunks.Path(sessionID, id), api.RouteDecideHunks, req, &recs)
 }
 
 // AcceptAll accepts every pending record of a session (of one file when
 // file is set).
 func (c *Client) AcceptAll(ctx context.Context, sessionID, file string) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, withFile(api.SessionPath(sessionID)+"/file-changes/accept-all", file), nil, &recs)
+	return &recs, c.call(ctx, withFile(api.RouteAcceptAll.Path(sessionID), file), api.RouteAcceptAll, nil, &recs)
 }
 
 // RejectAll rejects every pending record of a session (of one file when
 // file is set).
 func (c *Client) RejectAll(ctx context.Context, sessionID, file string) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, withFile(api.SessionPath(sessionID)+"/file-changes/reject-all", file), nil, &recs)
-}
-
-// AcceptEverywhere accepts every pending record of every session.
-func (c *Client) AcceptEverywhere(ctx context.Context) (*api.Records, error) {
-	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, "/file-changes/accept-all", nil, &recs)
-}
-
-// RejectEverywhere rejects every pending record of every session.
-func (c *Client) RejectEverywhere(ctx context.Context) (*api.Records, error) {
-	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, "/file-changes/reject-all", nil, &recs)
+	return &recs, c.call(ctx, withFile(api.RouteRejectAll.Path(sessionID), file), api.RouteRejectAll, nil, &recs)
 }

@@ -2,22 +2,16 @@ package client
 
 import (
 	"context"
-	"net/http"
-	"net/url"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 )
 
-func checkpointPath(sessionID, id string) string {
-	return api.SessionPath(sessionID) + "/checkpoints/" + url.PathEscape(id)
-}
-
 // Turn marks the start of a turn; the server answers with the automatic
 // checkpoint it took, nil when the session's automatic checkpoints are off.
 func (c *Client) Turn(ctx context.Context, sessionID string, req api.TurnRequest) (*prsm.Checkpoint, error) {
 	var cp *prsm.Checkpoint
-	if err := c.Do(ctx, http.MethodPost, api.SessionPath(sessionID)+"/turns", req, &cp); err != nil {
+	if err := c.call(ctx, api.RouteTurn.Path(sessionID), api.RouteTurn, req, &cp); err != nil {
 		return nil, err
 	}
 	return cp, nil
@@ -26,12 +20,9 @@ func (c *Client) Turn(ctx context.Context, sessionID string, req api.TurnRequest
 // Checkpoints lists a session's checkpoints, oldest first; grep (when set)
 // keeps those whose name or annotation contains it, case-insensitively.
 func (c *Client) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
-	path := api.SessionPath(sessionID) + "/checkpoints"
-	if grep != "" {
-		path += "?grep=" + url.QueryEscape(grep)
-	}
+	path := withQuery(api.RouteListCheckpoints.Path(sessionID), "grep", grep)
 	var list []*prsm.Checkpoint
-	if err := c.Do(ctx, http.MethodGet, path, nil, &list); err != nil {
+	if err := c.call(ctx, path, api.RouteListCheckpoints, nil, &list); err != nil {
 		return nil, err
 	}
 	return list, nil
@@ -40,43 +31,43 @@ func (c *Client) Checkpoints(ctx context.Context, sessionID, grep string) ([]*pr
 // CreateCheckpoint makes a named checkpoint.
 func (c *Client) CreateCheckpoint(ctx context.Context, sessionID string, req api.CheckpointRequest) (*prsm.Checkpoint, error) {
 	var cp prsm.Checkpoint
-	return &cp, c.Do(ctx, http.MethodPost, api.SessionPath(sessionID)+"/checkpoints", req, &cp)
+	return &cp, c.call(ctx, api.RouteCreateCheckpoint.Path(sessionID), api.RouteCreateCheckpoint, req, &cp)
 }
 
 // Checkpoint returns one checkpoint by id or unique prefix.
 func (c *Client) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
 	var cp prsm.Checkpoint
-	return &cp, c.Do(ctx, http.MethodGet, checkpointPath(sessionID, id), nil, &cp)
+	return &cp, c.call(ctx, api.RouteGetCheckpoint.Path(sessionID, id), api.RouteGetCheckpoint, nil, &cp)
 }
 
 // Annotate replaces a checkpoint's annotation.
 func (c *Client) Annotate(ctx context.Context, sessionID, id, annotation string) (*prsm.Checkpoint, error) {
 	var cp prsm.Checkpoint
 	body := api.AnnotateRequest{Annotation: &annotation}
-	return &cp, c.Do(ctx, http.MethodPut, checkpointPath(sessionID, id), body, &cp)
+	return &cp, c.call(ctx, api.RouteAnnotateCheckpoint.Path(sessionID, id), api.RouteAnnotateCheckpoint, body, &cp)
 }
 
 // DeleteCheckpoint deletes a checkpoint and answers with what it was.
 func (c *Client) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
 	var cp prsm.Checkpoint
-	return &cp, c.Do(ctx, http.MethodDelete, checkpointPath(sessionID, id), nil, &cp)
+	return &cp, c.call(ctx, api.RouteDeleteCheckpoint.Path(sessionID, id), api.RouteDeleteCheckpoint, nil, &cp)
 }
 
 // CheckpointDiff compares checkpoint a with checkpoint b, or with the
 // worktree's current state when b is empty.
 func (c *Client) CheckpointDiff(ctx context.Context, sessionID, a, b string) (*api.CheckpointDiff, error) {
-	path := checkpointPath(sessionID, a) + "/diff"
+	route, path := api.RouteCheckpointDiff, api.RouteCheckpointDiff.Path(sessionID, a)
 	if b != "" {
-		path += "/" + url.PathEscape(b)
+		route, path = api.RouteCheckpointDiffBetween, api.RouteCheckpointDiffBetween.Path(sessionID, a, b)
 	}
 	var d api.CheckpointDiff
-	return &d, c.Do(ctx, http.MethodGet, path, nil, &d)
+	return &d, c.call(ctx, path, route, nil, &d)
 }
 
 // RewindPreview is the plan of rolling the session back to checkpoint id.
 func (c *Client) RewindPreview(ctx context.Context, sessionID, id string) (*api.Plan, error) {
 	var p api.Plan
-	return &p, c.Do(ctx, http.MethodGet, checkpointPath(sessionID, id)+"/rollback/preview", nil, &p)
+	return &p, c.call(ctx, api.RouteRewindPreview.Path(sessionID, id), api.RouteRewindPreview, nil, &p)
 }
 
 // Rewind rolls the session back to checkpoint id (only plans it when
@@ -84,12 +75,12 @@ func (c *Client) RewindPreview(ctx context.Context, sessionID, id string) (*api.
 func (c *Client) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*api.Plan, error) {
 	body := api.RewindRequest{DryRun: dryRun}
 	var p api.Plan
-	return &p, c.Do(ctx, http.MethodPost, checkpointPath(sessionID, id)+"/rollback", body, &p)
+	return &p, c.call(ctx, api.RouteRewind.Path(sessionID, id), api.RouteRewind, body, &p)
 }
 
 // Rollback undoes the records one selector of req picks (only plans it
 // when req.DryRun).
 func (c *Client) Rollback(ctx context.Context, sessionID string, req api.RollbackRequest) (*api.Plan, error) {
 	var p api.Plan
-	return &p, c.Do(ctx, http.MethodPost, api.SessionPath(sessionID)+"/rollback", req, &p)
+	return &p, c.call(ctx, api.RouteRollback.Path(sessionID), api.RouteRollback, req, &p)
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -51,6 +52,26 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 }
 
 // do is Do with headers added to the request.
+// call sends a request of route, whose path (with its query, if any) is
+// path: path is built from route by the caller, which knows the route's
+// parameters.
+func (c *Client) call(ctx context.Context, path string, route api.RouteID, body, out any) error {
+	return c.do(ctx, route.Method(), path, nil, body, out)
+}
+
+// withQuery is path with ?key=value added, value escaped; path itself
+// when value is empty.
+func withQuery(path, key, value string) string {
+	if value == "" {
+		return path
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + key + "=" + url.QueryEscape(value)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, header http.Header, body, out any) error {
 	var b []byte
 	if body != nil {
@@ -106,57 +127,54 @@ func decodeAnswer(method, path string, resp *http.Response, data []byte, out any
 
 // Healthz checks that the server answers.
 func (c *Client) Healthz(ctx context.Context) error {
-	return c.Do(ctx, http.MethodGet, "/healthz", nil, nil)
+	return c.call(ctx, api.RouteHealthz.Path(), api.RouteHealthz, nil, nil)
 }
 
 // Status returns the server's summary.
 func (c *Client) Status(ctx context.Context) (*api.StatusResponse, error) {
 	var st api.StatusResponse
-	return &st, c.Do(ctx, http.MethodGet, "/status", nil, &st)
+	return &st, c.call(ctx, api.RouteStatus.Path(), api.RouteStatus, nil, &st)
 }
 
 // Shutdown asks the server to stop.
 func (c *Client) Shutdown(ctx context.Context) error {
-	return c.Do(ctx, http.MethodPost, "/shutdown", nil, nil)
+	return c.call(ctx, api.RouteShutdown.Path(), api.RouteShutdown, nil, nil)
 }
 
 // Sessions lists sessions; status may be "", "active" or "ended".
 func (c *Client) Sessions(ctx context.Context, status string) ([]prsm.Session, error) {
 	var list []prsm.Session
-	path := "/sessions"
-	if status != "" {
-		path += "?status=" + url.QueryEscape(status)
-	}
-	return list, c.Do(ctx, http.MethodGet, path, nil, &list)
+	path := withQuery(api.RouteListSessions.Path(), "status", status)
+	return list, c.call(ctx, path, api.RouteListSessions, nil, &list)
 }
 
 // StartSession starts a session.
 func (c *Client) StartSession(ctx context.Context, req api.StartRequest) (*prsm.Session, error) {
 	var s prsm.Session
-	return &s, c.Do(ctx, http.MethodPost, "/sessions", req, &s)
+	return &s, c.call(ctx, api.RouteStartSession.Path(), api.RouteStartSession, req, &s)
 }
 
 // Session returns a session by id or unique prefix.
 func (c *Client) Session(ctx context.Context, id string) (*prsm.Session, error) {
 	var s prsm.Session
-	return &s, c.Do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(id), nil, &s)
+	return &s, c.call(ctx, api.RouteGetSession.Path(id), api.RouteGetSession, nil, &s)
 }
 
 // EndSession ends a session; discard drops unreviewed work.
 func (c *Client) EndSession(ctx context.Context, id string, discard bool) (*prsm.Session, error) {
 	var s prsm.Session
-	path := "/sessions/" + url.PathEscape(id)
+	path := api.RouteEndSession.Path(id)
 	if discard {
-		path += "?discard=true"
+		path = withQuery(path, "discard", "true")
 	}
-	return &s, c.Do(ctx, http.MethodDelete, path, nil, &s)
+	return &s, c.call(ctx, path, api.RouteEndSession, nil, &s)
 }
 
 // HookToken mints a hook token of session id: one that sends only that
 // session's hook events, for an agent's environment (`prsm run`).
 func (c *Client) HookToken(ctx context.Context, id string) (*api.HookToken, error) {
 	var ht api.HookToken
-	return &ht, c.Do(ctx, http.MethodPost, api.HookTokensPath(id), nil, &ht)
+	return &ht, c.call(ctx, api.RouteMintHookToken.Path(id), api.RouteMintHookToken, nil, &ht)
 }
 
 // LiveServer returns a client of the server the server.json of the

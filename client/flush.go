@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"net/http"
-	"net/url"
 
 	"github.com/prsm-dev/prsm/api"
 )
@@ -12,13 +10,5 @@ import (
 // worktree that no tool call claimed (as a Watch tool call).
 func (c *Client) Flush(ctx context.Context, sessionID string) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(sessionID)+"/flush", nil, &recs)
-}
-
-// EndTurn tells the server that the agent's turn ended (Claude Code's
-// Stop): it closes the tool calls still in flight, which lost their
-// PostToolUse, and records what no tool call claimed.
-func (c *Client) EndTurn(ctx context.Context, sessionID string) (*api.Records, error) {
-	var recs api.Records
-	return &recs, c.Do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(sessionID)+"/turn-end", nil, &recs)
+	return &recs, c.call(ctx, api.RouteFlush.Path(sessionID), api.RouteFlush, nil, &recs)
 }

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/prsm-dev/prsm/api"
 )
@@ -10,5 +9,5 @@ import (
 // GC applies retention and reports what was freed.
 func (c *Client) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, error) {
 	var rep api.GCReport
-	return &rep, c.Do(ctx, http.MethodPost, "/gc", req, &rep)
+	return &rep, c.call(ctx, api.RouteGC.Path(), api.RouteGC, req, &rep)
 }

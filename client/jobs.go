@@ -16,25 +16,25 @@ var async = http.Header{"Prefer": {"respond-async"}}
 // session (of one file when file is set) and returns its job as soon as
 // it runs; WaitJob follows it.
 func (c *Client) StartBulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Job, error) {
-	verb := "/file-changes/reject-all"
+	route := api.RouteRejectAll
 	if accept {
-		verb = "/file-changes/accept-all"
+		route = api.RouteAcceptAll
 	}
 	var job api.Job
-	return &job, c.do(ctx, http.MethodPost, withFile(api.SessionPath(sessionID)+verb, file), async, nil, &job)
+	return &job, c.do(ctx, route.Method(), withFile(route.Path(sessionID), file), async, nil, &job)
 }
 
 // StartDiscard starts ending a session with its unreviewed work
 // discarded and returns the job as soon as it runs.
 func (c *Client) StartDiscard(ctx context.Context, sessionID string) (*api.Job, error) {
 	var job api.Job
-	return &job, c.do(ctx, http.MethodDelete, api.SessionPath(sessionID)+"?discard=true", async, nil, &job)
+	return &job, c.do(ctx, api.RouteEndSession.Method(), withQuery(api.RouteEndSession.Path(sessionID), "discard", "true"), async, nil, &job)
 }
 
 // Job reads a job as it stands.
 func (c *Client) Job(ctx context.Context, id string) (*api.Job, error) {
 	var job api.Job
-	return &job, c.Do(ctx, http.MethodGet, api.JobPath(id), nil, &job)
+	return &job, c.call(ctx, api.RouteGetJob.Path(id), api.RouteGetJob, nil, &job)
 }
 
 // WaitJob reads job id every interval until it ends, and hands each

@@ -34,13 +34,13 @@ func (s *Server) completeToolCall(c echo.Context) error {
 		// An agent's hook, which does not read the records: 202 once the
 		// session's lock is taken, the work after the answer (see
 		// engine.CompleteToolCallLater).
-		if err := s.eng.CompleteToolCallLater(c.Request().Context(), c.Param("id"), c.Param("tc"), req); err != nil {
+		if err := s.eng.CompleteToolCallLater(c.Request().Context(), c.Param("id"), c.Param("call"), req); err != nil {
 			return err
 		}
 		c.Response().Header().Set("Preference-Applied", "respond-async")
 		return c.JSON(http.StatusAccepted, api.Records{Records: []*prsm.Record{}})
 	}
-	recs, err := s.eng.CompleteToolCall(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
+	recs, err := s.eng.CompleteToolCall(c.Request().Context(), c.Param("id"), c.Param("call"), req)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (s *Server) listChanges(c echo.Context) error {
 
 func (s *Server) getChanges(c echo.Context) error {
 	ctx := c.Request().Context()
-	recs, err := s.eng.RecordsOf(ctx, c.Param("id"), c.Param("tc"))
+	recs, err := s.eng.RecordsOf(ctx, c.Param("id"), c.Param("record"))
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (s *Server) getChanges(c echo.Context) error {
 }
 
 func (s *Server) diffChanges(c echo.Context) error {
-	d, err := s.eng.Diff(c.Request().Context(), c.Param("id"), c.Param("tc"))
+	d, err := s.eng.Diff(c.Request().Context(), c.Param("id"), c.Param("record"))
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (s *Server) diffChanges(c echo.Context) error {
 }
 
 func (s *Server) changeContent(c echo.Context) error {
-	b, _, err := s.eng.Content(c.Request().Context(), c.Param("id"), c.Param("tc"), c.QueryParam("side"))
+	b, _, err := s.eng.Content(c.Request().Context(), c.Param("id"), c.Param("record"), c.QueryParam("side"))
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (s *Server) accept(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	recs, err := s.eng.AcceptChange(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
+	recs, err := s.eng.AcceptChange(c.Request().Context(), c.Param("id"), c.Param("record"), req)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (s *Server) accept(c echo.Context) error {
 }
 
 func (s *Server) reject(c echo.Context) error {
-	recs, err := s.eng.Reject(c.Request().Context(), c.Param("id"), c.Param("tc"))
+	recs, err := s.eng.Reject(c.Request().Context(), c.Param("id"), c.Param("record"))
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (s *Server) decideHunk(accept bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		n, err := strconv.Atoi(c.Param("n"))
 		if err != nil || n < 0 {
-			return apiError(http.StatusNotFound, "no_hunk", "hunk %q: a hunk is named by its index, from 0", c.Param("n"))
+			return apiError(api.CodeNoHunk, "hunk %q: a hunk is named by its index, from 0", c.Param("n"))
 		}
 		// An accept may say with_earlier (api.AcceptRequest), as a
 		// change's accept does.
@@ -178,7 +178,7 @@ func (s *Server) decideHunk(accept bool) echo.HandlerFunc {
 			return err
 		}
 		if body.DryRun {
-			return apiError(http.StatusBadRequest, "invalid_dry_run", "a hunk's decision has no dry run; POST .../accept with dry_run says what accepting the change would take")
+			return apiError(api.CodeInvalidDryRun, "a hunk's decision has no dry run; POST .../accept with dry_run says what accepting the change would take")
 		}
 		req := api.HunksRequest{WithEarlier: body.WithEarlier}
 		if accept {
@@ -186,7 +186,7 @@ func (s *Server) decideHunk(accept bool) echo.HandlerFunc {
 		} else {
 			req.Reject = []int{n}
 		}
-		recs, err := s.eng.DecideHunksWith(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
+		recs, err := s.eng.DecideHunksWith(c.Request().Context(), c.Param("id"), c.Param("record"), req)
 		if err != nil {
 			return err
 		}
@@ -201,9 +201,9 @@ func (s *Server) resolve(c echo.Context) error {
 		return err
 	}
 	if req.How == "" {
-		return apiError(http.StatusBadRequest, "invalid_how", "name how to resolve it: {\"how\": \"mine\" | \"agent\" | \"markers\"}")
+		return apiError(api.CodeInvalidHow, "name how to resolve it: {\"how\": \"mine\" | \"agent\" | \"markers\"}")
 	}
-	recs, err := s.eng.Resolve(c.Request().Context(), c.Param("id"), c.Param("tc"), req.How)
+	recs, err := s.eng.Resolve(c.Request().Context(), c.Param("id"), c.Param("record"), req.How)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (s *Server) decideHunks(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	recs, err := s.eng.DecideHunksWith(c.Request().Context(), c.Param("id"), c.Param("tc"), req)
+	recs, err := s.eng.DecideHunksWith(c.Request().Context(), c.Param("id"), c.Param("record"), req)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (s *Server) decideHunks(c echo.Context) error {
 func (s *Server) bulk(accept bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if c.QueryParams().Has("file") && c.QueryParam("file") == "" {
-			return apiError(http.StatusBadRequest, "invalid_path", "file= is empty: name a file, or leave file out for every file of the session")
+			return apiError(api.CodeInvalidPath, "file= is empty: name a file, or leave file out for every file of the session")
 		}
 		ctx, id, file := c.Request().Context(), c.Param("id"), c.QueryParam("file")
 		if prefersAsync(c.Request().Header) {

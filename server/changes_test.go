@@ -141,7 +141,7 @@ func TestCheckpointByEscapedName(t *testing.T) {
 		if json.Unmarshal([]byte(body), &made); status != 201 || made.Name != name {
 			t.Fatalf("create %q: %d %s", name, status, body)
 		}
-		for _, sub := range []string{"", "/rollback/preview"} {
+		for _, sub := range []string{"", "/rewind/preview"} {
 			status, _, body = ts.do(t, "GET", "/sessions/"+s.ID+"/checkpoints/"+url.PathEscape(name)+sub, "", nil)
 			if status != 200 || !strings.Contains(body, made.ID) {
 				t.Fatalf("GET %q%s: %d %s", name, sub, status, body)

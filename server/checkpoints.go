@@ -59,7 +59,7 @@ func (s *Server) annotateCheckpoint(c echo.Context) error {
 		return err
 	}
 	if req.Annotation == nil {
-		return apiError(http.StatusBadRequest, "missing_annotation", "the body needs an annotation field")
+		return apiError(api.CodeMissingAnnotation, "the body needs an annotation field")
 	}
 	cp, err := s.eng.Annotate(c.Request().Context(), c.Param("id"), c.Param("cid"), *req.Annotation)
 	if err != nil {
@@ -84,7 +84,7 @@ func (s *Server) diffCheckpoint(c echo.Context) error {
 	return c.JSON(http.StatusOK, d)
 }
 
-func (s *Server) rollbackPreview(c echo.Context) error {
+func (s *Server) rewindPreview(c echo.Context) error {
 	p, err := s.eng.RewindPlan(c.Request().Context(), c.Param("id"), c.Param("cid"))
 	if err != nil {
 		return err
@@ -92,7 +92,7 @@ func (s *Server) rollbackPreview(c echo.Context) error {
 	return c.JSON(http.StatusOK, p)
 }
 
-func (s *Server) rollbackCheckpoint(c echo.Context) error {
+func (s *Server) rewindCheckpoint(c echo.Context) error {
 	var req api.RewindRequest
 	if err := bind(c, &req); err != nil {
 		return err

@@ -229,7 +229,7 @@ func TestConnectionCloseAnswersWhole(t *testing.T) {
 		send(cc, "records of a call", "GET", sp+"/file-changes/b1", "", 200, 2*big)
 		send(cc, "accept again", "POST", sp+"/file-changes/b1/accept", "", 200, 2*big)
 		send(cc, "checkpoint diff", "GET", sp+"/checkpoints/"+f.cp+"/diff", "", 200, big)
-		send(cc, "rollback preview", "GET", sp+"/checkpoints/"+f.cp+"/rollback/preview", "", 200, 100)
+		send(cc, "rewind preview", "GET", sp+"/checkpoints/"+f.cp+"/rewind/preview", "", 200, 100)
 		send(cc, "turns", "POST", cp+"/turns", `{"prompt":"go on"}`, 201, 100)
 		var c prsm.Checkpoint
 		json.Unmarshal(send(cc, "create checkpoint", "POST", cp+"/checkpoints", fmt.Sprintf(`{"name":"c%d"}`, i), 201, 100), &c)

@@ -112,7 +112,7 @@ var apiRoutes = []struct{ method, path string }{
 	{"POST", "/sessions/{sid}/tool-calls/{tc}/complete"},
 	{"POST", "/sessions/{sid}/checkpoints"},
 	{"POST", "/sessions/{sid}/rollback"},
-	{"POST", "/sessions/{sid}/checkpoints/{cid}/rollback"},
+	{"POST", "/sessions/{sid}/checkpoints/{cid}/rewind"},
 	{"POST", "/sessions/{sid}/turns"},
 	{"PUT", "/sessions/{sid}/checkpoints/{cid}"},
 }

@@ -101,7 +101,7 @@ func (s *Server) endSession(c echo.Context) error {
 	if v := c.QueryParam("discard"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return apiError(http.StatusBadRequest, "bad_param", "discard must be true or false, not %q", v)
+			return apiError(api.CodeBadParam, "discard must be true or false, not %q", v)
 		}
 		discard = b
 	}

@@ -22,7 +22,7 @@ import (
 // one of another session than a hook token's is 403.
 func (s *Server) agentHook(c echo.Context) error {
 	if c.Param("agent") != "claude" {
-		return apiError(http.StatusNotFound, "unknown_agent", "no http hooks for agent %q; prsm serves them for claude", c.Param("agent"))
+		return apiError(api.CodeUnknownAgent, "no http hooks for agent %q; prsm serves them for claude", c.Param("agent"))
 	}
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
@@ -31,10 +31,10 @@ func (s *Server) agentHook(c echo.Context) error {
 	only, _ := c.Get(hookSessionKey).(string) // set for a hook token
 	ans, err := hook.ServeClaude(c.Request().Context(), body, s.eng.ProjectDir, s.eng.Repo.Root, only, engineHooks{s.eng})
 	if errors.Is(err, hook.ErrBadEvent) {
-		return apiError(http.StatusBadRequest, "bad_hook_event", "%v", err)
+		return apiError(api.CodeBadHookEvent, "%v", err)
 	}
 	if errors.Is(err, hook.ErrOtherSession) {
-		return apiError(http.StatusForbidden, "hook_token_scope", "%v", err)
+		return apiError(api.CodeHookTokenScope, "%v", err)
 	}
 	if err != nil {
 		if ans == nil || string(ans) == "{}" {

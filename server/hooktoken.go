@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -29,13 +30,13 @@ const hookSessionKey = "prsm.hook_session"
 // http hooks' route. Every one but /hooks/:agent names the session in
 // its path, which must be the token's; /hooks/:agent finds the session
 // from the event's cwd and refuses another (agentHook).
-var hookRoutes = map[string]bool{
-	"POST /hooks/:agent":                         true,
-	"POST /sessions/:id/tool-calls":              true,
-	"POST /sessions/:id/tool-calls/:tc/complete": true,
-	"POST /sessions/:id/turns":                   true,
-	"POST /sessions/:id/turn-end":                true,
-}
+var hookRoutes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range []api.RouteID{api.RouteAgentHook, api.RouteStartToolCall, api.RouteCompleteToolCall, api.RouteTurn, api.RouteTurnEnd} {
+		m[r.Method()+" "+r.Pattern()] = true
+	}
+	return m
+}()
 
 // hashHookToken is what the store keeps of a hook token: the token is 256
 // random bits, so a plain SHA-256 cannot be turned back.
@@ -56,7 +57,7 @@ func (s *Server) mintHookToken(c echo.Context) error {
 		return err
 	}
 	if sess.Status != prsm.SessionActive {
-		return prsm.Errorf(prsm.ErrConflict, "session_ended", "start a new session with `prsm run`",
+		return prsm.Errorf(prsm.ErrConflict, string(api.CodeSessionEnded), "start a new session with `prsm run`",
 			"session %s has ended", sess.ID)
 	}
 	var b [32]byte
@@ -81,21 +82,23 @@ func (s *Server) mintHookToken(c echo.Context) error {
 func (s *Server) hookAuth(c echo.Context, token string, next echo.HandlerFunc) error {
 	sid, status, err := store.HookTokenSession(c.Request().Context(), s.eng.DB.Q(), hashHookToken(token))
 	if errors.Is(err, prsm.ErrNotFound) {
-		return apiError(http.StatusUnauthorized, "unauthorized", "missing or wrong token")
+		return apiError(api.CodeUnauthorized, "missing or wrong token")
 	}
 	if err != nil {
 		return err
 	}
 	if status != prsm.SessionActive {
-		return apiError(http.StatusUnauthorized, "session_ended", "the session of this hook token, %s, has ended", sid)
+		// 401, not the table's 409: the token itself no longer counts.
+		return &httpError{Status: http.StatusUnauthorized, Code: api.CodeSessionEnded,
+			Msg: fmt.Sprintf("the session of this hook token, %s, has ended", sid)}
 	}
 	if !hookRoutes[c.Request().Method+" "+c.Path()] {
-		return &httpError{Status: http.StatusForbidden, Code: "hook_token_scope",
+		return &httpError{Status: http.StatusForbidden, Code: api.CodeHookTokenScope,
 			Msg:  "a hook token only sends the hook events of its session",
 			Hint: "the CLI and scripts use the server's token (server.json)"}
 	}
 	if id := c.Param("id"); strings.Contains(c.Path(), ":id") && id != sid {
-		return apiError(http.StatusForbidden, "hook_token_scope", "this hook token is session %s's, not %s's", sid, id)
+		return apiError(api.CodeHookTokenScope, "this hook token is session %s's, not %s's", sid, id)
 	}
 	// The connection stays untrusted (conns.go): the agent holds this
 	// token, and must not hold connections the CLI needs.

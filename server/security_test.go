@@ -184,7 +184,7 @@ func TestBodyLimit(t *testing.T) {
 		{"PUT", "/sessions/" + s.ID + "/checkpoints/" + cp.ID, "annotation"},
 		{"POST", "/sessions/" + s.ID + "/turns", "prompt"},
 		{"POST", "/sessions/" + s.ID + "/rollback", "agent_id"},
-		{"POST", "/sessions/" + s.ID + "/checkpoints/" + cp.ID + "/rollback", "x"},
+		{"POST", "/sessions/" + s.ID + "/checkpoints/" + cp.ID + "/rewind", "x"},
 	}
 	send := func(method, path string, body io.Reader) (int, string) {
 		t.Helper()

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -168,10 +169,10 @@ func (s *Server) keepInfo(info api.Info, stop <-chan struct{}) {
 func CheckAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return prsm.Errorf(prsm.ErrInvalid, "bad_addr", "use 127.0.0.1:PORT", "bad address %q: %v", addr, err)
+		return prsm.Errorf(prsm.ErrInvalid, string(api.CodeBadAddr), "use 127.0.0.1:PORT", "bad address %q: %v", addr, err)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return prsm.Errorf(prsm.ErrInvalid, "bad_addr", "prsm listens on loopback only, for example 127.0.0.1:0",
+		return prsm.Errorf(prsm.ErrInvalid, string(api.CodeBadAddr), "prsm listens on loopback only, for example 127.0.0.1:0",
 			"refusing to listen on %s: not a loopback address", addr)
 	}
 	return nil
@@ -227,51 +228,120 @@ func (s *Server) router() *echo.Echo {
 	e.Use(closeUntrusted, drainBody, writeDeadlines(s.cfg.WriteTimeout), unescapeParams, s.hostCheck,
 		middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
 
-	e.GET("/healthz", s.healthz)
-	e.GET("/events", s.events)
-	e.GET("/status", s.status)
-	e.POST("/shutdown", s.shutdownHandler)
-
-	e.GET("/sessions", s.listSessions)
-	e.POST("/sessions", s.startSession)
-	e.GET("/sessions/:id", s.getSession)
-	e.DELETE("/sessions/:id", s.endSession)
-
-	e.POST("/sessions/:id/tool-calls", s.startToolCall)
-	e.POST("/sessions/:id/tool-calls/:tc/complete", s.completeToolCall)
-	e.GET("/sessions/:id/file-changes", s.listChanges)
-	e.POST("/sessions/:id/file-changes/accept-all", s.bulk(true))
-	e.POST("/sessions/:id/file-changes/reject-all", s.bulk(false))
-	e.GET("/sessions/:id/file-changes/:tc", s.getChanges)
-	e.GET("/sessions/:id/file-changes/:tc/diff", s.diffChanges)
-	e.GET("/sessions/:id/file-changes/:tc/content", s.changeContent)
-	e.POST("/sessions/:id/file-changes/:tc/accept", s.accept)
-	e.POST("/sessions/:id/file-changes/:tc/reject", s.reject)
-	e.POST("/sessions/:id/file-changes/:tc/resolve", s.resolve)
-	e.POST("/sessions/:id/file-changes/:tc/hunks", s.decideHunks)
-	e.POST("/sessions/:id/file-changes/:tc/hunks/:n/accept", s.decideHunk(true))
-	e.POST("/sessions/:id/file-changes/:tc/hunks/:n/reject", s.decideHunk(false))
-	e.POST("/sessions/:id/turns", s.turn)
-	e.POST("/sessions/:id/flush", s.flush)
-	e.POST("/sessions/:id/turn-end", s.turnEnd)
-	e.POST("/sessions/:id/hook-tokens", s.mintHookToken)
-	e.GET("/sessions/:id/checkpoints", s.listCheckpoints)
-	e.POST("/sessions/:id/checkpoints", s.createCheckpoint)
-	e.GET("/sessions/:id/checkpoints/:cid", s.getCheckpoint)
-	e.PUT("/sessions/:id/checkpoints/:cid", s.annotateCheckpoint)
-	e.DELETE("/sessions/:id/checkpoints/:cid", s.deleteCheckpoint)
-	e.GET("/sessions/:id/checkpoints/:cid/diff", s.diffCheckpoint)
-	e.GET("/sessions/:id/checkpoints/:cid/diff/:other", s.diffCheckpoint)
-	e.GET("/sessions/:id/checkpoints/:cid/rollback/preview", s.rollbackPreview)
-	e.POST("/sessions/:id/checkpoints/:cid/rollback", s.rollbackCheckpoint)
-	e.POST("/sessions/:id/rollback", s.rollbackSelect)
-	e.POST("/gc", s.gc)
-	e.POST("/file-changes/accept-all", s.bulkAll(true))
-	e.POST("/file-changes/reject-all", s.bulkAll(false))
-	e.GET("/jobs/:id", s.getJob)
-	e.POST("/hooks/:agent", s.agentHook)
-	s.uiRoutes(e)
+	for id, h := range s.handlers() {
+		var mw []echo.MiddlewareFunc
+		switch params := api.Routes[id].Params(); {
+		case slices.Contains(params, "record"):
+			mw = append(mw, s.resolveChange)
+		case slices.Contains(params, "cid"):
+			mw = append(mw, s.resolveCheckpoint)
+		}
+		e.Add(id.Method(), id.Pattern(), h, mw...)
+	}
 	return e
+}
+
+// resolveChange resolves the session and the change a route with a
+// :record names (engine.ResolveChange: prefixes, and api.AnySession), and
+// hands the handler their full ids: every client sends what its user
+// typed, in one request.
+func (s *Server) resolveChange(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sess, id, err := s.eng.ResolveChange(c.Request().Context(), c.Param("id"), c.Param("record"))
+		if err != nil {
+			return err
+		}
+		setParams(c, map[string]string{"id": sess.ID, "record": id})
+		return next(c)
+	}
+}
+
+// resolveCheckpoint finds the session of a route with a :cid whose
+// session is api.AnySession (engine.ResolveCheckpoint), and hands the
+// handler its id and the checkpoint's. With a session named, the engine
+// resolves both prefixes itself.
+func (s *Server) resolveCheckpoint(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Param("id") != api.AnySession {
+			return next(c)
+		}
+		sess, cp, err := s.eng.ResolveCheckpoint(c.Request().Context(), api.AnySession, c.Param("cid"))
+		if err != nil {
+			return err
+		}
+		setParams(c, map[string]string{"id": sess.ID, "cid": cp.ID})
+		return next(c)
+	}
+}
+
+// setParams sets the path parameters named in vals, and keeps the others.
+func setParams(c echo.Context, vals map[string]string) {
+	all := c.ParamValues()
+	for i, n := range c.ParamNames() {
+		if v, ok := vals[n]; ok {
+			all[i] = v
+		}
+	}
+	c.SetParamValues(all...)
+}
+
+// handlers are the server's handlers, by the route (api.Routes) each
+// serves: every route has one (TestEveryRouteServed).
+func (s *Server) handlers() map[api.RouteID]echo.HandlerFunc {
+	return map[api.RouteID]echo.HandlerFunc{
+		api.RouteHealthz:  s.healthz,
+		api.RouteEvents:   s.events,
+		api.RouteStatus:   s.status,
+		api.RouteShutdown: s.shutdownHandler,
+
+		api.RouteListSessions: s.listSessions,
+		api.RouteStartSession: s.startSession,
+		api.RouteGetSession:   s.getSession,
+		api.RouteEndSession:   s.endSession,
+
+		api.RouteStartToolCall:         s.startToolCall,
+		api.RouteCompleteToolCall:      s.completeToolCall,
+		api.RouteListChanges:           s.listChanges,
+		api.RouteAcceptAll:             s.bulk(true),
+		api.RouteRejectAll:             s.bulk(false),
+		api.RouteGetChange:             s.getChanges,
+		api.RouteChangeDiff:            s.diffChanges,
+		api.RouteChangeContent:         s.changeContent,
+		api.RouteAccept:                s.accept,
+		api.RouteReject:                s.reject,
+		api.RouteResolve:               s.resolve,
+		api.RouteDecideHunks:           s.decideHunks,
+		api.RouteAcceptHunk:            s.decideHunk(true),
+		api.RouteRejectHunk:            s.decideHunk(false),
+		api.RouteTurn:                  s.turn,
+		api.RouteFlush:                 s.flush,
+		api.RouteTurnEnd:               s.turnEnd,
+		api.RouteMintHookToken:         s.mintHookToken,
+		api.RouteListCheckpoints:       s.listCheckpoints,
+		api.RouteCreateCheckpoint:      s.createCheckpoint,
+		api.RouteGetCheckpoint:         s.getCheckpoint,
+		api.RouteAnnotateCheckpoint:    s.annotateCheckpoint,
+		api.RouteDeleteCheckpoint:      s.deleteCheckpoint,
+		api.RouteCheckpointDiff:        s.diffCheckpoint,
+		api.RouteCheckpointDiffBetween: s.diffCheckpoint,
+		api.RouteRewindPreview:         s.rewindPreview,
+		api.RouteRewind:                s.rewindCheckpoint,
+		api.RouteRollback:              s.rollbackSelect,
+		api.RouteGC:                    s.gc,
+		api.RouteAcceptEverywhere:      s.bulkAll(true),
+		api.RouteRejectEverywhere:      s.bulkAll(false),
+		api.RouteGetJob:                s.getJob,
+		api.RouteAgentHook:             s.agentHook,
+
+		// The review page, its login and its helper API (ui.go).
+		api.RouteUIIndex:         s.uiIndex,
+		api.RouteUILogin:         s.uiLoginRoute,
+		api.RouteUILoginPost:     s.uiLoginPost,
+		api.RouteUIAsset:         s.uiAsset,
+		api.RouteUIMintCode:      s.uiMintCode,
+		api.RouteUILogout:        s.uiLogout,
+		api.RouteUIWorkspaceFile: s.uiWorkspaceFile,
+	}
 }
 
 // drainWait bounds how long the server waits for the rest of a request
@@ -361,7 +431,7 @@ func (s *Server) hostCheck(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 	return func(c echo.Context) error {
 		if !allowed[strings.ToLower(c.Request().Host)] {
-			return apiError(http.StatusForbidden, "forbidden_host", "host %q is not allowed", c.Request().Host)
+			return apiError(api.CodeForbiddenHost, "host %q is not allowed", c.Request().Host)
 		}
 		return next(c)
 	}
@@ -378,7 +448,7 @@ func (s *Server) hostCheck(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 	want := []byte(s.token)
 	return func(c echo.Context) error {
-		if c.Path() == "/healthz" || isPublicUI(c) {
+		if c.Path() == api.RouteHealthz.Pattern() || isPublicUI(c) {
 			return next(c)
 		}
 		got := ""
@@ -395,14 +465,14 @@ func (s *Server) auth(next echo.HandlerFunc) echo.HandlerFunc {
 		if strings.HasPrefix(got, hookTokenPrefix) {
 			return s.hookAuth(c, got, next)
 		}
-		return apiError(http.StatusUnauthorized, "unauthorized", "missing or wrong token")
+		return apiError(api.CodeUnauthorized, "missing or wrong token")
 	}
 }
 
 // httpError is an error with a status and a code, rendered as JSON.
 type httpError struct {
 	Status int
-	Code   string
+	Code   api.Code
 	Msg    string
 	Hint   string
 	// RetryAfter, in seconds, is sent as the Retry-After header when set.
@@ -416,8 +486,10 @@ const busyRetryAfter = 1
 
 func (e *httpError) Error() string { return e.Msg }
 
-func apiError(status int, code, format string, args ...any) error {
-	return &httpError{Status: status, Code: code, Msg: fmt.Sprintf(format, args...)}
+// apiError is an error answer with code, and the status api.Codes gives
+// it.
+func apiError(code api.Code, format string, args ...any) error {
+	return &httpError{Status: api.StatusOf(code), Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
 // errorHandler turns every error into {"error","code"} with a fitting status.
@@ -427,7 +499,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	he := toHTTPError(err)
 	switch {
-	case he.Code == "busy":
+	case he.Code == api.CodeBusy:
 		s.log.Warn("store busy", "method", c.Request().Method, "path", c.Path(), "err", err)
 	case he.Status >= 500:
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Path(), "err", err)
@@ -442,6 +514,27 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	c.JSON(he.Status, api.ErrorBody{Error: he.Msg, Code: he.Code, Hint: he.Hint})
 }
 
+// echoCodes are the codes of echo's own errors: a route or a method it
+// does not serve, a body over the limit, a missing token.
+var echoCodes = map[int]api.Code{
+	http.StatusNotFound:              api.CodeNotFound,
+	http.StatusMethodNotAllowed:      api.CodeMethodNotAllowed,
+	http.StatusRequestEntityTooLarge: api.CodeTooLarge,
+	http.StatusUnauthorized:          api.CodeUnauthorized,
+}
+
+// sentinelCodes are the codes of an error that is only one of prsm's
+// sentinels, in the order they are looked for.
+var sentinelCodes = []struct {
+	kind error
+	code api.Code
+}{
+	{prsm.ErrNotFound, api.CodeNotFound},
+	{prsm.ErrAmbiguous, api.CodeAmbiguousIDPrefix},
+	{prsm.ErrInvalid, api.CodeInvalidInput},
+	{prsm.ErrConflict, api.CodeConflict},
+}
+
 func toHTTPError(err error) *httpError {
 	var he *httpError
 	if errors.As(err, &he) {
@@ -449,12 +542,16 @@ func toHTTPError(err error) *httpError {
 	}
 	if store.IsBusy(err) {
 		// SPEC.md: the client sends the same request again.
-		return &httpError{Status: http.StatusServiceUnavailable, Code: "busy", Msg: err.Error(),
+		return &httpError{Status: api.StatusOf(api.CodeBusy), Code: api.CodeBusy, Msg: err.Error(),
 			Hint: "the database is locked by another process or a long transaction; try again in a moment", RetryAfter: busyRetryAfter}
 	}
 	var pe *prsm.Error
 	if errors.As(err, &pe) {
-		return &httpError{Status: statusOf(pe.Err), Code: pe.Code, Msg: pe.Msg, Hint: pe.Hint}
+		status := api.StatusOf(pe.Code)
+		if pe.Err != nil {
+			status = statusOf(pe.Err)
+		}
+		return &httpError{Status: status, Code: pe.Code, Msg: pe.Msg, Hint: pe.Hint}
 	}
 	var ee *echo.HTTPError
 	if errors.As(err, &ee) {
@@ -462,35 +559,32 @@ func toHTTPError(err error) *httpError {
 		if m, ok := ee.Message.(string); ok {
 			msg = m
 		}
-		code := map[int]string{
-			http.StatusNotFound:              "not_found",
-			http.StatusMethodNotAllowed:      "method_not_allowed",
-			http.StatusRequestEntityTooLarge: "too_large",
-			http.StatusUnauthorized:          "unauthorized",
-		}[ee.Code]
-		if code == "" {
-			code = strings.ReplaceAll(strings.ToLower(http.StatusText(ee.Code)), " ", "_")
+		code, ok := echoCodes[ee.Code]
+		if !ok {
+			code = api.CodeInvalidInput
+			if ee.Code >= 500 {
+				code = api.CodeInternal
+			}
 		}
 		return &httpError{Status: ee.Code, Code: code, Msg: msg}
 	}
-	for _, kind := range []error{prsm.ErrNotFound, prsm.ErrAmbiguous, prsm.ErrInvalid, prsm.ErrConflict} {
-		if errors.Is(err, kind) {
-			return &httpError{Status: statusOf(kind), Code: strings.ReplaceAll(kind.Error(), " ", "_"), Msg: err.Error()}
+	for _, k := range sentinelCodes {
+		if errors.Is(err, k.kind) {
+			return &httpError{Status: api.StatusOf(k.code), Code: k.code, Msg: err.Error()}
 		}
 	}
-	return &httpError{Status: http.StatusInternalServerError, Code: "internal", Msg: err.Error()}
+	return &httpError{Status: api.StatusOf(api.CodeInternal), Code: api.CodeInternal, Msg: err.Error()}
 }
 
+// statusOf is the status of an error of kind, one of prsm's sentinels:
+// that of its code in api.Codes; 500 for another error.
 func statusOf(kind error) int {
-	switch {
-	case errors.Is(kind, prsm.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(kind, prsm.ErrAmbiguous), errors.Is(kind, prsm.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(kind, prsm.ErrConflict):
-		return http.StatusConflict
+	for _, k := range sentinelCodes {
+		if errors.Is(kind, k.kind) {
+			return api.StatusOf(k.code)
+		}
 	}
-	return http.StatusInternalServerError
+	return api.StatusOf(api.CodeInternal)
 }
 
 // bind decodes a JSON body strictly enough to give clear errors: bad JSON is
@@ -508,23 +602,23 @@ func bind(c echo.Context, v any) error {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return apiError(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", mbe.Limit)
+			return apiError(api.CodeTooLarge, "request body over %d bytes", mbe.Limit)
 		}
 		var he *echo.HTTPError
 		if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
-			return apiError(http.StatusRequestEntityTooLarge, "too_large", "request body over the limit")
+			return apiError(api.CodeTooLarge, "request body over the limit")
 		}
-		return apiError(http.StatusBadRequest, "bad_body", "read request body: %v", err)
+		return apiError(api.CodeBadBody, "read request body: %v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
 		if err == io.EOF {
 			return nil
 		}
-		return apiError(http.StatusBadRequest, "bad_json", "invalid JSON body: %v", err)
+		return apiError(api.CodeBadJSON, "invalid JSON body: %v", err)
 	}
 	if dec.More() {
-		return apiError(http.StatusBadRequest, "bad_json", "invalid JSON body: trailing data")
+		return apiError(api.CodeBadJSON, "invalid JSON body: trailing data")
 	}
 	return nil
 }

@@ -346,21 +346,24 @@ func (u *uiAuth) logout(c echo.Context) {
 // login hint's style sheet.
 func isPublicUI(c echo.Context) bool {
 	switch c.Path() {
-	case "/login":
+	case api.RouteUILogin.Pattern():
 		return true
-	case "/":
+	case api.RouteUIIndex.Pattern():
 		return c.QueryParam("code") != ""
-	case "/assets/:name":
+	case api.RouteUIAsset.Pattern():
 		return c.Param("name") == "login.css"
 	}
 	return false
 }
 
+// assetsPrefix starts the path of every asset of the page.
+var assetsPrefix = strings.TrimSuffix(api.RouteUIAsset.Pattern(), ":name")
+
 // isPageRequest is a browser asking for the page itself (not the API): a
 // refusal is then a readable HTML page rather than JSON.
 func isPageRequest(c echo.Context) bool {
 	p := c.Path()
-	return c.Request().Method == http.MethodGet && (p == "/" || p == "/login" || strings.HasPrefix(p, "/assets/"))
+	return c.Request().Method == http.MethodGet && (p == api.RouteUIIndex.Path() || p == api.RouteUILogin.Path() || strings.HasPrefix(p, assetsPrefix))
 }
 
 // cookieAuth authenticates a request that carries no token by the review
@@ -373,18 +376,18 @@ func (s *Server) cookieAuth(c echo.Context, next echo.HandlerFunc) error {
 			return s.loginHint(c, http.StatusUnauthorized, "Log in to prsm",
 				"This page needs a login. Run this in your workspace; it opens the page, logged in:")
 		}
-		return apiError(http.StatusUnauthorized, "unauthorized", "missing or wrong token")
+		return apiError(api.CodeUnauthorized, "missing or wrong token")
 	}
 	switch c.Request().Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 	default:
 		got := c.Request().Header.Get(CSRFHeader)
 		if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(l.csrf)) != 1 {
-			return &httpError{Status: http.StatusForbidden, Code: "csrf",
+			return &httpError{Status: http.StatusForbidden, Code: api.CodeCSRF,
 				Msg: "missing or wrong " + CSRFHeader + " header", Hint: "reload the page"}
 		}
 		if o := c.Request().Header.Get("Origin"); o != "" && !s.ownOrigin(o) {
-			return apiError(http.StatusForbidden, "forbidden_origin", "origin %q is not allowed", o)
+			return apiError(api.CodeForbiddenOrigin, "origin %q is not allowed", o)
 		}
 	}
 	c.Set(authKey, authCookie)
@@ -400,22 +403,11 @@ func (s *Server) ownOrigin(origin string) bool {
 	return false
 }
 
-// uiRoutes registers the review page, its login and its helper API.
-func (s *Server) uiRoutes(e *echo.Echo) {
-	e.GET("/", s.uiIndex)
-	e.GET("/login", s.uiLoginRoute)
-	e.POST("/login", s.uiLoginPost)
-	e.GET("/assets/:name", s.uiAsset)
-	e.POST("/ui/codes", s.uiMintCode)
-	e.POST("/ui/logout", s.uiLogout)
-	e.GET("/ui/api/sessions/:id/file-changes/:tc/workspace", s.uiWorkspaceFile)
-}
-
 // uiMintCode mints a one-time login code, and with it a login file when
 // asked. Only the bearer token may: a browser login cannot extend itself.
 func (s *Server) uiMintCode(c echo.Context) error {
 	if c.Get(authKey) == authCookie {
-		return apiError(http.StatusForbidden, "token_required", "login codes are minted with the server's token (prsm ui)")
+		return apiError(api.CodeTokenRequired, "login codes are minted with the server's token (prsm ui)")
 	}
 	var req api.LoginCodeRequest
 	if err := bind(c, &req); err != nil {
@@ -427,14 +419,14 @@ func (s *Server) uiMintCode(c echo.Context) error {
 	)
 	if req.LoginFile {
 		var err error
-		if code, file, exp, err = s.ui.mintFileCode("http://" + s.Addr() + "/login"); err != nil {
+		if code, file, exp, err = s.ui.mintFileCode("http://" + s.Addr() + api.RouteUILogin.Path()); err != nil {
 			return err
 		}
 	} else {
 		code, exp = s.ui.mintCode()
 	}
 	return c.JSON(http.StatusCreated, api.LoginCode{
-		Code: code, URL: "http://" + s.Addr() + "/login?code=" + code, ExpiresAt: exp.UTC(), LoginFile: file,
+		Code: code, URL: "http://" + s.Addr() + api.RouteUILogin.Path() + "?code=" + code, ExpiresAt: exp.UTC(), LoginFile: file,
 	})
 }
 
@@ -472,7 +464,7 @@ func (s *Server) swapCode(c echo.Context) error {
 // A navigation that our own page starts does send it.
 func (s *Server) uiLoginPost(c echo.Context) error {
 	if o := c.Request().Header.Get("Origin"); o != "" && o != "null" && !s.ownOrigin(o) {
-		return apiError(http.StatusForbidden, "forbidden_origin", "origin %q is not allowed", o)
+		return apiError(api.CodeForbiddenOrigin, "origin %q is not allowed", o)
 	}
 	noStore(c)
 	if !s.ui.useCode(c.Request().PostFormValue("code")) {
@@ -525,7 +517,7 @@ func (s *Server) uiIndex(c echo.Context) error {
 	}
 	a := s.ui.files["index.html"]
 	if a == nil {
-		return apiError(http.StatusNotFound, "no_page", "this prsm was built without the review page")
+		return apiError(api.CodeNoPage, "this prsm was built without the review page")
 	}
 	csrf := ""
 	if l := s.ui.login(c); l != nil {
@@ -540,7 +532,7 @@ func (s *Server) uiIndex(c echo.Context) error {
 func (s *Server) uiAsset(c echo.Context) error {
 	a := s.ui.files[c.Param("name")]
 	if a == nil || c.Param("name") == "index.html" {
-		return apiError(http.StatusNotFound, "not_found", "no asset %q", c.Param("name"))
+		return apiError(api.CodeNotFound, "no asset %q", c.Param("name"))
 	}
 	pageHeaders(c)
 	h := c.Response().Header()
@@ -553,12 +545,12 @@ func (s *Server) uiAsset(c echo.Context) error {
 }
 
 func (s *Server) uiWorkspaceFile(c echo.Context) error {
-	recs, err := s.eng.RecordsOf(c.Request().Context(), c.Param("id"), c.Param("tc"))
+	recs, err := s.eng.RecordsOf(c.Request().Context(), c.Param("id"), c.Param("record"))
 	if err != nil {
 		return err
 	}
 	if len(recs) != 1 {
-		return apiError(http.StatusBadRequest, "one_record", "%s names %d records; name one record id", c.Param("tc"), len(recs))
+		return apiError(api.CodeOneRecord, "%s names %d records; name one record id", c.Param("record"), len(recs))
 	}
 	rel := recs[0].RelPath
 	f, err := s.eng.ReadWorkspaceFile(rel, engine.InlineLimit)
@@ -575,7 +567,7 @@ func (s *Server) uiWorkspaceFile(c echo.Context) error {
 			out.Content = &target
 		}
 	case !f.Regular:
-		return apiError(http.StatusConflict, "not_a_file", "%s is not a regular file in the workspace", rel)
+		return apiError(api.CodeNotAFile, "%s is not a regular file in the workspace", rel)
 	case f.Read:
 		if tracker.IsBinary(f.Content) {
 			out.Binary = true

@@ -114,7 +114,7 @@ func explain(err error) (msg, hint string, code int) {
 		return ue.msg, ue.hint, 2
 	case errors.As(err, &ae):
 		code = 1
-		if ae.Code == "ambiguous_id" || ae.Status == 400 && strings.HasPrefix(ae.Code, "invalid") {
+		if ae.Code == "ambiguous_id" || ae.Code == "several_sessions" || ae.Status == 400 && strings.HasPrefix(ae.Code, "invalid") {
 			code = 2
 		}
 		return ae.Msg, ae.Hint, code

@@ -379,6 +379,28 @@ func ownsChanges(ctx context.Context, cl *client.Client, ids []string) func(*prs
 	}
 }
 
+// sessionOrAny is the session a command names (--session, or the one
+// whose worktree it runs in), or api.AnySession: for a request that names
+// a change, whose session the server then finds.
+func (a *app) sessionOrAny(sessionID string) string {
+	if sessionID == "" {
+		sessionID = a.inSession
+	}
+	if sessionID == "" {
+		return api.AnySession
+	}
+	return sessionID
+}
+
+// changeIn is the id of the change arg names (exactly, or by a prefix the
+// server resolved) among recs, the answer of a request that named it.
+func changeIn(recs []*prsm.Record, arg string) string {
+	if id, err := resolveChangeID(recs, arg); err == nil {
+		return id
+	}
+	return arg
+}
+
 // resolveChangeID finds the record or tool call that arg names, exactly or
 // by unique prefix, among a session's records. An unknown arg is passed
 // through so the server names the error.
@@ -391,24 +413,7 @@ func resolveChangeID(recs []*prsm.Record, arg string) (string, error) {
 	if arg == "" {
 		return arg, nil
 	}
-	var matches []string
-	seen := map[string]bool{}
-	add := func(id string) {
-		if !seen[id] {
-			seen[id] = true
-			matches = append(matches, id)
-		}
-	}
-	for _, r := range recs {
-		if strings.HasPrefix(r.ToolCallID, arg) {
-			add(r.ToolCallID)
-		}
-	}
-	for _, r := range recs {
-		if strings.HasPrefix(r.ID, arg) && !seen[r.ToolCallID] {
-			add(r.ID)
-		}
-	}
+	matches := prsm.ChangesPrefixed(recs, arg)
 	switch len(matches) {
 	case 0:
 		return arg, nil
@@ -502,7 +507,7 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 						if len(ids) > 1 {
 							return usagef("accept the others apart", "change %s is in conflict; settle it with `prsm changes resolve %s %s` on its own", printable(id), printable(id), how)
 						}
-						return a.resolveChange(ctx, cl, s, id, how)
+						return a.resolveChange(ctx, cl, s.ID, id, how)
 					}
 					// In review mode an accept applies the earlier pending
 					// changes of its file first: asked before, never after.
@@ -567,43 +572,43 @@ func parseHunks(list string) ([]int, error) {
 
 // decideHunks is `prsm changes accept|reject ID --hunk N[,M]`: it prints
 // each record the decision changed with its hunks' states, and the hunks
-// of later changes a reject took with it.
+// of later changes a reject took with it. It sends the id as given, and
+// the session only when one was named: the server resolves both, in the
+// one request.
 func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, accept bool, idx []int, withEarlier bool) error {
 	cl, _, err := a.connect(ctx)
 	if err != nil {
 		return err
 	}
-	s, err := a.resolveSessionOwning(ctx, cl, sessionID, ownsChanges(ctx, cl, []string{arg}))
-	if err != nil {
-		return err
-	}
-	before, err := cl.Changes(ctx, s.ID, "", "")
-	if err != nil {
-		return err
-	}
-	id, err := resolveChangeID(before, arg)
-	if err != nil {
-		return err
-	}
+	sid := a.sessionOrAny(sessionID)
 	req := api.HunksRequest{WithEarlier: withEarlier}
 	if accept {
 		req.Accept = idx
 	} else {
 		req.Reject = idx
 	}
-	ans, err := cl.DecideHunksWith(ctx, s.ID, id, req)
-	if code(err) == "needs_earlier" {
+	ans, err := cl.DecideHunksWith(ctx, sid, arg, req)
+	if code(err) == string(api.CodeNeedsEarlier) {
 		// The hunks settle the change as accepted, which applies the
 		// earlier pending changes of its file first: ask, then again.
+		named, err := cl.ChangesOf(ctx, sid, arg)
+		if err != nil {
+			return err
+		}
+		s := &prsm.Session{ID: named.Records[0].SessionID}
+		id := changeIn(named.Records, arg)
 		if err := a.confirmEarlier(ctx, cl, s, []string{id}, false); err != nil {
 			return err
 		}
 		req.WithEarlier = true
 		ans, err = cl.DecideHunksWith(ctx, s.ID, id, req)
-	}
-	if err != nil {
+		if err != nil {
+			return err
+		}
+	} else if err != nil {
 		return err
 	}
+	id := changeIn(ans.Records, arg)
 	if a.jsonOut {
 		return printJSON(a.stdio.Out, ans)
 	}

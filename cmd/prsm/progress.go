@@ -76,7 +76,7 @@ func (a *app) followJob(ctx context.Context, cl *client.Client, job *api.Job, la
 		return nil, fmt.Errorf("follow job %s (it goes on in the server; `prsm changes` shows what it did): %w", job.ID, err)
 	}
 	if end.State == api.JobFailed && end.Error != nil {
-		return end, &client.APIError{Code: end.Error.Code, Msg: end.Error.Error, Hint: end.Error.Hint}
+		return end, &client.APIError{Code: string(end.Error.Code), Msg: end.Error.Error, Hint: end.Error.Hint}
 	}
 	return end, nil
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/client"
 )
 
@@ -34,27 +33,17 @@ the workspace file as you had it):
 			if err != nil {
 				return err
 			}
-			s, err := a.resolveSessionOwning(ctx, cl, *sessionID, ownsChanges(ctx, cl, args[:1]))
-			if err != nil {
-				return err
-			}
-			return a.resolveChange(ctx, cl, s, args[0], how)
+			return a.resolveChange(ctx, cl, a.sessionOrAny(*sessionID), args[0], how)
 		},
 	}
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }
 
-func (a *app) resolveChange(ctx context.Context, cl *client.Client, s *prsm.Session, arg, how string) error {
-	before, err := cl.Changes(ctx, s.ID, "", "")
-	if err != nil {
-		return err
-	}
-	id, err := resolveChangeID(before, arg)
-	if err != nil {
-		return err
-	}
-	ans, err := cl.Resolve(ctx, s.ID, id, how)
+// resolveChange settles change arg (an id or a prefix, which the server
+// resolves) of session sessionID (or api.AnySession), in one request.
+func (a *app) resolveChange(ctx context.Context, cl *client.Client, sessionID, arg, how string) error {
+	ans, err := cl.Resolve(ctx, sessionID, arg, how)
 	if err != nil {
 		return err
 	}

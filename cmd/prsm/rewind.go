@@ -31,17 +31,13 @@ func (a *app) rewindCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := a.resolveSessionOwning(ctx, cl, sessionID, func(s *prsm.Session) bool {
-				_, err := cl.Checkpoint(ctx, s.ID, args[0])
-				return err == nil
-			})
+			// The server finds the checkpoint, and its session when
+			// none is named, in one request.
+			cp, err := cl.Checkpoint(ctx, a.sessionOrAny(sessionID), args[0])
 			if err != nil {
 				return err
 			}
-			cp, err := cl.Checkpoint(ctx, s.ID, args[0])
-			if err != nil {
-				return err
-			}
+			s := &prsm.Session{ID: cp.SessionID}
 			plan, err := cl.RewindPreview(ctx, s.ID, cp.ID)
 			if err != nil {
 				return err

@@ -71,7 +71,7 @@ func (a *app) uiCmd() *cobra.Command {
 					err, server.CodeTTL, code.URL)
 				return nil
 			}
-			fmt.Fprintf(a.stdio.Out, "opened the review page in your browser (%s)\n", strings.TrimSuffix(code.URL, "/login?code="+code.Code))
+			fmt.Fprintf(a.stdio.Out, "opened the review page in your browser (%s)\n", strings.TrimSuffix(code.URL, api.RouteUILogin.Path()+"?code="+code.Code))
 			return nil
 		},
 	}
@@ -92,7 +92,7 @@ func mintLogin(ctx context.Context, cl *client.Client, req *api.LoginCodeRequest
 	if req != nil {
 		body = req
 	}
-	err := cl.Do(ctx, http.MethodPost, "/ui/codes", body, &code)
+	err := cl.Do(ctx, api.RouteUIMintCode.Method(), api.RouteUIMintCode.Path(), body, &code)
 	var ae *client.APIError
 	if errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusMethodNotAllowed) {
 		return nil, prsm.Errorf(prsm.ErrConflict, "no_review_page", "restart it: prsm stop, then prsm ui",

@@ -338,7 +338,7 @@ export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promis
   }
   const c = n.checkpoint;
   const label = checkpointLabel(c);
-  const plan = await ctx.call('preview the rewind', (cl) => cl.rollbackPreview(c.session_id, c.id));
+  const plan = await ctx.call('preview the rewind', (cl) => cl.rewindPreview(c.session_id, c.id));
   if (!plan) {
     return undefined;
   }
@@ -377,7 +377,7 @@ export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promis
       return undefined;
     }
   }
-  const done = await ctx.call('rewind', (cl) => cl.rollback(c.session_id, c.id));
+  const done = await ctx.call('rewind', (cl) => cl.rewind(c.session_id, c.id));
   if (!done) {
     return undefined;
   }
@@ -388,7 +388,7 @@ export async function rewindToCheckpoint(ctx: AppContext, arg?: unknown): Promis
     .showInformationMessage(`prsm: rewound to "${label}" (${plural(affectedCount(done), 'file')}).`, ...(safety ? ['Undo'] : []))
     .then(async (choice) => {
       if (choice === 'Undo' && safety) {
-        await ctx.call('undo the rewind', (cl) => cl.rollback(c.session_id, safety));
+        await ctx.call('undo the rewind', (cl) => cl.rewind(c.session_id, safety));
         await reload(ctx, c.session_id);
         await reloadRecords(ctx, c.session_id);
       }

@@ -9,6 +9,8 @@ import * as http from 'node:http';
 
 import {
   EVENT_TYPES,
+  pathSegment,
+  paths,
   type AcceptRequest,
   type Checkpoint,
   type CompleteRequest,
@@ -95,16 +97,8 @@ export function busyWaitMs(retryAfter: string | undefined, n: number): number {
   return Math.min(wait, 4000);
 }
 
-/**
- * Escapes one path segment. The characters a path segment may hold as they
- * are (RFC 3986 pchar: ':' of "tc:0" record ids, '@', ...) stay unescaped:
- * older servers looked ids up on the raw path, and an id reads better in a
- * log as it is. (The server now unescapes every id once, so "%3A" works as
- * well.)
- */
-export function seg(s: string): string {
-  return encodeURIComponent(s).replace(/%(3A|40|21|24|26|27|28|29|2A|2B|2C|3B|3D)/gi, (m) => decodeURIComponent(m));
-}
+/** Escapes one path segment (the generated pathSegment, which the paths use). */
+export const seg = pathSegment;
 
 function query(params: Record<string, string | undefined>): string {
   const parts: string[] = [];
@@ -212,51 +206,39 @@ export class PrsmClient {
     }
   }
 
-  private sessionPath(sessionId: string): string {
-    return `/sessions/${seg(sessionId)}`;
-  }
-
-  private changePath(sessionId: string, id: string): string {
-    return `${this.sessionPath(sessionId)}/file-changes/${seg(id)}`;
-  }
-
-  private checkpointPath(sessionId: string, checkpointId: string): string {
-    return `${this.sessionPath(sessionId)}/checkpoints/${seg(checkpointId)}`;
-  }
-
   // -- server --
 
   /** GET /healthz (no token needed). */
   healthz(): Promise<{ ok: boolean; version: string }> {
-    return this.json('GET', '/healthz', undefined, false);
+    return this.json('GET', paths.healthz(), undefined, false);
   }
 
   /** GET /status. */
   status(): Promise<StatusResponse> {
-    return this.json('GET', '/status');
+    return this.json('GET', paths.status());
   }
 
   // -- sessions --
 
   listSessions(status?: SessionStatus): Promise<Session[]> {
-    return this.json('GET', `/sessions${query({ status })}`);
+    return this.json('GET', `${paths.listSessions()}${query({ status })}`);
   }
 
   startSession(req: Partial<StartRequest> = {}): Promise<Session> {
-    return this.json('POST', '/sessions', req);
+    return this.json('POST', paths.startSession(), req);
   }
 
   getSession(id: string): Promise<Session> {
-    return this.json('GET', this.sessionPath(id));
+    return this.json('GET', paths.getSession(id));
   }
 
   endSession(id: string, discard = false): Promise<Session> {
-    return this.json('DELETE', `${this.sessionPath(id)}${discard ? '?discard=true' : ''}`);
+    return this.json('DELETE', `${paths.endSession(id)}${discard ? '?discard=true' : ''}`);
   }
 
   /** POST /sessions/{id}/turns: answers with the turn's auto checkpoint. */
   startTurn(sessionId: string, req: Partial<TurnRequest>): Promise<Checkpoint> {
-    return this.json('POST', `${this.sessionPath(sessionId)}/turns`, req);
+    return this.json('POST', paths.turn(sessionId), req);
   }
 
   // -- tool calls (the agent side; used by tests that play the agent) --
@@ -265,27 +247,27 @@ export class PrsmClient {
     sessionId: string,
     req: Pick<ToolCallRequest, 'tool_call_id' | 'tool_name'> & Partial<ToolCallRequest>,
   ): Promise<ToolCallAnswer> {
-    return this.json('POST', `${this.sessionPath(sessionId)}/tool-calls`, req);
+    return this.json('POST', paths.startToolCall(sessionId), req);
   }
 
   completeToolCall(sessionId: string, toolCallId: string, req: Partial<CompleteRequest> = {}): Promise<Records> {
-    return this.json('POST', `${this.sessionPath(sessionId)}/tool-calls/${seg(toolCallId)}/complete`, req);
+    return this.json('POST', paths.completeToolCall(sessionId, toolCallId), req);
   }
 
   // -- records --
 
   listChanges(sessionId: string, filter: { status?: RecordStatus; file?: string } = {}): Promise<FileChangeRecord[]> {
-    return this.json('GET', `${this.sessionPath(sessionId)}/file-changes${query(filter)}`);
+    return this.json('GET', `${paths.listChanges(sessionId)}${query(filter)}`);
   }
 
   /** The record with this id, or every record of the tool call with this id. */
   getChange(sessionId: string, id: string): Promise<Records> {
-    return this.json('GET', this.changePath(sessionId, id));
+    return this.json('GET', paths.getChange(sessionId, id));
   }
 
   /** The unified diff of a record (text). */
   async changeDiff(sessionId: string, id: string): Promise<string> {
-    return (await this.request('GET', `${this.changePath(sessionId, id)}/diff`)).toString('utf8');
+    return (await this.request('GET', paths.changeDiff(sessionId, id))).toString('utf8');
   }
 
   /**
@@ -294,7 +276,7 @@ export class PrsmClient {
    */
   async changeContent(sessionId: string, id: string, side: 'before' | 'after'): Promise<Buffer | undefined> {
     try {
-      return await this.request('GET', `${this.changePath(sessionId, id)}/content${query({ side })}`);
+      return await this.request('GET', `${paths.changeContent(sessionId, id)}${query({ side })}`);
     } catch (err) {
       if (err instanceof PrsmApiError && err.status === 404 && err.code === 'no_content') {
         return undefined;
@@ -309,11 +291,11 @@ export class PrsmClient {
    * says with_earlier; dry_run answers what it would take (earlier).
    */
   accept(sessionId: string, id: string, req?: AcceptRequest): Promise<Records> {
-    return this.json('POST', `${this.changePath(sessionId, id)}/accept`, req);
+    return this.json('POST', paths.accept(sessionId, id), req);
   }
 
   reject(sessionId: string, id: string): Promise<Records> {
-    return this.json('POST', `${this.changePath(sessionId, id)}/reject`);
+    return this.json('POST', paths.reject(sessionId, id));
   }
 
   /**
@@ -323,7 +305,7 @@ export class PrsmClient {
    */
   resolve(sessionId: string, id: string, how: ResolveHow): Promise<Records> {
     const body: ResolveRequest = { how };
-    return this.json('POST', `${this.changePath(sessionId, id)}/resolve`, body);
+    return this.json('POST', paths.resolve(sessionId, id), body);
   }
 
   /**
@@ -331,69 +313,69 @@ export class PrsmClient {
    * cascaded names the hunks of later changes a reject took with it.
    */
   decideHunk(sessionId: string, id: string, index: number, accept: boolean, req?: AcceptRequest): Promise<Records> {
-    return this.json('POST', `${this.changePath(sessionId, id)}/hunks/${index}/${accept ? 'accept' : 'reject'}`, req);
+    return this.json('POST', (accept ? paths.acceptHunk : paths.rejectHunk)(sessionId, id, String(index)), req);
   }
 
   /** Accepts every pending record of a session, or of one file of it. */
   acceptAll(sessionId: string, file?: string): Promise<Records> {
-    return this.json('POST', `${this.sessionPath(sessionId)}/file-changes/accept-all${query({ file })}`);
+    return this.json('POST', `${paths.acceptAll(sessionId)}${query({ file })}`);
   }
 
   /** Rejects every pending record of a session, or of one file of it. */
   rejectAll(sessionId: string, file?: string): Promise<Records> {
-    return this.json('POST', `${this.sessionPath(sessionId)}/file-changes/reject-all${query({ file })}`);
+    return this.json('POST', `${paths.rejectAll(sessionId)}${query({ file })}`);
   }
 
   /** Accepts every pending record of every session. */
   acceptEverything(): Promise<Records> {
-    return this.json('POST', '/file-changes/accept-all');
+    return this.json('POST', paths.acceptEverywhere());
   }
 
   /** Rejects every pending record of every session. */
   rejectEverything(): Promise<Records> {
-    return this.json('POST', '/file-changes/reject-all');
+    return this.json('POST', paths.rejectEverywhere());
   }
 
   // -- checkpoints --
 
   listCheckpoints(sessionId: string): Promise<Checkpoint[]> {
-    return this.json('GET', `${this.sessionPath(sessionId)}/checkpoints`);
+    return this.json('GET', paths.listCheckpoints(sessionId));
   }
 
   createCheckpoint(sessionId: string, req: { name: string; annotation?: string }): Promise<Checkpoint> {
-    return this.json('POST', `${this.sessionPath(sessionId)}/checkpoints`, req);
+    return this.json('POST', paths.createCheckpoint(sessionId), req);
   }
 
   getCheckpoint(sessionId: string, checkpointId: string): Promise<Checkpoint> {
-    return this.json('GET', this.checkpointPath(sessionId, checkpointId));
+    return this.json('GET', paths.getCheckpoint(sessionId, checkpointId));
   }
 
   annotateCheckpoint(sessionId: string, checkpointId: string, annotation: string): Promise<Checkpoint> {
-    return this.json('PUT', this.checkpointPath(sessionId, checkpointId), { annotation });
+    return this.json('PUT', paths.annotateCheckpoint(sessionId, checkpointId), { annotation });
   }
 
   async deleteCheckpoint(sessionId: string, checkpointId: string): Promise<void> {
-    await this.request('DELETE', this.checkpointPath(sessionId, checkpointId));
+    await this.request('DELETE', paths.deleteCheckpoint(sessionId, checkpointId));
   }
 
   /** The diff of a checkpoint against the current state, or against another checkpoint. */
   async checkpointDiff(sessionId: string, checkpointId: string, other?: string): Promise<string> {
-    const p = `${this.checkpointPath(sessionId, checkpointId)}/diff${other ? `/${seg(other)}` : ''}`;
+    const p = other ? paths.checkpointDiffBetween(sessionId, checkpointId, other) : paths.checkpointDiff(sessionId, checkpointId);
     return (await this.request('GET', p)).toString('utf8');
   }
 
-  rollbackPreview(sessionId: string, checkpointId: string): Promise<Plan> {
-    return this.json('GET', `${this.checkpointPath(sessionId, checkpointId)}/rollback/preview`);
+  rewindPreview(sessionId: string, checkpointId: string): Promise<Plan> {
+    return this.json('GET', paths.rewindPreview(sessionId, checkpointId));
   }
 
   /** Rewinds the session to the checkpoint; the answer names the safety checkpoint. */
-  rollback(sessionId: string, checkpointId: string): Promise<Plan> {
-    return this.json('POST', `${this.checkpointPath(sessionId, checkpointId)}/rollback`);
+  rewind(sessionId: string, checkpointId: string): Promise<Plan> {
+    return this.json('POST', paths.rewind(sessionId, checkpointId));
   }
 
   /** POST /sessions/{id}/rollback by agent, time, file or count. */
   rollbackBy(sessionId: string, req: Partial<RollbackRequest>): Promise<Plan> {
-    return this.json('POST', `${this.sessionPath(sessionId)}/rollback`, req);
+    return this.json('POST', paths.rollback(sessionId), req);
   }
 
   // -- events --
@@ -533,12 +515,12 @@ export class EventStream {
     // The token goes in the Authorization header, as on every request: the
     // server refuses it in the address, where it would end up in logs.
     this.req = http.get(
-      { host, port, path: '/events', headers: { Accept: 'text/event-stream', Authorization: `Bearer ${token}` } },
+      { host, port, path: paths.events(), headers: { Accept: 'text/event-stream', Authorization: `Bearer ${token}` } },
       (res) => {
         if ((res.statusCode ?? 0) >= 400) {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => this.finish(errorOf('GET', '/events', { status: res.statusCode ?? 0, body: Buffer.concat(chunks) })));
+          res.on('end', () => this.finish(errorOf('GET', paths.events(), { status: res.statusCode ?? 0, body: Buffer.concat(chunks) })));
           return;
         }
         res.setEncoding('utf8');
@@ -555,10 +537,10 @@ export class EventStream {
           parser.push(c);
         });
         res.on('end', () => this.finish(new PrsmApiError('event stream ended', 0, 'stream_ended')));
-        res.on('error', (err) => this.finish(transportError('GET', '/events', err)));
+        res.on('error', (err) => this.finish(transportError('GET', paths.events(), err)));
       },
     );
-    this.req.on('error', (err) => this.finish(transportError('GET', '/events', err)));
+    this.req.on('error', (err) => this.finish(transportError('GET', paths.events(), err)));
   }
 
   private touch(): void {

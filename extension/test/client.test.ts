@@ -79,8 +79,8 @@ describe('PrsmClient', () => {
     await client.createCheckpoint('s1', { name: 'n', annotation: 'a' });
     await client.annotateCheckpoint('s1', 'cp1', 'x');
     await client.deleteCheckpoint('s1', 'cp1');
-    await client.rollbackPreview('s1', 'cp1');
-    await client.rollback('s1', 'cp1');
+    await client.rewindPreview('s1', 'cp1');
+    await client.rewind('s1', 'cp1');
     await client.startTurn('s1', { message_index: 3, prompt: 'p' });
     await client.rollbackBy('s1', { last: 2, dry_run: true });
     expect(srv.seen.map((s) => `${s.method} ${s.url} ${s.body}`)).toEqual([
@@ -88,8 +88,8 @@ describe('PrsmClient', () => {
       'POST /sessions/s1/checkpoints {"name":"n","annotation":"a"}',
       'PUT /sessions/s1/checkpoints/cp1 {"annotation":"x"}',
       'DELETE /sessions/s1/checkpoints/cp1 ',
-      'GET /sessions/s1/checkpoints/cp1/rollback/preview ',
-      'POST /sessions/s1/checkpoints/cp1/rollback ',
+      'GET /sessions/s1/checkpoints/cp1/rewind/preview ',
+      'POST /sessions/s1/checkpoints/cp1/rewind ',
       'POST /sessions/s1/turns {"message_index":3,"prompt":"p"}',
       'POST /sessions/s1/rollback {"last":2,"dry_run":true}',
     ]);

@@ -222,7 +222,7 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
     expect(annotated.annotation).toBe('renamed note');
     await agentWrite(client, sess, 'tc-after-cp', 'b.txt', lines('after', 'checkpoint'));
     await until(() => events.some((e) => e.type === 'checkpoint_created'), 5000, 'checkpoint_created');
-    const plan = await client.rollbackPreview(sess.id, named.id);
+    const plan = await client.rewindPreview(sess.id, named.id);
     for (const k of PLAN_REQUIRED) {
       expect(plan).toHaveProperty(k);
     }
@@ -232,7 +232,7 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
     expect(plan.operations.map((o) => [o.type, o.path])).toEqual([['restore', 'b.txt']]);
     const before = fs.readFileSync(path.join(s.repo, 'b.txt'), 'utf8');
     expect(before).toBe(lines('after', 'checkpoint'));
-    const done = await client.rollback(sess.id, named.id);
+    const done = await client.rewind(sess.id, named.id);
     expect(done.safety_checkpoint_id).toBeTruthy();
     expect(fs.readFileSync(path.join(s.repo, 'b.txt'), 'utf8')).toBe(lines('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta'));
     // Made after the checkpoint: set aside as rewound, not rejected; no new record.

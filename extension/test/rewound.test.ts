@@ -158,8 +158,8 @@ describe('the rewind confirmation', () => {
     const only: Plan = { ...plan, warnings: [], decisions: [{ ...plan.decisions[1], from: 'pending' }] };
     const sent: string[] = [];
     const ctx = appContext(m, {
-      rollbackPreview: async () => only,
-      rollback: async () => (sent.push('rollback'), only),
+      rewindPreview: async () => only,
+      rewind: async () => (sent.push('rollback'), only),
       listCheckpoints: async () => [checkpoint()],
       listChanges: async () => [],
     });
@@ -175,8 +175,8 @@ describe('the rewind confirmation', () => {
     m.replace([session()], [rec({ id: 'tc1', status: 'rejected' }), rec({ id: 'tc3', status: 'accepted' })], new Map([['s1', [checkpoint()]]]), true);
     const sent: string[] = [];
     const ctx = appContext(m, {
-      rollbackPreview: async () => plan,
-      rollback: async () => (sent.push('rollback'), { ...plan, dry_run: false, safety_checkpoint_id: 'safe1' }),
+      rewindPreview: async () => plan,
+      rewind: async () => (sent.push('rollback'), { ...plan, dry_run: false, safety_checkpoint_id: 'safe1' }),
       listCheckpoints: async () => [checkpoint(), checkpoint({ id: 'safe1' })],
       listChanges: async () => (sent.push('list changes'), [rec({ id: 'tc1', status: 'pending' }), rec({ id: 'tc3', status: 'rewound' })]),
     });

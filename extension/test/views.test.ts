@@ -447,8 +447,8 @@ describe('checkpoints', () => {
     m.replace([session()], [], new Map([['s1', [checkpoint()]]]), true);
     const sent: string[] = [];
     const ctx = appContext(m, {
-      rollbackPreview: async () => (sent.push('preview'), plan),
-      rollback: async (_s: string, id: string) => (sent.push(`rollback ${id}`), { ...plan, safety_checkpoint_id: 'safe1' }),
+      rewindPreview: async () => (sent.push('preview'), plan),
+      rewind: async (_s: string, id: string) => (sent.push(`rollback ${id}`), { ...plan, safety_checkpoint_id: 'safe1' }),
       listCheckpoints: async () => [checkpoint(), checkpoint({ id: 'safe1' })],
       listChanges: async () => [],
     });
@@ -474,8 +474,8 @@ describe('checkpoints', () => {
     const one: Plan = { ...plan, operations: [plan.operations[0]], affected_files: ['a.txt'] };
     const sent: string[] = [];
     const ctx = appContext(m, {
-      rollbackPreview: async () => one,
-      rollback: async () => (sent.push('rollback'), one),
+      rewindPreview: async () => one,
+      rewind: async () => (sent.push('rollback'), one),
       listCheckpoints: async () => [checkpoint()],
       listChanges: async () => [],
     });

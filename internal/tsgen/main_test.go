@@ -22,21 +22,40 @@ func root(t *testing.T) string {
 	return r
 }
 
-// The checked-in TypeScript files are what the generator writes now: a
-// change to a Go type of the API without `go generate ./api` fails here.
+// The checked-in generated files (the TypeScript, and docs/reference.md's
+// table of error codes) are what the generator writes now: a change to a
+// Go type, a route or an error code of the API without `go generate ./api`
+// fails here.
 func TestGeneratedFilesCurrent(t *testing.T) {
 	r := root(t)
-	want, err := Generate(r)
+	files, err := GenerateAll(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range outputs {
-		got, err := os.ReadFile(filepath.Join(r, o))
+	for _, f := range files {
+		got, err := os.ReadFile(filepath.Join(r, f.path))
 		if err != nil {
 			t.Fatalf("%v: run go generate ./api", err)
 		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run go generate ./api", o)
+		if !bytes.Equal(got, f.content) {
+			t.Errorf("%s is stale: run go generate ./api", f.path)
+		}
+	}
+}
+
+// One TypeScript file, imported by both clients: no copy of it anywhere
+// else in the module.
+func TestOneGeneratedFile(t *testing.T) {
+	r := root(t)
+	for _, dir := range []string{"web/src", "extension/src"} {
+		matches, err := filepath.Glob(filepath.Join(r, dir, "*.gen.ts"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range matches {
+			if rel, _ := filepath.Rel(r, m); filepath.ToSlash(rel) != output {
+				t.Errorf("%s: the generated TypeScript is %s alone; import it from there", rel, output)
+			}
 		}
 	}
 }
@@ -145,7 +164,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // out, and lets be null exactly the fields its zero value writes as null.
 // It reads the checked-in file, not the generator's model.
 func TestTypeScriptMatchesJSON(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(root(t), outputs[0]))
+	src, err := os.ReadFile(filepath.Join(root(t), output))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +177,7 @@ func TestTypeScriptMatchesJSON(t *testing.T) {
 		}
 		ts, ok := ifaces[name]
 		if !ok {
-			t.Errorf("%s: no interface %s in %s", typ, name, outputs[0])
+			t.Errorf("%s: no interface %s in %s", typ, name, output)
 			continue
 		}
 		full := reflect.New(typ)
@@ -208,6 +227,39 @@ func TestEveryWireTypeGenerated(t *testing.T) {
 		for _, n := range names {
 			if !have[n] && notOnWire[n] == "" {
 				t.Errorf("%s is not in tsgen's types (or notOnWire)", n)
+			}
+		}
+	}
+}
+
+// clients are the TypeScript modules that talk to the server.
+var clients = []string{"extension/src", "web/src"}
+
+// handPath is a string that starts with a path of the API, in quotes or
+// backquotes.
+var handPath = regexp.MustCompile("['\"`]/(sessions|file-changes|jobs|hooks|healthz|status|events|gc|shutdown|ui|login|assets)\\b")
+
+// The clients build every path with the generated paths: none writes one
+// by hand.
+func TestClientsUseGeneratedPaths(t *testing.T) {
+	r := root(t)
+	for _, dir := range clients {
+		files, err := filepath.Glob(filepath.Join(r, dir, "*.ts*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if rel, _ := filepath.Rel(r, f); filepath.ToSlash(rel) == output {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				if m := handPath.FindString(line); m != "" {
+					t.Errorf("%s:%d: %s... written by hand: use paths (api.gen.ts)", f, i+1, m)
+				}
 			}
 		}
 	}

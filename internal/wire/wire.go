@@ -177,7 +177,7 @@ func Decode(method, path string, status int, header interface{ Get(string) strin
 		e := &Error{Status: status}
 		var body api.ErrorBody
 		if json.Unmarshal(data, &body) == nil {
-			e.Code, e.Msg, e.Hint = body.Code, body.Error, body.Hint
+			e.Code, e.Msg, e.Hint = string(body.Code), body.Error, body.Hint
 		}
 		if e.Msg == "" {
 			e.Msg = fmt.Sprintf("%s %s: status %d", method, path, status)
@@ -224,7 +224,7 @@ func LiveServer(ctx context.Context, dir string) (*api.Info, bool) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, liveTimeout)
 	defer cancel()
-	if err := New(info).Do(ctx, "GET", "/status", nil, nil); err != nil {
+	if err := New(info).Do(ctx, api.RouteStatus.Method(), api.RouteStatus.Path(), nil, nil); err != nil {
 		return nil, false
 	}
 	return info, true

@@ -437,7 +437,7 @@ uiTest('rollback to a named checkpoint restores the changes and their decisions 
   const onDisk = () => ['rw/early.txt', 'rw/kept.txt', 'rw/late.txt'].map(readWs);
   const beforeDisk = onDisk();
   assert.deepEqual(beforeDisk, [BASE, more, 'late\n']);
-  const plan = await api('GET', `/sessions/${sess.id}/checkpoints/${cp.id}/rollback/preview`);
+  const plan = await api('GET', `/sessions/${sess.id}/checkpoints/${cp.id}/rewind/preview`);
   assert.ok(plan.summary.length > 0, 'the plan says in words what the rollback does');
 
   // Roll back through the page: the preview says it in words, first.

@@ -1,24 +1,27 @@
-// The page's typed client of prsm's HTTP API. Its JSON types are generated
-// from the Go types the server encodes (api.gen.ts; `go generate ./api`).
+// The page's typed client of prsm's HTTP API. Its JSON types and its paths
+// are generated from the Go the server runs (the extension's api.gen.ts,
+// which both clients import; `go generate ./api`).
 // The page is logged in by an HttpOnly cookie; every state-changing request
 // also carries the login's CSRF token, which the server put in a meta tag.
 
-import type {
-  AcceptRequest,
-  Checkpoint,
-  CheckpointDiff,
-  ErrorBody,
-  FileChangeRecord,
-  OK,
-  Plan,
-  Records,
-  ResolveHow,
-  ResolveRequest,
-  RewindRequest,
-  Session,
-  StatusResponse,
-  WorkspaceFile,
-} from './api.gen';
+import {
+  pathSegment as seg,
+  paths,
+  type AcceptRequest,
+  type Checkpoint,
+  type CheckpointDiff,
+  type ErrorBody,
+  type FileChangeRecord,
+  type OK,
+  type Plan,
+  type Records,
+  type ResolveHow,
+  type ResolveRequest,
+  type RewindRequest,
+  type Session,
+  type StatusResponse,
+  type WorkspaceFile,
+} from '../../extension/src/api.gen';
 
 /** An error answer of the server: {"error","code","hint"}. */
 export class ApiError extends Error {
@@ -70,43 +73,33 @@ async function json<T>(method: string, path: string, body?: unknown): Promise<T>
   return (await (await request(method, path, body)).json()) as T;
 }
 
-/**
- * One path segment, escaped as Go's url.PathEscape does: ':' and '@' stay
- * as they are, since the server routes on the raw path (record ids of
- * multi-file tool calls end in ":0", ":1", ...).
- */
-const seg = (s: string) =>
-  encodeURIComponent(s).replace(/%(24|26|2B|3A|3D|40)/gi, (m) => decodeURIComponent(m));
-const sess = (id: string) => `/sessions/${seg(id)}`;
-const change = (sid: string, id: string) => `${sess(sid)}/file-changes/${seg(id)}`;
-const ckpt = (sid: string, id: string) => `${sess(sid)}/checkpoints/${seg(id)}`;
 const withFile = (p: string, file?: string) => (file ? `${p}?file=${seg(file)}` : p);
 
 export const api = {
-  status: () => json<StatusResponse>('GET', '/status'),
-  sessions: () => json<Session[]>('GET', '/sessions'),
-  records: (sid: string) => json<FileChangeRecord[]>('GET', `${sess(sid)}/file-changes`),
-  diff: async (sid: string, id: string) => (await request('GET', `${change(sid, id)}/diff`)).text(),
+  status: () => json<StatusResponse>('GET', paths.status()),
+  sessions: () => json<Session[]>('GET', paths.listSessions()),
+  records: (sid: string) => json<FileChangeRecord[]>('GET', paths.listChanges(sid)),
+  diff: async (sid: string, id: string) => (await request('GET', paths.changeDiff(sid, id))).text(),
   content: async (sid: string, id: string, side: 'before' | 'after') =>
-    (await request('GET', `${change(sid, id)}/content?side=${side}`)).blob(),
+    (await request('GET', `${paths.changeContent(sid, id)}?side=${side}`)).blob(),
   workspaceFile: (sid: string, id: string) =>
-    json<WorkspaceFile>('GET', `/ui/api/sessions/${seg(sid)}/file-changes/${seg(id)}/workspace`),
+    json<WorkspaceFile>('GET', paths.uiWorkspaceFile(sid, id)),
   /** Accepts a change; in review mode one that would apply earlier pending changes first needs with_earlier (else 409 needs_earlier). */
-  accept: (sid: string, id: string, req?: AcceptRequest) => json<Records>('POST', `${change(sid, id)}/accept`, req),
-  reject: (sid: string, id: string) => json<Records>('POST', `${change(sid, id)}/reject`),
+  accept: (sid: string, id: string, req?: AcceptRequest) => json<Records>('POST', paths.accept(sid, id), req),
+  reject: (sid: string, id: string) => json<Records>('POST', paths.reject(sid, id)),
   /** Settles a change in conflict: keep mine, take the agent's, or conflict markers for the editor. */
   resolve: (sid: string, id: string, how: ResolveHow) =>
-    json<Records>('POST', `${change(sid, id)}/resolve`, { how } satisfies ResolveRequest),
+    json<Records>('POST', paths.resolve(sid, id), { how } satisfies ResolveRequest),
   /** Accepts or rejects hunk n (from 0) of one record. */
   hunk: (sid: string, id: string, n: number, decision: 'accept' | 'reject', req?: AcceptRequest) =>
-    json<Records>('POST', `${change(sid, id)}/hunks/${n}/${decision}`, req),
-  acceptAll: (sid: string, file?: string) => json<Records>('POST', withFile(`${sess(sid)}/file-changes/accept-all`, file)),
-  rejectAll: (sid: string, file?: string) => json<Records>('POST', withFile(`${sess(sid)}/file-changes/reject-all`, file)),
-  acceptEverything: () => json<Records>('POST', '/file-changes/accept-all'),
-  rejectEverything: () => json<Records>('POST', '/file-changes/reject-all'),
-  checkpoints: (sid: string) => json<Checkpoint[]>('GET', `${sess(sid)}/checkpoints`),
-  checkpointDiff: (sid: string, id: string) => json<CheckpointDiff>('GET', `${ckpt(sid, id)}/diff`),
-  rollbackPreview: (sid: string, id: string) => json<Plan>('GET', `${ckpt(sid, id)}/rollback/preview`),
-  rollback: (sid: string, id: string) => json<Plan>('POST', `${ckpt(sid, id)}/rollback`, { dry_run: false } satisfies RewindRequest),
-  logout: () => json<OK>('POST', '/ui/logout'),
+    json<Records>('POST', (decision === 'accept' ? paths.acceptHunk : paths.rejectHunk)(sid, id, String(n)), req),
+  acceptAll: (sid: string, file?: string) => json<Records>('POST', withFile(paths.acceptAll(sid), file)),
+  rejectAll: (sid: string, file?: string) => json<Records>('POST', withFile(paths.rejectAll(sid), file)),
+  acceptEverything: () => json<Records>('POST', paths.acceptEverywhere()),
+  rejectEverything: () => json<Records>('POST', paths.rejectEverywhere()),
+  checkpoints: (sid: string) => json<Checkpoint[]>('GET', paths.listCheckpoints(sid)),
+  checkpointDiff: (sid: string, id: string) => json<CheckpointDiff>('GET', paths.checkpointDiff(sid, id)),
+  rewindPreview: (sid: string, id: string) => json<Plan>('GET', paths.rewindPreview(sid, id)),
+  rewind: (sid: string, id: string) => json<Plan>('POST', paths.rewind(sid, id), { dry_run: false } satisfies RewindRequest),
+  logout: () => json<OK>('POST', paths.uiLogout()),
 };

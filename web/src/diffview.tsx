@@ -7,7 +7,7 @@ import { ColorSchemeType } from 'diff2html/lib-esm/types';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { api } from './api';
-import type { FileChangeRecord, Hunk, WorkspaceFile } from './api.gen';
+import type { FileChangeRecord, Hunk, WorkspaceFile } from '../../extension/src/api.gen';
 import { hunkLines, splitHunks } from './hunks';
 import { actions, hunkName, state, type DiffMode } from './store';
 import { imageType, sizeChange, underReview } from './util';

@@ -4,7 +4,7 @@
 // small patch per hunk, each with its own context, so the page can draw each
 // hunk with its own Accept hunk / Reject hunk buttons.
 
-import type { Hunk } from './api.gen';
+import type { Hunk } from '../../extension/src/api.gen';
 
 /** How many unchanged lines each hunk's patch shows on either side, at most. */
 const context = 3;

@@ -2,7 +2,7 @@
 // kept live by the server's events. The views read it and call the actions.
 
 import { api, ApiError, setOnUnauthorized } from './api';
-import type { Checkpoint, FileChangeRecord, HunkRef, Job, PrsmEvent, Records, ResolveHow, Session, StatusEvent, StatusResponse } from './api.gen';
+import { paths, type Checkpoint, type FileChangeRecord, type HunkRef, type Job, type PrsmEvent, type Records, type ResolveHow, type Session, type StatusEvent, type StatusResponse } from '../../extension/src/api.gen';
 import { inConflict, plural, shortId } from './util';
 
 export type DiffMode = 'line-by-line' | 'side-by-side';
@@ -316,7 +316,7 @@ let source: EventSource | null = null;
 
 export function connectEvents(): void {
   source?.close();
-  const es = new EventSource('/events');
+  const es = new EventSource(paths.events());
   source = es;
   let dropped = false;
   es.addEventListener('open', () => {
@@ -565,7 +565,7 @@ export const actions = {
   rollback: async (sid: string, c: Checkpoint, title: string) => {
     update({ busy: state.busy + 1 });
     try {
-      const plan = await api.rollback(sid, c.id);
+      const plan = await api.rewind(sid, c.id);
       await Promise.all([loadSession(sid), refreshSessions()]);
       const safety = plan.safety_checkpoint_id;
       // What it does was said in the preview and the question before; the

@@ -1,6 +1,6 @@
 // Small formatting helpers shared by the views.
 
-import type { FileChangeRecord, LineRange, RecordStatus } from './api.gen';
+import type { FileChangeRecord, LineRange, RecordStatus } from '../../extension/src/api.gen';
 
 const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 const dtf = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });

@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { api } from './api';
-import type { Checkpoint, CheckpointDiff, FileChangeRecord, JobKind, OperationType, Plan, PlanDecision, Session } from './api.gen';
+import type { Checkpoint, CheckpointDiff, FileChangeRecord, JobKind, OperationType, Plan, PlanDecision, Session } from '../../extension/src/api.gen';
 import { ConflictView, Patch, RecordDiff } from './diffview';
 import {
   actions,
@@ -670,7 +670,7 @@ function CheckpointItem({
     setErr('');
     setOpenPanel('preview');
     try {
-      setPlan(await api.rollbackPreview(sess.id, c.id));
+      setPlan(await api.rewindPreview(sess.id, c.id));
     } catch (e) {
       setErr((e as Error).message);
     }
