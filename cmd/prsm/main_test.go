@@ -51,6 +51,8 @@ func TestScripts(t *testing.T) {
 			"uilogin":         cmdUILogin,
 			"waitfile":        cmdWaitFile,
 			"pty":             cmdPty,
+			"serverpid":       cmdServerPID,
+			"exits":           cmdExits,
 		},
 	})
 }
