@@ -18,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/agents/agenttest"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/server"
@@ -26,23 +27,6 @@ import (
 // hookFixtures holds the Claude Code hook payloads; "@CWD@" in them stands
 // for the directory the agent works in.
 var hookFixtures, _ = filepath.Abs(filepath.Join("testdata", "hooks"))
-
-// fixturePayload reads a fixture (a name in testdata/hooks, or a path) with
-// cwd put in for @CWD@.
-func fixturePayload(path, cwd string) ([]byte, error) {
-	if !strings.ContainsRune(path, filepath.Separator) {
-		path = filepath.Join(hookFixtures, path+".json")
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	q, err := json.Marshal(cwd)
-	if err != nil {
-		return nil, err
-	}
-	return bytes.ReplaceAll(b, []byte("@CWD@"), q[1:len(q)-1]), nil
-}
 
 // [!] claudehook [-answer] FIXTURE CWD [NAME=VALUE...] feeds a hook
 // payload (a fixture name or a file, @CWD@ replaced by CWD) to `prsm hook
@@ -64,7 +48,7 @@ func cmdClaudeHook(ts *testscript.TestScript, neg bool, args []string) {
 	if strings.ContainsRune(fixture, '/') {
 		fixture = ts.MkAbs(fixture)
 	}
-	payload, err := fixturePayload(fixture, args[1])
+	payload, err := agenttest.Payload(fixture, args[1])
 	ts.Check(err)
 	dir := filepath.Join(ts.Getenv("WORK"), ".claudehook")
 	ts.Check(os.MkdirAll(dir, 0o755))
@@ -226,7 +210,7 @@ func TestHookBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	pre := func(cwd string) string {
-		b, err := fixturePayload("pre-write", cwd)
+		b, err := agenttest.Payload("pre-write", cwd)
 		if err != nil {
 			t.Fatal(err)
 		}
