@@ -123,7 +123,7 @@ func (p *claudePayload) agentID() string {
 	return agent.Label("claude/"+strings.TrimSpace(name), 100)
 }
 
-// Claude handles one Claude Code hook event.
+// handle is the adapter: it handles one Claude Code hook event.
 func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 	p, err := readClaudePayload(in)
 	if err != nil {

@@ -70,7 +70,7 @@ func (p *codexPayload) toolCallID() string {
 	return agent.DerivedCallID("codex", p.ToolUseID, p.ToolInput, p.SessionID, p.TurnID, strings.TrimSpace(p.ToolName))
 }
 
-// handle handles one Codex hook event.
+// handle is the adapter: it handles one Codex hook event.
 func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 	p, err := readCodexPayload(in)
 	if err != nil {

@@ -39,7 +39,7 @@ type copilotPayload struct {
 	Prompt        string          `json:"prompt"`     // userPromptSubmitted
 }
 
-// handle handles one Copilot CLI hook event. Every failure is one line
+// handle is the adapter: it handles one Copilot CLI hook event. Every failure is one line
 // on stderr and exit 0: Copilot reads a failed preToolUse hook as a deny.
 func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 	if err := copilotEvent(ctx, h, in); err != nil {

@@ -46,7 +46,7 @@ type cursorPayload struct {
 	Error      json.RawMessage `json:"error"`       // postToolUseFailure
 }
 
-// handle handles one Cursor hook event.
+// handle is the adapter: it handles one Cursor hook event.
 func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 	data, err := agent.ReadEvent(in)
 	if err != nil {

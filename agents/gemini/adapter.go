@@ -114,7 +114,7 @@ func (p *geminiPayload) result() json.RawMessage {
 	return b
 }
 
-// handle handles one Gemini CLI hook event.
+// handle is the adapter: it handles one Gemini CLI hook event.
 func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 	p, err := readGeminiPayload(in)
 	if err != nil {

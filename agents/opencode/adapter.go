@@ -42,7 +42,7 @@ type opencodePayload struct {
 	Prompt        string          `json:"prompt"`  // chat.message: the text of the user's message
 }
 
-// handle handles one event of prsm's opencode plugin.
+// handle is the adapter: it handles one event of prsm's opencode plugin.
 func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 	data, err := agent.ReadEvent(in)
 	if err != nil {
