@@ -31,7 +31,6 @@ var overLimit = map[string]string{
 	"engine/track_test.go":          "split by behaviour",
 	"cmd/prsm.app":                  "the agents' commands move to their folders",
 	"cmd/prsm/changes.go":           "split by subcommand",
-	"cmd/prsm/hooks_install.go":     "the agents' installs move to their folders",
 	"server.Server":                 "routes declared once, in api",
 	"internal/linediff/linediff.go": "one home for diffs, in sync",
 	"tracker/session.go":            "split by concern",

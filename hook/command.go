@@ -6,29 +6,47 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/prsm-dev/prsm/agents/agent"
+	"github.com/prsm-dev/prsm/agents/claude"
 )
 
-// Titles names each agent prsm has an adapter for, as people write it.
-var Titles = map[string]string{
-	"claude":   "Claude Code",
-	"codex":    "Codex",
-	"gemini":   "Gemini CLI",
-	"opencode": "opencode",
-	"copilot":  "GitHub Copilot CLI",
-	"cursor":   "Cursor",
+// Target is the session an event belongs to and where its server is.
+type Target = agent.Target
+
+// Server takes the calls of hook events: a session's server over HTTP,
+// or the engine in process (the server's own http hook route).
+type Server = agent.Server
+
+// ErrBadEvent and ErrOtherSession are agent.ErrBadEvent and
+// agent.ErrOtherSession, which ServeClaude returns.
+var (
+	ErrBadEvent     = agent.ErrBadEvent
+	ErrOtherSession = agent.ErrOtherSession
+)
+
+// SessionIn is agent.SessionIn.
+func SessionIn(projectDir, dir string) *Target { return agent.SessionIn(projectDir, dir) }
+
+// SessionOfPath is agent.SessionOfPath.
+func SessionOfPath(home, dir string) *Target { return agent.SessionOfPath(home, dir) }
+
+// OneLine is agent.OneLine.
+func OneLine(s string) string { return agent.OneLine(s) }
+
+// ServeClaude is the server's http hook route (POST /hooks/claude): only
+// Claude Code sends its events over HTTP, so this one entry names an
+// agent (claude.Serve says what it does).
+func ServeClaude(ctx context.Context, body []byte, projectDir, workspace, only string, srv Server) (answer []byte, err error) {
+	return claude.Serve(ctx, body, projectDir, workspace, only, srv)
 }
 
-// Agents lists the agents prsm has an adapter for, sorted.
-func Agents() []string {
-	var names []string
-	for name := range Titles {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
+// host is what the agents' adapters reach of a: its streams, the
+// environment, and the way to a session's server.
+func (a *Adapter) host() *agent.Host {
+	return &agent.Host{Stdout: a.Stdout, Stderr: a.Stderr, Getenv: a.getenv, Locate: a.locateSession, Send: a.sendHook}
 }
 
 // Command is `prsm hook AGENT` (and `prsm-hook AGENT`) once the agent is
@@ -38,7 +56,7 @@ func Agents() []string {
 // "block the tool"), a terminal on stdin refused, a panic made an
 // ordinary failure, every error one line ("prsm hook: ...") for stderr
 // and exit 1.
-func (a *Adapter) Command(ctx context.Context, agent string, args []string, in io.Reader) (err error) {
+func (a *Adapter) Command(ctx context.Context, ag agent.Agent, args []string, in io.Reader) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error: %v", r)
@@ -47,16 +65,15 @@ func (a *Adapter) Command(ctx context.Context, agent string, args []string, in i
 			err = errors.New(OneLine("prsm hook: " + err.Error()))
 		}
 	}()
-	title, ok := Titles[agent]
-	if !ok {
-		return fmt.Errorf("unknown agent %q", agent)
+	name, title, ad := ag.Name(), ag.Title(), ag.Adapter()
+	if ad == nil {
+		return fmt.Errorf("unknown agent %q", name)
 	}
 	if len(args) > 0 {
-		return fmt.Errorf("prsm hook %s takes no arguments; it reads the hook event on stdin", agent)
+		return fmt.Errorf("prsm hook %s takes no arguments; it reads the hook event on stdin", name)
 	}
 	if f, ok := in.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		return fmt.Errorf("prsm hook %s reads a %s hook event (JSON) on stdin; %s runs it, see `prsm hooks install %s`", agent, title, title, agent)
+		return fmt.Errorf("prsm hook %s reads a %s hook event (JSON) on stdin; %s runs it, see `prsm hooks install %s`", name, title, title, name)
 	}
-	_, err = a.Run(ctx, agent, in)
-	return err
+	return ad.Handle(ctx, a.host(), in)
 }

@@ -1,10 +1,11 @@
-// Package hook holds prsm's agent hook adapters: it reads one hook event of
-// an agent (Claude Code, Codex, Gemini CLI, Copilot CLI, opencode, Cursor),
-// maps it onto the session API (a tool call's start or complete, a turn's
-// start or end), finds the session whose worktree holds the event's cwd,
-// and sends the call to that session's server. `prsm hook AGENT` and the
-// lean prsm-hook binary run it as a command (Adapter); the server runs the
-// same mapping in process for Claude Code's http hooks (ServeClaude).
+// Package hook runs prsm's agent hook adapters: `prsm hook AGENT` and the
+// lean prsm-hook binary hand one hook event to the agent's adapter
+// (Adapter.Command; the adapters themselves, which translate an agent's
+// events into session API calls, live in the agents' folders under
+// agents/), and this package finds the session whose worktree holds the
+// event's cwd and sends the call to that session's server, starting it
+// when none runs. The server runs Claude Code's mapping in process for its
+// http hooks (ServeClaude).
 //
 // It links neither the store (sqlite), the git layer (go-git), the HTTP
 // server (echo) nor net/http (it sends its requests through
@@ -15,10 +16,7 @@
 package hook
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,12 +25,10 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/agents/agent"
 	"github.com/prsm-dev/prsm/api"
-	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/internal/wire"
 )
 
@@ -46,9 +42,6 @@ import (
 const (
 	hookConnectTimeout = 5 * time.Second
 	hookTimeout        = 8 * time.Second
-	// maxHookPayload bounds what is read from stdin; it matches the
-	// server's body limit, since a Write's content travels on to it.
-	maxHookPayload = api.DefaultBodyLimit
 )
 
 // Adapter runs the hook adapters as a command: one event on In, the
@@ -87,241 +80,6 @@ func (a *Adapter) getenv(name string) string {
 	return a.Getenv(name)
 }
 
-// Run handles one event of agent read from in; ok is false for an agent
-// prsm has no adapter for.
-func (a *Adapter) Run(ctx context.Context, agent string, in io.Reader) (ok bool, err error) {
-	handle, ok := map[string]func(context.Context, io.Reader) error{
-		"claude":   a.Claude,
-		"codex":    a.Codex,
-		"gemini":   a.Gemini,
-		"opencode": a.Opencode,
-		"copilot":  a.Copilot,
-		"cursor":   a.Cursor,
-	}[agent]
-	if !ok {
-		return false, nil
-	}
-	return true, handle(ctx, in)
-}
-
-// claudePayload is the part of a Claude Code hook event prsm uses; other
-// fields are ignored, and so are optional ones that are missing. Raw fields
-// are passed on as they come: their shapes differ between versions.
-type claudePayload struct {
-	SessionID      string          `json:"session_id"`
-	Cwd            string          `json:"cwd"`
-	HookEventName  string          `json:"hook_event_name"`
-	PermissionMode string          `json:"permission_mode"`
-	AgentID        string          `json:"agent_id"`   // only inside a subagent
-	AgentType      string          `json:"agent_type"` // a subagent's (or a --agent session's) type
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
-	ToolUseID      string          `json:"tool_use_id"`
-	ToolResponse   json.RawMessage `json:"tool_response"` // PostToolUse
-	Error          json.RawMessage `json:"error"`         // PostToolUseFailure
-	IsInterrupt    json.RawMessage `json:"is_interrupt"`  // PostToolUseFailure
-	Prompt         string          `json:"prompt"`        // UserPromptSubmit
-	// BackgroundTasks (Stop, 2.1.328) lists the work still in flight:
-	// background subagents and shells.
-	BackgroundTasks json.RawMessage `json:"background_tasks"`
-}
-
-// hookCall is what one event asks of the server.
-type hookCall struct {
-	kind       string // hookStart, hookComplete, hookTurn, hookTurnEnd
-	toolCallID string
-	start      api.ToolCallRequest
-	complete   api.CompleteRequest
-	turn       api.TurnRequest
-}
-
-const (
-	hookStart    = "start"
-	hookComplete = "complete"
-	hookTurn     = "turn"
-	hookTurnEnd  = "turn-end"
-)
-
-// readHookEvent reads one hook event, bounded: an agent's payload is
-// never larger than maxHookPayload.
-func readHookEvent(in io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(in, maxHookPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read hook event: %w", err)
-	}
-	if len(data) > maxHookPayload {
-		return nil, fmt.Errorf("hook event is larger than %d MiB", maxHookPayload>>20)
-	}
-	return data, nil
-}
-
-// decodeHookEvent reads one hook event (readHookEvent) into an agent's
-// payload type, which must name its event (event).
-func decodeHookEvent[T any](in io.Reader, event func(*T) string) (*T, error) {
-	data, err := readHookEvent(in)
-	if err != nil {
-		return nil, err
-	}
-	var p T
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("malformed hook event (want one JSON object): %v", err)
-	}
-	if event(&p) == "" {
-		return nil, errors.New("malformed hook event: no hook_event_name")
-	}
-	return &p, nil
-}
-
-// readClaudePayload reads and decodes one Claude Code hook event.
-func readClaudePayload(in io.Reader) (*claudePayload, error) {
-	return decodeHookEvent(in, func(p *claudePayload) string { return p.HookEventName })
-}
-
-// call maps an event to its server call; nil means the event needs none
-// (SessionStart, SessionEnd, Notification and any event prsm does not
-// know).
-func (p *claudePayload) call() (*hookCall, error) {
-	switch p.HookEventName {
-	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
-	case "UserPromptSubmit":
-		if n, ok := parseTaskNotification(p.Prompt); ok {
-			return n.call(p)
-		}
-		// message_index is left out: the server counts the turns.
-		return &hookCall{kind: hookTurn, turn: api.TurnRequest{Prompt: p.Prompt}}, nil
-	case "Stop":
-		if p.backgroundRunning() {
-			// The main agent stopped, but a background subagent or shell
-			// still works: its open calls must stay open for what it
-			// writes. The next turn or a Stop with nothing in flight
-			// closes them (the task's notification is no turn).
-			return nil, nil
-		}
-		// The turn is over: a tool call still open was denied.
-		return &hookCall{kind: hookTurnEnd}, nil
-	default:
-		return nil, nil
-	}
-	if strings.TrimSpace(p.ToolName) == "" {
-		return nil, fmt.Errorf("malformed %s event: no tool_name", p.HookEventName)
-	}
-	id, agent := p.toolCallID(), p.agentID()
-	if p.HookEventName == "PreToolUse" {
-		return &hookCall{kind: hookStart, toolCallID: id, start: api.ToolCallRequest{
-			ToolCallID: id, ToolName: p.ToolName, Args: p.ToolInput, AgentID: agent, Cwd: p.Cwd,
-		}}, nil
-	}
-	if p.HookEventName == "PostToolUse" && p.inBackground() {
-		// A shell sent to the background answers as it starts; what it
-		// writes later is its own. Its call stays open until the task's
-		// notification (or the turn's end) completes it.
-		return nil, nil
-	}
-	result := p.ToolResponse
-	if p.HookEventName == "PostToolUseFailure" {
-		failure := map[string]json.RawMessage{"error": p.Error, "is_interrupt": p.IsInterrupt}
-		for k, v := range failure {
-			if len(v) == 0 {
-				delete(failure, k)
-			}
-		}
-		b, err := json.Marshal(failure)
-		if err != nil {
-			return nil, err
-		}
-		result = b
-	}
-	// The tool's name, arguments and agent go along, so that a complete
-	// whose pre-tool capture never arrived still makes a full record.
-	return &hookCall{kind: hookComplete, toolCallID: id, complete: api.CompleteRequest{
-		Result: result, ToolName: p.ToolName, Args: p.ToolInput, AgentID: agent, Cwd: p.Cwd,
-	}}, nil
-}
-
-// toolCallID is tool_use_id, which pairs PreToolUse with PostToolUse. Old
-// Claude Code versions do not send it; then the id is derived from what
-// both events carry alike (session, tool name, tool input), so the pair
-// still meets. Two identical calls in one session then share an id: the
-// second is taken for a repeat of the first, and its changes are left to
-// the watcher. An id the server would refuse is hashed the same way.
-func (p *claudePayload) toolCallID() string {
-	return derivedCallID("claude", p.ToolUseID, p.ToolInput, p.SessionID, strings.TrimSpace(p.ToolName))
-}
-
-// derivedCallID is an agent's own tool call id where the server takes
-// it. Otherwise it is a hash, prefixed with the agent's name, of the
-// refused id or, when there is none, of what both events of the call
-// carry alike (parts, then the tool's input).
-func derivedCallID(agent, id string, input json.RawMessage, parts ...string) string {
-	if prsm.ValidToolCallID(id) {
-		return id
-	}
-	h := sha256.New()
-	if id != "" {
-		fmt.Fprintf(h, "tool_use_id\x00%s", id)
-	} else {
-		for _, part := range parts {
-			fmt.Fprintf(h, "%s\x00", part)
-		}
-		h.Write(canonicalJSON(input))
-	}
-	return agent + "-" + hex.EncodeToString(h.Sum(nil))[:32]
-}
-
-// canonicalJSON re-encodes a JSON value with sorted keys and no spacing, so
-// that the same value hashes the same however it was written.
-func canonicalJSON(raw json.RawMessage) []byte {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return raw
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return raw
-	}
-	return b
-}
-
-// agentID is "claude", or "claude/<type>" inside a subagent: agent_id is
-// sent only there, agent_type names the kind of subagent (and alone, a
-// session started with --agent, which is still the main agent).
-func (p *claudePayload) agentID() string {
-	if p.AgentID == "" {
-		return "claude"
-	}
-	name := p.AgentType
-	if strings.TrimSpace(name) == "" {
-		name = p.AgentID
-	}
-	return label("claude/"+strings.TrimSpace(name), 100)
-}
-
-// label keeps the printable runes of s, at most max bytes: what the server
-// accepts as an agent id.
-func label(s string, max int) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) {
-			continue
-		}
-		if b.Len()+utf8.RuneLen(r) > max {
-			break
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// Target is the session an event belongs to and where its server is.
-type Target struct {
-	SessionID  string
-	ProjectDir string // PRSM_HOME/projects/<identity>
-	Worktree   string // the session's worktree, when found from cwd
-	Workspace  string // the workspace root, when known from the environment
-}
-
 // locateSession finds the session of an event: the one whose worktree
 // holds cwd, else $PRSM_SESSION_ID in the workspace $PRSM_WORKSPACE (or
 // cwd). nil means the event is outside every session.
@@ -356,87 +114,11 @@ func (a *Adapter) locateSession(ctx context.Context, cwd string) (*Target, error
 	return &Target{SessionID: sid, ProjectDir: prsm.ProjectDir(home, repo.Identity), Workspace: repo.Root}, nil
 }
 
-// SessionIn reads the session out of a path under
-// projectDir/worktrees/<session-id>/ (compared as SessionOfPath does):
-// how the server, whose project dir is projectDir, finds an event's
-// session.
-func SessionIn(projectDir, dir string) *Target {
-	if dir == "" || projectDir == "" {
-		return nil
-	}
-	dir = safepath.Real(dir)
-	roots := []string{projectDir}
-	if r := safepath.Real(projectDir); r != projectDir {
-		roots = append(roots, r)
-	}
-	for _, root := range roots {
-		rel, err := filepath.Rel(filepath.Join(root, "worktrees"), dir)
-		if err != nil || !filepath.IsLocal(rel) {
-			continue
-		}
-		sid := strings.Split(rel, string(filepath.Separator))[0]
-		if sid == "." {
-			return nil // the worktrees directory itself
-		}
-		return &Target{SessionID: sid, ProjectDir: projectDir, Worktree: filepath.Join(projectDir, "worktrees", sid)}
-	}
-	return nil
-}
-
-// SessionOfPath reads the session out of a path under
-// PRSM_HOME/projects/<identity>/worktrees/<session-id>/. Both paths are
-// compared with their symlinks resolved, by filepath.Rel.
-func SessionOfPath(home, dir string) *Target {
-	dir = safepath.Real(dir)
-	roots := []string{home}
-	if r := safepath.Real(home); r != home {
-		roots = append(roots, r)
-	}
-	for _, root := range roots {
-		projects := filepath.Join(root, "projects")
-		rel, err := filepath.Rel(projects, dir)
-		if err != nil || !filepath.IsLocal(rel) {
-			continue
-		}
-		parts := strings.Split(rel, string(filepath.Separator))
-		if len(parts) < 3 || parts[1] != "worktrees" {
-			continue
-		}
-		projectDir := filepath.Join(projects, parts[0])
-		return &Target{SessionID: parts[2], ProjectDir: projectDir, Worktree: filepath.Join(projectDir, "worktrees", parts[2])}
-	}
-	return nil
-}
-
-// Claude handles one Claude Code hook event.
-func (a *Adapter) Claude(ctx context.Context, in io.Reader) error {
-	p, err := readClaudePayload(in)
-	if err != nil {
-		return err
-	}
-	// A write aimed at the workspace goes to the worktree (the capture
-	// names the moved path too); Claude Code reads the answer on exit 0,
-	// so a failed send is only reported: the write must not escape.
-	answer := a.claudeIntoWorktree(ctx, p)
-	call, err := p.call()
-	if err != nil || call == nil {
-		return err
-	}
-	err = a.sendHook(ctx, p.Cwd, call, p.HookEventName)
-	if answer == nil {
-		return err
-	}
-	if err != nil {
-		fmt.Fprintln(a.Stderr, OneLine("prsm hook: "+err.Error()))
-	}
-	return json.NewEncoder(a.Stdout).Encode(answer)
-}
-
 // sendHook sends one event's call to the server of the session whose
 // worktree holds cwd (or $PRSM_SESSION_ID's), starting the server when
 // none runs; outside every session it does nothing. event names the
 // agent's event in error messages. Every adapter ends here.
-func (a *Adapter) sendHook(ctx context.Context, cwd string, call *hookCall, event string) error {
+func (a *Adapter) sendHook(ctx context.Context, cwd string, call *agent.Call, event string) error {
 	t, err := a.locateSession(ctx, cwd)
 	if err != nil || t == nil {
 		return err
@@ -450,7 +132,7 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *hookCall, even
 	// goes again, to the server connect finds or starts; one that
 	// reached it is not sent twice.
 	if info, ok := wire.KnownServer(t.ProjectDir); ok {
-		err := hookRequest(ctx, wireServer{a.client(info)}, t.SessionID, call)
+		err := agent.Deliver(ctx, wireServer{a.client(info)}, t.SessionID, call)
 		if err == nil || answeredByPrsm(err) || ctx.Err() != nil {
 			return hookError(err, call, event)
 		}
@@ -461,17 +143,7 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *hookCall, even
 	if err != nil {
 		return err
 	}
-	return hookError(hookRequest(ctx, wireServer{cl}, t.SessionID, call), call, event)
-}
-
-// Server takes the calls of hook events: a session's server over HTTP
-// (wireServer), or the engine in process (the server's own http hook
-// route).
-type Server interface {
-	StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) error
-	CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error
-	Turn(ctx context.Context, sessionID string, req api.TurnRequest) error
-	EndTurn(ctx context.Context, sessionID string) error
+	return hookError(agent.Deliver(ctx, wireServer{cl}, t.SessionID, call), call, event)
 }
 
 // wireServer is a Server over HTTP. The answers' bodies are not needed,
@@ -504,22 +176,6 @@ func (w wireServer) EndTurn(ctx context.Context, sessionID string) error {
 	return w.post(ctx, api.SessionPath(sessionID)+"/turn-end", nil)
 }
 
-// hookRequest sends the server call of one event.
-func hookRequest(ctx context.Context, cl Server, sessionID string, call *hookCall) error {
-	var err error
-	switch call.kind {
-	case hookStart:
-		err = cl.StartToolCall(ctx, sessionID, call.start)
-	case hookComplete:
-		err = cl.CompleteToolCall(ctx, sessionID, call.toolCallID, call.complete)
-	case hookTurn:
-		err = cl.Turn(ctx, sessionID, call.turn)
-	case hookTurnEnd:
-		err = cl.EndTurn(ctx, sessionID)
-	}
-	return err
-}
-
 // answeredByPrsm reports whether err is an error answer of the prsm
 // server the call was meant for: every prsm answer carries a code, and
 // one that refuses the token is another prsm server's (another
@@ -532,15 +188,15 @@ func answeredByPrsm(err error) bool {
 // hookError is the hook's error for what one event's call returned. A
 // session that is gone or has ended is outside every session: nothing to
 // do.
-func hookError(err error, call *hookCall, event string) error {
+func hookError(err error, call *agent.Call, event string) error {
 	var ae *wire.Error
 	if errors.As(err, &ae) && (ae.Code == "session_not_found" || ae.Code == "session_ended") {
 		return nil
 	}
 	if err != nil {
 		what := event
-		if call.toolCallID != "" {
-			what += " " + call.toolCallID
+		if call.ToolCallID != "" {
+			what += " " + call.ToolCallID
 		}
 		// The message only: a wire.Error must not reach explain,
 		// which could turn it into exit 2.
@@ -652,17 +308,4 @@ func (a *Adapter) WorkspaceRoot(ctx context.Context, t *Target) (string, error) 
 		}
 	}
 	return "", fmt.Errorf("cannot find the workspace of %s", t.ProjectDir)
-}
-
-// OneLine makes an error message one printable line of bounded length:
-// Claude Code shows it in the transcript.
-func OneLine(s string) string {
-	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r)
-	}), " ")
-	const max = 500
-	if len(s) > max {
-		s = label(s, max-3) + "..."
-	}
-	return s
 }

@@ -1,5 +1,5 @@
 // Command prsm-hook is `prsm hook AGENT` in a binary of its own: the agent
-// hook adapters (package hook) without the store, the git layer, the HTTP
+// hook adapters (the agents registry, run by package hook) without the store, the git layer, the HTTP
 // server, net/http or package net, so that the process an agent starts
 // before and after every tool call starts in a fraction of the time the
 // whole prsm binary's package initialisation and page faults cost
@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/agents"
 	"github.com/prsm-dev/prsm/hook"
 )
 
@@ -41,11 +42,11 @@ as prsm hook AGENT does. AGENT is one of: %s.
 // run is the command; it never exits 2, which agents read as "block the
 // tool".
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	agents := strings.Join(hook.Agents(), ", ")
+	names := strings.Join(agents.Names(), ", ")
 	for _, arg := range args {
 		switch arg {
 		case "-h", "--help":
-			fmt.Fprintf(stdout, usage, agents)
+			fmt.Fprintf(stdout, usage, names)
 			return 0
 		case "--version":
 			fmt.Fprintf(stdout, "prsm-hook version %s\n", prsm.Version)
@@ -53,15 +54,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "prsm hook: prsm-hook needs an agent, one of: %s\n", agents)
+		fmt.Fprintf(stderr, "prsm hook: prsm-hook needs an agent, one of: %s\n", names)
 		return 1
 	}
-	if _, ok := hook.Titles[args[0]]; !ok {
-		fmt.Fprintf(stderr, "prsm hook: unknown agent %q; prsm knows: %s\n", hook.OneLine(args[0]), agents)
+	ag := agents.Lookup(args[0])
+	if ag == nil || ag.Adapter() == nil {
+		fmt.Fprintf(stderr, "prsm hook: unknown agent %q; prsm knows: %s\n", hook.OneLine(args[0]), names)
 		return 1
 	}
 	a := &hook.Adapter{Stdout: stdout, Stderr: stderr, Discover: discover, StartServer: startServer}
-	if err := a.Command(ctx, args[0], args[1:], stdin); err != nil {
+	if err := a.Command(ctx, ag, args[1:], stdin); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/agents"
 )
 
 // TestDepsLean checks that prsm-hook links neither the store (sqlite), the
@@ -26,7 +27,11 @@ func TestDepsLean(t *testing.T) {
 	}
 	const mod = "github.com/prsm-dev/prsm"
 	allowed := map[string]bool{mod: true, mod + "/api": true, mod + "/hook": true,
-		mod + "/internal/safepath": true, mod + "/internal/wire": true, mod + "/cmd/prsm-hook": true}
+		mod + "/internal/safepath": true, mod + "/internal/wire": true, mod + "/cmd/prsm-hook": true,
+		mod + "/agents": true, mod + "/agents/agent": true}
+	for _, name := range agents.Names() {
+		allowed[mod+"/agents/"+name] = true // each agent's folder
+	}
 	seen := 0
 	for _, p := range strings.Fields(string(out)) {
 		for _, heavy := range []string{"modernc.org/sqlite", "github.com/go-git/", "github.com/labstack/echo", "github.com/spf13/cobra", "encoding/gob",
@@ -40,7 +45,7 @@ func TestDepsLean(t *testing.T) {
 		}
 		seen++
 		if !allowed[p] {
-			t.Errorf("prsm-hook depends on %s; it should need only prsm, api, hook, safepath and wire", p)
+			t.Errorf("prsm-hook depends on %s; it should need only prsm, api, hook, the agents (registry, agent and the agent folders), safepath and wire", p)
 		}
 	}
 	if seen == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prsm-dev/prsm/agents/agenttest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -21,7 +22,7 @@ func cmdCodexHook(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 2 {
 		ts.Fatalf("usage: [!] codexhook FIXTURE CWD [NAME=VALUE...]")
 	}
-	payload, err := fixturePayload(filepath.Join(codexFixtures, args[0]+".json"), args[1])
+	payload, err := agenttest.Payload(filepath.Join(codexFixtures, args[0]+".json"), args[1])
 	ts.Check(err)
 	dir := filepath.Join(ts.Getenv("WORK"), ".codexhook")
 	ts.Check(os.MkdirAll(dir, 0o755))
@@ -53,7 +54,7 @@ func TestCodexHookBadInput(t *testing.T) {
 	t.Setenv("PRSM_HOME", home)
 	t.Setenv("PRSM_SESSION_ID", "")
 	t.Setenv("PRSM_WORKSPACE", "")
-	outside, err := fixturePayload(filepath.Join(codexFixtures, "pre-patch-add.json"), t.TempDir())
+	outside, err := agenttest.Payload(filepath.Join(codexFixtures, "pre-patch-add.json"), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

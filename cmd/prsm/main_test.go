@@ -29,7 +29,10 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs the CLI end to end: the real binary against real git
-// repositories in temp dirs (testdata/script/*.txtar).
+// repositories in temp dirs (testdata/script/*.txtar). An agent's scripts
+// are named by the command they drive: hook_AGENT[_what] replays its
+// events through `prsm hook AGENT`, hooks_AGENT[_what] is `prsm hooks
+// install|uninstall AGENT`, run_AGENT is `prsm run -- AGENT`.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:   "testdata/script",
@@ -78,7 +81,7 @@ func setupScript(env *testscript.Env) error {
 	env.Setenv("GORACE", "atexit_sleep_ms=0")
 	// A claude first on PATH that is older than the exec form of hooks,
 	// so that a Claude Code on the machine does not change what `prsm
-	// hooks install claude` writes (hooks_install_exec.txtar puts its own
+	// hooks install claude` writes (hooks_claude_exec.txtar puts its own
 	// before it).
 	bin := filepath.Join(env.WorkDir, ".bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {

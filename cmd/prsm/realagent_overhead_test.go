@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prsm-dev/prsm/agents/claude"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/fakemodel"
 )
@@ -59,7 +60,7 @@ func TestRealAgentClaudeOverhead(t *testing.T) {
 	// settingsTo is a settings file whose hooks POST every event to url.
 	settingsTo := func(url string) string {
 		m := map[string]any{}
-		if err := addClaudeHandlers(m, map[string]any{"type": "http", "url": url, "timeout": json.Number("30")}); err != nil {
+		if err := claude.AddHandlers(m, map[string]any{"type": "http", "url": url, "timeout": json.Number("30")}); err != nil {
 			t.Fatal(err)
 		}
 		p := filepath.Join(t.TempDir(), "settings.json")

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/agents"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/internal/safepath"
 )
@@ -189,18 +190,12 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 		baseURL = "" // Claude's http hooks would have no token: its command hooks instead
 	}
 	// An agent prsm has hooks for gets them for this run.
-	argv = codexRunArgs(ctx, argv, dir, env, a.stdio.Err)
-	argv = claudeRunArgs(argv, s.WorktreePath, p.dir, baseURL, a.stdio.Err)
+	argv, wired := agents.WireRun(ctx, &agents.Run{Argv: argv, Dir: dir, Env: env,
+		Worktree: s.WorktreePath, Workspace: p.repo.Root, ProjectDir: p.dir, BaseURL: baseURL, Self: selfPath(), Err: a.stdio.Err})
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Dir = dir
-	child.Env = env
+	child.Env = append(env, wired...)
 	child.Stdin, child.Stdout, child.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
-
-	// Gemini CLI gets the workspace's trust for the run, and a word on
-	// its hooks.
-	child.Env = append(child.Env, geminiRun(a.stdio.Err, argv, p.repo.Root, s.WorktreePath)...)
-	child.Env = append(child.Env, opencodeRunEnv(argv, s.WorktreePath, a.stdio.Err)...)
-	copilotRunNote(argv, s.WorktreePath, a.stdio.Err)
 	if err := child.Start(); err != nil {
 		if created {
 			// Nothing ran in it: the session goes, not left active.
