@@ -52,10 +52,8 @@ func TestRoutePath(t *testing.T) {
 // hand, each with why: the packages others are reorganising now (issue
 // 43's items 4 and 5), whose owners move them to Routes.
 var handTyped = map[string]string{
-	"hook/hook.go":           "the lean hook binary's wire calls; hook/ is being split by agent",
-	"cmd/prsm/run_claude.go": "the http hooks' URL written into Claude Code's settings; moves with hook/",
-	"bench/hooks.go":         "the bench's http hook URL",
-	"bench/measures.go":      "the bench's raw /events stream",
+	"bench/hooks.go":    "the bench's http hook URL",
+	"bench/measures.go": "the bench's raw /events stream",
 }
 
 // TestNoPathWrittenByHand reads every Go file of the module but tests and

@@ -157,7 +157,7 @@ func (w wireServer) post(ctx context.Context, path string, body any, extra ...wi
 }
 
 func (w wireServer) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) error {
-	return w.post(ctx, api.SessionPath(sessionID)+"/tool-calls", req)
+	return w.post(ctx, api.RouteStartToolCall.Path(sessionID), req)
 }
 
 // CompleteToolCall asks the server to answer as soon as it holds the
@@ -169,11 +169,11 @@ func (w wireServer) CompleteToolCall(ctx context.Context, sessionID, toolCallID 
 }
 
 func (w wireServer) Turn(ctx context.Context, sessionID string, req api.TurnRequest) error {
-	return w.post(ctx, api.SessionPath(sessionID)+"/turns", req)
+	return w.post(ctx, api.RouteTurn.Path(sessionID), req)
 }
 
 func (w wireServer) EndTurn(ctx context.Context, sessionID string) error {
-	return w.post(ctx, api.SessionPath(sessionID)+"/turn-end", nil)
+	return w.post(ctx, api.RouteTurnEnd.Path(sessionID), nil)
 }
 
 // answeredByPrsm reports whether err is an error answer of the prsm
@@ -249,7 +249,7 @@ func (a *Adapter) live(ctx context.Context, dir string) (*wire.Client, bool) {
 	ctx, cancel := context.WithTimeout(ctx, liveTimeout)
 	defer cancel()
 	var h api.Health
-	if err := cl.Do(ctx, "GET", "/healthz", nil, &h); err != nil || !h.OK {
+	if err := cl.Do(ctx, api.RouteHealthz.Method(), api.RouteHealthz.Path(), nil, &h); err != nil || !h.OK {
 		return nil, false
 	}
 	return cl, true

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // InfoFile is the name of the file in the project dir that says where the
@@ -22,27 +23,10 @@ func WriteInfo(projectDir string, info api.Info) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(projectDir, ".server.json-*")
-	if err != nil {
+	return sync.WriteFileFrom(filepath.Join(projectDir, InfoFile), 0o600, func(f *os.File) error {
+		_, err := f.Write(append(b, '\n'))
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(projectDir, InfoFile))
+	})
 }
 
 // ReadInfo reads server.json; os.ErrNotExist when no server has written one.

@@ -108,9 +108,15 @@ func writeFileIn(root, path string, data []byte, mode os.FileMode) (err error) {
 	if err != nil {
 		return err
 	}
-	// Synced before the rename: whoever sees the new name, after any
-	// crash, sees all of the content.
-	err = syncStaged(f, path)
+	return commitStaged(d, tmp, f, path)
+}
+
+// commitStaged puts the staged file tmp (open as f) in place of path, in
+// d: synced before the rename, so that whoever sees the new name after any
+// crash sees all of the content, and the directory synced after it. On
+// failure before the rename the staged file is removed.
+func commitStaged(d *os.Root, tmp string, f *os.File, path string) error {
+	err := syncStaged(f, path)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close %s: %w", tmp, cerr)
 	}
@@ -219,18 +225,7 @@ func WriteFileFrom(path string, mode os.FileMode, write func(*os.File) error) er
 	if err != nil {
 		return err
 	}
-	err = syncStaged(f, path)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close %s: %w", tmp, cerr)
-	}
-	if err != nil {
-		d.Remove(tmp)
-		return err
-	}
-	if err := placeStaged(d, tmp, path); err != nil {
-		return err
-	}
-	return syncRoot(d)
+	return commitStaged(d, tmp, f, path)
 }
 
 // syncStaged syncs the content of a staged file, of path, to the disk.

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // ReadSettings reads the JSON object at path; a missing or empty file is
@@ -242,36 +244,16 @@ func DecodeSettings(data []byte) (map[string]any, error) {
 	return m, nil
 }
 
-// WriteFileAtomic replaces path with data through a temp file in the same
-// directory and a rename, so a reader sees the old file or the new one.
-// New directories are private to the user.
+// WriteFileAtomic replaces path with data as sync.WriteFileFrom does (a
+// reader sees the old file or the new one, never a mix). New directories
+// are private to the user.
 func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
-	if err != nil {
+	return sync.WriteFileFrom(path, mode, func(f *os.File) error {
+		_, err := f.Write(data)
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	return nil
+	})
 }

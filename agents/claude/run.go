@@ -68,7 +68,7 @@ func claudeRunArgs(argv []string, worktree, projectDir, baseURL, self string, er
 		err = addClaudeHooks(s, agent.HookArgv(self, "claude"), claudeExecForm(context.Background(), argv[0]))
 	default:
 		err = AddHandlers(s, map[string]any{
-			"type": "http", "url": baseURL + "/hooks/claude", "timeout": json.Number(fmt.Sprint(claudeHookTimeout)),
+			"type": "http", "url": baseURL + api.RouteAgentHook.Path("claude"), "timeout": json.Number(fmt.Sprint(claudeHookTimeout)),
 			"headers":        map[string]any{"Authorization": "Bearer $" + api.HookTokenEnv},
 			"allowedEnvVars": []any{api.HookTokenEnv},
 		})

@@ -28,7 +28,9 @@ func TestDepsLean(t *testing.T) {
 	const mod = "github.com/prsm-dev/prsm"
 	allowed := map[string]bool{mod: true, mod + "/api": true, mod + "/hook": true,
 		mod + "/internal/safepath": true, mod + "/internal/wire": true, mod + "/cmd/prsm-hook": true,
-		mod + "/agents": true, mod + "/agents/agent": true}
+		mod + "/agents": true, mod + "/agents/agent": true,
+		// the one atomic writer (an agent's settings), and what it needs
+		mod + "/sync": true, mod + "/internal/bigfile": true, mod + "/internal/linediff": true}
 	for _, name := range agents.Names() {
 		allowed[mod+"/agents/"+name] = true // each agent's folder
 	}
@@ -45,7 +47,7 @@ func TestDepsLean(t *testing.T) {
 		}
 		seen++
 		if !allowed[p] {
-			t.Errorf("prsm-hook depends on %s; it should need only prsm, api, hook, the agents (registry, agent and the agent folders), safepath and wire", p)
+			t.Errorf("prsm-hook depends on %s; it should need only prsm, api, hook, the agents (registry, agent and the agent folders), safepath, wire and sync (the atomic writer)", p)
 		}
 	}
 	if seen == 0 {
