@@ -54,6 +54,8 @@ type Config struct {
 	// those that have not yet authenticated (128, at most half of
 	// MaxConns); the defaults when zero.
 	MaxConns, MaxUntrustedConns int
+	// Activity, when set, counts the requests (see Activity).
+	Activity *Activity
 }
 
 // Server is prsm's HTTP server for one workspace.
@@ -225,6 +227,9 @@ func (s *Server) router() *echo.Echo {
 		loginDir = filepath.Join(s.cfg.ProjectDir, "ui")
 	}
 	s.ui = newUIAuth(s.port, loginDir)
+	if s.cfg.Activity != nil {
+		e.Use(s.cfg.Activity.middleware)
+	}
 	e.Use(closeUntrusted, drainBody, writeDeadlines(s.cfg.WriteTimeout), unescapeParams, s.hostCheck,
 		middleware.BodyLimit(strconv.FormatInt(s.cfg.BodyLimit, 10)+"B"), s.auth)
 

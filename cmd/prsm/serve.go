@@ -141,6 +141,48 @@ func heapPeaks(path string) func() {
 	return func() { close(done) }
 }
 
+// defaultIdleExit is how long a server with no active session and no
+// client waits before it stops (PRSM_IDLE_EXIT); the next command starts
+// it again.
+const defaultIdleExit = 30 * time.Minute
+
+// idleExit is PRSM_IDLE_EXIT (a duration; 0 never stops), else the default.
+func idleExit() (time.Duration, error) {
+	v := os.Getenv("PRSM_IDLE_EXIT")
+	if v == "" {
+		return defaultIdleExit, nil
+	}
+	if v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("PRSM_IDLE_EXIT=%q: want a duration such as 30m (0: never)", v)
+	}
+	return d, nil
+}
+
+// unused waits until the server has had no active session and no request
+// in flight for idle (true), or ctx ends (false).
+func unused(ctx context.Context, eng *engine.Engine, act *server.Activity, idle time.Duration) bool {
+	t := time.NewTicker(min(max(idle/4, 100*time.Millisecond), time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			if act.Idle() < idle {
+				continue
+			}
+			active, err := eng.Sessions(ctx, prsm.SessionActive)
+			if err == nil && len(active) == 0 {
+				return true
+			}
+		}
+	}
+}
+
 // workspaceCheck is how often a running server looks for its workspace.
 const workspaceCheck = 2 * time.Second
 
@@ -261,7 +303,12 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 			}
 		}
 	}()
-	srv, err := server.New(eng, server.Config{Addr: addr, ProjectDir: p.dir})
+	idle, err := idleExit()
+	if err != nil {
+		return err
+	}
+	act := server.NewActivity()
+	srv, err := server.New(eng, server.Config{Addr: addr, ProjectDir: p.dir, Activity: act})
 	if err != nil {
 		return err
 	}
@@ -274,6 +321,14 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 			stopServing()
 		}
 	}()
+	if idle > 0 {
+		go func() {
+			if unused(serveCtx, eng, act, idle) {
+				log.Info("no active session and no client; stopping", "idle", idle)
+				stopServing()
+			}
+		}()
+	}
 	serveErr := srv.Serve(serveCtx)
 	// Checkpoints answered a moment ago reach the repository before the
 	// store closes (a crash leaves them to the next start).
