@@ -165,22 +165,13 @@ func idleExit() (time.Duration, error) {
 // unused waits until the server has had no active session and no request
 // in flight for idle (true), or ctx ends (false).
 func unused(ctx context.Context, eng *engine.Engine, act *server.Activity, idle time.Duration) bool {
-	t := time.NewTicker(min(max(idle/4, 100*time.Millisecond), time.Minute))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+	return every(ctx, min(max(idle/4, 100*time.Millisecond), time.Minute), func() bool {
+		if act.Idle() < idle {
 			return false
-		case <-t.C:
-			if act.Idle() < idle {
-				continue
-			}
-			active, err := eng.Sessions(ctx, prsm.SessionActive)
-			if err == nil && len(active) == 0 {
-				return true
-			}
 		}
-	}
+		active, err := eng.Sessions(ctx, prsm.SessionActive)
+		return err == nil && len(active) == 0
+	})
 }
 
 // workspaceCheck is how often a running server looks for its workspace.
@@ -190,17 +181,27 @@ const workspaceCheck = 2 * time.Second
 // git directory, is gone (true: a server of a deleted workspace serves
 // nobody, and would run on forever), or ctx ends (false).
 func workspaceGone(ctx context.Context, root, gitDir string) bool {
-	t := time.NewTicker(workspaceCheck)
+	return every(ctx, workspaceCheck, func() bool {
+		for _, dir := range []string{root, gitDir} {
+			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// every checks cond each period until it holds (true) or ctx ends (false).
+func every(ctx context.Context, period time.Duration, cond func() bool) bool {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-t.C:
-			for _, dir := range []string{root, gitDir} {
-				if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-					return true
-				}
+			if cond() {
+				return true
 			}
 		}
 	}
