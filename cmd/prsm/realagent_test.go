@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/prsm-dev/prsm/internal/testenv"
 )
 
 // The real-agent tests (TestRealAgent*) run a real agent CLI, installed
@@ -22,6 +24,9 @@ func realAgent(t *testing.T, pkg, version, bin string) string {
 	if os.Getenv("PRSM_REAL_AGENTS") != "1" {
 		t.Skip("real agents run with PRSM_REAL_AGENTS=1 (make test)")
 	}
+	// The servers an agent's hooks start in the test's workspaces end
+	// with the test (they ran on, 46 minutes after a make test).
+	testenv.StopsItsServers(t)
 	cache := os.Getenv("PRSM_AGENTS_CACHE")
 	if cache == "" {
 		home, err := os.UserHomeDir()

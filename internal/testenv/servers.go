@@ -51,14 +51,22 @@ func ServersUnder(dir string) []Server {
 
 // StopsItsServers fails tb if, when it ends, a prsm server it started
 // still runs: one whose workspace is under the test's temporary
-// directories. Such a server is then stopped (SIGTERM, then SIGKILL), so
-// that it does not run on once the test is over. Call it before the test
-// starts any server.
+// directories, or its subtests' (theirs are named after it). Such a server
+// is then stopped (SIGTERM, then SIGKILL), so that it does not run on once
+// the test is over. Call it before the test starts any server; it is for
+// tests that do not run in parallel with others of the same name prefix.
 func StopsItsServers(tb testing.TB) {
 	tb.Helper()
-	root := filepath.Dir(tb.TempDir()) // the parent of every TempDir of tb
+	// testing names a test's directory after it, with digits after.
+	root := filepath.Dir(tb.TempDir())
+	prefix := filepath.Join(filepath.Dir(root), strings.TrimRight(filepath.Base(root), "0123456789"))
 	tb.Cleanup(func() {
-		for _, s := range ServersUnder(root) {
+		dirs, _ := filepath.Glob(prefix + "*")
+		var left []Server
+		for _, d := range dirs {
+			left = append(left, ServersUnder(d)...)
+		}
+		for _, s := range left {
 			tb.Errorf("the test left a prsm server running: pid %d, workspace %s", s.PID, s.Workspace)
 			syscall.Kill(s.PID, syscall.SIGTERM)
 			for deadline := time.Now().Add(30 * time.Second); syscall.Kill(s.PID, 0) == nil; time.Sleep(20 * time.Millisecond) {

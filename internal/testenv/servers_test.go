@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -28,9 +29,14 @@ func (r *recordingTB) Errorf(f string, a ...any) { r.errs = append(r.errs, fmt.S
 // directories fails the test that leaves it, and is stopped; one of
 // another workspace is left alone.
 func TestStopsItsServers(t *testing.T) {
-	root := t.TempDir()
-	other := t.TempDir()
+	// As testing lays them out: a test's directories under one named after
+	// it, with digits after; a subtest's under one named after both.
+	base := t.TempDir()
+	root := filepath.Join(base, "TestFake987")
 	start := func(ws string) *exec.Cmd {
+		if err := os.MkdirAll(ws, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		// sh -c's arguments are in its command line: "serve --workspace WS".
 		cmd := exec.Command("sh", "-c", "sleep 600; true", "serve", "--workspace", ws)
 		if err := cmd.Start(); err != nil {
@@ -40,9 +46,14 @@ func TestStopsItsServers(t *testing.T) {
 		return cmd
 	}
 	mine := start(filepath.Join(root, "003", "ws"))
-	theirs := start(filepath.Join(other, "ws"))
-	exited := make(chan struct{})
-	go func() { mine.Wait(); close(exited) }()
+	sub := start(filepath.Join(base, "TestFakesub42", "001", "ws"))
+	theirs := start(filepath.Join(base, "TestOther555", "ws"))
+	var stopped []chan struct{}
+	for _, c := range []*exec.Cmd{mine, sub} {
+		done := make(chan struct{})
+		go func() { c.Wait(); close(done) }()
+		stopped = append(stopped, done)
+	}
 
 	if got := ServersUnder(root); len(got) != 1 || got[0].PID != mine.Process.Pid {
 		t.Fatalf("ServersUnder = %+v, want pid %d alone", got, mine.Process.Pid)
@@ -52,15 +63,18 @@ func TestStopsItsServers(t *testing.T) {
 	for _, f := range tb.cleanups {
 		f()
 	}
-	if len(tb.errs) != 1 || !strings.Contains(tb.errs[0], fmt.Sprintf("pid %d", mine.Process.Pid)) {
-		t.Fatalf("errors = %q, want one naming pid %d", tb.errs, mine.Process.Pid)
+	joined := strings.Join(tb.errs, "\n")
+	if len(tb.errs) != 2 || !strings.Contains(joined, fmt.Sprintf("pid %d,", mine.Process.Pid)) || !strings.Contains(joined, fmt.Sprintf("pid %d,", sub.Process.Pid)) {
+		t.Fatalf("errors = %q, want two, naming pids %d and %d", tb.errs, mine.Process.Pid, sub.Process.Pid)
 	}
-	select {
-	case <-exited:
-	case <-time.After(time.Minute):
-		t.Fatal("the left server was not stopped")
+	for _, done := range stopped {
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("a left server was not stopped")
+		}
 	}
 	if err := syscall.Kill(theirs.Process.Pid, 0); err != nil {
-		t.Errorf("the other workspace's server was stopped too: %v", err)
+		t.Errorf("the other test's server was stopped too: %v", err)
 	}
 }
