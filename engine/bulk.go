@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 )
@@ -92,7 +93,7 @@ func rejectPlan(pend, roots []store.RecordRef) []store.RecordRef {
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].Seq > order[j].Seq })
 	// Undoing a create removes its path.
-	return pathOrdered(order, func(r store.RecordRef) string { return r.RelPath },
+	return workspace.PathOrdered(order, func(r store.RecordRef) string { return r.RelPath },
 		func(r store.RecordRef) bool { return r.ChangeType == prsm.ChangeCreate })
 }
 
@@ -382,7 +383,7 @@ func markFast(steps []revertStep) {
 	for _, p := range steps {
 		n[p.r.RelPath]++
 	}
-	if pathOrder(len(steps), func(i int) string { return steps[i].r.RelPath }, func(int) bool { return false }) != nil {
+	if workspace.PathOrder(len(steps), func(i int) string { return steps[i].r.RelPath }, func(int) bool { return false }) != nil {
 		return // paths nest: one at a time, in order
 	}
 	for i := range steps {
@@ -457,15 +458,11 @@ func (e *Engine) removeCreated(ctx context.Context, s *prsm.Session, st *session
 			ws = append(ws, i)
 		}
 	}
-	rels := make([]string, len(ws))
 	items := make([]sync.Removal, len(ws))
 	for k, i := range ws {
-		rels[k] = steps[i].r.RelPath
 		items[k] = sync.Removal{Rel: steps[i].r.RelPath, Base: steps[i].from}
 	}
-	unlock := e.fileLocks(rels)
-	outs, errs := sync.RemoveAll(e.Repo.Root, items)
-	unlock()
+	outs, errs := e.ws.RemoveAll(items)
 	wsConflicts := 0
 	for k, i := range ws {
 		p := &steps[i]
@@ -502,7 +499,7 @@ type acceptRun struct {
 // first where paths nest, as Accept orders a tool call's) and writes it
 // down.
 func (e *Engine) planAccept(ctx context.Context, s *prsm.Session, refs []store.RecordRef) (*acceptRun, error) {
-	refs = pathOrdered(refs, func(r store.RecordRef) string { return r.RelPath },
+	refs = workspace.PathOrdered(refs, func(r store.RecordRef) string { return r.RelPath },
 		func(r store.RecordRef) bool { return r.ChangeType == prsm.ChangeDelete })
 	run := &acceptRun{s: s, seqs: make([]int64, len(refs))}
 	for i, r := range refs {

@@ -134,7 +134,7 @@ func (e *Engine) takeEarly(st *sessionState, slot *earlySlot, changes []tracker.
 	// The slot is over: nothing else starts its write or changes it.
 	if stale && !w.readOne(changes) {
 		// Start anew (the new one waits for the old one's file lock).
-		go w.drop()
+		go w.Drop()
 		e.earlyRedone.Add(1)
 		w = nil
 	}
@@ -168,7 +168,7 @@ func (e *Engine) endEarly(st *sessionState, slot *earlySlot) {
 	w := slot.w
 	st.earlyMu.Unlock()
 	if w != nil {
-		w.drop()
+		w.Drop()
 	}
 }
 
@@ -224,7 +224,7 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before sync.Version, 
 				close(w.partsDone) // no change read: no parts
 			}
 		}()
-		w.unlock = e.fileLock(rel)
+		w.unlock = e.ws.Lock(rel)
 		atRead(w)
 		after, err := sync.ReadVersion(s.WorktreePath, rel)
 		if err != nil || sync.Same(before, after) {
@@ -239,7 +239,7 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before sync.Version, 
 			w.parts.blob = &b
 		}
 		close(w.partsDone)
-		w.prep, err = e.ws().prepare(rel, before, after)
+		w.prep, err = e.ws.PrepareLocked(rel, before, after)
 		w.ok = err == nil
 	}()
 	return w
@@ -283,9 +283,24 @@ func sameVersion(a, b sync.Version) bool {
 	return sync.Same(a, b) && a.Mode == b.Mode
 }
 
-// drop waits for the early write, removes what it staged and lets its
-// file go, unless it is settled already.
-func (w *earlyWrite) drop() {
+// Rel is the file the early write writes (workspace.Early).
+func (w *earlyWrite) Rel() string { return w.rel }
+
+// Take waits for the early write and, if it wrote exactly ch, hands its
+// staged file and its file's lock to the caller, which settles them
+// (workspace.Early).
+func (w *earlyWrite) Take(ch tracker.Change) (*sync.Prepared, func(), bool) {
+	<-w.done
+	if !w.serves(ch) {
+		return nil, nil, false
+	}
+	w.settled = true
+	return w.prep, w.unlock, true
+}
+
+// Drop waits for the early write, removes what it staged and lets its
+// file go, unless it is settled already (workspace.Early).
+func (w *earlyWrite) Drop() {
 	<-w.done
 	if w.settled {
 		return

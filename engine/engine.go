@@ -18,6 +18,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/tracker"
@@ -66,15 +67,16 @@ type Engine struct {
 	// finishing holds, per session, the tool call work that runs after
 	// its answer (see afterAnswer).
 	finishing map[string]*afterWork
-	filesMu   stdsync.Mutex
-	files     map[string]*stdsync.Mutex
+	// ws is the one writer of the user's workspace (package workspace),
+	// with its per-file locks.
+	ws *workspace.Writer
 	// settleWG counts background work Close waits for (background):
 	// directory syncs of placed workspace writes, tree cache warming.
 	settleWG stdsync.WaitGroup
-	// earlyPlaced counts early workspace writes that served (earlyWrite),
-	// earlyWatched those the watcher started, earlyRedone those complete
-	// started anew (takeEarly).
-	earlyPlaced, earlyWatched, earlyRedone atomic.Int64
+	// earlyWatched counts the early workspace writes (earlyWrite) the
+	// watcher started, earlyRedone those complete started anew
+	// (takeEarly); ws counts those that served.
+	earlyWatched, earlyRedone atomic.Int64
 	// earlyParts counts records made with an early write's parts.
 	earlyParts atomic.Int64
 	// notices are what the agent did that prsm could not record (unseen.go).
@@ -113,8 +115,10 @@ func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger)
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	repo.ConfineWorktrees(filepath.Join(projectDir, "worktrees"))
-	return &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log,
-		states: map[string]*sessionState{}, finishing: map[string]*afterWork{}, files: map[string]*stdsync.Mutex{}}
+	e := &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log,
+		states: map[string]*sessionState{}, finishing: map[string]*afterWork{}}
+	e.ws = workspace.New(repo.Root, log, e.background)
+	return e
 }
 
 // maxNameLen bounds session names and agent ids.

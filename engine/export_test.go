@@ -38,7 +38,7 @@ func Settle(e *Engine) {
 func AwaitAnswered(e *Engine) { e.awaitAllAnswered() }
 
 // EarlyPlaced counts the early workspace writes that served a tool call.
-func EarlyPlaced(e *Engine) int64 { return e.earlyPlaced.Load() }
+func EarlyPlaced(e *Engine) int64 { return e.ws.EarlyPlaced.Load() }
 
 // EarlyWatched counts the early workspace writes the watcher started.
 func EarlyWatched(e *Engine) int64 { return e.earlyWatched.Load() }

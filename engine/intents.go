@@ -220,7 +220,7 @@ func (e *Engine) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Reco
 	if err != nil {
 		return err
 	}
-	state, err := e.syncToWorkspace(ctx, s, r.RelPath, before, after)
+	state, err := e.ws.Sync(s.ID, r.RelPath, before, after)
 	if err != nil {
 		return err
 	}

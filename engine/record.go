@@ -9,6 +9,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
@@ -51,11 +52,15 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			e.earlyParts.Add(1)
 		}
 	}
-	var writes *workspaceWrites
+	var writes *workspace.Batch
 	if auto && len(changes) > 0 {
-		writes = e.prepareWrites(s, changes, early)
+		var ew workspace.Early // nil, not a nil *earlyWrite
+		if early != nil {
+			ew = early
+		}
+		writes = e.ws.Batch(s.ID, changes, ew)
 	} else if early != nil {
-		early.drop()
+		early.Drop()
 	}
 	// A record of many files (an agent's npm install) is announced as a
 	// job, with its writes' progress, and no event per record.
@@ -63,7 +68,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	if len(changes) > eventLimit {
 		j = e.newJob(api.JobRecord, s.ID, len(changes))
 		if writes != nil {
-			writes.job = j
+			writes.OnProgress(func(n int) { e.progress(j, n, 0) })
 		}
 	}
 	// The records kept past their insert (kept, by change index): the
@@ -101,7 +106,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	})
 	if err != nil {
 		if writes != nil {
-			writes.discard()
+			writes.Discard()
 		}
 		if j != nil {
 			e.endJob(j, nil, err)
@@ -119,7 +124,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	var states []string
 	var syncErrs []error
 	if writes != nil {
-		states, syncErrs = writes.place()
+		states, syncErrs = writes.Place()
 	} else {
 		e.progress(j, len(changes), 0)
 	}

@@ -127,7 +127,7 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 				return nil, err
 			}
 		}
-		unlockFile := e.fileLock(rel)
+		unlockFile := e.ws.Lock(rel)
 		mine, err := sync.ReadVersion(e.Repo.Root, rel)
 		if err == nil {
 			target := agent
@@ -139,7 +139,7 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 				// unless the user saved again in between (then a merge,
 				// or left as it is).
 				var outcome sync.Outcome
-				outcome, _, err = e.ws().apply(rel, mine, target)
+				outcome, err = e.ws.ApplyLocked(rel, mine, target)
 				if err == nil && outcome == sync.Conflict {
 					err = prsm.Errorf(prsm.ErrConflict, "file_changed", "try again", "%s changed while prsm wrote it; nothing was resolved", rel)
 				}

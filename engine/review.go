@@ -10,6 +10,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
@@ -194,7 +195,7 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 			if err != nil {
 				return nil, err
 			}
-			if state, err = e.syncToWorkspace(ctx, s, c.RelPath, before, after); err != nil {
+			if state, err = e.ws.Sync(s.ID, c.RelPath, before, after); err != nil {
 				return nil, err
 			}
 		}
@@ -324,7 +325,7 @@ func (e *Engine) checkParents(ctx context.Context, s *prsm.Session, order []stor
 // and a directory of one name): gone says whether applying (or undoing) a
 // record leaves its path absent. Otherwise recs stay as they are.
 func removalsFirst(recs []*prsm.Record, gone func(*prsm.Record) bool) []*prsm.Record {
-	return pathOrdered(recs, func(r *prsm.Record) string { return r.RelPath }, gone)
+	return workspace.PathOrdered(recs, func(r *prsm.Record) string { return r.RelPath }, gone)
 }
 
 // revert takes one record's delta out of the worktree and (if it reached it)
@@ -387,7 +388,7 @@ func (e *Engine) revertDelta(ctx context.Context, s *prsm.Session, st *sessionSt
 	}
 	// Only a delta that reached the workspace is taken out of it.
 	if mayHaveReached(s, r) {
-		ws, err := e.syncToWorkspace(ctx, s, r.RelPath, from, to)
+		ws, err := e.ws.Sync(s.ID, r.RelPath, from, to)
 		if err != nil {
 			return "", err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
@@ -406,7 +407,7 @@ func (e *Engine) runRewind(ctx context.Context, s *prsm.Session, st *sessionStat
 		return nil, fmt.Errorf("safety checkpoint: %w", err)
 	}
 	rw.plan.SafetyCheckpointID, p.Safety = safety.ID, safety.ID
-	rest := func(ctx context.Context, syncs *diskSyncs) error { return e.rewindRest(ctx, s, p, syncs) }
+	rest := func(ctx context.Context, syncs *workspace.DiskSyncs) error { return e.rewindRest(ctx, s, p, syncs) }
 	if err := e.carryOut(ctx, s, st, lock, intentRewind, p, p.Worktree, p.Before, rest, "rewind"); err != nil {
 		return nil, err
 	}
@@ -415,12 +416,12 @@ func (e *Engine) runRewind(ctx context.Context, s *prsm.Session, st *sessionStat
 
 // applyRewind finishes a rewind a crash cut off: every step again.
 func (e *Engine) applyRewind(ctx context.Context, s *prsm.Session, st *sessionState, p *rewindPayload) error {
-	syncs := &diskSyncs{}
+	syncs := &workspace.DiskSyncs{}
 	err := e.rollbackWorktree(ctx, s, st, &rollbackPayload{Worktree: p.Worktree}, syncs)
 	if err == nil {
 		err = e.rewindRest(ctx, s, p, syncs)
 	}
-	return errors.Join(err, syncs.run())
+	return errors.Join(err, syncs.Run())
 }
 
 // rewindRest is a rewind's workspace and review state: each workspace
@@ -429,7 +430,7 @@ func (e *Engine) applyRewind(ctx context.Context, s *prsm.Session, st *sessionSt
 // as it is, and the records of its path whose state the rewind changes
 // say conflict (a rejected one stays out of it). Then the records take their states, in one
 // transaction.
-func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPayload, syncs *diskSyncs) error {
+func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPayload, syncs *workspace.DiskSyncs) error {
 	rels := sortedKeys(p.WsTo)
 	tos := make([]sync.Version, len(rels))
 	froms := make([]sync.Version, len(rels))
@@ -447,9 +448,9 @@ func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPaylo
 		conflict[rel] = true
 	}
 	states := make([]string, len(rels))
-	inPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !tos[i].Present }, func(i int) error {
+	workspace.InPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !tos[i].Present }, func(i int) error {
 		var err error
-		if states[i], err = e.placeInWorkspace(s, rels[i], froms[i], tos[i], syncs); err != nil {
+		if states[i], err = e.ws.SyncLater(s.ID, rels[i], froms[i], tos[i], syncs); err != nil {
 			e.Log.Error("rewind: workspace", "session", s.ID, "file", rels[i], "err", err)
 		}
 		return nil

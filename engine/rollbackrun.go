@@ -10,6 +10,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
@@ -36,7 +37,9 @@ func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionSt
 	}
 	rb.plan.SafetyCheckpointID = safety.ID
 	p.Safety = safety.ID
-	rest := func(ctx context.Context, syncs *diskSyncs) error { return e.rollbackWorkspace(ctx, s, st, p, syncs) }
+	rest := func(ctx context.Context, syncs *workspace.DiskSyncs) error {
+		return e.rollbackWorkspace(ctx, s, st, p, syncs)
+	}
 	if err := e.carryOut(ctx, s, st, lock, intentRollback, p, p.Worktree, p.Before, rest, "rollback"); err != nil {
 		return nil, err
 	}
@@ -66,7 +69,7 @@ func (e *Engine) refuseInFlight(ctx context.Context, s *prsm.Session) error {
 // made), and nothing of the session moves under it. A failed sync is
 // logged: the content is in place.
 func (e *Engine) carryOut(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, kind string, payload any,
-	worktree, before map[string]store.FileState, rest func(context.Context, *diskSyncs) error, word string) error {
+	worktree, before map[string]store.FileState, rest func(context.Context, *workspace.DiskSyncs) error, word string) error {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return err
@@ -78,9 +81,9 @@ func (e *Engine) carryOut(ctx context.Context, s *prsm.Session, st *sessionState
 	// Written down: it runs to its end even if the caller goes away.
 	ctx = context.WithoutCancel(ctx)
 	// The worktree first: it is prsm's own, and can always be put back.
-	syncs := &diskSyncs{}
+	syncs := &workspace.DiskSyncs{}
 	if err := e.rollbackWorktree(ctx, s, st, &rollbackPayload{Worktree: worktree}, syncs); err != nil {
-		syncs.run() // what was placed is put back below, synced
+		syncs.Run() // what was placed is put back below, synced
 		was, verr := e.stateVersions(ctx, before)
 		if verr == nil {
 			verr = e.restoreWorktree(ctx, s, st, was)
@@ -96,13 +99,13 @@ func (e *Engine) carryOut(ctx context.Context, s *prsm.Session, st *sessionState
 		return fmt.Errorf("%s: %w (the worktree was put back)", word, err)
 	}
 	if err := rest(ctx, syncs); err != nil {
-		if serr := syncs.run(); serr != nil {
+		if serr := syncs.Run(); serr != nil {
 			e.Log.Error(word+": sync files to the disk", "session", s.ID, "err", serr)
 		}
 		return err
 	}
 	e.afterAnswer(s.ID, lock, func() {
-		if err := syncs.run(); err != nil {
+		if err := syncs.Run(); err != nil {
 			e.Log.Error(word+": sync files to the disk", "session", s.ID, "err", err)
 		}
 		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
@@ -116,19 +119,19 @@ func (e *Engine) carryOut(ctx context.Context, s *prsm.Session, st *sessionState
 // applyRollback finishes a rollback a crash cut off: every step again,
 // skipping what is done.
 func (e *Engine) applyRollback(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload) error {
-	syncs := &diskSyncs{}
+	syncs := &workspace.DiskSyncs{}
 	err := e.rollbackWorktree(ctx, s, st, p, syncs)
 	if err == nil {
 		err = e.rollbackWorkspace(ctx, s, st, p, syncs)
 	}
-	return errors.Join(err, syncs.run())
+	return errors.Join(err, syncs.Run())
 }
 
 // rollbackWorktree makes every path of the plan hold its target exactly
 // (a path that already does is left alone) and tells the tracker. The
 // files are independent, so they are written at once; their syncs to the
 // disk go to syncs, for the caller to run together with the workspace's.
-func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, syncs *diskSyncs) error {
+func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, syncs *workspace.DiskSyncs) error {
 	rels := make([]string, 0, len(p.Worktree))
 	for rel := range p.Worktree {
 		rels = append(rels, rel)
@@ -145,13 +148,13 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 		vs[i] = v
 		write[i] = err != nil || !sync.Same(cur, v) || (v.Present && cur.Mode != v.Mode)
 	}
-	errs := inPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !vs[i].Present }, func(i int) error {
+	errs := workspace.InPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !vs[i].Present }, func(i int) error {
 		if !write[i] {
 			return nil
 		}
 		w, err := sync.WriteUnsynced(s.WorktreePath, rels[i], vs[i])
 		if w != nil {
-			syncs.add(w.Settle)
+			syncs.Add(w.Settle)
 		}
 		return err
 	})
@@ -184,7 +187,7 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 // crash), and marks them rejected. A rollback makes no record of its own:
 // its safety checkpoint keeps the review state, and a rewind to it gives
 // that back.
-func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, syncs *diskSyncs) error {
+func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, syncs *workspace.DiskSyncs) error {
 	p.session = s.ID
 	var undone []*prsm.Record
 	for _, id := range p.Undo {
@@ -220,7 +223,7 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 			if err != nil {
 				return err
 			}
-			if state, err = e.syncToWorkspace(ctx, s, r.RelPath, a, b); err != nil {
+			if state, err = e.ws.Sync(s.ID, r.RelPath, a, b); err != nil {
 				e.Log.Error("rollback: workspace", "session", s.ID, "record", r.ID, "err", err)
 			}
 			if state == prsm.SyncConflict {
@@ -240,7 +243,7 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 // restoreWorktree puts paths back as they were before a failed rollback.
 func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]sync.Version) error {
 	var errs []string
-	rels := pathOrdered(sortedKeys(before), func(rel string) string { return rel }, func(rel string) bool { return !before[rel].Present })
+	rels := workspace.PathOrdered(sortedKeys(before), func(rel string) string { return rel }, func(rel string) bool { return !before[rel].Present })
 	for _, rel := range rels {
 		v := before[rel]
 		if err := sync.Write(s.WorktreePath, rel, v); err != nil {

@@ -455,7 +455,7 @@ func (e *Engine) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.R
 		if err != nil {
 			return err
 		}
-		state, err := e.syncToWorkspace(ctx, s, r.RelPath, before, after)
+		state, err := e.ws.Sync(s.ID, r.RelPath, before, after)
 		if err != nil && transient(err) {
 			e.Log.Error("sync failed again", "session", s.ID, "record", r.ID, "err", err)
 			failed = append(failed, fmt.Errorf("%s: %w", r.RelPath, err))
@@ -496,7 +496,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 			return
 		}
 		if early != nil {
-			early.drop() // no-op once record settled it
+			early.Drop() // no-op once record settled it
 		} else if call != nil && call.early != nil {
 			e.endEarly(st, call.early)
 		}

@@ -268,7 +268,7 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	rep := &ReconcileReport{Records: []*prsm.Record{}, Vanished: []string{}, Pruned: []string{}, Branches: []string{}}
 	// Leftover temp files of writes a crash cut off, then the operations
 	// themselves, before anything else looks at the files.
-	if n, err := e.ws().cleanTemp(); err != nil {
+	if n, err := e.ws.CleanTemp(); err != nil {
 		e.Log.Warn("clean temp files", "err", err)
 	} else if n > 0 {
 		e.Log.Info("removed temp files left by a crash", "count", n)

@@ -154,9 +154,7 @@ func (e *Engine) settleWorkspaceShell(s *prsm.Session, st *sessionState, pre, mo
 		if _, big := before.Big(); big {
 			continue // no bytes to put back; the record says what changed
 		}
-		unlock := e.fileLock(r.RelPath)
-		out, _, err := e.ws().apply(r.RelPath, now, before)
-		unlock()
+		out, err := e.ws.Apply(r.RelPath, now, before)
 		if err != nil || out == sync.Conflict {
 			e.Log.Warn("workspace file the shell wrote left as it is", "session", s.ID, "file", r.RelPath, "outcome", fmt.Sprint(out), "err", err)
 		}
