@@ -27,7 +27,7 @@ const (
 // count only goes down. Lower it when a part moves out; remove the entry
 // at maxMethods.
 var overMethods = map[string]int{
-	"engine.Engine": 242,
+	"engine.Engine": 81,
 }
 
 // overLines are the files still over maxFileLines, each with the lines it

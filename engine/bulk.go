@@ -54,6 +54,11 @@ type bulkPayload struct {
 	End  bool    `json:"end,omitempty"`
 }
 
+// bulker decides many records at once: a session's pending records, or
+// every session's (bulkstart.go), planned from their paths, written down
+// as one intent and worked a chunk at a time as a job (jobRunner).
+type bulker struct{ *Engine }
+
 // errStopping stops a job between two chunks when the server stops: its
 // intent stays, and the next start finishes it.
 var errStopping = errors.New("the server is stopping; the next start finishes the rest")
@@ -99,7 +104,7 @@ func rejectPlan(pend, roots []store.RecordRef) []store.RecordRef {
 
 // pendingOf is the pending records of the files of roots: read file by
 // file when they are few, else all of the session's at once.
-func (e *Engine) pendingOf(ctx context.Context, sessionID string, roots []store.RecordRef) ([]store.RecordRef, error) {
+func (e *bulker) pendingOf(ctx context.Context, sessionID string, roots []store.RecordRef) ([]store.RecordRef, error) {
 	files := map[string]bool{}
 	for _, r := range roots {
 		files[r.RelPath] = true
@@ -120,7 +125,7 @@ func (e *Engine) pendingOf(ctx context.Context, sessionID string, roots []store.
 
 // intendBulk writes down a bulk decision of kind on the records seqs, in
 // that order (a discard's reject when end).
-func (e *Engine) intendBulk(ctx context.Context, sessionID, kind string, seqs []int64, end bool) (int64, error) {
+func (e *bulker) intendBulk(ctx context.Context, sessionID, kind string, seqs []int64, end bool) (int64, error) {
 	b, err := json.Marshal(bulkPayload{Seqs: seqs, End: end})
 	if err != nil {
 		return 0, err
@@ -141,7 +146,7 @@ type rejectRun struct {
 // planReject plans the reject of order for session s and writes it down:
 // nothing is changed before (checkParents refuses a reject that cannot
 // be done). end marks a discard's.
-func (e *Engine) planReject(ctx context.Context, s *prsm.Session, st *sessionState, order []store.RecordRef, end bool) (*rejectRun, error) {
+func (e *bulker) planReject(ctx context.Context, s *prsm.Session, st *sessionState, order []store.RecordRef, end bool) (*rejectRun, error) {
 	run := &rejectRun{s: s, st: st, seqs: make([]int64, len(order)), end: end}
 	for i, r := range order {
 		run.seqs[i] = r.Seq
@@ -149,7 +154,7 @@ func (e *Engine) planReject(ctx context.Context, s *prsm.Session, st *sessionSta
 	if len(order) == 0 {
 		return run, nil
 	}
-	if err := e.checkParents(ctx, s, order); err != nil {
+	if err := e.review.checkParents(ctx, s, order); err != nil {
 		return nil, err
 	}
 	var err error
@@ -164,7 +169,7 @@ func (e *Engine) planReject(ctx context.Context, s *prsm.Session, st *sessionSta
 // runs to its end whatever becomes of ctx; a failure, or the server
 // stopping, leaves the intent for the next start (or the same reject
 // again) to finish.
-func (e *Engine) runReject(ctx context.Context, run *rejectRun, j *job) ([]*prsm.Record, error) {
+func (e *bulker) runReject(ctx context.Context, run *rejectRun, j *job) ([]*prsm.Record, error) {
 	intent := run.intent
 	if run.end {
 		intent = 0
@@ -180,7 +185,7 @@ func (e *Engine) runReject(ctx context.Context, run *rejectRun, j *job) ([]*prsm
 // decided, oldest first, when there are at most answerLimit (nil past
 // it). It runs to its end whatever becomes of ctx; a failure, or the
 // server stopping (between two chunks), returns before the intent goes.
-func (e *Engine) inChunks(ctx context.Context, sessionID string, seqs []int64, intent int64, point string,
+func (e *bulker) inChunks(ctx context.Context, sessionID string, seqs []int64, intent int64, point string,
 	fn func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error)) ([]*prsm.Record, error) {
 	ctx = context.WithoutCancel(ctx)
 	keep := len(seqs) <= answerLimit
@@ -230,7 +235,7 @@ type revertStep struct {
 // records it rejected. A step that fails stops the steps after it on the
 // same path; those and it stay pending, and the error is returned once
 // the others are stored.
-func (e *Engine) revertChunk(ctx context.Context, s *prsm.Session, st *sessionState, seqs []int64, events bool, j *job) ([]*prsm.Record, error) {
+func (e *bulker) revertChunk(ctx context.Context, s *prsm.Session, st *sessionState, seqs []int64, events bool, j *job) ([]*prsm.Record, error) {
 	all, err := store.RecordsBySeq(ctx, e.DB.Q(), s.ID, seqs)
 	if err != nil {
 		return nil, err
@@ -241,7 +246,7 @@ func (e *Engine) revertChunk(ctx context.Context, s *prsm.Session, st *sessionSt
 			recs = append(recs, r)
 		}
 	}
-	e.progress(j, len(all)-len(recs), 0)
+	e.jobs.progress(j, len(all)-len(recs), 0)
 	var out []*prsm.Record
 	for lo := 0; lo < len(recs); {
 		hi, bytes := lo+1, recs[lo].SizeBefore+recs[lo].SizeAfter
@@ -261,7 +266,7 @@ func (e *Engine) revertChunk(ctx context.Context, s *prsm.Session, st *sessionSt
 
 // revertPart is revertChunk's work on records whose contents fit in
 // memory at once.
-func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record, events bool, j *job) ([]*prsm.Record, error) {
+func (e *bulker) revertPart(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record, events bool, j *job) ([]*prsm.Record, error) {
 	var hashes []string
 	seen := map[string]bool{}
 	for _, r := range recs {
@@ -280,7 +285,7 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 		if b, ok := contents[hash]; ok {
 			return b, nil
 		}
-		return e.blobs(ctx)(hash)
+		return e.capture.blobs(ctx)(hash)
 	}
 	steps := make([]revertStep, len(recs))
 	for i, r := range recs {
@@ -299,7 +304,7 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 		if p.fast {
 			continue
 		}
-		state, err := e.revertDelta(ctx, s, st, p.r, p.from, p.to)
+		state, err := e.review.revertDelta(ctx, s, st, p.r, p.from, p.to)
 		if err != nil {
 			p.err = err
 			break
@@ -363,11 +368,11 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 			r.RejectedAt = now
 		}
 		if events {
-			e.publishStatus(r)
+			e.review.publishStatus(r)
 		}
 		out = append(out, r)
 	}
-	e.progress(j, len(out), conflicts)
+	e.jobs.progress(j, len(out), conflicts)
 	if len(errs) > 0 {
 		return out, fmt.Errorf("reject: %d of %d changes not taken out: %w", len(errs), len(steps), errors.Join(errs...))
 	}
@@ -396,7 +401,7 @@ func markFast(steps []revertStep) {
 // (an active session's) and, where they reached it, the workspace, as
 // revertDelta would one by one: a file goes only if it still holds what
 // the agent wrote, and what prsm knew of it loses the file.
-func (e *Engine) removeCreated(ctx context.Context, s *prsm.Session, st *sessionState, steps []revertStep, blobs func(string) ([]byte, error)) {
+func (e *bulker) removeCreated(ctx context.Context, s *prsm.Session, st *sessionState, steps []revertStep, blobs func(string) ([]byte, error)) {
 	var idx []int
 	for i := range steps {
 		if steps[i].fast {
@@ -498,7 +503,7 @@ type acceptRun struct {
 // planAccept plans the accept of the pending records refs (removals
 // first where paths nest, as Accept orders a tool call's) and writes it
 // down.
-func (e *Engine) planAccept(ctx context.Context, s *prsm.Session, refs []store.RecordRef) (*acceptRun, error) {
+func (e *bulker) planAccept(ctx context.Context, s *prsm.Session, refs []store.RecordRef) (*acceptRun, error) {
 	refs = workspace.PathOrdered(refs, func(r store.RecordRef) string { return r.RelPath },
 		func(r store.RecordRef) bool { return r.ChangeType == prsm.ChangeDelete })
 	run := &acceptRun{s: s, seqs: make([]int64, len(refs))}
@@ -520,7 +525,7 @@ func (e *Engine) planAccept(ctx context.Context, s *prsm.Session, refs []store.R
 // to apply to the workspace, a partial one) goes through accept, one at
 // a time. It returns the records it accepted (up to answerLimit). A
 // failure, or the server stopping, leaves the intent for the next start.
-func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm.Record, error) {
+func (e *bulker) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm.Record, error) {
 	return e.inChunks(ctx, run.s.ID, run.seqs, run.intent, "accept:chunk", func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error) {
 		recs, err := store.RecordsBySeq(ctx, e.DB.Q(), run.s.ID, seqs)
 		if err != nil {
@@ -536,7 +541,7 @@ func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm
 				changes = append(changes, store.StateChange{ID: r.ID, Status: prsm.StatusAccepted, SyncState: r.SyncState})
 				plain = append(plain, r)
 			default:
-				chain, err := e.accept(ctx, run.s, r)
+				chain, err := e.review.accept(ctx, run.s, r)
 				if err != nil {
 					return done, err
 				}
@@ -552,10 +557,10 @@ func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm
 		for _, r := range plain {
 			r.Status = prsm.StatusAccepted
 			if events {
-				e.publishStatus(r)
+				e.review.publishStatus(r)
 			}
 		}
-		e.progress(j, len(recs), 0)
+		e.jobs.progress(j, len(recs), 0)
 		return append(done, plain...), nil
 	})
 }

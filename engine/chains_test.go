@@ -248,7 +248,7 @@ func (z *chain) rewind(cp string) string {
 func (z *chain) sel(req api.RollbackRequest) string {
 	z.t.Helper()
 	before := z.snapNow()
-	p, err := z.eng.SelectRollback(z.ctx, z.s.ID, req)
+	p, err := z.eng.SelectRewind(z.ctx, z.s.ID, req)
 	if err != nil {
 		z.t.Fatalf("rollback %+v: %v\n%s", req, err, z.records(z.s))
 	}

@@ -21,7 +21,7 @@ import (
 
 // unchangedBy reports, for session s, whether no record up to seq (a
 // checkpoint's RecordSeq; math.MaxInt64 for all of them) changed path.
-func (e *Engine) unchangedBy(ctx context.Context, s *prsm.Session, seq int64) func(path string) (bool, error) {
+func (e *checkpointer) unchangedBy(ctx context.Context, s *prsm.Session, seq int64) func(path string) (bool, error) {
 	return func(path string) (bool, error) {
 		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: path})
 		if err != nil {
@@ -37,7 +37,7 @@ func (e *Engine) unchangedBy(ctx context.Context, s *prsm.Session, seq int64) fu
 // changed it by then, and f is the base's blob (the same blob written by
 // the agent, who turned a file into LF, keeps its bytes). converted says
 // whether it differs from f's own content.
-func (e *Engine) asCheckout(ctx context.Context, st *sessionState, path string, f *worktree.File, unchanged func(string) (bool, error)) (v sync.Version, converted bool, err error) {
+func (e *checkpointer) asCheckout(ctx context.Context, st *sessionState, path string, f *worktree.File, unchanged func(string) (bool, error)) (v sync.Version, converted bool, err error) {
 	v = fileVersion(f)
 	if f == nil {
 		return v, false, nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	stdsync "sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -27,6 +28,17 @@ const MaxAnnotation = 4 << 10
 // headRef is the ref that keeps a session's checkpoint chain alive: every
 // checkpoint commit has the one before it as parent, so one ref keeps them
 // all from git gc.
+// checkpointer makes, lists, names and diffs a session's checkpoints
+// (checkpoints.go), builds the lazy ones (lazyckpt.go), reads their files
+// as git's checkout wrote them (checkout.go) and writes their objects to
+// the repository in the background (flush.go). writeMu serializes those
+// writes; the flusher's timer and the engine's closing are guarded by the
+// engine's flushMu.
+type checkpointer struct {
+	*Engine
+	writeMu stdsync.Mutex
+}
+
 func headRef(sessionID string) string { return "refs/prsm/" + sessionID + "/head" }
 
 func checkpointRef(sessionID, id string) string { return "refs/prsm/" + sessionID + "/" + id }
@@ -56,8 +68,8 @@ func short(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// CreateCheckpoint makes a named (manual) checkpoint.
-func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req api.CheckpointRequest) (*prsm.Checkpoint, error) {
+// CreateCheckpoint is Engine.CreateCheckpoint's work.
+func (e *checkpointer) CreateCheckpoint(ctx context.Context, sessionID string, req api.CheckpointRequest) (*prsm.Checkpoint, error) {
 	req.Name = strings.TrimSpace(req.Name)
 	if req.Name == "" {
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_name", "give the checkpoint a --name", "a named checkpoint needs a name")
@@ -92,7 +104,7 @@ func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req api
 // checkpoints. The session's setting is fixed at its start, so it is read
 // once (a query per tool call otherwise); the caller holds the session's
 // lock.
-func (e *Engine) autoCheckpointsOn(ctx context.Context, s *prsm.Session, st *sessionState) (bool, error) {
+func (e *checkpointer) autoCheckpointsOn(ctx context.Context, s *prsm.Session, st *sessionState) (bool, error) {
 	if e.NoAutoCheckpoints {
 		return false, nil
 	}
@@ -110,7 +122,7 @@ func (e *Engine) autoCheckpointsOn(ctx context.Context, s *prsm.Session, st *ses
 // worktree holds. It starts from the last checkpoint's tree and adds only
 // the paths touched since, so its cost follows what changed. Nothing is
 // written: the caller stages or writes the batch's objects.
-func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
+func (e *checkpointer) stateTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
 	if err := e.materialize(ctx, st); err != nil {
 		return nil, err
 	}
@@ -142,7 +154,7 @@ func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionStat
 // last checkpoint's tree to what the tracker knows the worktree holds: of
 // the paths touched since that checkpoint, or of every path known to
 // differ (all) when they go onto the base commit's tree.
-func (e *Engine) knownChanges(ctx context.Context, st *sessionState, all bool) ([]worktree.TreeChange, error) {
+func (e *checkpointer) knownChanges(ctx context.Context, st *sessionState, all bool) ([]worktree.TreeChange, error) {
 	t := st.tracker
 	paths := t.Touched
 	if all {
@@ -158,7 +170,7 @@ func (e *Engine) knownChanges(ctx context.Context, st *sessionState, all bool) (
 	sort.Strings(rels)
 	changes := make([]worktree.TreeChange, 0, len(rels))
 	for _, rel := range rels {
-		v, err := t.KnownVersion(rel, e.blobs(ctx))
+		v, err := t.KnownVersion(rel, e.capture.blobs(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +199,7 @@ type treeState struct {
 // nowTree is the tree of what the tracker knows the worktree holds, staged
 // for reading (a rewind plan or a diff compares against it) and never
 // written unless it becomes a checkpoint; call done when the reads are over.
-func (e *Engine) nowTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
+func (e *checkpointer) nowTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
 	objs, err := e.Repo.Objects()
 	if err != nil {
 		return nil, err
@@ -210,7 +222,7 @@ func (e *Engine) nowTree(ctx context.Context, s *prsm.Session, st *sessionState)
 // commit; until then every read of prsm sees them staged, and after a
 // crash the next start writes them (FlushObjects). A checkpoint whose tree
 // equals the one before shares its commit: no object at all.
-func (e *Engine) checkpoint(ctx context.Context, s *prsm.Session, st *sessionState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
+func (e *checkpointer) checkpoint(ctx context.Context, s *prsm.Session, st *sessionState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
 	ts, err := e.stateTree(ctx, s, st)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint tree: %w", err)
@@ -220,7 +232,7 @@ func (e *Engine) checkpoint(ctx context.Context, s *prsm.Session, st *sessionSta
 
 // saveCheckpoint stores the checkpoint of a state tree built already (the
 // tracker's state must not have changed since).
-func (e *Engine) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
+func (e *checkpointer) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
 	nc, err := e.prepareCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
 	if err != nil {
 		return nil, err
@@ -245,7 +257,7 @@ type newCheckpoint struct {
 
 // prepareCheckpoint computes the checkpoint of a state tree built already
 // and stages its objects.
-func (e *Engine) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*newCheckpoint, error) {
+func (e *checkpointer) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*newCheckpoint, error) {
 	objs, err := e.Repo.Objects()
 	if err != nil {
 		return nil, err
@@ -321,7 +333,7 @@ func (nc *newCheckpoint) drop() { nc.objs.Unstage(nc.pending) }
 
 // checkpointStored makes a stored checkpoint the start of the next one,
 // has its objects written, and announces it.
-func (e *Engine) checkpointStored(st *sessionState, nc *newCheckpoint) {
+func (e *checkpointer) checkpointStored(st *sessionState, nc *newCheckpoint) {
 	st.ckptMu.Lock()
 	st.ckptTree, st.ckptCommit = nc.c.Tree, nc.c.Commit
 	st.ckptMu.Unlock()
@@ -335,7 +347,7 @@ func (e *Engine) checkpointStored(st *sessionState, nc *newCheckpoint) {
 	e.Events.Publish(api.EventCheckpoint, &ev)
 }
 
-func (e *Engine) lastCheckpoint(ctx context.Context, sessionID string) (*prsm.Checkpoint, error) {
+func (e *checkpointer) lastCheckpoint(ctx context.Context, sessionID string) (*prsm.Checkpoint, error) {
 	list, err := store.ListCheckpoints(ctx, e.DB.Q(), sessionID)
 	if err != nil || len(list) == 0 {
 		return nil, err
@@ -343,9 +355,8 @@ func (e *Engine) lastCheckpoint(ctx context.Context, sessionID string) (*prsm.Ch
 	return list[len(list)-1], nil
 }
 
-// Checkpoints lists a session's checkpoints, oldest first; grep keeps those
-// whose name or annotation contains it (case-insensitive).
-func (e *Engine) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
+// Checkpoints is Engine.Checkpoints's work.
+func (e *checkpointer) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
 	s, err := e.Session(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -367,10 +378,8 @@ func (e *Engine) Checkpoints(ctx context.Context, sessionID, grep string) ([]*pr
 	return out, nil
 }
 
-// Checkpoint returns one checkpoint of a session: by id, unique id
-// prefix, or else by its name (`prsm checkpoint create --name before`,
-// then `prsm rewind before`), when one checkpoint of the session has it.
-func (e *Engine) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Session, *prsm.Checkpoint, error) {
+// Checkpoint is Engine.Checkpoint's work.
+func (e *checkpointer) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Session, *prsm.Checkpoint, error) {
 	s, err := e.Session(ctx, sessionID)
 	if err != nil {
 		return nil, nil, err
@@ -399,7 +408,7 @@ func (e *Engine) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Se
 
 // checkpointNamed returns the one checkpoint of s named name; notFound
 // when none is, and an ambiguity error naming their ids when several are.
-func (e *Engine) checkpointNamed(ctx context.Context, s *prsm.Session, name string, notFound error) (*prsm.Checkpoint, error) {
+func (e *checkpointer) checkpointNamed(ctx context.Context, s *prsm.Session, name string, notFound error) (*prsm.Checkpoint, error) {
 	list, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
@@ -424,8 +433,8 @@ func (e *Engine) checkpointNamed(ctx context.Context, s *prsm.Session, name stri
 		"%d checkpoints of session %s are named %q: %s", len(named), s.ID, name, strings.Join(ids, ", "))
 }
 
-// Annotate replaces a checkpoint's annotation.
-func (e *Engine) Annotate(ctx context.Context, sessionID, id, annotation string) (*prsm.Checkpoint, error) {
+// Annotate is Engine.Annotate's work.
+func (e *checkpointer) Annotate(ctx context.Context, sessionID, id, annotation string) (*prsm.Checkpoint, error) {
 	if err := checkText("annotation", annotation, MaxAnnotation); err != nil {
 		return nil, err
 	}
@@ -440,9 +449,8 @@ func (e *Engine) Annotate(ctx context.Context, sessionID, id, annotation string)
 	return c, nil
 }
 
-// DeleteCheckpoint forgets a checkpoint (its objects stay reachable from the
-// session's chain until gc).
-func (e *Engine) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
+// DeleteCheckpoint is Engine.DeleteCheckpoint's work.
+func (e *checkpointer) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
 	s, c, err := e.Checkpoint(ctx, sessionID, id)
 	if err != nil {
 		return nil, err
@@ -461,9 +469,8 @@ func (e *Engine) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*p
 	return c, nil
 }
 
-// DiffCheckpoints compares checkpoint a with b, or with the worktree's
-// current state when b is empty.
-func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*api.CheckpointDiff, error) {
+// DiffCheckpoints is Engine.DiffCheckpoints's work.
+func (e *checkpointer) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*api.CheckpointDiff, error) {
 	s, ca, err := e.Checkpoint(ctx, sessionID, a)
 	if err != nil {
 		return nil, err

@@ -19,9 +19,9 @@ const maxToolCall = 10 * time.Minute
 // age (every one, for 0: a new prompt comes once the agent's tools are
 // done). Such a call sends no PostToolUse: its tool was denied, or its
 // agent died. It is stored complete, with no records: it no longer holds
-// up Watch records, rollbacks, or the next calls' claims, and what its
+// up Watch records, rewinds, or the next calls' claims, and what its
 // tool may have changed is recorded like any unclaimed change.
-func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *sessionState, age time.Duration) error {
+func (e *capturer) closeDangling(ctx context.Context, s *prsm.Session, st *sessionState, age time.Duration) error {
 	now := time.Now().UTC()
 	closed := 0
 	closeOne := func(id, tool string) error {
@@ -63,7 +63,7 @@ func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *session
 		// What they changed is nobody's: a Watch record, once quiet.
 		// (Without a watcher, the periodic scan or the next look finds
 		// it.)
-		e.changed(s.ID)
+		e.watch.changed(s.ID)
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ var crashedResult = []byte(`{"prsm":"closed at start: the server stopped before 
 // closeCrashed closes the session's tool calls that an earlier run of
 // the server captured and never completed: it was killed while their
 // tools ran, or before their completes came. Left open, each would stop
-// rollbacks as a call in flight for maxToolCall. Each is completed as
+// rewinds as a call in flight for maxToolCall. Each is completed as
 // its complete would have been, from its capture's snapshot, and what
 // changed is recorded under its own id; the calls share the changes as
 // calls running together do (claim). The look is a full scan: a watcher
@@ -84,7 +84,7 @@ var crashedResult = []byte(`{"prsm":"closed at start: the server stopped before 
 // change. The caller holds the session's lock, at start, before any
 // call of this run is captured. A syncError means the calls are closed
 // and recorded, and the workspace is behind, as their records say.
-func (e *Engine) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionState) ([]*prsm.Record, error) {
+func (e *capturer) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionState) ([]*prsm.Record, error) {
 	open, err := store.OpenToolCalls(ctx, e.DB.Q(), s.ID)
 	if err != nil || len(open) == 0 {
 		return nil, err
@@ -142,8 +142,8 @@ func (e *Engine) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionS
 
 // inFlight reports a tool call of the session that started and has not
 // completed (within the last ten minutes: an agent that died mid-call must
-// not block rollbacks forever).
-func (e *Engine) inFlight(ctx context.Context, sessionID string) (string, error) {
+// not block rewinds forever).
+func (e *capturer) inFlight(ctx context.Context, sessionID string) (string, error) {
 	open, err := store.OpenToolCalls(ctx, e.DB.Q(), sessionID)
 	if err != nil {
 		return "", err

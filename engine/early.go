@@ -44,7 +44,7 @@ type earlySlot struct {
 // the capture, under the session's lock). Only the first in-flight call
 // naming a file is started by the watcher: the others' complete starts
 // their writes.
-func (e *Engine) registerEarly(s *prsm.Session, st *sessionState, rel string) *earlySlot {
+func (e *capturer) registerEarly(s *prsm.Session, st *sessionState, rel string) *earlySlot {
 	slot := &earlySlot{s: s, rel: rel}
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
@@ -61,7 +61,7 @@ func (e *Engine) registerEarly(s *prsm.Session, st *sessionState, rel string) *e
 
 // earlyKnown sets what the tracker knows of the slot's file, and starts
 // the write if its write event came already.
-func (e *Engine) earlyKnown(st *sessionState, slot *earlySlot, before sync.Version) {
+func (e *capturer) earlyKnown(st *sessionState, slot *earlySlot, before sync.Version) {
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
 	slot.before = &before
@@ -71,7 +71,7 @@ func (e *Engine) earlyKnown(st *sessionState, slot *earlySlot, before sync.Versi
 // written is the watcher's callback for a file created or written in a
 // session's worktree: it starts the early write of the tool call that
 // names it. It does not block.
-func (e *Engine) written(sessionID, rel string) {
+func (e *capturer) written(sessionID, rel string) {
 	if f := writtenHook.Load(); f != nil {
 		(*f)(sessionID, rel)
 	}
@@ -94,7 +94,7 @@ func (e *Engine) written(sessionID, rel string) {
 // startWatched starts the slot's write for the watcher once both its
 // write event came and its base is known, whichever is last (earlyMu
 // held).
-func (e *Engine) startWatched(st *sessionState, slot *earlySlot) {
+func (e *capturer) startWatched(st *sessionState, slot *earlySlot) {
 	if slot.gen > 0 && slot.before != nil && !slot.over && slot.w == nil {
 		e.startEarly(st, slot)
 		e.earlyWatched.Add(1)
@@ -105,7 +105,7 @@ func (e *Engine) startWatched(st *sessionState, slot *earlySlot) {
 // lock) if nothing started it, so that it runs while complete looks for
 // the changes. The slot stays open meanwhile: that look waits for the
 // watcher, whose write events still count (see takeEarly).
-func (e *Engine) claimEarly(st *sessionState, slot *earlySlot) {
+func (e *capturer) claimEarly(st *sessionState, slot *earlySlot) {
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
 	if !slot.over && slot.w == nil && slot.before != nil {
@@ -121,7 +121,7 @@ func (e *Engine) claimEarly(st *sessionState, slot *earlySlot) {
 // change complete found (changes): the watcher reads a write's events
 // together, so the first one usually starts the read after the whole
 // write.
-func (e *Engine) takeEarly(st *sessionState, slot *earlySlot, changes []tracker.Change) *earlyWrite {
+func (e *capturer) takeEarly(st *sessionState, slot *earlySlot, changes []tracker.Change) *earlyWrite {
 	st.earlyMu.Lock()
 	if slot.over {
 		st.earlyMu.Unlock()
@@ -148,7 +148,7 @@ func (e *Engine) takeEarly(st *sessionState, slot *earlySlot, changes []tracker.
 }
 
 // startEarly starts the slot's write (earlyMu held).
-func (e *Engine) startEarly(st *sessionState, slot *earlySlot) {
+func (e *capturer) startEarly(st *sessionState, slot *earlySlot) {
 	slot.w = e.prepareEarly(slot.s, slot.rel, *slot.before, func(w *earlyWrite) {
 		st.earlyMu.Lock()
 		w.readGen = slot.gen
@@ -158,7 +158,7 @@ func (e *Engine) startEarly(st *sessionState, slot *earlySlot) {
 
 // endEarly ends the slot and drops its write, if complete did not take
 // it: it expired, or the capture failed.
-func (e *Engine) endEarly(st *sessionState, slot *earlySlot) {
+func (e *capturer) endEarly(st *sessionState, slot *earlySlot) {
 	st.earlyMu.Lock()
 	if slot.over {
 		st.earlyMu.Unlock()
@@ -215,7 +215,7 @@ type earlyWrite struct {
 // prepareEarly starts the early write of rel, whose known version is
 // before; atRead is called once the file's lock is held, just before the
 // file is read.
-func (e *Engine) prepareEarly(s *prsm.Session, rel string, before sync.Version, atRead func(*earlyWrite)) *earlyWrite {
+func (e *capturer) prepareEarly(s *prsm.Session, rel string, before sync.Version, atRead func(*earlyWrite)) *earlyWrite {
 	w := &earlyWrite{rel: rel, before: before, done: make(chan struct{}), partsDone: make(chan struct{})}
 	go func() {
 		defer close(w.done)

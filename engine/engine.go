@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	stdsync "sync"
-	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -34,17 +33,14 @@ type Engine struct {
 	Log        *slog.Logger
 	// Watcher reports changed paths of session worktrees; nil means scan
 	// with git status (StartWatching sets it).
-	Watcher  *tracker.Watcher
-	watchCtx context.Context
+	Watcher *tracker.Watcher
 
 	// WatchBudget caps the directories the watcher watches (0: the
 	// kernel's limit); worktrees beyond it are scanned periodically.
 	WatchBudget int
-	scanStop    func()
 
 	// flushMu guards the background flusher of checkpoint objects
-	// (kickFlush) and the saving of the stat caches (statsChanged);
-	// writeMu serializes the flushes themselves.
+	// (kickFlush) and the saving of the stat caches (statsChanged).
 	flushMu    stdsync.Mutex
 	flushing   bool
 	flushAgain bool
@@ -52,7 +48,6 @@ type Engine struct {
 	flushTimer *time.Timer
 	statsTimer *time.Timer // non-nil while a save is due
 	flushWG    stdsync.WaitGroup
-	writeMu    stdsync.Mutex
 
 	// NoAutoCheckpoints switches automatic checkpoints off for every
 	// session (configuration); sessions can switch their own off too.
@@ -73,23 +68,21 @@ type Engine struct {
 	// settleWG counts background work Close waits for (background):
 	// directory syncs of placed workspace writes, tree cache warming.
 	settleWG stdsync.WaitGroup
-	// earlyWatched counts the early workspace writes (earlyWrite) the
-	// watcher started, earlyRedone those complete started anew
-	// (takeEarly); ws counts those that served.
-	earlyWatched, earlyRedone atomic.Int64
-	// earlyParts counts records made with an early write's parts.
-	earlyParts atomic.Int64
 	// notices are what the agent did that prsm could not record (unseen.go).
 	notices noticeLog
-	// markers are the conflicts left to the editor (resolve.go).
-	markers markers
-	// hooks is each session's hook health (hookhealth.go), in memory.
-	hooksMu stdsync.Mutex
-	hooks   map[string]*hookHealth
-	// warm is the warm worktree a session start takes (warm.go).
-	warm warmPool
-	// jobs are the long operations running or just ended (jobs.go).
-	jobs jobRegistry
+
+	// The parts the engine's methods delegate to; each owns its state.
+	review *reviewer  // accept, reject, hunks, conflicts
+	bulk   *bulker    // decisions on many records at once
+	jobs   *jobRunner // the long operations running or just ended
+	rewind *rewinder  // to a checkpoint, or by a selector
+	ckpt   *checkpointer
+	// A tool call goes capture -> rec -> ws.
+	capture *capturer    // tool calls and turns as the agent's hooks tell them
+	rec     *recorder    // records: made, stored, read
+	watch   *watcher     // changes no hook told of, and Reconcile
+	warm    *warmer      // the warm worktree a session start takes
+	health  *hookMonitor // which hooks reported, and when
 }
 
 // stateInWorkspace is where prsm's own state (PRSM_HOME, which holds
@@ -118,6 +111,16 @@ func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger)
 	e := &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log,
 		states: map[string]*sessionState{}, finishing: map[string]*afterWork{}}
 	e.ws = workspace.New(repo.Root, log, e.background)
+	e.review = &reviewer{Engine: e}
+	e.bulk = &bulker{Engine: e}
+	e.jobs = &jobRunner{Engine: e}
+	e.rewind = &rewinder{Engine: e}
+	e.ckpt = &checkpointer{Engine: e}
+	e.rec = &recorder{Engine: e}
+	e.capture = &capturer{Engine: e, rec: e.rec}
+	e.watch = &watcher{Engine: e}
+	e.warm = &warmer{Engine: e}
+	e.health = &hookMonitor{Engine: e}
 	return e
 }
 
@@ -216,14 +219,14 @@ func (e *Engine) StartSession(ctx context.Context, req api.StartRequest) (*prsm.
 	}
 	// A warm worktree's check (a git status in it) runs beside the
 	// snapshot.
-	warm, check := e.takeWarm(ctx)
+	warm, check := e.warm.takeWarm(ctx)
 	commit, err := e.Repo.Snapshot(ctx, fmt.Sprintf("prsm: base of session %s (%s)", id, s.Name), exclude...)
 	if err != nil {
-		e.returnWarm(warm, check)
+		e.warm.returnWarm(warm, check)
 		return nil, err
 	}
 	s.BaseCommit = commit
-	if !e.startWarm(ctx, s, commit, warm, check) {
+	if !e.warm.startWarm(ctx, s, commit, warm, check) {
 		if err := e.Repo.AddWorktree(ctx, s.WorktreePath, s.Branch, commit); err != nil {
 			return nil, err
 		}
@@ -304,7 +307,7 @@ func (e *Engine) forgetState(s *prsm.Session) {
 	}
 	delete(e.states, s.ID)
 	e.statesMu.Unlock()
-	e.forgetHooks(s.ID)
+	e.health.forgetHooks(s.ID)
 	if e.Watcher != nil {
 		e.Watcher.Remove(s.WorktreePath)
 	}
@@ -350,7 +353,7 @@ func (e *Engine) StartDiscard(ctx context.Context, idOrPrefix string) (*api.Job,
 	if err != nil {
 		return nil, err
 	}
-	j := e.startJob(api.JobDiscard, s.ID, s.PendingCount, true, func(j *job) ([]*prsm.Record, error) {
+	j := e.jobs.startJob(api.JobDiscard, s.ID, s.PendingCount, true, func(j *job) ([]*prsm.Record, error) {
 		_, err := e.endSession(context.WithoutCancel(ctx), s.ID, true, j)
 		return nil, err
 	})
@@ -398,7 +401,7 @@ func (e *Engine) endSession(ctx context.Context, idOrPrefix string, discard bool
 		err = func() error {
 			st.mu.Lock()
 			defer st.mu.Unlock() // a panic too (a crash point's)
-			run, err := e.planBulk(ctx, s, st, false, "", true)
+			run, err := e.bulk.planBulk(ctx, s, st, false, "", true)
 			if err != nil {
 				return err
 			}
@@ -411,7 +414,7 @@ func (e *Engine) endSession(ctx context.Context, idOrPrefix string, discard bool
 		}
 	}
 	// Its checkpoints are built while its state is at hand.
-	if err := e.materializeSession(ctx, s); err != nil {
+	if err := e.ckpt.materializeSession(ctx, s); err != nil {
 		return nil, err
 	}
 	// The session ends, in the store and for every holder of its state,
@@ -515,7 +518,7 @@ func (e *Engine) unrecorded(ctx context.Context, s *prsm.Session) (string, error
 	if paths, err = e.filter(ctx, st, paths); err != nil {
 		return "", err
 	}
-	changes, unsettled, err := st.tracker.Detect(paths, e.blobs(ctx), 0)
+	changes, unsettled, err := st.tracker.Detect(paths, e.capture.blobs(ctx), 0)
 	if err != nil {
 		return "", err
 	}

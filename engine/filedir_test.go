@@ -196,7 +196,7 @@ func TestLinkReplacedByADirectoryRollsBack(t *testing.T) {
 			before := testgit.Tree(t, f.ws, nil)
 			req := c.req(t2)
 			req.DryRun = true
-			plan, err := f.eng.SelectRollback(f.ctx, s.ID, req)
+			plan, err := f.eng.SelectRewind(f.ctx, s.ID, req)
 			if err != nil {
 				t.Fatalf("preview: %v", err)
 			}
@@ -207,7 +207,7 @@ func TestLinkReplacedByADirectoryRollsBack(t *testing.T) {
 				t.Fatalf("the preview changed the workspace:\n%s", d)
 			}
 			req.DryRun = false
-			if _, err := f.eng.SelectRollback(f.ctx, s.ID, req); err != nil {
+			if _, err := f.eng.SelectRewind(f.ctx, s.ID, req); err != nil {
 				t.Fatalf("rollback: %v", err)
 			}
 			engine.Settle(f.eng)
@@ -258,14 +258,14 @@ func TestLinkBackOverAKeptDirectory(t *testing.T) {
 	f.tool(s, "t1", "Bash", "", func(wt string) { sh(t, wt, "ln -s f.txt w") })
 	f.tool(s, "t2", "Bash", "", func(wt string) { sh(t, wt, "rm w && mkdir w && echo x > w/f") })
 	write(t, f.ws, "w/mine", "the user's\n")
-	plan, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2, DryRun: true})
+	plan, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 2, DryRun: true})
 	if err != nil {
 		t.Fatalf("preview: %v", err)
 	}
 	if len(plan.Conflicts) != 1 || plan.Conflicts[0].Path != "w" || !strings.Contains(plan.Conflicts[0].Reason, "directory there") {
 		t.Errorf("preview conflicts: %+v", plan.Conflicts)
 	}
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
+	if _, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
 		t.Fatalf("rollback: %v", err)
 	}
 	engine.Settle(f.eng)
@@ -299,7 +299,7 @@ func TestLinkBackOverAKeptDirectory(t *testing.T) {
 	f.tool(s2, "u2", "Bash", "", func(wt string) { sh(t, wt, "rm v && mkdir v && echo x > v/f") })
 	byOther("u3", func(wt string) { write(t, wt, "v/g", "other's\n") })
 	wt := testgit.Tree(t, s2.WorktreePath, nil)
-	_, err = f.eng.SelectRollback(f.ctx, s2.ID, api.RollbackRequest{AgentID: "claude"})
+	_, err = f.eng.SelectRewind(f.ctx, s2.ID, api.RollbackRequest{AgentID: "claude"})
 	if !errors.Is(err, prsm.ErrConflict) || !strings.Contains(err.Error(), "v cannot come back") {
 		t.Fatalf("rollback over a kept directory in the worktree: %v", err)
 	}

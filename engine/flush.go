@@ -29,7 +29,7 @@ var FlushDelay = 250 * time.Millisecond
 // kickFlush starts a flush in the background, FlushDelay from now, unless
 // one is due or runs; one that runs goes round again, so nothing kicked is
 // left waiting.
-func (e *Engine) kickFlush() {
+func (e *checkpointer) kickFlush() {
 	e.flushMu.Lock()
 	defer e.flushMu.Unlock()
 	if e.closed {
@@ -118,7 +118,7 @@ func (e *Engine) Close() {
 	}
 	e.flushWG.Wait()
 	e.settleWG.Wait()
-	e.stopScanner()
+	e.watch.stopScanner()
 	e.statesMu.Lock()
 	for _, st := range e.states {
 		st.tracker.Close() // its running check-ignore
@@ -126,13 +126,8 @@ func (e *Engine) Close() {
 	e.statesMu.Unlock()
 }
 
-// FlushObjects writes the objects of every checkpoint still pending into
-// the repository's object store (a pack, kept until the refs are set),
-// points their refs at their commits, and forgets them: after it
-// returns, git (and git gc) sees every checkpoint.
-// The server runs it in the background after each checkpoint, at start
-// (what a crash left) and before it stops.
-func (e *Engine) FlushObjects(ctx context.Context) error {
+// FlushObjects is Engine.FlushObjects's work.
+func (e *checkpointer) FlushObjects(ctx context.Context) error {
 	e.awaitAllAnswered() // the newest checkpoints too
 	// What is pending first: after a restart the lazy checkpoints build
 	// on trees only the pending rows hold.
@@ -149,7 +144,7 @@ func (e *Engine) FlushObjects(ctx context.Context) error {
 // every checkpoint's refs set, releases the packs a crash left kept
 // (worktree.Objects.ReleaseKeeps): the flush that kept them never set
 // their refs, or stopped before it released them.
-func (e *Engine) flushAtStart(ctx context.Context) error {
+func (e *checkpointer) flushAtStart(ctx context.Context) error {
 	if err := e.FlushObjects(ctx); err != nil {
 		return err
 	}
@@ -185,7 +180,7 @@ func parsePending(r *store.Pending) ([]worktree.Object, error) {
 // one bad row (corrupt bytes) keeps neither the other checkpoints from
 // the repository nor the server from starting. The checkpoint whose
 // objects it held cannot be rewound to; everything else is served.
-func (e *Engine) setAside(ctx context.Context, r *store.Pending, why error) {
+func (e *checkpointer) setAside(ctx context.Context, r *store.Pending, why error) {
 	e.Log.Error("checkpoint objects that cannot be written set aside (table pending_objects_aside): that checkpoint cannot be rewound to",
 		"seq", r.Seq, "session", r.SessionID, "commit", r.Commit, "err", why)
 	if err := e.DB.Tx(ctx, func(q store.Querier) error {
@@ -197,7 +192,7 @@ func (e *Engine) setAside(ctx context.Context, r *store.Pending, why error) {
 
 // writePending writes the objects of the pending rows and points their
 // refs (FlushObjects).
-func (e *Engine) writePending(ctx context.Context) error {
+func (e *checkpointer) writePending(ctx context.Context) error {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
 	listed, err := store.ListPending(ctx, e.DB.Q())

@@ -27,7 +27,7 @@ func (e *Engine) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, erro
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_retention", "", "retention limits must be positive")
 	}
 	// Refs about to be dropped must not come back from a pending write.
-	if err := e.FlushObjects(ctx); err != nil {
+	if err := e.ckpt.FlushObjects(ctx); err != nil {
 		return nil, err
 	}
 	rep := &api.GCReport{SessionsRemoved: []string{}, BytesBefore: e.DB.Size()}

@@ -27,7 +27,7 @@ import (
 //
 // A record's rejected hunks live in its stored hunks; versions gives its
 // after side less them, so every other operation (a whole reject, an
-// accept, a rollback) works on the change as it now stands.
+// accept, a rewind) works on the change as it now stands.
 
 // withHunks is after with only the hunks of r that keep selects applied
 // to before (after itself when it keeps them all, before when none).
@@ -75,26 +75,13 @@ type hunkIntent struct {
 // intentHunks is the kind of a hunk decision's intent (intents.go).
 const intentHunks = "hunks"
 
-// DecideHunks accepts and rejects hunks of the record id (its index
-// lists), with the rejects' cascade, and answers with every record it
-// changed and the hunks that cascaded. A hunk decided the same way again
-// is a no-op; the opposite decision is a conflict. A hunk index the
-// record does not have is not found. Where a reject's lines were edited
-// since in the worktree or the workspace so that the reverse merge
-// conflicts, nothing is written and the answer says so.
-//
-// DecideHunks lets a decision that settles a review-mode record as
-// accepted apply the earlier pending records of its file first, as
-// Accept does; DecideHunksWith does so only with req.WithEarlier.
-func (e *Engine) DecideHunks(ctx context.Context, sessionID, id string, accept, reject []int) (*api.Records, error) {
+// DecideHunks is Engine.DecideHunks's work.
+func (e *reviewer) DecideHunks(ctx context.Context, sessionID, id string, accept, reject []int) (*api.Records, error) {
 	return e.DecideHunksWith(ctx, sessionID, id, api.HunksRequest{Accept: accept, Reject: reject, WithEarlier: true})
 }
 
-// DecideHunksWith is DecideHunks as the API asks for it: a decision that
-// settles a review-mode record as accepted, and so would apply earlier
-// pending records of its file first, is refused (needs_earlier) unless
-// req.WithEarlier says to, and then changes nothing.
-func (e *Engine) DecideHunksWith(ctx context.Context, sessionID, id string, req api.HunksRequest) (*api.Records, error) {
+// DecideHunksWith is Engine.DecideHunksWith's work.
+func (e *reviewer) DecideHunksWith(ctx context.Context, sessionID, id string, req api.HunksRequest) (*api.Records, error) {
 	accept, reject := req.Accept, req.Reject
 	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
@@ -220,7 +207,7 @@ func (e *Engine) DecideHunksWith(ctx context.Context, sessionID, id string, req 
 			return nil, err
 		}
 	}
-	if err := e.FillContent(ctx, earlier); err != nil {
+	if err := e.rec.FillContent(ctx, earlier); err != nil {
 		return nil, err
 	}
 	ans.Earlier = earlier
@@ -228,8 +215,8 @@ func (e *Engine) DecideHunksWith(ctx context.Context, sessionID, id string, req 
 }
 
 // hunkAnswer is the answer of a hunk decision.
-func (e *Engine) hunkAnswer(ctx context.Context, recs []*prsm.Record, cascaded []api.HunkRef) (*api.Records, error) {
-	ans, err := e.answer(ctx, recs)
+func (e *reviewer) hunkAnswer(ctx context.Context, recs []*prsm.Record, cascaded []api.HunkRef) (*api.Records, error) {
+	ans, err := e.rec.answer(ctx, recs)
 	if err != nil {
 		return nil, err
 	}
@@ -245,8 +232,8 @@ func (e *Engine) hunkAnswer(ctx context.Context, recs []*prsm.Record, cascaded [
 
 // oneRecord is the record id names: a record's own id, or a tool call's
 // that changed one file only.
-func (e *Engine) oneRecord(ctx context.Context, s *prsm.Session, id string) (*prsm.Record, error) {
-	recs, err := e.recordsOf(ctx, s, id)
+func (e *reviewer) oneRecord(ctx context.Context, s *prsm.Session, id string) (*prsm.Record, error) {
+	recs, err := e.rec.recordsOf(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +254,7 @@ func (e *Engine) oneRecord(ctx context.Context, s *prsm.Session, id string) (*pr
 // hunkCascade is the decision step and, for its rejects, the later
 // records of the file whose pending hunks overlap or touch the rejected
 // lines (and so on, through each), newest first.
-func (e *Engine) hunkCascade(ctx context.Context, s *prsm.Session, first *hunkStep) ([]*hunkStep, error) {
+func (e *reviewer) hunkCascade(ctx context.Context, s *prsm.Session, first *hunkStep) ([]*hunkStep, error) {
 	steps := []*hunkStep{first}
 	if len(first.reject) == 0 {
 		return steps, nil
@@ -381,17 +368,17 @@ func mapSpans(hunks []prsm.Hunk, spans []span) ([]span, map[int]bool) {
 }
 
 // rawVersions are a record's stored sides, hunks rejected or not.
-func (e *Engine) rawVersions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
+func (e *reviewer) rawVersions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
 	raw := *r
 	raw.Hunks = nil
-	return e.versions(ctx, &raw)
+	return e.rec.versions(ctx, &raw)
 }
 
 // checkHunkMerges plays the rejects of steps (newest first) on the
 // worktree's and the workspace's files in memory, and refuses the
 // decision if a reverse merge conflicts: the user (or the agent) edited
 // the hunk's lines since. Nothing is written then.
-func (e *Engine) checkHunkMerges(ctx context.Context, s *prsm.Session, steps []*hunkStep) error {
+func (e *reviewer) checkHunkMerges(ctx context.Context, s *prsm.Session, steps []*hunkStep) error {
 	rel := steps[0].r.RelPath
 	var wt, ws sync.Version
 	var err error
@@ -433,7 +420,7 @@ func hunkConflict(r *prsm.Record, where string) error {
 
 // hunkDelta is what rejecting hunks reject of r takes out: from r's after
 // side as it stands to the same less those hunks.
-func (e *Engine) hunkDelta(ctx context.Context, r *prsm.Record, reject map[int]bool) (from, to sync.Version, err error) {
+func (e *reviewer) hunkDelta(ctx context.Context, r *prsm.Record, reject map[int]bool) (from, to sync.Version, err error) {
 	before, after, err := e.rawVersions(ctx, r)
 	if err != nil {
 		return
@@ -449,7 +436,7 @@ func (e *Engine) hunkDelta(ctx context.Context, r *prsm.Record, reject map[int]b
 // and stores their statuses (and r's, once every hunk is decided).
 // Running it again after a crash is harmless: the merges find the lines
 // gone.
-func (e *Engine) rejectHunks(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record, reject map[int]bool) error {
+func (e *reviewer) rejectHunks(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record, reject map[int]bool) error {
 	from, to, err := e.hunkDelta(ctx, r, reject)
 	if err != nil {
 		return err
@@ -472,7 +459,7 @@ func (e *Engine) rejectHunks(ctx context.Context, s *prsm.Session, st *sessionSt
 
 // acceptHunks marks hunks accept of r accepted (and r, once every hunk is
 // decided: in review mode it then reaches the workspace).
-func (e *Engine) acceptHunks(ctx context.Context, s *prsm.Session, r *prsm.Record, accept map[int]bool) error {
+func (e *reviewer) acceptHunks(ctx context.Context, s *prsm.Session, r *prsm.Record, accept map[int]bool) error {
 	for n := range accept {
 		r.Hunks[n].Status = prsm.StatusAccepted
 	}
@@ -483,7 +470,7 @@ func (e *Engine) acceptHunks(ctx context.Context, s *prsm.Session, r *prsm.Recor
 // rejected when all are, else accepted or partial (in review mode by
 // accept, which brings the accepted hunks to the workspace, after the
 // earlier pending changes of the file). state is its sync state.
-func (e *Engine) settleHunks(ctx context.Context, s *prsm.Session, r *prsm.Record, state string) error {
+func (e *reviewer) settleHunks(ctx context.Context, s *prsm.Session, r *prsm.Record, state string) error {
 	if err := store.UpdateRecordHunks(ctx, e.DB.Q(), s.ID, r.ID, r.Hunks); err != nil {
 		return err
 	}
@@ -498,17 +485,17 @@ func (e *Engine) settleHunks(ctx context.Context, s *prsm.Session, r *prsm.Recor
 	}
 	switch {
 	case accepted+rejected < len(r.Hunks):
-		return e.setState(ctx, r, r.Status, state)
+		return e.rec.setState(ctx, r, r.Status, state)
 	case accepted == 0:
 		return e.setStates(ctx, []stateChange{{r: r, status: prsm.StatusRejected, syncSt: rejectedState(r, state), rejected: true}}, "")
 	case s.Mode == prsm.ModeReview && r.SyncState == prsm.SyncPendingReview:
-		if err := e.setState(ctx, r, r.Status, state); err != nil {
+		if err := e.rec.setState(ctx, r, r.Status, state); err != nil {
 			return err
 		}
 		_, err := e.accept(ctx, s, r)
 		return err
 	}
-	return e.setState(ctx, r, decidedStatus(r), state)
+	return e.rec.setState(ctx, r, decidedStatus(r), state)
 }
 
 // settlesAccepted reports whether the decision step leaves no hunk of
@@ -544,7 +531,7 @@ func decidedStatus(r *prsm.Record) string {
 }
 
 // recoverHunks finishes a hunk decision's reject a crash cut off.
-func (e *Engine) recoverHunks(ctx context.Context, s *prsm.Session, st *sessionState, payload []byte) error {
+func (e *reviewer) recoverHunks(ctx context.Context, s *prsm.Session, st *sessionState, payload []byte) error {
 	var p hunkIntent
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return err

@@ -18,13 +18,13 @@ import (
 // necessary where there is one, and deleted once the step is done. A crash
 // in between leaves it open, and the next start runs the step again. Every
 // step is idempotent (3-way merges that find the result already in place
-// write nothing; a rollback writes exact targets), so finishing means
+// write nothing; a rewind writes exact targets), so finishing means
 // running it once more.
 const (
 	intentSync     = "sync"     // apply a new record to the workspace (older stores; see recoverSyncs)
 	intentAccept   = "accept"   // accept a record (review mode: apply it)
 	intentRevert   = "revert"   // take a record's delta out of worktree and workspace
-	intentRollback = "rollback" // a selector rollback (rollbackPayload); a rewind's is intentRewind (rewind.go)
+	intentSelector = "rollback" // a selector rewind (selectorPayload), by the word stores hold; a rewind to a checkpoint's is intentRewind (rewind.go)
 	// and intentHunks (hunks.go): reject hunks of a record (hunkIntent);
 	// intentReject (bulk.go): reject many records, a discard's too
 	// (bulkPayload); intentAcceptAll (bulk.go): accept many records
@@ -216,7 +216,7 @@ func (e *Engine) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Reco
 	if r.Status == prsm.StatusRejected || r.SyncState != prsm.SyncPendingReview {
 		return nil
 	}
-	before, after, err := e.versions(ctx, r)
+	before, after, err := e.rec.versions(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (e *Engine) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Reco
 	if err != nil {
 		return err
 	}
-	return e.setState(ctx, r, r.Status, state)
+	return e.rec.setState(ctx, r, r.Status, state)
 }
 
 // discarding reports whether in is a discard's reject, which the
@@ -243,15 +243,15 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 		return err
 	}
 	defer unlock()
-	if in.Kind == intentRollback || in.Kind == intentRewind {
+	if in.Kind == intentSelector || in.Kind == intentRewind {
 		if s.Status != prsm.SessionActive {
 			return nil // the worktree is gone; its records stay as they are
 		}
-		var rb rollbackPayload
+		var rb selectorPayload
 		var rw rewindPayload
-		target, apply := any(&rb), func() error { return e.applyRollback(ctx, s, st, &rb) }
+		target, apply := any(&rb), func() error { return e.rewind.applySelector(ctx, s, st, &rb) }
 		if in.Kind == intentRewind {
-			target, apply = &rw, func() error { return e.applyRewind(ctx, s, st, &rw) }
+			target, apply = &rw, func() error { return e.rewind.applyRewind(ctx, s, st, &rw) }
 		}
 		if err := json.Unmarshal(in.Payload, target); err != nil {
 			return fmt.Errorf("intent %d: %w", in.ID, err)
@@ -263,7 +263,7 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 		return nil
 	}
 	if in.Kind == intentHunks {
-		return e.recoverHunks(ctx, s, st, in.Payload)
+		return e.review.recoverHunks(ctx, s, st, in.Payload)
 	}
 	if in.Kind == intentAcceptAll {
 		var p bulkPayload
@@ -271,7 +271,7 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 			return fmt.Errorf("intent %d: %w", in.ID, err)
 		}
 		// Those decided already are skipped; the caller lets it go.
-		_, err := e.runAccept(ctx, &acceptRun{s: s, seqs: p.Seqs}, nil)
+		_, err := e.bulk.runAccept(ctx, &acceptRun{s: s, seqs: p.Seqs}, nil)
 		return err
 	}
 	if in.Kind == intentReject {
@@ -281,7 +281,7 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 		}
 		// Those already rejected are skipped; the rest go in order. The
 		// caller lets the intent go (and ends a discard's session).
-		_, err := e.runReject(ctx, &rejectRun{s: s, st: st, seqs: p.Seqs, end: true}, nil)
+		_, err := e.bulk.runReject(ctx, &rejectRun{s: s, st: st, seqs: p.Seqs, end: true}, nil)
 		return err
 	}
 	var p intentPayload
@@ -299,13 +299,13 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 	case intentSync:
 		return e.syncUnsynced(ctx, s, r)
 	case intentAccept:
-		_, err := e.accept(ctx, s, r)
+		_, err := e.review.accept(ctx, s, r)
 		return err
 	case intentRevert:
 		if r.Status == prsm.StatusRejected {
 			return nil
 		}
-		return e.revert(ctx, s, st, r)
+		return e.review.revert(ctx, s, st, r)
 	}
 	return fmt.Errorf("intent %d: unknown kind %q", in.ID, in.Kind)
 }

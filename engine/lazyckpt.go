@@ -53,7 +53,7 @@ type recipeEntry struct {
 // the session switched them off): its recipe, from the paths the tracker
 // saw change since the checkpoint before. The caller holds the session's
 // lock, stores it (store) and then calls lazyStored.
-func (e *Engine) lazyCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, target string) (*lazyCkpt, error) {
+func (e *checkpointer) lazyCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, target string) (*lazyCkpt, error) {
 	on, err := e.autoCheckpointsOn(ctx, s, st)
 	if err != nil || !on {
 		return nil, err
@@ -100,14 +100,14 @@ func (lz *lazyCkpt) store(ctx context.Context, q store.Querier) error {
 
 // eagerFiles is the size of recipe from which a capture builds its
 // checkpoint at once (still after its answer): after a large change (a
-// Bash call, a rollback) a rewind is likely to come soon, and would
+// Bash call, a rewind) a rewind is likely to come soon, and would
 // otherwise build it, as part of the rewind. A one-file edit's stays lazy.
 const eagerFiles = 8
 
 // lazyStored queues a stored lazy checkpoint for building, as the start
 // of the next one, and has the flusher build it soon, or builds it now
 // when it is large (eagerFiles). The caller holds the session's lock.
-func (e *Engine) lazyStored(ctx context.Context, st *sessionState, lz *lazyCkpt) {
+func (e *checkpointer) lazyStored(ctx context.Context, st *sessionState, lz *lazyCkpt) {
 	st.ckptMu.Lock()
 	st.lazy = append(st.lazy, lz)
 	st.ckptMu.Unlock()
@@ -127,7 +127,7 @@ func (e *Engine) lazyStored(ctx context.Context, st *sessionState, lz *lazyCkpt)
 // checkpoints, in order, and stores them (with their objects, for the
 // flusher) in one transaction; each is announced then. Nothing is built
 // when none waits. It does not need the session's lock.
-func (e *Engine) materialize(ctx context.Context, st *sessionState) error {
+func (e *checkpointer) materialize(ctx context.Context, st *sessionState) error {
 	st.ckptMu.Lock()
 	defer st.ckptMu.Unlock()
 	if len(st.lazy) == 0 {
@@ -242,7 +242,7 @@ func (e *Engine) materialize(ctx context.Context, st *sessionState) error {
 
 // recipeChanges returns the tree changes of a lazy checkpoint, reading
 // the contents a restart did not keep from the store.
-func (e *Engine) recipeChanges(ctx context.Context, lz *lazyCkpt) ([]worktree.TreeChange, error) {
+func (e *checkpointer) recipeChanges(ctx context.Context, lz *lazyCkpt) ([]worktree.TreeChange, error) {
 	if lz.changes != nil || len(lz.r.Files) == 0 {
 		return lz.changes, nil
 	}
@@ -280,7 +280,7 @@ func loadLazy(ctx context.Context, q store.Querier, st *sessionState) error {
 
 // materializeSession builds the lazy checkpoints of session s, loading
 // its state if needed: for what reads its checkpoints.
-func (e *Engine) materializeSession(ctx context.Context, s *prsm.Session) error {
+func (e *checkpointer) materializeSession(ctx context.Context, s *prsm.Session) error {
 	st, err := e.state(ctx, s)
 	if err != nil {
 		return err
@@ -290,7 +290,7 @@ func (e *Engine) materializeSession(ctx context.Context, s *prsm.Session) error 
 
 // materializeAll builds the lazy checkpoints of every session, those a
 // crash left in the store included.
-func (e *Engine) materializeAll(ctx context.Context) error {
+func (e *checkpointer) materializeAll(ctx context.Context) error {
 	rows, err := store.ListLazyCheckpoints(ctx, e.DB.Q(), "")
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -16,11 +17,20 @@ import (
 	"github.com/prsm-dev/prsm/tracker"
 )
 
+// recorder makes and stores the records of a tool call's changes
+// (record.go), places them in the workspace through the workspace
+// writer, and reads records and their contents back (records.go).
+type recorder struct {
+	*Engine
+	// earlyParts counts records made with an early write's parts.
+	earlyParts atomic.Int64
+}
+
 // putBlob stores data for a record, in the transaction running now,
 // unless a capture stored it and no sweep of unreferenced blobs ran since
 // (the insert was a tenth of complete's transaction); it returns the
 // blob's hash.
-func (e *Engine) putBlob(ctx context.Context, q store.Querier, st *sessionState, data []byte) (string, error) {
+func (e *recorder) putBlob(ctx context.Context, q store.Querier, st *sessionState, data []byte) (string, error) {
 	hash := store.HashBlob(data)
 	if sweeps, ok := st.stored[hash]; ok {
 		delete(st.stored, hash)
@@ -40,7 +50,7 @@ func (e *Engine) putBlob(ctx context.Context, q store.Querier, st *sessionState,
 // announces the records. The caller runs finish (never nil) once, after
 // its answer and before it lets go of the session. exists false means
 // the tool call row is stored with the records.
-func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, early *earlyWrite, id func(int) string, result []byte, exists bool) (recs []*prsm.Record, finish func(), err error) {
+func (e *recorder) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, early *earlyWrite, id func(int) string, result []byte, exists bool) (recs []*prsm.Record, finish func(), err error) {
 	finish = func() {}
 	now := time.Now().UTC()
 	auto := s.Mode == prsm.ModeAuto
@@ -66,9 +76,9 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	// job, with its writes' progress, and no event per record.
 	var j *job
 	if len(changes) > eventLimit {
-		j = e.newJob(api.JobRecord, s.ID, len(changes))
+		j = e.jobs.newJob(api.JobRecord, s.ID, len(changes))
 		if writes != nil {
-			writes.OnProgress(func(n int) { e.progress(j, n, 0) })
+			writes.OnProgress(func(n int) { e.jobs.progress(j, n, 0) })
 		}
 	}
 	// The records kept past their insert (kept, by change index): the
@@ -109,7 +119,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			writes.Discard()
 		}
 		if j != nil {
-			e.endJob(j, nil, err)
+			e.jobs.endJob(j, nil, err)
 		}
 		return nil, finish, err
 	}
@@ -126,7 +136,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	if writes != nil {
 		states, syncErrs = writes.Place()
 	} else {
-		e.progress(j, len(changes), 0)
+		e.jobs.progress(j, len(changes), 0)
 	}
 	var failed []error
 	var finished []syncDone
@@ -184,7 +194,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			e.Events.Publish(api.EventFileChanged, &evs[i])
 		}
 		if j != nil {
-			e.endJob(j, nil, nil) // its end tells the page to read the session again
+			e.jobs.endJob(j, nil, nil) // its end tells the page to read the session again
 		}
 		if len(recs) > 0 {
 			e.publishSession(ctx, s.ID)
@@ -255,7 +265,7 @@ func hasHunks(v sync.Version) bool {
 
 // newRecord builds the record of one change and stores its contents;
 // parts, when given, are those of ch (see recordParts).
-func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, ch tracker.Change, snap snapshot, parts *recordParts, id string, now time.Time) (*prsm.Record, error) {
+func (e *recorder) newRecord(ctx context.Context, q store.Querier, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, ch tracker.Change, snap snapshot, parts *recordParts, id string, now time.Time) (*prsm.Record, error) {
 	r := &prsm.Record{
 		ID: id, SessionID: s.ID, FilePath: filepath.Join(e.Repo.Root, filepath.FromSlash(ch.Rel)), RelPath: ch.Rel,
 		AgentID: tc.AgentID, ToolCallID: tc.ID, ToolName: tc.ToolName, MessageIndex: tc.MessageIndex,
@@ -345,8 +355,8 @@ func joinNotes(a, b string) string {
 }
 
 // setState stores a record's status and sync state and announces it.
-func (e *Engine) setState(ctx context.Context, r *prsm.Record, status, syncState string) error {
-	return e.setStates(ctx, []stateChange{{r: r, status: status, syncSt: syncState}}, "")
+func (e *recorder) setState(ctx context.Context, r *prsm.Record, status, syncState string) error {
+	return e.review.setStates(ctx, []stateChange{{r: r, status: status, syncSt: syncState}}, "")
 }
 
 func trackerState(v sync.Version) store.FileState { return tracker.StateOf(v) }

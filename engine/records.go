@@ -22,7 +22,7 @@ import (
 const InlineLimit = 1 << 20
 
 // answer fills the inline contents of records for a response.
-func (e *Engine) answer(ctx context.Context, recs []*prsm.Record) (*api.Records, error) {
+func (e *recorder) answer(ctx context.Context, recs []*prsm.Record) (*api.Records, error) {
 	if err := e.FillContent(ctx, recs); err != nil {
 		return nil, err
 	}
@@ -32,8 +32,8 @@ func (e *Engine) answer(ctx context.Context, recs []*prsm.Record) (*api.Records,
 	return &api.Records{Records: recs}, nil
 }
 
-// FillContent sets the inline contents of text records up to InlineLimit.
-func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
+// FillContent is Engine.FillContent's work.
+func (e *recorder) FillContent(ctx context.Context, recs []*prsm.Record) error {
 	commands := map[string]string{} // by session and tool call
 	for _, r := range recs {
 		if err := e.fillSummary(ctx, r, commands); err != nil {
@@ -86,7 +86,7 @@ const maxSummary = 120
 
 // fillSummary gives r the shell command of its tool call as its summary,
 // when the call ran one (commands caches the calls read).
-func (e *Engine) fillSummary(ctx context.Context, r *prsm.Record, commands map[string]string) error {
+func (e *recorder) fillSummary(ctx context.Context, r *prsm.Record, commands map[string]string) error {
 	key := r.SessionID + "\x00" + r.ToolCallID
 	cmd, ok := commands[key]
 	if !ok {
@@ -118,7 +118,7 @@ func commandOf(args json.RawMessage) string {
 // changedLine is firstChangedLine of a record whose contents are not
 // filled in (an event's copy): its sides read from the blob store, text
 // within the inline limit only; "" when there is none or a read fails.
-func (e *Engine) changedLine(ctx context.Context, r *prsm.Record) string {
+func (e *recorder) changedLine(ctx context.Context, r *prsm.Record) string {
 	if r.Binary {
 		return ""
 	}
@@ -243,8 +243,8 @@ func inlined(b []byte) *string {
 
 // versions returns a record's before and after versions: the after side
 // less the hunks rejected one by one, which never reached the files.
-func (e *Engine) versions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
-	return versionsFrom(r, e.blobs(ctx))
+func (e *recorder) versions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
+	return versionsFrom(r, e.capture.blobs(ctx))
 }
 
 // versionsFrom is versions with the contents read by blobs.
@@ -270,8 +270,8 @@ func versionsFrom(r *prsm.Record, blobs tracker.BlobReader) (before, after sync.
 	return
 }
 
-// Content returns one side ("before" or "after") of the record id.
-func (e *Engine) Content(ctx context.Context, sessionID, id, side string) ([]byte, *prsm.Record, error) {
+// Content is Engine.Content's work.
+func (e *recorder) Content(ctx context.Context, sessionID, id, side string) ([]byte, *prsm.Record, error) {
 	s, err := e.Session(ctx, sessionID)
 	if err != nil {
 		return nil, nil, err
@@ -326,8 +326,8 @@ func recordNotFound(id string) error {
 	return prsm.Errorf(prsm.ErrNotFound, "record_not_found", "list changes with `prsm changes`", "no change %q", id)
 }
 
-// Records lists a session's records, filtered.
-func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([]*prsm.Record, error) {
+// Records is Engine.Records's work.
+func (e *recorder) Records(ctx context.Context, sessionID, status, file string) ([]*prsm.Record, error) {
 	f, err := e.recordFilter(ctx, sessionID, status, file)
 	if err != nil {
 		return nil, err
@@ -343,7 +343,7 @@ func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([
 }
 
 // recordFilter is what Records lists: checked, the session resolved.
-func (e *Engine) recordFilter(ctx context.Context, sessionID, status, file string) (store.RecordFilter, error) {
+func (e *recorder) recordFilter(ctx context.Context, sessionID, status, file string) (store.RecordFilter, error) {
 	f := store.RecordFilter{Status: status}
 	if sessionID != "" {
 		s, err := e.Session(ctx, sessionID)
@@ -367,11 +367,8 @@ func (e *Engine) recordFilter(ctx context.Context, sessionID, status, file strin
 	return f, nil
 }
 
-// EachRecord hands what Records lists to fn, a page of at most n records
-// at a time with their contents (FillContent), oldest first: a list of
-// any length costs the memory of one page. An error before the first
-// page is a bad request's, from which nothing was handed.
-func (e *Engine) EachRecord(ctx context.Context, sessionID, status, file string, n int, fn func([]*prsm.Record) error) error {
+// EachRecord is Engine.EachRecord's work.
+func (e *recorder) EachRecord(ctx context.Context, sessionID, status, file string, n int, fn func([]*prsm.Record) error) error {
 	f, err := e.recordFilter(ctx, sessionID, status, file)
 	if err != nil {
 		return err
@@ -399,7 +396,7 @@ func (e *Engine) EachRecord(ctx context.Context, sessionID, status, file string,
 
 // relPath turns a user-given file (workspace-relative, or absolute inside
 // the workspace) into a relative path.
-func (e *Engine) relPath(file string) (string, error) {
+func (e *recorder) relPath(file string) (string, error) {
 	p := file
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(e.Repo.Root, p)
@@ -411,9 +408,8 @@ func (e *Engine) relPath(file string) (string, error) {
 	return rel, nil
 }
 
-// RecordsOf returns the records of id: the record with that id, or every
-// record of the tool call with that id.
-func (e *Engine) RecordsOf(ctx context.Context, sessionID, id string) ([]*prsm.Record, error) {
+// RecordsOf is Engine.RecordsOf's work.
+func (e *recorder) RecordsOf(ctx context.Context, sessionID, id string) ([]*prsm.Record, error) {
 	s, err := e.Session(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -421,7 +417,7 @@ func (e *Engine) RecordsOf(ctx context.Context, sessionID, id string) ([]*prsm.R
 	return e.recordsOf(ctx, s, id)
 }
 
-func (e *Engine) recordsOf(ctx context.Context, s *prsm.Session, id string) ([]*prsm.Record, error) {
+func (e *recorder) recordsOf(ctx context.Context, s *prsm.Session, id string) ([]*prsm.Record, error) {
 	if strings.TrimSpace(id) == "" {
 		return nil, recordNotFound(id)
 	}

@@ -48,9 +48,8 @@ type markers struct {
 	once  stdsync.Once
 }
 
-// Resolve settles the changes of id (a record, or a tool call's) that are
-// in conflict, the way how says. A change not in conflict is refused.
-func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.Records, error) {
+// Resolve is Engine.Resolve's work.
+func (e *reviewer) Resolve(ctx context.Context, sessionID, id, how string) (*api.Records, error) {
 	switch how {
 	case ResolveMine, ResolveAgent, ResolveMarkers:
 	default:
@@ -61,7 +60,7 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 		return nil, err
 	}
 	defer unlock()
-	all, err := e.recordsOf(ctx, s, id)
+	all, err := e.rec.recordsOf(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +96,7 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 			return nil, err
 		}
 		e.forgetMarkers(s.ID, recs)
-		return e.answer(ctx, out)
+		return e.rec.answer(ctx, out)
 	}
 	byPath := map[string][]*prsm.Record{}
 	var paths []string
@@ -112,11 +111,11 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 		rs := byPath[rel]
 		sortRecords(rs, false)
 		oldest, newest := rs[0], rs[len(rs)-1]
-		base, _, err := e.versions(ctx, oldest)
+		base, _, err := e.rec.versions(ctx, oldest)
 		if err != nil {
 			return nil, err
 		}
-		_, agent, err := e.versions(ctx, newest)
+		_, agent, err := e.rec.versions(ctx, newest)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +150,7 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 		}
 		for _, r := range rs {
 			if how == ResolveAgent {
-				if err := e.setState(ctx, r, prsm.StatusAccepted, prsm.SyncSynced); err != nil {
+				if err := e.rec.setState(ctx, r, prsm.StatusAccepted, prsm.SyncSynced); err != nil {
 					return nil, err
 				}
 			} else {
@@ -170,7 +169,7 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 		}
 	}
 	e.publishSession(ctx, s.ID)
-	return e.answer(ctx, out)
+	return e.rec.answer(ctx, out)
 }
 
 // markersVersion is mine and agent merged from base, with conflict
@@ -197,7 +196,7 @@ func markersVersion(base, mine, agent sync.Version, id string) (sync.Version, er
 
 func markerKey(sessionID, rel string) string { return sessionID + "\x00" + rel }
 
-func (e *Engine) watchMarkers(sessionID, rel string, recs []*prsm.Record) {
+func (e *reviewer) watchMarkers(sessionID, rel string, recs []*prsm.Record) {
 	e.markers.mu.Lock()
 	defer e.markers.mu.Unlock()
 	if e.markers.watch == nil {
@@ -210,7 +209,7 @@ func (e *Engine) watchMarkers(sessionID, rel string, recs []*prsm.Record) {
 	e.markers.watch[markerKey(sessionID, rel)] = w
 }
 
-func (e *Engine) forgetMarkers(sessionID string, recs []*prsm.Record) {
+func (e *reviewer) forgetMarkers(sessionID string, recs []*prsm.Record) {
 	e.markers.mu.Lock()
 	defer e.markers.mu.Unlock()
 	for _, r := range recs {
@@ -221,7 +220,7 @@ func (e *Engine) forgetMarkers(sessionID string, recs []*prsm.Record) {
 // checkMarkers accepts the changes whose conflict the user settled in the
 // editor: their workspace file holds no conflict marker any more. The
 // first call also finds the ones a restarted server left to the editor.
-func (e *Engine) checkMarkers(ctx context.Context) {
+func (e *reviewer) checkMarkers(ctx context.Context) {
 	e.markers.once.Do(func() {
 		recs, err := store.ListRecordsWithNote(ctx, e.DB.Q(), markersNote)
 		if err != nil {
@@ -252,7 +251,7 @@ func (e *Engine) checkMarkers(ctx context.Context) {
 }
 
 // markersGone accepts the changes of w, whose markers the user removed.
-func (e *Engine) markersGone(ctx context.Context, w markerWatch) error {
+func (e *reviewer) markersGone(ctx context.Context, w markerWatch) error {
 	s, _, unlock, err := e.lockSession(ctx, w.sessionID)
 	if err != nil {
 		return err
@@ -270,7 +269,7 @@ func (e *Engine) markersGone(ctx context.Context, w markerWatch) error {
 			r.Note = "resolved in your editor"
 		}
 		if r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected && r.Status != prsm.StatusRewound {
-			if err := e.setState(ctx, r, prsm.StatusAccepted, prsm.SyncSynced); err != nil {
+			if err := e.rec.setState(ctx, r, prsm.StatusAccepted, prsm.SyncSynced); err != nil {
 				return err
 			}
 		}
@@ -282,6 +281,5 @@ func (e *Engine) markersGone(ctx context.Context, w markerWatch) error {
 	return nil
 }
 
-// ResolveMarkersNow runs the check for conflicts settled in the editor
-// at once (tests; the scanner runs it every ScanInterval).
-func (e *Engine) ResolveMarkersNow(ctx context.Context) { e.checkMarkers(ctx) }
+// ResolveMarkersNow is Engine.ResolveMarkersNow's work.
+func (e *reviewer) ResolveMarkersNow(ctx context.Context) { e.checkMarkers(ctx) }

@@ -156,7 +156,7 @@ func TestReviewModeRewindUndoThenAcceptAll(t *testing.T) {
 // change that was only pending.
 func TestReviewModeRollbackThenRewind(t *testing.T) {
 	f, s, base, cp := acceptedAndPending(t, false)
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
+	if _, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
 		t.Fatal(err)
 	}
 	f.bothHold(s, "f.txt", base, "after the rollback")

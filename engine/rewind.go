@@ -26,6 +26,13 @@ import (
 // checkpoint taken first notes the review history too, so a rewind to it
 // undoes the rewind, decisions included.
 
+// rewinder rewinds a session: to a checkpoint (rewind.go,
+// rewindplan.go), or by a selector (selectors.go, selectorplan.go); both
+// run as rewindrun.go says, with the files rewindstate.go reads. It keeps
+// no state of its own: a rewind runs under the session's lock, and its
+// intent is its state.
+type rewinder struct{ *Engine }
+
 // intentRewind is the kind of a rewind's intent (rewindPayload).
 const intentRewind = "rewind"
 
@@ -76,7 +83,7 @@ func inWorktreeOnly(r *prsm.Record) bool {
 // without the deltas of the records of its path (recs, in any order) that
 // never reached the workspace, taken out newest first. false: they cannot
 // be taken out (later changes overlap them).
-func (e *Engine) workspaceOf(ctx context.Context, wt sync.Version, recs []*prsm.Record) (sync.Version, bool, error) {
+func (e *rewinder) workspaceOf(ctx context.Context, wt sync.Version, recs []*prsm.Record) (sync.Version, bool, error) {
 	var out []*prsm.Record
 	for _, r := range recs {
 		if inWorktreeOnly(r) {
@@ -86,7 +93,7 @@ func (e *Engine) workspaceOf(ctx context.Context, wt sync.Version, recs []*prsm.
 	sortRecords(out, true)
 	v := wt
 	for _, r := range out {
-		b, a, err := e.versions(ctx, r)
+		b, a, err := e.rec.versions(ctx, r)
 		if err != nil {
 			return sync.Version{}, false, err
 		}
@@ -114,12 +121,12 @@ func diverged(recs []*prsm.Record) bool {
 }
 
 // planRewind works out a rewind to checkpoint c.
-func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint) (*rewind, error) {
+func (e *rewinder) planRewind(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint) (*rewind, error) {
 	objs, err := e.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
-	now, err := e.nowTree(ctx, s, st)
+	now, err := e.ckpt.nowTree(ctx, s, st)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +144,7 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 	if err != nil {
 		return nil, err
 	}
-	rb := &rollback{targets: map[string]sync.Version{}, from: map[string]sync.Version{}}
+	rb := &selectorRewind{targets: map[string]sync.Version{}, from: map[string]sync.Version{}}
 	for _, r := range all {
 		if r.Seq > c.RecordSeq && r.Status != prsm.StatusRejected && r.Status != prsm.StatusRewound {
 			rb.undo = append(rb.undo, r)
@@ -154,7 +161,7 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 	rw := &rewind{plan: &api.Plan{CheckpointID: c.ID}, now: now, worktree: rb.targets, before: map[string]sync.Version{},
 		wsFrom: map[string]sync.Version{}, wsTo: map[string]sync.Version{}, wsConflict: map[string]bool{}}
 	for rel := range rw.worktree {
-		if rw.before[rel], err = st.tracker.KnownVersion(rel, e.blobs(ctx)); err != nil {
+		if rw.before[rel], err = st.tracker.KnownVersion(rel, e.capture.blobs(ctx)); err != nil {
 			return nil, err
 		}
 	}
@@ -201,7 +208,7 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 		paths[rel] = true
 	}
 	for _, rel := range sortedKeys(paths) {
-		wtNow, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
+		wtNow, err := st.tracker.KnownVersion(rel, e.capture.blobs(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -249,7 +256,7 @@ func diffsOps(diffs []worktree.TreeDiff) map[string]string {
 
 // fillRewindPlan lists a rewind's operations, conflicts, warnings,
 // decisions and its summary in plain words.
-func (e *Engine) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rewind, changed map[string][]*prsm.Record, ops map[string]string) error {
+func (e *rewinder) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rewind, changed map[string][]*prsm.Record, ops map[string]string) error {
 	p := rw.plan
 	p.Operations, p.AffectedFiles, p.Conflicts, p.Warnings = []api.Operation{}, []string{}, []api.Conflict{}, []string{}
 	if p.Decisions == nil {
@@ -371,7 +378,7 @@ func one(n int, a, b string) string {
 
 // runRewind carries out a rewind: the safety checkpoint, then (carryOut)
 // the worktree, the workspace and the records' states.
-func (e *Engine) runRewind(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rw *rewind, what string) (*api.Plan, error) {
+func (e *rewinder) runRewind(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rw *rewind, what string) (*api.Plan, error) {
 	if err := e.refuseInFlight(ctx, s); err != nil {
 		return nil, err
 	}
@@ -402,7 +409,7 @@ func (e *Engine) runRewind(ctx context.Context, s *prsm.Session, st *sessionStat
 	}); err != nil {
 		return nil, fmt.Errorf("rewind: %w", err)
 	}
-	safety, err := e.saveCheckpoint(ctx, s, st, rw.now, prsm.CheckpointAuto, "before "+what, "", 0, "")
+	safety, err := e.ckpt.saveCheckpoint(ctx, s, st, rw.now, prsm.CheckpointAuto, "before "+what, "", 0, "")
 	if err != nil {
 		return nil, fmt.Errorf("safety checkpoint: %w", err)
 	}
@@ -415,9 +422,9 @@ func (e *Engine) runRewind(ctx context.Context, s *prsm.Session, st *sessionStat
 }
 
 // applyRewind finishes a rewind a crash cut off: every step again.
-func (e *Engine) applyRewind(ctx context.Context, s *prsm.Session, st *sessionState, p *rewindPayload) error {
+func (e *rewinder) applyRewind(ctx context.Context, s *prsm.Session, st *sessionState, p *rewindPayload) error {
 	syncs := &workspace.DiskSyncs{}
-	err := e.rollbackWorktree(ctx, s, st, &rollbackPayload{Worktree: p.Worktree}, syncs)
+	err := e.selectorWorktree(ctx, s, st, &selectorPayload{Worktree: p.Worktree}, syncs)
 	if err == nil {
 		err = e.rewindRest(ctx, s, p, syncs)
 	}
@@ -430,7 +437,7 @@ func (e *Engine) applyRewind(ctx context.Context, s *prsm.Session, st *sessionSt
 // as it is, and the records of its path whose state the rewind changes
 // say conflict (a rejected one stays out of it). Then the records take their states, in one
 // transaction.
-func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPayload, syncs *workspace.DiskSyncs) error {
+func (e *rewinder) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPayload, syncs *workspace.DiskSyncs) error {
 	rels := sortedKeys(p.WsTo)
 	tos := make([]sync.Version, len(rels))
 	froms := make([]sync.Version, len(rels))
@@ -493,7 +500,7 @@ func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPaylo
 		return err
 	}
 	for _, r := range recs {
-		e.publishStatus(r)
+		e.review.publishStatus(r)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 var ScanInterval = 2 * time.Second
 
 // startScanner starts scanDegraded; stopScanner ends it and waits.
-func (e *Engine) startScanner(ctx context.Context) {
+func (e *watcher) startScanner(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	e.scanStop = func() { cancel(); <-done }
@@ -27,7 +27,7 @@ func (e *Engine) startScanner(ctx context.Context) {
 	}()
 }
 
-func (e *Engine) stopScanner() {
+func (e *watcher) stopScanner() {
 	if e.scanStop != nil {
 		e.scanStop()
 		e.scanStop = nil
@@ -39,7 +39,7 @@ func (e *Engine) stopScanner() {
 // dirty set is never trusted) that turns unclaimed changes into Watch
 // records. Tool calls need no help: their complete always scans such a
 // worktree. It runs until ctx ends.
-func (e *Engine) scanDegraded(ctx context.Context) {
+func (e *watcher) scanDegraded(ctx context.Context) {
 	t := time.NewTicker(ScanInterval)
 	defer t.Stop()
 	for {
@@ -48,7 +48,7 @@ func (e *Engine) scanDegraded(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		e.checkMarkers(ctx)
+		e.review.checkMarkers(ctx)
 		w := e.Watcher
 		if w == nil {
 			continue
@@ -73,7 +73,7 @@ func (e *Engine) scanDegraded(ctx context.Context) {
 // why in the session's note. Its records stay readable. git's entry for
 // the worktree goes; the branch goes too unless it holds commits the agent
 // made (then it is kept, and the note names it).
-func (e *Engine) endVanished(ctx context.Context, s *prsm.Session) (string, error) {
+func (e *watcher) endVanished(ctx context.Context, s *prsm.Session) (string, error) {
 	branch := s.Branch
 	if tip, err := e.Repo.Git().Output(ctx, worktree.NewCmd("rev-parse", "--verify", "-q").Rev(s.Branch+"^{commit}").Dir(e.Repo.Root)); err != nil || tip != s.BaseCommit {
 		branch = "" // agent commits (or no branch): keep whatever is there

@@ -21,7 +21,7 @@ type stateChange struct {
 // setStates stores many records' states in one transaction (crash point
 // point, when given, after each), then announces them: one commit instead
 // of one per record.
-func (e *Engine) setStates(ctx context.Context, changes []stateChange, point string) error {
+func (e *reviewer) setStates(ctx context.Context, changes []stateChange, point string) error {
 	var todo []stateChange
 	for _, c := range changes {
 		if c.r.Status != c.status || c.r.SyncState != c.syncSt || (c.rejected && c.r.RejectedAt.IsZero()) {
@@ -63,7 +63,7 @@ func (e *Engine) setStates(ctx context.Context, changes []stateChange, point str
 }
 
 // publishStatus announces record r's status, sync state and hunks.
-func (e *Engine) publishStatus(r *prsm.Record) {
+func (e *reviewer) publishStatus(r *prsm.Record) {
 	var hunks []prsm.Hunk
 	for _, h := range r.Hunks {
 		h.Status = prsm.HunkStatus(r.Status, h.Status)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -15,6 +16,21 @@ import (
 	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
+
+// capturer follows the agent's hooks: a tool call's capture and complete
+// (toolcalls.go), the paths its arguments name (toolargs.go), its early
+// workspace write (early.go), what it wrote to the workspace's own path
+// (wsshell.go), the calls left open (dangling.go) and the turns
+// (turns.go). The records of what a call changed are its recorder's to
+// make, and their workspace writes the workspace writer's.
+type capturer struct {
+	*Engine
+	rec *recorder
+	// earlyWatched counts the early workspace writes (earlyWrite) the
+	// watcher started, earlyRedone those complete started anew
+	// (takeEarly); the workspace writer counts those that served.
+	earlyWatched, earlyRedone atomic.Int64
+}
 
 func checkToolCallID(id string) error {
 	if !prsm.ValidToolCallID(id) {
@@ -29,7 +45,7 @@ type snapshot map[string]store.FileState
 
 // mayHaveCall reports whether the session may have a tool call id: false
 // means it surely does not. The caller holds the session's lock.
-func (e *Engine) mayHaveCall(ctx context.Context, s *prsm.Session, st *sessionState, id string) (bool, error) {
+func (e *capturer) mayHaveCall(ctx context.Context, s *prsm.Session, st *sessionState, id string) (bool, error) {
 	if st.calls == nil {
 		ids, err := store.ToolCallIDs(ctx, e.DB.Q(), s.ID)
 		if err != nil {
@@ -49,14 +65,12 @@ func insertToolCall(ctx context.Context, q store.Querier, st *sessionState, tc *
 	return store.InsertToolCall(ctx, q, tc)
 }
 
-func (e *Engine) blobs(ctx context.Context) tracker.BlobReader {
+func (e *capturer) blobs(ctx context.Context) tracker.BlobReader {
 	return func(hash string) ([]byte, error) { return store.GetBlob(ctx, e.DB.Q(), hash) }
 }
 
-// StartToolCall is the pre-tool capture: it records the call and snapshots
-// its candidate paths (the file its arguments name and the worktree's dirty
-// set), so complete can tell what the tool changed.
-func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) (*api.ToolCallAnswer, error) {
+// StartToolCall is Engine.StartToolCall's work.
+func (e *capturer) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) (*api.ToolCallAnswer, error) {
 	if err := checkToolCallID(req.ToolCallID); err != nil {
 		return nil, err
 	}
@@ -69,7 +83,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
-	e.hookCall(s.ID, req.AgentID, s.AgentID)
+	e.health.hookCall(s.ID, req.AgentID, s.AgentID)
 	name := tracker.CanonicalToolName(req.ToolName)
 	var old *prsm.ToolCall
 	known, err := e.mayHaveCall(ctx, s, st, req.ToolCallID)
@@ -148,7 +162,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 	// The answer does not wait for the store: the call's row and the
 	// checkpoint before it are built and committed in the background,
 	// while the tool runs, holding the session's lock. Whatever comes next
-	// for the session (complete, a rollback, a read through e.Session)
+	// for the session (complete, a rewind, a read through e.Session)
 	// waits for that commit. A capture the store then refuses is logged
 	// and complete goes on as if it never arrived: the agent is never
 	// stopped by prsm's bookkeeping.
@@ -191,11 +205,11 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 // for a file-changing tool the automatic checkpoint before it, in one
 // transaction; target names what the tool works on, for the checkpoint's
 // name. The caller holds the session's lock.
-func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, known *sync.Version, target string) (stored bool) {
+func (e *capturer) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, known *sync.Version, target string) (stored bool) {
 	var ckpt *lazyCkpt
 	if tracker.IsFileChangingTool(tc.ToolName) {
 		var err error
-		if ckpt, err = e.lazyCheckpoint(ctx, s, st, tc, target); err != nil {
+		if ckpt, err = e.ckpt.lazyCheckpoint(ctx, s, st, tc, target); err != nil {
 			// A failed checkpoint must not stop the agent; it is logged.
 			e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
 			ckpt = nil
@@ -244,7 +258,7 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 	}
 	e.statsChanged(st)
 	if ckpt != nil {
-		e.lazyStored(ctx, st, ckpt)
+		e.ckpt.lazyStored(ctx, st, ckpt)
 	}
 	return true
 }
@@ -262,35 +276,18 @@ func dedupe(paths []string) []string {
 	return out
 }
 
-// CompleteToolCall detects what the tool call changed, stores a record per
-// changed file, applies each to the workspace (auto mode) and only then
-// returns the records. A repeated complete returns the same records, after
-// trying again the workspace writes that failed (retrySyncs).
-func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) (*api.Records, error) {
+// CompleteToolCall is Engine.CompleteToolCall's work.
+func (e *capturer) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) (*api.Records, error) {
 	return e.completeToolCall(ctx, sessionID, toolCallID, req, false)
 }
 
-// CompleteToolCallLater is CompleteToolCall for a caller that does not read
-// the records: an agent's PostToolUse hook, which the agent waits for
-// before it goes on. It answers once the call is queued behind the
-// session's work after an earlier answer (most often the capture's store,
-// still under way while the tool ran), or else once the session's lock is
-// taken; the detection, the records and the workspace writes are done
-// after the answer, holding that lock, as the capture's store is
-// (afterAnswer), so whatever comes next for the session (the next
-// capture, a read, a rollback, the turn's end) sees them done. The
-// agent's wait is then the answer alone, and the work overlaps the
-// agent's next step (its model's answer). A failure after the answer is
-// logged, as the agent would not read it anyway; a crash before the
-// records are stored leaves the call open, and the next start closes it
-// with what it changed (closeCrashed). An ended session's complete is
-// done in place.
-func (e *Engine) CompleteToolCallLater(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
+// CompleteToolCallLater is Engine.CompleteToolCallLater's work.
+func (e *capturer) CompleteToolCallLater(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
 	_, err := e.completeToolCall(ctx, sessionID, toolCallID, req, true)
 	return err
 }
 
-func (e *Engine) completeToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest, later bool) (*api.Records, error) {
+func (e *capturer) completeToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest, later bool) (*api.Records, error) {
 	if err := checkToolCallID(toolCallID); err != nil {
 		return nil, err
 	}
@@ -304,7 +301,7 @@ func (e *Engine) completeToolCall(ctx context.Context, sessionID, toolCallID str
 	lock := &heldLock{unlock}
 	defer lock.release()
 	if s.Status == prsm.SessionActive && checkLabel("agent_id", req.AgentID) == nil {
-		e.hookCall(s.ID, req.AgentID, s.AgentID)
+		e.health.hookCall(s.ID, req.AgentID, s.AgentID)
 	}
 	if later && s.Status == prsm.SessionActive {
 		ctx := context.WithoutCancel(ctx)
@@ -318,7 +315,7 @@ func (e *Engine) completeToolCall(ctx context.Context, sessionID, toolCallID str
 // after an answer now (most often its capture's store, still under way
 // while the tool ran), so that the complete's answer need not wait for
 // the lock that work holds: false when none runs.
-func (e *Engine) completeQueued(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) bool {
+func (e *capturer) completeQueued(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) bool {
 	e.statesMu.Lock()
 	st := e.states[sessionID]
 	e.statesMu.Unlock()
@@ -335,7 +332,7 @@ func (e *Engine) completeQueued(ctx context.Context, sessionID, toolCallID strin
 		}
 		s := *st.active
 		if checkLabel("agent_id", req.AgentID) == nil {
-			e.hookCall(s.ID, req.AgentID, s.AgentID)
+			e.health.hookCall(s.ID, req.AgentID, s.AgentID)
 		}
 		e.completeAfterAnswer(ctx, &s, st, toolCallID, req)
 	})
@@ -344,7 +341,7 @@ func (e *Engine) completeQueued(ctx context.Context, sessionID, toolCallID strin
 // completeAfterAnswer is a later complete's work, in an afterAnswer that
 // holds the session's lock: the work gets no lock to release, and runs
 // its own end in place. A failure is logged.
-func (e *Engine) completeAfterAnswer(ctx context.Context, s *prsm.Session, st *sessionState, toolCallID string, req api.CompleteRequest) {
+func (e *capturer) completeAfterAnswer(ctx context.Context, s *prsm.Session, st *sessionState, toolCallID string, req api.CompleteRequest) {
 	if _, err := e.completeLocked(ctx, s, st, &heldLock{}, toolCallID, req, true); err != nil {
 		e.Log.Error("complete after the answer", "session", s.ID, "tool_call", toolCallID, "err", err)
 	}
@@ -354,7 +351,7 @@ func (e *Engine) completeAfterAnswer(ctx context.Context, s *prsm.Session, st *s
 // (lock); the sync states and announcements after the records are left to
 // afterAnswer, or done in place when inPlace is set (the caller is after
 // its answer already).
-func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, toolCallID string, req api.CompleteRequest, inPlace bool) (*api.Records, error) {
+func (e *capturer) completeLocked(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, toolCallID string, req api.CompleteRequest, inPlace bool) (*api.Records, error) {
 	var err error
 	// A call in flight is stored and not completed: its capture's copy
 	// serves. Anything else is looked up.
@@ -376,7 +373,7 @@ func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessio
 		if err := e.retrySyncs(ctx, s, recs); err != nil {
 			return nil, err
 		}
-		return e.answer(ctx, recs)
+		return e.rec.answer(ctx, recs)
 	case errors.Is(err, prsm.ErrNotFound):
 		// The pre-tool capture never arrived: the tracker's known state is
 		// the base (path 2).
@@ -423,7 +420,7 @@ func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessio
 		finish()
 		return nil, nil
 	}
-	ans, err := e.answer(ctx, recs)
+	ans, err := e.rec.answer(ctx, recs)
 	if ans != nil {
 		ans.Warnings = e.reportUnseen(s, st)
 	}
@@ -441,7 +438,7 @@ func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessio
 // new states, not the failure as it was. recs are updated in place; a
 // write that fails again the same way gives a syncError. The caller holds
 // the session's lock.
-func (e *Engine) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.Record) error {
+func (e *capturer) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.Record) error {
 	if s.Status != prsm.SessionActive || s.Mode != prsm.ModeAuto {
 		return nil
 	}
@@ -451,7 +448,7 @@ func (e *Engine) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.R
 		if r.Status != prsm.StatusPending || r.SyncState != prsm.SyncPendingReview {
 			continue
 		}
-		before, after, err := e.versions(ctx, r)
+		before, after, err := e.rec.versions(ctx, r)
 		if err != nil {
 			return err
 		}
@@ -468,7 +465,7 @@ func (e *Engine) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.R
 		}
 		done = append(done, stateChange{r: r, status: r.Status, syncSt: state})
 	}
-	if err := e.setStates(ctx, done, ""); err != nil {
+	if err := e.review.setStates(ctx, done, ""); err != nil {
 		return err
 	}
 	if len(done) > 0 {
@@ -488,7 +485,7 @@ func (e *Engine) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.R
 // tool names, started before the changes are known) is taken once they
 // are; record uses it if it turns out to be the one change, else drops
 // it.
-func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, call *inflightCall, result []byte, full bool) (recs []*prsm.Record, finish func(), err error) {
+func (e *capturer) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, call *inflightCall, result []byte, full bool) (recs []*prsm.Record, finish func(), err error) {
 	finish = func() {}
 	var early *earlyWrite
 	defer func() {
@@ -540,7 +537,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 		early = e.takeEarly(st, call.early, changes)
 	}
 	suffix := len(changes) > 1 || tc.ToolName == "Bash" || tc.ToolName == "Watch"
-	recs, finish, err = e.record(ctx, s, st, tc, changes, snap, early, func(i int) string {
+	recs, finish, err = e.rec.record(ctx, s, st, tc, changes, snap, early, func(i int) string {
 		if suffix {
 			return fmt.Sprintf("%s:%d", tc.ID, i)
 		}
@@ -571,7 +568,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 // the complete finds nothing of its own. The record becomes tc's when it
 // is rel's newest, of the same turn, still pending and never decided:
 // its content is what the complete found, since it found no change.
-func (e *Engine) adoptWatch(ctx context.Context, s *prsm.Session, tc *prsm.ToolCall, rel string) (*prsm.Record, error) {
+func (e *capturer) adoptWatch(ctx context.Context, s *prsm.Session, tc *prsm.ToolCall, rel string) (*prsm.Record, error) {
 	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: rel})
 	if err != nil || len(recs) == 0 {
 		return nil, err
@@ -592,7 +589,7 @@ func (e *Engine) adoptWatch(ctx context.Context, s *prsm.Session, tc *prsm.ToolC
 	if err != nil {
 		return nil, err
 	}
-	e.publishStatus(r)
+	e.review.publishStatus(r)
 	e.publishSession(ctx, s.ID)
 	return r, nil
 }
@@ -668,7 +665,7 @@ func namesFile(targets map[string]bool, rel string) bool {
 // changes are recorded. A file still being written (written while it was
 // read, or less than quiet before) is no change yet: the watcher looks
 // at it again (watchAgain).
-func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, full bool, quiet time.Duration) ([]tracker.Change, func(), error) {
+func (e *capturer) detect(ctx context.Context, st *sessionState, extra []string, full bool, quiet time.Duration) ([]tracker.Change, func(), error) {
 	var paths []string
 	ack := func() {}
 	var err error
@@ -689,7 +686,7 @@ func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, f
 		return nil, nil, err
 	}
 	if len(unsettled) > 0 {
-		e.watchAgain(st, unsettled)
+		e.watch.watchAgain(st, unsettled)
 	}
 	return changes, ack, nil
 }

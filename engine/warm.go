@@ -31,6 +31,13 @@ import (
 // prepared anew, and the session starts cold. PRSM_WARM_WORKTREES=0
 // turns it off.
 
+// warmer keeps a warm worktree ready for the next session start and hands
+// it over (warm.go, warmwatch.go); pool is its state, guarded by pool.mu.
+type warmer struct {
+	*Engine
+	pool warmPool
+}
+
 // warmPool is the workspace's warm worktree and its preparation.
 type warmPool struct {
 	mu      stdsync.Mutex
@@ -59,7 +66,7 @@ type warmTree struct {
 // cleanSince watches the warm worktree at path and then checks it is
 // clean at commit: from then on its watch tells whether it still is. It
 // returns nil when it is not clean.
-func (e *Engine) cleanSince(ctx context.Context, path, commit string) (*warmTree, string, error) {
+func (e *warmer) cleanSince(ctx context.Context, path, commit string) (*warmTree, string, error) {
 	var ww *warmWatch
 	l, werr := e.Repo.Linked(path)
 	if werr == nil {
@@ -86,25 +93,21 @@ func (e *Engine) cleanSince(ctx context.Context, path, commit string) (*warmTree
 }
 
 // warmDir is where the warm worktree lives.
-func (e *Engine) warmDir() string { return filepath.Join(e.WorktreeDir(), ".warm") }
+func (e *warmer) warmDir() string { return filepath.Join(e.WorktreeDir(), ".warm") }
 
-// StartWarming prepares a warm worktree in the background, and another
-// after each session start takes it, until ctx ends. A warm worktree a
-// previous server left is kept when still clean. With
-// PRSM_WARM_WORKTREES=0 none is made, and one left from before is
-// removed.
-func (e *Engine) StartWarming(ctx context.Context) {
-	e.warm.mu.Lock()
-	e.warm.ctx = ctx
-	e.warm.on = os.Getenv("PRSM_WARM_WORKTREES") != "0"
-	e.warm.mu.Unlock()
+// StartWarming is Engine.StartWarming's work.
+func (e *warmer) StartWarming(ctx context.Context) {
+	e.pool.mu.Lock()
+	e.pool.ctx = ctx
+	e.pool.on = os.Getenv("PRSM_WARM_WORKTREES") != "0"
+	e.pool.mu.Unlock()
 	e.refillWarm()
 	context.AfterFunc(ctx, func() {
 		// The watch of the ready one ends with the server; a next
 		// server checks it with git status.
-		e.warm.mu.Lock()
-		defer e.warm.mu.Unlock()
-		if w := e.warm.ready; w != nil && w.watch != nil {
+		e.pool.mu.Lock()
+		defer e.pool.mu.Unlock()
+		if w := e.pool.ready; w != nil && w.watch != nil {
 			w.watch.Close()
 			w.watch = nil
 		}
@@ -113,27 +116,27 @@ func (e *Engine) StartWarming(ctx context.Context) {
 
 // refillWarm starts a preparation unless one runs or a warm worktree is
 // ready.
-func (e *Engine) refillWarm() {
+func (e *warmer) refillWarm() {
 	e.flushMu.Lock()
 	closed := e.closed
 	e.flushMu.Unlock()
-	e.warm.mu.Lock()
-	defer e.warm.mu.Unlock()
-	if closed || e.warm.ctx == nil || e.warm.filling || e.warm.ready != nil {
+	e.pool.mu.Lock()
+	defer e.pool.mu.Unlock()
+	if closed || e.pool.ctx == nil || e.pool.filling || e.pool.ready != nil {
 		return
 	}
-	e.warm.filling = true
-	ctx := e.warm.ctx
+	e.pool.filling = true
+	ctx := e.pool.ctx
 	e.background(func() {
 		w := e.prepareWarm(ctx)
-		e.warm.mu.Lock()
-		e.warm.filling = false
-		e.warm.ready = w
+		e.pool.mu.Lock()
+		e.pool.filling = false
+		e.pool.ready = w
 		if w != nil && w.watch != nil && ctx.Err() != nil {
 			w.watch.Close() // the server's end came first
 			w.watch = nil
 		}
-		e.warm.mu.Unlock()
+		e.pool.mu.Unlock()
 		if w != nil {
 			e.Log.Info("warm worktree ready", "path", w.path, "commit", w.commit)
 		}
@@ -143,19 +146,19 @@ func (e *Engine) refillWarm() {
 // prepareWarm removes what is in warmDir but a clean warm worktree, and
 // makes one when there is none (and warm worktrees are on). It returns
 // the warm worktree, nil when there is none.
-func (e *Engine) prepareWarm(ctx context.Context) *warmTree {
+func (e *warmer) prepareWarm(ctx context.Context) *warmTree {
 	if ctx.Err() != nil {
 		return nil // the server stops: what is there stays for the next
 	}
-	e.warm.mu.Lock()
-	on := e.warm.on
-	e.warm.mu.Unlock()
+	e.pool.mu.Lock()
+	on := e.pool.on
+	e.pool.mu.Unlock()
 	var kept *warmTree
 	for _, path := range e.warmPaths(ctx) {
-		e.warm.mu.Lock()
-		doomed := e.warm.doomed[path]
-		delete(e.warm.doomed, path)
-		e.warm.mu.Unlock()
+		e.pool.mu.Lock()
+		doomed := e.pool.doomed[path]
+		delete(e.pool.doomed, path)
+		e.pool.mu.Unlock()
 		if fi, err := os.Lstat(path); on && kept == nil && err == nil && fi.IsDir() && !doomed {
 			if w := e.leftWarm(ctx, path); w != nil {
 				kept = w
@@ -199,7 +202,7 @@ func (e *Engine) prepareWarm(ctx context.Context) *warmTree {
 
 // warmPaths lists what lies in warmDir, and the worktrees git has there
 // whose directory is gone.
-func (e *Engine) warmPaths(ctx context.Context) []string {
+func (e *warmer) warmPaths(ctx context.Context) []string {
 	dir := safepath.Real(e.warmDir())
 	seen := map[string]bool{}
 	var paths []string
@@ -227,7 +230,7 @@ func (e *Engine) warmPaths(ctx context.Context) []string {
 
 // leftWarm is the warm worktree at path, left by an earlier server, when
 // it is still clean.
-func (e *Engine) leftWarm(ctx context.Context, path string) *warmTree {
+func (e *warmer) leftWarm(ctx context.Context, path string) *warmTree {
 	out, err := e.Repo.RunIn(ctx, path, worktree.NewCmd("rev-parse", "--verify", "HEAD"))
 	if err != nil {
 		return nil
@@ -238,7 +241,7 @@ func (e *Engine) leftWarm(ctx context.Context, path string) *warmTree {
 
 // removeWarm removes the warm worktree at path, files first without the
 // engine's lock, then git's entry under it.
-func (e *Engine) removeWarm(ctx context.Context, path string) {
+func (e *warmer) removeWarm(ctx context.Context, path string) {
 	err := e.Repo.RemoveWarm(ctx, path, func(fn func() error) error {
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -258,11 +261,11 @@ type warmCheck struct {
 // takeWarm takes the ready warm worktree, if any, and starts checking in
 // the background that it is clean (the caller snapshots meanwhile). The
 // caller holds e.mu.
-func (e *Engine) takeWarm(ctx context.Context) (*warmTree, <-chan warmCheck) {
-	e.warm.mu.Lock()
-	w := e.warm.ready
-	e.warm.ready = nil
-	e.warm.mu.Unlock()
+func (e *warmer) takeWarm(ctx context.Context) (*warmTree, <-chan warmCheck) {
+	e.pool.mu.Lock()
+	w := e.pool.ready
+	e.pool.ready = nil
+	e.pool.mu.Unlock()
 	if w == nil {
 		return nil, nil
 	}
@@ -287,18 +290,18 @@ func (e *Engine) takeWarm(ctx context.Context) (*warmTree, <-chan warmCheck) {
 
 // doomWarm marks the warm worktree w for removal by the next
 // preparation.
-func (e *Engine) doomWarm(w *warmTree) {
-	e.warm.mu.Lock()
-	if e.warm.doomed == nil {
-		e.warm.doomed = map[string]bool{}
+func (e *warmer) doomWarm(w *warmTree) {
+	e.pool.mu.Lock()
+	if e.pool.doomed == nil {
+		e.pool.doomed = map[string]bool{}
 	}
-	e.warm.doomed[w.path] = true
-	e.warm.mu.Unlock()
+	e.pool.doomed[w.path] = true
+	e.pool.mu.Unlock()
 }
 
 // returnWarm gives back the warm worktree w that takeWarm took for a
 // start that failed before using it: ready again when clean.
-func (e *Engine) returnWarm(w *warmTree, check <-chan warmCheck) {
+func (e *warmer) returnWarm(w *warmTree, check <-chan warmCheck) {
 	if w == nil {
 		return
 	}
@@ -307,11 +310,11 @@ func (e *Engine) returnWarm(w *warmTree, check <-chan warmCheck) {
 		e.doomWarm(w)
 		return
 	}
-	e.warm.mu.Lock()
-	if e.warm.ready == nil {
-		e.warm.ready = w
+	e.pool.mu.Lock()
+	if e.pool.ready == nil {
+		e.pool.ready = w
 	}
-	e.warm.mu.Unlock()
+	e.pool.mu.Unlock()
 }
 
 // startWarm makes s's worktree out of the warm worktree w (none: it
@@ -319,7 +322,7 @@ func (e *Engine) returnWarm(w *warmTree, check <-chan warmCheck) {
 // commit. It reports whether it did; when not, s's worktree does not
 // exist and the caller starts cold. A warm worktree that was not clean,
 // or not taken, is removed and another prepared. The caller holds e.mu.
-func (e *Engine) startWarm(ctx context.Context, s *prsm.Session, commit string, w *warmTree, check <-chan warmCheck) bool {
+func (e *warmer) startWarm(ctx context.Context, s *prsm.Session, commit string, w *warmTree, check <-chan warmCheck) bool {
 	if w == nil {
 		return false
 	}
@@ -332,7 +335,7 @@ func (e *Engine) startWarm(ctx context.Context, s *prsm.Session, commit string, 
 	}
 	err := e.Repo.TakeWarm(ctx, w.path, w.commit, s.WorktreePath, s.Branch, commit)
 	if err == nil {
-		e.warm.taken.Add(1)
+		e.pool.taken.Add(1)
 		return true
 	}
 	e.Log.Warn("warm worktree not taken; starting cold", "session", s.ID, "err", err)

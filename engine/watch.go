@@ -21,16 +21,27 @@ import (
 // tool call claimed become a Watch record.
 const WatchQuiet = 300 * time.Millisecond
 
-// StartWatching starts the file watcher over every active session's
-// worktree. Without it, change detection scans with git status.
-func (e *Engine) StartWatching(ctx context.Context) error {
+// watcher records the changes no hook told of: it follows the watcher's
+// events (or, past the watch budget, a periodic scan: scan.go) and makes
+// Watch records of them once a session is quiet; Reconcile, at a start,
+// squares the store with the worktrees left on disk.
+type watcher struct {
+	*Engine
+	// watchCtx is the server's, for the records the watcher makes.
+	watchCtx context.Context
+	// scanStop stops the periodic scan (startScanner).
+	scanStop func()
+}
+
+// StartWatching is Engine.StartWatching's work.
+func (e *watcher) StartWatching(ctx context.Context) error {
 	w, err := tracker.NewWatcher(e.Log)
 	if err != nil {
 		return err
 	}
 	w.Ignored = e.ignoredDirs
 	w.Changed = e.changed
-	w.Written = e.written
+	w.Written = e.capture.written
 	w.Budget = e.WatchBudget
 	w.SentinelDir = filepath.Join(e.ProjectDir, "sentinels")
 	e.watchCtx = ctx
@@ -51,8 +62,8 @@ func (e *Engine) StartWatching(ctx context.Context) error {
 	return nil
 }
 
-// StopWatching stops the watcher.
-func (e *Engine) StopWatching() {
+// StopWatching is Engine.StopWatching's work.
+func (e *watcher) StopWatching() {
 	e.stopScanner()
 	if e.Watcher != nil {
 		e.Watcher.Close()
@@ -63,7 +74,7 @@ func (e *Engine) StopWatching() {
 // so the watcher spends no watches on node_modules and the like. The
 // worktree's git directory is named by prsm (RunIn), never found through
 // its .git file.
-func (e *Engine) ignoredDirs(root string, dirs []string) map[string]bool {
+func (e *watcher) ignoredDirs(root string, dirs []string) map[string]bool {
 	in := []byte(strings.Join(dirs, "\x00") + "\x00")
 	out, err := e.Repo.RunIn(context.Background(), root, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).
 		Env("GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=0"))
@@ -80,11 +91,11 @@ func (e *Engine) ignoredDirs(root string, dirs []string) map[string]bool {
 }
 
 // changed is the watcher's callback: (re)start the session's quiet timer.
-func (e *Engine) changed(sessionID string) { e.watchIn(sessionID, WatchQuiet, 0) }
+func (e *watcher) changed(sessionID string) { e.watchIn(sessionID, WatchQuiet, 0) }
 
 // watchIn (re)starts the session's quiet timer: a look (watchTick) in d,
 // the busy-th try of a record the store refused as busy (0: the first).
-func (e *Engine) watchIn(sessionID string, d time.Duration, busy int) {
+func (e *watcher) watchIn(sessionID string, d time.Duration, busy int) {
 	e.statesMu.Lock()
 	st, ok := e.states[sessionID]
 	e.statesMu.Unlock()
@@ -110,7 +121,7 @@ const watchRetryMax = 5 * time.Second
 // is tried again, after WatchQuiet, then twice as long each time up to
 // watchRetryMax, for as long as the session is active; the change keeps
 // the turn that wrote it (a turn's start records what is left first).
-func (e *Engine) watchTick(sessionID string, busy int) {
+func (e *watcher) watchTick(sessionID string, busy int) {
 	_, err := e.watchLook(e.watchCtx, sessionID, WatchQuiet)
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
@@ -127,24 +138,22 @@ func (e *Engine) watchTick(sessionID string, busy int) {
 // may have settled: the unsettled ones were being written when a look
 // read them (tracker.ErrUnsettled), and they are kept as changed
 // meanwhile. Without a watcher, the next look's scan finds them anyway.
-func (e *Engine) watchAgain(st *sessionState, unsettled []string) {
+func (e *watcher) watchAgain(st *sessionState, unsettled []string) {
 	st.tracker.Unclaimed(unsettled)
 	if e.Watcher != nil {
 		e.changed(st.tracker.ID)
 	}
 }
 
-// WatchNow records what changed in the session's worktree that no tool call
-// claimed, as a pseudo tool call with tool name Watch. While a tool call is
-// in flight it does nothing: the change belongs to that call.
-func (e *Engine) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
+// WatchNow is Engine.WatchNow's work.
+func (e *watcher) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
 	return e.watchLook(ctx, sessionID, 0)
 }
 
 // watchLook is WatchNow for a look that records only files left alone
 // for quiet (the watcher's own, which runs while the agent may still
 // write).
-func (e *Engine) watchLook(ctx context.Context, sessionID string, quiet time.Duration) ([]*prsm.Record, error) {
+func (e *watcher) watchLook(ctx context.Context, sessionID string, quiet time.Duration) ([]*prsm.Record, error) {
 	s, st, unlock, err := e.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -163,8 +172,8 @@ func (e *Engine) watchLook(ctx context.Context, sessionID string, quiet time.Dur
 // unless a tool call runs (calls in flight past maxToolCall are closed
 // first); the caller holds the session's lock. quiet is the look's
 // (recordUnclaimed).
-func (e *Engine) watchRecord(ctx context.Context, s *prsm.Session, st *sessionState, quiet time.Duration) ([]*prsm.Record, error) {
-	if err := e.closeDangling(ctx, s, st, maxToolCall); err != nil {
+func (e *watcher) watchRecord(ctx context.Context, s *prsm.Session, st *sessionState, quiet time.Duration) ([]*prsm.Record, error) {
+	if err := e.capture.closeDangling(ctx, s, st, maxToolCall); err != nil {
 		return nil, err
 	}
 	if len(st.inflight) > 0 {
@@ -174,15 +183,15 @@ func (e *Engine) watchRecord(ctx context.Context, s *prsm.Session, st *sessionSt
 }
 
 // settleUnclaimed records, as WatchNow would a moment later, what changed
-// in the session's worktree that no record describes yet. A rollback runs
+// in the session's worktree that no record describes yet. A rewind runs
 // it first, so that it works from a worktree whose every change has a
 // record: a change is then undone like the others and kept by the safety
-// checkpoint, never absorbed into the rollback's own write nor dropped from
+// checkpoint, never absorbed into the rewind's own write nor dropped from
 // the worktree unrecorded. While a tool call is in flight the changes are
-// that call's: nothing is recorded (and a rollback refuses to run).
-func (e *Engine) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState) error {
+// that call's: nothing is recorded (and a rewind refuses to run).
+func (e *watcher) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState) error {
 	// A call open in the store only (captured before a restart) counts.
-	if tc, err := e.inFlight(ctx, s.ID); err != nil || tc != "" {
+	if tc, err := e.capture.inFlight(ctx, s.ID); err != nil || tc != "" {
 		return err
 	}
 	_, err := e.watchRecord(ctx, s, st, 0)
@@ -196,8 +205,8 @@ func (e *Engine) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 // recordUnclaimed detects changes and, if any, records them under a new
 // pseudo tool call. With quiet, only files left alone that long are
 // recorded (the others when they have settled: watchAgain).
-func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState, tcID, tool, agent string, full bool, quiet time.Duration) ([]*prsm.Record, error) {
-	changes, ack, err := e.detect(ctx, st, nil, full, quiet)
+func (e *watcher) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState, tcID, tool, agent string, full bool, quiet time.Duration) ([]*prsm.Record, error) {
+	changes, ack, err := e.capture.detect(ctx, st, nil, full, quiet)
 	if err != nil {
 		return nil, err
 	}
@@ -216,10 +225,10 @@ func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 		}
 		id = func(i int) string { return fmt.Sprintf("reconcile-%s-%d", s.ID[:8], n+i) }
 	}
-	recs, finish, err := e.record(ctx, s, st, tc, changes, nil, nil, id, nil, false)
+	recs, finish, err := e.rec.record(ctx, s, st, tc, changes, nil, nil, id, nil, false)
 	finish()
 	if tool == "Watch" && len(recs) > 0 {
-		e.watched(s.ID, s.AgentID)
+		e.health.watched(s.ID, s.AgentID)
 	}
 	if se := (*syncError)(nil); errors.As(err, &se) {
 		ack() // recorded; only the workspace is behind, and its intents are open
@@ -232,7 +241,7 @@ func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 	return recs, nil
 }
 
-func (e *Engine) reconcileCount(ctx context.Context, sessionID string) (int, error) {
+func (e *watcher) reconcileCount(ctx context.Context, sessionID string) (int, error) {
 	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: sessionID})
 	if err != nil {
 		return 0, err
@@ -256,15 +265,8 @@ type ReconcileReport struct {
 	Branches []string `json:"branches"`
 }
 
-// Reconcile runs at start: tool calls a crash left open (captured, never
-// completed) are closed, what changed in their worktree recorded as
-// theirs (closeCrashed); other changes made in session worktrees while
-// the server was down become records (agent "unknown", ids
-// reconcile-<session8>-N); all are synced; sessions whose worktree vanished
-// are ended and say so (their records stay readable); prsm's own worktree
-// directories that no active session owns and that hold nothing pending are
-// removed. Worktrees with pending work are never deleted.
-func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
+// Reconcile is Engine.Reconcile's work.
+func (e *watcher) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	rep := &ReconcileReport{Records: []*prsm.Record{}, Vanished: []string{}, Pruned: []string{}, Branches: []string{}}
 	// Leftover temp files of writes a crash cut off, then the operations
 	// themselves, before anything else looks at the files.
@@ -276,7 +278,7 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	// Checkpoints whose objects a crash kept from the repository. What
 	// cannot be written (a bad row) is logged and set aside or left; the
 	// start goes on.
-	if err := e.flushAtStart(ctx); err != nil {
+	if err := e.ckpt.flushAtStart(ctx); err != nil {
 		e.Log.Error("reconcile: checkpoints not written", "err", err)
 	}
 	if _, err := e.RecoverIntents(ctx); err != nil {
@@ -318,7 +320,7 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		}
 		// The tool calls a crash left open first: what changed is theirs.
 		// The rest is nobody's.
-		recs, err := e.closeCrashed(ctx, ss, st)
+		recs, err := e.capture.closeCrashed(ctx, ss, st)
 		if se := (*syncError)(nil); err == nil || errors.As(err, &se) {
 			more, uerr := e.recordUnclaimed(ctx, ss, st, "reconcile-"+s.ID[:8]+"-"+newID()[:6], "Reconcile", "unknown", true, 0)
 			recs = append(recs, more...)
@@ -383,7 +385,7 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 // deleted: its content is the workspace's at that start, and deleting a
 // branch touches no file. Another prsm project of the same repository
 // has its sessions' branches checked out in their worktrees.
-func (e *Engine) pruneBranches(ctx context.Context, owned map[string]*prsm.Session) []string {
+func (e *watcher) pruneBranches(ctx context.Context, owned map[string]*prsm.Session) []string {
 	deleted := []string{}
 	branches, err := e.Repo.SessionBranches(ctx)
 	if err != nil {
@@ -418,7 +420,7 @@ func looksLikeSessionID(s string) bool {
 }
 
 // isWorktree reports whether git lists path as a worktree of the repository.
-func (e *Engine) isWorktree(ctx context.Context, path string) bool {
+func (e *watcher) isWorktree(ctx context.Context, path string) bool {
 	out, err := e.Repo.Git().Run(ctx, worktree.NewCmd("worktree", "list", "--porcelain", "-z").Dir(e.Repo.Root))
 	if err != nil {
 		return false

@@ -40,7 +40,7 @@ const workspaceShellNote = "written to the workspace's own path, not the session
 // tool runs: a Bash command's targets, the file an edit tool's arguments
 // name, the files of a patch. Paths prsm does not track (ignored,
 // scratch, its own state) are left out. Nil when it names none.
-func (e *Engine) workspaceShellPaths(ctx context.Context, s *prsm.Session, st *sessionState, tool string, args json.RawMessage, cwd string) map[string]sync.Version {
+func (e *capturer) workspaceShellPaths(ctx context.Context, s *prsm.Session, st *sessionState, tool string, args json.RawMessage, cwd string) map[string]sync.Version {
 	root := e.Repo.Root
 	if !strings.Contains(string(args), root) {
 		return nil // a path named some other way (a variable, ~) is not seen
@@ -105,7 +105,7 @@ func (e *Engine) workspaceShellPaths(ctx context.Context, s *prsm.Session, st *s
 // with what each holds now. The caller holds the session's lock, records
 // the call's changes with these paths among them, then calls
 // settleWorkspaceShell.
-func (e *Engine) workspaceShellWrites(s *prsm.Session, st *sessionState, pre map[string]sync.Version) map[string]sync.Version {
+func (e *capturer) workspaceShellWrites(s *prsm.Session, st *sessionState, pre map[string]sync.Version) map[string]sync.Version {
 	moved := map[string]sync.Version{}
 	for rel, before := range pre {
 		now, err := sync.ReadVersionMax(e.Repo.Root, rel, maxWorkspaceShellBytes)
@@ -140,7 +140,7 @@ func (e *Engine) workspaceShellWrites(s *prsm.Session, st *sessionState, pre map
 // call's records are stored: in review mode, the workspace files the
 // command changed go back to what they held before it (pre), while their
 // records wait for review; a file the user changed since is left as it is.
-func (e *Engine) settleWorkspaceShell(s *prsm.Session, st *sessionState, pre, moved map[string]sync.Version, recs []*prsm.Record) {
+func (e *capturer) settleWorkspaceShell(s *prsm.Session, st *sessionState, pre, moved map[string]sync.Version, recs []*prsm.Record) {
 	st.notes = nil
 	if s.Mode != prsm.ModeReview || len(moved) == 0 {
 		return

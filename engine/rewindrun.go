@@ -16,39 +16,39 @@ import (
 	"github.com/prsm-dev/prsm/tracker"
 )
 
-// runRollback executes a selector rollback's plan: safety checkpoint, then
+// runSelector executes a selector rewind's plan: safety checkpoint, then
 // (carryOut) worktree, workspace and statuses. A failure while writing the worktree puts it back as it was.
 // The files' syncs to the disk run after the answer, holding the
 // session's lock (taken over from lock), and the intent is done once they
-// are: a crash before that finishes the rollback again at the next start.
-func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rb *rollback, what string) (*api.Plan, error) {
+// are: a crash before that finishes the rewind again at the next start.
+func (e *rewinder) runSelector(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rb *selectorRewind, what string) (*api.Plan, error) {
 	if err := e.refuseInFlight(ctx, s); err != nil {
 		return nil, err
 	}
-	// The writes are decided first: a rollback refused (a later change
+	// The writes are decided first: a rewind refused (a later change
 	// overlaps) leaves nothing behind, not even its safety checkpoint.
 	p, err := e.planWrites(ctx, s, st, rb)
 	if err != nil {
 		return nil, fmt.Errorf("rollback: %w", err) // nothing written yet
 	}
-	safety, err := e.checkpoint(ctx, s, st, prsm.CheckpointAuto, "before "+what, "", 0, "")
+	safety, err := e.ckpt.checkpoint(ctx, s, st, prsm.CheckpointAuto, "before "+what, "", 0, "")
 	if err != nil {
 		return nil, fmt.Errorf("safety checkpoint: %w", err)
 	}
 	rb.plan.SafetyCheckpointID = safety.ID
 	p.Safety = safety.ID
 	rest := func(ctx context.Context, syncs *workspace.DiskSyncs) error {
-		return e.rollbackWorkspace(ctx, s, st, p, syncs)
+		return e.selectorWorkspace(ctx, s, st, p, syncs)
 	}
-	if err := e.carryOut(ctx, s, st, lock, intentRollback, p, p.Worktree, p.Before, rest, "rollback"); err != nil {
+	if err := e.carryOut(ctx, s, st, lock, intentSelector, p, p.Worktree, p.Before, rest, "rollback"); err != nil {
 		return nil, err
 	}
 	return rb.plan, nil
 }
 
-// refuseInFlight refuses a rollback while a tool call of the session runs.
-func (e *Engine) refuseInFlight(ctx context.Context, s *prsm.Session) error {
-	if tc, err := e.inFlight(ctx, s.ID); err != nil {
+// refuseInFlight refuses a rewind while a tool call of the session runs.
+func (e *rewinder) refuseInFlight(ctx context.Context, s *prsm.Session) error {
+	if tc, err := e.capture.inFlight(ctx, s.ID); err != nil {
 		return err
 	} else if tc != "" {
 		return prsm.Errorf(prsm.ErrConflict, "tool_call_in_flight", "wait for the agent's tool call to finish, then try again",
@@ -57,18 +57,18 @@ func (e *Engine) refuseInFlight(ctx context.Context, s *prsm.Session) error {
 	return nil
 }
 
-// carryOut runs a rollback (a rewind or a selector's) once its safety
+// carryOut runs a rewind (a rewind or a selector's) once its safety
 // checkpoint is taken: its intent (kind, payload) is written down, then
 // the worktree takes its exact targets (put back as before on a failure),
 // then rest does the workspace and the records. A failure there leaves the
 // intent open. The files' syncs to the disk (about half of a 100-file
-// rollback on a slow disk) do not hold up the answer, as a tool call's do
+// rewind on a slow disk) do not hold up the answer, as a tool call's do
 // not: until they end, the session stays locked (the lock is taken over)
-// and the intent open, so a crash meanwhile finishes the rollback again at
+// and the intent open, so a crash meanwhile finishes the rewind again at
 // the next start (exact targets, and merges that find their change already
 // made), and nothing of the session moves under it. A failed sync is
 // logged: the content is in place.
-func (e *Engine) carryOut(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, kind string, payload any,
+func (e *rewinder) carryOut(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, kind string, payload any,
 	worktree, before map[string]store.FileState, rest func(context.Context, *workspace.DiskSyncs) error, word string) error {
 	b, err := json.Marshal(payload)
 	if err != nil {
@@ -82,7 +82,7 @@ func (e *Engine) carryOut(ctx context.Context, s *prsm.Session, st *sessionState
 	ctx = context.WithoutCancel(ctx)
 	// The worktree first: it is prsm's own, and can always be put back.
 	syncs := &workspace.DiskSyncs{}
-	if err := e.rollbackWorktree(ctx, s, st, &rollbackPayload{Worktree: worktree}, syncs); err != nil {
+	if err := e.selectorWorktree(ctx, s, st, &selectorPayload{Worktree: worktree}, syncs); err != nil {
 		syncs.Run() // what was placed is put back below, synced
 		was, verr := e.stateVersions(ctx, before)
 		if verr == nil {
@@ -116,22 +116,22 @@ func (e *Engine) carryOut(ctx context.Context, s *prsm.Session, st *sessionState
 	return nil
 }
 
-// applyRollback finishes a rollback a crash cut off: every step again,
+// applySelector finishes a rewind a crash cut off: every step again,
 // skipping what is done.
-func (e *Engine) applyRollback(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload) error {
+func (e *rewinder) applySelector(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload) error {
 	syncs := &workspace.DiskSyncs{}
-	err := e.rollbackWorktree(ctx, s, st, p, syncs)
+	err := e.selectorWorktree(ctx, s, st, p, syncs)
 	if err == nil {
-		err = e.rollbackWorkspace(ctx, s, st, p, syncs)
+		err = e.selectorWorkspace(ctx, s, st, p, syncs)
 	}
 	return errors.Join(err, syncs.Run())
 }
 
-// rollbackWorktree makes every path of the plan hold its target exactly
+// selectorWorktree makes every path of the plan hold its target exactly
 // (a path that already does is left alone) and tells the tracker. The
 // files are independent, so they are written at once; their syncs to the
 // disk go to syncs, for the caller to run together with the workspace's.
-func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, syncs *workspace.DiskSyncs) error {
+func (e *rewinder) selectorWorktree(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload, syncs *workspace.DiskSyncs) error {
 	rels := make([]string, 0, len(p.Worktree))
 	for rel := range p.Worktree {
 		rels = append(rels, rel)
@@ -182,12 +182,12 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 	return errors.Join(errs...)
 }
 
-// rollbackWorkspace takes the deltas of the plan's records out of the
+// selectorWorkspace takes the deltas of the plan's records out of the
 // workspace, newest first (a record already rejected was done before a
-// crash), and marks them rejected. A rollback makes no record of its own:
+// crash), and marks them rejected. A rewind makes no record of its own:
 // its safety checkpoint keeps the review state, and a rewind to it gives
 // that back.
-func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, syncs *workspace.DiskSyncs) error {
+func (e *rewinder) selectorWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload, syncs *workspace.DiskSyncs) error {
 	p.session = s.ID
 	var undone []*prsm.Record
 	for _, id := range p.Undo {
@@ -207,7 +207,7 @@ func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *ses
 // done before a crash) out of the workspace one by one, the ones that
 // reached it only, and marks them rejected. After a conflict the rest of
 // the file's records are marked conflict and the file is left as it is.
-func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm.Record, conflicted map[string]bool) error {
+func (e *rewinder) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm.Record, conflicted map[string]bool) error {
 	// Undoing a create removes its path.
 	recs = removalsFirst(recs, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeCreate })
 	for _, r := range recs {
@@ -219,7 +219,7 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 		}
 		state := rejectedState(r, prsm.SyncSynced)
 		if r.SyncState == prsm.SyncSynced && !conflicted[r.RelPath] {
-			b, a, err := e.versions(ctx, r)
+			b, a, err := e.rec.versions(ctx, r)
 			if err != nil {
 				return err
 			}
@@ -232,7 +232,7 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 		} else if conflicted[r.RelPath] {
 			state = prsm.SyncConflict
 		}
-		if err := e.setState(ctx, r, prsm.StatusRejected, state); err != nil {
+		if err := e.rec.setState(ctx, r, prsm.StatusRejected, state); err != nil {
 			return err
 		}
 		crashPoint("rollback:workspace")
@@ -240,8 +240,8 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 	return nil
 }
 
-// restoreWorktree puts paths back as they were before a failed rollback.
-func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]sync.Version) error {
+// restoreWorktree puts paths back as they were before a failed rewind.
+func (e *rewinder) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]sync.Version) error {
 	var errs []string
 	rels := workspace.PathOrdered(sortedKeys(before), func(rel string) string { return rel }, func(rel string) bool { return !before[rel].Present })
 	for _, rel := range rels {
