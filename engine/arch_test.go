@@ -26,9 +26,7 @@ const (
 // may not pass: the facade is being thinned a part at a time, and the
 // count only goes down. Lower it when a part moves out; remove the entry
 // at maxMethods.
-var overMethods = map[string]int{
-	"engine.Engine": 81,
-}
+var overMethods = map[string]int{}
 
 // overLines are the files still over maxFileLines, each with the lines it
 // may not pass (split them by behaviour, then remove the entry).

@@ -63,13 +63,6 @@ type bulker struct{ *Engine }
 // intent stays, and the next start finishes it.
 var errStopping = errors.New("the server is stopping; the next start finishes the rest")
 
-// closing reports whether Close has begun.
-func (e *Engine) closing() bool {
-	e.flushMu.Lock()
-	defer e.flushMu.Unlock()
-	return e.closed
-}
-
 func refOf(r *prsm.Record) store.RecordRef {
 	return store.RecordRef{Seq: r.Seq, ID: r.ID, RelPath: r.RelPath, ChangeType: r.ChangeType}
 }

@@ -28,7 +28,7 @@ func (e *bulker) StartBulk(ctx context.Context, sessionID string, accept bool, f
 }
 
 func (e *bulker) startBulk(ctx context.Context, sessionID string, accept bool, file string, async bool) (*job, error) {
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (e *bulker) startBulkAll(ctx context.Context, accept, async bool) (*job, er
 		ctx := context.WithoutCancel(ctx)
 		var all []*prsm.Record
 		for _, id := range ids {
-			s, st, unlock, err := e.lockSession(ctx, id)
+			s, st, unlock, err := e.sessions.lockSession(ctx, id)
 			if err != nil {
 				return nil, err
 			}

@@ -80,7 +80,7 @@ func (e *checkpointer) CreateCheckpoint(ctx context.Context, sessionID string, r
 	if err := checkText("annotation", req.Annotation, MaxAnnotation); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockActive(ctx, sessionID)
+	s, st, unlock, err := e.sessions.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +357,7 @@ func (e *checkpointer) lastCheckpoint(ctx context.Context, sessionID string) (*p
 
 // Checkpoints is Engine.Checkpoints's work.
 func (e *checkpointer) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
-	s, err := e.Session(ctx, sessionID)
+	s, err := e.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +380,7 @@ func (e *checkpointer) Checkpoints(ctx context.Context, sessionID, grep string) 
 
 // Checkpoint is Engine.Checkpoint's work.
 func (e *checkpointer) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Session, *prsm.Checkpoint, error) {
-	s, err := e.Session(ctx, sessionID)
+	s, err := e.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -488,7 +488,7 @@ func (e *checkpointer) DiffCheckpoints(ctx context.Context, sessionID, a, b stri
 		if err := requireActive(s); err != nil {
 			return nil, err
 		}
-		s2, st, unlock, err := e.lockSession(ctx, s.ID)
+		s2, st, unlock, err := e.sessions.lockSession(ctx, s.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -512,7 +512,7 @@ func (e *checkpointer) DiffCheckpoints(ctx context.Context, sessionID, a, b stri
 	// the session has its worktree to convert them in.
 	version := func(path string, f *worktree.File, seq int64) (sync.Version, error) { return fileVersion(f), nil }
 	if s.Status == prsm.SessionActive {
-		st, err := e.state(ctx, s)
+		st, err := e.sessions.state(ctx, s)
 		if err != nil {
 			return nil, err
 		}

@@ -12,11 +12,13 @@
 //
 // Which file owns what:
 //
-//   - engine.go: the Engine, starting, listing and ending sessions;
-//     facade.go: the exported methods that delegate to a part;
-//     session.go: a session's in-memory state and its locking
-//     (lockSession, lockActive, heldLock, work after the answer);
-//     events.go: the event hub (server-sent events).
+//   - engine.go: the Engine and its parts; facade.go: the exported
+//     methods that delegate to a part; close.go: Close, and the work
+//     Close waits for (background); events.go: the event hub
+//     (server-sent events); stats.go: saving the stat caches.
+//   - sessions (sessionStates): startend.go: starting, listing and
+//     ending sessions; session.go: a session's in-memory state and its
+//     locking (lockSession, lockActive, heldLock, work after the answer).
 //   - capture (capturer): toolcalls.go: a tool call's capture and
 //     complete; toolargs.go: the paths its arguments name; early.go: the
 //     workspace write started before complete; wsshell.go: what a tool
@@ -58,7 +60,9 @@
 //     takes; warmwatch.go: the watch that tells it is still clean.
 //   - hook health (hookMonitor): hookhealth.go: which agent's hooks
 //     reported and when, in memory.
-//   - intents.go: write-ahead intents and recovery; unseen.go: what the
-//     tracker found and could not record; stats.go: saving the stat
-//     caches; gc.go, gitguard.go: upkeep.
+//   - intents (intentLog): intents.go: write-ahead intents and recovery.
+//   - guard: gitguard.go: a worktree's .git checked and repaired around
+//     the tracker's filter; unseen.go: what the tracker found and could
+//     not record, and the notices that say so.
+//   - gc.go: removing what ended sessions left (GC).
 package engine

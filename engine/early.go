@@ -75,9 +75,7 @@ func (e *capturer) written(sessionID, rel string) {
 	if f := writtenHook.Load(); f != nil {
 		(*f)(sessionID, rel)
 	}
-	e.statesMu.Lock()
-	st := e.states[sessionID]
-	e.statesMu.Unlock()
+	st := e.sessions.loaded(sessionID)
 	if st == nil {
 		return
 	}

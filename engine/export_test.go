@@ -27,7 +27,7 @@ func HoldFlush(e *Engine) (release func()) {
 // Settle waits for the work every session's tool calls do after their
 // answers (sync states, captures), for tests that read the store directly.
 func Settle(e *Engine) {
-	e.awaitAllAnswered()
+	e.sessions.awaitAllAnswered()
 	if err := e.ckpt.materializeAll(context.Background()); err != nil {
 		panic(err)
 	}
@@ -35,7 +35,7 @@ func Settle(e *Engine) {
 
 // AwaitAnswered waits for the work every session's tool calls do after
 // their answers, and builds no lazy checkpoint (unlike Settle).
-func AwaitAnswered(e *Engine) { e.awaitAllAnswered() }
+func AwaitAnswered(e *Engine) { e.sessions.awaitAllAnswered() }
 
 // EarlyPlaced counts the early workspace writes that served a tool call.
 func EarlyPlaced(e *Engine) int64 { return e.ws.EarlyPlaced.Load() }

@@ -323,3 +323,47 @@ func (e *Engine) StartWarming(ctx context.Context) {
 func (e *Engine) HookHealth(sessionID string) api.HookHealth {
 	return e.health.HookHealth(sessionID)
 }
+
+// StartSession snapshots the workspace and gives a new session its own
+// worktree on branch prsm/<id>, seeded with that snapshot.
+func (e *Engine) StartSession(ctx context.Context, req api.StartRequest) (*prsm.Session, error) {
+	return e.sessions.StartSession(ctx, req)
+}
+
+// Session returns the session named by id or a unique prefix of it, once
+// the work its latest tool call left for after its answer (afterAnswer)
+// is done: whoever looks at the session next sees that work stored.
+func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session, error) {
+	return e.sessions.Session(ctx, idOrPrefix)
+}
+
+// Sessions lists sessions, all of them when status is empty.
+func (e *Engine) Sessions(ctx context.Context, status string) ([]*prsm.Session, error) {
+	return e.sessions.Sessions(ctx, status)
+}
+
+// EndSession removes the session's worktree and branch. While the session
+// holds unreviewed work it refuses, unless discard is set: prsm never deletes
+// unreviewed work silently.
+func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool) (*prsm.Session, error) {
+	return e.sessions.EndSession(ctx, idOrPrefix, discard)
+}
+
+// StartDiscard starts, as a job, the end of a session with discard (its
+// pending records rejected first, a chunk at a time, and the job's
+// progress announced), and returns once it runs.
+func (e *Engine) StartDiscard(ctx context.Context, idOrPrefix string) (*api.Job, error) {
+	return e.sessions.StartDiscard(ctx, idOrPrefix)
+}
+
+// RecoverIntents finishes every operation a crash cut off (SPEC rule 6). It
+// runs at start, before anything else touches the workspace.
+func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
+	return e.intents.RecoverIntents(ctx)
+}
+
+// Notices lists, oldest first, what the agents did in the last day that
+// prsm could not record, one line each, naming the session.
+func (e *Engine) Notices() []string {
+	return e.guard.Notices()
+}

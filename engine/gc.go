@@ -16,7 +16,7 @@ import (
 // and their pending work are never touched. git objects freed by the
 // dropped refs go at the user's own next git gc.
 func (e *Engine) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, error) {
-	e.awaitAllAnswered()
+	e.sessions.awaitAllAnswered()
 	if req.KeepSessions == 0 {
 		req.KeepSessions = 30
 	}

@@ -22,6 +22,16 @@ import (
 // `prsm session show`, `prsm status` and the session_updated event show
 // them.
 
+// guard keeps a session's git in its place and tells what prsm could not
+// record: it checks and repairs a worktree's .git around the tracker's
+// filter (gitguard.go), and reports paths too long to record (unseen.go),
+// keeping the latest notices (notices) in memory.
+type guard struct {
+	*Engine
+	// notices are what the agent did that prsm could not record.
+	notices noticeLog
+}
+
 // QuarantineDir is where prsm keeps what an agent put at its worktree's
 // .git: moved aside, never deleted.
 func (e *Engine) QuarantineDir() string { return filepath.Join(e.ProjectDir, "quarantine") }
@@ -32,7 +42,7 @@ const maxNote = 2000
 // filter is the tracker's Filter between the guards of the session's git:
 // before it, the worktree's .git is checked and repaired (repairDotGit);
 // after it, the git directories it left unrecorded are reported.
-func (e *Engine) filter(ctx context.Context, st *sessionState, paths []string) ([]string, error) {
+func (e *guard) filter(ctx context.Context, st *sessionState, paths []string) ([]string, error) {
 	e.repairDotGit(ctx, st.tracker.ID, st.tracker.Worktree)
 	res, err := st.tracker.Filter(ctx, paths)
 	if refused := st.tracker.TakeRefused(); len(refused) > 0 {
@@ -50,7 +60,7 @@ func (e *Engine) filter(ctx context.Context, st *sessionState, paths []string) (
 // wrote it, and git's entry for it pointing back, where either changed
 // (worktree.Repo.RepairDotGit), and reports what it did. A failure is
 // logged: tracking goes on, since prsm's git calls never read the file.
-func (e *Engine) repairDotGit(ctx context.Context, sessionID, worktree string) {
+func (e *guard) repairDotGit(ctx context.Context, sessionID, worktree string) {
 	rep, err := e.Repo.RepairDotGit(worktree, e.QuarantineDir())
 	if err != nil {
 		e.Log.Error("check the worktree's .git", "session", sessionID, "worktree", worktree, "err", err)
@@ -67,7 +77,7 @@ func (e *Engine) repairDotGit(ctx context.Context, sessionID, worktree string) {
 
 // notice adds msg to the session's note, unless it says it already, and
 // announces the session (session_updated).
-func (e *Engine) notice(ctx context.Context, sessionID, msg string) {
+func (e *guard) notice(ctx context.Context, sessionID, msg string) {
 	s, err := store.GetSession(ctx, e.DB.Q(), sessionID)
 	if err != nil {
 		e.Log.Error("note on session", "session", sessionID, "err", err)
@@ -82,11 +92,9 @@ func (e *Engine) notice(ctx context.Context, sessionID, msg string) {
 		return
 	}
 	s.Note = note
-	e.statesMu.Lock()
-	if st := e.states[sessionID]; st != nil && st.active != nil {
+	if st := e.sessions.loaded(sessionID); st != nil && st.active != nil {
 		st.active.Note = note // the caller holds the session's lock
 	}
-	e.statesMu.Unlock()
 	e.Events.Publish(api.EventSessionUpdated, s)
 }
 

@@ -83,7 +83,7 @@ func (e *reviewer) DecideHunks(ctx context.Context, sessionID, id string, accept
 // DecideHunksWith is Engine.DecideHunksWith's work.
 func (e *reviewer) DecideHunksWith(ctx context.Context, sessionID, id string, req api.HunksRequest) (*api.Records, error) {
 	accept, reject := req.Accept, req.Reject
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,11 @@ const (
 	// (bulkPayload); intentAcceptAll (bulk.go): accept many records
 )
 
+// intentLog writes down, before the first write, what a multi-step
+// operation will do (intend, intendAll), and finishes at a start what a
+// crash cut off (RecoverIntents). Its state is the store's intents table.
+type intentLog struct{ *Engine }
+
 // crashHook, when set (by tests only, through export_test.go), is called
 // at the named points of multi-step operations where a crash would leave
 // work half done; a test stops the operation there (it panics) to play a
@@ -49,7 +54,7 @@ type intentPayload struct {
 
 // intend writes down, before it starts, that r is about to go through kind.
 // q is the database or the transaction the intent must commit with.
-func (e *Engine) intend(ctx context.Context, q store.Querier, kind string, r *prsm.Record) (int64, error) {
+func (e *intentLog) intend(ctx context.Context, q store.Querier, kind string, r *prsm.Record) (int64, error) {
 	b, _ := json.Marshal(intentPayload{Record: r.ID})
 	return store.AddIntent(ctx, q, r.SessionID, kind, b)
 }
@@ -57,7 +62,7 @@ func (e *Engine) intend(ctx context.Context, q store.Querier, kind string, r *pr
 // intendAll writes down, in one transaction, that every record of recs is
 // about to go through kind, in that order: a crash after the first step
 // leaves the rest to the next start, not undone and forgotten.
-func (e *Engine) intendAll(ctx context.Context, kind string, recs []*prsm.Record) ([]int64, error) {
+func (e *intentLog) intendAll(ctx context.Context, kind string, recs []*prsm.Record) ([]int64, error) {
 	ids := make([]int64, 0, len(recs))
 	err := e.DB.Tx(ctx, func(q store.Querier) error {
 		ids = ids[:0]
@@ -83,7 +88,7 @@ type syncDone struct {
 // sessionID's records gave them, in one transaction, each kept in the
 // history first as UpdateRecordState does. The records themselves are
 // the caller's to set.
-func (e *Engine) finishSyncs(ctx context.Context, sessionID string, done []syncDone) error {
+func (e *intentLog) finishSyncs(ctx context.Context, sessionID string, done []syncDone) error {
 	if len(done) == 0 {
 		return nil
 	}
@@ -130,9 +135,8 @@ func transient(err error) bool {
 	return false
 }
 
-// RecoverIntents finishes every operation a crash cut off (SPEC rule 6). It
-// runs at start, before anything else touches the workspace.
-func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
+// RecoverIntents is Engine.RecoverIntents's work.
+func (e *intentLog) RecoverIntents(ctx context.Context) (int, error) {
 	open, err := store.OpenIntents(ctx, e.DB.Q())
 	if err != nil {
 		return 0, err
@@ -146,7 +150,7 @@ func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
 		if discarding(in) {
 			// A discard's rejects are done: its end comes next, as
 			// EndSession would have gone on (ending twice is a no-op).
-			if _, err := e.EndSession(ctx, in.SessionID, true); err != nil && !errors.Is(err, prsm.ErrNotFound) {
+			if _, err := e.sessions.EndSession(ctx, in.SessionID, true); err != nil && !errors.Is(err, prsm.ErrNotFound) {
 				e.Log.Error("finish interrupted discard", "session", in.SessionID, "err", err)
 				continue
 			}
@@ -171,7 +175,7 @@ func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
 // and never synced: their sync state is still pending_review, as a crash
 // came between the record and its sync, or the sync failed in a way that
 // may pass (a full disk). In auto mode that state is the sync's intent.
-func (e *Engine) recoverSyncs(ctx context.Context) (int, error) {
+func (e *intentLog) recoverSyncs(ctx context.Context) (int, error) {
 	sessions, err := store.ListSessions(ctx, e.DB.Q(), prsm.SessionActive)
 	if err != nil {
 		return 0, err
@@ -200,8 +204,8 @@ func (e *Engine) recoverSyncs(ctx context.Context) (int, error) {
 }
 
 // syncStored applies the stored record r of session id, under its lock.
-func (e *Engine) syncStored(ctx context.Context, id string, r *prsm.Record) error {
-	s, _, unlock, err := e.lockSession(ctx, id)
+func (e *intentLog) syncStored(ctx context.Context, id string, r *prsm.Record) error {
+	s, _, unlock, err := e.sessions.lockSession(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -212,7 +216,7 @@ func (e *Engine) syncStored(ctx context.Context, id string, r *prsm.Record) erro
 // syncUnsynced applies record r to the workspace if it never got its
 // sync state: one that was synced, or found in conflict, is settled
 // (applying it again could bring back what the user took out since).
-func (e *Engine) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Record) error {
+func (e *intentLog) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Record) error {
 	if r.Status == prsm.StatusRejected || r.SyncState != prsm.SyncPendingReview {
 		return nil
 	}
@@ -234,8 +238,8 @@ func discarding(in store.Intent) bool {
 	return in.Kind == intentReject && json.Unmarshal(in.Payload, &p) == nil && p.End
 }
 
-func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
-	s, st, unlock, err := e.lockSession(ctx, in.SessionID)
+func (e *intentLog) recoverIntent(ctx context.Context, in store.Intent) error {
+	s, st, unlock, err := e.sessions.lockSession(ctx, in.SessionID)
 	if errors.Is(err, prsm.ErrNotFound) {
 		return nil // the session is gone: nothing left to finish
 	}

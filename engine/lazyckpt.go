@@ -281,7 +281,7 @@ func loadLazy(ctx context.Context, q store.Querier, st *sessionState) error {
 // materializeSession builds the lazy checkpoints of session s, loading
 // its state if needed: for what reads its checkpoints.
 func (e *checkpointer) materializeSession(ctx context.Context, s *prsm.Session) error {
-	st, err := e.state(ctx, s)
+	st, err := e.sessions.state(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -299,15 +299,13 @@ func (e *checkpointer) materializeAll(ctx context.Context) error {
 	for _, r := range rows {
 		ids[r.SessionID] = true
 	}
-	e.statesMu.Lock()
-	for id, st := range e.states {
+	e.sessions.each(func(id string, st *sessionState) {
 		st.ckptMu.Lock()
 		if len(st.lazy) > 0 {
 			ids[id] = true
 		}
 		st.ckptMu.Unlock()
-	}
-	e.statesMu.Unlock()
+	})
 	// One session whose checkpoints cannot be built (a bad row) keeps
 	// neither the others' from the repository nor the server from
 	// starting: its error is logged, and returned with the others'.

@@ -179,7 +179,7 @@ func (e *recorder) record(ctx context.Context, s *prsm.Session, st *sessionState
 		}
 	}
 	finish = func() {
-		if err := e.finishSyncs(ctx, s.ID, finished); err != nil {
+		if err := e.intents.finishSyncs(ctx, s.ID, finished); err != nil {
 			// The workspace has the changes; their records stay
 			// pending_review, and the next start settles their states.
 			e.Log.Error("store sync states", "session", s.ID, "tool_call", tc.ID, "err", err)

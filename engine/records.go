@@ -272,7 +272,7 @@ func versionsFrom(r *prsm.Record, blobs tracker.BlobReader) (before, after sync.
 
 // Content is Engine.Content's work.
 func (e *recorder) Content(ctx context.Context, sessionID, id, side string) ([]byte, *prsm.Record, error) {
-	s, err := e.Session(ctx, sessionID)
+	s, err := e.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -346,7 +346,7 @@ func (e *recorder) Records(ctx context.Context, sessionID, status, file string) 
 func (e *recorder) recordFilter(ctx context.Context, sessionID, status, file string) (store.RecordFilter, error) {
 	f := store.RecordFilter{Status: status}
 	if sessionID != "" {
-		s, err := e.Session(ctx, sessionID)
+		s, err := e.sessions.Session(ctx, sessionID)
 		if err != nil {
 			return f, err
 		}
@@ -410,7 +410,7 @@ func (e *recorder) relPath(file string) (string, error) {
 
 // RecordsOf is Engine.RecordsOf's work.
 func (e *recorder) RecordsOf(ctx context.Context, sessionID, id string) ([]*prsm.Record, error) {
-	s, err := e.Session(ctx, sessionID)
+	s, err := e.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}

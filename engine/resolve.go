@@ -55,7 +55,7 @@ func (e *reviewer) Resolve(ctx context.Context, sessionID, id, how string) (*api
 	default:
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_how", "use mine, agent or markers", "unknown way to resolve %q", how)
 	}
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +252,7 @@ func (e *reviewer) checkMarkers(ctx context.Context) {
 
 // markersGone accepts the changes of w, whose markers the user removed.
 func (e *reviewer) markersGone(ctx context.Context, w markerWatch) error {
-	s, _, unlock, err := e.lockSession(ctx, w.sessionID)
+	s, _, unlock, err := e.sessions.lockSession(ctx, w.sessionID)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (e *reviewer) Accept(ctx context.Context, sessionID, id string) (*api.Recor
 
 // AcceptChange is Engine.AcceptChange's work.
 func (e *reviewer) AcceptChange(ctx context.Context, sessionID, id string, req api.AcceptRequest) (*api.Records, error) {
-	s, _, unlock, err := e.lockSession(ctx, sessionID)
+	s, _, unlock, err := e.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (e *reviewer) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) 
 	}
 	// The whole chain is written down before its first step, like a
 	// reject's cascade: a crash halfway leaves the rest to the next start.
-	intents, err := e.intendAll(ctx, intentAccept, chain)
+	intents, err := e.intents.intendAll(ctx, intentAccept, chain)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (e *reviewer) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) 
 
 // Reject is Engine.Reject's work.
 func (e *reviewer) Reject(ctx context.Context, sessionID, id string) (*api.Records, error) {
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +416,7 @@ func rejectedState(r *prsm.Record, state string) string {
 
 // Diff is Engine.Diff's work.
 func (e *reviewer) Diff(ctx context.Context, sessionID, id string) (string, error) {
-	s, err := e.Session(ctx, sessionID)
+	s, err := e.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return "", err
 	}

@@ -25,7 +25,7 @@ func (e *rewinder) Rewind(ctx context.Context, sessionID, id string, dryRun bool
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockSession(ctx, s.ID)
+	s, st, unlock, err := e.sessions.lockSession(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}

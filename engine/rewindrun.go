@@ -104,7 +104,7 @@ func (e *rewinder) carryOut(ctx context.Context, s *prsm.Session, st *sessionSta
 		}
 		return err
 	}
-	e.afterAnswer(s.ID, lock, func() {
+	e.sessions.afterAnswer(s.ID, lock, func() {
 		if err := syncs.Run(); err != nil {
 			e.Log.Error(word+": sync files to the disk", "session", s.ID, "err", err)
 		}

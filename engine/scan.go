@@ -91,6 +91,6 @@ func (e *watcher) endVanished(ctx context.Context, s *prsm.Session) (string, err
 	if err := store.EndSessionNote(ctx, e.DB.Q(), s.ID, time.Now().UTC(), note); err != nil {
 		return "", err
 	}
-	e.forgetState(s)
+	e.sessions.forgetState(s)
 	return note, nil
 }

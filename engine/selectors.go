@@ -39,7 +39,7 @@ func (e *rewinder) SelectRewind(ctx context.Context, sessionID string, req api.R
 			return nil, err
 		}
 	}
-	s, st, unlock, err := e.lockActive(ctx, sessionID)
+	s, st, unlock, err := e.sessions.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,37 @@ import (
 	"github.com/prsm-dev/prsm/tracker"
 )
 
+// sessionStates starts and ends sessions (startend.go) and holds their
+// in-memory state, loaded on first use, and the work queued after their
+// answers (session.go). statesMu guards states, finishing and an
+// afterWork's next; a session's own lock (sessionState.mu) is taken by
+// lockSession, never under statesMu.
+type sessionStates struct {
+	*Engine
+	statesMu stdsync.Mutex
+	states   map[string]*sessionState
+	// finishing holds, per session, the tool call work that runs after
+	// its answer (see afterAnswer).
+	finishing map[string]*afterWork
+}
+
+// loaded is session id's state if it is loaded; nil otherwise.
+func (e *sessionStates) loaded(id string) *sessionState {
+	e.statesMu.Lock()
+	defer e.statesMu.Unlock()
+	return e.states[id]
+}
+
+// each calls fn for every loaded session state, holding statesMu: fn
+// takes no session's lock.
+func (e *sessionStates) each(fn func(id string, st *sessionState)) {
+	e.statesMu.Lock()
+	defer e.statesMu.Unlock()
+	for id, st := range e.states {
+		fn(id, st)
+	}
+}
+
 // sessionState is the engine's in-memory state of an active session.
 type sessionState struct {
 	mu      stdsync.Mutex
@@ -101,7 +132,7 @@ type inflightCall struct {
 	wsPre, moved map[string]sync.Version
 }
 
-func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
+func (e *sessionStates) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
 	e.statesMu.Lock()
 	defer e.statesMu.Unlock()
 	if st, ok := e.states[s.ID]; ok {
@@ -163,7 +194,7 @@ func (st *sessionState) unlock() {
 // may not have its PendingCount: read e.Session for that. An active
 // session whose state is loaded is not read from the store again (tool
 // calls come often, and the read was a tenth of a capture).
-func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
+func (e *sessionStates) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
 	e.statesMu.Lock()
 	st := e.states[id]
 	e.statesMu.Unlock()
@@ -186,7 +217,7 @@ func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *se
 
 // lockActive is lockSession for the work only an active session takes:
 // it refuses an ended session (requireActive), holding no lock then.
-func (e *Engine) lockActive(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
+func (e *sessionStates) lockActive(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
 	s, st, unlock, err := e.lockSession(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
@@ -211,7 +242,7 @@ func requireActive(s *prsm.Session) error {
 // over from lock) until fn returns, and then the work thenAfter queued
 // meanwhile. e.Session waits for it: whatever comes next for session id,
 // and every read of it, sees that work done.
-func (e *Engine) afterAnswer(id string, lock *heldLock, fn func()) {
+func (e *sessionStates) afterAnswer(id string, lock *heldLock, fn func()) {
 	unlock := lock.handOver()
 	w := &afterWork{done: make(chan struct{})}
 	e.statesMu.Lock()
@@ -238,7 +269,7 @@ func (e *Engine) afterAnswer(id string, lock *heldLock, fn func()) {
 // and what was queued behind it are done and the lock is let go.
 type afterWork struct {
 	done  chan struct{}
-	next  []func() // guarded by Engine.statesMu
+	next  []func() // guarded by sessionStates.statesMu
 	ended bool     // nothing more is taken into next
 }
 
@@ -246,7 +277,7 @@ type afterWork struct {
 // runs now, under the same hold of the session's lock: nothing else takes
 // the lock in between. It reports false, queuing nothing, when no such
 // work runs (fn must then take the lock itself).
-func (e *Engine) thenAfter(id string, fn func()) bool {
+func (e *sessionStates) thenAfter(id string, fn func()) bool {
 	e.statesMu.Lock()
 	defer e.statesMu.Unlock()
 	w := e.finishing[id]
@@ -278,7 +309,7 @@ func (l *heldLock) handOver() func() {
 
 // awaitAllAnswered waits until the work afterAnswer runs is done for
 // every session, for what reads across sessions.
-func (e *Engine) awaitAllAnswered() {
+func (e *sessionStates) awaitAllAnswered() {
 	e.statesMu.Lock()
 	ids := make([]string, 0, len(e.finishing))
 	for id := range e.finishing {
@@ -292,7 +323,7 @@ func (e *Engine) awaitAllAnswered() {
 
 // awaitAnswered waits until the work afterAnswer runs for session id is
 // done.
-func (e *Engine) awaitAnswered(id string) {
+func (e *sessionStates) awaitAnswered(id string) {
 	e.statesMu.Lock()
 	w := e.finishing[id]
 	e.statesMu.Unlock()

@@ -53,14 +53,12 @@ func (e *Engine) statsChanged(st *sessionState) {
 // session's in one transaction. It takes each session's lock in turn, so
 // its caller holds none.
 func (e *Engine) SaveStats(ctx context.Context) error {
-	e.statesMu.Lock()
-	states := make(map[string]*sessionState, len(e.states))
-	for id, st := range e.states {
+	states := map[string]*sessionState{}
+	e.sessions.each(func(id string, st *sessionState) {
 		if st.active != nil {
 			states[id] = st
 		}
-	}
-	e.statesMu.Unlock()
+	})
 	var errs []error
 	for id, st := range states {
 		st.mu.Lock() // held by a tool call's work after its answer until it is done
@@ -73,10 +71,7 @@ func (e *Engine) SaveStats(ctx context.Context) error {
 		if err == nil {
 			continue
 		}
-		e.statesMu.Lock()
-		tracked := e.states[id] == st
-		e.statesMu.Unlock()
-		if !tracked {
+		if e.sessions.loaded(id) != st {
 			continue // the session ended meanwhile: nothing reads its cache
 		}
 		st.mu.Lock()

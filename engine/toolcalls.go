@@ -77,7 +77,7 @@ func (e *capturer) StartToolCall(ctx context.Context, sessionID string, req api.
 	if err := checkLabel("agent_id", req.AgentID); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockActive(ctx, sessionID)
+	s, st, unlock, err := e.sessions.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (e *capturer) StartToolCall(ctx context.Context, sessionID string, req api.
 	}
 	st.inflight[tc.ID] = call
 	target := toolTarget(req.Args, argRel)
-	e.afterAnswer(s.ID, lock, func() {
+	e.sessions.afterAnswer(s.ID, lock, func() {
 		ctx := context.WithoutCancel(ctx)
 		// What the tracker knows of the file the tool names: the base of
 		// its workspace write, which can then start before complete has
@@ -294,7 +294,7 @@ func (e *capturer) completeToolCall(ctx context.Context, sessionID, toolCallID s
 	if later && e.completeQueued(ctx, sessionID, toolCallID, req) {
 		return nil, nil
 	}
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +305,7 @@ func (e *capturer) completeToolCall(ctx context.Context, sessionID, toolCallID s
 	}
 	if later && s.Status == prsm.SessionActive {
 		ctx := context.WithoutCancel(ctx)
-		e.afterAnswer(s.ID, lock, func() { e.completeAfterAnswer(ctx, s, st, toolCallID, req) })
+		e.sessions.afterAnswer(s.ID, lock, func() { e.completeAfterAnswer(ctx, s, st, toolCallID, req) })
 		return nil, nil
 	}
 	return e.completeLocked(ctx, s, st, lock, toolCallID, req, false)
@@ -316,14 +316,12 @@ func (e *capturer) completeToolCall(ctx context.Context, sessionID, toolCallID s
 // while the tool ran), so that the complete's answer need not wait for
 // the lock that work holds: false when none runs.
 func (e *capturer) completeQueued(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) bool {
-	e.statesMu.Lock()
-	st := e.states[sessionID]
-	e.statesMu.Unlock()
+	st := e.sessions.loaded(sessionID)
 	if st == nil {
 		return false
 	}
 	ctx = context.WithoutCancel(ctx)
-	return e.thenAfter(sessionID, func() {
+	return e.sessions.thenAfter(sessionID, func() {
 		if st.active == nil || st.active.Status != prsm.SessionActive {
 			// Ended meanwhile (endState waited for this hold of the lock
 			// to end): what the call changed is left to the end's look.
@@ -416,17 +414,17 @@ func (e *capturer) completeLocked(ctx context.Context, s *prsm.Session, st *sess
 	if inPlace {
 		// No answer is read: the warnings are logged (reportUnseen), and
 		// the records' contents are not read for it.
-		e.reportUnseen(s, st)
+		e.guard.reportUnseen(s, st)
 		finish()
 		return nil, nil
 	}
 	ans, err := e.rec.answer(ctx, recs)
 	if ans != nil {
-		ans.Warnings = e.reportUnseen(s, st)
+		ans.Warnings = e.guard.reportUnseen(s, st)
 	}
 	// The sync states are stored, and the records announced, after the
 	// answer, as a capture is: the workspace has the changes already.
-	e.afterAnswer(s.ID, lock, finish)
+	e.sessions.afterAnswer(s.ID, lock, finish)
 	return ans, err
 }
 
@@ -677,7 +675,7 @@ func (e *capturer) detect(ctx context.Context, st *sessionState, extra []string,
 	if err != nil {
 		return nil, nil, err
 	}
-	paths, err = e.filter(ctx, st, dedupe(append(paths, extra...)))
+	paths, err = e.guard.filter(ctx, st, dedupe(append(paths, extra...)))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -125,7 +125,7 @@ func (e *capturer) EndTurn(ctx context.Context, sessionID string) ([]*prsm.Recor
 // none of the agent's tools runs: every tool call still open lost its
 // PostToolUse and is closed.
 func (e *capturer) lockBetweenTurns(ctx context.Context, sessionID string) (*prsm.Session, *sessionState, func(), error) {
-	s, st, unlock, err := e.lockActive(ctx, sessionID)
+	s, st, unlock, err := e.sessions.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -19,7 +19,7 @@ import (
 // the log, a notice `prsm status` shows, and the returned warnings, which
 // a tool call's complete answers with. Each path is told once per server
 // run. Called under the session's lock, after a look (detect).
-func (e *Engine) reportUnseen(s *prsm.Session, st *sessionState) []string {
+func (e *guard) reportUnseen(s *prsm.Session, st *sessionState) []string {
 	paths, more := st.tracker.TakeTooLong()
 	if len(paths) == 0 && more == 0 {
 		return nil
@@ -88,9 +88,8 @@ func (l *noticeLog) add(session string, msgs []string) {
 	}
 }
 
-// Notices lists, oldest first, what the agents did in the last day that
-// prsm could not record, one line each, naming the session.
-func (e *Engine) Notices() []string {
+// Notices is Engine.Notices's work.
+func (e *guard) Notices() []string {
 	e.notices.mu.Lock()
 	defer e.notices.mu.Unlock()
 	var out []string

@@ -55,7 +55,7 @@ func (e *watcher) StartWatching(ctx context.Context) error {
 		if _, err := os.Stat(s.WorktreePath); err != nil {
 			continue // reconcile deals with it
 		}
-		if _, err := e.state(ctx, s); err != nil {
+		if _, err := e.sessions.state(ctx, s); err != nil {
 			return err
 		}
 	}
@@ -96,10 +96,8 @@ func (e *watcher) changed(sessionID string) { e.watchIn(sessionID, WatchQuiet, 0
 // watchIn (re)starts the session's quiet timer: a look (watchTick) in d,
 // the busy-th try of a record the store refused as busy (0: the first).
 func (e *watcher) watchIn(sessionID string, d time.Duration, busy int) {
-	e.statesMu.Lock()
-	st, ok := e.states[sessionID]
-	e.statesMu.Unlock()
-	if !ok {
+	st := e.sessions.loaded(sessionID)
+	if st == nil {
 		return
 	}
 	st.timerMu.Lock()
@@ -154,7 +152,7 @@ func (e *watcher) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Recor
 // for quiet (the watcher's own, which runs while the agent may still
 // write).
 func (e *watcher) watchLook(ctx context.Context, sessionID string, quiet time.Duration) ([]*prsm.Record, error) {
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := e.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +208,7 @@ func (e *watcher) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sess
 	if err != nil {
 		return nil, err
 	}
-	e.reportUnseen(s, st)
+	e.guard.reportUnseen(s, st)
 	if len(changes) == 0 {
 		ack()
 		return nil, nil
@@ -281,7 +279,7 @@ func (e *watcher) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	if err := e.ckpt.flushAtStart(ctx); err != nil {
 		e.Log.Error("reconcile: checkpoints not written", "err", err)
 	}
-	if _, err := e.RecoverIntents(ctx); err != nil {
+	if _, err := e.intents.RecoverIntents(ctx); err != nil {
 		return nil, err
 	}
 	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
@@ -311,7 +309,7 @@ func (e *watcher) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		if _, err := sync.CleanTemp(s.WorktreePath); err != nil {
 			e.Log.Warn("clean temp files", "session", s.ID, "err", err)
 		}
-		ss, st, unlock, err := e.lockSession(ctx, s.ID)
+		ss, st, unlock, err := e.sessions.lockSession(ctx, s.ID)
 		if err != nil {
 			// Its state cannot be loaded (a bad row): the others are
 			// served all the same.
@@ -365,7 +363,7 @@ func (e *watcher) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		}
 		// An ended session's, with nothing unreviewed, or prsm's own
 		// orphan: removed, even where a kill cut off its removal.
-		if err := e.removeWorktree(ctx, path, branch); err != nil {
+		if err := e.sessions.removeWorktree(ctx, path, branch); err != nil {
 			e.Log.Warn("prune worktree", "path", path, "err", err)
 			continue
 		}
