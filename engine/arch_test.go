@@ -22,20 +22,6 @@ const (
 	maxFileLines = 700
 )
 
-// overMethods are the types still over maxMethods, each with the count it
-// may not pass: the facade is being thinned a part at a time, and the
-// count only goes down. Lower it when a part moves out; remove the entry
-// at maxMethods.
-var overMethods = map[string]int{}
-
-// overLines are the files still over maxFileLines, each with the lines it
-// may not pass (split them by behaviour, then remove the entry).
-var overLines = map[string]int{
-	"chains2_test.go": 1491,
-	"chains_test.go":  940,
-	"track_test.go":   830,
-}
-
 // engineDirs are the engine's package and its subpackages, relative to
 // this one.
 func engineDirs(t *testing.T) []string {
@@ -82,14 +68,15 @@ func parseDir(t *testing.T, fset *token.FileSet, dir string, tests bool) map[str
 	return out
 }
 
-// TestTypeMethods: no type in engine or its subpackages has more than
-// maxMethods methods (but those of overMethods, which may not grow).
+// TestTypeMethods: no type in engine or its subpackages, tests included,
+// has more than maxMethods methods: the Engine is a facade over parts
+// (doc.go).
 func TestTypeMethods(t *testing.T) {
 	fset := token.NewFileSet()
 	for _, dir := range engineDirs(t) {
 		counts := map[string]int{}
 		pkg := ""
-		for _, f := range parseDir(t, fset, dir, false) {
+		for _, f := range parseDir(t, fset, dir, true) {
 			pkg = f.Name.Name
 			for _, d := range f.Decls {
 				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil {
@@ -98,23 +85,15 @@ func TestTypeMethods(t *testing.T) {
 			}
 		}
 		for typ, n := range counts {
-			limit := maxMethods
-			if over, ok := overMethods[typ]; ok {
-				limit = over
-				if n <= maxMethods {
-					t.Errorf("%s has %d methods: remove it from overMethods", typ, n)
-				}
-			}
-			if n > limit {
-				t.Errorf("%s has %d methods, more than %d: give a part of it a type of its own", typ, n, limit)
+			if n > maxMethods {
+				t.Errorf("%s has %d methods, more than %d: give a part of it a type of its own", typ, n, maxMethods)
 			}
 		}
 	}
 }
 
 // TestFileLines: no .go file of engine or its subpackages, tests
-// included, is longer than maxFileLines (but those of overLines, which
-// may not grow).
+// included, is longer than maxFileLines.
 func TestFileLines(t *testing.T) {
 	for _, dir := range engineDirs(t) {
 		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -123,16 +102,8 @@ func TestFileLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := bytes.Count(b, []byte("\n"))
-			limit := maxFileLines
-			if over, ok := overLines[name]; ok {
-				limit = over
-				if n <= maxFileLines {
-					t.Errorf("%s has %d lines: remove it from overLines", name, n)
-				}
-			}
-			if n > limit {
-				t.Errorf("%s has %d lines, more than %d: split it by behaviour", name, n, limit)
+			if n := bytes.Count(b, []byte("\n")); n > maxFileLines {
+				t.Errorf("%s has %d lines, more than %d: split it by behaviour", name, n, maxFileLines)
 			}
 		}
 	}

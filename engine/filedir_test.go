@@ -11,6 +11,7 @@ import (
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/store"
 )
 
 // TestFileAndDirectorySwapPlaces: one tool call replaces a directory with
@@ -305,5 +306,32 @@ func TestLinkBackOverAKeptDirectory(t *testing.T) {
 	}
 	if d := testgit.Diff(wt, testgit.Tree(t, s2.WorktreePath, nil)); d != "" {
 		t.Errorf("the refused rollback changed the worktree:\n%s", d)
+	}
+}
+
+// TestRejectOfOneHalfOfASwapIsRefusedClearly: rejecting the deletion of
+// d/x alone, while d is the agent's file, cannot be done in place: a clear
+// conflict that changes nothing, not a raw file system error.
+func TestRejectOfOneHalfOfASwapIsRefusedClearly(t *testing.T) {
+	f := newFixture(t)
+	write(t, f.ws, "d/x", "x\n")
+	testgit.Git(t, f.ws, "add", "-A")
+	testgit.Git(t, f.ws, "commit", "-qm", "d")
+	s := f.start(prsm.ModeAuto)
+	f.tool(s, "t1", "Bash", "", func(wt string) { sh(t, wt, "rm -r d && echo dfile > d") })
+	// t1:1 is "delete d/x"
+	_, err := f.eng.Reject(f.ctx, s.ID, "t1:1")
+	if !errors.Is(err, prsm.ErrConflict) || !strings.Contains(err.Error(), "t1:0") || strings.Contains(err.Error(), s.WorktreePath) {
+		t.Errorf("reject of the delete record alone: %v", err)
+	}
+	f.bothHold(s, "d", "dfile\n", "after the refused reject")
+	if open, err := store.OpenIntents(f.ctx, f.q()); err != nil || len(open) != 0 {
+		t.Errorf("intents left open: %v %v", open, err)
+	}
+	if _, err := f.eng.Reject(f.ctx, s.ID, "t1"); err != nil {
+		t.Fatalf("reject of the whole call: %v", err)
+	}
+	if got := read(t, f.ws, "d/x"); got != "x\n" {
+		t.Errorf("workspace d/x after rejecting the call: %q", got)
 	}
 }

@@ -18,8 +18,9 @@ import (
 // modes and blob hashes, in the checkpoint's row), and its tree and commit
 // are built later, off the tool call's path: by the flusher, or first
 // thing by whatever reads checkpoints or builds on them (materialize).
-// Building them was a third of a capture's background work, which runs
-// beside the agent's tool on a machine with few cores. After a crash the
+// Building them is the costliest part of a capture's background work,
+// which runs beside the agent's tool on a machine with few cores
+// (docs/performance.md). After a crash the
 // next start builds them from the recipes (FlushObjects).
 
 // lazyCkpt is a stored checkpoint whose tree and commit are not built.

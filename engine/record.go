@@ -28,7 +28,7 @@ type recorder struct {
 
 // putBlob stores data for a record, in the transaction running now,
 // unless a capture stored it and no sweep of unreferenced blobs ran since
-// (the insert was a tenth of complete's transaction); it returns the
+// (an insert complete's transaction need not repeat); it returns the
 // blob's hash.
 func (e *recorder) putBlob(ctx context.Context, q store.Querier, st *sessionState, data []byte) (string, error) {
 	hash := store.HashBlob(data)

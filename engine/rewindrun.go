@@ -61,8 +61,8 @@ func (e *rewinder) refuseInFlight(ctx context.Context, s *prsm.Session) error {
 // checkpoint is taken: its intent (kind, payload) is written down, then
 // the worktree takes its exact targets (put back as before on a failure),
 // then rest does the workspace and the records. A failure there leaves the
-// intent open. The files' syncs to the disk (about half of a 100-file
-// rewind on a slow disk) do not hold up the answer, as a tool call's do
+// intent open. The files' syncs to the disk (a large share of a rewind's
+// time on a slow disk: docs/performance.md) do not hold up the answer, as a tool call's do
 // not: until they end, the session stays locked (the lock is taken over)
 // and the intent open, so a crash meanwhile finishes the rewind again at
 // the next start (exact targets, and merges that find their change already

@@ -193,7 +193,7 @@ func (st *sessionState) unlock() {
 // lockSession resolves id and locks the session. The session returned
 // may not have its PendingCount: read e.Session for that. An active
 // session whose state is loaded is not read from the store again (tool
-// calls come often, and the read was a tenth of a capture).
+// calls come often, and each would read it again).
 func (e *sessionStates) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
 	e.statesMu.Lock()
 	st := e.states[id]

@@ -14,9 +14,9 @@ import (
 // server stops (SaveStats). A stat row only saves a read: a file whose
 // facts differ from the stored ones is read again, and a file's ctime
 // never goes back. So a crash that loses the newest rows costs reads
-// after the restart, never a wrong record. In the capture's and the
-// complete's transactions they were four of the about 23 b-tree pages
-// a tool call wrote, and two of its seven statements.
+// after the restart, never a wrong record. Kept out of the capture's and
+// the complete's transactions, they no longer add pages and statements
+// to every tool call's commits (docs/performance.md).
 
 // StatsDelay is how long after a tool call that left stat cache news
 // they are stored, with those of the tool calls after it.
