@@ -9,17 +9,17 @@ import (
 )
 
 // Bulk is Engine.Bulk's work.
-func (e *bulker) Bulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Records, error) {
-	j, err := e.startBulk(ctx, sessionID, accept, file, false)
+func (bk *bulker) Bulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Records, error) {
+	j, err := bk.startBulk(ctx, sessionID, accept, file, false)
 	if err != nil {
 		return nil, err
 	}
-	return e.jobs.jobAnswer(ctx, j)
+	return bk.jobs.jobAnswer(ctx, j)
 }
 
 // StartBulk is Engine.StartBulk's work.
-func (e *bulker) StartBulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Job, error) {
-	j, err := e.startBulk(ctx, sessionID, accept, file, true)
+func (bk *bulker) StartBulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Job, error) {
+	j, err := bk.startBulk(ctx, sessionID, accept, file, true)
 	if err != nil {
 		return nil, err
 	}
@@ -27,14 +27,14 @@ func (e *bulker) StartBulk(ctx context.Context, sessionID string, accept bool, f
 	return &info, nil
 }
 
-func (e *bulker) startBulk(ctx context.Context, sessionID string, accept bool, file string, async bool) (*job, error) {
-	s, st, unlock, err := e.sessions.lockSession(ctx, sessionID)
+func (bk *bulker) startBulk(ctx context.Context, sessionID string, accept bool, file string, async bool) (*job, error) {
+	s, st, unlock, err := bk.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	rel := ""
 	if file != "" {
-		if rel, err = e.rec.relPath(file); err != nil {
+		if rel, err = bk.rec.relPath(file); err != nil {
 			unlock()
 			return nil, err
 		}
@@ -43,12 +43,12 @@ func (e *bulker) startBulk(ctx context.Context, sessionID string, accept bool, f
 	if accept {
 		kind = api.JobAcceptAll
 	}
-	run, err := e.planBulk(ctx, s, st, accept, rel, false)
+	run, err := bk.planBulk(ctx, s, st, accept, rel, false)
 	if err != nil {
 		unlock()
 		return nil, err
 	}
-	return e.jobs.startJob(kind, s.ID, run.total(), async, func(j *job) ([]*prsm.Record, error) {
+	return bk.jobs.startJob(kind, s.ID, run.total(), async, func(j *job) ([]*prsm.Record, error) {
 		defer unlock()
 		return run.run(ctx, j)
 	}), nil
@@ -71,14 +71,14 @@ func (b *bulkRun) total() int {
 // planBulk plans the bulk decision of the session's pending records (of
 // the file rel when set), written down for a reject (a discard's when
 // end); the caller holds the session's lock.
-func (e *bulker) planBulk(ctx context.Context, s *prsm.Session, st *sessionState, accept bool, rel string, end bool) (*bulkRun, error) {
-	b := &bulkRun{e: e}
-	pend, err := store.PendingRefs(ctx, e.DB.Q(), s.ID, rel)
+func (bk *bulker) planBulk(ctx context.Context, s *prsm.Session, st *sessionState, accept bool, rel string, end bool) (*bulkRun, error) {
+	b := &bulkRun{e: bk}
+	pend, err := store.PendingRefs(ctx, bk.DB.Q(), s.ID, rel)
 	if err != nil {
 		return nil, err
 	}
 	if accept {
-		if b.accept, err = e.planAccept(ctx, s, pend); err != nil {
+		if b.accept, err = bk.planAccept(ctx, s, pend); err != nil {
 			return nil, err
 		}
 		return b, nil
@@ -93,7 +93,7 @@ func (e *bulker) planBulk(ctx context.Context, s *prsm.Session, st *sessionState
 			roots = append(roots, r)
 		}
 	}
-	if b.reject, err = e.planReject(ctx, s, st, rejectPlan(pend, roots), end); err != nil {
+	if b.reject, err = bk.planReject(ctx, s, st, rejectPlan(pend, roots), end); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -108,17 +108,17 @@ func (b *bulkRun) run(ctx context.Context, j *job) ([]*prsm.Record, error) {
 }
 
 // BulkAll is Engine.BulkAll's work.
-func (e *bulker) BulkAll(ctx context.Context, accept bool) (*api.Records, error) {
-	j, err := e.startBulkAll(ctx, accept, false)
+func (bk *bulker) BulkAll(ctx context.Context, accept bool) (*api.Records, error) {
+	j, err := bk.startBulkAll(ctx, accept, false)
 	if err != nil {
 		return nil, err
 	}
-	return e.jobs.jobAnswer(ctx, j)
+	return bk.jobs.jobAnswer(ctx, j)
 }
 
 // StartBulkAll is Engine.StartBulkAll's work.
-func (e *bulker) StartBulkAll(ctx context.Context, accept bool) (*api.Job, error) {
-	j, err := e.startBulkAll(ctx, accept, true)
+func (bk *bulker) StartBulkAll(ctx context.Context, accept bool) (*api.Job, error) {
+	j, err := bk.startBulkAll(ctx, accept, true)
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +126,8 @@ func (e *bulker) StartBulkAll(ctx context.Context, accept bool) (*api.Job, error
 	return &info, nil
 }
 
-func (e *bulker) startBulkAll(ctx context.Context, accept, async bool) (*job, error) {
-	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
+func (bk *bulker) startBulkAll(ctx context.Context, accept, async bool) (*job, error) {
+	sessions, err := store.ListSessions(ctx, bk.DB.Q(), "")
 	if err != nil {
 		return nil, err
 	}
@@ -143,15 +143,15 @@ func (e *bulker) startBulkAll(ctx context.Context, accept, async bool) (*job, er
 	if accept {
 		kind = api.JobAcceptAll
 	}
-	return e.jobs.startJob(kind, "", total, async, func(j *job) ([]*prsm.Record, error) {
+	return bk.jobs.startJob(kind, "", total, async, func(j *job) ([]*prsm.Record, error) {
 		ctx := context.WithoutCancel(ctx)
 		var all []*prsm.Record
 		for _, id := range ids {
-			s, st, unlock, err := e.sessions.lockSession(ctx, id)
+			s, st, unlock, err := bk.sessions.lockSession(ctx, id)
 			if err != nil {
 				return nil, err
 			}
-			run, err := e.planBulk(ctx, s, st, accept, "", false)
+			run, err := bk.planBulk(ctx, s, st, accept, "", false)
 			var recs []*prsm.Record
 			if err == nil {
 				recs, err = run.run(ctx, j)

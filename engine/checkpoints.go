@@ -69,7 +69,7 @@ func short(s string, n int) string {
 }
 
 // CreateCheckpoint is Engine.CreateCheckpoint's work.
-func (e *checkpointer) CreateCheckpoint(ctx context.Context, sessionID string, req api.CheckpointRequest) (*prsm.Checkpoint, error) {
+func (ck *checkpointer) CreateCheckpoint(ctx context.Context, sessionID string, req api.CheckpointRequest) (*prsm.Checkpoint, error) {
 	req.Name = strings.TrimSpace(req.Name)
 	if req.Name == "" {
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_name", "give the checkpoint a --name", "a named checkpoint needs a name")
@@ -80,12 +80,12 @@ func (e *checkpointer) CreateCheckpoint(ctx context.Context, sessionID string, r
 	if err := checkText("annotation", req.Annotation, MaxAnnotation); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.sessions.lockActive(ctx, sessionID)
+	s, st, unlock, err := ck.sessions.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	n, err := store.CountCheckpoints(ctx, e.DB.Q(), s.ID, prsm.CheckpointManual)
+	n, err := store.CountCheckpoints(ctx, ck.DB.Q(), s.ID, prsm.CheckpointManual)
 	if err != nil {
 		return nil, err
 	}
@@ -94,22 +94,22 @@ func (e *checkpointer) CreateCheckpoint(ctx context.Context, sessionID string, r
 			"session %s already has %d named checkpoints (the limit)", s.ID, MaxNamedCheckpoints)
 	}
 	msg := 0
-	if last, err := store.ListToolCalls(ctx, e.DB.Q(), s.ID); err == nil && len(last) > 0 {
+	if last, err := store.ListToolCalls(ctx, ck.DB.Q(), s.ID); err == nil && len(last) > 0 {
 		msg = last[len(last)-1].MessageIndex
 	}
-	return e.checkpoint(ctx, s, st, prsm.CheckpointManual, req.Name, req.Annotation, msg, "")
+	return ck.checkpoint(ctx, s, st, prsm.CheckpointManual, req.Name, req.Annotation, msg, "")
 }
 
 // autoCheckpointsOn reports whether session s takes automatic
 // checkpoints. The session's setting is fixed at its start, so it is read
 // once (a query per tool call otherwise); the caller holds the session's
 // lock.
-func (e *checkpointer) autoCheckpointsOn(ctx context.Context, s *prsm.Session, st *sessionState) (bool, error) {
-	if e.NoAutoCheckpoints {
+func (ck *checkpointer) autoCheckpointsOn(ctx context.Context, s *prsm.Session, st *sessionState) (bool, error) {
+	if ck.NoAutoCheckpoints {
 		return false, nil
 	}
 	if st.autoCkpt == nil {
-		on, err := store.AutoCheckpoints(ctx, e.DB.Q(), s.ID)
+		on, err := store.AutoCheckpoints(ctx, ck.DB.Q(), s.ID)
 		if err != nil {
 			return false, err
 		}
@@ -122,11 +122,11 @@ func (e *checkpointer) autoCheckpointsOn(ctx context.Context, s *prsm.Session, s
 // worktree holds. It starts from the last checkpoint's tree and adds only
 // the paths touched since, so its cost follows what changed. Nothing is
 // written: the caller stages or writes the batch's objects.
-func (e *checkpointer) stateTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
-	if err := e.materialize(ctx, st); err != nil {
+func (ck *checkpointer) stateTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
+	if err := ck.materialize(ctx, st); err != nil {
 		return nil, err
 	}
-	objs, err := e.Repo.Objects()
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (e *checkpointer) stateTree(ctx context.Context, s *prsm.Session, st *sessi
 			return nil, err
 		}
 	}
-	changes, err := e.knownChanges(ctx, st, all)
+	changes, err := ck.knownChanges(ctx, st, all)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (e *checkpointer) stateTree(ctx context.Context, s *prsm.Session, st *sessi
 // last checkpoint's tree to what the tracker knows the worktree holds: of
 // the paths touched since that checkpoint, or of every path known to
 // differ (all) when they go onto the base commit's tree.
-func (e *checkpointer) knownChanges(ctx context.Context, st *sessionState, all bool) ([]worktree.TreeChange, error) {
+func (ck *checkpointer) knownChanges(ctx context.Context, st *sessionState, all bool) ([]worktree.TreeChange, error) {
 	t := st.tracker
 	paths := t.Touched
 	if all {
@@ -170,7 +170,7 @@ func (e *checkpointer) knownChanges(ctx context.Context, st *sessionState, all b
 	sort.Strings(rels)
 	changes := make([]worktree.TreeChange, 0, len(rels))
 	for _, rel := range rels {
-		v, err := t.KnownVersion(rel, e.capture.blobs(ctx))
+		v, err := t.KnownVersion(rel, ck.capture.blobs(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -199,12 +199,12 @@ type treeState struct {
 // nowTree is the tree of what the tracker knows the worktree holds, staged
 // for reading (a rewind plan or a diff compares against it) and never
 // written unless it becomes a checkpoint; call done when the reads are over.
-func (e *checkpointer) nowTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
-	objs, err := e.Repo.Objects()
+func (ck *checkpointer) nowTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
-	ts, err := e.stateTree(ctx, s, st)
+	ts, err := ck.stateTree(ctx, s, st)
 	if err != nil {
 		return nil, err
 	}
@@ -222,26 +222,26 @@ func (e *checkpointer) nowTree(ctx context.Context, s *prsm.Session, st *session
 // commit; until then every read of prsm sees them staged, and after a
 // crash the next start writes them (FlushObjects). A checkpoint whose tree
 // equals the one before shares its commit: no object at all.
-func (e *checkpointer) checkpoint(ctx context.Context, s *prsm.Session, st *sessionState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
-	ts, err := e.stateTree(ctx, s, st)
+func (ck *checkpointer) checkpoint(ctx context.Context, s *prsm.Session, st *sessionState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
+	ts, err := ck.stateTree(ctx, s, st)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint tree: %w", err)
 	}
-	return e.saveCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
+	return ck.saveCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
 }
 
 // saveCheckpoint stores the checkpoint of a state tree built already (the
 // tracker's state must not have changed since).
-func (e *checkpointer) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
-	nc, err := e.prepareCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
+func (ck *checkpointer) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
+	nc, err := ck.prepareCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.DB.Tx(ctx, func(q store.Querier) error { return nc.store(ctx, q) }); err != nil {
+	if err := ck.DB.Tx(ctx, func(q store.Querier) error { return nc.store(ctx, q) }); err != nil {
 		nc.drop()
 		return nil, err
 	}
-	e.checkpointStored(st, nc)
+	ck.checkpointStored(st, nc)
 	return nc.c, nil
 }
 
@@ -257,15 +257,15 @@ type newCheckpoint struct {
 
 // prepareCheckpoint computes the checkpoint of a state tree built already
 // and stages its objects.
-func (e *checkpointer) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*newCheckpoint, error) {
-	objs, err := e.Repo.Objects()
+func (ck *checkpointer) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*newCheckpoint, error) {
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
 	b, tree, touched := ts.b, ts.tree, ts.touched
 	if st.ckptCommit == "" {
 		// After a restart the chain continues from the newest checkpoint.
-		if last, err := e.lastCheckpoint(ctx, s.ID); err == nil && last != nil {
+		if last, err := ck.lastCheckpoint(ctx, s.ID); err == nil && last != nil {
 			st.ckptCommit = last.Commit
 			if st.ckptTree == "" && last.Tree == tree {
 				st.ckptTree = tree
@@ -333,7 +333,7 @@ func (nc *newCheckpoint) drop() { nc.objs.Unstage(nc.pending) }
 
 // checkpointStored makes a stored checkpoint the start of the next one,
 // has its objects written, and announces it.
-func (e *checkpointer) checkpointStored(st *sessionState, nc *newCheckpoint) {
+func (ck *checkpointer) checkpointStored(st *sessionState, nc *newCheckpoint) {
 	st.ckptMu.Lock()
 	st.ckptTree, st.ckptCommit = nc.c.Tree, nc.c.Commit
 	st.ckptMu.Unlock()
@@ -341,14 +341,14 @@ func (e *checkpointer) checkpointStored(st *sessionState, nc *newCheckpoint) {
 	st.tracker.Touched = map[string]bool{}
 	crashPoint("checkpoint:stored")
 	if len(nc.refs) > 0 {
-		e.kickFlush()
+		ck.kickFlush()
 	}
 	ev := *nc.c
-	e.Events.Publish(api.EventCheckpoint, &ev)
+	ck.Events.Publish(api.EventCheckpoint, &ev)
 }
 
-func (e *checkpointer) lastCheckpoint(ctx context.Context, sessionID string) (*prsm.Checkpoint, error) {
-	list, err := store.ListCheckpoints(ctx, e.DB.Q(), sessionID)
+func (ck *checkpointer) lastCheckpoint(ctx context.Context, sessionID string) (*prsm.Checkpoint, error) {
+	list, err := store.ListCheckpoints(ctx, ck.DB.Q(), sessionID)
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
@@ -356,15 +356,15 @@ func (e *checkpointer) lastCheckpoint(ctx context.Context, sessionID string) (*p
 }
 
 // Checkpoints is Engine.Checkpoints's work.
-func (e *checkpointer) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
-	s, err := e.sessions.Session(ctx, sessionID)
+func (ck *checkpointer) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
+	s, err := ck.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.materializeSession(ctx, s); err != nil {
+	if err := ck.materializeSession(ctx, s); err != nil {
 		return nil, err
 	}
-	list, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
+	list, err := store.ListCheckpoints(ctx, ck.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -379,17 +379,17 @@ func (e *checkpointer) Checkpoints(ctx context.Context, sessionID, grep string) 
 }
 
 // Checkpoint is Engine.Checkpoint's work.
-func (e *checkpointer) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Session, *prsm.Checkpoint, error) {
-	s, err := e.sessions.Session(ctx, sessionID)
+func (ck *checkpointer) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Session, *prsm.Checkpoint, error) {
+	s, err := ck.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := e.materializeSession(ctx, s); err != nil {
+	if err := ck.materializeSession(ctx, s); err != nil {
 		return nil, nil, err
 	}
-	c, err := store.ResolveCheckpoint(ctx, e.DB.Q(), s.ID, id)
+	c, err := store.ResolveCheckpoint(ctx, ck.DB.Q(), s.ID, id)
 	if errors.Is(err, prsm.ErrNotFound) {
-		c, err = e.checkpointNamed(ctx, s, id, err)
+		c, err = ck.checkpointNamed(ctx, s, id, err)
 	}
 	if err != nil {
 		var amb *store.AmbiguousError
@@ -408,8 +408,8 @@ func (e *checkpointer) Checkpoint(ctx context.Context, sessionID, id string) (*p
 
 // checkpointNamed returns the one checkpoint of s named name; notFound
 // when none is, and an ambiguity error naming their ids when several are.
-func (e *checkpointer) checkpointNamed(ctx context.Context, s *prsm.Session, name string, notFound error) (*prsm.Checkpoint, error) {
-	list, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
+func (ck *checkpointer) checkpointNamed(ctx context.Context, s *prsm.Session, name string, notFound error) (*prsm.Checkpoint, error) {
+	list, err := store.ListCheckpoints(ctx, ck.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -434,15 +434,15 @@ func (e *checkpointer) checkpointNamed(ctx context.Context, s *prsm.Session, nam
 }
 
 // Annotate is Engine.Annotate's work.
-func (e *checkpointer) Annotate(ctx context.Context, sessionID, id, annotation string) (*prsm.Checkpoint, error) {
+func (ck *checkpointer) Annotate(ctx context.Context, sessionID, id, annotation string) (*prsm.Checkpoint, error) {
 	if err := checkText("annotation", annotation, MaxAnnotation); err != nil {
 		return nil, err
 	}
-	s, c, err := e.Checkpoint(ctx, sessionID, id)
+	s, c, err := ck.Checkpoint(ctx, sessionID, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := store.UpdateCheckpointAnnotation(ctx, e.DB.Q(), s.ID, c.ID, annotation); err != nil {
+	if err := store.UpdateCheckpointAnnotation(ctx, ck.DB.Q(), s.ID, c.ID, annotation); err != nil {
 		return nil, err
 	}
 	c.Annotation = annotation
@@ -450,28 +450,28 @@ func (e *checkpointer) Annotate(ctx context.Context, sessionID, id, annotation s
 }
 
 // DeleteCheckpoint is Engine.DeleteCheckpoint's work.
-func (e *checkpointer) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
-	s, c, err := e.Checkpoint(ctx, sessionID, id)
+func (ck *checkpointer) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
+	s, c, err := ck.Checkpoint(ctx, sessionID, id)
 	if err != nil {
 		return nil, err
 	}
 	// Its ref may still be pending: written first, so the flusher does
 	// not bring it back after it is deleted.
-	if err := e.FlushObjects(ctx); err != nil {
+	if err := ck.FlushObjects(ctx); err != nil {
 		return nil, err
 	}
-	if err := store.DeleteCheckpoint(ctx, e.DB.Q(), s.ID, c.ID); err != nil {
+	if err := store.DeleteCheckpoint(ctx, ck.DB.Q(), s.ID, c.ID); err != nil {
 		return nil, err
 	}
-	if objs, err := e.Repo.Objects(); err == nil && c.Kind == prsm.CheckpointManual {
+	if objs, err := ck.Repo.Objects(); err == nil && c.Kind == prsm.CheckpointManual {
 		objs.DeleteRef(checkpointRef(s.ID, c.ID))
 	}
 	return c, nil
 }
 
 // DiffCheckpoints is Engine.DiffCheckpoints's work.
-func (e *checkpointer) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*api.CheckpointDiff, error) {
-	s, ca, err := e.Checkpoint(ctx, sessionID, a)
+func (ck *checkpointer) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*api.CheckpointDiff, error) {
+	s, ca, err := ck.Checkpoint(ctx, sessionID, a)
 	if err != nil {
 		return nil, err
 	}
@@ -479,7 +479,7 @@ func (e *checkpointer) DiffCheckpoints(ctx context.Context, sessionID, a, b stri
 	var toTree string
 	toSeq := int64(allRecords)
 	if b != "" {
-		_, cb, err := e.Checkpoint(ctx, sessionID, b)
+		_, cb, err := ck.Checkpoint(ctx, sessionID, b)
 		if err != nil {
 			return nil, err
 		}
@@ -488,11 +488,11 @@ func (e *checkpointer) DiffCheckpoints(ctx context.Context, sessionID, a, b stri
 		if err := requireActive(s); err != nil {
 			return nil, err
 		}
-		s2, st, unlock, err := e.sessions.lockSession(ctx, s.ID)
+		s2, st, unlock, err := ck.sessions.lockSession(ctx, s.ID)
 		if err != nil {
 			return nil, err
 		}
-		now, err := e.nowTree(ctx, s2, st)
+		now, err := ck.nowTree(ctx, s2, st)
 		unlock()
 		if err != nil {
 			return nil, err
@@ -500,7 +500,7 @@ func (e *checkpointer) DiffCheckpoints(ctx context.Context, sessionID, a, b stri
 		defer now.done()
 		toTree = now.tree
 	}
-	objs, err := e.Repo.Objects()
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
@@ -512,12 +512,12 @@ func (e *checkpointer) DiffCheckpoints(ctx context.Context, sessionID, a, b stri
 	// the session has its worktree to convert them in.
 	version := func(path string, f *worktree.File, seq int64) (sync.Version, error) { return fileVersion(f), nil }
 	if s.Status == prsm.SessionActive {
-		st, err := e.sessions.state(ctx, s)
+		st, err := ck.sessions.state(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		version = func(path string, f *worktree.File, seq int64) (sync.Version, error) {
-			v, _, err := e.asCheckout(ctx, st, path, f, e.unchangedBy(ctx, s, seq))
+			v, _, err := ck.asCheckout(ctx, st, path, f, ck.unchangedBy(ctx, s, seq))
 			return v, err
 		}
 	}

@@ -107,8 +107,8 @@ func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger)
 	e.jobs = &jobRunner{Engine: e}
 	e.rewind = &rewinder{Engine: e}
 	e.ckpt = &checkpointer{Engine: e}
-	e.rec = &recorder{Engine: e}
-	e.capture = &capturer{Engine: e, rec: e.rec}
+	e.rec = &recorder{Engine: e, ws: e.ws}
+	e.capture = &capturer{Engine: e, rec: e.rec, ws: e.ws}
 	e.watch = &watcher{Engine: e}
 	e.warm = &warmer{Engine: e}
 	e.health = &hookMonitor{Engine: e}

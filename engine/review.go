@@ -27,18 +27,18 @@ type reviewer struct {
 }
 
 // Accept is Engine.Accept's work.
-func (e *reviewer) Accept(ctx context.Context, sessionID, id string) (*api.Records, error) {
-	return e.AcceptChange(ctx, sessionID, id, api.AcceptRequest{WithEarlier: true})
+func (rv *reviewer) Accept(ctx context.Context, sessionID, id string) (*api.Records, error) {
+	return rv.AcceptChange(ctx, sessionID, id, api.AcceptRequest{WithEarlier: true})
 }
 
 // AcceptChange is Engine.AcceptChange's work.
-func (e *reviewer) AcceptChange(ctx context.Context, sessionID, id string, req api.AcceptRequest) (*api.Records, error) {
-	s, _, unlock, err := e.sessions.lockSession(ctx, sessionID)
+func (rv *reviewer) AcceptChange(ctx context.Context, sessionID, id string, req api.AcceptRequest) (*api.Records, error) {
+	s, _, unlock, err := rv.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	recs, err := e.rec.recordsOf(ctx, s, id)
+	recs, err := rv.rec.recordsOf(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
@@ -50,12 +50,12 @@ func (e *reviewer) AcceptChange(ctx context.Context, sessionID, id string, req a
 			return nil, prsm.Errorf(prsm.ErrConflict, "already_rejected", "", "change %s was rejected; it cannot be accepted", r.ID)
 		}
 	}
-	earlier, err := e.earlierPending(ctx, s, recs)
+	earlier, err := rv.earlierPending(ctx, s, recs)
 	if err != nil {
 		return nil, err
 	}
 	if req.DryRun {
-		return e.withEarlier(ctx, recs, earlier)
+		return rv.withEarlier(ctx, recs, earlier)
 	}
 	if len(earlier) > 0 && !req.WithEarlier {
 		return nil, needsEarlier(id, earlier)
@@ -66,7 +66,7 @@ func (e *reviewer) AcceptChange(ctx context.Context, sessionID, id string, req a
 	out := map[string]*prsm.Record{}
 	changed := false
 	for _, r := range recs {
-		done, err := e.accept(ctx, s, r)
+		done, err := rv.accept(ctx, s, r)
 		if err != nil {
 			return nil, err
 		}
@@ -82,20 +82,20 @@ func (e *reviewer) AcceptChange(ctx context.Context, sessionID, id string, req a
 	}
 	sortRecords(list, false)
 	if changed {
-		e.publishSession(ctx, s.ID)
+		rv.publishSession(ctx, s.ID)
 	}
 	for _, r := range earlier {
 		if d := out[r.ID]; d != nil {
 			*r = *d
 		}
 	}
-	return e.withEarlier(ctx, list, earlier)
+	return rv.withEarlier(ctx, list, earlier)
 }
 
 // earlierPending are the records that accepting recs would apply first
 // (in review mode only): the pending records of their files older than
 // a pending one of recs, and not among recs, oldest first.
-func (e *reviewer) earlierPending(ctx context.Context, s *prsm.Session, recs []*prsm.Record) ([]*prsm.Record, error) {
+func (rv *reviewer) earlierPending(ctx context.Context, s *prsm.Session, recs []*prsm.Record) ([]*prsm.Record, error) {
 	if s.Mode != prsm.ModeReview {
 		return nil, nil
 	}
@@ -108,7 +108,7 @@ func (e *reviewer) earlierPending(ctx context.Context, s *prsm.Session, recs []*
 		if r.Status != prsm.StatusPending {
 			continue
 		}
-		pend, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
+		pend, err := store.ListRecords(ctx, rv.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
 		if err != nil {
 			return nil, err
 		}
@@ -143,13 +143,13 @@ func needsEarlier(id string, earlier []*prsm.Record) error {
 
 // withEarlier is the answer of an accept: recs, and in Earlier the
 // earlier pending records it applied first (or would).
-func (e *reviewer) withEarlier(ctx context.Context, recs, earlier []*prsm.Record) (*api.Records, error) {
-	ans, err := e.rec.answer(ctx, recs)
+func (rv *reviewer) withEarlier(ctx context.Context, recs, earlier []*prsm.Record) (*api.Records, error) {
+	ans, err := rv.rec.answer(ctx, recs)
 	if err != nil {
 		return nil, err
 	}
 	if len(earlier) > 0 {
-		if err := e.rec.FillContent(ctx, earlier); err != nil {
+		if err := rv.rec.FillContent(ctx, earlier); err != nil {
 			return nil, err
 		}
 		ans.Earlier = earlier
@@ -159,13 +159,13 @@ func (e *reviewer) withEarlier(ctx context.Context, recs, earlier []*prsm.Record
 
 // accept accepts r and, in review mode, applies the pending records of its
 // file up to it, oldest first.
-func (e *reviewer) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([]*prsm.Record, error) {
+func (rv *reviewer) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([]*prsm.Record, error) {
 	if r.Status != prsm.StatusPending {
 		return nil, nil
 	}
 	chain := []*prsm.Record{r}
 	if s.Mode == prsm.ModeReview {
-		pend, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
+		pend, err := store.ListRecords(ctx, rv.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +178,7 @@ func (e *reviewer) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) 
 	}
 	// The whole chain is written down before its first step, like a
 	// reject's cascade: a crash halfway leaves the rest to the next start.
-	intents, err := e.intents.intendAll(ctx, intentAccept, chain)
+	intents, err := rv.intents.intendAll(ctx, intentAccept, chain)
 	if err != nil {
 		return nil, err
 	}
@@ -191,11 +191,11 @@ func (e *reviewer) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) 
 		// in review mode it waited for this accept; in auto mode its sync
 		// failed (a disk error, say), and accepting it tries again.
 		if c.SyncState == prsm.SyncPendingReview {
-			before, after, err := e.rec.versions(ctx, c)
+			before, after, err := rv.rec.versions(ctx, c)
 			if err != nil {
 				return nil, err
 			}
-			if state, err = e.ws.Sync(s.ID, c.RelPath, before, after); err != nil {
+			if state, err = rv.ws.Sync(s.ID, c.RelPath, before, after); err != nil {
 				return nil, err
 			}
 		}
@@ -207,14 +207,14 @@ func (e *reviewer) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) 
 					c.Hunks[i].Status = prsm.StatusAccepted
 				}
 			}
-			if err := store.UpdateRecordHunks(ctx, e.DB.Q(), s.ID, c.ID, c.Hunks); err != nil {
+			if err := store.UpdateRecordHunks(ctx, rv.DB.Q(), s.ID, c.ID, c.Hunks); err != nil {
 				return nil, err
 			}
 		}
-		if err := e.rec.setState(ctx, c, status, state); err != nil {
+		if err := rv.rec.setState(ctx, c, status, state); err != nil {
 			return nil, err
 		}
-		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
+		if err := store.DoneIntent(ctx, rv.DB.Q(), intent); err != nil {
 			return nil, err
 		}
 		if c.ID == r.ID {
@@ -226,46 +226,46 @@ func (e *reviewer) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) 
 }
 
 // Reject is Engine.Reject's work.
-func (e *reviewer) Reject(ctx context.Context, sessionID, id string) (*api.Records, error) {
-	s, st, unlock, err := e.sessions.lockSession(ctx, sessionID)
+func (rv *reviewer) Reject(ctx context.Context, sessionID, id string) (*api.Records, error) {
+	s, st, unlock, err := rv.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := e.rec.recordsOf(ctx, s, id)
+	recs, err := rv.rec.recordsOf(ctx, s, id)
 	if err == nil {
 		err = refuseRewound(recs)
 	}
 	var run *rejectRun
 	if err == nil {
-		run, err = e.planRecords(ctx, s, st, recs)
+		run, err = rv.planRecords(ctx, s, st, recs)
 	}
 	if err != nil || run == nil {
 		unlock()
 		if err != nil {
 			return nil, err
 		}
-		return e.rec.answer(ctx, nil)
+		return rv.rec.answer(ctx, nil)
 	}
-	j := e.jobs.startJob(api.JobReject, s.ID, len(run.seqs), false, func(j *job) ([]*prsm.Record, error) {
+	j := rv.jobs.startJob(api.JobReject, s.ID, len(run.seqs), false, func(j *job) ([]*prsm.Record, error) {
 		defer unlock()
-		return e.bulk.runReject(ctx, run, j)
+		return rv.bulk.runReject(ctx, run, j)
 	})
-	return e.jobs.jobAnswer(ctx, j)
+	return rv.jobs.jobAnswer(ctx, j)
 }
 
 // reject rejects recs and their cascades, newest first per file, now;
 // the caller holds the session's lock.
-func (e *reviewer) reject(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) ([]*prsm.Record, error) {
-	run, err := e.planRecords(ctx, s, st, recs)
+func (rv *reviewer) reject(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) ([]*prsm.Record, error) {
+	run, err := rv.planRecords(ctx, s, st, recs)
 	if err != nil || run == nil {
 		return nil, err
 	}
-	return e.bulk.runReject(ctx, run, nil)
+	return rv.bulk.runReject(ctx, run, nil)
 }
 
 // planRecords plans and writes down the reject of recs (those not
 // rejected yet) and their cascades; nil when there is nothing to do.
-func (e *reviewer) planRecords(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) (*rejectRun, error) {
+func (rv *reviewer) planRecords(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) (*rejectRun, error) {
 	var roots []store.RecordRef
 	for _, r := range recs {
 		if r.Status != prsm.StatusRejected {
@@ -275,18 +275,18 @@ func (e *reviewer) planRecords(ctx context.Context, s *prsm.Session, st *session
 	if len(roots) == 0 {
 		return nil, nil
 	}
-	pend, err := e.bulk.pendingOf(ctx, s.ID, roots)
+	pend, err := rv.bulk.pendingOf(ctx, s.ID, roots)
 	if err != nil {
 		return nil, err
 	}
-	return e.bulk.planReject(ctx, s, st, rejectPlan(pend, roots), false)
+	return rv.bulk.planReject(ctx, s, st, rejectPlan(pend, roots), false)
 }
 
 // checkParents refuses (before anything is written) a reject that would
 // bring back a deleted file whose parent directory is now a file, one the
 // same reject does not take out: a directory replaced by a file, and only
 // the deletion of its files rejected.
-func (e *reviewer) checkParents(ctx context.Context, s *prsm.Session, order []store.RecordRef) error {
+func (rv *reviewer) checkParents(ctx context.Context, s *prsm.Session, order []store.RecordRef) error {
 	if s.Status != prsm.SessionActive {
 		return nil
 	}
@@ -306,7 +306,7 @@ func (e *reviewer) checkParents(ctx context.Context, s *prsm.Session, order []st
 				continue
 			}
 			by := "the change that made it one"
-			if recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: dir}); err == nil && len(recs) > 0 {
+			if recs, err := store.ListRecords(ctx, rv.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: dir}); err == nil && len(recs) > 0 {
 				by = "change " + recs[len(recs)-1].ID
 			}
 			return prsm.Errorf(prsm.ErrConflict, "parent_is_file", "reject that change too, or the whole tool call",
@@ -328,16 +328,16 @@ func removalsFirst(recs []*prsm.Record, gone func(*prsm.Record) bool) []*prsm.Re
 // theirs its before side, so later edits stay. The caller holds its intent.
 // Running it again after a crash is harmless: a merge that finds the delta
 // already gone writes nothing.
-func (e *reviewer) revert(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record) error {
-	before, after, err := e.rec.versions(ctx, r)
+func (rv *reviewer) revert(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record) error {
+	before, after, err := rv.rec.versions(ctx, r)
 	if err != nil {
 		return err
 	}
-	state, err := e.revertDelta(ctx, s, st, r, after, before)
+	state, err := rv.revertDelta(ctx, s, st, r, after, before)
 	if err != nil {
 		return err
 	}
-	return e.setStates(ctx, []stateChange{{r: r, status: prsm.StatusRejected, syncSt: rejectedState(r, state), rejected: true}}, "")
+	return rv.setStates(ctx, []stateChange{{r: r, status: prsm.StatusRejected, syncSt: rejectedState(r, state), rejected: true}}, "")
 }
 
 // revertDelta takes the delta from -> to (a part of record r's change, read
@@ -345,10 +345,10 @@ func (e *reviewer) revert(ctx context.Context, s *prsm.Session, st *sessionState
 // it, the workspace, by reverse 3-way merges that keep every other edit.
 // It returns r's sync state after it: conflict when either file changed
 // where the delta lies and was left as it is, synced otherwise.
-func (e *reviewer) revertDelta(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record, from, to sync.Version) (string, error) {
+func (rv *reviewer) revertDelta(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record, from, to sync.Version) (string, error) {
 	state := prsm.SyncSynced
 	if s.Status == prsm.SessionActive {
-		known, err := st.tracker.KnownVersion(r.RelPath, e.capture.blobs(ctx))
+		known, err := st.tracker.KnownVersion(r.RelPath, rv.capture.blobs(ctx))
 		if err != nil {
 			return "", err
 		}
@@ -357,7 +357,7 @@ func (e *reviewer) revertDelta(ctx context.Context, s *prsm.Session, st *session
 			return "", err
 		}
 		if out == sync.Conflict {
-			e.Log.Warn("reject: worktree file changed since; left as it is", "session", s.ID, "record", r.ID)
+			rv.Log.Warn("reject: worktree file changed since; left as it is", "session", s.ID, "record", r.ID)
 			state = prsm.SyncConflict
 		} else {
 			// prsm's own write is known, so it never becomes a record.
@@ -371,19 +371,19 @@ func (e *reviewer) revertDelta(ctx context.Context, s *prsm.Session, st *session
 			}
 			// A merged result is new content: keep it in the blob store.
 			if learned.Present {
-				if _, err := store.PutBlob(ctx, e.DB.Q(), learned.Content); err != nil {
+				if _, err := store.PutBlob(ctx, rv.DB.Q(), learned.Content); err != nil {
 					return "", err
 				}
 			}
 			st.tracker.Learn(r.RelPath, learned)
-			if err := store.PutFileState(ctx, e.DB.Q(), s.ID, r.RelPath, trackerState(learned)); err != nil {
+			if err := store.PutFileState(ctx, rv.DB.Q(), s.ID, r.RelPath, trackerState(learned)); err != nil {
 				return "", err
 			}
 		}
 	}
 	// Only a delta that reached the workspace is taken out of it.
 	if mayHaveReached(s, r) {
-		ws, err := e.ws.Sync(s.ID, r.RelPath, from, to)
+		ws, err := rv.ws.Sync(s.ID, r.RelPath, from, to)
 		if err != nil {
 			return "", err
 		}
@@ -415,22 +415,22 @@ func rejectedState(r *prsm.Record, state string) string {
 }
 
 // Diff is Engine.Diff's work.
-func (e *reviewer) Diff(ctx context.Context, sessionID, id string) (string, error) {
-	s, err := e.sessions.Session(ctx, sessionID)
+func (rv *reviewer) Diff(ctx context.Context, sessionID, id string) (string, error) {
+	s, err := rv.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return "", err
 	}
-	recs, err := e.rec.recordsOf(ctx, s, id)
+	recs, err := rv.rec.recordsOf(ctx, s, id)
 	if err != nil {
 		return "", err
 	}
-	return e.diffRecords(ctx, recs)
+	return rv.diffRecords(ctx, recs)
 }
 
-func (e *reviewer) diffRecords(ctx context.Context, recs []*prsm.Record) (string, error) {
+func (rv *reviewer) diffRecords(ctx context.Context, recs []*prsm.Record) (string, error) {
 	var b strings.Builder
 	for _, r := range recs {
-		before, after, err := e.rec.versions(ctx, r)
+		before, after, err := rv.rec.versions(ctx, r)
 		if err != nil {
 			return "", err
 		}

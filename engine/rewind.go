@@ -83,7 +83,7 @@ func inWorktreeOnly(r *prsm.Record) bool {
 // without the deltas of the records of its path (recs, in any order) that
 // never reached the workspace, taken out newest first. false: they cannot
 // be taken out (later changes overlap them).
-func (e *rewinder) workspaceOf(ctx context.Context, wt sync.Version, recs []*prsm.Record) (sync.Version, bool, error) {
+func (rn *rewinder) workspaceOf(ctx context.Context, wt sync.Version, recs []*prsm.Record) (sync.Version, bool, error) {
 	var out []*prsm.Record
 	for _, r := range recs {
 		if inWorktreeOnly(r) {
@@ -93,7 +93,7 @@ func (e *rewinder) workspaceOf(ctx context.Context, wt sync.Version, recs []*prs
 	sortRecords(out, true)
 	v := wt
 	for _, r := range out {
-		b, a, err := e.rec.versions(ctx, r)
+		b, a, err := rn.rec.versions(ctx, r)
 		if err != nil {
 			return sync.Version{}, false, err
 		}
@@ -121,12 +121,12 @@ func diverged(recs []*prsm.Record) bool {
 }
 
 // planRewind works out a rewind to checkpoint c.
-func (e *rewinder) planRewind(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint) (*rewind, error) {
-	objs, err := e.Repo.Objects()
+func (rn *rewinder) planRewind(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint) (*rewind, error) {
+	objs, err := rn.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
-	now, err := e.ckpt.nowTree(ctx, s, st)
+	now, err := rn.ckpt.nowTree(ctx, s, st)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (e *rewinder) planRewind(ctx context.Context, s *prsm.Session, st *sessionS
 	if err != nil {
 		return nil, err
 	}
-	all, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	all, err := store.ListRecords(ctx, rn.DB.Q(), store.RecordFilter{SessionID: s.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -155,18 +155,18 @@ func (e *rewinder) planRewind(ctx context.Context, s *prsm.Session, st *sessionS
 		rb.targets[d.Path] = fileVersion(d.To)
 		rb.from[d.Path] = fileVersion(d.From)
 	}
-	if _, err := e.asCheckedOut(ctx, s, st, c, diffs, rb); err != nil {
+	if _, err := rn.asCheckedOut(ctx, s, st, c, diffs, rb); err != nil {
 		return nil, err
 	}
 	rw := &rewind{plan: &api.Plan{CheckpointID: c.ID}, now: now, worktree: rb.targets, before: map[string]sync.Version{},
 		wsFrom: map[string]sync.Version{}, wsTo: map[string]sync.Version{}, wsConflict: map[string]bool{}}
 	for rel := range rw.worktree {
-		if rw.before[rel], err = st.tracker.KnownVersion(rel, e.capture.blobs(ctx)); err != nil {
+		if rw.before[rel], err = st.tracker.KnownVersion(rel, rn.capture.blobs(ctx)); err != nil {
 			return nil, err
 		}
 	}
 	// The review state at the checkpoint.
-	then, err := store.StatesAt(ctx, e.DB.Q(), s.ID, c.DecisionSeq)
+	then, err := store.StatesAt(ctx, rn.DB.Q(), s.ID, c.DecisionSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (e *rewinder) planRewind(ctx context.Context, s *prsm.Session, st *sessionS
 		paths[rel] = true
 	}
 	for _, rel := range sortedKeys(paths) {
-		wtNow, err := st.tracker.KnownVersion(rel, e.capture.blobs(ctx))
+		wtNow, err := st.tracker.KnownVersion(rel, rn.capture.blobs(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -216,11 +216,11 @@ func (e *rewinder) planRewind(ctx context.Context, s *prsm.Session, st *sessionS
 		if v, ok := rw.worktree[rel]; ok {
 			wtThen = v
 		}
-		from, ok1, err := e.workspaceOf(ctx, wtNow, nowByPath[rel])
+		from, ok1, err := rn.workspaceOf(ctx, wtNow, nowByPath[rel])
 		if err != nil {
 			return nil, err
 		}
-		to, ok2, err := e.workspaceOf(ctx, wtThen, thenByPath[rel])
+		to, ok2, err := rn.workspaceOf(ctx, wtThen, thenByPath[rel])
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +231,7 @@ func (e *rewinder) planRewind(ctx context.Context, s *prsm.Session, st *sessionS
 			rw.wsFrom[rel], rw.wsTo[rel] = from, to
 		}
 	}
-	if err := e.fillRewindPlan(ctx, s, rw, changed, diffsOps(diffs)); err != nil {
+	if err := rn.fillRewindPlan(ctx, s, rw, changed, diffsOps(diffs)); err != nil {
 		return nil, err
 	}
 	keep = true
@@ -256,7 +256,7 @@ func diffsOps(diffs []worktree.TreeDiff) map[string]string {
 
 // fillRewindPlan lists a rewind's operations, conflicts, warnings,
 // decisions and its summary in plain words.
-func (e *rewinder) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rewind, changed map[string][]*prsm.Record, ops map[string]string) error {
+func (rn *rewinder) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rewind, changed map[string][]*prsm.Record, ops map[string]string) error {
 	p := rw.plan
 	p.Operations, p.AffectedFiles, p.Conflicts, p.Warnings = []api.Operation{}, []string{}, []api.Conflict{}, []string{}
 	if p.Decisions == nil {
@@ -295,12 +295,12 @@ func (e *rewinder) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rewi
 		if !ok {
 			continue
 		}
-		ws, isDir, err := fileAt(e.Repo.Root, rel)
+		ws, isDir, err := fileAt(rn.Repo.Root, rel)
 		if err != nil {
 			p.Conflicts = append(p.Conflicts, api.Conflict{Path: rel, Reason: err.Error()})
 			continue
 		}
-		if isDir && to.Present && !emptiedBy(e.Repo.Root, rel, func(r string) bool { v, ok := rw.wsTo[r]; return ok && !v.Present }) {
+		if isDir && to.Present && !emptiedBy(rn.Repo.Root, rel, func(r string) bool { v, ok := rw.wsTo[r]; return ok && !v.Present }) {
 			p.Conflicts = append(p.Conflicts, api.Conflict{Path: rel,
 				Reason: "your workspace has a directory there, holding files this rewind keeps; it will be left as it is"})
 			continue
@@ -378,8 +378,8 @@ func one(n int, a, b string) string {
 
 // runRewind carries out a rewind: the safety checkpoint, then (carryOut)
 // the worktree, the workspace and the records' states.
-func (e *rewinder) runRewind(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rw *rewind, what string) (*api.Plan, error) {
-	if err := e.refuseInFlight(ctx, s); err != nil {
+func (rn *rewinder) runRewind(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rw *rewind, what string) (*api.Plan, error) {
+	if err := rn.refuseInFlight(ctx, s); err != nil {
 		return nil, err
 	}
 	p := &rewindPayload{Worktree: map[string]store.FileState{}, Before: map[string]store.FileState{},
@@ -399,7 +399,7 @@ func (e *rewinder) runRewind(ctx context.Context, s *prsm.Session, st *sessionSt
 		put(p.WsTo, rel, v)
 		put(p.WsFrom, rel, rw.wsFrom[rel])
 	}
-	if err := e.DB.Tx(ctx, func(q store.Querier) error {
+	if err := rn.DB.Tx(ctx, func(q store.Querier) error {
 		for _, c := range contents {
 			if _, err := store.PutBlob(ctx, q, c); err != nil {
 				return err
@@ -409,24 +409,24 @@ func (e *rewinder) runRewind(ctx context.Context, s *prsm.Session, st *sessionSt
 	}); err != nil {
 		return nil, fmt.Errorf("rewind: %w", err)
 	}
-	safety, err := e.ckpt.saveCheckpoint(ctx, s, st, rw.now, prsm.CheckpointAuto, "before "+what, "", 0, "")
+	safety, err := rn.ckpt.saveCheckpoint(ctx, s, st, rw.now, prsm.CheckpointAuto, "before "+what, "", 0, "")
 	if err != nil {
 		return nil, fmt.Errorf("safety checkpoint: %w", err)
 	}
 	rw.plan.SafetyCheckpointID, p.Safety = safety.ID, safety.ID
-	rest := func(ctx context.Context, syncs *workspace.DiskSyncs) error { return e.rewindRest(ctx, s, p, syncs) }
-	if err := e.carryOut(ctx, s, st, lock, intentRewind, p, p.Worktree, p.Before, rest, "rewind"); err != nil {
+	rest := func(ctx context.Context, syncs *workspace.DiskSyncs) error { return rn.rewindRest(ctx, s, p, syncs) }
+	if err := rn.carryOut(ctx, s, st, lock, intentRewind, p, p.Worktree, p.Before, rest, "rewind"); err != nil {
 		return nil, err
 	}
 	return rw.plan, nil
 }
 
 // applyRewind finishes a rewind a crash cut off: every step again.
-func (e *rewinder) applyRewind(ctx context.Context, s *prsm.Session, st *sessionState, p *rewindPayload) error {
+func (rn *rewinder) applyRewind(ctx context.Context, s *prsm.Session, st *sessionState, p *rewindPayload) error {
 	syncs := &workspace.DiskSyncs{}
-	err := e.selectorWorktree(ctx, s, st, &selectorPayload{Worktree: p.Worktree}, syncs)
+	err := rn.selectorWorktree(ctx, s, st, &selectorPayload{Worktree: p.Worktree}, syncs)
 	if err == nil {
-		err = e.rewindRest(ctx, s, p, syncs)
+		err = rn.rewindRest(ctx, s, p, syncs)
 	}
 	return errors.Join(err, syncs.Run())
 }
@@ -437,16 +437,16 @@ func (e *rewinder) applyRewind(ctx context.Context, s *prsm.Session, st *session
 // as it is, and the records of its path whose state the rewind changes
 // say conflict (a rejected one stays out of it). Then the records take their states, in one
 // transaction.
-func (e *rewinder) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPayload, syncs *workspace.DiskSyncs) error {
+func (rn *rewinder) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPayload, syncs *workspace.DiskSyncs) error {
 	rels := sortedKeys(p.WsTo)
 	tos := make([]sync.Version, len(rels))
 	froms := make([]sync.Version, len(rels))
 	for i, rel := range rels {
 		var err error
-		if tos[i], err = e.stateVersion(ctx, p.WsTo[rel]); err != nil {
+		if tos[i], err = rn.stateVersion(ctx, p.WsTo[rel]); err != nil {
 			return err
 		}
-		if froms[i], err = e.stateVersion(ctx, p.WsFrom[rel]); err != nil {
+		if froms[i], err = rn.stateVersion(ctx, p.WsFrom[rel]); err != nil {
 			return err
 		}
 	}
@@ -457,8 +457,8 @@ func (e *rewinder) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPay
 	states := make([]string, len(rels))
 	workspace.InPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !tos[i].Present }, func(i int) error {
 		var err error
-		if states[i], err = e.ws.SyncLater(s.ID, rels[i], froms[i], tos[i], syncs); err != nil {
-			e.Log.Error("rewind: workspace", "session", s.ID, "file", rels[i], "err", err)
+		if states[i], err = rn.ws.SyncLater(s.ID, rels[i], froms[i], tos[i], syncs); err != nil {
+			rn.Log.Error("rewind: workspace", "session", s.ID, "file", rels[i], "err", err)
 		}
 		return nil
 	})
@@ -469,7 +469,7 @@ func (e *rewinder) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPay
 	}
 	crashPoint("rewind:workspace")
 	var recs []*prsm.Record
-	err := e.DB.Tx(ctx, func(q store.Querier) error {
+	err := rn.DB.Tx(ctx, func(q store.Querier) error {
 		for _, st := range p.States {
 			r, err := store.GetRecord(ctx, q, s.ID, st.ID)
 			if errors.Is(err, prsm.ErrNotFound) {
@@ -500,7 +500,7 @@ func (e *rewinder) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPay
 		return err
 	}
 	for _, r := range recs {
-		e.review.publishStatus(r)
+		rn.review.publishStatus(r)
 	}
 	return nil
 }

@@ -12,29 +12,29 @@ import (
 )
 
 // RewindPlan is Engine.RewindPlan's work.
-func (e *rewinder) RewindPlan(ctx context.Context, sessionID, id string) (*api.Plan, error) {
-	return e.Rewind(ctx, sessionID, id, true)
+func (rn *rewinder) RewindPlan(ctx context.Context, sessionID, id string) (*api.Plan, error) {
+	return rn.Rewind(ctx, sessionID, id, true)
 }
 
 // Rewind is Engine.Rewind's work.
-func (e *rewinder) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*api.Plan, error) {
-	s, c, err := e.ckpt.Checkpoint(ctx, sessionID, id)
+func (rn *rewinder) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*api.Plan, error) {
+	s, c, err := rn.ckpt.Checkpoint(ctx, sessionID, id)
 	if err != nil {
 		return nil, err
 	}
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.sessions.lockSession(ctx, s.ID)
+	s, st, unlock, err := rn.sessions.lockSession(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
-	if err := e.watch.settleUnclaimed(ctx, s, st); err != nil {
+	if err := rn.watch.settleUnclaimed(ctx, s, st); err != nil {
 		return nil, err
 	}
-	rw, err := e.planRewind(ctx, s, st, c)
+	rw, err := rn.planRewind(ctx, s, st, c)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (e *rewinder) Rewind(ctx context.Context, sessionID, id string, dryRun bool
 		return rw.plan, nil
 	}
 	defer rw.now.done()
-	return e.runRewind(ctx, s, st, lock, rw, "rewind to "+describe(c))
+	return rn.runRewind(ctx, s, st, lock, rw, "rewind to "+describe(c))
 }
 
 func describe(c *prsm.Checkpoint) string {
@@ -62,19 +62,19 @@ func describe(c *prsm.Checkpoint) string {
 // the paths it adds to the rewind: files whose trees agree though their
 // bytes do not (the agent's LF now, git's CRLF at the checkpoint). Paths
 // no conversion can apply to (in most repositories, all) cost nothing.
-func (e *rewinder) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint, diffs []worktree.TreeDiff, rb *selectorRewind) (map[string]bool, error) {
-	then := e.ckpt.unchangedBy(ctx, s, c.RecordSeq)
+func (rn *rewinder) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint, diffs []worktree.TreeDiff, rb *selectorRewind) (map[string]bool, error) {
+	then := rn.ckpt.unchangedBy(ctx, s, c.RecordSeq)
 	inDiff := map[string]bool{}
 	for _, d := range diffs {
 		inDiff[d.Path] = true
-		to, _, err := e.ckpt.asCheckout(ctx, st, d.Path, d.To, then)
+		to, _, err := rn.ckpt.asCheckout(ctx, st, d.Path, d.To, then)
 		if err != nil {
 			return nil, err
 		}
 		rb.targets[d.Path] = to
 	}
 	added := map[string]bool{}
-	objs, err := e.Repo.Objects()
+	objs, err := rn.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
@@ -93,14 +93,14 @@ func (e *rewinder) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessio
 		if err != nil {
 			return nil, err
 		}
-		to, converted, err := e.ckpt.asCheckout(ctx, st, path, &f, then)
+		to, converted, err := rn.ckpt.asCheckout(ctx, st, path, &f, then)
 		if err != nil || !converted {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		from, err := st.tracker.KnownVersion(path, e.capture.blobs(ctx))
+		from, err := st.tracker.KnownVersion(path, rn.capture.blobs(ctx))
 		if err != nil {
 			return nil, err
 		}

@@ -21,34 +21,34 @@ import (
 // The files' syncs to the disk run after the answer, holding the
 // session's lock (taken over from lock), and the intent is done once they
 // are: a crash before that finishes the rewind again at the next start.
-func (e *rewinder) runSelector(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rb *selectorRewind, what string) (*api.Plan, error) {
-	if err := e.refuseInFlight(ctx, s); err != nil {
+func (rn *rewinder) runSelector(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rb *selectorRewind, what string) (*api.Plan, error) {
+	if err := rn.refuseInFlight(ctx, s); err != nil {
 		return nil, err
 	}
 	// The writes are decided first: a rewind refused (a later change
 	// overlaps) leaves nothing behind, not even its safety checkpoint.
-	p, err := e.planWrites(ctx, s, st, rb)
+	p, err := rn.planWrites(ctx, s, st, rb)
 	if err != nil {
 		return nil, fmt.Errorf("rollback: %w", err) // nothing written yet
 	}
-	safety, err := e.ckpt.checkpoint(ctx, s, st, prsm.CheckpointAuto, "before "+what, "", 0, "")
+	safety, err := rn.ckpt.checkpoint(ctx, s, st, prsm.CheckpointAuto, "before "+what, "", 0, "")
 	if err != nil {
 		return nil, fmt.Errorf("safety checkpoint: %w", err)
 	}
 	rb.plan.SafetyCheckpointID = safety.ID
 	p.Safety = safety.ID
 	rest := func(ctx context.Context, syncs *workspace.DiskSyncs) error {
-		return e.selectorWorkspace(ctx, s, st, p, syncs)
+		return rn.selectorWorkspace(ctx, s, st, p, syncs)
 	}
-	if err := e.carryOut(ctx, s, st, lock, intentSelector, p, p.Worktree, p.Before, rest, "rollback"); err != nil {
+	if err := rn.carryOut(ctx, s, st, lock, intentSelector, p, p.Worktree, p.Before, rest, "rollback"); err != nil {
 		return nil, err
 	}
 	return rb.plan, nil
 }
 
 // refuseInFlight refuses a rewind while a tool call of the session runs.
-func (e *rewinder) refuseInFlight(ctx context.Context, s *prsm.Session) error {
-	if tc, err := e.capture.inFlight(ctx, s.ID); err != nil {
+func (rn *rewinder) refuseInFlight(ctx context.Context, s *prsm.Session) error {
+	if tc, err := rn.capture.inFlight(ctx, s.ID); err != nil {
 		return err
 	} else if tc != "" {
 		return prsm.Errorf(prsm.ErrConflict, "tool_call_in_flight", "wait for the agent's tool call to finish, then try again",
@@ -68,13 +68,13 @@ func (e *rewinder) refuseInFlight(ctx context.Context, s *prsm.Session) error {
 // the next start (exact targets, and merges that find their change already
 // made), and nothing of the session moves under it. A failed sync is
 // logged: the content is in place.
-func (e *rewinder) carryOut(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, kind string, payload any,
+func (rn *rewinder) carryOut(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, kind string, payload any,
 	worktree, before map[string]store.FileState, rest func(context.Context, *workspace.DiskSyncs) error, word string) error {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return err
 	}
-	intent, err := store.AddIntent(ctx, e.DB.Q(), s.ID, kind, b)
+	intent, err := store.AddIntent(ctx, rn.DB.Q(), s.ID, kind, b)
 	if err != nil {
 		return err
 	}
@@ -82,47 +82,47 @@ func (e *rewinder) carryOut(ctx context.Context, s *prsm.Session, st *sessionSta
 	ctx = context.WithoutCancel(ctx)
 	// The worktree first: it is prsm's own, and can always be put back.
 	syncs := &workspace.DiskSyncs{}
-	if err := e.selectorWorktree(ctx, s, st, &selectorPayload{Worktree: worktree}, syncs); err != nil {
+	if err := rn.selectorWorktree(ctx, s, st, &selectorPayload{Worktree: worktree}, syncs); err != nil {
 		syncs.Run() // what was placed is put back below, synced
-		was, verr := e.stateVersions(ctx, before)
+		was, verr := rn.stateVersions(ctx, before)
 		if verr == nil {
-			verr = e.restoreWorktree(ctx, s, st, was)
+			verr = rn.restoreWorktree(ctx, s, st, was)
 		}
 		if verr != nil {
 			// The intent stays open: the next start finishes it.
-			e.Log.Error("restore worktree after failed "+word, "session", s.ID, "err", verr)
+			rn.Log.Error("restore worktree after failed "+word, "session", s.ID, "err", verr)
 			return fmt.Errorf("%s: %w (putting the worktree back failed too: %v; the next start finishes the %s)", word, err, verr, word)
 		}
-		if derr := store.DoneIntent(ctx, e.DB.Q(), intent); derr != nil {
+		if derr := store.DoneIntent(ctx, rn.DB.Q(), intent); derr != nil {
 			return derr
 		}
 		return fmt.Errorf("%s: %w (the worktree was put back)", word, err)
 	}
 	if err := rest(ctx, syncs); err != nil {
 		if serr := syncs.Run(); serr != nil {
-			e.Log.Error(word+": sync files to the disk", "session", s.ID, "err", serr)
+			rn.Log.Error(word+": sync files to the disk", "session", s.ID, "err", serr)
 		}
 		return err
 	}
-	e.sessions.afterAnswer(s.ID, lock, func() {
+	rn.sessions.afterAnswer(s.ID, lock, func() {
 		if err := syncs.Run(); err != nil {
-			e.Log.Error(word+": sync files to the disk", "session", s.ID, "err", err)
+			rn.Log.Error(word+": sync files to the disk", "session", s.ID, "err", err)
 		}
-		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
-			e.Log.Error(word+": mark done", "session", s.ID, "err", err)
+		if err := store.DoneIntent(ctx, rn.DB.Q(), intent); err != nil {
+			rn.Log.Error(word+": mark done", "session", s.ID, "err", err)
 		}
-		e.publishSession(ctx, s.ID)
+		rn.publishSession(ctx, s.ID)
 	})
 	return nil
 }
 
 // applySelector finishes a rewind a crash cut off: every step again,
 // skipping what is done.
-func (e *rewinder) applySelector(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload) error {
+func (rn *rewinder) applySelector(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload) error {
 	syncs := &workspace.DiskSyncs{}
-	err := e.selectorWorktree(ctx, s, st, p, syncs)
+	err := rn.selectorWorktree(ctx, s, st, p, syncs)
 	if err == nil {
-		err = e.selectorWorkspace(ctx, s, st, p, syncs)
+		err = rn.selectorWorkspace(ctx, s, st, p, syncs)
 	}
 	return errors.Join(err, syncs.Run())
 }
@@ -131,7 +131,7 @@ func (e *rewinder) applySelector(ctx context.Context, s *prsm.Session, st *sessi
 // (a path that already does is left alone) and tells the tracker. The
 // files are independent, so they are written at once; their syncs to the
 // disk go to syncs, for the caller to run together with the workspace's.
-func (e *rewinder) selectorWorktree(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload, syncs *workspace.DiskSyncs) error {
+func (rn *rewinder) selectorWorktree(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload, syncs *workspace.DiskSyncs) error {
 	rels := make([]string, 0, len(p.Worktree))
 	for rel := range p.Worktree {
 		rels = append(rels, rel)
@@ -140,7 +140,7 @@ func (e *rewinder) selectorWorktree(ctx context.Context, s *prsm.Session, st *se
 	vs := make([]sync.Version, len(rels))
 	write := make([]bool, len(rels))
 	for i, rel := range rels {
-		v, err := e.stateVersion(ctx, p.Worktree[rel])
+		v, err := rn.stateVersion(ctx, p.Worktree[rel])
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (e *rewinder) selectorWorktree(ctx context.Context, s *prsm.Session, st *se
 			st.tracker.Learn(rel, vs[i])
 		}
 	}
-	if err := e.DB.Tx(ctx, func(q store.Querier) error {
+	if err := rn.DB.Tx(ctx, func(q store.Querier) error {
 		for i, rel := range rels {
 			if errs[i] != nil {
 				continue
@@ -187,11 +187,11 @@ func (e *rewinder) selectorWorktree(ctx context.Context, s *prsm.Session, st *se
 // crash), and marks them rejected. A rewind makes no record of its own:
 // its safety checkpoint keeps the review state, and a rewind to it gives
 // that back.
-func (e *rewinder) selectorWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload, syncs *workspace.DiskSyncs) error {
+func (rn *rewinder) selectorWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload, syncs *workspace.DiskSyncs) error {
 	p.session = s.ID
 	var undone []*prsm.Record
 	for _, id := range p.Undo {
-		r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
+		r, err := store.GetRecord(ctx, rn.DB.Q(), s.ID, id)
 		if errors.Is(err, prsm.ErrNotFound) {
 			continue
 		}
@@ -200,14 +200,14 @@ func (e *rewinder) selectorWorkspace(ctx context.Context, s *prsm.Session, st *s
 		}
 		undone = append(undone, r)
 	}
-	return e.undoByRecord(ctx, s, undone, map[string]bool{})
+	return rn.undoByRecord(ctx, s, undone, map[string]bool{})
 }
 
 // undoByRecord takes the deltas of recs (newest first; those rejected were
 // done before a crash) out of the workspace one by one, the ones that
 // reached it only, and marks them rejected. After a conflict the rest of
 // the file's records are marked conflict and the file is left as it is.
-func (e *rewinder) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm.Record, conflicted map[string]bool) error {
+func (rn *rewinder) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm.Record, conflicted map[string]bool) error {
 	// Undoing a create removes its path.
 	recs = removalsFirst(recs, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeCreate })
 	for _, r := range recs {
@@ -219,12 +219,12 @@ func (e *rewinder) undoByRecord(ctx context.Context, s *prsm.Session, recs []*pr
 		}
 		state := rejectedState(r, prsm.SyncSynced)
 		if r.SyncState == prsm.SyncSynced && !conflicted[r.RelPath] {
-			b, a, err := e.rec.versions(ctx, r)
+			b, a, err := rn.rec.versions(ctx, r)
 			if err != nil {
 				return err
 			}
-			if state, err = e.ws.Sync(s.ID, r.RelPath, a, b); err != nil {
-				e.Log.Error("rollback: workspace", "session", s.ID, "record", r.ID, "err", err)
+			if state, err = rn.ws.Sync(s.ID, r.RelPath, a, b); err != nil {
+				rn.Log.Error("rollback: workspace", "session", s.ID, "record", r.ID, "err", err)
 			}
 			if state == prsm.SyncConflict {
 				conflicted[r.RelPath] = true
@@ -232,7 +232,7 @@ func (e *rewinder) undoByRecord(ctx context.Context, s *prsm.Session, recs []*pr
 		} else if conflicted[r.RelPath] {
 			state = prsm.SyncConflict
 		}
-		if err := e.rec.setState(ctx, r, prsm.StatusRejected, state); err != nil {
+		if err := rn.rec.setState(ctx, r, prsm.StatusRejected, state); err != nil {
 			return err
 		}
 		crashPoint("rollback:workspace")
@@ -241,7 +241,7 @@ func (e *rewinder) undoByRecord(ctx context.Context, s *prsm.Session, recs []*pr
 }
 
 // restoreWorktree puts paths back as they were before a failed rewind.
-func (e *rewinder) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]sync.Version) error {
+func (rn *rewinder) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]sync.Version) error {
 	var errs []string
 	rels := workspace.PathOrdered(sortedKeys(before), func(rel string) string { return rel }, func(rel string) bool { return !before[rel].Present })
 	for _, rel := range rels {
@@ -251,7 +251,7 @@ func (e *rewinder) restoreWorktree(ctx context.Context, s *prsm.Session, st *ses
 			continue
 		}
 		st.tracker.Learn(rel, v)
-		if err := store.PutFileState(ctx, e.DB.Q(), s.ID, rel, tracker.StateOf(v)); err != nil {
+		if err := store.PutFileState(ctx, rn.DB.Q(), s.ID, rel, tracker.StateOf(v)); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}

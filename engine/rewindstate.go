@@ -32,10 +32,10 @@ type selectorRewind struct {
 type delta struct{ before, after sync.Version }
 
 // deltas are the changes of recs, in their order.
-func (e *rewinder) deltas(ctx context.Context, recs []*prsm.Record) ([]delta, error) {
+func (rn *rewinder) deltas(ctx context.Context, recs []*prsm.Record) ([]delta, error) {
 	ds := make([]delta, len(recs))
 	for i, r := range recs {
-		b, a, err := e.rec.versions(ctx, r)
+		b, a, err := rn.rec.versions(ctx, r)
 		if err != nil {
 			return nil, err
 		}
@@ -75,21 +75,21 @@ type selectorPayload struct {
 }
 
 // stateVersion is the version a stored file state describes.
-func (e *rewinder) stateVersion(ctx context.Context, fs store.FileState) (sync.Version, error) {
+func (rn *rewinder) stateVersion(ctx context.Context, fs store.FileState) (sync.Version, error) {
 	if !fs.Present {
 		return sync.Absent, nil
 	}
-	b, err := store.GetBlob(ctx, e.DB.Q(), fs.Hash)
+	b, err := store.GetBlob(ctx, rn.DB.Q(), fs.Hash)
 	if err != nil {
 		return sync.Version{}, err
 	}
 	return sync.Version{Present: true, Mode: fs.Mode, Content: b}, nil
 }
 
-func (e *rewinder) stateVersions(ctx context.Context, m map[string]store.FileState) (map[string]sync.Version, error) {
+func (rn *rewinder) stateVersions(ctx context.Context, m map[string]store.FileState) (map[string]sync.Version, error) {
 	out := make(map[string]sync.Version, len(m))
 	for rel, fs := range m {
-		v, err := e.stateVersion(ctx, fs)
+		v, err := rn.stateVersion(ctx, fs)
 		if err != nil {
 			return nil, err
 		}

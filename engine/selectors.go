@@ -12,7 +12,7 @@ import (
 )
 
 // SelectRewind is Engine.SelectRewind's work.
-func (e *rewinder) SelectRewind(ctx context.Context, sessionID string, req api.RollbackRequest) (*api.Plan, error) {
+func (rn *rewinder) SelectRewind(ctx context.Context, sessionID string, req api.RollbackRequest) (*api.Plan, error) {
 	n := 0
 	for _, set := range []bool{req.AgentID != "", req.After != "", req.File != "", req.Last != 0} {
 		if set {
@@ -35,20 +35,20 @@ func (e *rewinder) SelectRewind(ctx context.Context, sessionID string, req api.R
 	rel := ""
 	if req.File != "" {
 		var err error
-		if rel, err = e.rec.relPath(req.File); err != nil {
+		if rel, err = rn.rec.relPath(req.File); err != nil {
 			return nil, err
 		}
 	}
-	s, st, unlock, err := e.sessions.lockActive(ctx, sessionID)
+	s, st, unlock, err := rn.sessions.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
-	if err := e.watch.settleUnclaimed(ctx, s, st); err != nil {
+	if err := rn.watch.settleUnclaimed(ctx, s, st); err != nil {
 		return nil, err
 	}
-	all, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	all, err := store.ListRecords(ctx, rn.DB.Q(), store.RecordFilter{SessionID: s.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (e *rewinder) SelectRewind(ctx context.Context, sessionID string, req api.R
 		if len(recs) == 0 || r.ToolName != "Rollback" || r.Status != prsm.StatusPending || r.Seq < recs[len(recs)-1].Seq {
 			continue
 		}
-		if left, err := e.offersAfter(ctx, r, recs); err != nil {
+		if left, err := rn.offersAfter(ctx, r, recs); err != nil {
 			return nil, err
 		} else if !left {
 			undo = append(undo, r)
@@ -94,7 +94,7 @@ func (e *rewinder) SelectRewind(ctx context.Context, sessionID string, req api.R
 	}
 	sortRecords(undo, true)
 	rb := &selectorRewind{plan: &api.Plan{}, undo: undo}
-	err = e.fillPlan(ctx, s, rb, func(path string) (string, bool) {
+	err = rn.fillPlan(ctx, s, rb, func(path string) (string, bool) {
 		var first, last *prsm.Record
 		for _, r := range undo {
 			if r.RelPath == path {
@@ -120,23 +120,23 @@ func (e *rewinder) SelectRewind(ctx context.Context, sessionID string, req api.R
 	selectorSummary(rb.plan, undo)
 	if req.DryRun {
 		// The run would refuse: so does its preview.
-		if _, err := e.selectorTargets(ctx, s, undo); err != nil {
+		if _, err := rn.selectorTargets(ctx, s, undo); err != nil {
 			return nil, err
 		}
 		rb.plan.DryRun = true
 		return rb.plan, nil
 	}
-	return e.runSelector(ctx, s, st, lock, rb, "rollback of "+short(selectorText(req), 40))
+	return rn.runSelector(ctx, s, st, lock, rb, "rollback of "+short(selectorText(req), 40))
 }
 
 // offersAfter reports whether record r still changes something once the
 // deltas of recs (newest first) are taken out of both its sides.
-func (e *rewinder) offersAfter(ctx context.Context, r *prsm.Record, recs []*prsm.Record) (bool, error) {
-	b, a, err := e.rec.versions(ctx, r)
+func (rn *rewinder) offersAfter(ctx context.Context, r *prsm.Record, recs []*prsm.Record) (bool, error) {
+	b, a, err := rn.rec.versions(ctx, r)
 	if err != nil {
 		return false, err
 	}
-	ds, err := e.deltas(ctx, recs)
+	ds, err := rn.deltas(ctx, recs)
 	if err != nil {
 		return false, err
 	}
@@ -166,7 +166,7 @@ func selectorText(r api.RollbackRequest) string {
 // selectorTargets are the worktree files a selector rewind leaves: each
 // undone record's delta taken out by a reverse merge, newest first. It
 // refuses (worktree_conflict) where a later change overlaps one.
-func (e *rewinder) selectorTargets(ctx context.Context, s *prsm.Session, undo []*prsm.Record) (map[string]sync.Version, error) {
+func (rn *rewinder) selectorTargets(ctx context.Context, s *prsm.Session, undo []*prsm.Record) (map[string]sync.Version, error) {
 	targets := map[string]sync.Version{}
 	dirs := map[string]bool{} // paths where the worktree has a directory (fileAt)
 	for _, r := range undo {
@@ -179,7 +179,7 @@ func (e *rewinder) selectorTargets(ctx context.Context, s *prsm.Session, undo []
 			}
 			dirs[r.RelPath] = isDir
 		}
-		b, a, err := e.rec.versions(ctx, r)
+		b, a, err := rn.rec.versions(ctx, r)
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 // StartSession is Engine.StartSession's work.
-func (e *sessionStates) StartSession(ctx context.Context, req api.StartRequest) (*prsm.Session, error) {
+func (ss *sessionStates) StartSession(ctx context.Context, req api.StartRequest) (*prsm.Session, error) {
 	req.Name = strings.TrimSpace(req.Name)
 	req.AgentID = strings.TrimSpace(req.AgentID)
 	if err := checkLabel("name", req.Name); err != nil {
@@ -37,13 +37,13 @@ func (e *sessionStates) StartSession(ctx context.Context, req api.StartRequest) 
 	}
 	// A repository prsm cannot read objects of (SHA-256) is refused
 	// before a worktree is made: a session of it could record nothing.
-	if _, err := e.Repo.Objects(); err != nil {
+	if _, err := ss.Repo.Objects(); err != nil {
 		return nil, prsm.Errorf(prsm.ErrConflict, "unsupported_repository", "", "cannot start a session: %v", err)
 	}
 
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	all, err := store.ListSessions(ctx, e.DB.Q(), "")
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	all, err := store.ListSessions(ctx, ss.DB.Q(), "")
 	if err != nil {
 		return nil, err
 	}
@@ -64,28 +64,28 @@ func (e *sessionStates) StartSession(ctx context.Context, req api.StartRequest) 
 		AgentID:      req.AgentID,
 		Mode:         req.Mode,
 		Status:       prsm.SessionActive,
-		WorktreePath: filepath.Join(e.WorktreeDir(), id),
+		WorktreePath: filepath.Join(ss.WorktreeDir(), id),
 		Branch:       worktree.BranchName(id),
 		CreatedAt:    time.Now().UTC(),
 	}
-	if err := os.MkdirAll(e.WorktreeDir(), 0o700); err != nil {
+	if err := os.MkdirAll(ss.WorktreeDir(), 0o700); err != nil {
 		return nil, err
 	}
 	var exclude []string
-	if own := e.stateInWorkspace(); own != "" {
+	if own := ss.stateInWorkspace(); own != "" {
 		exclude = append(exclude, own)
 	}
 	// A warm worktree's check (a git status in it) runs beside the
 	// snapshot.
-	warm, check := e.warm.takeWarm(ctx)
-	commit, err := e.Repo.Snapshot(ctx, fmt.Sprintf("prsm: base of session %s (%s)", id, s.Name), exclude...)
+	warm, check := ss.warm.takeWarm(ctx)
+	commit, err := ss.Repo.Snapshot(ctx, fmt.Sprintf("prsm: base of session %s (%s)", id, s.Name), exclude...)
 	if err != nil {
-		e.warm.returnWarm(warm, check)
+		ss.warm.returnWarm(warm, check)
 		return nil, err
 	}
 	s.BaseCommit = commit
-	if !e.warm.startWarm(ctx, s, commit, warm, check) {
-		if err := e.Repo.AddWorktree(ctx, s.WorktreePath, s.Branch, commit); err != nil {
+	if !ss.warm.startWarm(ctx, s, commit, warm, check) {
+		if err := ss.Repo.AddWorktree(ctx, s.WorktreePath, s.Branch, commit); err != nil {
 			return nil, err
 		}
 	}
@@ -94,34 +94,34 @@ func (e *sessionStates) StartSession(ctx context.Context, req api.StartRequest) 
 		s.WorktreePath = real
 	}
 	cleanup := func() {
-		if err := e.Repo.RemoveWorktree(context.WithoutCancel(ctx), s.WorktreePath, s.Branch); err != nil {
-			e.Log.Error("undo worktree of failed session start", "session", id, "err", err)
+		if err := ss.Repo.RemoveWorktree(context.WithoutCancel(ctx), s.WorktreePath, s.Branch); err != nil {
+			ss.Log.Error("undo worktree of failed session start", "session", id, "err", err)
 		}
 	}
 	// Files git could not convert went into the base as their bytes;
 	// the checkout converted them all the same.
-	if placed, err := e.Repo.PlaceAsIs(s.WorktreePath, commit); err != nil {
+	if placed, err := ss.Repo.PlaceAsIs(s.WorktreePath, commit); err != nil {
 		cleanup()
 		return nil, fmt.Errorf("place files stored as they are: %w", err)
 	} else if len(placed) > 0 {
-		e.Log.Warn("a .gitattributes conversion fails on these files: the session's base holds their bytes as they are",
+		ss.Log.Warn("a .gitattributes conversion fails on these files: the session's base holds their bytes as they are",
 			"session", id, "files", placed)
 	}
 	// Files over the size limit went into the base as stubs: the
 	// checkout wrote those, and the real content takes their place.
-	if placed, err := e.Repo.PlaceBig(s.WorktreePath, commit); err != nil {
+	if placed, err := ss.Repo.PlaceBig(s.WorktreePath, commit); err != nil {
 		cleanup()
 		return nil, fmt.Errorf("place big files: %w", err)
 	} else if len(placed) > 0 {
-		e.Log.Info("files over the size limit are stubs in the session's base", "session", id, "files", placed)
+		ss.Log.Info("files over the size limit are stubs in the session's base", "session", id, "files", placed)
 	}
-	if copied, err := e.Repo.CopyIncluded(ctx, s.WorktreePath); err != nil {
+	if copied, err := ss.Repo.CopyIncluded(ctx, s.WorktreePath); err != nil {
 		cleanup()
 		return nil, fmt.Errorf("copy .worktreeinclude files: %w", err)
 	} else if len(copied) > 0 {
-		e.Log.Info("copied .worktreeinclude files", "session", id, "files", len(copied))
+		ss.Log.Info("copied .worktreeinclude files", "session", id, "files", len(copied))
 	}
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
+	err = ss.DB.Tx(ctx, func(q store.Querier) error {
 		if err := store.CreateSession(ctx, q, s); err != nil {
 			return err
 		}
@@ -134,38 +134,38 @@ func (e *sessionStates) StartSession(ctx context.Context, req api.StartRequest) 
 		cleanup()
 		return nil, err
 	}
-	if e.Watcher != nil {
-		if _, err := e.state(ctx, s); err != nil {
-			e.Log.Error("watch new session", "session", id, "err", err)
+	if ss.Watcher != nil {
+		if _, err := ss.state(ctx, s); err != nil {
+			ss.Log.Error("watch new session", "session", id, "err", err)
 		}
 	}
-	e.Log.Info("session started", "session", id, "name", s.Name, "worktree", s.WorktreePath)
-	e.Events.Publish(api.EventSessionUpdated, s)
+	ss.Log.Info("session started", "session", id, "name", s.Name, "worktree", s.WorktreePath)
+	ss.Events.Publish(api.EventSessionUpdated, s)
 	return s, nil
 }
 
 // Session is Engine.Session's work.
-func (e *sessionStates) Session(ctx context.Context, idOrPrefix string) (*prsm.Session, error) {
-	s, err := store.ResolveSession(ctx, e.DB.Q(), idOrPrefix)
+func (ss *sessionStates) Session(ctx context.Context, idOrPrefix string) (*prsm.Session, error) {
+	s, err := store.ResolveSession(ctx, ss.DB.Q(), idOrPrefix)
 	if err != nil {
 		return nil, sessionError(idOrPrefix, err)
 	}
-	e.awaitAnswered(s.ID)
+	ss.awaitAnswered(s.ID)
 	return s, nil
 }
 
 // forgetState drops the in-memory state of a session that ended, and its
 // watch: nothing takes it for active any more.
-func (e *sessionStates) forgetState(s *prsm.Session) {
-	e.statesMu.Lock()
-	if st := e.states[s.ID]; st != nil {
+func (ss *sessionStates) forgetState(s *prsm.Session) {
+	ss.statesMu.Lock()
+	if st := ss.states[s.ID]; st != nil {
 		st.tracker.Close()
 	}
-	delete(e.states, s.ID)
-	e.statesMu.Unlock()
-	e.health.forgetHooks(s.ID)
-	if e.Watcher != nil {
-		e.Watcher.Remove(s.WorktreePath)
+	delete(ss.states, s.ID)
+	ss.statesMu.Unlock()
+	ss.health.forgetHooks(s.ID)
+	if ss.Watcher != nil {
+		ss.Watcher.Remove(s.WorktreePath)
 	}
 }
 
@@ -184,29 +184,29 @@ func sessionError(id string, err error) error {
 }
 
 // Sessions is Engine.Sessions's work.
-func (e *sessionStates) Sessions(ctx context.Context, status string) ([]*prsm.Session, error) {
+func (ss *sessionStates) Sessions(ctx context.Context, status string) ([]*prsm.Session, error) {
 	switch status {
 	case "", prsm.SessionActive, prsm.SessionEnded:
 	default:
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use active or ended", "unknown session status %q", status)
 	}
-	e.awaitAllAnswered()
-	return store.ListSessions(ctx, e.DB.Q(), status)
+	ss.awaitAllAnswered()
+	return store.ListSessions(ctx, ss.DB.Q(), status)
 }
 
 // EndSession is Engine.EndSession's work.
-func (e *sessionStates) EndSession(ctx context.Context, idOrPrefix string, discard bool) (*prsm.Session, error) {
-	return e.endSession(ctx, idOrPrefix, discard, nil)
+func (ss *sessionStates) EndSession(ctx context.Context, idOrPrefix string, discard bool) (*prsm.Session, error) {
+	return ss.endSession(ctx, idOrPrefix, discard, nil)
 }
 
 // StartDiscard is Engine.StartDiscard's work.
-func (e *sessionStates) StartDiscard(ctx context.Context, idOrPrefix string) (*api.Job, error) {
-	s, err := e.Session(ctx, idOrPrefix)
+func (ss *sessionStates) StartDiscard(ctx context.Context, idOrPrefix string) (*api.Job, error) {
+	s, err := ss.Session(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
-	j := e.jobs.startJob(api.JobDiscard, s.ID, s.PendingCount, true, func(j *job) ([]*prsm.Record, error) {
-		_, err := e.endSession(context.WithoutCancel(ctx), s.ID, true, j)
+	j := ss.jobs.startJob(api.JobDiscard, s.ID, s.PendingCount, true, func(j *job) ([]*prsm.Record, error) {
+		_, err := ss.endSession(context.WithoutCancel(ctx), s.ID, true, j)
 		return nil, err
 	})
 	info := j.snapshot()
@@ -215,13 +215,13 @@ func (e *sessionStates) StartDiscard(ctx context.Context, idOrPrefix string) (*a
 
 // endSession is EndSession, counting a discard's rejects in j (may be
 // nil).
-func (e *sessionStates) endSession(ctx context.Context, idOrPrefix string, discard bool, j *job) (*prsm.Session, error) {
-	s, err := e.Session(ctx, idOrPrefix)
+func (ss *sessionStates) endSession(ctx context.Context, idOrPrefix string, discard bool, j *job) (*prsm.Session, error) {
+	s, err := ss.Session(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
 	if s.Status == prsm.SessionEnded {
 		return s, nil // ending twice is a no-op
 	}
@@ -231,7 +231,7 @@ func (e *sessionStates) endSession(ctx context.Context, idOrPrefix string, disca
 				fmt.Sprintf("review them with `prsm changes --session %s`, or pass --discard to drop them", s.ID),
 				"session %s has %s", s.ID, prsm.Plural(s.PendingCount, "pending change"))
 		}
-		dirty, err := e.unrecorded(ctx, s)
+		dirty, err := ss.unrecorded(ctx, s)
 		if err != nil {
 			return nil, err
 		}
@@ -246,14 +246,14 @@ func (e *sessionStates) endSession(ctx context.Context, idOrPrefix string, disca
 		// too, by the same reverse merges as a reject (user edits stay).
 		// Its intent goes once the session has ended: a crash before
 		// leaves the next start to finish the rejects and the end.
-		st, err := e.state(ctx, s)
+		st, err := ss.state(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		err = func() error {
 			st.mu.Lock()
 			defer st.mu.Unlock() // a panic too (a crash point's)
-			run, err := e.bulk.planBulk(ctx, s, st, false, "", true)
+			run, err := ss.bulk.planBulk(ctx, s, st, false, "", true)
 			if err != nil {
 				return err
 			}
@@ -266,7 +266,7 @@ func (e *sessionStates) endSession(ctx context.Context, idOrPrefix string, disca
 		}
 	}
 	// Its checkpoints are built while its state is at hand.
-	if err := e.ckpt.materializeSession(ctx, s); err != nil {
+	if err := ss.ckpt.materializeSession(ctx, s); err != nil {
 		return nil, err
 	}
 	// The session ends, in the store and for every holder of its state,
@@ -276,35 +276,35 @@ func (e *sessionStates) endSession(ctx context.Context, idOrPrefix string, disca
 	// session whose worktree the next start removes, not an active one
 	// whose half-removed worktree it reads as work.
 	now := time.Now().UTC()
-	if err := e.endState(ctx, s, now); err != nil {
+	if err := ss.endState(ctx, s, now); err != nil {
 		return nil, err
 	}
 	s.Status, s.EndedAt = prsm.SessionEnded, &now
 	if intent != 0 {
-		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
+		if err := store.DoneIntent(ctx, ss.DB.Q(), intent); err != nil {
 			return nil, err
 		}
 	}
 	crashPoint("end:remove")
-	if err := e.removeWorktree(ctx, s.WorktreePath, s.Branch); err != nil {
+	if err := ss.removeWorktree(ctx, s.WorktreePath, s.Branch); err != nil {
 		// Ended, and nothing in it is unreviewed: the next start tries again.
-		e.Log.Error("session ended; its worktree is removed at the next start", "session", s.ID, "err", err)
+		ss.Log.Error("session ended; its worktree is removed at the next start", "session", s.ID, "err", err)
 	}
-	e.Log.Info("session ended", "session", s.ID, "discard", discard)
-	e.Events.Publish(api.EventSessionUpdated, s)
+	ss.Log.Info("session ended", "session", s.ID, "discard", discard)
+	ss.Events.Publish(api.EventSessionUpdated, s)
 	return s, nil
 }
 
 // endState stores that session s ended and makes every holder of its
 // state see it: a request waiting for the session's lock finds it ended,
 // its watch stops, and a pending watch record does not run.
-func (e *sessionStates) endState(ctx context.Context, s *prsm.Session, now time.Time) error {
-	st := e.sessions.loaded(s.ID)
+func (ss *sessionStates) endState(ctx context.Context, s *prsm.Session, now time.Time) error {
+	st := ss.sessions.loaded(s.ID)
 	if st != nil {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 	}
-	if err := store.EndSession(ctx, e.DB.Q(), s.ID, now); err != nil {
+	if err := store.EndSession(ctx, ss.DB.Q(), s.ID, now); err != nil {
 		return err
 	}
 	if st != nil {
@@ -318,7 +318,7 @@ func (e *sessionStates) endState(ctx context.Context, s *prsm.Session, now time.
 		}
 		st.timerMu.Unlock()
 	}
-	e.forgetState(s)
+	ss.forgetState(s)
 	return nil
 }
 
@@ -326,36 +326,36 @@ func (e *sessionStates) endState(ctx context.Context, s *prsm.Session, now time.
 // unreviewed in it, and its branch. Where git refuses, because a kill
 // while git removed it took its .git file (git deletes the files first,
 // its own entry last), the directory is deleted and then git's entry.
-func (e *sessionStates) removeWorktree(ctx context.Context, path, branch string) error {
-	if filepath.Dir(path) == e.WorktreeDir() {
+func (ss *sessionStates) removeWorktree(ctx context.Context, path, branch string) error {
+	if filepath.Dir(path) == ss.WorktreeDir() {
 		// git refuses to remove a worktree whose .git names another
 		// place: an agent's rewrite is put back (and kept) first.
-		e.guard.repairDotGit(ctx, "", path)
+		ss.guard.repairDotGit(ctx, "", path)
 	}
-	err := e.Repo.RemoveWorktree(ctx, path, branch)
+	err := ss.Repo.RemoveWorktree(ctx, path, branch)
 	if err == nil {
 		return nil
 	}
-	if filepath.Dir(path) != e.WorktreeDir() {
+	if filepath.Dir(path) != ss.WorktreeDir() {
 		return err // not one of prsm's: never deleted by hand
 	}
 	if _, serr := os.Lstat(filepath.Join(path, ".git")); !errors.Is(serr, os.ErrNotExist) {
 		return err
 	}
-	e.Log.Warn("worktree half removed; deleting the rest", "path", path, "err", err)
+	ss.Log.Warn("worktree half removed; deleting the rest", "path", path, "err", err)
 	if rerr := os.RemoveAll(path); rerr != nil {
 		return errors.Join(err, rerr)
 	}
-	return e.Repo.RemoveWorktree(ctx, path, branch)
+	return ss.Repo.RemoveWorktree(ctx, path, branch)
 }
 
 // unrecorded reports (as a short list) files in the session's worktree that
 // changed while no record describes them.
-func (e *sessionStates) unrecorded(ctx context.Context, s *prsm.Session) (string, error) {
+func (ss *sessionStates) unrecorded(ctx context.Context, s *prsm.Session) (string, error) {
 	if _, err := os.Lstat(s.WorktreePath); errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
-	st, err := e.state(ctx, s)
+	st, err := ss.state(ctx, s)
 	if err != nil {
 		return "", err
 	}
@@ -365,10 +365,10 @@ func (e *sessionStates) unrecorded(ctx context.Context, s *prsm.Session) (string
 	if err != nil {
 		return "", err
 	}
-	if paths, err = e.guard.filter(ctx, st, paths); err != nil {
+	if paths, err = ss.guard.filter(ctx, st, paths); err != nil {
 		return "", err
 	}
-	changes, unsettled, err := st.tracker.Detect(paths, e.capture.blobs(ctx), 0)
+	changes, unsettled, err := st.tracker.Detect(paths, ss.capture.blobs(ctx), 0)
 	if err != nil {
 		return "", err
 	}

@@ -21,7 +21,7 @@ type stateChange struct {
 // setStates stores many records' states in one transaction (crash point
 // point, when given, after each), then announces them: one commit instead
 // of one per record.
-func (e *reviewer) setStates(ctx context.Context, changes []stateChange, point string) error {
+func (rv *reviewer) setStates(ctx context.Context, changes []stateChange, point string) error {
 	var todo []stateChange
 	for _, c := range changes {
 		if c.r.Status != c.status || c.r.SyncState != c.syncSt || (c.rejected && c.r.RejectedAt.IsZero()) {
@@ -32,7 +32,7 @@ func (e *reviewer) setStates(ctx context.Context, changes []stateChange, point s
 		return nil
 	}
 	now := time.Now().UTC()
-	err := e.DB.Tx(ctx, func(q store.Querier) error {
+	err := rv.DB.Tx(ctx, func(q store.Querier) error {
 		for _, c := range todo {
 			if err := store.UpdateRecordState(ctx, q, c.r.SessionID, c.r.ID, c.status, c.syncSt); err != nil {
 				return err
@@ -57,19 +57,19 @@ func (e *reviewer) setStates(ctx context.Context, changes []stateChange, point s
 		if c.rejected && r.RejectedAt.IsZero() {
 			r.RejectedAt = now // as MarkRejected stored it: the first time only
 		}
-		e.publishStatus(r)
+		rv.publishStatus(r)
 	}
 	return nil
 }
 
 // publishStatus announces record r's status, sync state and hunks.
-func (e *reviewer) publishStatus(r *prsm.Record) {
+func (rv *reviewer) publishStatus(r *prsm.Record) {
 	var hunks []prsm.Hunk
 	for _, h := range r.Hunks {
 		h.Status = prsm.HunkStatus(r.Status, h.Status)
 		hunks = append(hunks, h)
 	}
-	e.Events.Publish(api.EventFileChangeStatus, api.StatusEvent{
+	rv.Events.Publish(api.EventFileChangeStatus, api.StatusEvent{
 		SessionID: r.SessionID, ID: r.ID, ToolCallID: r.ToolCallID, RelPath: r.RelPath, FilePath: r.FilePath,
 		Status: r.Status, SyncState: r.SyncState, Hunks: hunks, Note: r.Note,
 	})
