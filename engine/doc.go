@@ -4,21 +4,27 @@
 // and through it the CLI, the hook adapter and the extension) drives an
 // Engine; none of them touches git or the database directly.
 //
-// Engine is a facade (facade.go and the exported methods beside the
-// lifecycle in engine.go): each of its methods delegates to the part
-// that owns the work, and each part owns its state and its locks. A
-// session's in-memory state and its lock (session.go) are shared by the
-// parts; every other piece of state has one owner.
+// Engine is a facade: each exported method in facade.go hands the call
+// to the part that owns the work (a type of its own, named below), and
+// each part owns its state and its locks. A part embeds the *Engine for
+// what every part uses (the store, the repository, the log, the events,
+// the workspace writer, the sessions' states and locks: sessionStates)
+// and reaches another part through its field, never through the
+// facade. A tool call goes capturer -> recorder -> workspace.Writer. The
+// few methods Engine does itself are short: Close, ReadWorkspaceFile,
+// WorktreeDir, QuarantineDir.
 //
 // Which file owns what:
 //
 //   - engine.go: the Engine and its parts; facade.go: the exported
 //     methods that delegate to a part; close.go: Close, and the work
 //     Close waits for (background); events.go: the event hub
-//     (server-sent events); stats.go: saving the stat caches.
+//     (server-sent events).
 //   - sessions (sessionStates): startend.go: starting, listing and
 //     ending sessions; session.go: a session's in-memory state and its
-//     locking (lockSession, lockActive, heldLock, work after the answer).
+//     locking (lockSession, lockActive, heldLock, work after the answer);
+//     gc.go: removing what ended sessions left (GC); stats.go: saving the
+//     stat caches (SaveStats; the timer that calls it is the engine's).
 //   - capture (capturer): toolcalls.go: a tool call's capture and
 //     complete; toolargs.go: the paths its arguments name; early.go: the
 //     workspace write started before complete; wsshell.go: what a tool
@@ -64,5 +70,4 @@
 //   - guard: gitguard.go: a worktree's .git checked and repaired around
 //     the tracker's filter; unseen.go: what the tracker found and could
 //     not record, and the notices that say so.
-//   - gc.go: removing what ended sessions left (GC).
 package engine

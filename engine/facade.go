@@ -1,3 +1,6 @@
+// The Engine's methods that hand the call to the part that does the work
+// (doc.go), grouped by part.
+
 package engine
 
 import (
@@ -6,6 +9,57 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 )
+
+// Sessions (sessionStates).
+
+// EndSession removes the session's worktree and branch. While the session
+// holds unreviewed work it refuses, unless discard is set: prsm never deletes
+// unreviewed work silently.
+func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool) (*prsm.Session, error) {
+	return e.sessions.EndSession(ctx, idOrPrefix, discard)
+}
+
+// GC applies retention: it drops old automatic checkpoints beyond
+// KeepAuto per session (named ones stay), the records, checkpoints and refs
+// of ended sessions beyond KeepSessions or beyond the disk budget, and the
+// content no longer referenced, then compacts the store. Active sessions
+// and their pending work are never touched. git objects freed by the
+// dropped refs go at the user's own next git gc.
+func (e *Engine) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, error) {
+	return e.sessions.GC(ctx, req)
+}
+
+// SaveStats stores the stat cache news of every session tracked, each
+// session's in one transaction. It takes each session's lock in turn, so
+// its caller holds none.
+func (e *Engine) SaveStats(ctx context.Context) error {
+	return e.sessions.SaveStats(ctx)
+}
+
+// Session returns the session named by id or a unique prefix of it, once
+// the work its latest tool call left for after its answer (afterAnswer)
+// is done: whoever looks at the session next sees that work stored.
+func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session, error) {
+	return e.sessions.Session(ctx, idOrPrefix)
+}
+
+// Sessions lists sessions, all of them when status is empty.
+func (e *Engine) Sessions(ctx context.Context, status string) ([]*prsm.Session, error) {
+	return e.sessions.Sessions(ctx, status)
+}
+
+// StartDiscard starts, as a job, the end of a session with discard (its
+// pending records rejected first, a chunk at a time, and the job's
+// progress announced), and returns once it runs.
+func (e *Engine) StartDiscard(ctx context.Context, idOrPrefix string) (*api.Job, error) {
+	return e.sessions.StartDiscard(ctx, idOrPrefix)
+}
+
+// StartSession snapshots the workspace and gives a new session its own
+// worktree on branch prsm/<id>, seeded with that snapshot.
+func (e *Engine) StartSession(ctx context.Context, req api.StartRequest) (*prsm.Session, error) {
+	return e.sessions.StartSession(ctx, req)
+}
 
 // Tool calls and turns (capturer).
 
@@ -324,43 +378,15 @@ func (e *Engine) HookHealth(sessionID string) api.HookHealth {
 	return e.health.HookHealth(sessionID)
 }
 
-// StartSession snapshots the workspace and gives a new session its own
-// worktree on branch prsm/<id>, seeded with that snapshot.
-func (e *Engine) StartSession(ctx context.Context, req api.StartRequest) (*prsm.Session, error) {
-	return e.sessions.StartSession(ctx, req)
-}
-
-// Session returns the session named by id or a unique prefix of it, once
-// the work its latest tool call left for after its answer (afterAnswer)
-// is done: whoever looks at the session next sees that work stored.
-func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session, error) {
-	return e.sessions.Session(ctx, idOrPrefix)
-}
-
-// Sessions lists sessions, all of them when status is empty.
-func (e *Engine) Sessions(ctx context.Context, status string) ([]*prsm.Session, error) {
-	return e.sessions.Sessions(ctx, status)
-}
-
-// EndSession removes the session's worktree and branch. While the session
-// holds unreviewed work it refuses, unless discard is set: prsm never deletes
-// unreviewed work silently.
-func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool) (*prsm.Session, error) {
-	return e.sessions.EndSession(ctx, idOrPrefix, discard)
-}
-
-// StartDiscard starts, as a job, the end of a session with discard (its
-// pending records rejected first, a chunk at a time, and the job's
-// progress announced), and returns once it runs.
-func (e *Engine) StartDiscard(ctx context.Context, idOrPrefix string) (*api.Job, error) {
-	return e.sessions.StartDiscard(ctx, idOrPrefix)
-}
+// Intents (intentLog).
 
 // RecoverIntents finishes every operation a crash cut off (SPEC rule 6). It
 // runs at start, before anything else touches the workspace.
 func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
 	return e.intents.RecoverIntents(ctx)
 }
+
+// Notices (guard).
 
 // Notices lists, oldest first, what the agents did in the last day that
 // prsm could not record, one line each, naming the session.

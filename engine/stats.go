@@ -43,18 +43,16 @@ func (e *Engine) statsChanged(st *sessionState) {
 		if closed {
 			return
 		}
-		if err := e.SaveStats(context.Background()); err != nil {
+		if err := e.sessions.SaveStats(context.Background()); err != nil {
 			e.Log.Warn("store stat cache", "err", err)
 		}
 	})
 }
 
-// SaveStats stores the stat cache news of every session tracked, each
-// session's in one transaction. It takes each session's lock in turn, so
-// its caller holds none.
-func (e *Engine) SaveStats(ctx context.Context) error {
+// SaveStats is Engine.SaveStats's work.
+func (ss *sessionStates) SaveStats(ctx context.Context) error {
 	states := map[string]*sessionState{}
-	e.sessions.each(func(id string, st *sessionState) {
+	ss.sessions.each(func(id string, st *sessionState) {
 		if st.active != nil {
 			states[id] = st
 		}
@@ -67,11 +65,11 @@ func (e *Engine) SaveStats(ctx context.Context) error {
 		if len(stats) == 0 {
 			continue
 		}
-		err := e.DB.Tx(ctx, func(q store.Querier) error { return store.PutStats(ctx, q, id, stats) })
+		err := ss.DB.Tx(ctx, func(q store.Querier) error { return store.PutStats(ctx, q, id, stats) })
 		if err == nil {
 			continue
 		}
-		if e.sessions.loaded(id) != st {
+		if ss.sessions.loaded(id) != st {
 			continue // the session ended meanwhile: nothing reads its cache
 		}
 		st.mu.Lock()
