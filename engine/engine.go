@@ -65,7 +65,7 @@ type Engine struct {
 	bulk     *bulker        // decisions on many records at once
 	jobs     *jobRunner     // the long operations running or just ended
 	rewind   *rewinder      // to a checkpoint, or by a selector
-	ckpt     *checkpointer
+	ckpt     *checkpointer  // made, built, flushed, diffed
 	// A tool call goes capture -> rec -> ws.
 	capture *capturer    // tool calls and turns as the agent's hooks tell them
 	rec     *recorder    // records: made, stored, read
