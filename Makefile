@@ -3,16 +3,15 @@ GO ?= go
 WORKSPACE ?= $(CURDIR)
 BIN := bin/prsm
 # The lean hook binary agents run around every tool call (cmd/prsm-hook);
-# `prsm hooks install` uses it when it sits beside prsm. It is linked
-# statically (no cgo): loading libc for net's cgo resolver cost a hook
-# process a millisecond of its three.
+# `prsm hooks install` uses it when it sits beside prsm. It links no libc
+# (it does without package net), so a plain `go install` of it is static too.
 HOOKBIN := bin/prsm-hook
 
 .PHONY: build install installcheck vsix agents run demo serve test lint unit web extension fuzz bench
 
 build:
 	$(GO) build -o $(BIN) ./cmd/prsm
-	CGO_ENABLED=0 $(GO) build -o $(HOOKBIN) ./cmd/prsm-hook
+	$(GO) build -o $(HOOKBIN) ./cmd/prsm-hook
 
 # The binaries into $(PREFIX)/bin (~/.local/bin unless PREFIX=... is given).
 PREFIX ?= $(HOME)/.local
@@ -44,13 +43,15 @@ serve: build
 test: lint unit agents fuzz installcheck web extension
 
 # The real agents' CLIs (npm, pinned, cached under ~/.cache/prsm-agents)
-# against a scripted fake model, inside prsm sessions.
+# against a scripted fake model, inside prsm sessions. On Linux, Claude
+# Code's sandbox needs bubblewrap and socat (Debian's, when missing).
 agents:
+	cmd/prsm/agents-deps.sh
 	PRSM_REAL_AGENTS=1 $(GO) test -count=1 -timeout 20m -run '^TestRealAgent' ./cmd/prsm
 
 # The README's install line, as a user runs it, into a scratch PREFIX.
 installcheck:
-	@dir=$$(mktemp -d) && $(MAKE) -s install PREFIX=$$dir && "$$dir/bin/prsm" --version | grep -q '^prsm version ' && "$$dir/bin/prsm-hook" --help | grep -q '^usage: prsm-hook ' && rm -rf "$$dir" && echo "install: ok"
+	@dir=$$(mktemp -d) && $(MAKE) -s install PREFIX=$$dir && "$$dir/bin/prsm" --version | grep -q '^prsm version ' && "$$dir/bin/prsm-hook" --version | grep -q "^prsm-hook version " && rm -rf "$$dir" && echo "install: ok"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

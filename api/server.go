@@ -164,9 +164,20 @@ func (r GCReport) MarshalJSON() ([]byte, error) {
 
 // String sums a report up for people.
 func (r *GCReport) String() string {
-	s := fmt.Sprintf("removed %s, %s, %s; freed %s (store now %s)",
-		prsm.Plural(len(r.SessionsRemoved), "ended session"), prsm.Plural(r.CheckpointsRemoved, "automatic checkpoint"),
-		prsm.Plural(r.BlobsRemoved, "content blob"), prsm.Size(r.BytesFreed), prsm.Size(r.BytesAfter))
+	var s string
+	if len(r.SessionsRemoved)+r.CheckpointsRemoved+r.BlobsRemoved == 0 {
+		// What a run that removed nothing frees is the store's own
+		// compaction (space deleted rows had left), not anything removed.
+		s = "nothing to remove"
+		if r.BytesFreed > 0 {
+			s += fmt.Sprintf("; compacting the store freed %s", prsm.Size(r.BytesFreed))
+		}
+		s += fmt.Sprintf(" (store now %s)", prsm.Size(r.BytesAfter))
+	} else {
+		s = fmt.Sprintf("removed %s, %s, %s; freed %s (store now %s)",
+			prsm.Plural(len(r.SessionsRemoved), "ended session"), prsm.Plural(r.CheckpointsRemoved, "automatic checkpoint"),
+			prsm.Plural(r.BlobsRemoved, "content blob"), prsm.Size(r.BytesFreed), prsm.Size(r.BytesAfter))
+	}
 	if r.OverBudget {
 		s += "; still over the budget: only active sessions are left"
 	}

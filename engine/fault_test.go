@@ -396,7 +396,7 @@ func TestSQLiteBusy(t *testing.T) {
 	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
 		done <- other.Tx(context.Background(), func(q store.Querier) error {
-			if _, err := q.ExecContext(context.Background(), "INSERT INTO kv (key, value) VALUES ('busy-test', x'00')"); err != nil {
+			if _, err := q.ExecContext(context.Background(), "DELETE FROM intents WHERE id < 0"); err != nil {
 				return err
 			}
 			close(held)

@@ -192,7 +192,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 		if got, want := count(t, db.Q(), "SELECT COUNT(*) FROM sessions"), 1; got != want {
 			t.Fatalf("open #%d: sessions = %d, want %d", i, got, want)
 		}
-		for _, table := range []string{"sessions", "tool_calls", "records", "checkpoints", "blobs", "kv", "intents"} {
+		for _, table := range []string{"sessions", "tool_calls", "records", "checkpoints", "blobs", "intents"} {
 			if got := count(t, db.Q(), "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table); got != 1 {
 				t.Fatalf("table %s missing", table)
 			}

@@ -438,20 +438,15 @@ func readPathIn(root, path string, max int64) (Version, error) {
 	return v, err
 }
 
-// readOpenIn reads the version at path in d, its open parent, and returns
+// readOpenMax reads the version at path in d, its open parent, and returns
 // the lstat of what it read (nil when absent) and the regular file it
-// read, still open (nil for anything else): the caller closes it.
-func readOpenIn(d *os.Root, path string) (_ Version, _ fs.FileInfo, open *os.File, _ error) {
-	return readOpenWith(d, path, bigfile.Limit(), nil)
-}
-
-// readOpenMax is readOpenIn that reads a file of more than max bytes as a
-// stub.
+// read, still open (nil for anything else): the caller closes it. A file of
+// more than max bytes is read as a stub.
 func readOpenMax(d *os.Root, path string, max int64) (_ Version, _ fs.FileInfo, open *os.File, _ error) {
 	return readOpenWith(d, path, max, nil)
 }
 
-// readOpenLike is readOpenIn for a file that likely holds like (the base
+// readOpenLike is readOpenMax at the size limit for a file that likely holds like (the base
 // of a merge): a large file that does hold it shares like's bytes instead
 // of a copy of its own.
 func readOpenLike(d *os.Root, path string, like []byte) (_ Version, _ fs.FileInfo, open *os.File, _ error) {

@@ -1,13 +1,11 @@
 // Command prsm-hook is `prsm hook AGENT` in a binary of its own: the agent
 // hook adapters (package hook) without the store, the git layer, the HTTP
-// server and net/http, so that the process an agent starts before and
-// after every tool call starts in about 2 ms instead of the 10 to 20 the
-// whole prsm binary's package initialisation and page faults cost.
-//
-// `make install` puts it beside prsm, linked statically (CGO_ENABLED=0:
-// loading libc for net's cgo resolver costs a millisecond per process),
-// and `prsm hooks install` makes the agents run it when it is there. What needs the heavy packages is
-// rare, and done by the prsm binary beside it: finding the workspace of
+// server, net/http or package net, so that the process an agent starts
+// before and after every tool call starts in a fraction of the time the
+// whole prsm binary's package initialisation and page faults cost
+// (docs/performance.md). It links no libc, so a plain `go install` of it
+// is as static as `make install`'s. What needs the heavy packages is rare,
+// and done by the prsm binary beside it: finding the workspace of
 // $PRSM_SESSION_ID (`prsm hook locate DIR`) and starting a server
 // (`prsm serve --detach`).
 package main
@@ -24,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/hook"
 )
 
@@ -32,6 +31,7 @@ func main() {
 }
 
 const usage = `usage: prsm-hook AGENT < EVENT.json
+       prsm-hook --version
 
 The agent hook adapter prsm's hooks run (see prsm hooks install AGENT):
 it reads one hook event (JSON) on stdin and tells the session's server,
@@ -43,8 +43,12 @@ as prsm hook AGENT does. AGENT is one of: %s.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	agents := strings.Join(hook.Agents(), ", ")
 	for _, arg := range args {
-		if arg == "-h" || arg == "--help" {
+		switch arg {
+		case "-h", "--help":
 			fmt.Fprintf(stdout, usage, agents)
+			return 0
+		case "--version":
+			fmt.Fprintf(stdout, "prsm-hook version %s\n", prsm.Version)
 			return 0
 		}
 	}

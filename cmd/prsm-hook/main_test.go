@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -43,6 +45,38 @@ func TestDepsLean(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Fatalf("go list named none of prsm's packages:\n%s", out)
+	}
+	// net (and net/textproto, which imports it) links the C library into
+	// a build with cgo on, for a resolver a loopback address never needs.
+	for _, p := range strings.Fields(string(out)) {
+		if p == "net" || p == "net/textproto" || p == "runtime/cgo" {
+			t.Errorf("prsm-hook depends on %s: a plain go build of it would load libc at every start", p)
+		}
+	}
+}
+
+// TestPlainBuildStatic: `go install ./cmd/prsm-hook`, with cgo on as it is
+// by default where a C compiler is, gives a static binary as `make install`
+// does (issue 44, item 16): no program interpreter, no shared library.
+func TestPlainBuildStatic(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "prsm-hook")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Errorf("prsm-hook has a %v program header: it is linked dynamically", p.Type)
+		}
+	}
+	if libs, err := f.ImportedLibraries(); err == nil && len(libs) > 0 {
+		t.Errorf("prsm-hook needs shared libraries %v", libs)
 	}
 }
 
@@ -204,5 +238,17 @@ func TestLeanHookRecords(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(ws, f)); err != nil || string(b) != f[:1]+"\n" {
 			t.Errorf("workspace %s: %q %v", f, b, err)
 		}
+	}
+}
+
+// prsm-hook --version says its version, not "unknown agent" (issue 44,
+// item 14).
+func TestVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--version"}, strings.NewReader(""), &out, &errb); code != 0 || errb.Len() > 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "prsm-hook version ") {
+		t.Fatalf("stdout = %q, want prsm-hook version ...", out.String())
 	}
 }

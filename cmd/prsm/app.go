@@ -33,9 +33,39 @@ func Main() int {
 			os.Setenv("PRSM_HOME", abs)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if s, ok := <-sigs; ok {
+			cancel(signalled{s.(syscall.Signal)})
+		}
+	}()
 	return Run(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+}
+
+// signalled is the cause of a command's context ending on a signal (Ctrl-C,
+// SIGTERM): a command that stops on it exits as a shell reports a process
+// killed by it (interrupted).
+type signalled struct{ sig syscall.Signal }
+
+func (s signalled) Error() string { return s.sig.String() + " signal received" }
+
+// Is makes a signal's cause a cancellation, as signal.NotifyContext's is.
+func (s signalled) Is(target error) bool { return target == context.Canceled }
+
+// interrupted is the exit error of a command stopped by the signal that
+// ended ctx (128+n, as a shell reports it), or nil while ctx is live.
+func interrupted(ctx context.Context) error {
+	var s signalled
+	if errors.As(context.Cause(ctx), &s) {
+		return &exitError{code: 128 + int(s.sig)}
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: 128 + int(syscall.SIGINT)}
+	}
+	return nil
 }
 
 // usageError is a mistake in how prsm was called: exit code 2.
@@ -130,8 +160,31 @@ func (a *app) rootCmd() *cobra.Command {
 		return usagef("see `"+c.CommandPath()+" --help`", "%v", err)
 	})
 	root.AddCommand(a.serveCmd(), a.runCmd(), a.gcCmd(), a.stopCmd(), a.statusCmd(), a.sessionCmd(), a.changesCmd(),
-		a.checkpointCmd(), a.rewindCmd(), a.rollbackCmd(), a.hookCmd(), a.hooksCmd(), a.uiCmd(), a.demoCmd())
+		a.checkpointCmd(), a.rewindCmd(), a.rollbackCmd(), a.hookCmd(), a.hooksCmd(), a.uiCmd(), a.demoCmd(), a.versionCmd())
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "demo", "hook", "completion", "version":
+			// --workspace means nothing to these: their help leaves it
+			// out (demo refuses it; it makes its own repository).
+			c.PersistentFlags().StringVar(&a.workspace, "workspace", "", "")
+			c.PersistentFlags().MarkHidden("workspace")
+		}
+	}
 	return root
+}
+
+// versionCmd is `prsm version`, which says what `prsm --version` does.
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print prsm's version",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintf(a.stdio.Out, "prsm version %s\n", prsm.Version)
+			return nil
+		},
+	}
 }
 
 // exactArgs is cobra.ExactArgs as a usage error.

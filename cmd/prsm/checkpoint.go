@@ -27,7 +27,7 @@ func (a *app) checkpointCmd() *cobra.Command {
 		Short: "Create, list, show, annotate, delete and diff a session's checkpoints",
 		Args:  exactArgs(0, "a subcommand: create, list, show, annotate, delete or diff"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("see `prsm checkpoint --help`", "prsm checkpoint needs a subcommand: create, list, show, annotate, delete or diff")
+			return cmd.Help() // with no subcommand: what they are
 		},
 	}
 	c.PersistentFlags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
@@ -61,7 +61,7 @@ func (a *app) checkpointCreateCmd(sessionID *string) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&req.Name, "name", "", "the checkpoint's name")
-	c.Flags().StringVar(&req.Annotation, "note", "", "an annotation (searchable with `prsm checkpoint list --grep`)")
+	c.Flags().StringVar(&req.Annotation, "note", "", "an annotation, searchable with prsm checkpoint list --grep")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }

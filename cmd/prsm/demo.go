@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -125,12 +126,17 @@ func (a *app) demo(ctx context.Context, keep bool) (err error) {
 	fmt.Fprintf(w, "and changed config.json where you had edited it too: that change is a conflict, and your\n")
 	fmt.Fprintf(w, "version of the file was left as it is. In the page: Accept or Reject each change, file or\n")
 	fmt.Fprintf(w, "session; the Timeline tab rolls the session back to any checkpoint.\n\n")
+	me, onPath := selfCommand()
 	fmt.Fprintf(w, "From a shell:\n")
 	fmt.Fprintf(w, "  cd %s\n", dir)
-	fmt.Fprintf(w, "  prsm changes diff          prsm changes accept --all    prsm checkpoint list\n")
-	fmt.Fprintf(w, "  prsm ui                    (a new login, when this address has expired)\n\n")
+	fmt.Fprintf(w, "  %s changes diff\n  %s changes accept --all\n  %s checkpoint list\n", me, me, me)
+	fmt.Fprintf(w, "  %s ui    (a new login, when this address has expired)\n", me)
+	if !onPath {
+		fmt.Fprintf(w, "(This prsm is not the one on your PATH: `make install` puts it in ~/.local/bin.)\n")
+	}
+	fmt.Fprintln(w)
 	if keep {
-		fmt.Fprintf(w, "The server keeps running. Stop it with:\n  prsm stop --workspace %s\nand remove %s when you are done.\n", dir, tmp)
+		fmt.Fprintf(w, "The server keeps running. Stop it with:\n  %s stop --workspace %s\nand remove %s when you are done.\n", me, dir, tmp)
 		return nil
 	}
 	fmt.Fprintf(w, "The demo server runs until you press Ctrl-C; then it stops and %s is removed.\n", tmp)
@@ -403,4 +409,36 @@ func demoLogo() []byte {
 	var b bytes.Buffer
 	png.Encode(&b, img)
 	return b.Bytes()
+}
+
+// selfCommand is how a shell runs this prsm: "prsm" when that is the prsm
+// on $PATH (onPath), else this binary's absolute path (after `make run`,
+// bin/prsm of the clone), so that the hints printed work when pasted.
+func selfCommand() (cmd string, onPath bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "prsm", false
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	if p, err := exec.LookPath("prsm"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil && sameFile(real, exe) {
+			return "prsm", true
+		}
+	}
+	if strings.ContainsAny(exe, " '\"\\$`") {
+		return "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'", false
+	}
+	return exe, false
+}
+
+// sameFile says whether a and b name one file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

@@ -361,3 +361,34 @@ func mustEval(t *testing.T, p string) string {
 	}
 	return r
 }
+
+// The demo's hints name a prsm a shell runs: "prsm" only when the prsm
+// on PATH is this binary, else this binary's path (issue 44, item 9).
+func TestSelfCommand(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if cmd, onPath := selfCommand(); onPath || !filepath.IsAbs(strings.Trim(cmd, "'")) {
+		t.Errorf("no prsm on PATH: got %q, %v; want this binary's absolute path", cmd, onPath)
+	} else if out, err := exec.Command(strings.Trim(cmd, "'"), "-test.run=^$").CombinedOutput(); err != nil {
+		t.Errorf("%s does not run: %v\n%s", cmd, err, out)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(exe, filepath.Join(bin, "prsm")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	if cmd, onPath := selfCommand(); cmd != "prsm" || !onPath {
+		t.Errorf("this binary on PATH: got %q, %v; want prsm, true", cmd, onPath)
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "prsm"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", other)
+	if cmd, onPath := selfCommand(); cmd == "prsm" || onPath {
+		t.Errorf("another prsm on PATH: got %q, %v; want this binary's path", cmd, onPath)
+	}
+}

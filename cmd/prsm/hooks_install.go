@@ -101,7 +101,7 @@ func (a *app) hooksCmd() *cobra.Command {
 		Short: "Install, remove or show prsm's agent hooks (" + strings.Join(hookAgentNames(), ", ") + ")",
 		Args:  exactArgs(0, "a subcommand: install, uninstall or status"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("see `prsm hooks --help`", "prsm hooks needs a subcommand: install, uninstall or status")
+			return cmd.Help() // with no subcommand: what they are
 		},
 	}
 	c.AddCommand(a.hooksInstallCmd(true), a.hooksInstallCmd(false), a.hooksStatusCmd())

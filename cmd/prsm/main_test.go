@@ -50,6 +50,9 @@ func TestScripts(t *testing.T) {
 			"samefiles":       cmdSameFiles,
 			"uilogin":         cmdUILogin,
 			"waitfile":        cmdWaitFile,
+			"pty":             cmdPty,
+			"serverpid":       cmdServerPID,
+			"exits":           cmdExits,
 		},
 	})
 }

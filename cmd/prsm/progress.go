@@ -85,15 +85,8 @@ func (a *app) followJob(ctx context.Context, cl *client.Client, job *api.Job, la
 // of session s: asked about by their count, run as a job with a progress
 // bar, and summed up.
 func (a *app) bulkJob(ctx context.Context, cl *client.Client, s *prsm.Session, verb, done string, accept, yes bool) error {
-	what := fmt.Sprintf("%s of session %s", prsm.Plural(s.PendingCount, "pending change"), s.ID)
-	if !yes {
-		if !isTTY(a.stdio.In) {
-			return usagef("pass --yes to act without asking",
-				"stdin is not a terminal, so prsm cannot ask before it %ss %s; nothing was %sed", verb, what, verb)
-		}
-		if !a.confirm(fmt.Sprintf("will %s %s (`prsm changes --session %s` lists them). Proceed?", verb, what, s.ID)) {
-			return fmt.Errorf("aborted; nothing was %sed", verb)
-		}
+	if err := a.askByCount(s, verb, yes); err != nil {
+		return err
 	}
 	job, err := cl.StartBulk(ctx, s.ID, accept, "")
 	if err != nil {
@@ -111,6 +104,24 @@ func (a *app) bulkJob(ctx context.Context, cl *client.Client, s *prsm.Session, v
 		}
 	}
 	return err
+}
+
+// askByCount asks before a verb of all the pending changes of session s,
+// too many to list, by their count; off a terminal only yes (--yes) goes
+// on.
+func (a *app) askByCount(s *prsm.Session, verb string, yes bool) error {
+	if yes {
+		return nil
+	}
+	what := fmt.Sprintf("%s of session %s", prsm.Plural(s.PendingCount, "pending change"), s.ID)
+	if !isTTY(a.stdio.In) {
+		return usagef("pass --yes to act without asking",
+			"stdin is not a terminal, so prsm cannot ask before it %ss %s; nothing was %sed", verb, what, verb)
+	}
+	if !a.confirm(fmt.Sprintf("will %s %s (`prsm changes --session %s` lists them). Proceed?", verb, what, s.ID)) {
+		return fmt.Errorf("aborted; nothing was %sed", verb)
+	}
+	return nil
 }
 
 // discardJob ends session s with its unreviewed work discarded, as a job

@@ -29,13 +29,16 @@ func (a *app) runCmd() *cobra.Command {
 		Long: `Run an agent (any command) inside a session's worktree; every change it makes
 is recorded. The session is the one --session or --name names; else the one
 active session of the same agent (the command's name, or --agent), when there
-is exactly one; else a new one. --new always starts a new one.`,
+is exactly one; else a new one. --new always starts a new one (named, with
+--name). A session a live run is in is never joined by another: a second run
+starts a session of its own, and --session or --name of a held one is
+refused with the holder's pid.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("usage: prsm run [--session ID | --name N] -- CMD [ARGS...]", "prsm run needs a command to run")
 			}
-			if sessionID != "" && name != "" || fresh && (sessionID != "" || name != "") {
-				return usagef("give one of them", "--session, --name and --new cannot be used together")
+			if sessionID != "" && (name != "" || fresh) {
+				return usagef("give one of them", "--session cannot be used with --name or --new")
 			}
 			if mode != "" && mode != prsm.ModeAuto && mode != prsm.ModeReview {
 				return usagef("use --mode auto or --mode review", "unknown mode %q", mode)
@@ -48,7 +51,7 @@ is exactly one; else a new one. --new always starts a new one.`,
 	c.Flags().StringVar(&mode, "mode", "", "auto or review, for a new session")
 	c.Flags().StringVar(&agent, "agent", "", "agent name for a new session (default: the command's name)")
 	c.Flags().BoolVar(&noAuto, "no-auto-checkpoints", false, "a new session takes no automatic checkpoints")
-	c.Flags().BoolVar(&fresh, "new", false, "start a new session even when one of this agent is active")
+	c.Flags().BoolVar(&fresh, "new", false, "start a new session (named with --name) even when one of this agent is active")
 	return c
 }
 
@@ -69,7 +72,18 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 	if err != nil {
 		return err
 	}
+	// hold is this run's hold on its session: a session another live run
+	// holds is never joined (runhold.go).
 	var s *prsm.Session
+	var hold *runHold
+	defer func() { hold.release() }()
+	take := func(ss *prsm.Session) (int, error) {
+		h, pid, err := holdRun(p.dir, ss.ID)
+		if h != nil {
+			hold = h
+		}
+		return pid, err
+	}
 	switch {
 	case sessionID != "":
 		if s, err = cl.Session(ctx, sessionID); err != nil {
@@ -78,7 +92,7 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 		if s.Status != prsm.SessionActive {
 			return fmt.Errorf("session %s has ended; start a new one with `prsm run -- %s`", s.ID, argv[0])
 		}
-	case name != "":
+	case name != "" && !fresh:
 		list, err := cl.Sessions(ctx, prsm.SessionActive)
 		if err != nil {
 			return err
@@ -87,6 +101,13 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 			if ss.Name == name {
 				s = &ss
 			}
+		}
+	}
+	if s != nil {
+		if pid, err := take(s); err != nil {
+			return err
+		} else if hold == nil {
+			return heldError(s, pid)
 		}
 	}
 	if agent == "" {
@@ -105,8 +126,20 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 			}
 		}
 		if len(mine) == 1 {
-			s = &mine[0]
-			fmt.Fprintf(a.stdio.Err, "prsm: joining session %s (%s), the active session of %s; --new starts another\n", s.ID, printable(s.Name), printable(agent))
+			pid, err := take(&mine[0])
+			if err != nil {
+				return err
+			}
+			if hold != nil {
+				s = &mine[0]
+				fmt.Fprintf(a.stdio.Err, "prsm: joining session %s (%s), the active session of %s; --new starts another\n", s.ID, printable(s.Name), printable(agent))
+			} else {
+				by := "another live run"
+				if pid > 0 {
+					by += fmt.Sprintf(" (pid %d)", pid)
+				}
+				fmt.Fprintf(a.stdio.Err, "prsm: session %s (%s) of %s is held by %s; starting a new one\n", mine[0].ID, printable(mine[0].Name), printable(agent), by)
+			}
 		} else if len(mine) > 1 {
 			fmt.Fprintf(a.stdio.Err, "prsm: %d sessions of %s are active; starting a new one (--session ID joins one)\n", len(mine), printable(agent))
 		}
@@ -119,6 +152,10 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 			req.AutoCheckpoints = &off
 		}
 		if s, err = cl.StartSession(ctx, req); err != nil {
+			return err
+		}
+		// A new session is this run's; nobody else can hold it yet.
+		if _, err := take(s); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdio.Err, "prsm: session %s (%s) in %s\n", s.ID, s.Name, s.WorktreePath)
@@ -236,7 +273,20 @@ wait:
 		if len(names) > 0 && len(names) <= 5 {
 			fmt.Fprintf(a.stdio.Err, " (%s)", joinShort(names))
 		}
-		fmt.Fprintf(a.stdio.Err, ", %s pending\n", prsm.Plural(pending, "change"))
+		var conflicts []string
+		for _, r := range recs {
+			if r.Status == prsm.StatusPending && r.SyncState == prsm.SyncConflict {
+				conflicts = append(conflicts, r.ID)
+			}
+		}
+		fmt.Fprintf(a.stdio.Err, ", %s pending", prsm.Plural(pending, "change"))
+		if len(conflicts) > 0 {
+			fmt.Fprintf(a.stdio.Err, ", %d of them in conflict", len(conflicts))
+		}
+		fmt.Fprintln(a.stdio.Err)
+		for _, id := range conflicts {
+			fmt.Fprintf(a.stdio.Err, "prsm: conflict: resolve with `prsm changes resolve %s mine|agent|markers`\n", printable(id))
+		}
 		fmt.Fprintf(a.stdio.Err, "prsm: review with `prsm changes --session %s`, or `prsm ui`\n", s.ID)
 	}
 	if code != 0 {

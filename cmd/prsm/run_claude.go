@@ -103,6 +103,11 @@ func claudeRunArgs(argv []string, worktree, projectDir, baseURL string, errOut i
 //     out of the rest. Checked against Claude Code 2.1.328's settings
 //     schema (sandbox.filesystem.denyRead and allowRead, arrays of
 //     absolute paths; a --settings file may re-allow what it denies).
+//     allowUnsandboxedCommands false keeps every command in the sandbox:
+//     otherwise a Bash call with dangerouslyDisableSandbox runs outside
+//     it, and under bypassPermissions nobody is asked
+//     (TestRealAgentClaudeSandbox read server.json that way). It changes
+//     nothing while the sandbox is off.
 //   - permissions.deny Read and Edit rules (`//` starts an absolute path)
 //     keep Claude Code's own file tools off those files with or without
 //     the sandbox; Claude Code merges Read deny rules into the sandbox's
@@ -131,7 +136,10 @@ func claudeGuards(projectDir string) map[string]any {
 		deny = append(deny, "Edit(/"+filepath.ToSlash(p)+")")
 	}
 	return map[string]any{
-		"sandbox":     map[string]any{"filesystem": map[string]any{"denyRead": denyRead, "allowRead": allowRead}},
+		"sandbox": map[string]any{
+			"filesystem":               map[string]any{"denyRead": denyRead, "allowRead": allowRead},
+			"allowUnsandboxedCommands": false,
+		},
 		"permissions": map[string]any{"deny": deny},
 	}
 }

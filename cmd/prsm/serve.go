@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -140,6 +141,29 @@ func heapPeaks(path string) func() {
 	return func() { close(done) }
 }
 
+// workspaceCheck is how often a running server looks for its workspace.
+const workspaceCheck = 2 * time.Second
+
+// workspaceGone waits until the workspace at root, or its repository's
+// git directory, is gone (true: a server of a deleted workspace serves
+// nobody, and would run on forever), or ctx ends (false).
+func workspaceGone(ctx context.Context, root, gitDir string) bool {
+	t := time.NewTicker(workspaceCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			for _, dir := range []string{root, gitDir} {
+				if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+					return true
+				}
+			}
+		}
+	}
+}
+
 // gcInterval is how often a running server applies retention.
 const gcInterval = time.Hour
 
@@ -242,7 +266,15 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 		return err
 	}
 	log.Info("prsm serving", "workspace", p.repo.Root, "addr", "http://"+srv.Addr(), "pid", os.Getpid())
-	serveErr := srv.Serve(ctx)
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	go func() {
+		if workspaceGone(serveCtx, p.repo.Root, p.repo.CommonDir) {
+			log.Info("the workspace is gone; stopping", "workspace", p.repo.Root)
+			stopServing()
+		}
+	}()
+	serveErr := srv.Serve(serveCtx)
 	// Checkpoints answered a moment ago reach the repository before the
 	// store closes (a crash leaves them to the next start).
 	if err := eng.FlushObjects(context.WithoutCancel(ctx)); err != nil {

@@ -18,7 +18,7 @@ func (a *app) sessionCmd() *cobra.Command {
 		Short: "Start, list, show and end agent sessions",
 		Args:  exactArgs(0, "a subcommand: start, list, show or end"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("see `prsm session --help`", "prsm session needs a subcommand: start, list, show or end")
+			return cmd.Help() // with no subcommand: what they are
 		},
 	}
 	c.AddCommand(a.sessionStartCmd(), a.sessionListCmd(), a.sessionShowCmd(), a.sessionEndCmd())
@@ -159,15 +159,32 @@ func oneSessionArg(id *string) cobra.PositionalArgs {
 }
 
 func (a *app) sessionEndCmd() *cobra.Command {
-	var discard bool
+	var discard, yes bool
 	var sessionID string
 	c := &cobra.Command{
-		Use:   "end [ID | --session ID] [--discard]",
+		Use:   "end [ID | --session ID] [--discard [--yes]]",
 		Short: "End a session: remove its worktree and branch (refused while changes are unreviewed); default: the one active session",
-		Args:  oneSessionArg(&sessionID),
+		Long: `End a session: remove its worktree and branch. It is refused while changes
+are unreviewed, unless --discard: that lists the pending changes it drops
+from your workspace and asks first, as a bulk reject does (--yes off a
+terminal).`,
+		Args: oneSessionArg(&sessionID),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, target *prsm.Session) (*prsm.Session, error) {
 				if discard && target.PendingCount > 0 {
+					if target.PendingCount > bulkListMax {
+						if err := a.askByCount(target, "discard", yes); err != nil {
+							return nil, err
+						}
+					} else {
+						ok, err := a.confirmBulk(ctx, cl, target, "discard", "", "", yes)
+						if err != nil {
+							return nil, err
+						}
+						if !ok { // none left pending meanwhile
+							return cl.EndSession(ctx, target.ID, discard)
+						}
+					}
 					// Rejects first, maybe many: a job with a progress bar.
 					return a.discardJob(ctx, cl, target)
 				}
@@ -178,7 +195,8 @@ func (a *app) sessionEndCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
-	c.Flags().BoolVar(&discard, "discard", false, "drop unreviewed changes")
+	c.Flags().BoolVar(&discard, "discard", false, "drop unreviewed changes (it lists them and asks first)")
+	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before --discard drops the pending changes")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }

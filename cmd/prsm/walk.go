@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,7 +34,8 @@ func (a *app) changesReviewCmd(sessionID *string) *cobra.Command {
   a  accept it and the rest of this change
   d  reject it and the rest of this change
   s  split it into smaller hunks
-  q  quit; what is left stays pending
+  q  quit; what is left stays pending (so do Ctrl-C, SIGTERM and
+     Ctrl-D, keeping what was decided; Ctrl-C exits 130, SIGTERM 143)
   ?  help
 Binary, symlink and mode-only changes are decided whole. A reject takes
 the hunk's lines out of the workspace and the worktree at once, and later
@@ -47,7 +50,13 @@ instead (one per question, in order), for scripts.`,
 				return usagef("run it on a terminal, or give the keys with --answers (for example --answers ynq)",
 					"prsm changes review asks about each hunk and needs a terminal")
 			}
-			return a.walk(cmd.Context(), *sessionID, bufio.NewReader(in))
+			err := a.walk(cmd.Context(), *sessionID, bufio.NewReader(in))
+			if err != nil && !errors.As(err, new(*exitError)) {
+				if ie := interrupted(cmd.Context()); ie != nil {
+					return ie // a call the signal cut short
+				}
+			}
+			return err
 		},
 	}
 	c.Flags().StringVar(&answers, "answers", "", "the keys to answer with, one per question (y, n, a, d, s, q)")
@@ -79,18 +88,46 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 		return nil
 	}
 	accepted, rejected := 0, 0
+	// The answers are read apart from the questions, so that Ctrl-C or
+	// SIGTERM ends a walk waiting at its prompt at once ("!" below).
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		for {
+			line, err := in.ReadString('\n')
+			if err != nil && line == "" {
+				return // end of input
+			}
+			select {
+			case lines <- line:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	ask := func(prompt string) (string, error) {
 		fmt.Fprint(w, prompt)
-		line, err := in.ReadString('\n')
-		if err != nil && line == "" {
+		select {
+		case line, ok := <-lines:
 			fmt.Fprintln(w)
-			return "q", nil // end of input: quit, leaving the rest
+			if !ok {
+				return "q", nil // end of input: quit, leaving the rest
+			}
+			return strings.ToLower(strings.TrimSpace(line)), nil
+		case <-ctx.Done():
+			fmt.Fprintln(w)
+			return "!", nil
 		}
-		fmt.Fprintln(w)
-		return strings.ToLower(strings.TrimSpace(line)), nil
 	}
 	summary := func() {
 		fmt.Fprintf(w, "accepted %s, rejected %s\n", prsm.Plural(accepted, "hunk"), prsm.Plural(rejected, "hunk"))
+	}
+	// stop ends a walk that a signal interrupted: what was decided stays
+	// decided, the rest pending.
+	stop := func() error {
+		summary()
+		fmt.Fprintln(a.stdio.Err, "interrupted; what is left stays pending")
+		return interrupted(ctx)
 	}
 	for _, p := range pend {
 		// A reject may have decided this one (a cascade) meanwhile.
@@ -125,6 +162,8 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 			case "q":
 				summary()
 				return nil
+			case "!":
+				return stop()
 			default:
 				fmt.Fprintln(w, "y - accept it, n - reject it, q - quit")
 			}
@@ -141,7 +180,7 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 		}
 		queue := groupBlocks(r.Hunks, todo)
 		var acc, rej []int
-		quit := false
+		quit, signalled := false, false
 		for i := 0; i < len(queue) && !quit; {
 			q := queue[i]
 			// Always for a person's eyes, the hidden bytes of a line shown,
@@ -185,12 +224,22 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 				queue = append(append(append([]walkHunk{}, queue[:i]...), split...), queue[i+1:]...)
 			case "q":
 				quit = true
+			case "!":
+				quit, signalled = true, true
 			default:
 				fmt.Fprintln(w, "y - accept this hunk\nn - reject this hunk\na - accept this hunk and the rest of this change\nd - reject this hunk and the rest of this change\ns - split this hunk\nq - quit; what is left stays pending\n? - this help")
 			}
 		}
 		if len(acc)+len(rej) > 0 {
-			ans, err := cl.DecideHunks(ctx, s.ID, r.ID, acc, rej)
+			dctx := ctx
+			if signalled {
+				// The hunks decided before the signal are sent on a
+				// context of their own: the command's has ended.
+				var cancel context.CancelFunc
+				dctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+				defer cancel()
+			}
+			ans, err := cl.DecideHunks(dctx, s.ID, r.ID, acc, rej)
 			if err != nil {
 				return err
 			}
@@ -199,6 +248,9 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 			for _, c := range ans.Cascaded {
 				fmt.Fprintf(w, "rejected with it: hunk %d of %s (its lines were built on the rejected ones)\n", c.Index, printable(c.ID))
 			}
+		}
+		if signalled {
+			return stop()
 		}
 		if quit {
 			break

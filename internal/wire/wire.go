@@ -1,12 +1,11 @@
 // Package wire is a tiny HTTP/1.0 JSON client of prsm's own server, for
 // the lean hook binary (cmd/prsm-hook), which an agent starts before and
-// after every tool call. It exists because of what net/http costs at a
-// process's start: measured on a 2-core VM (median of 300 starts), a Go
-// binary importing only net and encoding/json starts in 1.9 ms, one
-// importing net/http in 2.5 ms, and a hook process paid that twice per
-// tool call. It speaks only to a prsm server on loopback, as server.json
-// describes it: one request per connection, HTTP/1.0 so that the server
-// neither chunks its answer nor keeps the connection.
+// after every tool call. It exists because of what net/http, and package
+// net itself (which links libc for its resolver), cost at every start of
+// a process (docs/performance.md has the figures). It speaks only to a
+// prsm server on loopback, as server.json describes it: one request per
+// connection, HTTP/1.0 so that the server neither chunks its answer nor
+// keeps the connection.
 //
 // What both clients share is here too, so that there is one of each:
 // reading server.json and checking that its server runs and answers
@@ -23,8 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/textproto"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,16 +114,15 @@ func (c *Client) request(method, path string, body []byte, extra []Header) []byt
 // dial, write or read at once, and is the error then. The connection's
 // deadline is set only once the context has ended, not to the context's
 // deadline ahead: a read could pass that before ctx.Err says so.
-func (c *Client) roundTrip(ctx context.Context, req []byte) (status int, header textproto.MIMEHeader, body []byte, err error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", c.Addr)
+func (c *Client) roundTrip(ctx context.Context, req []byte) (status int, header Fields, body []byte, err error) {
+	conn, err := dial(ctx, c.Addr)
 	if err != nil {
 		return 0, nil, nil, err
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	fail := func(err error) (int, textproto.MIMEHeader, []byte, error) {
+	fail := func(err error) (int, Fields, []byte, error) {
 		if cerr := ctx.Err(); cerr != nil {
 			return 0, nil, nil, cerr
 		}
@@ -135,8 +131,8 @@ func (c *Client) roundTrip(ctx context.Context, req []byte) (status int, header 
 	if _, err := conn.Write(req); err != nil {
 		return fail(err)
 	}
-	tp := textproto.NewReader(bufio.NewReader(conn))
-	line, err := tp.ReadLine()
+	br := bufio.NewReader(conn)
+	line, err := readLine(br)
 	if err != nil {
 		return fail(fmt.Errorf("read the answer: %w", err))
 	}
@@ -147,7 +143,7 @@ func (c *Client) roundTrip(ctx context.Context, req []byte) (status int, header 
 	if !strings.HasPrefix(proto, "HTTP/1.") || err != nil || len(code) != 3 {
 		return fail(fmt.Errorf("not an HTTP answer: %q", line))
 	}
-	if header, err = tp.ReadMIMEHeader(); err != nil {
+	if header, err = readFields(br); err != nil {
 		return fail(fmt.Errorf("read the answer's header: %w", err))
 	}
 	// Without Content-Length, the body is what comes until the server
@@ -160,7 +156,7 @@ func (c *Client) roundTrip(ctx context.Context, req []byte) (status int, header 
 		}
 		limit = n
 	}
-	body, err = io.ReadAll(io.LimitReader(tp.R, limit))
+	body, err = io.ReadAll(io.LimitReader(br, limit))
 	if err != nil {
 		return fail(fmt.Errorf("read the answer's body: %w", err))
 	}
@@ -176,7 +172,7 @@ func (c *Client) roundTrip(ctx context.Context, req []byte) (status int, header 
 // Decode turns an answer into an *Error, or decodes a 2xx answer's body
 // into out (when non-nil). The client package decodes its answers with it
 // too.
-func Decode(method, path string, status int, header textproto.MIMEHeader, data []byte, out any) error {
+func Decode(method, path string, status int, header interface{ Get(string) string }, data []byte, out any) error {
 	if status < 200 || status > 299 {
 		e := &Error{Status: status}
 		var body api.ErrorBody
@@ -232,4 +228,48 @@ func LiveServer(ctx context.Context, dir string) (*api.Info, bool) {
 		return nil, false
 	}
 	return info, true
+}
+
+// Fields are an answer's header fields, by their lower-case names.
+type Fields map[string]string
+
+// Get is the field name's value ("" without one), whatever its case.
+func (f Fields) Get(name string) string { return f[strings.ToLower(name)] }
+
+// maxHead bounds an answer's status line and header fields.
+const maxHead = 64 << 10
+
+// readLine reads one line of an answer's head, without its CRLF.
+func readLine(br *bufio.Reader) (string, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		return "", errors.New("header line too long")
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(line), "\r\n"), nil
+}
+
+// readFields reads the header fields up to the blank line that ends them.
+// The server sends no continuation lines; one would be an error.
+func readFields(br *bufio.Reader) (Fields, error) {
+	f := Fields{}
+	for n := 0; ; {
+		line, err := readLine(br)
+		if err != nil {
+			return nil, err
+		}
+		if line == "" {
+			return f, nil
+		}
+		if n += len(line); n > maxHead {
+			return nil, errors.New("header too long")
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, fmt.Errorf("malformed header line %q", line)
+		}
+		f[strings.ToLower(name)] = strings.TrimSpace(value)
+	}
 }

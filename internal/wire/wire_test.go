@@ -4,6 +4,7 @@ package wire_test
 // test: the server links package hook, which links wire.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -208,15 +209,7 @@ func TestWireDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(io.Discard, c); c.Close() }()
-		}
-	}()
+	go serveEach(ln, func(c net.Conn) { io.Copy(io.Discard, c) })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -290,5 +283,47 @@ func TestWireAnswers(t *testing.T) {
 				t.Errorf("sent %d times", 1+len(reqs))
 			}
 		})
+	}
+}
+
+// The dial takes an IPv6 loopback address as well as an IPv4 one, and
+// reads the answer's header fields whatever their case.
+func TestWireIPv6(t *testing.T) {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	defer ln.Close()
+	go serveEach(ln, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil || line == "\r\n" {
+				break
+			}
+		}
+		io.WriteString(c, "HTTP/1.0 503 Service Unavailable\r\ncontent-length: 28\r\nRETRY-AFTER: 7\r\n\r\n{\"error\":\"no\",\"code\":\"gone\"}")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = (&wire.Client{Addr: ln.Addr().String(), Token: "t"}).Do(ctx, "GET", "/healthz", nil, nil)
+	var we *wire.Error
+	if !errors.As(err, &we) || we.Status != 503 || we.Code != "gone" || we.Msg != "no" || we.RetryAfter != 7*time.Second {
+		t.Fatalf("err = %#v, want the 503 answer with its Retry-After", err)
+	}
+}
+
+// serveEach serves each connection ln accepts with serve, then closes it,
+// until ln is closed.
+func serveEach(ln net.Listener, serve func(net.Conn)) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			serve(c)
+		}()
 	}
 }

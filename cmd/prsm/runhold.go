@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/prsm-dev/prsm"
+)
+
+// runHold is a live `prsm run`'s hold on its session: an exclusive lock
+// (flock) on runs/<session id>.lock in the project's directory, with the
+// run's pid in the file. The kernel lets it go when the run's process
+// ends, however it ends, so a hold never outlives its run; the agent does
+// not inherit it (the file is opened close-on-exec).
+type runHold struct{ f *os.File }
+
+// holdRun takes the hold on session id for this process. When another
+// live run holds it, it returns nil and that run's pid (0 when it has not
+// written it yet).
+func holdRun(projectDir, id string) (*runHold, int, error) {
+	dir := filepath.Join(projectDir, "runs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, 0, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, id+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			b, _ := os.ReadFile(f.Name())
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return nil, pid, nil
+		}
+		return nil, 0, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &runHold{f: f}, 0, nil
+}
+
+// release lets the session go (the process's end does too).
+func (h *runHold) release() {
+	if h != nil {
+		h.f.Close()
+	}
+}
+
+// heldError is the refusal of a session another live run holds.
+func heldError(s *prsm.Session, pid int) error {
+	holder := "another live `prsm run`"
+	if pid > 0 {
+		holder += fmt.Sprintf(" (pid %d)", pid)
+	}
+	return usagef("wait for that run to end, or start another session with --new (--new --name N names it)",
+		"session %s (%s) is held by %s; two runs never share a worktree", s.ID, printable(s.Name), holder)
+}
