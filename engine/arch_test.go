@@ -166,20 +166,6 @@ func TestOneWorkspaceWriter(t *testing.T) {
 	}
 }
 
-func recvName(fd *ast.FuncDecl) string {
-	t := fd.Recv.List[0].Type
-	if s, ok := t.(*ast.StarExpr); ok {
-		t = s.X
-	}
-	if ix, ok := t.(*ast.IndexExpr); ok {
-		t = ix.X
-	}
-	if id, ok := t.(*ast.Ident); ok {
-		return id.Name
-	}
-	return ""
-}
-
 // namesWorkspace reports whether an argument of call uses the workspace's
 // root (Repo.Root).
 func namesWorkspace(call *ast.CallExpr) bool {
