@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 )
@@ -53,16 +54,14 @@ type bulkPayload struct {
 	End  bool    `json:"end,omitempty"`
 }
 
+// bulker decides many records at once: a session's pending records, or
+// every session's (bulkstart.go), planned from their paths, written down
+// as one intent and worked a chunk at a time as a job (jobRunner).
+type bulker struct{ *Engine }
+
 // errStopping stops a job between two chunks when the server stops: its
 // intent stays, and the next start finishes it.
 var errStopping = errors.New("the server is stopping; the next start finishes the rest")
-
-// closing reports whether Close has begun.
-func (e *Engine) closing() bool {
-	e.flushMu.Lock()
-	defer e.flushMu.Unlock()
-	return e.closed
-}
 
 func refOf(r *prsm.Record) store.RecordRef {
 	return store.RecordRef{Seq: r.Seq, ID: r.ID, RelPath: r.RelPath, ChangeType: r.ChangeType}
@@ -92,23 +91,23 @@ func rejectPlan(pend, roots []store.RecordRef) []store.RecordRef {
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].Seq > order[j].Seq })
 	// Undoing a create removes its path.
-	return pathOrdered(order, func(r store.RecordRef) string { return r.RelPath },
+	return workspace.PathOrdered(order, func(r store.RecordRef) string { return r.RelPath },
 		func(r store.RecordRef) bool { return r.ChangeType == prsm.ChangeCreate })
 }
 
 // pendingOf is the pending records of the files of roots: read file by
 // file when they are few, else all of the session's at once.
-func (e *Engine) pendingOf(ctx context.Context, sessionID string, roots []store.RecordRef) ([]store.RecordRef, error) {
+func (bk *bulker) pendingOf(ctx context.Context, sessionID string, roots []store.RecordRef) ([]store.RecordRef, error) {
 	files := map[string]bool{}
 	for _, r := range roots {
 		files[r.RelPath] = true
 	}
 	if len(files) > 64 {
-		return store.PendingRefs(ctx, e.DB.Q(), sessionID, "")
+		return store.PendingRefs(ctx, bk.DB.Q(), sessionID, "")
 	}
 	var pend []store.RecordRef
 	for rel := range files {
-		refs, err := store.PendingRefs(ctx, e.DB.Q(), sessionID, rel)
+		refs, err := store.PendingRefs(ctx, bk.DB.Q(), sessionID, rel)
 		if err != nil {
 			return nil, err
 		}
@@ -119,12 +118,12 @@ func (e *Engine) pendingOf(ctx context.Context, sessionID string, roots []store.
 
 // intendBulk writes down a bulk decision of kind on the records seqs, in
 // that order (a discard's reject when end).
-func (e *Engine) intendBulk(ctx context.Context, sessionID, kind string, seqs []int64, end bool) (int64, error) {
+func (bk *bulker) intendBulk(ctx context.Context, sessionID, kind string, seqs []int64, end bool) (int64, error) {
 	b, err := json.Marshal(bulkPayload{Seqs: seqs, End: end})
 	if err != nil {
 		return 0, err
 	}
-	return store.AddIntent(ctx, e.DB.Q(), sessionID, kind, b)
+	return store.AddIntent(ctx, bk.DB.Q(), sessionID, kind, b)
 }
 
 // rejectRun is a planned reject, written down: run runs it.
@@ -140,7 +139,7 @@ type rejectRun struct {
 // planReject plans the reject of order for session s and writes it down:
 // nothing is changed before (checkParents refuses a reject that cannot
 // be done). end marks a discard's.
-func (e *Engine) planReject(ctx context.Context, s *prsm.Session, st *sessionState, order []store.RecordRef, end bool) (*rejectRun, error) {
+func (bk *bulker) planReject(ctx context.Context, s *prsm.Session, st *sessionState, order []store.RecordRef, end bool) (*rejectRun, error) {
 	run := &rejectRun{s: s, st: st, seqs: make([]int64, len(order)), end: end}
 	for i, r := range order {
 		run.seqs[i] = r.Seq
@@ -148,11 +147,11 @@ func (e *Engine) planReject(ctx context.Context, s *prsm.Session, st *sessionSta
 	if len(order) == 0 {
 		return run, nil
 	}
-	if err := e.checkParents(ctx, s, order); err != nil {
+	if err := bk.review.checkParents(ctx, s, order); err != nil {
 		return nil, err
 	}
 	var err error
-	if run.intent, err = e.intendBulk(ctx, s.ID, intentReject, run.seqs, end); err != nil {
+	if run.intent, err = bk.intendBulk(ctx, s.ID, intentReject, run.seqs, end); err != nil {
 		return nil, err
 	}
 	return run, nil
@@ -163,13 +162,13 @@ func (e *Engine) planReject(ctx context.Context, s *prsm.Session, st *sessionSta
 // runs to its end whatever becomes of ctx; a failure, or the server
 // stopping, leaves the intent for the next start (or the same reject
 // again) to finish.
-func (e *Engine) runReject(ctx context.Context, run *rejectRun, j *job) ([]*prsm.Record, error) {
+func (bk *bulker) runReject(ctx context.Context, run *rejectRun, j *job) ([]*prsm.Record, error) {
 	intent := run.intent
 	if run.end {
 		intent = 0
 	}
-	return e.inChunks(ctx, run.s.ID, run.seqs, intent, "reject:chunk", func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error) {
-		return e.revertChunk(ctx, run.s, run.st, seqs, events, j)
+	return bk.inChunks(ctx, run.s.ID, run.seqs, intent, "reject:chunk", func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error) {
+		return bk.revertChunk(ctx, run.s, run.st, seqs, events, j)
 	})
 }
 
@@ -179,14 +178,14 @@ func (e *Engine) runReject(ctx context.Context, run *rejectRun, j *job) ([]*prsm
 // decided, oldest first, when there are at most answerLimit (nil past
 // it). It runs to its end whatever becomes of ctx; a failure, or the
 // server stopping (between two chunks), returns before the intent goes.
-func (e *Engine) inChunks(ctx context.Context, sessionID string, seqs []int64, intent int64, point string,
+func (bk *bulker) inChunks(ctx context.Context, sessionID string, seqs []int64, intent int64, point string,
 	fn func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error)) ([]*prsm.Record, error) {
 	ctx = context.WithoutCancel(ctx)
 	keep := len(seqs) <= answerLimit
 	events := len(seqs) <= eventLimit
 	var out []*prsm.Record
 	for lo := 0; lo < len(seqs); lo += bulkChunk {
-		if lo > 0 && e.closing() {
+		if lo > 0 && bk.closing() {
 			return nil, errStopping
 		}
 		done, err := fn(ctx, seqs[lo:min(lo+bulkChunk, len(seqs))], events)
@@ -199,12 +198,12 @@ func (e *Engine) inChunks(ctx context.Context, sessionID string, seqs []int64, i
 		crashPoint(point)
 	}
 	if intent != 0 {
-		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
+		if err := store.DoneIntent(ctx, bk.DB.Q(), intent); err != nil {
 			return nil, err
 		}
 	}
 	if len(seqs) > 0 {
-		e.publishSession(ctx, sessionID)
+		bk.publishSession(ctx, sessionID)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	return out, nil
@@ -229,8 +228,8 @@ type revertStep struct {
 // records it rejected. A step that fails stops the steps after it on the
 // same path; those and it stay pending, and the error is returned once
 // the others are stored.
-func (e *Engine) revertChunk(ctx context.Context, s *prsm.Session, st *sessionState, seqs []int64, events bool, j *job) ([]*prsm.Record, error) {
-	all, err := store.RecordsBySeq(ctx, e.DB.Q(), s.ID, seqs)
+func (bk *bulker) revertChunk(ctx context.Context, s *prsm.Session, st *sessionState, seqs []int64, events bool, j *job) ([]*prsm.Record, error) {
+	all, err := store.RecordsBySeq(ctx, bk.DB.Q(), s.ID, seqs)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +239,7 @@ func (e *Engine) revertChunk(ctx context.Context, s *prsm.Session, st *sessionSt
 			recs = append(recs, r)
 		}
 	}
-	e.progress(j, len(all)-len(recs), 0)
+	bk.jobs.progress(j, len(all)-len(recs), 0)
 	var out []*prsm.Record
 	for lo := 0; lo < len(recs); {
 		hi, bytes := lo+1, recs[lo].SizeBefore+recs[lo].SizeAfter
@@ -248,7 +247,7 @@ func (e *Engine) revertChunk(ctx context.Context, s *prsm.Session, st *sessionSt
 			bytes += recs[hi].SizeBefore + recs[hi].SizeAfter
 			hi++
 		}
-		done, err := e.revertPart(ctx, s, st, recs[lo:hi], events, j)
+		done, err := bk.revertPart(ctx, s, st, recs[lo:hi], events, j)
 		out = append(out, done...)
 		if err != nil {
 			return out, err
@@ -260,7 +259,7 @@ func (e *Engine) revertChunk(ctx context.Context, s *prsm.Session, st *sessionSt
 
 // revertPart is revertChunk's work on records whose contents fit in
 // memory at once.
-func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record, events bool, j *job) ([]*prsm.Record, error) {
+func (bk *bulker) revertPart(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record, events bool, j *job) ([]*prsm.Record, error) {
 	var hashes []string
 	seen := map[string]bool{}
 	for _, r := range recs {
@@ -271,7 +270,7 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 			}
 		}
 	}
-	contents, err := store.GetBlobs(ctx, e.DB.Q(), hashes)
+	contents, err := store.GetBlobs(ctx, bk.DB.Q(), hashes)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +278,7 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 		if b, ok := contents[hash]; ok {
 			return b, nil
 		}
-		return e.blobs(ctx)(hash)
+		return bk.capture.blobs(ctx)(hash)
 	}
 	steps := make([]revertStep, len(recs))
 	for i, r := range recs {
@@ -298,7 +297,7 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 		if p.fast {
 			continue
 		}
-		state, err := e.revertDelta(ctx, s, st, p.r, p.from, p.to)
+		state, err := bk.review.revertDelta(ctx, s, st, p.r, p.from, p.to)
 		if err != nil {
 			p.err = err
 			break
@@ -309,7 +308,7 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 		// rejected. Run again, it would take its delta out of a file
 		// the next step changed already (a conflict, where there was
 		// none). Created files (RemoveAll) are one to a path.
-		if err := e.DB.Tx(ctx, func(q store.Querier) error {
+		if err := bk.DB.Tx(ctx, func(q store.Querier) error {
 			return store.SetRecordStates(ctx, q, s.ID, []store.StateChange{{ID: p.r.ID, Status: prsm.StatusRejected, SyncState: p.state, Rejected: true}}, time.Now().UTC())
 		}); err != nil {
 			p.err, p.done = err, false
@@ -318,7 +317,7 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 		p.stored = true
 		crashPoint("reject:reverted")
 	}
-	e.removeCreated(ctx, s, st, steps, blobs)
+	bk.removeCreated(ctx, s, st, steps, blobs)
 	// Their states, and the file states the fast steps learned, in one
 	// transaction.
 	var changes []store.StateChange
@@ -338,7 +337,7 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 		}
 	}
 	now := time.Now().UTC()
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
+	err = bk.DB.Tx(ctx, func(q store.Querier) error {
 		for _, p := range steps {
 			if p.wtLearnt {
 				if err := store.PutFileState(ctx, q, s.ID, p.r.RelPath, trackerState(p.learned)); err != nil {
@@ -362,11 +361,11 @@ func (e *Engine) revertPart(ctx context.Context, s *prsm.Session, st *sessionSta
 			r.RejectedAt = now
 		}
 		if events {
-			e.publishStatus(r)
+			bk.review.publishStatus(r)
 		}
 		out = append(out, r)
 	}
-	e.progress(j, len(out), conflicts)
+	bk.jobs.progress(j, len(out), conflicts)
 	if len(errs) > 0 {
 		return out, fmt.Errorf("reject: %d of %d changes not taken out: %w", len(errs), len(steps), errors.Join(errs...))
 	}
@@ -382,7 +381,7 @@ func markFast(steps []revertStep) {
 	for _, p := range steps {
 		n[p.r.RelPath]++
 	}
-	if pathOrder(len(steps), func(i int) string { return steps[i].r.RelPath }, func(int) bool { return false }) != nil {
+	if workspace.PathOrder(len(steps), func(i int) string { return steps[i].r.RelPath }, func(int) bool { return false }) != nil {
 		return // paths nest: one at a time, in order
 	}
 	for i := range steps {
@@ -395,7 +394,7 @@ func markFast(steps []revertStep) {
 // (an active session's) and, where they reached it, the workspace, as
 // revertDelta would one by one: a file goes only if it still holds what
 // the agent wrote, and what prsm knew of it loses the file.
-func (e *Engine) removeCreated(ctx context.Context, s *prsm.Session, st *sessionState, steps []revertStep, blobs func(string) ([]byte, error)) {
+func (bk *bulker) removeCreated(ctx context.Context, s *prsm.Session, st *sessionState, steps []revertStep, blobs func(string) ([]byte, error)) {
 	var idx []int
 	for i := range steps {
 		if steps[i].fast {
@@ -447,7 +446,7 @@ func (e *Engine) removeCreated(ctx context.Context, s *prsm.Session, st *session
 			p.wtLearnt = true
 		}
 		if conflicts > 0 {
-			e.Log.Warn("reject: worktree files changed since; left as they are", "session", s.ID, "files", conflicts)
+			bk.Log.Warn("reject: worktree files changed since; left as they are", "session", s.ID, "files", conflicts)
 		}
 	}
 	// Only a change that reached the workspace is taken out of it.
@@ -457,15 +456,11 @@ func (e *Engine) removeCreated(ctx context.Context, s *prsm.Session, st *session
 			ws = append(ws, i)
 		}
 	}
-	rels := make([]string, len(ws))
 	items := make([]sync.Removal, len(ws))
 	for k, i := range ws {
-		rels[k] = steps[i].r.RelPath
 		items[k] = sync.Removal{Rel: steps[i].r.RelPath, Base: steps[i].from}
 	}
-	unlock := e.fileLocks(rels)
-	outs, errs := sync.RemoveAll(e.Repo.Root, items)
-	unlock()
+	outs, errs := bk.ws.RemoveAll(items)
 	wsConflicts := 0
 	for k, i := range ws {
 		p := &steps[i]
@@ -479,7 +474,7 @@ func (e *Engine) removeCreated(ctx context.Context, s *prsm.Session, st *session
 		}
 	}
 	if wsConflicts > 0 {
-		e.Log.Warn("conflict: workspace files left as they are", "session", s.ID, "files", wsConflicts)
+		bk.Log.Warn("conflict: workspace files left as they are", "session", s.ID, "files", wsConflicts)
 	}
 	for _, i := range idx {
 		p := &steps[i]
@@ -501,8 +496,8 @@ type acceptRun struct {
 // planAccept plans the accept of the pending records refs (removals
 // first where paths nest, as Accept orders a tool call's) and writes it
 // down.
-func (e *Engine) planAccept(ctx context.Context, s *prsm.Session, refs []store.RecordRef) (*acceptRun, error) {
-	refs = pathOrdered(refs, func(r store.RecordRef) string { return r.RelPath },
+func (bk *bulker) planAccept(ctx context.Context, s *prsm.Session, refs []store.RecordRef) (*acceptRun, error) {
+	refs = workspace.PathOrdered(refs, func(r store.RecordRef) string { return r.RelPath },
 		func(r store.RecordRef) bool { return r.ChangeType == prsm.ChangeDelete })
 	run := &acceptRun{s: s, seqs: make([]int64, len(refs))}
 	for i, r := range refs {
@@ -512,7 +507,7 @@ func (e *Engine) planAccept(ctx context.Context, s *prsm.Session, refs []store.R
 		return run, nil
 	}
 	var err error
-	run.intent, err = e.intendBulk(ctx, s.ID, intentAcceptAll, run.seqs, false)
+	run.intent, err = bk.intendBulk(ctx, s.ID, intentAcceptAll, run.seqs, false)
 	return run, err
 }
 
@@ -523,9 +518,9 @@ func (e *Engine) planAccept(ctx context.Context, s *prsm.Session, refs []store.R
 // to apply to the workspace, a partial one) goes through accept, one at
 // a time. It returns the records it accepted (up to answerLimit). A
 // failure, or the server stopping, leaves the intent for the next start.
-func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm.Record, error) {
-	return e.inChunks(ctx, run.s.ID, run.seqs, run.intent, "accept:chunk", func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error) {
-		recs, err := store.RecordsBySeq(ctx, e.DB.Q(), run.s.ID, seqs)
+func (bk *bulker) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm.Record, error) {
+	return bk.inChunks(ctx, run.s.ID, run.seqs, run.intent, "accept:chunk", func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error) {
+		recs, err := store.RecordsBySeq(ctx, bk.DB.Q(), run.s.ID, seqs)
 		if err != nil {
 			return nil, err
 		}
@@ -539,14 +534,14 @@ func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm
 				changes = append(changes, store.StateChange{ID: r.ID, Status: prsm.StatusAccepted, SyncState: r.SyncState})
 				plain = append(plain, r)
 			default:
-				chain, err := e.accept(ctx, run.s, r)
+				chain, err := bk.review.accept(ctx, run.s, r)
 				if err != nil {
 					return done, err
 				}
 				done = append(done, chain...)
 			}
 		}
-		err = e.DB.Tx(ctx, func(q store.Querier) error {
+		err = bk.DB.Tx(ctx, func(q store.Querier) error {
 			return store.SetRecordStates(ctx, q, run.s.ID, changes, time.Time{})
 		})
 		if err != nil {
@@ -555,10 +550,10 @@ func (e *Engine) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm
 		for _, r := range plain {
 			r.Status = prsm.StatusAccepted
 			if events {
-				e.publishStatus(r)
+				bk.review.publishStatus(r)
 			}
 		}
-		e.progress(j, len(recs), 0)
+		bk.jobs.progress(j, len(recs), 0)
 		return append(done, plain...), nil
 	})
 }

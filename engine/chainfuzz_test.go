@@ -334,7 +334,7 @@ func fuzzRun(t *testing.T, seed int64, mode string, steps int, allowDelete bool)
 			default:
 				req.File = "g.txt"
 			}
-			rollback(fmt.Sprintf("z.sel(api.RollbackRequest{Last: %d, File: %q})", req.Last, req.File), func() (*api.Plan, error) { return z.eng.SelectRollback(z.ctx, z.s.ID, req) })
+			rollback(fmt.Sprintf("z.sel(api.RollbackRequest{Last: %d, File: %q})", req.Last, req.File), func() (*api.Plan, error) { return z.eng.SelectRewind(z.ctx, z.s.ID, req) })
 		}
 	}
 	if !t.Failed() && z.review {

@@ -21,9 +21,9 @@ import (
 
 // unchangedBy reports, for session s, whether no record up to seq (a
 // checkpoint's RecordSeq; math.MaxInt64 for all of them) changed path.
-func (e *Engine) unchangedBy(ctx context.Context, s *prsm.Session, seq int64) func(path string) (bool, error) {
+func (ck *checkpointer) unchangedBy(ctx context.Context, s *prsm.Session, seq int64) func(path string) (bool, error) {
 	return func(path string) (bool, error) {
-		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: path})
+		recs, err := store.ListRecords(ctx, ck.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: path})
 		if err != nil {
 			return false, err
 		}
@@ -37,19 +37,19 @@ func (e *Engine) unchangedBy(ctx context.Context, s *prsm.Session, seq int64) fu
 // changed it by then, and f is the base's blob (the same blob written by
 // the agent, who turned a file into LF, keeps its bytes). converted says
 // whether it differs from f's own content.
-func (e *Engine) asCheckout(ctx context.Context, st *sessionState, path string, f *worktree.File, unchanged func(string) (bool, error)) (v sync.Version, converted bool, err error) {
+func (ck *checkpointer) asCheckout(ctx context.Context, st *sessionState, path string, f *worktree.File, unchanged func(string) (bool, error)) (v sync.Version, converted bool, err error) {
 	v = fileVersion(f)
 	if f == nil {
 		return v, false, nil
 	}
 	base := st.tracker.Base
-	if may, err := e.Repo.MayConvert(ctx, base, path); err != nil || !may {
+	if may, err := ck.Repo.MayConvert(ctx, base, path); err != nil || !may {
 		return v, false, err
 	}
 	if ok, err := unchanged(path); err != nil || !ok {
 		return v, false, err
 	}
-	objs, err := e.Repo.Objects()
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return v, false, err
 	}

@@ -284,7 +284,7 @@ func TestSelectorRollback(t *testing.T) {
 	f.tool(s, "a2", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "n\n") })
 
 	// Roll back the other agent's change only: its line goes, the rest stays.
-	plan, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{AgentID: "other"})
+	plan, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{AgentID: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,14 +295,14 @@ func TestSelectorRollback(t *testing.T) {
 		t.Errorf("workspace:\n%s", got)
 	}
 	// --last 1 removes the created file.
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 1}); err != nil {
+	if _, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(f.ws, "new.txt")); !os.IsNotExist(err) {
 		t.Errorf("new.txt still there")
 	}
 	// --file with dry run changes nothing.
-	plan, err = f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{File: "f.txt", DryRun: true})
+	plan, err = f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{File: "f.txt", DryRun: true})
 	if err != nil || !plan.DryRun || len(plan.Operations) != 1 {
 		t.Fatalf("dry run: %+v %v", plan, err)
 	}
@@ -310,7 +310,7 @@ func TestSelectorRollback(t *testing.T) {
 		t.Errorf("dry run changed the workspace")
 	}
 	for _, bad := range []api.RollbackRequest{{}, {Last: 1, AgentID: "x"}, {After: "yesterday"}, {File: "../x"}} {
-		if _, err := f.eng.SelectRollback(f.ctx, s.ID, bad); !errors.Is(err, prsm.ErrInvalid) {
+		if _, err := f.eng.SelectRewind(f.ctx, s.ID, bad); !errors.Is(err, prsm.ErrInvalid) {
 			t.Errorf("%+v: %v", bad, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	stdsync "sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -27,6 +28,17 @@ const MaxAnnotation = 4 << 10
 // headRef is the ref that keeps a session's checkpoint chain alive: every
 // checkpoint commit has the one before it as parent, so one ref keeps them
 // all from git gc.
+// checkpointer makes, lists, names and diffs a session's checkpoints
+// (checkpoints.go), builds the lazy ones (lazyckpt.go), reads their files
+// as git's checkout wrote them (checkout.go) and writes their objects to
+// the repository in the background (flush.go). writeMu serializes those
+// writes; the flusher's timer and the engine's closing are guarded by the
+// engine's flushMu.
+type checkpointer struct {
+	*Engine
+	writeMu stdsync.Mutex
+}
+
 func headRef(sessionID string) string { return "refs/prsm/" + sessionID + "/head" }
 
 func checkpointRef(sessionID, id string) string { return "refs/prsm/" + sessionID + "/" + id }
@@ -56,8 +68,8 @@ func short(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// CreateCheckpoint makes a named (manual) checkpoint.
-func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req api.CheckpointRequest) (*prsm.Checkpoint, error) {
+// CreateCheckpoint is Engine.CreateCheckpoint's work.
+func (ck *checkpointer) CreateCheckpoint(ctx context.Context, sessionID string, req api.CheckpointRequest) (*prsm.Checkpoint, error) {
 	req.Name = strings.TrimSpace(req.Name)
 	if req.Name == "" {
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_name", "give the checkpoint a --name", "a named checkpoint needs a name")
@@ -68,12 +80,12 @@ func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req api
 	if err := checkText("annotation", req.Annotation, MaxAnnotation); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockActive(ctx, sessionID)
+	s, st, unlock, err := ck.sessions.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	n, err := store.CountCheckpoints(ctx, e.DB.Q(), s.ID, prsm.CheckpointManual)
+	n, err := store.CountCheckpoints(ctx, ck.DB.Q(), s.ID, prsm.CheckpointManual)
 	if err != nil {
 		return nil, err
 	}
@@ -82,22 +94,22 @@ func (e *Engine) CreateCheckpoint(ctx context.Context, sessionID string, req api
 			"session %s already has %d named checkpoints (the limit)", s.ID, MaxNamedCheckpoints)
 	}
 	msg := 0
-	if last, err := store.ListToolCalls(ctx, e.DB.Q(), s.ID); err == nil && len(last) > 0 {
+	if last, err := store.ListToolCalls(ctx, ck.DB.Q(), s.ID); err == nil && len(last) > 0 {
 		msg = last[len(last)-1].MessageIndex
 	}
-	return e.checkpoint(ctx, s, st, prsm.CheckpointManual, req.Name, req.Annotation, msg, "")
+	return ck.checkpoint(ctx, s, st, prsm.CheckpointManual, req.Name, req.Annotation, msg, "")
 }
 
 // autoCheckpointsOn reports whether session s takes automatic
 // checkpoints. The session's setting is fixed at its start, so it is read
 // once (a query per tool call otherwise); the caller holds the session's
 // lock.
-func (e *Engine) autoCheckpointsOn(ctx context.Context, s *prsm.Session, st *sessionState) (bool, error) {
-	if e.NoAutoCheckpoints {
+func (ck *checkpointer) autoCheckpointsOn(ctx context.Context, s *prsm.Session, st *sessionState) (bool, error) {
+	if ck.NoAutoCheckpoints {
 		return false, nil
 	}
 	if st.autoCkpt == nil {
-		on, err := store.AutoCheckpoints(ctx, e.DB.Q(), s.ID)
+		on, err := store.AutoCheckpoints(ctx, ck.DB.Q(), s.ID)
 		if err != nil {
 			return false, err
 		}
@@ -110,11 +122,11 @@ func (e *Engine) autoCheckpointsOn(ctx context.Context, s *prsm.Session, st *ses
 // worktree holds. It starts from the last checkpoint's tree and adds only
 // the paths touched since, so its cost follows what changed. Nothing is
 // written: the caller stages or writes the batch's objects.
-func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
-	if err := e.materialize(ctx, st); err != nil {
+func (ck *checkpointer) stateTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
+	if err := ck.materialize(ctx, st); err != nil {
 		return nil, err
 	}
-	objs, err := e.Repo.Objects()
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +139,7 @@ func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionStat
 			return nil, err
 		}
 	}
-	changes, err := e.knownChanges(ctx, st, all)
+	changes, err := ck.knownChanges(ctx, st, all)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +154,7 @@ func (e *Engine) stateTree(ctx context.Context, s *prsm.Session, st *sessionStat
 // last checkpoint's tree to what the tracker knows the worktree holds: of
 // the paths touched since that checkpoint, or of every path known to
 // differ (all) when they go onto the base commit's tree.
-func (e *Engine) knownChanges(ctx context.Context, st *sessionState, all bool) ([]worktree.TreeChange, error) {
+func (ck *checkpointer) knownChanges(ctx context.Context, st *sessionState, all bool) ([]worktree.TreeChange, error) {
 	t := st.tracker
 	paths := t.Touched
 	if all {
@@ -158,7 +170,7 @@ func (e *Engine) knownChanges(ctx context.Context, st *sessionState, all bool) (
 	sort.Strings(rels)
 	changes := make([]worktree.TreeChange, 0, len(rels))
 	for _, rel := range rels {
-		v, err := t.KnownVersion(rel, e.blobs(ctx))
+		v, err := t.KnownVersion(rel, ck.capture.blobs(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -187,12 +199,12 @@ type treeState struct {
 // nowTree is the tree of what the tracker knows the worktree holds, staged
 // for reading (a rewind plan or a diff compares against it) and never
 // written unless it becomes a checkpoint; call done when the reads are over.
-func (e *Engine) nowTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
-	objs, err := e.Repo.Objects()
+func (ck *checkpointer) nowTree(ctx context.Context, s *prsm.Session, st *sessionState) (*treeState, error) {
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
-	ts, err := e.stateTree(ctx, s, st)
+	ts, err := ck.stateTree(ctx, s, st)
 	if err != nil {
 		return nil, err
 	}
@@ -210,26 +222,26 @@ func (e *Engine) nowTree(ctx context.Context, s *prsm.Session, st *sessionState)
 // commit; until then every read of prsm sees them staged, and after a
 // crash the next start writes them (FlushObjects). A checkpoint whose tree
 // equals the one before shares its commit: no object at all.
-func (e *Engine) checkpoint(ctx context.Context, s *prsm.Session, st *sessionState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
-	ts, err := e.stateTree(ctx, s, st)
+func (ck *checkpointer) checkpoint(ctx context.Context, s *prsm.Session, st *sessionState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
+	ts, err := ck.stateTree(ctx, s, st)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint tree: %w", err)
 	}
-	return e.saveCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
+	return ck.saveCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
 }
 
 // saveCheckpoint stores the checkpoint of a state tree built already (the
 // tracker's state must not have changed since).
-func (e *Engine) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
-	nc, err := e.prepareCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
+func (ck *checkpointer) saveCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*prsm.Checkpoint, error) {
+	nc, err := ck.prepareCheckpoint(ctx, s, st, ts, kind, name, annotation, msgIndex, toolCallID)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.DB.Tx(ctx, func(q store.Querier) error { return nc.store(ctx, q) }); err != nil {
+	if err := ck.DB.Tx(ctx, func(q store.Querier) error { return nc.store(ctx, q) }); err != nil {
 		nc.drop()
 		return nil, err
 	}
-	e.checkpointStored(st, nc)
+	ck.checkpointStored(st, nc)
 	return nc.c, nil
 }
 
@@ -245,15 +257,15 @@ type newCheckpoint struct {
 
 // prepareCheckpoint computes the checkpoint of a state tree built already
 // and stages its objects.
-func (e *Engine) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*newCheckpoint, error) {
-	objs, err := e.Repo.Objects()
+func (ck *checkpointer) prepareCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, ts *treeState, kind, name, annotation string, msgIndex int, toolCallID string) (*newCheckpoint, error) {
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
 	b, tree, touched := ts.b, ts.tree, ts.touched
 	if st.ckptCommit == "" {
 		// After a restart the chain continues from the newest checkpoint.
-		if last, err := e.lastCheckpoint(ctx, s.ID); err == nil && last != nil {
+		if last, err := ck.lastCheckpoint(ctx, s.ID); err == nil && last != nil {
 			st.ckptCommit = last.Commit
 			if st.ckptTree == "" && last.Tree == tree {
 				st.ckptTree = tree
@@ -321,7 +333,7 @@ func (nc *newCheckpoint) drop() { nc.objs.Unstage(nc.pending) }
 
 // checkpointStored makes a stored checkpoint the start of the next one,
 // has its objects written, and announces it.
-func (e *Engine) checkpointStored(st *sessionState, nc *newCheckpoint) {
+func (ck *checkpointer) checkpointStored(st *sessionState, nc *newCheckpoint) {
 	st.ckptMu.Lock()
 	st.ckptTree, st.ckptCommit = nc.c.Tree, nc.c.Commit
 	st.ckptMu.Unlock()
@@ -329,31 +341,30 @@ func (e *Engine) checkpointStored(st *sessionState, nc *newCheckpoint) {
 	st.tracker.Touched = map[string]bool{}
 	crashPoint("checkpoint:stored")
 	if len(nc.refs) > 0 {
-		e.kickFlush()
+		ck.kickFlush()
 	}
 	ev := *nc.c
-	e.Events.Publish(api.EventCheckpoint, &ev)
+	ck.Events.Publish(api.EventCheckpoint, &ev)
 }
 
-func (e *Engine) lastCheckpoint(ctx context.Context, sessionID string) (*prsm.Checkpoint, error) {
-	list, err := store.ListCheckpoints(ctx, e.DB.Q(), sessionID)
+func (ck *checkpointer) lastCheckpoint(ctx context.Context, sessionID string) (*prsm.Checkpoint, error) {
+	list, err := store.ListCheckpoints(ctx, ck.DB.Q(), sessionID)
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
 	return list[len(list)-1], nil
 }
 
-// Checkpoints lists a session's checkpoints, oldest first; grep keeps those
-// whose name or annotation contains it (case-insensitive).
-func (e *Engine) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
-	s, err := e.Session(ctx, sessionID)
+// Checkpoints is Engine.Checkpoints's work.
+func (ck *checkpointer) Checkpoints(ctx context.Context, sessionID, grep string) ([]*prsm.Checkpoint, error) {
+	s, err := ck.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.materializeSession(ctx, s); err != nil {
+	if err := ck.materializeSession(ctx, s); err != nil {
 		return nil, err
 	}
-	list, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
+	list, err := store.ListCheckpoints(ctx, ck.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -367,20 +378,18 @@ func (e *Engine) Checkpoints(ctx context.Context, sessionID, grep string) ([]*pr
 	return out, nil
 }
 
-// Checkpoint returns one checkpoint of a session: by id, unique id
-// prefix, or else by its name (`prsm checkpoint create --name before`,
-// then `prsm rewind before`), when one checkpoint of the session has it.
-func (e *Engine) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Session, *prsm.Checkpoint, error) {
-	s, err := e.Session(ctx, sessionID)
+// Checkpoint is Engine.Checkpoint's work.
+func (ck *checkpointer) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Session, *prsm.Checkpoint, error) {
+	s, err := ck.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := e.materializeSession(ctx, s); err != nil {
+	if err := ck.materializeSession(ctx, s); err != nil {
 		return nil, nil, err
 	}
-	c, err := store.ResolveCheckpoint(ctx, e.DB.Q(), s.ID, id)
+	c, err := store.ResolveCheckpoint(ctx, ck.DB.Q(), s.ID, id)
 	if errors.Is(err, prsm.ErrNotFound) {
-		c, err = e.checkpointNamed(ctx, s, id, err)
+		c, err = ck.checkpointNamed(ctx, s, id, err)
 	}
 	if err != nil {
 		var amb *store.AmbiguousError
@@ -399,8 +408,8 @@ func (e *Engine) Checkpoint(ctx context.Context, sessionID, id string) (*prsm.Se
 
 // checkpointNamed returns the one checkpoint of s named name; notFound
 // when none is, and an ambiguity error naming their ids when several are.
-func (e *Engine) checkpointNamed(ctx context.Context, s *prsm.Session, name string, notFound error) (*prsm.Checkpoint, error) {
-	list, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
+func (ck *checkpointer) checkpointNamed(ctx context.Context, s *prsm.Session, name string, notFound error) (*prsm.Checkpoint, error) {
+	list, err := store.ListCheckpoints(ctx, ck.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -424,47 +433,45 @@ func (e *Engine) checkpointNamed(ctx context.Context, s *prsm.Session, name stri
 		"%d checkpoints of session %s are named %q: %s", len(named), s.ID, name, strings.Join(ids, ", "))
 }
 
-// Annotate replaces a checkpoint's annotation.
-func (e *Engine) Annotate(ctx context.Context, sessionID, id, annotation string) (*prsm.Checkpoint, error) {
+// Annotate is Engine.Annotate's work.
+func (ck *checkpointer) Annotate(ctx context.Context, sessionID, id, annotation string) (*prsm.Checkpoint, error) {
 	if err := checkText("annotation", annotation, MaxAnnotation); err != nil {
 		return nil, err
 	}
-	s, c, err := e.Checkpoint(ctx, sessionID, id)
+	s, c, err := ck.Checkpoint(ctx, sessionID, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := store.UpdateCheckpointAnnotation(ctx, e.DB.Q(), s.ID, c.ID, annotation); err != nil {
+	if err := store.UpdateCheckpointAnnotation(ctx, ck.DB.Q(), s.ID, c.ID, annotation); err != nil {
 		return nil, err
 	}
 	c.Annotation = annotation
 	return c, nil
 }
 
-// DeleteCheckpoint forgets a checkpoint (its objects stay reachable from the
-// session's chain until gc).
-func (e *Engine) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
-	s, c, err := e.Checkpoint(ctx, sessionID, id)
+// DeleteCheckpoint is Engine.DeleteCheckpoint's work.
+func (ck *checkpointer) DeleteCheckpoint(ctx context.Context, sessionID, id string) (*prsm.Checkpoint, error) {
+	s, c, err := ck.Checkpoint(ctx, sessionID, id)
 	if err != nil {
 		return nil, err
 	}
 	// Its ref may still be pending: written first, so the flusher does
 	// not bring it back after it is deleted.
-	if err := e.FlushObjects(ctx); err != nil {
+	if err := ck.FlushObjects(ctx); err != nil {
 		return nil, err
 	}
-	if err := store.DeleteCheckpoint(ctx, e.DB.Q(), s.ID, c.ID); err != nil {
+	if err := store.DeleteCheckpoint(ctx, ck.DB.Q(), s.ID, c.ID); err != nil {
 		return nil, err
 	}
-	if objs, err := e.Repo.Objects(); err == nil && c.Kind == prsm.CheckpointManual {
+	if objs, err := ck.Repo.Objects(); err == nil && c.Kind == prsm.CheckpointManual {
 		objs.DeleteRef(checkpointRef(s.ID, c.ID))
 	}
 	return c, nil
 }
 
-// DiffCheckpoints compares checkpoint a with b, or with the worktree's
-// current state when b is empty.
-func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*api.CheckpointDiff, error) {
-	s, ca, err := e.Checkpoint(ctx, sessionID, a)
+// DiffCheckpoints is Engine.DiffCheckpoints's work.
+func (ck *checkpointer) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*api.CheckpointDiff, error) {
+	s, ca, err := ck.Checkpoint(ctx, sessionID, a)
 	if err != nil {
 		return nil, err
 	}
@@ -472,7 +479,7 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 	var toTree string
 	toSeq := int64(allRecords)
 	if b != "" {
-		_, cb, err := e.Checkpoint(ctx, sessionID, b)
+		_, cb, err := ck.Checkpoint(ctx, sessionID, b)
 		if err != nil {
 			return nil, err
 		}
@@ -481,11 +488,11 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 		if err := requireActive(s); err != nil {
 			return nil, err
 		}
-		s2, st, unlock, err := e.lockSession(ctx, s.ID)
+		s2, st, unlock, err := ck.sessions.lockSession(ctx, s.ID)
 		if err != nil {
 			return nil, err
 		}
-		now, err := e.nowTree(ctx, s2, st)
+		now, err := ck.nowTree(ctx, s2, st)
 		unlock()
 		if err != nil {
 			return nil, err
@@ -493,7 +500,7 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 		defer now.done()
 		toTree = now.tree
 	}
-	objs, err := e.Repo.Objects()
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
@@ -505,12 +512,12 @@ func (e *Engine) DiffCheckpoints(ctx context.Context, sessionID, a, b string) (*
 	// the session has its worktree to convert them in.
 	version := func(path string, f *worktree.File, seq int64) (sync.Version, error) { return fileVersion(f), nil }
 	if s.Status == prsm.SessionActive {
-		st, err := e.state(ctx, s)
+		st, err := ck.sessions.state(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		version = func(path string, f *worktree.File, seq int64) (sync.Version, error) {
-			v, _, err := e.asCheckout(ctx, st, path, f, e.unchangedBy(ctx, s, seq))
+			v, _, err := ck.asCheckout(ctx, st, path, f, ck.unchangedBy(ctx, s, seq))
 			return v, err
 		}
 	}

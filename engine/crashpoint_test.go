@@ -251,7 +251,7 @@ func TestCrashMidRollback(t *testing.T) {
 				if tc.rewind {
 					plan, err = f.eng.Rewind(f.ctx, s.ID, target.ID, false)
 				} else {
-					plan, err = f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 4})
+					plan, err = f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 4})
 				}
 				if err != nil {
 					t.Errorf("rollback: %v", err)
@@ -329,7 +329,7 @@ func TestRewindPastRollback(t *testing.T) {
 	}
 	f.tool(s, "e2", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 5, "five")) })
 	f.tool(s, "e3", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
+	if _, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if read(t, f.ws, "f.txt") != replaceLine(base, 1, "one") || exists(f.ws, "new.txt") {
@@ -520,7 +520,7 @@ func TestCanceledMidOperation(t *testing.T) {
 	f.tool(s, "e3", "Write", "keep.txt", func(wt string) { write(t, wt, "keep.txt", "agent\n") })
 	f.tool(s, "e4", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
 	cancelAt("rollback:worktree", func(ctx context.Context) error {
-		_, err := f.eng.SelectRollback(ctx, s.ID, api.RollbackRequest{Last: 2})
+		_, err := f.eng.SelectRewind(ctx, s.ID, api.RollbackRequest{Last: 2})
 		return err
 	})
 	for _, root := range []string{f.ws, s.WorktreePath} {

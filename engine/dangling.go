@@ -19,17 +19,17 @@ const maxToolCall = 10 * time.Minute
 // age (every one, for 0: a new prompt comes once the agent's tools are
 // done). Such a call sends no PostToolUse: its tool was denied, or its
 // agent died. It is stored complete, with no records: it no longer holds
-// up Watch records, rollbacks, or the next calls' claims, and what its
+// up Watch records, rewinds, or the next calls' claims, and what its
 // tool may have changed is recorded like any unclaimed change.
-func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *sessionState, age time.Duration) error {
+func (cr *capturer) closeDangling(ctx context.Context, s *prsm.Session, st *sessionState, age time.Duration) error {
 	now := time.Now().UTC()
 	closed := 0
 	closeOne := func(id, tool string) error {
-		if err := store.CompleteToolCall(ctx, e.DB.Q(), s.ID, id, []byte(`{"prsm":"closed: no PostToolUse came"}`), now); err != nil {
+		if err := store.CompleteToolCall(ctx, cr.DB.Q(), s.ID, id, []byte(`{"prsm":"closed: no PostToolUse came"}`), now); err != nil {
 			return err
 		}
 		closed++
-		e.Log.Warn("tool call closed: it never completed", "session", s.ID, "tool_call", id, "tool", tool)
+		cr.Log.Warn("tool call closed: it never completed", "session", s.ID, "tool_call", id, "tool", tool)
 		return nil
 	}
 	for id, c := range st.inflight {
@@ -37,7 +37,7 @@ func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *session
 			continue
 		}
 		if c.early != nil {
-			e.endEarly(st, c.early)
+			cr.endEarly(st, c.early)
 		}
 		if err := closeOne(id, c.tc.ToolName); err != nil {
 			return err
@@ -46,7 +46,7 @@ func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *session
 	}
 	if age == 0 && !st.openChecked {
 		// Calls captured before a restart are in the store only.
-		open, err := store.OpenToolCalls(ctx, e.DB.Q(), s.ID)
+		open, err := store.OpenToolCalls(ctx, cr.DB.Q(), s.ID)
 		if err != nil {
 			return err
 		}
@@ -59,11 +59,11 @@ func (e *Engine) closeDangling(ctx context.Context, s *prsm.Session, st *session
 		}
 		st.openChecked = true
 	}
-	if closed > 0 && e.Watcher != nil {
+	if closed > 0 && cr.Watcher != nil {
 		// What they changed is nobody's: a Watch record, once quiet.
 		// (Without a watcher, the periodic scan or the next look finds
 		// it.)
-		e.changed(s.ID)
+		cr.watch.changed(s.ID)
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ var crashedResult = []byte(`{"prsm":"closed at start: the server stopped before 
 // closeCrashed closes the session's tool calls that an earlier run of
 // the server captured and never completed: it was killed while their
 // tools ran, or before their completes came. Left open, each would stop
-// rollbacks as a call in flight for maxToolCall. Each is completed as
+// rewinds as a call in flight for maxToolCall. Each is completed as
 // its complete would have been, from its capture's snapshot, and what
 // changed is recorded under its own id; the calls share the changes as
 // calls running together do (claim). The look is a full scan: a watcher
@@ -84,8 +84,8 @@ var crashedResult = []byte(`{"prsm":"closed at start: the server stopped before 
 // change. The caller holds the session's lock, at start, before any
 // call of this run is captured. A syncError means the calls are closed
 // and recorded, and the workspace is behind, as their records say.
-func (e *Engine) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionState) ([]*prsm.Record, error) {
-	open, err := store.OpenToolCalls(ctx, e.DB.Q(), s.ID)
+func (cr *capturer) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionState) ([]*prsm.Record, error) {
+	open, err := store.OpenToolCalls(ctx, cr.DB.Q(), s.ID)
 	if err != nil || len(open) == 0 {
 		return nil, err
 	}
@@ -94,13 +94,13 @@ func (e *Engine) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionS
 		if st.inflight[id] != nil {
 			continue // captured by this run: in flight
 		}
-		tc, err := store.GetToolCall(ctx, e.DB.Q(), s.ID, id)
+		tc, err := store.GetToolCall(ctx, cr.DB.Q(), s.ID, id)
 		if err != nil {
 			return nil, err
 		}
-		c := &inflightCall{tc: tc, rel: e.argPath(s, tc.Args, tc.Cwd)}
+		c := &inflightCall{tc: tc, rel: cr.argPath(s, tc.Args, tc.Cwd)}
 		if tc.ToolName == "Bash" {
-			c.targets = e.bashPaths(s, tc.Args, tc.Cwd)
+			c.targets = cr.bashPaths(s, tc.Args, tc.Cwd)
 		}
 		calls = append(calls, c)
 	}
@@ -124,7 +124,7 @@ func (e *Engine) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionS
 	var all []*prsm.Record
 	var behind error
 	for _, c := range calls {
-		recs, finish, err := e.detectAndRecord(ctx, s, st, c.tc, c, crashedResult, true)
+		recs, finish, err := cr.detectAndRecord(ctx, s, st, c.tc, c, crashedResult, true)
 		finish()
 		delete(st.inflight, c.tc.ID)
 		if se := (*syncError)(nil); errors.As(err, &se) {
@@ -132,7 +132,7 @@ func (e *Engine) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionS
 		} else if err != nil {
 			return all, fmt.Errorf("close tool call %s: %w", c.tc.ID, err)
 		}
-		e.Log.Warn("tool call closed at start: the server stopped while it ran", "session", s.ID,
+		cr.Log.Warn("tool call closed at start: the server stopped while it ran", "session", s.ID,
 			"tool_call", c.tc.ID, "tool", c.tc.ToolName, "records", len(recs))
 		all = append(all, recs...)
 	}
@@ -142,9 +142,9 @@ func (e *Engine) closeCrashed(ctx context.Context, s *prsm.Session, st *sessionS
 
 // inFlight reports a tool call of the session that started and has not
 // completed (within the last ten minutes: an agent that died mid-call must
-// not block rollbacks forever).
-func (e *Engine) inFlight(ctx context.Context, sessionID string) (string, error) {
-	open, err := store.OpenToolCalls(ctx, e.DB.Q(), sessionID)
+// not block rewinds forever).
+func (cr *capturer) inFlight(ctx context.Context, sessionID string) (string, error) {
+	open, err := store.OpenToolCalls(ctx, cr.DB.Q(), sessionID)
 	if err != nil {
 		return "", err
 	}

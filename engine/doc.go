@@ -4,33 +4,70 @@
 // and through it the CLI, the hook adapter and the extension) drives an
 // Engine; none of them touches git or the database directly.
 //
+// Engine is a facade: each exported method in facade.go hands the call
+// to the part that owns the work (a type of its own, named below), and
+// each part owns its state and its locks. A part embeds the *Engine for
+// what every part uses (the store, the repository, the log, the events,
+// the workspace writer, the sessions' states and locks: sessionStates)
+// and reaches another part through its field, never through the
+// facade. A tool call goes capturer -> recorder -> workspace.Writer. The
+// few methods Engine does itself are short: Close, ReadWorkspaceFile,
+// WorktreeDir, QuarantineDir.
+//
 // Which file owns what:
 //
-//   - engine.go: the Engine, starting, listing and ending sessions;
-//     warm.go: the warm worktree a session start takes.
-//   - session.go: a session's in-memory state and its locking (lockSession,
-//     lockActive, heldLock, work after the answer).
-//   - toolcalls.go: a tool call's capture and complete; toolargs.go: the
-//     paths its arguments name; dangling.go: calls left open.
-//   - record.go: building and storing a record; records.go: reading
-//     records and their contents.
-//   - wswrite.go: the one writer of the user's workspace (wsWriter), the
-//     per-file locks and the batched writes of a tool call; early.go: the
-//     write started before complete; wsread.go: reading a workspace file.
-//   - review.go: accept, reject, bulk, diffs; bulk.go: a reject of many
-//     records, planned from their paths and worked a chunk at a time
-//     (one intent, one transaction a chunk, created files removed a
-//     directory at a time); jobs.go: the jobs long operations run as
+//   - engine.go: the Engine and its parts; facade.go: the exported
+//     methods that delegate to a part; close.go: Close, and the work
+//     Close waits for (background); events.go: the event hub
+//     (server-sent events).
+//   - sessions (sessionStates): startend.go: starting, listing and
+//     ending sessions; session.go: a session's in-memory state and its
+//     locking (lockSession, lockActive, heldLock, work after the answer);
+//     gc.go: removing what ended sessions left (GC); stats.go: saving the
+//     stat caches (SaveStats; the timer that calls it is the engine's).
+//   - capture (capturer): toolcalls.go: a tool call's capture and
+//     complete; toolargs.go: the paths its arguments name; early.go: the
+//     workspace write started before complete; wsshell.go: what a tool
+//     call wrote to the workspace's own path; dangling.go: calls left
+//     open; turns.go: turn hooks.
+//   - records (recorder): record.go: making and storing a tool call's
+//     records and placing them through the workspace writer; records.go:
+//     reading records and their contents.
+//   - the workspace (package workspace): the one writer of the user's
+//     workspace, its per-file locks, the batched writes of a tool call,
+//     the order of writes on nested paths and the disk syncs; wsread.go:
+//     ReadWorkspaceFile.
+//   - review (reviewer): review.go: accept, reject, diffs; hunks.go: a
+//     record's hunks and the decisions on them; resolve.go: conflicts
+//     left in the workspace and their resolution; states.go: storing and
+//     announcing many records' states at once.
+//   - bulk decisions (bulker): bulkstart.go: the entry points (one
+//     session's pending records, or every session's); bulk.go: a reject
+//     of many records, planned from their paths and worked a chunk at a
+//     time (one intent, one transaction a chunk, created files removed a
+//     directory at a time), and an accept of many.
+//   - jobs (jobRunner): jobs.go: the jobs long operations run as
 //     (progress events, GET /jobs/{id}, apart from their request).
-//   - turns.go: turn hooks; hookhealth.go: which agent's hooks reported
-//     and when, in memory; checkpoints.go: checkpoints and their diffs;
-//     lazyckpt.go and flush.go: building them and writing their objects.
-//   - rewind.go: a rewind, which restores a checkpoint's worktree, review
-//     state (from the records' review history) and workspace, and makes
-//     no records; rewindplan.go: its entry point and the checkpoint's
-//     files as git checked them out; rollback.go, selectors.go,
-//     rollbackplan.go, rollbackrun.go: a selector rollback (plan, intent,
-//     writes, run).
-//   - intents.go: write-ahead intents and recovery; watch.go, scan.go:
-//     watcher records and Reconcile; gc.go, gitguard.go: upkeep.
+//   - rewind (rewinder): rewind.go: a rewind to a checkpoint, which
+//     restores its worktree, review state (from the records' review
+//     history) and workspace, and makes no records; rewindplan.go: its
+//     entry point and the checkpoint's files as git checked them out;
+//     selectors.go and selectorplan.go: a selector rewind (the records a
+//     selector picks, and its worktree writes); rewindrun.go: running
+//     either (intent, writes, recovery); rewindstate.go: the files and
+//     deltas both read.
+//   - checkpoints (checkpointer): checkpoints.go: checkpoints and their
+//     diffs; lazyckpt.go and flush.go: building them and writing their
+//     objects; checkout.go: a checkpoint's files as git's checkout
+//     writes them.
+//   - the watcher (watcher): watch.go: watcher records and Reconcile;
+//     scan.go: the periodic scan past the watch budget.
+//   - warm worktrees (warmer): warm.go: the warm worktree a session start
+//     takes; warmwatch.go: the watch that tells it is still clean.
+//   - hook health (hookMonitor): hookhealth.go: which agent's hooks
+//     reported and when, in memory.
+//   - intents (intentLog): intents.go: write-ahead intents and recovery.
+//   - guard: gitguard.go: a worktree's .git checked and repaired around
+//     the tracker's filter; unseen.go: what the tracker found and could
+//     not record, and the notices that say so.
 package engine

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,5 +74,32 @@ func TestRewrittenDotGitRepaired(t *testing.T) {
 	}
 	if ended, _ := f.eng.Session(f.ctx, s.ID); ended.Status != prsm.SessionEnded {
 		t.Errorf("session %+v", ended)
+	}
+}
+
+// TestStartKeepsAWorktreeThatLostItsGitFile: an active session whose
+// worktree lost its .git file is ended at start, but its files (maybe the
+// agent's unrecorded work) and its branch (the agent's commits) stay.
+func TestStartKeepsAWorktreeThatLostItsGitFile(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeAuto)
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", "agent\n") })
+	if _, err := f.eng.Bulk(f.ctx, s.ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	testgit.Git(t, s.WorktreePath, "add", "-A")
+	testgit.Git(t, s.WorktreePath, "commit", "-qm", "agent commit")
+	write(t, s.WorktreePath, "unrecorded.txt", "agent work while the server was down\n")
+	if err := os.Remove(filepath.Join(s.WorktreePath, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	f.restart()
+	got, _ := f.eng.Session(f.ctx, s.ID)
+	out, _ := exec.Command("git", "-C", f.ws, "branch", "--list", s.Branch).Output()
+	if !exists(s.WorktreePath, "unrecorded.txt") {
+		t.Errorf("unrecorded agent work deleted (no record, not in the workspace: %v)", exists(f.ws, "unrecorded.txt"))
+	}
+	if len(out) == 0 {
+		t.Errorf("branch %s deleted though the note says: %s", s.Branch, got.Note)
 	}
 }

@@ -44,40 +44,38 @@ type earlySlot struct {
 // the capture, under the session's lock). Only the first in-flight call
 // naming a file is started by the watcher: the others' complete starts
 // their writes.
-func (e *Engine) registerEarly(s *prsm.Session, st *sessionState, rel string) *earlySlot {
+func (cr *capturer) registerEarly(s *prsm.Session, st *sessionState, rel string) *earlySlot {
 	slot := &earlySlot{s: s, rel: rel}
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
-	if _, taken := st.early[rel]; taken || e.Watcher == nil {
+	if _, taken := st.early[rel]; taken || cr.Watcher == nil {
 		return slot
 	}
 	if st.early == nil {
 		st.early = map[string]*earlySlot{}
 	}
 	st.early[rel] = slot
-	slot.timer = time.AfterFunc(earlyExpiry, func() { e.endEarly(st, slot) })
+	slot.timer = time.AfterFunc(earlyExpiry, func() { cr.endEarly(st, slot) })
 	return slot
 }
 
 // earlyKnown sets what the tracker knows of the slot's file, and starts
 // the write if its write event came already.
-func (e *Engine) earlyKnown(st *sessionState, slot *earlySlot, before sync.Version) {
+func (cr *capturer) earlyKnown(st *sessionState, slot *earlySlot, before sync.Version) {
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
 	slot.before = &before
-	e.startWatched(st, slot)
+	cr.startWatched(st, slot)
 }
 
 // written is the watcher's callback for a file created or written in a
 // session's worktree: it starts the early write of the tool call that
 // names it. It does not block.
-func (e *Engine) written(sessionID, rel string) {
+func (cr *capturer) written(sessionID, rel string) {
 	if f := writtenHook.Load(); f != nil {
 		(*f)(sessionID, rel)
 	}
-	e.statesMu.Lock()
-	st := e.states[sessionID]
-	e.statesMu.Unlock()
+	st := cr.sessions.loaded(sessionID)
 	if st == nil {
 		return
 	}
@@ -88,16 +86,16 @@ func (e *Engine) written(sessionID, rel string) {
 		return
 	}
 	slot.gen++
-	e.startWatched(st, slot) // else started already, or earlyKnown starts it
+	cr.startWatched(st, slot) // else started already, or earlyKnown starts it
 }
 
 // startWatched starts the slot's write for the watcher once both its
 // write event came and its base is known, whichever is last (earlyMu
 // held).
-func (e *Engine) startWatched(st *sessionState, slot *earlySlot) {
+func (cr *capturer) startWatched(st *sessionState, slot *earlySlot) {
 	if slot.gen > 0 && slot.before != nil && !slot.over && slot.w == nil {
-		e.startEarly(st, slot)
-		e.earlyWatched.Add(1)
+		cr.startEarly(st, slot)
+		cr.earlyWatched.Add(1)
 	}
 }
 
@@ -105,11 +103,11 @@ func (e *Engine) startWatched(st *sessionState, slot *earlySlot) {
 // lock) if nothing started it, so that it runs while complete looks for
 // the changes. The slot stays open meanwhile: that look waits for the
 // watcher, whose write events still count (see takeEarly).
-func (e *Engine) claimEarly(st *sessionState, slot *earlySlot) {
+func (cr *capturer) claimEarly(st *sessionState, slot *earlySlot) {
 	st.earlyMu.Lock()
 	defer st.earlyMu.Unlock()
 	if !slot.over && slot.w == nil && slot.before != nil {
-		e.startEarly(st, slot)
+		cr.startEarly(st, slot)
 	}
 }
 
@@ -121,7 +119,7 @@ func (e *Engine) claimEarly(st *sessionState, slot *earlySlot) {
 // change complete found (changes): the watcher reads a write's events
 // together, so the first one usually starts the read after the whole
 // write.
-func (e *Engine) takeEarly(st *sessionState, slot *earlySlot, changes []tracker.Change) *earlyWrite {
+func (cr *capturer) takeEarly(st *sessionState, slot *earlySlot, changes []tracker.Change) *earlyWrite {
 	st.earlyMu.Lock()
 	if slot.over {
 		st.earlyMu.Unlock()
@@ -134,13 +132,13 @@ func (e *Engine) takeEarly(st *sessionState, slot *earlySlot, changes []tracker.
 	// The slot is over: nothing else starts its write or changes it.
 	if stale && !w.readOne(changes) {
 		// Start anew (the new one waits for the old one's file lock).
-		go w.drop()
-		e.earlyRedone.Add(1)
+		go w.Drop()
+		cr.earlyRedone.Add(1)
 		w = nil
 	}
 	if w == nil && slot.before != nil {
 		st.earlyMu.Lock()
-		e.startEarly(st, slot)
+		cr.startEarly(st, slot)
 		w = slot.w
 		st.earlyMu.Unlock()
 	}
@@ -148,8 +146,8 @@ func (e *Engine) takeEarly(st *sessionState, slot *earlySlot, changes []tracker.
 }
 
 // startEarly starts the slot's write (earlyMu held).
-func (e *Engine) startEarly(st *sessionState, slot *earlySlot) {
-	slot.w = e.prepareEarly(slot.s, slot.rel, *slot.before, func(w *earlyWrite) {
+func (cr *capturer) startEarly(st *sessionState, slot *earlySlot) {
+	slot.w = cr.prepareEarly(slot.s, slot.rel, *slot.before, func(w *earlyWrite) {
 		st.earlyMu.Lock()
 		w.readGen = slot.gen
 		st.earlyMu.Unlock()
@@ -158,7 +156,7 @@ func (e *Engine) startEarly(st *sessionState, slot *earlySlot) {
 
 // endEarly ends the slot and drops its write, if complete did not take
 // it: it expired, or the capture failed.
-func (e *Engine) endEarly(st *sessionState, slot *earlySlot) {
+func (cr *capturer) endEarly(st *sessionState, slot *earlySlot) {
 	st.earlyMu.Lock()
 	if slot.over {
 		st.earlyMu.Unlock()
@@ -168,7 +166,7 @@ func (e *Engine) endEarly(st *sessionState, slot *earlySlot) {
 	w := slot.w
 	st.earlyMu.Unlock()
 	if w != nil {
-		w.drop()
+		w.Drop()
 	}
 }
 
@@ -215,7 +213,7 @@ type earlyWrite struct {
 // prepareEarly starts the early write of rel, whose known version is
 // before; atRead is called once the file's lock is held, just before the
 // file is read.
-func (e *Engine) prepareEarly(s *prsm.Session, rel string, before sync.Version, atRead func(*earlyWrite)) *earlyWrite {
+func (cr *capturer) prepareEarly(s *prsm.Session, rel string, before sync.Version, atRead func(*earlyWrite)) *earlyWrite {
 	w := &earlyWrite{rel: rel, before: before, done: make(chan struct{}), partsDone: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -224,7 +222,7 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before sync.Version, 
 				close(w.partsDone) // no change read: no parts
 			}
 		}()
-		w.unlock = e.fileLock(rel)
+		w.unlock = cr.ws.Lock(rel)
 		atRead(w)
 		after, err := sync.ReadVersion(s.WorktreePath, rel)
 		if err != nil || sync.Same(before, after) {
@@ -239,7 +237,7 @@ func (e *Engine) prepareEarly(s *prsm.Session, rel string, before sync.Version, 
 			w.parts.blob = &b
 		}
 		close(w.partsDone)
-		w.prep, err = e.ws().prepare(rel, before, after)
+		w.prep, err = cr.ws.PrepareLocked(rel, before, after)
 		w.ok = err == nil
 	}()
 	return w
@@ -283,9 +281,24 @@ func sameVersion(a, b sync.Version) bool {
 	return sync.Same(a, b) && a.Mode == b.Mode
 }
 
-// drop waits for the early write, removes what it staged and lets its
-// file go, unless it is settled already.
-func (w *earlyWrite) drop() {
+// Rel is the file the early write writes (workspace.Early).
+func (w *earlyWrite) Rel() string { return w.rel }
+
+// Take waits for the early write and, if it wrote exactly ch, hands its
+// staged file and its file's lock to the caller, which settles them
+// (workspace.Early).
+func (w *earlyWrite) Take(ch tracker.Change) (*sync.Prepared, func(), bool) {
+	<-w.done
+	if !w.serves(ch) {
+		return nil, nil, false
+	}
+	w.settled = true
+	return w.prep, w.unlock, true
+}
+
+// Drop waits for the early write, removes what it staged and lets its
+// file go, unless it is settled already (workspace.Early).
+func (w *earlyWrite) Drop() {
 	<-w.done
 	if w.settled {
 		return

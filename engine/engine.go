@@ -1,23 +1,18 @@
 package engine
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	stdsync "sync"
-	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/tracker"
@@ -33,17 +28,14 @@ type Engine struct {
 	Log        *slog.Logger
 	// Watcher reports changed paths of session worktrees; nil means scan
 	// with git status (StartWatching sets it).
-	Watcher  *tracker.Watcher
-	watchCtx context.Context
+	Watcher *tracker.Watcher
 
 	// WatchBudget caps the directories the watcher watches (0: the
 	// kernel's limit); worktrees beyond it are scanned periodically.
 	WatchBudget int
-	scanStop    func()
 
 	// flushMu guards the background flusher of checkpoint objects
-	// (kickFlush) and the saving of the stat caches (statsChanged);
-	// writeMu serializes the flushes themselves.
+	// (kickFlush) and the saving of the stat caches (statsChanged).
 	flushMu    stdsync.Mutex
 	flushing   bool
 	flushAgain bool
@@ -51,7 +43,6 @@ type Engine struct {
 	flushTimer *time.Timer
 	statsTimer *time.Timer // non-nil while a save is due
 	flushWG    stdsync.WaitGroup
-	writeMu    stdsync.Mutex
 
 	// NoAutoCheckpoints switches automatic checkpoints off for every
 	// session (configuration); sessions can switch their own off too.
@@ -61,33 +52,28 @@ type Engine struct {
 	// not safe against concurrent `worktree add`/`remove`.
 	mu stdsync.Mutex
 
-	statesMu stdsync.Mutex
-	states   map[string]*sessionState
-	// finishing holds, per session, the tool call work that runs after
-	// its answer (see afterAnswer).
-	finishing map[string]*afterWork
-	filesMu   stdsync.Mutex
-	files     map[string]*stdsync.Mutex
+	// ws is the one writer of the user's workspace (package workspace),
+	// with its per-file locks.
+	ws *workspace.Writer
 	// settleWG counts background work Close waits for (background):
 	// directory syncs of placed workspace writes, tree cache warming.
 	settleWG stdsync.WaitGroup
-	// earlyPlaced counts early workspace writes that served (earlyWrite),
-	// earlyWatched those the watcher started, earlyRedone those complete
-	// started anew (takeEarly).
-	earlyPlaced, earlyWatched, earlyRedone atomic.Int64
-	// earlyParts counts records made with an early write's parts.
-	earlyParts atomic.Int64
-	// notices are what the agent did that prsm could not record (unseen.go).
-	notices noticeLog
-	// markers are the conflicts left to the editor (resolve.go).
-	markers markers
-	// hooks is each session's hook health (hookhealth.go), in memory.
-	hooksMu stdsync.Mutex
-	hooks   map[string]*hookHealth
-	// warm is the warm worktree a session start takes (warm.go).
-	warm warmPool
-	// jobs are the long operations running or just ended (jobs.go).
-	jobs jobRegistry
+
+	// The parts the engine's methods delegate to; each owns its state.
+	sessions *sessionStates // start, end, in-memory state and locks
+	review   *reviewer      // accept, reject, hunks, conflicts
+	bulk     *bulker        // decisions on many records at once
+	jobs     *jobRunner     // the long operations running or just ended
+	rewind   *rewinder      // to a checkpoint, or by a selector
+	ckpt     *checkpointer  // made, built, flushed, diffed
+	// A tool call goes capture -> rec -> ws.
+	capture *capturer    // tool calls and turns as the agent's hooks tell them
+	rec     *recorder    // records: made, stored, read
+	watch   *watcher     // changes no hook told of, and Reconcile
+	warm    *warmer      // the warm worktree a session start takes
+	health  *hookMonitor // which hooks reported, and when
+	intents *intentLog   // write-ahead intents, and their recovery
+	guard   *guard       // a worktree's .git, and what could not be recorded
 }
 
 // stateInWorkspace is where prsm's own state (PRSM_HOME, which holds
@@ -113,8 +99,22 @@ func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger)
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	repo.ConfineWorktrees(filepath.Join(projectDir, "worktrees"))
-	return &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log,
-		states: map[string]*sessionState{}, finishing: map[string]*afterWork{}, files: map[string]*stdsync.Mutex{}}
+	e := &Engine{Repo: repo, DB: db, ProjectDir: projectDir, Events: NewHub(), Log: log}
+	e.ws = workspace.New(repo.Root, log, e.background)
+	e.sessions = &sessionStates{Engine: e, states: map[string]*sessionState{}, finishing: map[string]*afterWork{}}
+	e.review = &reviewer{Engine: e}
+	e.bulk = &bulker{Engine: e}
+	e.jobs = &jobRunner{Engine: e}
+	e.rewind = &rewinder{Engine: e}
+	e.ckpt = &checkpointer{Engine: e}
+	e.rec = &recorder{Engine: e, ws: e.ws}
+	e.capture = &capturer{Engine: e, rec: e.rec, ws: e.ws}
+	e.watch = &watcher{Engine: e}
+	e.warm = &warmer{Engine: e}
+	e.health = &hookMonitor{Engine: e}
+	e.intents = &intentLog{Engine: e}
+	e.guard = &guard{Engine: e}
+	return e
 }
 
 // maxNameLen bounds session names and agent ids.
@@ -148,380 +148,3 @@ func newID() string {
 // WorktreeDir is where session worktrees live: under PRSM_HOME, not /tmp, so
 // a reboot loses nothing.
 func (e *Engine) WorktreeDir() string { return filepath.Join(e.ProjectDir, "worktrees") }
-
-// StartSession snapshots the workspace and gives a new session its own
-// worktree on branch prsm/<id>, seeded with that snapshot.
-func (e *Engine) StartSession(ctx context.Context, req api.StartRequest) (*prsm.Session, error) {
-	req.Name = strings.TrimSpace(req.Name)
-	req.AgentID = strings.TrimSpace(req.AgentID)
-	if err := checkLabel("name", req.Name); err != nil {
-		return nil, err
-	}
-	if err := checkLabel("agent_id", req.AgentID); err != nil {
-		return nil, err
-	}
-	if req.AgentID == "" {
-		req.AgentID = "unknown"
-	}
-	switch req.Mode {
-	case "":
-		req.Mode = prsm.ModeAuto
-	case prsm.ModeAuto, prsm.ModeReview:
-	default:
-		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_mode", "use auto or review", "unknown mode %q", req.Mode)
-	}
-	// A repository prsm cannot read objects of (SHA-256) is refused
-	// before a worktree is made: a session of it could record nothing.
-	if _, err := e.Repo.Objects(); err != nil {
-		return nil, prsm.Errorf(prsm.ErrConflict, "unsupported_repository", "", "cannot start a session: %v", err)
-	}
-
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	all, err := store.ListSessions(ctx, e.DB.Q(), "")
-	if err != nil {
-		return nil, err
-	}
-	if req.Name == "" {
-		req.Name = fmt.Sprintf("session-%d", len(all)+1)
-	}
-	for _, s := range all {
-		if s.Status == prsm.SessionActive && s.Name == req.Name {
-			return nil, prsm.Errorf(prsm.ErrConflict, "name_taken", "pick another --name, or use --session "+s.ID,
-				"an active session is already named %q (%s)", req.Name, s.ID)
-		}
-	}
-
-	id := newID()
-	s := &prsm.Session{
-		ID:           id,
-		Name:         req.Name,
-		AgentID:      req.AgentID,
-		Mode:         req.Mode,
-		Status:       prsm.SessionActive,
-		WorktreePath: filepath.Join(e.WorktreeDir(), id),
-		Branch:       worktree.BranchName(id),
-		CreatedAt:    time.Now().UTC(),
-	}
-	if err := os.MkdirAll(e.WorktreeDir(), 0o700); err != nil {
-		return nil, err
-	}
-	var exclude []string
-	if own := e.stateInWorkspace(); own != "" {
-		exclude = append(exclude, own)
-	}
-	// A warm worktree's check (a git status in it) runs beside the
-	// snapshot.
-	warm, check := e.takeWarm(ctx)
-	commit, err := e.Repo.Snapshot(ctx, fmt.Sprintf("prsm: base of session %s (%s)", id, s.Name), exclude...)
-	if err != nil {
-		e.returnWarm(warm, check)
-		return nil, err
-	}
-	s.BaseCommit = commit
-	if !e.startWarm(ctx, s, commit, warm, check) {
-		if err := e.Repo.AddWorktree(ctx, s.WorktreePath, s.Branch, commit); err != nil {
-			return nil, err
-		}
-	}
-	// Agents report real paths (a symlinked /tmp or home resolved).
-	if real, err := filepath.EvalSymlinks(s.WorktreePath); err == nil {
-		s.WorktreePath = real
-	}
-	cleanup := func() {
-		if err := e.Repo.RemoveWorktree(context.WithoutCancel(ctx), s.WorktreePath, s.Branch); err != nil {
-			e.Log.Error("undo worktree of failed session start", "session", id, "err", err)
-		}
-	}
-	// Files git could not convert went into the base as their bytes;
-	// the checkout converted them all the same.
-	if placed, err := e.Repo.PlaceAsIs(s.WorktreePath, commit); err != nil {
-		cleanup()
-		return nil, fmt.Errorf("place files stored as they are: %w", err)
-	} else if len(placed) > 0 {
-		e.Log.Warn("a .gitattributes conversion fails on these files: the session's base holds their bytes as they are",
-			"session", id, "files", placed)
-	}
-	// Files over the size limit went into the base as stubs: the
-	// checkout wrote those, and the real content takes their place.
-	if placed, err := e.Repo.PlaceBig(s.WorktreePath, commit); err != nil {
-		cleanup()
-		return nil, fmt.Errorf("place big files: %w", err)
-	} else if len(placed) > 0 {
-		e.Log.Info("files over the size limit are stubs in the session's base", "session", id, "files", placed)
-	}
-	if copied, err := e.Repo.CopyIncluded(ctx, s.WorktreePath); err != nil {
-		cleanup()
-		return nil, fmt.Errorf("copy .worktreeinclude files: %w", err)
-	} else if len(copied) > 0 {
-		e.Log.Info("copied .worktreeinclude files", "session", id, "files", len(copied))
-	}
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
-		if err := store.CreateSession(ctx, q, s); err != nil {
-			return err
-		}
-		if req.AutoCheckpoints != nil && !*req.AutoCheckpoints {
-			return store.SetAutoCheckpoints(ctx, q, s.ID, false)
-		}
-		return nil
-	})
-	if err != nil {
-		cleanup()
-		return nil, err
-	}
-	if e.Watcher != nil {
-		if _, err := e.state(ctx, s); err != nil {
-			e.Log.Error("watch new session", "session", id, "err", err)
-		}
-	}
-	e.Log.Info("session started", "session", id, "name", s.Name, "worktree", s.WorktreePath)
-	e.Events.Publish(api.EventSessionUpdated, s)
-	return s, nil
-}
-
-// Session returns the session named by id or a unique prefix of it, once
-// the work its latest tool call left for after its answer (afterAnswer)
-// is done: whoever looks at the session next sees that work stored.
-func (e *Engine) Session(ctx context.Context, idOrPrefix string) (*prsm.Session, error) {
-	s, err := store.ResolveSession(ctx, e.DB.Q(), idOrPrefix)
-	if err != nil {
-		return nil, sessionError(idOrPrefix, err)
-	}
-	e.awaitAnswered(s.ID)
-	return s, nil
-}
-
-// forgetState drops the in-memory state of a session that ended, and its
-// watch: nothing takes it for active any more.
-func (e *Engine) forgetState(s *prsm.Session) {
-	e.statesMu.Lock()
-	if st := e.states[s.ID]; st != nil {
-		st.tracker.Close()
-	}
-	delete(e.states, s.ID)
-	e.statesMu.Unlock()
-	e.forgetHooks(s.ID)
-	if e.Watcher != nil {
-		e.Watcher.Remove(s.WorktreePath)
-	}
-}
-
-func sessionError(id string, err error) error {
-	var amb *store.AmbiguousError
-	switch {
-	case errors.As(err, &amb):
-		return prsm.Errorf(prsm.ErrAmbiguous, "ambiguous_id", "give more characters of the id",
-			"session id prefix %q matches %d sessions: %s", id, len(amb.Matches), strings.Join(amb.Matches, ", "))
-	case errors.Is(err, prsm.ErrNotFound):
-		return prsm.Errorf(prsm.ErrNotFound, "session_not_found", "list sessions with `prsm session list`", "no session %q", id)
-	case errors.Is(err, prsm.ErrInvalid):
-		return prsm.Errorf(prsm.ErrInvalid, "invalid_id", "", "empty session id")
-	}
-	return err
-}
-
-// Sessions lists sessions, all of them when status is empty.
-func (e *Engine) Sessions(ctx context.Context, status string) ([]*prsm.Session, error) {
-	switch status {
-	case "", prsm.SessionActive, prsm.SessionEnded:
-	default:
-		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use active or ended", "unknown session status %q", status)
-	}
-	e.awaitAllAnswered()
-	return store.ListSessions(ctx, e.DB.Q(), status)
-}
-
-// EndSession removes the session's worktree and branch. While the session
-// holds unreviewed work it refuses, unless discard is set: prsm never deletes
-// unreviewed work silently.
-func (e *Engine) EndSession(ctx context.Context, idOrPrefix string, discard bool) (*prsm.Session, error) {
-	return e.endSession(ctx, idOrPrefix, discard, nil)
-}
-
-// StartDiscard starts, as a job, the end of a session with discard (its
-// pending records rejected first, a chunk at a time, and the job's
-// progress announced), and returns once it runs.
-func (e *Engine) StartDiscard(ctx context.Context, idOrPrefix string) (*api.Job, error) {
-	s, err := e.Session(ctx, idOrPrefix)
-	if err != nil {
-		return nil, err
-	}
-	j := e.startJob(api.JobDiscard, s.ID, s.PendingCount, true, func(j *job) ([]*prsm.Record, error) {
-		_, err := e.endSession(context.WithoutCancel(ctx), s.ID, true, j)
-		return nil, err
-	})
-	info := j.snapshot()
-	return &info, nil
-}
-
-// endSession is EndSession, counting a discard's rejects in j (may be
-// nil).
-func (e *Engine) endSession(ctx context.Context, idOrPrefix string, discard bool, j *job) (*prsm.Session, error) {
-	s, err := e.Session(ctx, idOrPrefix)
-	if err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if s.Status == prsm.SessionEnded {
-		return s, nil // ending twice is a no-op
-	}
-	if !discard {
-		if s.PendingCount > 0 {
-			return nil, prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
-				fmt.Sprintf("review them with `prsm changes --session %s`, or pass --discard to drop them", s.ID),
-				"session %s has %s", s.ID, prsm.Plural(s.PendingCount, "pending change"))
-		}
-		dirty, err := e.unrecorded(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		if dirty != "" {
-			return nil, prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
-				"pass --discard to drop them", "session %s's worktree has changes prsm has not recorded (%s)", s.ID, dirty)
-		}
-	}
-	var intent int64
-	if discard && s.PendingCount > 0 {
-		// Discarding drops the unreviewed changes: out of the workspace
-		// too, by the same reverse merges as a reject (user edits stay).
-		// Its intent goes once the session has ended: a crash before
-		// leaves the next start to finish the rejects and the end.
-		st, err := e.state(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		err = func() error {
-			st.mu.Lock()
-			defer st.mu.Unlock() // a panic too (a crash point's)
-			run, err := e.planBulk(ctx, s, st, false, "", true)
-			if err != nil {
-				return err
-			}
-			intent = run.reject.intent
-			_, err = run.run(ctx, j)
-			return err
-		}()
-		if err != nil {
-			return nil, fmt.Errorf("discard pending changes: %w", err)
-		}
-	}
-	// Its checkpoints are built while its state is at hand.
-	if err := e.materializeSession(ctx, s); err != nil {
-		return nil, err
-	}
-	// The session ends, in the store and for every holder of its state,
-	// before its worktree goes. Git deletes the files one by one: nothing
-	// may take those deletions for the agent's (a watch record would
-	// delete the user's files), and a kill meanwhile must leave an ended
-	// session whose worktree the next start removes, not an active one
-	// whose half-removed worktree it reads as work.
-	now := time.Now().UTC()
-	if err := e.endState(ctx, s, now); err != nil {
-		return nil, err
-	}
-	s.Status, s.EndedAt = prsm.SessionEnded, &now
-	if intent != 0 {
-		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
-			return nil, err
-		}
-	}
-	crashPoint("end:remove")
-	if err := e.removeWorktree(ctx, s.WorktreePath, s.Branch); err != nil {
-		// Ended, and nothing in it is unreviewed: the next start tries again.
-		e.Log.Error("session ended; its worktree is removed at the next start", "session", s.ID, "err", err)
-	}
-	e.Log.Info("session ended", "session", s.ID, "discard", discard)
-	e.Events.Publish(api.EventSessionUpdated, s)
-	return s, nil
-}
-
-// endState stores that session s ended and makes every holder of its
-// state see it: a request waiting for the session's lock finds it ended,
-// its watch stops, and a pending watch record does not run.
-func (e *Engine) endState(ctx context.Context, s *prsm.Session, now time.Time) error {
-	e.statesMu.Lock()
-	st := e.states[s.ID]
-	e.statesMu.Unlock()
-	if st != nil {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-	}
-	if err := store.EndSession(ctx, e.DB.Q(), s.ID, now); err != nil {
-		return err
-	}
-	if st != nil {
-		if st.active != nil {
-			// lockSession copies it under the lock.
-			st.active.Status, st.active.EndedAt = prsm.SessionEnded, &now
-		}
-		st.timerMu.Lock()
-		if st.watchTimer != nil {
-			st.watchTimer.Stop()
-		}
-		st.timerMu.Unlock()
-	}
-	e.forgetState(s)
-	return nil
-}
-
-// removeWorktree removes the worktree of a session that ended with nothing
-// unreviewed in it, and its branch. Where git refuses, because a kill
-// while git removed it took its .git file (git deletes the files first,
-// its own entry last), the directory is deleted and then git's entry.
-func (e *Engine) removeWorktree(ctx context.Context, path, branch string) error {
-	if filepath.Dir(path) == e.WorktreeDir() {
-		// git refuses to remove a worktree whose .git names another
-		// place: an agent's rewrite is put back (and kept) first.
-		e.repairDotGit(ctx, "", path)
-	}
-	err := e.Repo.RemoveWorktree(ctx, path, branch)
-	if err == nil {
-		return nil
-	}
-	if filepath.Dir(path) != e.WorktreeDir() {
-		return err // not one of prsm's: never deleted by hand
-	}
-	if _, serr := os.Lstat(filepath.Join(path, ".git")); !errors.Is(serr, os.ErrNotExist) {
-		return err
-	}
-	e.Log.Warn("worktree half removed; deleting the rest", "path", path, "err", err)
-	if rerr := os.RemoveAll(path); rerr != nil {
-		return errors.Join(err, rerr)
-	}
-	return e.Repo.RemoveWorktree(ctx, path, branch)
-}
-
-// unrecorded reports (as a short list) files in the session's worktree that
-// changed while no record describes them.
-func (e *Engine) unrecorded(ctx context.Context, s *prsm.Session) (string, error) {
-	if _, err := os.Lstat(s.WorktreePath); errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	st, err := e.state(ctx, s)
-	if err != nil {
-		return "", err
-	}
-	st.mu.Lock()
-	defer st.unlock()
-	paths, err := st.tracker.Dirty(ctx)
-	if err != nil {
-		return "", err
-	}
-	if paths, err = e.filter(ctx, st, paths); err != nil {
-		return "", err
-	}
-	changes, unsettled, err := st.tracker.Detect(paths, e.blobs(ctx), 0)
-	if err != nil {
-		return "", err
-	}
-	var names []string
-	for _, c := range changes {
-		names = append(names, c.Rel)
-	}
-	names = append(names, unsettled...)
-	if len(names) > 3 {
-		names = append(names[:3], fmt.Sprintf("and %d more", len(names)-3))
-	}
-	return strings.Join(names, ", "), nil
-}

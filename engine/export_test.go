@@ -20,34 +20,34 @@ func SetCrashHook(f func(point string)) (restore func()) {
 // HoldFlush keeps the engine's checkpoint objects out of the repository
 // (every flush waits) until the returned func is called.
 func HoldFlush(e *Engine) (release func()) {
-	e.writeMu.Lock()
-	return e.writeMu.Unlock
+	e.ckpt.writeMu.Lock()
+	return e.ckpt.writeMu.Unlock
 }
 
 // Settle waits for the work every session's tool calls do after their
 // answers (sync states, captures), for tests that read the store directly.
 func Settle(e *Engine) {
-	e.awaitAllAnswered()
-	if err := e.materializeAll(context.Background()); err != nil {
+	e.sessions.awaitAllAnswered()
+	if err := e.ckpt.materializeAll(context.Background()); err != nil {
 		panic(err)
 	}
 }
 
 // AwaitAnswered waits for the work every session's tool calls do after
 // their answers, and builds no lazy checkpoint (unlike Settle).
-func AwaitAnswered(e *Engine) { e.awaitAllAnswered() }
+func AwaitAnswered(e *Engine) { e.sessions.awaitAllAnswered() }
 
 // EarlyPlaced counts the early workspace writes that served a tool call.
-func EarlyPlaced(e *Engine) int64 { return e.earlyPlaced.Load() }
+func EarlyPlaced(e *Engine) int64 { return e.ws.EarlyPlaced.Load() }
 
 // EarlyWatched counts the early workspace writes the watcher started.
-func EarlyWatched(e *Engine) int64 { return e.earlyWatched.Load() }
+func EarlyWatched(e *Engine) int64 { return e.capture.earlyWatched.Load() }
 
 // EarlyParts counts the records made with an early write's parts.
-func EarlyParts(e *Engine) int64 { return e.earlyParts.Load() }
+func EarlyParts(e *Engine) int64 { return e.rec.earlyParts.Load() }
 
 // EarlyRedone counts the early workspace writes complete started anew.
-func EarlyRedone(e *Engine) int64 { return e.earlyRedone.Load() }
+func EarlyRedone(e *Engine) int64 { return e.capture.earlyRedone.Load() }
 
 // SetMaxDiffText changes the most text of one diff answer.
 func SetMaxDiffText(n int) (restore func()) {

@@ -182,7 +182,7 @@ func TestDiskFaultOnRejectAndRollback(t *testing.T) {
 	f.tool(s, "e3", "Write", "new.txt", func(wt string) { write(t, wt, "new.txt", "new\n") })
 	wsBefore, wtBefore := testgit.Tree(t, f.ws, nil), testgit.Tree(t, s.WorktreePath, nil)
 	injectDiskFault(t, s.WorktreePath, "remove", true)
-	_, err = f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2})
+	_, err = f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 2})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "put back") {
 		t.Fatalf("rollback on a full disk: %v", err)
 	}
@@ -202,7 +202,7 @@ func TestDiskFaultOnRejectAndRollback(t *testing.T) {
 			}
 		}
 	}
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
+	if _, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
 		t.Fatal(err)
 	}
 	for _, root := range []string{f.ws, s.WorktreePath} {

@@ -11,6 +11,7 @@ import (
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/store"
 )
 
 // TestFileAndDirectorySwapPlaces: one tool call replaces a directory with
@@ -196,7 +197,7 @@ func TestLinkReplacedByADirectoryRollsBack(t *testing.T) {
 			before := testgit.Tree(t, f.ws, nil)
 			req := c.req(t2)
 			req.DryRun = true
-			plan, err := f.eng.SelectRollback(f.ctx, s.ID, req)
+			plan, err := f.eng.SelectRewind(f.ctx, s.ID, req)
 			if err != nil {
 				t.Fatalf("preview: %v", err)
 			}
@@ -207,7 +208,7 @@ func TestLinkReplacedByADirectoryRollsBack(t *testing.T) {
 				t.Fatalf("the preview changed the workspace:\n%s", d)
 			}
 			req.DryRun = false
-			if _, err := f.eng.SelectRollback(f.ctx, s.ID, req); err != nil {
+			if _, err := f.eng.SelectRewind(f.ctx, s.ID, req); err != nil {
 				t.Fatalf("rollback: %v", err)
 			}
 			engine.Settle(f.eng)
@@ -258,14 +259,14 @@ func TestLinkBackOverAKeptDirectory(t *testing.T) {
 	f.tool(s, "t1", "Bash", "", func(wt string) { sh(t, wt, "ln -s f.txt w") })
 	f.tool(s, "t2", "Bash", "", func(wt string) { sh(t, wt, "rm w && mkdir w && echo x > w/f") })
 	write(t, f.ws, "w/mine", "the user's\n")
-	plan, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2, DryRun: true})
+	plan, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 2, DryRun: true})
 	if err != nil {
 		t.Fatalf("preview: %v", err)
 	}
 	if len(plan.Conflicts) != 1 || plan.Conflicts[0].Path != "w" || !strings.Contains(plan.Conflicts[0].Reason, "directory there") {
 		t.Errorf("preview conflicts: %+v", plan.Conflicts)
 	}
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
+	if _, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
 		t.Fatalf("rollback: %v", err)
 	}
 	engine.Settle(f.eng)
@@ -299,11 +300,38 @@ func TestLinkBackOverAKeptDirectory(t *testing.T) {
 	f.tool(s2, "u2", "Bash", "", func(wt string) { sh(t, wt, "rm v && mkdir v && echo x > v/f") })
 	byOther("u3", func(wt string) { write(t, wt, "v/g", "other's\n") })
 	wt := testgit.Tree(t, s2.WorktreePath, nil)
-	_, err = f.eng.SelectRollback(f.ctx, s2.ID, api.RollbackRequest{AgentID: "claude"})
+	_, err = f.eng.SelectRewind(f.ctx, s2.ID, api.RollbackRequest{AgentID: "claude"})
 	if !errors.Is(err, prsm.ErrConflict) || !strings.Contains(err.Error(), "v cannot come back") {
 		t.Fatalf("rollback over a kept directory in the worktree: %v", err)
 	}
 	if d := testgit.Diff(wt, testgit.Tree(t, s2.WorktreePath, nil)); d != "" {
 		t.Errorf("the refused rollback changed the worktree:\n%s", d)
+	}
+}
+
+// TestRejectOfOneHalfOfASwapIsRefusedClearly: rejecting the deletion of
+// d/x alone, while d is the agent's file, cannot be done in place: a clear
+// conflict that changes nothing, not a raw file system error.
+func TestRejectOfOneHalfOfASwapIsRefusedClearly(t *testing.T) {
+	f := newFixture(t)
+	write(t, f.ws, "d/x", "x\n")
+	testgit.Git(t, f.ws, "add", "-A")
+	testgit.Git(t, f.ws, "commit", "-qm", "d")
+	s := f.start(prsm.ModeAuto)
+	f.tool(s, "t1", "Bash", "", func(wt string) { sh(t, wt, "rm -r d && echo dfile > d") })
+	// t1:1 is "delete d/x"
+	_, err := f.eng.Reject(f.ctx, s.ID, "t1:1")
+	if !errors.Is(err, prsm.ErrConflict) || !strings.Contains(err.Error(), "t1:0") || strings.Contains(err.Error(), s.WorktreePath) {
+		t.Errorf("reject of the delete record alone: %v", err)
+	}
+	f.bothHold(s, "d", "dfile\n", "after the refused reject")
+	if open, err := store.OpenIntents(f.ctx, f.q()); err != nil || len(open) != 0 {
+		t.Errorf("intents left open: %v %v", open, err)
+	}
+	if _, err := f.eng.Reject(f.ctx, s.ID, "t1"); err != nil {
+		t.Fatalf("reject of the whole call: %v", err)
+	}
+	if got := read(t, f.ws, "d/x"); got != "x\n" {
+		t.Errorf("workspace d/x after rejecting the call: %q", got)
 	}
 }

@@ -29,138 +29,72 @@ var FlushDelay = 250 * time.Millisecond
 // kickFlush starts a flush in the background, FlushDelay from now, unless
 // one is due or runs; one that runs goes round again, so nothing kicked is
 // left waiting.
-func (e *Engine) kickFlush() {
-	e.flushMu.Lock()
-	defer e.flushMu.Unlock()
-	if e.closed {
+func (ck *checkpointer) kickFlush() {
+	ck.flushMu.Lock()
+	defer ck.flushMu.Unlock()
+	if ck.closed {
 		return
 	}
-	if e.flushing {
-		e.flushAgain = true
+	if ck.flushing {
+		ck.flushAgain = true
 		return
 	}
-	e.flushing = true
-	e.flushWG.Add(1)
-	e.flushTimer = time.AfterFunc(FlushDelay, func() {
-		defer e.flushWG.Done()
+	ck.flushing = true
+	ck.flushWG.Add(1)
+	ck.flushTimer = time.AfterFunc(FlushDelay, func() {
+		defer ck.flushWG.Done()
 		for {
-			e.flushMu.Lock()
-			closed := e.closed
-			e.flushMu.Unlock()
+			ck.flushMu.Lock()
+			closed := ck.closed
+			ck.flushMu.Unlock()
 			if closed {
 				return
 			}
-			if err := e.FlushObjects(context.Background()); err != nil {
-				e.Log.Error("write checkpoint objects", "err", err)
+			if err := ck.FlushObjects(context.Background()); err != nil {
+				ck.Log.Error("write checkpoint objects", "err", err)
 			}
-			e.flushMu.Lock()
-			if !e.flushAgain || e.closed {
-				e.flushing = false
-				e.flushMu.Unlock()
+			ck.flushMu.Lock()
+			if !ck.flushAgain || ck.closed {
+				ck.flushing = false
+				ck.flushMu.Unlock()
 				return
 			}
-			e.flushAgain = false
-			e.flushMu.Unlock()
+			ck.flushAgain = false
+			ck.flushMu.Unlock()
 		}
 	})
 }
 
-// warmBase reads the trees of a session's base commit into the tree cache
-// in the background (worktree.WarmTrees): without it, the first change in
-// each directory of a large repository waited for its tree to be read
-// from the pack.
-func (e *Engine) warmBase(commit string) {
-	objs, err := e.Repo.Objects()
-	if err != nil {
-		return
-	}
-	e.background(func() {
-		objs.WarmTrees(commit, 0, func() bool {
-			e.flushMu.Lock()
-			defer e.flushMu.Unlock()
-			return e.closed
-		})
-	})
-}
-
-// background runs fn in a goroutine that Close waits for; once the engine
-// is closed it runs fn at once instead.
-func (e *Engine) background(fn func()) {
-	e.flushMu.Lock()
-	if e.closed {
-		e.flushMu.Unlock()
-		fn()
-		return
-	}
-	e.settleWG.Add(1)
-	e.flushMu.Unlock()
-	go func() {
-		defer e.settleWG.Done()
-		fn()
-	}()
-}
-
-// Close stops the engine's background work (the delayed writing of
-// checkpoint objects and of the stat caches) and waits for it. What is
-// still pending stays in the store for FlushObjects or the next start; the
-// stat caches' news not saved (SaveStats) are lost, which costs reads
-// after the next start. The engine is not used after.
-func (e *Engine) Close() {
-	e.flushMu.Lock()
-	e.closed = true
-	t, st := e.flushTimer, e.statsTimer
-	e.flushMu.Unlock()
-	if t != nil && t.Stop() {
-		e.flushWG.Done() // it will not run
-	}
-	if st != nil && st.Stop() {
-		e.flushWG.Done()
-	}
-	e.flushWG.Wait()
-	e.settleWG.Wait()
-	e.stopScanner()
-	e.statesMu.Lock()
-	for _, st := range e.states {
-		st.tracker.Close() // its running check-ignore
-	}
-	e.statesMu.Unlock()
-}
-
-// FlushObjects writes the objects of every checkpoint still pending into
-// the repository's object store (a pack, kept until the refs are set),
-// points their refs at their commits, and forgets them: after it
-// returns, git (and git gc) sees every checkpoint.
-// The server runs it in the background after each checkpoint, at start
-// (what a crash left) and before it stops.
-func (e *Engine) FlushObjects(ctx context.Context) error {
-	e.awaitAllAnswered() // the newest checkpoints too
+// FlushObjects is Engine.FlushObjects's work.
+func (ck *checkpointer) FlushObjects(ctx context.Context) error {
+	ck.sessions.awaitAllAnswered() // the newest checkpoints too
 	// What is pending first: after a restart the lazy checkpoints build
 	// on trees only the pending rows hold.
-	if err := e.writePending(ctx); err != nil {
+	if err := ck.writePending(ctx); err != nil {
 		return err
 	}
-	if err := e.materializeAll(ctx); err != nil {
+	if err := ck.materializeAll(ctx); err != nil {
 		return err
 	}
-	return e.writePending(ctx)
+	return ck.writePending(ctx)
 }
 
 // flushAtStart writes what a crash left pending (FlushObjects) and then,
 // every checkpoint's refs set, releases the packs a crash left kept
 // (worktree.Objects.ReleaseKeeps): the flush that kept them never set
 // their refs, or stopped before it released them.
-func (e *Engine) flushAtStart(ctx context.Context) error {
-	if err := e.FlushObjects(ctx); err != nil {
+func (ck *checkpointer) flushAtStart(ctx context.Context) error {
+	if err := ck.FlushObjects(ctx); err != nil {
 		return err
 	}
-	objs, err := e.Repo.Objects()
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return err
 	}
 	if n, err := objs.ReleaseKeeps(); err != nil {
 		return fmt.Errorf("release kept packs: %w", err)
 	} else if n > 0 {
-		e.Log.Info("released the packs of checkpoint objects a crash left kept", "count", n)
+		ck.Log.Info("released the packs of checkpoint objects a crash left kept", "count", n)
 	}
 	return nil
 }
@@ -185,26 +119,26 @@ func parsePending(r *store.Pending) ([]worktree.Object, error) {
 // one bad row (corrupt bytes) keeps neither the other checkpoints from
 // the repository nor the server from starting. The checkpoint whose
 // objects it held cannot be rewound to; everything else is served.
-func (e *Engine) setAside(ctx context.Context, r *store.Pending, why error) {
-	e.Log.Error("checkpoint objects that cannot be written set aside (table pending_objects_aside): that checkpoint cannot be rewound to",
+func (ck *checkpointer) setAside(ctx context.Context, r *store.Pending, why error) {
+	ck.Log.Error("checkpoint objects that cannot be written set aside (table pending_objects_aside): that checkpoint cannot be rewound to",
 		"seq", r.Seq, "session", r.SessionID, "commit", r.Commit, "err", why)
-	if err := e.DB.Tx(ctx, func(q store.Querier) error {
+	if err := ck.DB.Tx(ctx, func(q store.Querier) error {
 		return store.SetPendingAside(ctx, q, r.Seq, why.Error())
 	}); err != nil {
-		e.Log.Error("set pending objects aside", "seq", r.Seq, "err", err)
+		ck.Log.Error("set pending objects aside", "seq", r.Seq, "err", err)
 	}
 }
 
 // writePending writes the objects of the pending rows and points their
 // refs (FlushObjects).
-func (e *Engine) writePending(ctx context.Context) error {
-	e.writeMu.Lock()
-	defer e.writeMu.Unlock()
-	listed, err := store.ListPending(ctx, e.DB.Q())
+func (ck *checkpointer) writePending(ctx context.Context) error {
+	ck.writeMu.Lock()
+	defer ck.writeMu.Unlock()
+	listed, err := store.ListPending(ctx, ck.DB.Q())
 	if err != nil || len(listed) == 0 {
 		return err
 	}
-	objs, err := e.Repo.Objects()
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return err
 	}
@@ -219,7 +153,7 @@ func (e *Engine) writePending(ctx context.Context) error {
 			err = fmt.Errorf("pending checkpoint %s builds on pending objects %d, set aside", r.Commit, seq)
 		}
 		if err != nil {
-			e.setAside(ctx, r, err)
+			ck.setAside(ctx, r, err)
 			if _, ok := bad[r.SessionID]; !ok {
 				bad[r.SessionID] = r.Seq
 			}
@@ -265,13 +199,13 @@ func (e *Engine) writePending(ctx context.Context) error {
 	// Reachable now: the pack, and the large blobs the trees name
 	// (written apart, as their trees were built), are git's to keep.
 	if err := errors.Join(kept.Release(), objs.ReleaseLarge(all)); err != nil {
-		e.Log.Warn("release kept checkpoint objects", "err", err)
+		ck.Log.Warn("release kept checkpoint objects", "err", err)
 	}
 	// On the transaction connection, like every write: a write on a pool
 	// connection makes the transaction connection drop its page cache,
 	// and the next tool call's transaction read its pages again (15
 	// preads of a complete after each flush).
-	if err := e.DB.Tx(ctx, func(q store.Querier) error {
+	if err := ck.DB.Tx(ctx, func(q store.Querier) error {
 		return store.DeletePending(ctx, q, rows[len(rows)-1].Seq)
 	}); err != nil {
 		return err

@@ -9,14 +9,9 @@ import (
 	"github.com/prsm-dev/prsm/store"
 )
 
-// GC applies retention: it drops old automatic checkpoints beyond
-// KeepAuto per session (named ones stay), the records, checkpoints and refs
-// of ended sessions beyond KeepSessions or beyond the disk budget, and the
-// content no longer referenced, then compacts the store. Active sessions
-// and their pending work are never touched. git objects freed by the
-// dropped refs go at the user's own next git gc.
-func (e *Engine) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, error) {
-	e.awaitAllAnswered()
+// GC is Engine.GC's work.
+func (ss *sessionStates) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, error) {
+	ss.sessions.awaitAllAnswered()
 	if req.KeepSessions == 0 {
 		req.KeepSessions = 30
 	}
@@ -27,16 +22,16 @@ func (e *Engine) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, erro
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_retention", "", "retention limits must be positive")
 	}
 	// Refs about to be dropped must not come back from a pending write.
-	if err := e.FlushObjects(ctx); err != nil {
+	if err := ss.ckpt.FlushObjects(ctx); err != nil {
 		return nil, err
 	}
-	rep := &api.GCReport{SessionsRemoved: []string{}, BytesBefore: e.DB.Size()}
-	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
+	rep := &api.GCReport{SessionsRemoved: []string{}, BytesBefore: ss.DB.Size()}
+	sessions, err := store.ListSessions(ctx, ss.DB.Q(), "")
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range sessions {
-		cps, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
+		cps, err := store.ListCheckpoints(ctx, ss.DB.Q(), s.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +42,7 @@ func (e *Engine) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, erro
 			}
 		}
 		for i := 0; i < len(autos)-req.KeepAuto; i++ {
-			if err := store.DeleteCheckpoint(ctx, e.DB.Q(), s.ID, autos[i].ID); err != nil {
+			if err := store.DeleteCheckpoint(ctx, ss.DB.Q(), s.ID, autos[i].ID); err != nil {
 				return nil, err
 			}
 			rep.CheckpointsRemoved++
@@ -61,10 +56,10 @@ func (e *Engine) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, erro
 	}
 	sort.Slice(ended, func(i, j int) bool { return endTime(ended[i]) > endTime(ended[j]) })
 	drop := func(s *prsm.Session) error {
-		if err := store.DeleteSession(ctx, e.DB.Q(), s.ID); err != nil {
+		if err := store.DeleteSession(ctx, ss.DB.Q(), s.ID); err != nil {
 			return err
 		}
-		if objs, err := e.Repo.Objects(); err == nil {
+		if objs, err := ss.Repo.Objects(); err == nil {
 			objs.DeleteRefs("refs/prsm/" + s.ID + "/")
 		}
 		rep.SessionsRemoved = append(rep.SessionsRemoved, s.ID)
@@ -79,17 +74,17 @@ func (e *Engine) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, erro
 		ended = ended[:req.KeepSessions]
 	}
 	sweep := func() error {
-		n, _, err := e.DB.SweepBlobs(ctx)
+		n, _, err := ss.DB.SweepBlobs(ctx)
 		if err != nil {
 			return err
 		}
 		rep.BlobsRemoved += n
-		return e.DB.Compact(ctx)
+		return ss.DB.Compact(ctx)
 	}
 	if err := sweep(); err != nil {
 		return nil, err
 	}
-	for req.BudgetBytes > 0 && e.DB.Size() > req.BudgetBytes && len(ended) > 0 {
+	for req.BudgetBytes > 0 && ss.DB.Size() > req.BudgetBytes && len(ended) > 0 {
 		if err := drop(ended[len(ended)-1]); err != nil {
 			return nil, err
 		}
@@ -98,10 +93,10 @@ func (e *Engine) GC(ctx context.Context, req api.GCRequest) (*api.GCReport, erro
 			return nil, err
 		}
 	}
-	rep.BytesAfter = e.DB.Size()
+	rep.BytesAfter = ss.DB.Size()
 	rep.BytesFreed = max(rep.BytesBefore-rep.BytesAfter, 0)
 	rep.OverBudget = req.BudgetBytes > 0 && rep.BytesAfter > req.BudgetBytes
-	e.Log.Info("gc", "sessions_removed", len(rep.SessionsRemoved), "checkpoints_removed", rep.CheckpointsRemoved,
+	ss.Log.Info("gc", "sessions_removed", len(rep.SessionsRemoved), "checkpoints_removed", rep.CheckpointsRemoved,
 		"blobs_removed", rep.BlobsRemoved, "bytes_freed", rep.BytesFreed)
 	return rep, nil
 }

@@ -22,6 +22,16 @@ import (
 // `prsm session show`, `prsm status` and the session_updated event show
 // them.
 
+// guard keeps a session's git in its place and tells what prsm could not
+// record: it checks and repairs a worktree's .git around the tracker's
+// filter (gitguard.go), and reports paths too long to record (unseen.go),
+// keeping the latest notices (notices) in memory.
+type guard struct {
+	*Engine
+	// notices are what the agent did that prsm could not record.
+	notices noticeLog
+}
+
 // QuarantineDir is where prsm keeps what an agent put at its worktree's
 // .git: moved aside, never deleted.
 func (e *Engine) QuarantineDir() string { return filepath.Join(e.ProjectDir, "quarantine") }
@@ -32,16 +42,16 @@ const maxNote = 2000
 // filter is the tracker's Filter between the guards of the session's git:
 // before it, the worktree's .git is checked and repaired (repairDotGit);
 // after it, the git directories it left unrecorded are reported.
-func (e *Engine) filter(ctx context.Context, st *sessionState, paths []string) ([]string, error) {
-	e.repairDotGit(ctx, st.tracker.ID, st.tracker.Worktree)
+func (g *guard) filter(ctx context.Context, st *sessionState, paths []string) ([]string, error) {
+	g.repairDotGit(ctx, st.tracker.ID, st.tracker.Worktree)
 	res, err := st.tracker.Filter(ctx, paths)
 	if refused := st.tracker.TakeRefused(); len(refused) > 0 {
-		e.Log.Warn("git directories the agent made in its worktree are not recorded nor synced", "session", st.tracker.ID, "paths", refused)
+		g.Log.Warn("git directories the agent made in its worktree are not recorded nor synced", "session", st.tracker.ID, "paths", refused)
 		shown := refused
 		if len(shown) > 5 {
 			shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(refused)-5))
 		}
-		e.notice(ctx, st.tracker.ID, "not recorded nor synced, being git directories: "+strings.Join(shown, ", "))
+		g.notice(ctx, st.tracker.ID, "not recorded nor synced, being git directories: "+strings.Join(shown, ", "))
 	}
 	return res, err
 }
@@ -50,44 +60,42 @@ func (e *Engine) filter(ctx context.Context, st *sessionState, paths []string) (
 // wrote it, and git's entry for it pointing back, where either changed
 // (worktree.Repo.RepairDotGit), and reports what it did. A failure is
 // logged: tracking goes on, since prsm's git calls never read the file.
-func (e *Engine) repairDotGit(ctx context.Context, sessionID, worktree string) {
-	rep, err := e.Repo.RepairDotGit(worktree, e.QuarantineDir())
+func (g *guard) repairDotGit(ctx context.Context, sessionID, worktree string) {
+	rep, err := g.Repo.RepairDotGit(worktree, g.QuarantineDir())
 	if err != nil {
-		e.Log.Error("check the worktree's .git", "session", sessionID, "worktree", worktree, "err", err)
+		g.Log.Error("check the worktree's .git", "session", sessionID, "worktree", worktree, "err", err)
 		return
 	}
 	if rep == nil {
 		return
 	}
-	e.Log.Warn("repaired the worktree's .git: "+rep.String(), "session", sessionID, "worktree", worktree, "kept", rep.Kept)
+	g.Log.Warn("repaired the worktree's .git: "+rep.String(), "session", sessionID, "worktree", worktree, "kept", rep.Kept)
 	if sessionID != "" {
-		e.notice(ctx, sessionID, rep.String())
+		g.notice(ctx, sessionID, rep.String())
 	}
 }
 
 // notice adds msg to the session's note, unless it says it already, and
 // announces the session (session_updated).
-func (e *Engine) notice(ctx context.Context, sessionID, msg string) {
-	s, err := store.GetSession(ctx, e.DB.Q(), sessionID)
+func (g *guard) notice(ctx context.Context, sessionID, msg string) {
+	s, err := store.GetSession(ctx, g.DB.Q(), sessionID)
 	if err != nil {
-		e.Log.Error("note on session", "session", sessionID, "err", err)
+		g.Log.Error("note on session", "session", sessionID, "err", err)
 		return
 	}
 	note := addNotice(s.Note, msg)
 	if note == s.Note {
 		return
 	}
-	if err := store.SetSessionNote(ctx, e.DB.Q(), sessionID, note); err != nil {
-		e.Log.Error("note on session", "session", sessionID, "err", err)
+	if err := store.SetSessionNote(ctx, g.DB.Q(), sessionID, note); err != nil {
+		g.Log.Error("note on session", "session", sessionID, "err", err)
 		return
 	}
 	s.Note = note
-	e.statesMu.Lock()
-	if st := e.states[sessionID]; st != nil && st.active != nil {
+	if st := g.sessions.loaded(sessionID); st != nil && st.active != nil {
 		st.active.Note = note // the caller holds the session's lock
 	}
-	e.statesMu.Unlock()
-	e.Events.Publish(api.EventSessionUpdated, s)
+	g.Events.Publish(api.EventSessionUpdated, s)
 }
 
 // addNotice appends msg to note ("; " between notices) unless note holds

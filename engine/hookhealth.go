@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	stdsync "sync"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -23,16 +24,24 @@ type hookHealth struct {
 	calls, watches int
 }
 
+// hookMonitor keeps, in memory, which agent's hooks reported for each
+// session and when (HookHealth); hooksMu guards hooks.
+type hookMonitor struct {
+	*Engine
+	hooksMu stdsync.Mutex
+	hooks   map[string]*hookHealth
+}
+
 // hookState is the session's hook health, made on first use; the caller
 // holds hooksMu.
-func (e *Engine) hookState(sessionID string) *hookHealth {
-	if e.hooks == nil {
-		e.hooks = map[string]*hookHealth{}
+func (hm *hookMonitor) hookState(sessionID string) *hookHealth {
+	if hm.hooks == nil {
+		hm.hooks = map[string]*hookHealth{}
 	}
-	h := e.hooks[sessionID]
+	h := hm.hooks[sessionID]
 	if h == nil {
 		h = &hookHealth{}
-		e.hooks[sessionID] = h
+		hm.hooks[sessionID] = h
 	}
 	return h
 }
@@ -40,10 +49,10 @@ func (e *Engine) hookState(sessionID string) *hookHealth {
 // hookCall notes a tool call start or complete that agent's hooks
 // reported. A hook that names no agent (a complete usually does not) keeps
 // the agent known, or else takes the session's.
-func (e *Engine) hookCall(sessionID, agent, session string) {
-	e.hooksMu.Lock()
-	defer e.hooksMu.Unlock()
-	h := e.hookState(sessionID)
+func (hm *hookMonitor) hookCall(sessionID, agent, session string) {
+	hm.hooksMu.Lock()
+	defer hm.hooksMu.Unlock()
+	h := hm.hookState(sessionID)
 	switch {
 	case agent != "":
 		h.agent = agent
@@ -57,10 +66,10 @@ func (e *Engine) hookCall(sessionID, agent, session string) {
 // hookTurn notes a turn (turnStart) or a turn end. Only a session whose
 // hooks reported a tool call counts it as a hook event: `prsm run` starts
 // a turn of its own, and a turn carries no agent id.
-func (e *Engine) hookTurn(sessionID string, turnStart bool) {
-	e.hooksMu.Lock()
-	defer e.hooksMu.Unlock()
-	h := e.hooks[sessionID]
+func (hm *hookMonitor) hookTurn(sessionID string, turnStart bool) {
+	hm.hooksMu.Lock()
+	defer hm.hooksMu.Unlock()
+	h := hm.hooks[sessionID]
 	if h == nil {
 		return
 	}
@@ -74,10 +83,10 @@ func (e *Engine) hookTurn(sessionID string, turnStart bool) {
 
 // watched notes a Watch record batch of the session, whose own agent id
 // is agent.
-func (e *Engine) watched(sessionID, agent string) {
-	e.hooksMu.Lock()
-	defer e.hooksMu.Unlock()
-	h := e.hookState(sessionID)
+func (hm *hookMonitor) watched(sessionID, agent string) {
+	hm.hooksMu.Lock()
+	defer hm.hooksMu.Unlock()
+	h := hm.hookState(sessionID)
 	h.session = agent
 	h.watches++
 }
@@ -96,20 +105,18 @@ var hookAgents = map[string]string{
 }
 
 // forgetHooks drops an ended session's hook health.
-func (e *Engine) forgetHooks(sessionID string) {
-	e.hooksMu.Lock()
-	defer e.hooksMu.Unlock()
-	delete(e.hooks, sessionID)
+func (hm *hookMonitor) forgetHooks(sessionID string) {
+	hm.hooksMu.Lock()
+	defer hm.hooksMu.Unlock()
+	delete(hm.hooks, sessionID)
 }
 
-// HookHealth says whose hooks reported for the session and when, and warns
-// when they seem not to fire in its worktree: the hooks reported a tool
-// call before, and in the current turn changes came only as Watch records.
-func (e *Engine) HookHealth(sessionID string) api.HookHealth {
-	e.hooksMu.Lock()
-	defer e.hooksMu.Unlock()
+// HookHealth is Engine.HookHealth's work.
+func (hm *hookMonitor) HookHealth(sessionID string) api.HookHealth {
+	hm.hooksMu.Lock()
+	defer hm.hooksMu.Unlock()
 	out := api.HookHealth{SessionID: sessionID}
-	h := e.hooks[sessionID]
+	h := hm.hooks[sessionID]
 	if h == nil {
 		return out
 	}

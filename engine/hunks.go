@@ -27,7 +27,7 @@ import (
 //
 // A record's rejected hunks live in its stored hunks; versions gives its
 // after side less them, so every other operation (a whole reject, an
-// accept, a rollback) works on the change as it now stands.
+// accept, a rewind) works on the change as it now stands.
 
 // withHunks is after with only the hunks of r that keep selects applied
 // to before (after itself when it keeps them all, before when none).
@@ -75,33 +75,20 @@ type hunkIntent struct {
 // intentHunks is the kind of a hunk decision's intent (intents.go).
 const intentHunks = "hunks"
 
-// DecideHunks accepts and rejects hunks of the record id (its index
-// lists), with the rejects' cascade, and answers with every record it
-// changed and the hunks that cascaded. A hunk decided the same way again
-// is a no-op; the opposite decision is a conflict. A hunk index the
-// record does not have is not found. Where a reject's lines were edited
-// since in the worktree or the workspace so that the reverse merge
-// conflicts, nothing is written and the answer says so.
-//
-// DecideHunks lets a decision that settles a review-mode record as
-// accepted apply the earlier pending records of its file first, as
-// Accept does; DecideHunksWith does so only with req.WithEarlier.
-func (e *Engine) DecideHunks(ctx context.Context, sessionID, id string, accept, reject []int) (*api.Records, error) {
-	return e.DecideHunksWith(ctx, sessionID, id, api.HunksRequest{Accept: accept, Reject: reject, WithEarlier: true})
+// DecideHunks is Engine.DecideHunks's work.
+func (rv *reviewer) DecideHunks(ctx context.Context, sessionID, id string, accept, reject []int) (*api.Records, error) {
+	return rv.DecideHunksWith(ctx, sessionID, id, api.HunksRequest{Accept: accept, Reject: reject, WithEarlier: true})
 }
 
-// DecideHunksWith is DecideHunks as the API asks for it: a decision that
-// settles a review-mode record as accepted, and so would apply earlier
-// pending records of its file first, is refused (needs_earlier) unless
-// req.WithEarlier says to, and then changes nothing.
-func (e *Engine) DecideHunksWith(ctx context.Context, sessionID, id string, req api.HunksRequest) (*api.Records, error) {
+// DecideHunksWith is Engine.DecideHunksWith's work.
+func (rv *reviewer) DecideHunksWith(ctx context.Context, sessionID, id string, req api.HunksRequest) (*api.Records, error) {
 	accept, reject := req.Accept, req.Reject
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := rv.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	r, err := e.oneRecord(ctx, s, id)
+	r, err := rv.oneRecord(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
@@ -140,28 +127,28 @@ func (e *Engine) DecideHunksWith(ctx context.Context, sessionID, id string, req 
 		}
 	}
 	if len(step.accept)+len(step.reject) == 0 {
-		return e.hunkAnswer(ctx, []*prsm.Record{r}, nil)
+		return rv.hunkAnswer(ctx, []*prsm.Record{r}, nil)
 	}
 	var earlier []*prsm.Record
 	if settlesAccepted(s, step) {
-		if earlier, err = e.earlierPending(ctx, s, []*prsm.Record{r}); err != nil {
+		if earlier, err = rv.earlierPending(ctx, s, []*prsm.Record{r}); err != nil {
 			return nil, err
 		}
 		if len(earlier) > 0 && !req.WithEarlier {
 			return nil, needsEarlier(r.ID, earlier)
 		}
 	}
-	steps, err := e.hunkCascade(ctx, s, step)
+	steps, err := rv.hunkCascade(ctx, s, step)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkHunkMerges(ctx, s, steps); err != nil {
+	if err := rv.checkHunkMerges(ctx, s, steps); err != nil {
 		return nil, err
 	}
 	// Written down before the first write: a crash halfway leaves the
 	// rest to the next start.
 	var intents []int64
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
+	err = rv.DB.Tx(ctx, func(q store.Querier) error {
 		intents = intents[:0]
 		for _, st := range steps {
 			if len(st.reject) == 0 {
@@ -185,16 +172,16 @@ func (e *Engine) DecideHunksWith(ctx context.Context, sessionID, id string, req 
 	i := 0
 	for _, hs := range steps { // newest first
 		if len(hs.reject) > 0 {
-			if err := e.rejectHunks(ctx, s, st, hs.r, hs.reject); err != nil {
+			if err := rv.rejectHunks(ctx, s, st, hs.r, hs.reject); err != nil {
 				return nil, err
 			}
-			if err := store.DoneIntent(ctx, e.DB.Q(), intents[i]); err != nil {
+			if err := store.DoneIntent(ctx, rv.DB.Q(), intents[i]); err != nil {
 				return nil, err
 			}
 			i++
 		}
 		if len(hs.accept) > 0 {
-			if err := e.acceptHunks(ctx, s, hs.r, hs.accept); err != nil {
+			if err := rv.acceptHunks(ctx, s, hs.r, hs.accept); err != nil {
 				return nil, err
 			}
 		}
@@ -207,20 +194,20 @@ func (e *Engine) DecideHunksWith(ctx context.Context, sessionID, id string, req 
 	}
 	sortRecords(changed, false)
 	for _, r := range changed {
-		e.publishStatus(r) // its hunks changed, its status maybe not
+		rv.publishStatus(r) // its hunks changed, its status maybe not
 	}
-	e.publishSession(ctx, s.ID)
-	ans, err := e.hunkAnswer(ctx, changed, cascaded)
+	rv.publishSession(ctx, s.ID)
+	ans, err := rv.hunkAnswer(ctx, changed, cascaded)
 	if err != nil || len(earlier) == 0 {
 		return ans, err
 	}
 	// What the accept applied first, as it stands now.
 	for i, x := range earlier {
-		if earlier[i], err = store.GetRecord(ctx, e.DB.Q(), s.ID, x.ID); err != nil {
+		if earlier[i], err = store.GetRecord(ctx, rv.DB.Q(), s.ID, x.ID); err != nil {
 			return nil, err
 		}
 	}
-	if err := e.FillContent(ctx, earlier); err != nil {
+	if err := rv.rec.FillContent(ctx, earlier); err != nil {
 		return nil, err
 	}
 	ans.Earlier = earlier
@@ -228,8 +215,8 @@ func (e *Engine) DecideHunksWith(ctx context.Context, sessionID, id string, req 
 }
 
 // hunkAnswer is the answer of a hunk decision.
-func (e *Engine) hunkAnswer(ctx context.Context, recs []*prsm.Record, cascaded []api.HunkRef) (*api.Records, error) {
-	ans, err := e.answer(ctx, recs)
+func (rv *reviewer) hunkAnswer(ctx context.Context, recs []*prsm.Record, cascaded []api.HunkRef) (*api.Records, error) {
+	ans, err := rv.rec.answer(ctx, recs)
 	if err != nil {
 		return nil, err
 	}
@@ -245,8 +232,8 @@ func (e *Engine) hunkAnswer(ctx context.Context, recs []*prsm.Record, cascaded [
 
 // oneRecord is the record id names: a record's own id, or a tool call's
 // that changed one file only.
-func (e *Engine) oneRecord(ctx context.Context, s *prsm.Session, id string) (*prsm.Record, error) {
-	recs, err := e.recordsOf(ctx, s, id)
+func (rv *reviewer) oneRecord(ctx context.Context, s *prsm.Session, id string) (*prsm.Record, error) {
+	recs, err := rv.rec.recordsOf(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
@@ -267,12 +254,12 @@ func (e *Engine) oneRecord(ctx context.Context, s *prsm.Session, id string) (*pr
 // hunkCascade is the decision step and, for its rejects, the later
 // records of the file whose pending hunks overlap or touch the rejected
 // lines (and so on, through each), newest first.
-func (e *Engine) hunkCascade(ctx context.Context, s *prsm.Session, first *hunkStep) ([]*hunkStep, error) {
+func (rv *reviewer) hunkCascade(ctx context.Context, s *prsm.Session, first *hunkStep) ([]*hunkStep, error) {
 	steps := []*hunkStep{first}
 	if len(first.reject) == 0 {
 		return steps, nil
 	}
-	later, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: first.r.RelPath})
+	later, err := store.ListRecords(ctx, rv.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: first.r.RelPath})
 	if err != nil {
 		return nil, err
 	}
@@ -288,11 +275,11 @@ func (e *Engine) hunkCascade(ctx context.Context, s *prsm.Session, first *hunkSt
 		}
 		// Between the two records' contents (equal unless something
 		// else changed the file between them), then through l itself.
-		_, pa, err := e.rawVersions(ctx, prev)
+		_, pa, err := rv.rawVersions(ctx, prev)
 		if err != nil {
 			return nil, err
 		}
-		lb, la, err := e.rawVersions(ctx, l)
+		lb, la, err := rv.rawVersions(ctx, l)
 		if err != nil {
 			return nil, err
 		}
@@ -381,17 +368,17 @@ func mapSpans(hunks []prsm.Hunk, spans []span) ([]span, map[int]bool) {
 }
 
 // rawVersions are a record's stored sides, hunks rejected or not.
-func (e *Engine) rawVersions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
+func (rv *reviewer) rawVersions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
 	raw := *r
 	raw.Hunks = nil
-	return e.versions(ctx, &raw)
+	return rv.rec.versions(ctx, &raw)
 }
 
 // checkHunkMerges plays the rejects of steps (newest first) on the
 // worktree's and the workspace's files in memory, and refuses the
 // decision if a reverse merge conflicts: the user (or the agent) edited
 // the hunk's lines since. Nothing is written then.
-func (e *Engine) checkHunkMerges(ctx context.Context, s *prsm.Session, steps []*hunkStep) error {
+func (rv *reviewer) checkHunkMerges(ctx context.Context, s *prsm.Session, steps []*hunkStep) error {
 	rel := steps[0].r.RelPath
 	var wt, ws sync.Version
 	var err error
@@ -400,14 +387,14 @@ func (e *Engine) checkHunkMerges(ctx context.Context, s *prsm.Session, steps []*
 			return err
 		}
 	}
-	if ws, err = sync.ReadVersion(e.Repo.Root, rel); err != nil {
+	if ws, err = sync.ReadVersion(rv.Repo.Root, rel); err != nil {
 		return err
 	}
 	for _, hs := range steps {
 		if len(hs.reject) == 0 {
 			continue
 		}
-		from, to, err := e.hunkDelta(ctx, hs.r, hs.reject)
+		from, to, err := rv.hunkDelta(ctx, hs.r, hs.reject)
 		if err != nil {
 			return err
 		}
@@ -433,8 +420,8 @@ func hunkConflict(r *prsm.Record, where string) error {
 
 // hunkDelta is what rejecting hunks reject of r takes out: from r's after
 // side as it stands to the same less those hunks.
-func (e *Engine) hunkDelta(ctx context.Context, r *prsm.Record, reject map[int]bool) (from, to sync.Version, err error) {
-	before, after, err := e.rawVersions(ctx, r)
+func (rv *reviewer) hunkDelta(ctx context.Context, r *prsm.Record, reject map[int]bool) (from, to sync.Version, err error) {
+	before, after, err := rv.rawVersions(ctx, r)
 	if err != nil {
 		return
 	}
@@ -449,12 +436,12 @@ func (e *Engine) hunkDelta(ctx context.Context, r *prsm.Record, reject map[int]b
 // and stores their statuses (and r's, once every hunk is decided).
 // Running it again after a crash is harmless: the merges find the lines
 // gone.
-func (e *Engine) rejectHunks(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record, reject map[int]bool) error {
-	from, to, err := e.hunkDelta(ctx, r, reject)
+func (rv *reviewer) rejectHunks(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record, reject map[int]bool) error {
+	from, to, err := rv.hunkDelta(ctx, r, reject)
 	if err != nil {
 		return err
 	}
-	state, err := e.revertDelta(ctx, s, st, r, from, to)
+	state, err := rv.revertDelta(ctx, s, st, r, from, to)
 	if err != nil {
 		return err
 	}
@@ -467,24 +454,24 @@ func (e *Engine) rejectHunks(ctx context.Context, s *prsm.Session, st *sessionSt
 		r.Hunks[n].Status = prsm.StatusRejected
 		r.Hunks[n].RejectedAt = now
 	}
-	return e.settleHunks(ctx, s, r, state)
+	return rv.settleHunks(ctx, s, r, state)
 }
 
 // acceptHunks marks hunks accept of r accepted (and r, once every hunk is
 // decided: in review mode it then reaches the workspace).
-func (e *Engine) acceptHunks(ctx context.Context, s *prsm.Session, r *prsm.Record, accept map[int]bool) error {
+func (rv *reviewer) acceptHunks(ctx context.Context, s *prsm.Session, r *prsm.Record, accept map[int]bool) error {
 	for n := range accept {
 		r.Hunks[n].Status = prsm.StatusAccepted
 	}
-	return e.settleHunks(ctx, s, r, r.SyncState)
+	return rv.settleHunks(ctx, s, r, r.SyncState)
 }
 
 // settleHunks stores r's hunks and, once none is pending, its status:
 // rejected when all are, else accepted or partial (in review mode by
 // accept, which brings the accepted hunks to the workspace, after the
 // earlier pending changes of the file). state is its sync state.
-func (e *Engine) settleHunks(ctx context.Context, s *prsm.Session, r *prsm.Record, state string) error {
-	if err := store.UpdateRecordHunks(ctx, e.DB.Q(), s.ID, r.ID, r.Hunks); err != nil {
+func (rv *reviewer) settleHunks(ctx context.Context, s *prsm.Session, r *prsm.Record, state string) error {
+	if err := store.UpdateRecordHunks(ctx, rv.DB.Q(), s.ID, r.ID, r.Hunks); err != nil {
 		return err
 	}
 	accepted, rejected := 0, 0
@@ -498,17 +485,17 @@ func (e *Engine) settleHunks(ctx context.Context, s *prsm.Session, r *prsm.Recor
 	}
 	switch {
 	case accepted+rejected < len(r.Hunks):
-		return e.setState(ctx, r, r.Status, state)
+		return rv.rec.setState(ctx, r, r.Status, state)
 	case accepted == 0:
-		return e.setStates(ctx, []stateChange{{r: r, status: prsm.StatusRejected, syncSt: rejectedState(r, state), rejected: true}}, "")
+		return rv.setStates(ctx, []stateChange{{r: r, status: prsm.StatusRejected, syncSt: rejectedState(r, state), rejected: true}}, "")
 	case s.Mode == prsm.ModeReview && r.SyncState == prsm.SyncPendingReview:
-		if err := e.setState(ctx, r, r.Status, state); err != nil {
+		if err := rv.rec.setState(ctx, r, r.Status, state); err != nil {
 			return err
 		}
-		_, err := e.accept(ctx, s, r)
+		_, err := rv.accept(ctx, s, r)
 		return err
 	}
-	return e.setState(ctx, r, decidedStatus(r), state)
+	return rv.rec.setState(ctx, r, decidedStatus(r), state)
 }
 
 // settlesAccepted reports whether the decision step leaves no hunk of
@@ -544,12 +531,12 @@ func decidedStatus(r *prsm.Record) string {
 }
 
 // recoverHunks finishes a hunk decision's reject a crash cut off.
-func (e *Engine) recoverHunks(ctx context.Context, s *prsm.Session, st *sessionState, payload []byte) error {
+func (rv *reviewer) recoverHunks(ctx context.Context, s *prsm.Session, st *sessionState, payload []byte) error {
 	var p hunkIntent
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return err
 	}
-	r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, p.Record)
+	r, err := store.GetRecord(ctx, rv.DB.Q(), s.ID, p.Record)
 	if errors.Is(err, prsm.ErrNotFound) {
 		return nil
 	}
@@ -565,7 +552,7 @@ func (e *Engine) recoverHunks(ctx context.Context, s *prsm.Session, st *sessionS
 	if len(reject) == 0 || r.Status == prsm.StatusRejected {
 		return nil
 	}
-	return e.rejectHunks(ctx, s, st, r, reject)
+	return rv.rejectHunks(ctx, s, st, r, reject)
 }
 
 // hunkOut is the delta a hunk reject took out of a file: from the

@@ -18,17 +18,22 @@ import (
 // necessary where there is one, and deleted once the step is done. A crash
 // in between leaves it open, and the next start runs the step again. Every
 // step is idempotent (3-way merges that find the result already in place
-// write nothing; a rollback writes exact targets), so finishing means
+// write nothing; a rewind writes exact targets), so finishing means
 // running it once more.
 const (
 	intentSync     = "sync"     // apply a new record to the workspace (older stores; see recoverSyncs)
 	intentAccept   = "accept"   // accept a record (review mode: apply it)
 	intentRevert   = "revert"   // take a record's delta out of worktree and workspace
-	intentRollback = "rollback" // a selector rollback (rollbackPayload); a rewind's is intentRewind (rewind.go)
+	intentSelector = "rollback" // a selector rewind (selectorPayload), by the word stores hold; a rewind to a checkpoint's is intentRewind (rewind.go)
 	// and intentHunks (hunks.go): reject hunks of a record (hunkIntent);
 	// intentReject (bulk.go): reject many records, a discard's too
 	// (bulkPayload); intentAcceptAll (bulk.go): accept many records
 )
+
+// intentLog writes down, before the first write, what a multi-step
+// operation will do (intend, intendAll), and finishes at a start what a
+// crash cut off (RecoverIntents). Its state is the store's intents table.
+type intentLog struct{ *Engine }
 
 // crashHook, when set (by tests only, through export_test.go), is called
 // at the named points of multi-step operations where a crash would leave
@@ -49,7 +54,7 @@ type intentPayload struct {
 
 // intend writes down, before it starts, that r is about to go through kind.
 // q is the database or the transaction the intent must commit with.
-func (e *Engine) intend(ctx context.Context, q store.Querier, kind string, r *prsm.Record) (int64, error) {
+func (il *intentLog) intend(ctx context.Context, q store.Querier, kind string, r *prsm.Record) (int64, error) {
 	b, _ := json.Marshal(intentPayload{Record: r.ID})
 	return store.AddIntent(ctx, q, r.SessionID, kind, b)
 }
@@ -57,12 +62,12 @@ func (e *Engine) intend(ctx context.Context, q store.Querier, kind string, r *pr
 // intendAll writes down, in one transaction, that every record of recs is
 // about to go through kind, in that order: a crash after the first step
 // leaves the rest to the next start, not undone and forgotten.
-func (e *Engine) intendAll(ctx context.Context, kind string, recs []*prsm.Record) ([]int64, error) {
+func (il *intentLog) intendAll(ctx context.Context, kind string, recs []*prsm.Record) ([]int64, error) {
 	ids := make([]int64, 0, len(recs))
-	err := e.DB.Tx(ctx, func(q store.Querier) error {
+	err := il.DB.Tx(ctx, func(q store.Querier) error {
 		ids = ids[:0]
 		for _, r := range recs {
-			id, err := e.intend(ctx, q, kind, r)
+			id, err := il.intend(ctx, q, kind, r)
 			if err != nil {
 				return err
 			}
@@ -83,7 +88,7 @@ type syncDone struct {
 // sessionID's records gave them, in one transaction, each kept in the
 // history first as UpdateRecordState does. The records themselves are
 // the caller's to set.
-func (e *Engine) finishSyncs(ctx context.Context, sessionID string, done []syncDone) error {
+func (il *intentLog) finishSyncs(ctx context.Context, sessionID string, done []syncDone) error {
 	if len(done) == 0 {
 		return nil
 	}
@@ -91,7 +96,7 @@ func (e *Engine) finishSyncs(ctx context.Context, sessionID string, done []syncD
 	for i, d := range done {
 		changes[i] = store.StateChange{ID: d.id, Status: d.status, SyncState: d.state}
 	}
-	return e.DB.Tx(ctx, func(q store.Querier) error {
+	return il.DB.Tx(ctx, func(q store.Querier) error {
 		return store.SetRecordStates(ctx, q, sessionID, changes, time.Time{})
 	})
 }
@@ -130,39 +135,38 @@ func transient(err error) bool {
 	return false
 }
 
-// RecoverIntents finishes every operation a crash cut off (SPEC rule 6). It
-// runs at start, before anything else touches the workspace.
-func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
-	open, err := store.OpenIntents(ctx, e.DB.Q())
+// RecoverIntents is Engine.RecoverIntents's work.
+func (il *intentLog) RecoverIntents(ctx context.Context) (int, error) {
+	open, err := store.OpenIntents(ctx, il.DB.Q())
 	if err != nil {
 		return 0, err
 	}
 	done := 0
 	for _, in := range open {
-		if err := e.recoverIntent(ctx, in); err != nil {
-			e.Log.Error("finish interrupted operation", "kind", in.Kind, "session", in.SessionID, "err", err)
+		if err := il.recoverIntent(ctx, in); err != nil {
+			il.Log.Error("finish interrupted operation", "kind", in.Kind, "session", in.SessionID, "err", err)
 			continue
 		}
 		if discarding(in) {
 			// A discard's rejects are done: its end comes next, as
 			// EndSession would have gone on (ending twice is a no-op).
-			if _, err := e.EndSession(ctx, in.SessionID, true); err != nil && !errors.Is(err, prsm.ErrNotFound) {
-				e.Log.Error("finish interrupted discard", "session", in.SessionID, "err", err)
+			if _, err := il.sessions.EndSession(ctx, in.SessionID, true); err != nil && !errors.Is(err, prsm.ErrNotFound) {
+				il.Log.Error("finish interrupted discard", "session", in.SessionID, "err", err)
 				continue
 			}
 		}
-		if err := store.DoneIntent(ctx, e.DB.Q(), in.ID); err != nil {
+		if err := store.DoneIntent(ctx, il.DB.Q(), in.ID); err != nil {
 			return done, err
 		}
 		done++
 	}
-	synced, err := e.recoverSyncs(ctx)
+	synced, err := il.recoverSyncs(ctx)
 	if err != nil {
 		return done, err
 	}
 	done += synced
 	if done > 0 {
-		e.Log.Info("finished operations interrupted by a crash", "count", done)
+		il.Log.Info("finished operations interrupted by a crash", "count", done)
 	}
 	return done, nil
 }
@@ -171,8 +175,8 @@ func (e *Engine) RecoverIntents(ctx context.Context) (int, error) {
 // and never synced: their sync state is still pending_review, as a crash
 // came between the record and its sync, or the sync failed in a way that
 // may pass (a full disk). In auto mode that state is the sync's intent.
-func (e *Engine) recoverSyncs(ctx context.Context) (int, error) {
-	sessions, err := store.ListSessions(ctx, e.DB.Q(), prsm.SessionActive)
+func (il *intentLog) recoverSyncs(ctx context.Context) (int, error) {
+	sessions, err := store.ListSessions(ctx, il.DB.Q(), prsm.SessionActive)
 	if err != nil {
 		return 0, err
 	}
@@ -181,7 +185,7 @@ func (e *Engine) recoverSyncs(ctx context.Context) (int, error) {
 		if s.Mode != prsm.ModeAuto {
 			continue
 		}
-		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, Status: prsm.StatusPending})
+		recs, err := store.ListRecords(ctx, il.DB.Q(), store.RecordFilter{SessionID: s.ID, Status: prsm.StatusPending})
 		if err != nil {
 			return done, err
 		}
@@ -189,8 +193,8 @@ func (e *Engine) recoverSyncs(ctx context.Context) (int, error) {
 			if r.SyncState != prsm.SyncPendingReview {
 				continue
 			}
-			if err := e.syncStored(ctx, s.ID, r); err != nil {
-				e.Log.Error("apply a record stored before a crash", "session", s.ID, "record", r.ID, "err", err)
+			if err := il.syncStored(ctx, s.ID, r); err != nil {
+				il.Log.Error("apply a record stored before a crash", "session", s.ID, "record", r.ID, "err", err)
 				continue
 			}
 			done++
@@ -200,31 +204,31 @@ func (e *Engine) recoverSyncs(ctx context.Context) (int, error) {
 }
 
 // syncStored applies the stored record r of session id, under its lock.
-func (e *Engine) syncStored(ctx context.Context, id string, r *prsm.Record) error {
-	s, _, unlock, err := e.lockSession(ctx, id)
+func (il *intentLog) syncStored(ctx context.Context, id string, r *prsm.Record) error {
+	s, _, unlock, err := il.sessions.lockSession(ctx, id)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	return e.syncUnsynced(ctx, s, r)
+	return il.syncUnsynced(ctx, s, r)
 }
 
 // syncUnsynced applies record r to the workspace if it never got its
 // sync state: one that was synced, or found in conflict, is settled
 // (applying it again could bring back what the user took out since).
-func (e *Engine) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Record) error {
+func (il *intentLog) syncUnsynced(ctx context.Context, s *prsm.Session, r *prsm.Record) error {
 	if r.Status == prsm.StatusRejected || r.SyncState != prsm.SyncPendingReview {
 		return nil
 	}
-	before, after, err := e.versions(ctx, r)
+	before, after, err := il.rec.versions(ctx, r)
 	if err != nil {
 		return err
 	}
-	state, err := e.syncToWorkspace(ctx, s, r.RelPath, before, after)
+	state, err := il.ws.Sync(s.ID, r.RelPath, before, after)
 	if err != nil {
 		return err
 	}
-	return e.setState(ctx, r, r.Status, state)
+	return il.rec.setState(ctx, r, r.Status, state)
 }
 
 // discarding reports whether in is a discard's reject, which the
@@ -234,8 +238,8 @@ func discarding(in store.Intent) bool {
 	return in.Kind == intentReject && json.Unmarshal(in.Payload, &p) == nil && p.End
 }
 
-func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
-	s, st, unlock, err := e.lockSession(ctx, in.SessionID)
+func (il *intentLog) recoverIntent(ctx context.Context, in store.Intent) error {
+	s, st, unlock, err := il.sessions.lockSession(ctx, in.SessionID)
 	if errors.Is(err, prsm.ErrNotFound) {
 		return nil // the session is gone: nothing left to finish
 	}
@@ -243,15 +247,15 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 		return err
 	}
 	defer unlock()
-	if in.Kind == intentRollback || in.Kind == intentRewind {
+	if in.Kind == intentSelector || in.Kind == intentRewind {
 		if s.Status != prsm.SessionActive {
 			return nil // the worktree is gone; its records stay as they are
 		}
-		var rb rollbackPayload
+		var rb selectorPayload
 		var rw rewindPayload
-		target, apply := any(&rb), func() error { return e.applyRollback(ctx, s, st, &rb) }
+		target, apply := any(&rb), func() error { return il.rewind.applySelector(ctx, s, st, &rb) }
 		if in.Kind == intentRewind {
-			target, apply = &rw, func() error { return e.applyRewind(ctx, s, st, &rw) }
+			target, apply = &rw, func() error { return il.rewind.applyRewind(ctx, s, st, &rw) }
 		}
 		if err := json.Unmarshal(in.Payload, target); err != nil {
 			return fmt.Errorf("intent %d: %w", in.ID, err)
@@ -259,11 +263,11 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 		if err := apply(); err != nil {
 			return err
 		}
-		e.publishSession(ctx, s.ID)
+		il.publishSession(ctx, s.ID)
 		return nil
 	}
 	if in.Kind == intentHunks {
-		return e.recoverHunks(ctx, s, st, in.Payload)
+		return il.review.recoverHunks(ctx, s, st, in.Payload)
 	}
 	if in.Kind == intentAcceptAll {
 		var p bulkPayload
@@ -271,7 +275,7 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 			return fmt.Errorf("intent %d: %w", in.ID, err)
 		}
 		// Those decided already are skipped; the caller lets it go.
-		_, err := e.runAccept(ctx, &acceptRun{s: s, seqs: p.Seqs}, nil)
+		_, err := il.bulk.runAccept(ctx, &acceptRun{s: s, seqs: p.Seqs}, nil)
 		return err
 	}
 	if in.Kind == intentReject {
@@ -281,14 +285,14 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 		}
 		// Those already rejected are skipped; the rest go in order. The
 		// caller lets the intent go (and ends a discard's session).
-		_, err := e.runReject(ctx, &rejectRun{s: s, st: st, seqs: p.Seqs, end: true}, nil)
+		_, err := il.bulk.runReject(ctx, &rejectRun{s: s, st: st, seqs: p.Seqs, end: true}, nil)
 		return err
 	}
 	var p intentPayload
 	if err := json.Unmarshal(in.Payload, &p); err != nil {
 		return fmt.Errorf("intent %d: %w", in.ID, err)
 	}
-	r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, p.Record)
+	r, err := store.GetRecord(ctx, il.DB.Q(), s.ID, p.Record)
 	if errors.Is(err, prsm.ErrNotFound) {
 		return nil
 	}
@@ -297,15 +301,15 @@ func (e *Engine) recoverIntent(ctx context.Context, in store.Intent) error {
 	}
 	switch in.Kind {
 	case intentSync:
-		return e.syncUnsynced(ctx, s, r)
+		return il.syncUnsynced(ctx, s, r)
 	case intentAccept:
-		_, err := e.accept(ctx, s, r)
+		_, err := il.review.accept(ctx, s, r)
 		return err
 	case intentRevert:
 		if r.Status == prsm.StatusRejected {
 			return nil
 		}
-		return e.revert(ctx, s, st, r)
+		return il.review.revert(ctx, s, st, r)
 	}
 	return fmt.Errorf("intent %d: unknown kind %q", in.ID, in.Kind)
 }

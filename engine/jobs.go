@@ -21,6 +21,13 @@ import (
 // reads it, and a crash midway leaves its intent, which the next start
 // finishes (RecoverIntents).
 
+// jobRunner runs jobs and keeps them readable: it owns the registry of
+// those running and just ended.
+type jobRunner struct {
+	*Engine
+	reg jobRegistry
+}
+
 // jobKeep is how many ended jobs stay readable (GET /jobs/{id}).
 const jobKeep = 64
 
@@ -56,21 +63,21 @@ type jobRegistry struct {
 // caller hands over what fn needs held (the session's lock) for fn to
 // let go. A job run here is the caller's work: a panic in it is the
 // caller's (a test's crash point); one in the background fails the job.
-func (e *Engine) startJob(kind, sessionID string, total int, async bool, fn func(j *job) ([]*prsm.Record, error)) *job {
-	j := e.newJob(kind, sessionID, total)
+func (jr *jobRunner) startJob(kind, sessionID string, total int, async bool, fn func(j *job) ([]*prsm.Record, error)) *job {
+	j := jr.newJob(kind, sessionID, total)
 	if !async {
 		recs, err := fn(j)
-		e.endJob(j, recs, err)
+		jr.endJob(j, recs, err)
 		return j
 	}
-	e.background(func() {
+	jr.background(func() {
 		var recs []*prsm.Record
 		err := fmt.Errorf("job %s stopped by a panic", j.info.ID)
 		defer func() {
 			if p := recover(); p != nil {
-				e.Log.Error("job panicked", "job", j.info.ID, "panic", p)
+				jr.Log.Error("job panicked", "job", j.info.ID, "panic", p)
 			}
-			e.endJob(j, recs, err)
+			jr.endJob(j, recs, err)
 		}()
 		recs, err = fn(j)
 	})
@@ -79,34 +86,34 @@ func (e *Engine) startJob(kind, sessionID string, total int, async bool, fn func
 
 // newJob registers a job of kind for session sessionID that decides (or
 // records) total records, and announces it; the caller ends it (endJob).
-func (e *Engine) newJob(kind, sessionID string, total int) *job {
+func (jr *jobRunner) newJob(kind, sessionID string, total int) *job {
 	j := &job{done: make(chan struct{}), quiet: total <= eventLimit, info: api.Job{ID: newID(), Kind: kind, SessionID: sessionID,
 		State: api.JobRunning, Total: total, StartedAt: time.Now().UTC()}}
-	e.jobs.add(j)
+	jr.reg.add(j)
 	if !j.quiet {
-		e.Events.Publish(api.EventJobProgress, j.snapshot())
+		jr.Events.Publish(api.EventJobProgress, j.snapshot())
 	}
 	return j
 }
 
 // endJob ends j with its records and error, announces it, and lets the
 // oldest ended jobs go.
-func (e *Engine) endJob(j *job, recs []*prsm.Record, err error) {
+func (jr *jobRunner) endJob(j *job, recs []*prsm.Record, err error) {
 	j.mu.Lock()
 	j.recs, j.err = recs, err
 	j.info.State = api.JobDone
 	if err != nil {
 		j.info.State = api.JobFailed
 		j.info.Error = errorBody(err)
-		e.Log.Error("job stopped", "job", j.info.ID, "kind", j.info.Kind, "session", j.info.SessionID, "done", j.info.Done, "of", j.info.Total, "err", err)
+		jr.Log.Error("job stopped", "job", j.info.ID, "kind", j.info.Kind, "session", j.info.SessionID, "done", j.info.Done, "of", j.info.Total, "err", err)
 	}
 	info := j.info
 	j.mu.Unlock()
 	close(j.done)
 	if !j.quiet {
-		e.Events.Publish(api.EventJobProgress, info)
+		jr.Events.Publish(api.EventJobProgress, info)
 	}
-	e.jobs.retire(info.ID)
+	jr.reg.retire(info.ID)
 }
 
 // errorBody is err as an answer's error body.
@@ -128,7 +135,7 @@ func (j *job) snapshot() api.Job {
 // add counts done more records decided, conflicts of them left in
 // conflict, and announces the progress (at most every progressEvery).
 // A nil job counts nothing.
-func (e *Engine) progress(j *job, done, conflicts int) {
+func (jr *jobRunner) progress(j *job, done, conflicts int) {
 	if j == nil {
 		return
 	}
@@ -142,7 +149,7 @@ func (e *Engine) progress(j *job, done, conflicts int) {
 	}
 	j.mu.Unlock()
 	if due {
-		e.Events.Publish(api.EventJobProgress, info)
+		jr.Events.Publish(api.EventJobProgress, info)
 	}
 }
 
@@ -180,9 +187,9 @@ func (r *jobRegistry) find(id string) (*job, error) {
 	return j, nil
 }
 
-// Job returns the job id as it stands.
-func (e *Engine) Job(id string) (*api.Job, error) {
-	j, err := e.jobs.find(id)
+// Job is Engine.Job's work.
+func (jr *jobRunner) Job(id string) (*api.Job, error) {
+	j, err := jr.reg.find(id)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +198,7 @@ func (e *Engine) Job(id string) (*api.Job, error) {
 }
 
 // jobAnswer is what the ended job j decided, as an answer, or its error.
-func (e *Engine) jobAnswer(ctx context.Context, j *job) (*api.Records, error) {
+func (jr *jobRunner) jobAnswer(ctx context.Context, j *job) (*api.Records, error) {
 	if j.err != nil {
 		return nil, j.err
 	}
@@ -201,7 +208,7 @@ func (e *Engine) jobAnswer(ctx context.Context, j *job) (*api.Records, error) {
 		c := *r
 		recs[i] = &c
 	}
-	ans, err := e.answer(ctx, recs)
+	ans, err := jr.rec.answer(ctx, recs)
 	if err != nil {
 		return nil, err
 	}

@@ -18,8 +18,9 @@ import (
 // modes and blob hashes, in the checkpoint's row), and its tree and commit
 // are built later, off the tool call's path: by the flusher, or first
 // thing by whatever reads checkpoints or builds on them (materialize).
-// Building them was a third of a capture's background work, which runs
-// beside the agent's tool on a machine with few cores. After a crash the
+// Building them is the costliest part of a capture's background work,
+// which runs beside the agent's tool on a machine with few cores
+// (docs/performance.md). After a crash the
 // next start builds them from the recipes (FlushObjects).
 
 // lazyCkpt is a stored checkpoint whose tree and commit are not built.
@@ -53,8 +54,8 @@ type recipeEntry struct {
 // the session switched them off): its recipe, from the paths the tracker
 // saw change since the checkpoint before. The caller holds the session's
 // lock, stores it (store) and then calls lazyStored.
-func (e *Engine) lazyCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, target string) (*lazyCkpt, error) {
-	on, err := e.autoCheckpointsOn(ctx, s, st)
+func (ck *checkpointer) lazyCheckpoint(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, target string) (*lazyCkpt, error) {
+	on, err := ck.autoCheckpointsOn(ctx, s, st)
 	if err != nil || !on {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ func (e *Engine) lazyCheckpoint(ctx context.Context, s *prsm.Session, st *sessio
 	st.ckptMu.Lock()
 	fromBase := st.ckptTree == "" && (len(st.lazy) == 0 || st.lazy[len(st.lazy)-1].recovered)
 	st.ckptMu.Unlock()
-	changes, err := e.knownChanges(ctx, st, fromBase)
+	changes, err := ck.knownChanges(ctx, st, fromBase)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
@@ -100,14 +101,14 @@ func (lz *lazyCkpt) store(ctx context.Context, q store.Querier) error {
 
 // eagerFiles is the size of recipe from which a capture builds its
 // checkpoint at once (still after its answer): after a large change (a
-// Bash call, a rollback) a rewind is likely to come soon, and would
+// Bash call, a rewind) a rewind is likely to come soon, and would
 // otherwise build it, as part of the rewind. A one-file edit's stays lazy.
 const eagerFiles = 8
 
 // lazyStored queues a stored lazy checkpoint for building, as the start
 // of the next one, and has the flusher build it soon, or builds it now
 // when it is large (eagerFiles). The caller holds the session's lock.
-func (e *Engine) lazyStored(ctx context.Context, st *sessionState, lz *lazyCkpt) {
+func (ck *checkpointer) lazyStored(ctx context.Context, st *sessionState, lz *lazyCkpt) {
 	st.ckptMu.Lock()
 	st.lazy = append(st.lazy, lz)
 	st.ckptMu.Unlock()
@@ -115,26 +116,26 @@ func (e *Engine) lazyStored(ctx context.Context, st *sessionState, lz *lazyCkpt)
 	st.tracker.Touched = map[string]bool{}
 	crashPoint("checkpoint:stored")
 	if len(lz.r.Files) > eagerFiles {
-		if err := e.materialize(ctx, st); err != nil {
-			e.Log.Error("build checkpoints", "session", st.tracker.ID, "err", err)
+		if err := ck.materialize(ctx, st); err != nil {
+			ck.Log.Error("build checkpoints", "session", st.tracker.ID, "err", err)
 		}
 		return
 	}
-	e.kickFlush()
+	ck.kickFlush()
 }
 
 // materialize builds the trees and commits of the session's lazy
 // checkpoints, in order, and stores them (with their objects, for the
 // flusher) in one transaction; each is announced then. Nothing is built
 // when none waits. It does not need the session's lock.
-func (e *Engine) materialize(ctx context.Context, st *sessionState) error {
+func (ck *checkpointer) materialize(ctx context.Context, st *sessionState) error {
 	st.ckptMu.Lock()
 	defer st.ckptMu.Unlock()
 	if len(st.lazy) == 0 {
 		return nil
 	}
 	ctx = context.WithoutCancel(ctx)
-	objs, err := e.Repo.Objects()
+	objs, err := ck.Repo.Objects()
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func (e *Engine) materialize(ctx context.Context, st *sessionState) error {
 	if commit == "" {
 		// After a restart: the chain goes on from the newest checkpoint
 		// built.
-		list, err := store.ListCheckpoints(ctx, e.DB.Q(), sid)
+		list, err := store.ListCheckpoints(ctx, ck.DB.Q(), sid)
 		if err != nil {
 			return err
 		}
@@ -166,7 +167,7 @@ func (e *Engine) materialize(ctx context.Context, st *sessionState) error {
 		}
 	}
 	for _, lz := range st.lazy {
-		changes, err := e.recipeChanges(ctx, lz)
+		changes, err := ck.recipeChanges(ctx, lz)
 		if err != nil {
 			unstage()
 			return err
@@ -204,7 +205,7 @@ func (e *Engine) materialize(ctx context.Context, st *sessionState) error {
 		objs.Stage(b.Objects())
 		tree, commit = t, c
 	}
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
+	err = ck.DB.Tx(ctx, func(q store.Querier) error {
 		for _, b := range out {
 			if err := store.SetCheckpointTree(ctx, q, sid, b.lz.c.ID, b.lz.c.Tree, b.lz.c.Commit); err != nil {
 				return err
@@ -234,15 +235,15 @@ func (e *Engine) materialize(ctx context.Context, st *sessionState) error {
 	st.lazy = nil
 	for _, b := range out {
 		ev := *b.lz.c
-		e.Events.Publish(api.EventCheckpoint, &ev)
+		ck.Events.Publish(api.EventCheckpoint, &ev)
 	}
-	e.kickFlush()
+	ck.kickFlush()
 	return nil
 }
 
 // recipeChanges returns the tree changes of a lazy checkpoint, reading
 // the contents a restart did not keep from the store.
-func (e *Engine) recipeChanges(ctx context.Context, lz *lazyCkpt) ([]worktree.TreeChange, error) {
+func (ck *checkpointer) recipeChanges(ctx context.Context, lz *lazyCkpt) ([]worktree.TreeChange, error) {
 	if lz.changes != nil || len(lz.r.Files) == 0 {
 		return lz.changes, nil
 	}
@@ -250,7 +251,7 @@ func (e *Engine) recipeChanges(ctx context.Context, lz *lazyCkpt) ([]worktree.Tr
 	for _, f := range lz.r.Files {
 		c := worktree.TreeChange{Path: f.Path}
 		if f.Mode != 0 {
-			data, err := store.GetBlob(ctx, e.DB.Q(), f.Hash)
+			data, err := store.GetBlob(ctx, ck.DB.Q(), f.Hash)
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %s: %w", lz.c.ID, err)
 			}
@@ -280,18 +281,18 @@ func loadLazy(ctx context.Context, q store.Querier, st *sessionState) error {
 
 // materializeSession builds the lazy checkpoints of session s, loading
 // its state if needed: for what reads its checkpoints.
-func (e *Engine) materializeSession(ctx context.Context, s *prsm.Session) error {
-	st, err := e.state(ctx, s)
+func (ck *checkpointer) materializeSession(ctx context.Context, s *prsm.Session) error {
+	st, err := ck.sessions.state(ctx, s)
 	if err != nil {
 		return err
 	}
-	return e.materialize(ctx, st)
+	return ck.materialize(ctx, st)
 }
 
 // materializeAll builds the lazy checkpoints of every session, those a
 // crash left in the store included.
-func (e *Engine) materializeAll(ctx context.Context) error {
-	rows, err := store.ListLazyCheckpoints(ctx, e.DB.Q(), "")
+func (ck *checkpointer) materializeAll(ctx context.Context) error {
+	rows, err := store.ListLazyCheckpoints(ctx, ck.DB.Q(), "")
 	if err != nil {
 		return err
 	}
@@ -299,26 +300,24 @@ func (e *Engine) materializeAll(ctx context.Context) error {
 	for _, r := range rows {
 		ids[r.SessionID] = true
 	}
-	e.statesMu.Lock()
-	for id, st := range e.states {
+	ck.sessions.each(func(id string, st *sessionState) {
 		st.ckptMu.Lock()
 		if len(st.lazy) > 0 {
 			ids[id] = true
 		}
 		st.ckptMu.Unlock()
-	}
-	e.statesMu.Unlock()
+	})
 	// One session whose checkpoints cannot be built (a bad row) keeps
 	// neither the others' from the repository nor the server from
 	// starting: its error is logged, and returned with the others'.
 	var errs []error
 	for id := range ids {
-		s, err := store.GetSession(ctx, e.DB.Q(), id)
+		s, err := store.GetSession(ctx, ck.DB.Q(), id)
 		if err == nil {
-			err = e.materializeSession(ctx, s)
+			err = ck.materializeSession(ctx, s)
 		}
 		if err != nil {
-			e.Log.Error("build checkpoints", "session", id, "err", err)
+			ck.Log.Error("build checkpoints", "session", id, "err", err)
 			errs = append(errs, fmt.Errorf("session %s: %w", id, err))
 		}
 	}

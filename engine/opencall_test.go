@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
@@ -120,4 +121,42 @@ func TestRestartClosesOverlappingShellCallsByTheFilesTheyName(t *testing.T) {
 	}
 	f.bothHold(s, "from-a.txt", "a\n", "after the restart")
 	f.bothHold(s, "from-b.txt", "b\n", "after the restart")
+}
+
+// TestAClosedCallsChangeIsRecordedByWatch: what a call closed by the next
+// turn changed is recorded by Watch, not taken by the next tool call.
+func TestAClosedCallsChangeIsRecordedByWatch(t *testing.T) {
+	f := newFixture(t)
+	f.watch()
+	s := f.start(prsm.ModeAuto)
+	f.turn(s, 1)
+	f.capture(s, "lost", "Write", "notes.txt")
+	write(t, s.WorktreePath, "notes.txt", "agent\n") // the tool ran; its PostToolUse is lost
+	time.Sleep(800 * time.Millisecond)
+	f.turn(s, 2)
+	waitFor(t, "a watch record of notes.txt", func() bool {
+		recs, _ := f.eng.Records(f.ctx, s.ID, "", "notes.txt")
+		return len(recs) == 1 && recs[0].ToolName == "Watch" && recs[0].SyncState == prsm.SyncSynced
+	})
+	recs := f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 3, "x")) })
+	if len(recs) != 1 {
+		t.Errorf("an Edit of f.txt got:\n%s", summary(recs))
+	}
+}
+
+// TestANewTurnClosesACallOpenBeforeARestart: a call captured before a
+// restart and never completed is closed by the next turn, which frees
+// rewinds.
+func TestANewTurnClosesACallOpenBeforeARestart(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeAuto)
+	cp := f.turn(s, 1)
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", "agent\n") })
+	f.capture(s, "denied", "Write", "notes.txt")
+	engine.Settle(f.eng)
+	f.restart()
+	f.turn(s, 2)
+	if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
+		t.Errorf("rewind after the next turn: %v", err)
+	}
 }

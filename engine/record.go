@@ -5,25 +5,37 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
+// recorder makes and stores the records of a tool call's changes
+// (record.go), places them in the workspace through the workspace
+// writer, and reads records and their contents back (records.go).
+type recorder struct {
+	*Engine
+	ws *workspace.Writer
+	// earlyParts counts records made with an early write's parts.
+	earlyParts atomic.Int64
+}
+
 // putBlob stores data for a record, in the transaction running now,
 // unless a capture stored it and no sweep of unreferenced blobs ran since
-// (the insert was a tenth of complete's transaction); it returns the
+// (an insert complete's transaction need not repeat); it returns the
 // blob's hash.
-func (e *Engine) putBlob(ctx context.Context, q store.Querier, st *sessionState, data []byte) (string, error) {
+func (rc *recorder) putBlob(ctx context.Context, q store.Querier, st *sessionState, data []byte) (string, error) {
 	hash := store.HashBlob(data)
 	if sweeps, ok := st.stored[hash]; ok {
 		delete(st.stored, hash)
-		if sweeps == e.DB.BlobSweeps() {
+		if sweeps == rc.DB.BlobSweeps() {
 			return hash, nil
 		}
 	}
@@ -39,7 +51,7 @@ func (e *Engine) putBlob(ctx context.Context, q store.Querier, st *sessionState,
 // announces the records. The caller runs finish (never nil) once, after
 // its answer and before it lets go of the session. exists false means
 // the tool call row is stored with the records.
-func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, early *earlyWrite, id func(int) string, result []byte, exists bool) (recs []*prsm.Record, finish func(), err error) {
+func (rc *recorder) record(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, changes []tracker.Change, snap snapshot, early *earlyWrite, id func(int) string, result []byte, exists bool) (recs []*prsm.Record, finish func(), err error) {
 	finish = func() {}
 	now := time.Now().UTC()
 	auto := s.Mode == prsm.ModeAuto
@@ -48,29 +60,33 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	var parts *recordParts
 	if early != nil && len(changes) == 1 {
 		if parts = early.partsOf(changes[0]); parts != nil {
-			e.earlyParts.Add(1)
+			rc.earlyParts.Add(1)
 		}
 	}
-	var writes *workspaceWrites
+	var writes *workspace.Batch
 	if auto && len(changes) > 0 {
-		writes = e.prepareWrites(s, changes, early)
+		var ew workspace.Early // nil, not a nil *earlyWrite
+		if early != nil {
+			ew = early
+		}
+		writes = rc.ws.Batch(s.ID, changes, ew)
 	} else if early != nil {
-		early.drop()
+		early.Drop()
 	}
 	// A record of many files (an agent's npm install) is announced as a
 	// job, with its writes' progress, and no event per record.
 	var j *job
 	if len(changes) > eventLimit {
-		j = e.newJob(api.JobRecord, s.ID, len(changes))
+		j = rc.jobs.newJob(api.JobRecord, s.ID, len(changes))
 		if writes != nil {
-			writes.job = j
+			writes.OnProgress(func(n int) { rc.jobs.progress(j, n, 0) })
 		}
 	}
 	// The records kept past their insert (kept, by change index): the
 	// answer's, up to answerLimit, and those a workspace shell write
 	// needs (their notes); a record of 200k files keeps no more.
 	var kept []int
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
+	err = rc.DB.Tx(ctx, func(q store.Querier) error {
 		recs, kept = recs[:0], kept[:0]
 		if !exists {
 			if err := insertToolCall(ctx, q, st, tc); err != nil {
@@ -78,7 +94,7 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 			}
 		}
 		for i, ch := range changes {
-			r, err := e.newRecord(ctx, q, s, st, tc, ch, snap, parts, id(i), now)
+			r, err := rc.newRecord(ctx, q, s, st, tc, ch, snap, parts, id(i), now)
 			if err != nil {
 				return err
 			}
@@ -101,10 +117,10 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	})
 	if err != nil {
 		if writes != nil {
-			writes.discard()
+			writes.Discard()
 		}
 		if j != nil {
-			e.endJob(j, nil, err)
+			rc.jobs.endJob(j, nil, err)
 		}
 		return nil, finish, err
 	}
@@ -119,9 +135,9 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 	var states []string
 	var syncErrs []error
 	if writes != nil {
-		states, syncErrs = writes.place()
+		states, syncErrs = writes.Place()
 	} else {
-		e.progress(j, len(changes), 0)
+		rc.jobs.progress(j, len(changes), 0)
 	}
 	var failed []error
 	var finished []syncDone
@@ -133,14 +149,14 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		if err != nil && transient(err) {
 			// Nothing was written (writes are atomic). The record stays
 			// unsynced: accepting it, or the next start, applies it.
-			e.Log.Error("sync failed", "session", s.ID, "record", id(i), "err", err)
+			rc.Log.Error("sync failed", "session", s.ID, "record", id(i), "err", err)
 			failed = append(failed, fmt.Errorf("%s: %w", ch.Rel, err))
 			continue
 		}
 		if err != nil {
 			// A path prsm may never write (a symlink leading out, a
 			// directory): the workspace stays as it is.
-			e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", id(i), "err", err)
+			rc.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", id(i), "err", err)
 		}
 		finished = append(finished, syncDone{id: id(i), status: prsm.StatusPending, state: state})
 	}
@@ -164,25 +180,25 @@ func (e *Engine) record(ctx context.Context, s *prsm.Session, st *sessionState, 
 		}
 	}
 	finish = func() {
-		if err := e.finishSyncs(ctx, s.ID, finished); err != nil {
+		if err := rc.intents.finishSyncs(ctx, s.ID, finished); err != nil {
 			// The workspace has the changes; their records stay
 			// pending_review, and the next start settles their states.
-			e.Log.Error("store sync states", "session", s.ID, "tool_call", tc.ID, "err", err)
+			rc.Log.Error("store sync states", "session", s.ID, "tool_call", tc.ID, "err", err)
 		}
-		e.statsChanged(st) // the stat cache's news are stored apart
+		rc.statsChanged(st) // the stat cache's news are stored apart
 		cmd := commandOf(tc.Args)
 		for i := range evs {
 			evs[i].Summary = cmd
 			if cmd == "" {
-				evs[i].Summary = e.changedLine(ctx, &evs[i])
+				evs[i].Summary = rc.changedLine(ctx, &evs[i])
 			}
-			e.Events.Publish(api.EventFileChanged, &evs[i])
+			rc.Events.Publish(api.EventFileChanged, &evs[i])
 		}
 		if j != nil {
-			e.endJob(j, nil, nil) // its end tells the page to read the session again
+			rc.jobs.endJob(j, nil, nil) // its end tells the page to read the session again
 		}
 		if len(recs) > 0 {
-			e.publishSession(ctx, s.ID)
+			rc.publishSession(ctx, s.ID)
 		}
 	}
 	// The answer carries the contents, which are at hand: no reads of
@@ -250,9 +266,9 @@ func hasHunks(v sync.Version) bool {
 
 // newRecord builds the record of one change and stores its contents;
 // parts, when given, are those of ch (see recordParts).
-func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, ch tracker.Change, snap snapshot, parts *recordParts, id string, now time.Time) (*prsm.Record, error) {
+func (rc *recorder) newRecord(ctx context.Context, q store.Querier, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, ch tracker.Change, snap snapshot, parts *recordParts, id string, now time.Time) (*prsm.Record, error) {
 	r := &prsm.Record{
-		ID: id, SessionID: s.ID, FilePath: filepath.Join(e.Repo.Root, filepath.FromSlash(ch.Rel)), RelPath: ch.Rel,
+		ID: id, SessionID: s.ID, FilePath: filepath.Join(rc.Repo.Root, filepath.FromSlash(ch.Rel)), RelPath: ch.Rel,
 		AgentID: tc.AgentID, ToolCallID: tc.ID, ToolName: tc.ToolName, MessageIndex: tc.MessageIndex,
 		Timestamp: now, Status: prsm.StatusPending, SyncState: prsm.SyncPendingReview,
 		AddedRanges: []prsm.Range{}, RemovedRanges: []prsm.Range{},
@@ -269,7 +285,7 @@ func (e *Engine) newRecord(ctx context.Context, q store.Querier, s *prsm.Session
 		if !v.Present {
 			return "", nil
 		}
-		return e.putBlob(ctx, q, st, v.Content)
+		return rc.putBlob(ctx, q, st, v.Content)
 	}
 	if parts == nil {
 		p := makeRecordParts(ch.Before, ch.After)
@@ -340,8 +356,8 @@ func joinNotes(a, b string) string {
 }
 
 // setState stores a record's status and sync state and announces it.
-func (e *Engine) setState(ctx context.Context, r *prsm.Record, status, syncState string) error {
-	return e.setStates(ctx, []stateChange{{r: r, status: status, syncSt: syncState}}, "")
+func (rc *recorder) setState(ctx context.Context, r *prsm.Record, status, syncState string) error {
+	return rc.review.setStates(ctx, []stateChange{{r: r, status: status, syncSt: syncState}}, "")
 }
 
 func trackerState(v sync.Version) store.FileState { return tracker.StateOf(v) }

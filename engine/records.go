@@ -22,8 +22,8 @@ import (
 const InlineLimit = 1 << 20
 
 // answer fills the inline contents of records for a response.
-func (e *Engine) answer(ctx context.Context, recs []*prsm.Record) (*api.Records, error) {
-	if err := e.FillContent(ctx, recs); err != nil {
+func (rc *recorder) answer(ctx context.Context, recs []*prsm.Record) (*api.Records, error) {
+	if err := rc.FillContent(ctx, recs); err != nil {
 		return nil, err
 	}
 	if recs == nil {
@@ -32,11 +32,11 @@ func (e *Engine) answer(ctx context.Context, recs []*prsm.Record) (*api.Records,
 	return &api.Records{Records: recs}, nil
 }
 
-// FillContent sets the inline contents of text records up to InlineLimit.
-func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
+// FillContent is Engine.FillContent's work.
+func (rc *recorder) FillContent(ctx context.Context, recs []*prsm.Record) error {
 	commands := map[string]string{} // by session and tool call
 	for _, r := range recs {
-		if err := e.fillSummary(ctx, r, commands); err != nil {
+		if err := rc.fillSummary(ctx, r, commands); err != nil {
 			return err
 		}
 		if r.Binary {
@@ -58,7 +58,7 @@ func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
 					*f.dst = r.OldContent
 					continue
 				}
-				n, err := store.BlobSize(ctx, e.DB.Q(), f.hash)
+				n, err := store.BlobSize(ctx, rc.DB.Q(), f.hash)
 				if err != nil {
 					return err
 				}
@@ -67,7 +67,7 @@ func (e *Engine) FillContent(ctx context.Context, recs []*prsm.Record) error {
 			if f.size > InlineLimit {
 				continue
 			}
-			b, err := store.GetBlob(ctx, e.DB.Q(), f.hash)
+			b, err := store.GetBlob(ctx, rc.DB.Q(), f.hash)
 			if err != nil {
 				return err
 			}
@@ -86,11 +86,11 @@ const maxSummary = 120
 
 // fillSummary gives r the shell command of its tool call as its summary,
 // when the call ran one (commands caches the calls read).
-func (e *Engine) fillSummary(ctx context.Context, r *prsm.Record, commands map[string]string) error {
+func (rc *recorder) fillSummary(ctx context.Context, r *prsm.Record, commands map[string]string) error {
 	key := r.SessionID + "\x00" + r.ToolCallID
 	cmd, ok := commands[key]
 	if !ok {
-		tc, err := store.GetToolCall(ctx, e.DB.Q(), r.SessionID, r.ToolCallID)
+		tc, err := store.GetToolCall(ctx, rc.DB.Q(), r.SessionID, r.ToolCallID)
 		if err != nil && !errors.Is(err, prsm.ErrNotFound) {
 			return err
 		}
@@ -118,7 +118,7 @@ func commandOf(args json.RawMessage) string {
 // changedLine is firstChangedLine of a record whose contents are not
 // filled in (an event's copy): its sides read from the blob store, text
 // within the inline limit only; "" when there is none or a read fails.
-func (e *Engine) changedLine(ctx context.Context, r *prsm.Record) string {
+func (rc *recorder) changedLine(ctx context.Context, r *prsm.Record) string {
 	if r.Binary {
 		return ""
 	}
@@ -131,7 +131,7 @@ func (e *Engine) changedLine(ctx context.Context, r *prsm.Record) string {
 		if f.hash == "" || f.size > InlineLimit || *f.dst != nil {
 			continue
 		}
-		b, err := store.GetBlob(ctx, e.DB.Q(), f.hash)
+		b, err := store.GetBlob(ctx, rc.DB.Q(), f.hash)
 		if err != nil {
 			return ""
 		}
@@ -243,8 +243,8 @@ func inlined(b []byte) *string {
 
 // versions returns a record's before and after versions: the after side
 // less the hunks rejected one by one, which never reached the files.
-func (e *Engine) versions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
-	return versionsFrom(r, e.blobs(ctx))
+func (rc *recorder) versions(ctx context.Context, r *prsm.Record) (before, after sync.Version, err error) {
+	return versionsFrom(r, rc.capture.blobs(ctx))
 }
 
 // versionsFrom is versions with the contents read by blobs.
@@ -270,15 +270,15 @@ func versionsFrom(r *prsm.Record, blobs tracker.BlobReader) (before, after sync.
 	return
 }
 
-// Content returns one side ("before" or "after") of the record id.
-func (e *Engine) Content(ctx context.Context, sessionID, id, side string) ([]byte, *prsm.Record, error) {
-	s, err := e.Session(ctx, sessionID)
+// Content is Engine.Content's work.
+func (rc *recorder) Content(ctx context.Context, sessionID, id, side string) ([]byte, *prsm.Record, error) {
+	s, err := rc.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
+	r, err := store.GetRecord(ctx, rc.DB.Q(), s.ID, id)
 	if errors.Is(err, prsm.ErrNotFound) {
-		recs, lerr := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: id})
+		recs, lerr := store.ListRecords(ctx, rc.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: id})
 		if lerr != nil {
 			return nil, nil, lerr
 		}
@@ -307,7 +307,7 @@ func (e *Engine) Content(ctx context.Context, sessionID, id, side string) ([]byt
 	if hash == "" {
 		return nil, r, prsm.Errorf(prsm.ErrNotFound, "no_content", "", "the file does not exist on the %s side of %s", side, r.ID)
 	}
-	b, err := store.GetBlob(ctx, e.DB.Q(), hash)
+	b, err := store.GetBlob(ctx, rc.DB.Q(), hash)
 	if err != nil {
 		return nil, r, err
 	}
@@ -326,13 +326,13 @@ func recordNotFound(id string) error {
 	return prsm.Errorf(prsm.ErrNotFound, "record_not_found", "list changes with `prsm changes`", "no change %q", id)
 }
 
-// Records lists a session's records, filtered.
-func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([]*prsm.Record, error) {
-	f, err := e.recordFilter(ctx, sessionID, status, file)
+// Records is Engine.Records's work.
+func (rc *recorder) Records(ctx context.Context, sessionID, status, file string) ([]*prsm.Record, error) {
+	f, err := rc.recordFilter(ctx, sessionID, status, file)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := store.ListRecords(ctx, e.DB.Q(), f)
+	recs, err := store.ListRecords(ctx, rc.DB.Q(), f)
 	if err != nil {
 		return nil, err
 	}
@@ -343,10 +343,10 @@ func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([
 }
 
 // recordFilter is what Records lists: checked, the session resolved.
-func (e *Engine) recordFilter(ctx context.Context, sessionID, status, file string) (store.RecordFilter, error) {
+func (rc *recorder) recordFilter(ctx context.Context, sessionID, status, file string) (store.RecordFilter, error) {
 	f := store.RecordFilter{Status: status}
 	if sessionID != "" {
-		s, err := e.Session(ctx, sessionID)
+		s, err := rc.sessions.Session(ctx, sessionID)
 		if err != nil {
 			return f, err
 		}
@@ -358,7 +358,7 @@ func (e *Engine) recordFilter(ctx context.Context, sessionID, status, file strin
 		return f, prsm.Errorf(prsm.ErrInvalid, "invalid_status", "use pending, accepted, rejected, partial or rewound", "unknown status %q", status)
 	}
 	if file != "" {
-		rel, err := e.relPath(file)
+		rel, err := rc.relPath(file)
 		if err != nil {
 			return f, err
 		}
@@ -367,22 +367,19 @@ func (e *Engine) recordFilter(ctx context.Context, sessionID, status, file strin
 	return f, nil
 }
 
-// EachRecord hands what Records lists to fn, a page of at most n records
-// at a time with their contents (FillContent), oldest first: a list of
-// any length costs the memory of one page. An error before the first
-// page is a bad request's, from which nothing was handed.
-func (e *Engine) EachRecord(ctx context.Context, sessionID, status, file string, n int, fn func([]*prsm.Record) error) error {
-	f, err := e.recordFilter(ctx, sessionID, status, file)
+// EachRecord is Engine.EachRecord's work.
+func (rc *recorder) EachRecord(ctx context.Context, sessionID, status, file string, n int, fn func([]*prsm.Record) error) error {
+	f, err := rc.recordFilter(ctx, sessionID, status, file)
 	if err != nil {
 		return err
 	}
 	f.Limit = n
 	for {
-		page, err := store.ListRecords(ctx, e.DB.Q(), f)
+		page, err := store.ListRecords(ctx, rc.DB.Q(), f)
 		if err != nil {
 			return err
 		}
-		if err := e.FillContent(ctx, page); err != nil {
+		if err := rc.FillContent(ctx, page); err != nil {
 			return err
 		}
 		if len(page) > 0 {
@@ -399,38 +396,37 @@ func (e *Engine) EachRecord(ctx context.Context, sessionID, status, file string,
 
 // relPath turns a user-given file (workspace-relative, or absolute inside
 // the workspace) into a relative path.
-func (e *Engine) relPath(file string) (string, error) {
+func (rc *recorder) relPath(file string) (string, error) {
 	p := file
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(e.Repo.Root, p)
+		p = filepath.Join(rc.Repo.Root, p)
 	}
-	rel, err := safepath.Rel(e.Repo.Root, p)
+	rel, err := safepath.Rel(rc.Repo.Root, p)
 	if err != nil {
 		return "", prsm.Errorf(prsm.ErrInvalid, "invalid_path", "name a file inside the workspace", "%s: %v", file, err)
 	}
 	return rel, nil
 }
 
-// RecordsOf returns the records of id: the record with that id, or every
-// record of the tool call with that id.
-func (e *Engine) RecordsOf(ctx context.Context, sessionID, id string) ([]*prsm.Record, error) {
-	s, err := e.Session(ctx, sessionID)
+// RecordsOf is Engine.RecordsOf's work.
+func (rc *recorder) RecordsOf(ctx context.Context, sessionID, id string) ([]*prsm.Record, error) {
+	s, err := rc.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	return e.recordsOf(ctx, s, id)
+	return rc.recordsOf(ctx, s, id)
 }
 
-func (e *Engine) recordsOf(ctx context.Context, s *prsm.Session, id string) ([]*prsm.Record, error) {
+func (rc *recorder) recordsOf(ctx context.Context, s *prsm.Session, id string) ([]*prsm.Record, error) {
 	if strings.TrimSpace(id) == "" {
 		return nil, recordNotFound(id)
 	}
-	if r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id); err == nil {
+	if r, err := store.GetRecord(ctx, rc.DB.Q(), s.ID, id); err == nil {
 		return []*prsm.Record{r}, nil
 	} else if !errors.Is(err, prsm.ErrNotFound) {
 		return nil, err
 	}
-	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: id})
+	recs, err := store.ListRecords(ctx, rc.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: id})
 	if err != nil {
 		return nil, err
 	}

@@ -48,20 +48,19 @@ type markers struct {
 	once  stdsync.Once
 }
 
-// Resolve settles the changes of id (a record, or a tool call's) that are
-// in conflict, the way how says. A change not in conflict is refused.
-func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.Records, error) {
+// Resolve is Engine.Resolve's work.
+func (rv *reviewer) Resolve(ctx context.Context, sessionID, id, how string) (*api.Records, error) {
 	switch how {
 	case ResolveMine, ResolveAgent, ResolveMarkers:
 	default:
 		return nil, prsm.Errorf(prsm.ErrInvalid, "invalid_how", "use mine, agent or markers", "unknown way to resolve %q", how)
 	}
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := rv.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	all, err := e.recordsOf(ctx, s, id)
+	all, err := rv.rec.recordsOf(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
@@ -92,12 +91,12 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 		}
 	}
 	if how == ResolveMine {
-		out, err := e.reject(ctx, s, st, recs)
+		out, err := rv.reject(ctx, s, st, recs)
 		if err != nil {
 			return nil, err
 		}
-		e.forgetMarkers(s.ID, recs)
-		return e.answer(ctx, out)
+		rv.forgetMarkers(s.ID, recs)
+		return rv.rec.answer(ctx, out)
 	}
 	byPath := map[string][]*prsm.Record{}
 	var paths []string
@@ -112,11 +111,11 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 		rs := byPath[rel]
 		sortRecords(rs, false)
 		oldest, newest := rs[0], rs[len(rs)-1]
-		base, _, err := e.versions(ctx, oldest)
+		base, _, err := rv.rec.versions(ctx, oldest)
 		if err != nil {
 			return nil, err
 		}
-		_, agent, err := e.versions(ctx, newest)
+		_, agent, err := rv.rec.versions(ctx, newest)
 		if err != nil {
 			return nil, err
 		}
@@ -127,8 +126,8 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 				return nil, err
 			}
 		}
-		unlockFile := e.fileLock(rel)
-		mine, err := sync.ReadVersion(e.Repo.Root, rel)
+		unlockFile := rv.ws.Lock(rel)
+		mine, err := sync.ReadVersion(rv.Repo.Root, rel)
 		if err == nil {
 			target := agent
 			if how == ResolveMarkers {
@@ -139,7 +138,7 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 				// unless the user saved again in between (then a merge,
 				// or left as it is).
 				var outcome sync.Outcome
-				outcome, _, err = e.ws().apply(rel, mine, target)
+				outcome, err = rv.ws.ApplyLocked(rel, mine, target)
 				if err == nil && outcome == sync.Conflict {
 					err = prsm.Errorf(prsm.ErrConflict, "file_changed", "try again", "%s changed while prsm wrote it; nothing was resolved", rel)
 				}
@@ -151,26 +150,26 @@ func (e *Engine) Resolve(ctx context.Context, sessionID, id, how string) (*api.R
 		}
 		for _, r := range rs {
 			if how == ResolveAgent {
-				if err := e.setState(ctx, r, prsm.StatusAccepted, prsm.SyncSynced); err != nil {
+				if err := rv.rec.setState(ctx, r, prsm.StatusAccepted, prsm.SyncSynced); err != nil {
 					return nil, err
 				}
 			} else {
-				if err := store.UpdateRecordNote(ctx, e.DB.Q(), s.ID, r.ID, markersNote); err != nil {
+				if err := store.UpdateRecordNote(ctx, rv.DB.Q(), s.ID, r.ID, markersNote); err != nil {
 					return nil, err
 				}
 				r.Note = markersNote
-				e.publishStatus(r) // its status is as it was; its note says where it stands
+				rv.publishStatus(r) // its status is as it was; its note says where it stands
 			}
 			out = append(out, r)
 		}
 		if how == ResolveMarkers {
-			e.watchMarkers(s.ID, rel, rs)
+			rv.watchMarkers(s.ID, rel, rs)
 		} else {
-			e.forgetMarkers(s.ID, rs)
+			rv.forgetMarkers(s.ID, rs)
 		}
 	}
-	e.publishSession(ctx, s.ID)
-	return e.answer(ctx, out)
+	rv.publishSession(ctx, s.ID)
+	return rv.rec.answer(ctx, out)
 }
 
 // markersVersion is mine and agent merged from base, with conflict
@@ -197,91 +196,90 @@ func markersVersion(base, mine, agent sync.Version, id string) (sync.Version, er
 
 func markerKey(sessionID, rel string) string { return sessionID + "\x00" + rel }
 
-func (e *Engine) watchMarkers(sessionID, rel string, recs []*prsm.Record) {
-	e.markers.mu.Lock()
-	defer e.markers.mu.Unlock()
-	if e.markers.watch == nil {
-		e.markers.watch = map[string]markerWatch{}
+func (rv *reviewer) watchMarkers(sessionID, rel string, recs []*prsm.Record) {
+	rv.markers.mu.Lock()
+	defer rv.markers.mu.Unlock()
+	if rv.markers.watch == nil {
+		rv.markers.watch = map[string]markerWatch{}
 	}
 	w := markerWatch{sessionID: sessionID, rel: rel}
 	for _, r := range recs {
 		w.ids = append(w.ids, r.ID)
 	}
-	e.markers.watch[markerKey(sessionID, rel)] = w
+	rv.markers.watch[markerKey(sessionID, rel)] = w
 }
 
-func (e *Engine) forgetMarkers(sessionID string, recs []*prsm.Record) {
-	e.markers.mu.Lock()
-	defer e.markers.mu.Unlock()
+func (rv *reviewer) forgetMarkers(sessionID string, recs []*prsm.Record) {
+	rv.markers.mu.Lock()
+	defer rv.markers.mu.Unlock()
 	for _, r := range recs {
-		delete(e.markers.watch, markerKey(sessionID, r.RelPath))
+		delete(rv.markers.watch, markerKey(sessionID, r.RelPath))
 	}
 }
 
 // checkMarkers accepts the changes whose conflict the user settled in the
 // editor: their workspace file holds no conflict marker any more. The
 // first call also finds the ones a restarted server left to the editor.
-func (e *Engine) checkMarkers(ctx context.Context) {
-	e.markers.once.Do(func() {
-		recs, err := store.ListRecordsWithNote(ctx, e.DB.Q(), markersNote)
+func (rv *reviewer) checkMarkers(ctx context.Context) {
+	rv.markers.once.Do(func() {
+		recs, err := store.ListRecordsWithNote(ctx, rv.DB.Q(), markersNote)
 		if err != nil {
-			e.Log.Error("conflicts left to the editor", "err", err)
+			rv.Log.Error("conflicts left to the editor", "err", err)
 			return
 		}
 		for _, r := range recs {
 			if r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected && r.Status != prsm.StatusRewound {
-				e.watchMarkers(r.SessionID, r.RelPath, []*prsm.Record{r})
+				rv.watchMarkers(r.SessionID, r.RelPath, []*prsm.Record{r})
 			}
 		}
 	})
-	e.markers.mu.Lock()
+	rv.markers.mu.Lock()
 	var todo []markerWatch
-	for _, w := range e.markers.watch {
+	for _, w := range rv.markers.watch {
 		todo = append(todo, w)
 	}
-	e.markers.mu.Unlock()
+	rv.markers.mu.Unlock()
 	for _, w := range todo {
-		v, err := sync.ReadVersion(e.Repo.Root, w.rel)
+		v, err := sync.ReadVersion(rv.Repo.Root, w.rel)
 		if err != nil || (v.Present && sync.HasConflictMarkers(v.Content)) {
 			continue
 		}
-		if err := e.markersGone(ctx, w); err != nil {
-			e.Log.Error("accept a conflict settled in the editor", "session", w.sessionID, "file", w.rel, "err", err)
+		if err := rv.markersGone(ctx, w); err != nil {
+			rv.Log.Error("accept a conflict settled in the editor", "session", w.sessionID, "file", w.rel, "err", err)
 		}
 	}
 }
 
 // markersGone accepts the changes of w, whose markers the user removed.
-func (e *Engine) markersGone(ctx context.Context, w markerWatch) error {
-	s, _, unlock, err := e.lockSession(ctx, w.sessionID)
+func (rv *reviewer) markersGone(ctx context.Context, w markerWatch) error {
+	s, _, unlock, err := rv.sessions.lockSession(ctx, w.sessionID)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	for _, id := range w.ids {
-		r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
+		r, err := store.GetRecord(ctx, rv.DB.Q(), s.ID, id)
 		if err != nil {
 			return err
 		}
 		if r.Note == markersNote {
-			if err := store.UpdateRecordNote(ctx, e.DB.Q(), s.ID, id, "resolved in your editor"); err != nil {
+			if err := store.UpdateRecordNote(ctx, rv.DB.Q(), s.ID, id, "resolved in your editor"); err != nil {
 				return err
 			}
 			r.Note = "resolved in your editor"
 		}
 		if r.SyncState == prsm.SyncConflict && r.Status != prsm.StatusRejected && r.Status != prsm.StatusRewound {
-			if err := e.setState(ctx, r, prsm.StatusAccepted, prsm.SyncSynced); err != nil {
+			if err := rv.rec.setState(ctx, r, prsm.StatusAccepted, prsm.SyncSynced); err != nil {
 				return err
 			}
 		}
 	}
-	e.markers.mu.Lock()
-	delete(e.markers.watch, markerKey(w.sessionID, w.rel))
-	e.markers.mu.Unlock()
-	e.publishSession(ctx, s.ID)
+	rv.markers.mu.Lock()
+	delete(rv.markers.watch, markerKey(w.sessionID, w.rel))
+	rv.markers.mu.Unlock()
+	rv.publishSession(ctx, s.ID)
 	return nil
 }
 
-// ResolveMarkersNow runs the check for conflicts settled in the editor
-// at once (tests; the scanner runs it every ScanInterval).
-func (e *Engine) ResolveMarkersNow(ctx context.Context) { e.checkMarkers(ctx) }
+// ResolveMarkersNow is Engine.ResolveMarkersNow's work.
+func (rv *reviewer) ResolveMarkersNow(ctx context.Context) { rv.checkMarkers(ctx) }

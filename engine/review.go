@@ -10,34 +10,35 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
-// Accept accepts the record id (or every record of the tool call id) and,
-// in review mode, the earlier pending records of its file first: it is
-// AcceptChange with WithEarlier, for callers that mean it (the engine's
-// own tests); the API's callers say what they mean.
-func (e *Engine) Accept(ctx context.Context, sessionID, id string) (*api.Records, error) {
-	return e.AcceptChange(ctx, sessionID, id, api.AcceptRequest{WithEarlier: true})
+// reviewer decides records one by one: accept, reject, the hunks of
+// one, the conflicts left in the workspace (review.go, hunks.go,
+// resolve.go), and stores and announces their states (states.go). It
+// owns the conflicts left to the editor (markers) and their scanner.
+type reviewer struct {
+	*Engine
+	// markers are the conflicts left to the editor (resolve.go).
+	markers markers
 }
 
-// AcceptChange accepts the record id (or every record of the tool call
-// id). In review mode it also applies it to the workspace, after the
-// earlier pending records of the same file; it does so only when
-// req.WithEarlier says to, and otherwise, when there are such records,
-// refuses (needs_earlier) and changes nothing. With req.DryRun it changes
-// nothing and answers what it would take: the records named, and in
-// Earlier those earlier ones. Accepting twice is a no-op; accepting a
-// rejected record is a conflict.
-func (e *Engine) AcceptChange(ctx context.Context, sessionID, id string, req api.AcceptRequest) (*api.Records, error) {
-	s, _, unlock, err := e.lockSession(ctx, sessionID)
+// Accept is Engine.Accept's work.
+func (rv *reviewer) Accept(ctx context.Context, sessionID, id string) (*api.Records, error) {
+	return rv.AcceptChange(ctx, sessionID, id, api.AcceptRequest{WithEarlier: true})
+}
+
+// AcceptChange is Engine.AcceptChange's work.
+func (rv *reviewer) AcceptChange(ctx context.Context, sessionID, id string, req api.AcceptRequest) (*api.Records, error) {
+	s, _, unlock, err := rv.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	recs, err := e.recordsOf(ctx, s, id)
+	recs, err := rv.rec.recordsOf(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
@@ -49,12 +50,12 @@ func (e *Engine) AcceptChange(ctx context.Context, sessionID, id string, req api
 			return nil, prsm.Errorf(prsm.ErrConflict, "already_rejected", "", "change %s was rejected; it cannot be accepted", r.ID)
 		}
 	}
-	earlier, err := e.earlierPending(ctx, s, recs)
+	earlier, err := rv.earlierPending(ctx, s, recs)
 	if err != nil {
 		return nil, err
 	}
 	if req.DryRun {
-		return e.withEarlier(ctx, recs, earlier)
+		return rv.withEarlier(ctx, recs, earlier)
 	}
 	if len(earlier) > 0 && !req.WithEarlier {
 		return nil, needsEarlier(id, earlier)
@@ -65,7 +66,7 @@ func (e *Engine) AcceptChange(ctx context.Context, sessionID, id string, req api
 	out := map[string]*prsm.Record{}
 	changed := false
 	for _, r := range recs {
-		done, err := e.accept(ctx, s, r)
+		done, err := rv.accept(ctx, s, r)
 		if err != nil {
 			return nil, err
 		}
@@ -81,20 +82,20 @@ func (e *Engine) AcceptChange(ctx context.Context, sessionID, id string, req api
 	}
 	sortRecords(list, false)
 	if changed {
-		e.publishSession(ctx, s.ID)
+		rv.publishSession(ctx, s.ID)
 	}
 	for _, r := range earlier {
 		if d := out[r.ID]; d != nil {
 			*r = *d
 		}
 	}
-	return e.withEarlier(ctx, list, earlier)
+	return rv.withEarlier(ctx, list, earlier)
 }
 
 // earlierPending are the records that accepting recs would apply first
 // (in review mode only): the pending records of their files older than
 // a pending one of recs, and not among recs, oldest first.
-func (e *Engine) earlierPending(ctx context.Context, s *prsm.Session, recs []*prsm.Record) ([]*prsm.Record, error) {
+func (rv *reviewer) earlierPending(ctx context.Context, s *prsm.Session, recs []*prsm.Record) ([]*prsm.Record, error) {
 	if s.Mode != prsm.ModeReview {
 		return nil, nil
 	}
@@ -107,7 +108,7 @@ func (e *Engine) earlierPending(ctx context.Context, s *prsm.Session, recs []*pr
 		if r.Status != prsm.StatusPending {
 			continue
 		}
-		pend, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
+		pend, err := store.ListRecords(ctx, rv.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
 		if err != nil {
 			return nil, err
 		}
@@ -142,13 +143,13 @@ func needsEarlier(id string, earlier []*prsm.Record) error {
 
 // withEarlier is the answer of an accept: recs, and in Earlier the
 // earlier pending records it applied first (or would).
-func (e *Engine) withEarlier(ctx context.Context, recs, earlier []*prsm.Record) (*api.Records, error) {
-	ans, err := e.answer(ctx, recs)
+func (rv *reviewer) withEarlier(ctx context.Context, recs, earlier []*prsm.Record) (*api.Records, error) {
+	ans, err := rv.rec.answer(ctx, recs)
 	if err != nil {
 		return nil, err
 	}
 	if len(earlier) > 0 {
-		if err := e.FillContent(ctx, earlier); err != nil {
+		if err := rv.rec.FillContent(ctx, earlier); err != nil {
 			return nil, err
 		}
 		ans.Earlier = earlier
@@ -158,13 +159,13 @@ func (e *Engine) withEarlier(ctx context.Context, recs, earlier []*prsm.Record) 
 
 // accept accepts r and, in review mode, applies the pending records of its
 // file up to it, oldest first.
-func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([]*prsm.Record, error) {
+func (rv *reviewer) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([]*prsm.Record, error) {
 	if r.Status != prsm.StatusPending {
 		return nil, nil
 	}
 	chain := []*prsm.Record{r}
 	if s.Mode == prsm.ModeReview {
-		pend, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
+		pend, err := store.ListRecords(ctx, rv.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: r.RelPath, Status: prsm.StatusPending})
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +178,7 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 	}
 	// The whole chain is written down before its first step, like a
 	// reject's cascade: a crash halfway leaves the rest to the next start.
-	intents, err := e.intendAll(ctx, intentAccept, chain)
+	intents, err := rv.intents.intendAll(ctx, intentAccept, chain)
 	if err != nil {
 		return nil, err
 	}
@@ -190,11 +191,11 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 		// in review mode it waited for this accept; in auto mode its sync
 		// failed (a disk error, say), and accepting it tries again.
 		if c.SyncState == prsm.SyncPendingReview {
-			before, after, err := e.versions(ctx, c)
+			before, after, err := rv.rec.versions(ctx, c)
 			if err != nil {
 				return nil, err
 			}
-			if state, err = e.syncToWorkspace(ctx, s, c.RelPath, before, after); err != nil {
+			if state, err = rv.ws.Sync(s.ID, c.RelPath, before, after); err != nil {
 				return nil, err
 			}
 		}
@@ -206,14 +207,14 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 					c.Hunks[i].Status = prsm.StatusAccepted
 				}
 			}
-			if err := store.UpdateRecordHunks(ctx, e.DB.Q(), s.ID, c.ID, c.Hunks); err != nil {
+			if err := store.UpdateRecordHunks(ctx, rv.DB.Q(), s.ID, c.ID, c.Hunks); err != nil {
 				return nil, err
 			}
 		}
-		if err := e.setState(ctx, c, status, state); err != nil {
+		if err := rv.rec.setState(ctx, c, status, state); err != nil {
 			return nil, err
 		}
-		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
+		if err := store.DoneIntent(ctx, rv.DB.Q(), intent); err != nil {
 			return nil, err
 		}
 		if c.ID == r.ID {
@@ -224,52 +225,47 @@ func (e *Engine) accept(ctx context.Context, s *prsm.Session, r *prsm.Record) ([
 	return chain, nil
 }
 
-// Reject removes the record id's delta (or that of every record of the tool
-// call id) from the worktree and the workspace, keeping every other edit,
-// and rejects every later pending record of the same file too (the cascade),
-// so that the worktree and workspace agree. Rejecting twice is a no-op. It
-// runs as a job (GET /jobs/{id} follows it): once written down, it goes to
-// its end whatever becomes of ctx.
-func (e *Engine) Reject(ctx context.Context, sessionID, id string) (*api.Records, error) {
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+// Reject is Engine.Reject's work.
+func (rv *reviewer) Reject(ctx context.Context, sessionID, id string) (*api.Records, error) {
+	s, st, unlock, err := rv.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := e.recordsOf(ctx, s, id)
+	recs, err := rv.rec.recordsOf(ctx, s, id)
 	if err == nil {
 		err = refuseRewound(recs)
 	}
 	var run *rejectRun
 	if err == nil {
-		run, err = e.planRecords(ctx, s, st, recs)
+		run, err = rv.planRecords(ctx, s, st, recs)
 	}
 	if err != nil || run == nil {
 		unlock()
 		if err != nil {
 			return nil, err
 		}
-		return e.answer(ctx, nil)
+		return rv.rec.answer(ctx, nil)
 	}
-	j := e.startJob(api.JobReject, s.ID, len(run.seqs), false, func(j *job) ([]*prsm.Record, error) {
+	j := rv.jobs.startJob(api.JobReject, s.ID, len(run.seqs), false, func(j *job) ([]*prsm.Record, error) {
 		defer unlock()
-		return e.runReject(ctx, run, j)
+		return rv.bulk.runReject(ctx, run, j)
 	})
-	return e.jobAnswer(ctx, j)
+	return rv.jobs.jobAnswer(ctx, j)
 }
 
 // reject rejects recs and their cascades, newest first per file, now;
 // the caller holds the session's lock.
-func (e *Engine) reject(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) ([]*prsm.Record, error) {
-	run, err := e.planRecords(ctx, s, st, recs)
+func (rv *reviewer) reject(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) ([]*prsm.Record, error) {
+	run, err := rv.planRecords(ctx, s, st, recs)
 	if err != nil || run == nil {
 		return nil, err
 	}
-	return e.runReject(ctx, run, nil)
+	return rv.bulk.runReject(ctx, run, nil)
 }
 
 // planRecords plans and writes down the reject of recs (those not
 // rejected yet) and their cascades; nil when there is nothing to do.
-func (e *Engine) planRecords(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) (*rejectRun, error) {
+func (rv *reviewer) planRecords(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record) (*rejectRun, error) {
 	var roots []store.RecordRef
 	for _, r := range recs {
 		if r.Status != prsm.StatusRejected {
@@ -279,18 +275,18 @@ func (e *Engine) planRecords(ctx context.Context, s *prsm.Session, st *sessionSt
 	if len(roots) == 0 {
 		return nil, nil
 	}
-	pend, err := e.pendingOf(ctx, s.ID, roots)
+	pend, err := rv.bulk.pendingOf(ctx, s.ID, roots)
 	if err != nil {
 		return nil, err
 	}
-	return e.planReject(ctx, s, st, rejectPlan(pend, roots), false)
+	return rv.bulk.planReject(ctx, s, st, rejectPlan(pend, roots), false)
 }
 
 // checkParents refuses (before anything is written) a reject that would
 // bring back a deleted file whose parent directory is now a file, one the
 // same reject does not take out: a directory replaced by a file, and only
 // the deletion of its files rejected.
-func (e *Engine) checkParents(ctx context.Context, s *prsm.Session, order []store.RecordRef) error {
+func (rv *reviewer) checkParents(ctx context.Context, s *prsm.Session, order []store.RecordRef) error {
 	if s.Status != prsm.SessionActive {
 		return nil
 	}
@@ -310,7 +306,7 @@ func (e *Engine) checkParents(ctx context.Context, s *prsm.Session, order []stor
 				continue
 			}
 			by := "the change that made it one"
-			if recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: dir}); err == nil && len(recs) > 0 {
+			if recs, err := store.ListRecords(ctx, rv.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: dir}); err == nil && len(recs) > 0 {
 				by = "change " + recs[len(recs)-1].ID
 			}
 			return prsm.Errorf(prsm.ErrConflict, "parent_is_file", "reject that change too, or the whole tool call",
@@ -324,7 +320,7 @@ func (e *Engine) checkParents(ctx context.Context, s *prsm.Session, order []stor
 // and a directory of one name): gone says whether applying (or undoing) a
 // record leaves its path absent. Otherwise recs stay as they are.
 func removalsFirst(recs []*prsm.Record, gone func(*prsm.Record) bool) []*prsm.Record {
-	return pathOrdered(recs, func(r *prsm.Record) string { return r.RelPath }, gone)
+	return workspace.PathOrdered(recs, func(r *prsm.Record) string { return r.RelPath }, gone)
 }
 
 // revert takes one record's delta out of the worktree and (if it reached it)
@@ -332,16 +328,16 @@ func removalsFirst(recs []*prsm.Record, gone func(*prsm.Record) bool) []*prsm.Re
 // theirs its before side, so later edits stay. The caller holds its intent.
 // Running it again after a crash is harmless: a merge that finds the delta
 // already gone writes nothing.
-func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record) error {
-	before, after, err := e.versions(ctx, r)
+func (rv *reviewer) revert(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record) error {
+	before, after, err := rv.rec.versions(ctx, r)
 	if err != nil {
 		return err
 	}
-	state, err := e.revertDelta(ctx, s, st, r, after, before)
+	state, err := rv.revertDelta(ctx, s, st, r, after, before)
 	if err != nil {
 		return err
 	}
-	return e.setStates(ctx, []stateChange{{r: r, status: prsm.StatusRejected, syncSt: rejectedState(r, state), rejected: true}}, "")
+	return rv.setStates(ctx, []stateChange{{r: r, status: prsm.StatusRejected, syncSt: rejectedState(r, state), rejected: true}}, "")
 }
 
 // revertDelta takes the delta from -> to (a part of record r's change, read
@@ -349,10 +345,10 @@ func (e *Engine) revert(ctx context.Context, s *prsm.Session, st *sessionState, 
 // it, the workspace, by reverse 3-way merges that keep every other edit.
 // It returns r's sync state after it: conflict when either file changed
 // where the delta lies and was left as it is, synced otherwise.
-func (e *Engine) revertDelta(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record, from, to sync.Version) (string, error) {
+func (rv *reviewer) revertDelta(ctx context.Context, s *prsm.Session, st *sessionState, r *prsm.Record, from, to sync.Version) (string, error) {
 	state := prsm.SyncSynced
 	if s.Status == prsm.SessionActive {
-		known, err := st.tracker.KnownVersion(r.RelPath, e.blobs(ctx))
+		known, err := st.tracker.KnownVersion(r.RelPath, rv.capture.blobs(ctx))
 		if err != nil {
 			return "", err
 		}
@@ -361,7 +357,7 @@ func (e *Engine) revertDelta(ctx context.Context, s *prsm.Session, st *sessionSt
 			return "", err
 		}
 		if out == sync.Conflict {
-			e.Log.Warn("reject: worktree file changed since; left as it is", "session", s.ID, "record", r.ID)
+			rv.Log.Warn("reject: worktree file changed since; left as it is", "session", s.ID, "record", r.ID)
 			state = prsm.SyncConflict
 		} else {
 			// prsm's own write is known, so it never becomes a record.
@@ -375,19 +371,19 @@ func (e *Engine) revertDelta(ctx context.Context, s *prsm.Session, st *sessionSt
 			}
 			// A merged result is new content: keep it in the blob store.
 			if learned.Present {
-				if _, err := store.PutBlob(ctx, e.DB.Q(), learned.Content); err != nil {
+				if _, err := store.PutBlob(ctx, rv.DB.Q(), learned.Content); err != nil {
 					return "", err
 				}
 			}
 			st.tracker.Learn(r.RelPath, learned)
-			if err := store.PutFileState(ctx, e.DB.Q(), s.ID, r.RelPath, trackerState(learned)); err != nil {
+			if err := store.PutFileState(ctx, rv.DB.Q(), s.ID, r.RelPath, trackerState(learned)); err != nil {
 				return "", err
 			}
 		}
 	}
 	// Only a delta that reached the workspace is taken out of it.
 	if mayHaveReached(s, r) {
-		ws, err := e.syncToWorkspace(ctx, s, r.RelPath, from, to)
+		ws, err := rv.ws.Sync(s.ID, r.RelPath, from, to)
 		if err != nil {
 			return "", err
 		}
@@ -418,190 +414,23 @@ func rejectedState(r *prsm.Record, state string) string {
 	return state
 }
 
-// Bulk accepts or rejects every pending record of a session (of one file
-// when file is set), as a job run here (StartBulk runs it in the
-// background), to its end whatever becomes of ctx.
-func (e *Engine) Bulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Records, error) {
-	j, err := e.startBulk(ctx, sessionID, accept, file, false)
-	if err != nil {
-		return nil, err
-	}
-	return e.jobAnswer(ctx, j)
-}
-
-// StartBulk plans a bulk accept or reject of the pending records of a
-// session (of one file when file is set), writes it down, and starts it
-// as a job; it returns once the job runs. A bad request (no session, a
-// bad path, a reject that cannot be done) changes nothing.
-func (e *Engine) StartBulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Job, error) {
-	j, err := e.startBulk(ctx, sessionID, accept, file, true)
-	if err != nil {
-		return nil, err
-	}
-	info := j.snapshot()
-	return &info, nil
-}
-
-func (e *Engine) startBulk(ctx context.Context, sessionID string, accept bool, file string, async bool) (*job, error) {
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	rel := ""
-	if file != "" {
-		if rel, err = e.relPath(file); err != nil {
-			unlock()
-			return nil, err
-		}
-	}
-	kind := api.JobRejectAll
-	if accept {
-		kind = api.JobAcceptAll
-	}
-	run, err := e.planBulk(ctx, s, st, accept, rel, false)
-	if err != nil {
-		unlock()
-		return nil, err
-	}
-	return e.startJob(kind, s.ID, run.total(), async, func(j *job) ([]*prsm.Record, error) {
-		defer unlock()
-		return run.run(ctx, j)
-	}), nil
-}
-
-// bulkRun is a planned bulk decision of one session's pending records.
-type bulkRun struct {
-	e      *Engine
-	accept *acceptRun
-	reject *rejectRun
-}
-
-func (b *bulkRun) total() int {
-	if b.reject != nil {
-		return len(b.reject.seqs)
-	}
-	return len(b.accept.seqs)
-}
-
-// planBulk plans the bulk decision of the session's pending records (of
-// the file rel when set), written down for a reject (a discard's when
-// end); the caller holds the session's lock.
-func (e *Engine) planBulk(ctx context.Context, s *prsm.Session, st *sessionState, accept bool, rel string, end bool) (*bulkRun, error) {
-	b := &bulkRun{e: e}
-	pend, err := store.PendingRefs(ctx, e.DB.Q(), s.ID, rel)
-	if err != nil {
-		return nil, err
-	}
-	if accept {
-		if b.accept, err = e.planAccept(ctx, s, pend); err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
-	// Rejecting the earliest pending record of each file cascades to the
-	// rest: the file goes back to that record's before state.
-	seen := map[string]bool{}
-	var roots []store.RecordRef
-	for _, r := range pend {
-		if !seen[r.RelPath] {
-			seen[r.RelPath] = true
-			roots = append(roots, r)
-		}
-	}
-	if b.reject, err = e.planReject(ctx, s, st, rejectPlan(pend, roots), end); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// run decides the planned records and returns them (up to answerLimit).
-func (b *bulkRun) run(ctx context.Context, j *job) ([]*prsm.Record, error) {
-	if b.reject != nil {
-		return b.e.runReject(ctx, b.reject, j)
-	}
-	return b.e.runAccept(ctx, b.accept, j)
-}
-
-// BulkAll accepts or rejects every pending record of every session, as a
-// job run here (StartBulkAll runs it in the background).
-func (e *Engine) BulkAll(ctx context.Context, accept bool) (*api.Records, error) {
-	j, err := e.startBulkAll(ctx, accept, false)
-	if err != nil {
-		return nil, err
-	}
-	return e.jobAnswer(ctx, j)
-}
-
-// StartBulkAll starts BulkAll's job and returns it once it runs.
-func (e *Engine) StartBulkAll(ctx context.Context, accept bool) (*api.Job, error) {
-	j, err := e.startBulkAll(ctx, accept, true)
-	if err != nil {
-		return nil, err
-	}
-	info := j.snapshot()
-	return &info, nil
-}
-
-func (e *Engine) startBulkAll(ctx context.Context, accept, async bool) (*job, error) {
-	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
-	if err != nil {
-		return nil, err
-	}
-	total := 0
-	var ids []string
-	for _, s := range sessions {
-		if s.PendingCount > 0 {
-			total += s.PendingCount
-			ids = append(ids, s.ID)
-		}
-	}
-	kind := api.JobRejectAll
-	if accept {
-		kind = api.JobAcceptAll
-	}
-	return e.startJob(kind, "", total, async, func(j *job) ([]*prsm.Record, error) {
-		ctx := context.WithoutCancel(ctx)
-		var all []*prsm.Record
-		for _, id := range ids {
-			s, st, unlock, err := e.lockSession(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			run, err := e.planBulk(ctx, s, st, accept, "", false)
-			var recs []*prsm.Record
-			if err == nil {
-				recs, err = run.run(ctx, j)
-			}
-			unlock()
-			if err != nil {
-				return nil, err
-			}
-			if total <= answerLimit {
-				all = append(all, recs...)
-			}
-		}
-		return all, nil
-	}), nil
-}
-
-// Diff returns the unified diff of the record id (or of every record of the
-// tool call id); binary files are named as binary.
-func (e *Engine) Diff(ctx context.Context, sessionID, id string) (string, error) {
-	s, err := e.Session(ctx, sessionID)
+// Diff is Engine.Diff's work.
+func (rv *reviewer) Diff(ctx context.Context, sessionID, id string) (string, error) {
+	s, err := rv.sessions.Session(ctx, sessionID)
 	if err != nil {
 		return "", err
 	}
-	recs, err := e.recordsOf(ctx, s, id)
+	recs, err := rv.rec.recordsOf(ctx, s, id)
 	if err != nil {
 		return "", err
 	}
-	return e.diffRecords(ctx, recs)
+	return rv.diffRecords(ctx, recs)
 }
 
-func (e *Engine) diffRecords(ctx context.Context, recs []*prsm.Record) (string, error) {
+func (rv *reviewer) diffRecords(ctx context.Context, recs []*prsm.Record) (string, error) {
 	var b strings.Builder
 	for _, r := range recs {
-		before, after, err := e.versions(ctx, r)
+		before, after, err := rv.rec.versions(ctx, r)
 		if err != nil {
 			return "", err
 		}

@@ -156,7 +156,7 @@ func TestReviewModeRewindUndoThenAcceptAll(t *testing.T) {
 // change that was only pending.
 func TestReviewModeRollbackThenRewind(t *testing.T) {
 	f, s, base, cp := acceptedAndPending(t, false)
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
+	if _, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 2}); err != nil {
 		t.Fatal(err)
 	}
 	f.bothHold(s, "f.txt", base, "after the rollback")
@@ -372,5 +372,72 @@ func TestCrashMidReviewModeRewind(t *testing.T) {
 				t.Errorf("pending records after undoing the rewind: %v\n%s", err, f.records(s))
 			}
 		})
+	}
+}
+
+// TestReviewModeRewindTakesOutAnAcceptedRollbackRecord: a Rollback record
+// the user accepted reached the workspace; a later rewind takes it out.
+func TestReviewModeRewindTakesOutAnAcceptedRollbackRecord(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeReview)
+	base := read(t, f.ws, "f.txt")
+	cp := f.turn(s, 1)
+	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(base, 3, "agent three")) })
+	if _, err := f.eng.Accept(f.ctx, s.ID, "e1"); err != nil {
+		t.Fatal(err)
+	}
+	done, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, done.SafetyCheckpointID, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.Bulk(f.ctx, s.ID, true, ""); err != nil { // accept the offered change: ws gets line 3
+		t.Fatal(err)
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, cp.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.ws, "f.txt"); got != base {
+		t.Errorf("workspace keeps the accepted change after rewinding to before it:\n%s\n%s", got, f.records(s))
+	}
+}
+
+// TestReviewModeRewindKeepsOfferingWhatStaysInTheWorktree: rewinding (in
+// review mode) to a checkpoint that holds a never-accepted file rejects the
+// record that offered it, and offers it anew: the file stays in the
+// worktree, and ending the session without --discard is refused.
+func TestReviewModeRewindKeepsOfferingWhatStaysInTheWorktree(t *testing.T) {
+	f := newFixture(t)
+	s := f.start(prsm.ModeReview)
+	cp1 := f.turn(s, 1)
+	f.tool(s, "n1", "Write", "n.txt", func(wt string) { write(t, wt, "n.txt", "agent\n") })
+	cp2 := f.turn(s, 2)
+	done, err := f.eng.Rewind(f.ctx, s.ID, cp1.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, done.SafetyCheckpointID, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.Rewind(f.ctx, s.ID, cp2.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(s.WorktreePath, "n.txt") || exists(f.ws, "n.txt") {
+		t.Fatalf("n.txt: worktree %v, workspace %v", exists(s.WorktreePath, "n.txt"), exists(f.ws, "n.txt"))
+	}
+	pend, err := f.eng.Records(f.ctx, s.ID, prsm.StatusPending, "n.txt")
+	if err != nil || len(pend) != 1 {
+		t.Fatalf("pending records of n.txt: %v\n%s", err, f.records(s))
+	}
+	if _, err := f.eng.EndSession(f.ctx, s.ID, false); err == nil {
+		t.Errorf("session ended without --discard; n.txt was never reviewed")
+	}
+	if _, err := f.eng.Accept(f.ctx, s.ID, pend[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.ws, "n.txt"); got != "agent\n" {
+		t.Errorf("workspace n.txt once accepted: %q", got)
 	}
 }

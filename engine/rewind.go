@@ -9,6 +9,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
@@ -24,6 +25,13 @@ import (
 // it, so the user's own edits stay. No record is made. The safety
 // checkpoint taken first notes the review history too, so a rewind to it
 // undoes the rewind, decisions included.
+
+// rewinder rewinds a session: to a checkpoint (rewind.go,
+// rewindplan.go), or by a selector (selectors.go, selectorplan.go); both
+// run as rewindrun.go says, with the files rewindstate.go reads. It keeps
+// no state of its own: a rewind runs under the session's lock, and its
+// intent is its state.
+type rewinder struct{ *Engine }
 
 // intentRewind is the kind of a rewind's intent (rewindPayload).
 const intentRewind = "rewind"
@@ -75,7 +83,7 @@ func inWorktreeOnly(r *prsm.Record) bool {
 // without the deltas of the records of its path (recs, in any order) that
 // never reached the workspace, taken out newest first. false: they cannot
 // be taken out (later changes overlap them).
-func (e *Engine) workspaceOf(ctx context.Context, wt sync.Version, recs []*prsm.Record) (sync.Version, bool, error) {
+func (rn *rewinder) workspaceOf(ctx context.Context, wt sync.Version, recs []*prsm.Record) (sync.Version, bool, error) {
 	var out []*prsm.Record
 	for _, r := range recs {
 		if inWorktreeOnly(r) {
@@ -85,7 +93,7 @@ func (e *Engine) workspaceOf(ctx context.Context, wt sync.Version, recs []*prsm.
 	sortRecords(out, true)
 	v := wt
 	for _, r := range out {
-		b, a, err := e.versions(ctx, r)
+		b, a, err := rn.rec.versions(ctx, r)
 		if err != nil {
 			return sync.Version{}, false, err
 		}
@@ -113,12 +121,12 @@ func diverged(recs []*prsm.Record) bool {
 }
 
 // planRewind works out a rewind to checkpoint c.
-func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint) (*rewind, error) {
-	objs, err := e.Repo.Objects()
+func (rn *rewinder) planRewind(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint) (*rewind, error) {
+	objs, err := rn.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
-	now, err := e.nowTree(ctx, s, st)
+	now, err := rn.ckpt.nowTree(ctx, s, st)
 	if err != nil {
 		return nil, err
 	}
@@ -132,11 +140,11 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 	if err != nil {
 		return nil, err
 	}
-	all, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	all, err := store.ListRecords(ctx, rn.DB.Q(), store.RecordFilter{SessionID: s.ID})
 	if err != nil {
 		return nil, err
 	}
-	rb := &rollback{targets: map[string]sync.Version{}, from: map[string]sync.Version{}}
+	rb := &selectorRewind{targets: map[string]sync.Version{}, from: map[string]sync.Version{}}
 	for _, r := range all {
 		if r.Seq > c.RecordSeq && r.Status != prsm.StatusRejected && r.Status != prsm.StatusRewound {
 			rb.undo = append(rb.undo, r)
@@ -147,18 +155,18 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 		rb.targets[d.Path] = fileVersion(d.To)
 		rb.from[d.Path] = fileVersion(d.From)
 	}
-	if _, err := e.asCheckedOut(ctx, s, st, c, diffs, rb); err != nil {
+	if _, err := rn.asCheckedOut(ctx, s, st, c, diffs, rb); err != nil {
 		return nil, err
 	}
 	rw := &rewind{plan: &api.Plan{CheckpointID: c.ID}, now: now, worktree: rb.targets, before: map[string]sync.Version{},
 		wsFrom: map[string]sync.Version{}, wsTo: map[string]sync.Version{}, wsConflict: map[string]bool{}}
 	for rel := range rw.worktree {
-		if rw.before[rel], err = st.tracker.KnownVersion(rel, e.blobs(ctx)); err != nil {
+		if rw.before[rel], err = st.tracker.KnownVersion(rel, rn.capture.blobs(ctx)); err != nil {
 			return nil, err
 		}
 	}
 	// The review state at the checkpoint.
-	then, err := store.StatesAt(ctx, e.DB.Q(), s.ID, c.DecisionSeq)
+	then, err := store.StatesAt(ctx, rn.DB.Q(), s.ID, c.DecisionSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +208,7 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 		paths[rel] = true
 	}
 	for _, rel := range sortedKeys(paths) {
-		wtNow, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
+		wtNow, err := st.tracker.KnownVersion(rel, rn.capture.blobs(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -208,11 +216,11 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 		if v, ok := rw.worktree[rel]; ok {
 			wtThen = v
 		}
-		from, ok1, err := e.workspaceOf(ctx, wtNow, nowByPath[rel])
+		from, ok1, err := rn.workspaceOf(ctx, wtNow, nowByPath[rel])
 		if err != nil {
 			return nil, err
 		}
-		to, ok2, err := e.workspaceOf(ctx, wtThen, thenByPath[rel])
+		to, ok2, err := rn.workspaceOf(ctx, wtThen, thenByPath[rel])
 		if err != nil {
 			return nil, err
 		}
@@ -223,7 +231,7 @@ func (e *Engine) planRewind(ctx context.Context, s *prsm.Session, st *sessionSta
 			rw.wsFrom[rel], rw.wsTo[rel] = from, to
 		}
 	}
-	if err := e.fillRewindPlan(ctx, s, rw, changed, diffsOps(diffs)); err != nil {
+	if err := rn.fillRewindPlan(ctx, s, rw, changed, diffsOps(diffs)); err != nil {
 		return nil, err
 	}
 	keep = true
@@ -248,7 +256,7 @@ func diffsOps(diffs []worktree.TreeDiff) map[string]string {
 
 // fillRewindPlan lists a rewind's operations, conflicts, warnings,
 // decisions and its summary in plain words.
-func (e *Engine) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rewind, changed map[string][]*prsm.Record, ops map[string]string) error {
+func (rn *rewinder) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rewind, changed map[string][]*prsm.Record, ops map[string]string) error {
 	p := rw.plan
 	p.Operations, p.AffectedFiles, p.Conflicts, p.Warnings = []api.Operation{}, []string{}, []api.Conflict{}, []string{}
 	if p.Decisions == nil {
@@ -287,12 +295,12 @@ func (e *Engine) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rewind
 		if !ok {
 			continue
 		}
-		ws, isDir, err := fileAt(e.Repo.Root, rel)
+		ws, isDir, err := fileAt(rn.Repo.Root, rel)
 		if err != nil {
 			p.Conflicts = append(p.Conflicts, api.Conflict{Path: rel, Reason: err.Error()})
 			continue
 		}
-		if isDir && to.Present && !emptiedBy(e.Repo.Root, rel, func(r string) bool { v, ok := rw.wsTo[r]; return ok && !v.Present }) {
+		if isDir && to.Present && !emptiedBy(rn.Repo.Root, rel, func(r string) bool { v, ok := rw.wsTo[r]; return ok && !v.Present }) {
 			p.Conflicts = append(p.Conflicts, api.Conflict{Path: rel,
 				Reason: "your workspace has a directory there, holding files this rewind keeps; it will be left as it is"})
 			continue
@@ -370,8 +378,8 @@ func one(n int, a, b string) string {
 
 // runRewind carries out a rewind: the safety checkpoint, then (carryOut)
 // the worktree, the workspace and the records' states.
-func (e *Engine) runRewind(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rw *rewind, what string) (*api.Plan, error) {
-	if err := e.refuseInFlight(ctx, s); err != nil {
+func (rn *rewinder) runRewind(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rw *rewind, what string) (*api.Plan, error) {
+	if err := rn.refuseInFlight(ctx, s); err != nil {
 		return nil, err
 	}
 	p := &rewindPayload{Worktree: map[string]store.FileState{}, Before: map[string]store.FileState{},
@@ -391,7 +399,7 @@ func (e *Engine) runRewind(ctx context.Context, s *prsm.Session, st *sessionStat
 		put(p.WsTo, rel, v)
 		put(p.WsFrom, rel, rw.wsFrom[rel])
 	}
-	if err := e.DB.Tx(ctx, func(q store.Querier) error {
+	if err := rn.DB.Tx(ctx, func(q store.Querier) error {
 		for _, c := range contents {
 			if _, err := store.PutBlob(ctx, q, c); err != nil {
 				return err
@@ -401,26 +409,26 @@ func (e *Engine) runRewind(ctx context.Context, s *prsm.Session, st *sessionStat
 	}); err != nil {
 		return nil, fmt.Errorf("rewind: %w", err)
 	}
-	safety, err := e.saveCheckpoint(ctx, s, st, rw.now, prsm.CheckpointAuto, "before "+what, "", 0, "")
+	safety, err := rn.ckpt.saveCheckpoint(ctx, s, st, rw.now, prsm.CheckpointAuto, "before "+what, "", 0, "")
 	if err != nil {
 		return nil, fmt.Errorf("safety checkpoint: %w", err)
 	}
 	rw.plan.SafetyCheckpointID, p.Safety = safety.ID, safety.ID
-	rest := func(ctx context.Context, syncs *diskSyncs) error { return e.rewindRest(ctx, s, p, syncs) }
-	if err := e.carryOut(ctx, s, st, lock, intentRewind, p, p.Worktree, p.Before, rest, "rewind"); err != nil {
+	rest := func(ctx context.Context, syncs *workspace.DiskSyncs) error { return rn.rewindRest(ctx, s, p, syncs) }
+	if err := rn.carryOut(ctx, s, st, lock, intentRewind, p, p.Worktree, p.Before, rest, "rewind"); err != nil {
 		return nil, err
 	}
 	return rw.plan, nil
 }
 
 // applyRewind finishes a rewind a crash cut off: every step again.
-func (e *Engine) applyRewind(ctx context.Context, s *prsm.Session, st *sessionState, p *rewindPayload) error {
-	syncs := &diskSyncs{}
-	err := e.rollbackWorktree(ctx, s, st, &rollbackPayload{Worktree: p.Worktree}, syncs)
+func (rn *rewinder) applyRewind(ctx context.Context, s *prsm.Session, st *sessionState, p *rewindPayload) error {
+	syncs := &workspace.DiskSyncs{}
+	err := rn.selectorWorktree(ctx, s, st, &selectorPayload{Worktree: p.Worktree}, syncs)
 	if err == nil {
-		err = e.rewindRest(ctx, s, p, syncs)
+		err = rn.rewindRest(ctx, s, p, syncs)
 	}
-	return errors.Join(err, syncs.run())
+	return errors.Join(err, syncs.Run())
 }
 
 // rewindRest is a rewind's workspace and review state: each workspace
@@ -429,16 +437,16 @@ func (e *Engine) applyRewind(ctx context.Context, s *prsm.Session, st *sessionSt
 // as it is, and the records of its path whose state the rewind changes
 // say conflict (a rejected one stays out of it). Then the records take their states, in one
 // transaction.
-func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPayload, syncs *diskSyncs) error {
+func (rn *rewinder) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPayload, syncs *workspace.DiskSyncs) error {
 	rels := sortedKeys(p.WsTo)
 	tos := make([]sync.Version, len(rels))
 	froms := make([]sync.Version, len(rels))
 	for i, rel := range rels {
 		var err error
-		if tos[i], err = e.stateVersion(ctx, p.WsTo[rel]); err != nil {
+		if tos[i], err = rn.stateVersion(ctx, p.WsTo[rel]); err != nil {
 			return err
 		}
-		if froms[i], err = e.stateVersion(ctx, p.WsFrom[rel]); err != nil {
+		if froms[i], err = rn.stateVersion(ctx, p.WsFrom[rel]); err != nil {
 			return err
 		}
 	}
@@ -447,10 +455,10 @@ func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPaylo
 		conflict[rel] = true
 	}
 	states := make([]string, len(rels))
-	inPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !tos[i].Present }, func(i int) error {
+	workspace.InPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !tos[i].Present }, func(i int) error {
 		var err error
-		if states[i], err = e.placeInWorkspace(s, rels[i], froms[i], tos[i], syncs); err != nil {
-			e.Log.Error("rewind: workspace", "session", s.ID, "file", rels[i], "err", err)
+		if states[i], err = rn.ws.SyncLater(s.ID, rels[i], froms[i], tos[i], syncs); err != nil {
+			rn.Log.Error("rewind: workspace", "session", s.ID, "file", rels[i], "err", err)
 		}
 		return nil
 	})
@@ -461,7 +469,7 @@ func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPaylo
 	}
 	crashPoint("rewind:workspace")
 	var recs []*prsm.Record
-	err := e.DB.Tx(ctx, func(q store.Querier) error {
+	err := rn.DB.Tx(ctx, func(q store.Querier) error {
 		for _, st := range p.States {
 			r, err := store.GetRecord(ctx, q, s.ID, st.ID)
 			if errors.Is(err, prsm.ErrNotFound) {
@@ -492,7 +500,7 @@ func (e *Engine) rewindRest(ctx context.Context, s *prsm.Session, p *rewindPaylo
 		return err
 	}
 	for _, r := range recs {
-		e.publishStatus(r)
+		rn.review.publishStatus(r)
 	}
 	return nil
 }

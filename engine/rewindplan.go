@@ -11,34 +11,30 @@ import (
 	"github.com/prsm-dev/prsm/worktree"
 )
 
-// RewindPlan previews rolling the session back to checkpoint id.
-func (e *Engine) RewindPlan(ctx context.Context, sessionID, id string) (*api.Plan, error) {
-	return e.Rewind(ctx, sessionID, id, true)
+// RewindPlan is Engine.RewindPlan's work.
+func (rn *rewinder) RewindPlan(ctx context.Context, sessionID, id string) (*api.Plan, error) {
+	return rn.Rewind(ctx, sessionID, id, true)
 }
 
-// Rewind rolls the session back to checkpoint id (rewind.go): the worktree
-// becomes the checkpoint exactly, every record takes back the review state
-// it had then (the later ones become rewound), and the workspace follows
-// by 3-way merges (user edits stay). A safety checkpoint is taken first,
-// so the rewind can itself be rewound.
-func (e *Engine) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*api.Plan, error) {
-	s, c, err := e.Checkpoint(ctx, sessionID, id)
+// Rewind is Engine.Rewind's work.
+func (rn *rewinder) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*api.Plan, error) {
+	s, c, err := rn.ckpt.Checkpoint(ctx, sessionID, id)
 	if err != nil {
 		return nil, err
 	}
 	if err := requireActive(s); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockSession(ctx, s.ID)
+	s, st, unlock, err := rn.sessions.lockSession(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
-	if err := e.settleUnclaimed(ctx, s, st); err != nil {
+	if err := rn.watch.settleUnclaimed(ctx, s, st); err != nil {
 		return nil, err
 	}
-	rw, err := e.planRewind(ctx, s, st, c)
+	rw, err := rn.planRewind(ctx, s, st, c)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +44,7 @@ func (e *Engine) Rewind(ctx context.Context, sessionID, id string, dryRun bool) 
 		return rw.plan, nil
 	}
 	defer rw.now.done()
-	return e.runRewind(ctx, s, st, lock, rw, "rewind to "+describe(c))
+	return rn.runRewind(ctx, s, st, lock, rw, "rewind to "+describe(c))
 }
 
 func describe(c *prsm.Checkpoint) string {
@@ -66,19 +62,19 @@ func describe(c *prsm.Checkpoint) string {
 // the paths it adds to the rewind: files whose trees agree though their
 // bytes do not (the agent's LF now, git's CRLF at the checkpoint). Paths
 // no conversion can apply to (in most repositories, all) cost nothing.
-func (e *Engine) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint, diffs []worktree.TreeDiff, rb *rollback) (map[string]bool, error) {
-	then := e.unchangedBy(ctx, s, c.RecordSeq)
+func (rn *rewinder) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessionState, c *prsm.Checkpoint, diffs []worktree.TreeDiff, rb *selectorRewind) (map[string]bool, error) {
+	then := rn.ckpt.unchangedBy(ctx, s, c.RecordSeq)
 	inDiff := map[string]bool{}
 	for _, d := range diffs {
 		inDiff[d.Path] = true
-		to, _, err := e.asCheckout(ctx, st, d.Path, d.To, then)
+		to, _, err := rn.ckpt.asCheckout(ctx, st, d.Path, d.To, then)
 		if err != nil {
 			return nil, err
 		}
 		rb.targets[d.Path] = to
 	}
 	added := map[string]bool{}
-	objs, err := e.Repo.Objects()
+	objs, err := rn.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
@@ -97,14 +93,14 @@ func (e *Engine) asCheckedOut(ctx context.Context, s *prsm.Session, st *sessionS
 		if err != nil {
 			return nil, err
 		}
-		to, converted, err := e.asCheckout(ctx, st, path, &f, then)
+		to, converted, err := rn.ckpt.asCheckout(ctx, st, path, &f, then)
 		if err != nil || !converted {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		from, err := st.tracker.KnownVersion(path, e.blobs(ctx))
+		from, err := st.tracker.KnownVersion(path, rn.capture.blobs(ctx))
 		if err != nil {
 			return nil, err
 		}

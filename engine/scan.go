@@ -17,20 +17,20 @@ import (
 var ScanInterval = 2 * time.Second
 
 // startScanner starts scanDegraded; stopScanner ends it and waits.
-func (e *Engine) startScanner(ctx context.Context) {
+func (wa *watcher) startScanner(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	e.scanStop = func() { cancel(); <-done }
+	wa.scanStop = func() { cancel(); <-done }
 	go func() {
 		defer close(done)
-		e.scanDegraded(ctx)
+		wa.scanDegraded(ctx)
 	}()
 }
 
-func (e *Engine) stopScanner() {
-	if e.scanStop != nil {
-		e.scanStop()
-		e.scanStop = nil
+func (wa *watcher) stopScanner() {
+	if wa.scanStop != nil {
+		wa.scanStop()
+		wa.scanStop = nil
 	}
 }
 
@@ -39,7 +39,7 @@ func (e *Engine) stopScanner() {
 // dirty set is never trusted) that turns unclaimed changes into Watch
 // records. Tool calls need no help: their complete always scans such a
 // worktree. It runs until ctx ends.
-func (e *Engine) scanDegraded(ctx context.Context) {
+func (wa *watcher) scanDegraded(ctx context.Context) {
 	t := time.NewTicker(ScanInterval)
 	defer t.Stop()
 	for {
@@ -48,8 +48,8 @@ func (e *Engine) scanDegraded(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		e.checkMarkers(ctx)
-		w := e.Watcher
+		wa.review.checkMarkers(ctx)
+		w := wa.Watcher
 		if w == nil {
 			continue
 		}
@@ -57,13 +57,13 @@ func (e *Engine) scanDegraded(ctx context.Context) {
 			// As the watcher's own look: what is still being written is
 			// recorded at a later scan, once it settled, and a busy
 			// store's record is tried again at the next.
-			_, err := e.watchLook(ctx, id, WatchQuiet)
+			_, err := wa.watchLook(ctx, id, WatchQuiet)
 			switch {
 			case err == nil, errors.Is(err, context.Canceled):
 			case store.IsBusy(err):
-				e.Log.Warn("periodic scan: the store is busy; trying again at the next", "session", id, "err", err)
+				wa.Log.Warn("periodic scan: the store is busy; trying again at the next", "session", id, "err", err)
 			default:
-				e.Log.Error("periodic scan", "session", id, "err", err)
+				wa.Log.Error("periodic scan", "session", id, "err", err)
 			}
 		}
 	}
@@ -73,9 +73,9 @@ func (e *Engine) scanDegraded(ctx context.Context) {
 // why in the session's note. Its records stay readable. git's entry for
 // the worktree goes; the branch goes too unless it holds commits the agent
 // made (then it is kept, and the note names it).
-func (e *Engine) endVanished(ctx context.Context, s *prsm.Session) (string, error) {
+func (wa *watcher) endVanished(ctx context.Context, s *prsm.Session) (string, error) {
 	branch := s.Branch
-	if tip, err := e.Repo.Git().Output(ctx, worktree.NewCmd("rev-parse", "--verify", "-q").Rev(s.Branch+"^{commit}").Dir(e.Repo.Root)); err != nil || tip != s.BaseCommit {
+	if tip, err := wa.Repo.Git().Output(ctx, worktree.NewCmd("rev-parse", "--verify", "-q").Rev(s.Branch+"^{commit}").Dir(wa.Repo.Root)); err != nil || tip != s.BaseCommit {
 		branch = "" // agent commits (or no branch): keep whatever is there
 	}
 	note := "its worktree was deleted by hand; its records stay readable"
@@ -85,12 +85,12 @@ func (e *Engine) endVanished(ctx context.Context, s *prsm.Session) (string, erro
 	if branch == "" && s.Branch != "" {
 		note += "; branch " + s.Branch + " is kept"
 	}
-	if err := e.Repo.RemoveWorktree(ctx, s.WorktreePath, branch); err != nil {
-		e.Log.Warn("forget vanished worktree", "session", s.ID, "err", err)
+	if err := wa.Repo.RemoveWorktree(ctx, s.WorktreePath, branch); err != nil {
+		wa.Log.Warn("forget vanished worktree", "session", s.ID, "err", err)
 	}
-	if err := store.EndSessionNote(ctx, e.DB.Q(), s.ID, time.Now().UTC(), note); err != nil {
+	if err := store.EndSessionNote(ctx, wa.DB.Q(), s.ID, time.Now().UTC(), note); err != nil {
 		return "", err
 	}
-	e.forgetState(s)
+	wa.sessions.forgetState(s)
 	return note, nil
 }

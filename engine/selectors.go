@@ -11,9 +11,8 @@ import (
 	"github.com/prsm-dev/prsm/sync"
 )
 
-// SelectRollback previews or runs a rollback of the records a selector
-// picks: an agent's, those after a time, a file's, or the last N.
-func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req api.RollbackRequest) (*api.Plan, error) {
+// SelectRewind is Engine.SelectRewind's work.
+func (rn *rewinder) SelectRewind(ctx context.Context, sessionID string, req api.RollbackRequest) (*api.Plan, error) {
 	n := 0
 	for _, set := range []bool{req.AgentID != "", req.After != "", req.File != "", req.Last != 0} {
 		if set {
@@ -36,26 +35,26 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req api.R
 	rel := ""
 	if req.File != "" {
 		var err error
-		if rel, err = e.relPath(req.File); err != nil {
+		if rel, err = rn.rec.relPath(req.File); err != nil {
 			return nil, err
 		}
 	}
-	s, st, unlock, err := e.lockActive(ctx, sessionID)
+	s, st, unlock, err := rn.sessions.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
-	if err := e.settleUnclaimed(ctx, s, st); err != nil {
+	if err := rn.watch.settleUnclaimed(ctx, s, st); err != nil {
 		return nil, err
 	}
-	all, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID})
+	all, err := store.ListRecords(ctx, rn.DB.Q(), store.RecordFilter{SessionID: s.ID})
 	if err != nil {
 		return nil, err
 	}
 	var live []*prsm.Record
 	for _, r := range all {
-		// A rollback's own records (made before rollbacks stopped
+		// A rewind's own records (made before rewinds stopped
 		// making any) are undone through its safety checkpoint, not
 		// picked by selectors; a rewound record is out already.
 		if r.Status != prsm.StatusRejected && r.Status != prsm.StatusRewound && r.ToolName != "Rollback" {
@@ -72,11 +71,11 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req api.R
 			undo = append(undo, r)
 		}
 	}
-	// A rollback's pending record (a change it offered for review again)
+	// A rewind's pending record (a change it offered for review again)
 	// that follows an undone record of its file, so that the undo leaves
 	// it nothing to offer (a deletion of a file the undo takes out), goes
 	// too, as a reject's cascade takes it: rejecting it later would bring
-	// back what this rollback took out.
+	// back what this rewind took out.
 	sortRecords(undo, true)
 	byPath := map[string][]*prsm.Record{}
 	for _, r := range undo {
@@ -87,15 +86,15 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req api.R
 		if len(recs) == 0 || r.ToolName != "Rollback" || r.Status != prsm.StatusPending || r.Seq < recs[len(recs)-1].Seq {
 			continue
 		}
-		if left, err := e.offersAfter(ctx, r, recs); err != nil {
+		if left, err := rn.offersAfter(ctx, r, recs); err != nil {
 			return nil, err
 		} else if !left {
 			undo = append(undo, r)
 		}
 	}
 	sortRecords(undo, true)
-	rb := &rollback{plan: &api.Plan{}, undo: undo}
-	err = e.fillPlan(ctx, s, rb, func(path string) (string, bool) {
+	rb := &selectorRewind{plan: &api.Plan{}, undo: undo}
+	err = rn.fillPlan(ctx, s, rb, func(path string) (string, bool) {
 		var first, last *prsm.Record
 		for _, r := range undo {
 			if r.RelPath == path {
@@ -121,23 +120,23 @@ func (e *Engine) SelectRollback(ctx context.Context, sessionID string, req api.R
 	selectorSummary(rb.plan, undo)
 	if req.DryRun {
 		// The run would refuse: so does its preview.
-		if _, err := e.selectorTargets(ctx, s, undo); err != nil {
+		if _, err := rn.selectorTargets(ctx, s, undo); err != nil {
 			return nil, err
 		}
 		rb.plan.DryRun = true
 		return rb.plan, nil
 	}
-	return e.runRollback(ctx, s, st, lock, rb, "rollback of "+short(selectorText(req), 40))
+	return rn.runSelector(ctx, s, st, lock, rb, "rollback of "+short(selectorText(req), 40))
 }
 
 // offersAfter reports whether record r still changes something once the
 // deltas of recs (newest first) are taken out of both its sides.
-func (e *Engine) offersAfter(ctx context.Context, r *prsm.Record, recs []*prsm.Record) (bool, error) {
-	b, a, err := e.versions(ctx, r)
+func (rn *rewinder) offersAfter(ctx context.Context, r *prsm.Record, recs []*prsm.Record) (bool, error) {
+	b, a, err := rn.rec.versions(ctx, r)
 	if err != nil {
 		return false, err
 	}
-	ds, err := e.deltas(ctx, recs)
+	ds, err := rn.deltas(ctx, recs)
 	if err != nil {
 		return false, err
 	}
@@ -164,10 +163,10 @@ func selectorText(r api.RollbackRequest) string {
 	return fmt.Sprintf("last %d changes", r.Last)
 }
 
-// selectorTargets are the worktree files a selector rollback leaves: each
+// selectorTargets are the worktree files a selector rewind leaves: each
 // undone record's delta taken out by a reverse merge, newest first. It
 // refuses (worktree_conflict) where a later change overlaps one.
-func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*prsm.Record) (map[string]sync.Version, error) {
+func (rn *rewinder) selectorTargets(ctx context.Context, s *prsm.Session, undo []*prsm.Record) (map[string]sync.Version, error) {
 	targets := map[string]sync.Version{}
 	dirs := map[string]bool{} // paths where the worktree has a directory (fileAt)
 	for _, r := range undo {
@@ -180,7 +179,7 @@ func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*p
 			}
 			dirs[r.RelPath] = isDir
 		}
-		b, a, err := e.versions(ctx, r)
+		b, a, err := rn.rec.versions(ctx, r)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +191,7 @@ func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*p
 		targets[r.RelPath] = next
 	}
 	// A file or link comes back where a directory stands only if the
-	// rollback takes out all that the directory holds.
+	// rewind takes out all that the directory holds.
 	gone := func(rel string) bool { v, ok := targets[rel]; return ok && !v.Present }
 	for _, rel := range sortedKeys(dirs) {
 		if dirs[rel] && targets[rel].Present && !emptiedBy(s.WorktreePath, rel, gone) {
@@ -203,7 +202,7 @@ func (e *Engine) selectorTargets(ctx context.Context, s *prsm.Session, undo []*p
 	return targets, nil
 }
 
-// selectorSummary lists a selector rollback's decisions (every undone
+// selectorSummary lists a selector rewind's decisions (every undone
 // record becomes rejected) and says what it does in plain words.
 func selectorSummary(p *api.Plan, undo []*prsm.Record) {
 	p.Decisions = []api.PlanDecision{}

@@ -11,6 +11,37 @@ import (
 	"github.com/prsm-dev/prsm/tracker"
 )
 
+// sessionStates starts and ends sessions (startend.go) and holds their
+// in-memory state, loaded on first use, and the work queued after their
+// answers (session.go). statesMu guards states, finishing and an
+// afterWork's next; a session's own lock (sessionState.mu) is taken by
+// lockSession, never under statesMu.
+type sessionStates struct {
+	*Engine
+	statesMu stdsync.Mutex
+	states   map[string]*sessionState
+	// finishing holds, per session, the tool call work that runs after
+	// its answer (see afterAnswer).
+	finishing map[string]*afterWork
+}
+
+// loaded is session id's state if it is loaded; nil otherwise.
+func (ss *sessionStates) loaded(id string) *sessionState {
+	ss.statesMu.Lock()
+	defer ss.statesMu.Unlock()
+	return ss.states[id]
+}
+
+// each calls fn for every loaded session state, holding statesMu: fn
+// takes no session's lock.
+func (ss *sessionStates) each(fn func(id string, st *sessionState)) {
+	ss.statesMu.Lock()
+	defer ss.statesMu.Unlock()
+	for id, st := range ss.states {
+		fn(id, st)
+	}
+}
+
 // sessionState is the engine's in-memory state of an active session.
 type sessionState struct {
 	mu      stdsync.Mutex
@@ -101,35 +132,35 @@ type inflightCall struct {
 	wsPre, moved map[string]sync.Version
 }
 
-func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
-	e.statesMu.Lock()
-	defer e.statesMu.Unlock()
-	if st, ok := e.states[s.ID]; ok {
+func (ss *sessionStates) state(ctx context.Context, s *prsm.Session) (*sessionState, error) {
+	ss.statesMu.Lock()
+	defer ss.statesMu.Unlock()
+	if st, ok := ss.states[s.ID]; ok {
 		return st, nil
 	}
-	known, err := store.ListFileStates(ctx, e.DB.Q(), s.ID)
+	known, err := store.ListFileStates(ctx, ss.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
 	}
-	stats, err := store.ListStats(ctx, e.DB.Q(), s.ID)
+	stats, err := store.ListStats(ctx, ss.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
 	}
 	st := &sessionState{tracker: &tracker.Session{
-		ID: s.ID, Worktree: s.WorktreePath, Base: s.BaseCommit, Repo: e.Repo, Known: known,
-		Stats: tracker.NewStatCache(stats), Log: e.Log, Exclude: e.stateInWorkspace(),
+		ID: s.ID, Worktree: s.WorktreePath, Base: s.BaseCommit, Repo: ss.Repo, Known: known,
+		Stats: tracker.NewStatCache(stats), Log: ss.Log, Exclude: ss.stateInWorkspace(),
 	}, inflight: map[string]*inflightCall{}}
 	if s.Status == prsm.SessionActive {
 		active := *s
 		st.active = &active
 	}
-	if e.Watcher != nil && s.Status == prsm.SessionActive {
-		if err := e.Watcher.Add(s.ID, s.WorktreePath); err != nil {
+	if ss.Watcher != nil && s.Status == prsm.SessionActive {
+		if err := ss.Watcher.Add(s.ID, s.WorktreePath); err != nil {
 			return nil, err
 		}
-		st.tracker.Watcher = e.Watcher
+		st.tracker.Watcher = ss.Watcher
 	}
-	cps, err := store.ListCheckpoints(ctx, e.DB.Q(), s.ID)
+	cps, err := store.ListCheckpoints(ctx, ss.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -137,17 +168,17 @@ func (e *Engine) state(ctx context.Context, s *prsm.Session) (*sessionState, err
 		st.turn = max(st.turn, c.MessageIndex)
 	}
 	// With automatic checkpoints off, the tool calls keep the count.
-	n, err := store.MaxMessageIndex(ctx, e.DB.Q(), s.ID)
+	n, err := store.MaxMessageIndex(ctx, ss.DB.Q(), s.ID)
 	if err != nil {
 		return nil, err
 	}
 	st.turn = max(st.turn, n)
-	if err := loadLazy(ctx, e.DB.Q(), st); err != nil {
+	if err := loadLazy(ctx, ss.DB.Q(), st); err != nil {
 		return nil, err
 	}
-	e.states[s.ID] = st
+	ss.states[s.ID] = st
 	if s.Status == prsm.SessionActive {
-		e.warmBase(s.BaseCommit)
+		ss.warmBase(s.BaseCommit)
 	}
 	return st, nil
 }
@@ -160,24 +191,24 @@ func (st *sessionState) unlock() {
 }
 
 // lockSession resolves id and locks the session. The session returned
-// may not have its PendingCount: read e.Session for that. An active
+// may not have its PendingCount: read Session for that. An active
 // session whose state is loaded is not read from the store again (tool
-// calls come often, and the read was a tenth of a capture).
-func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
-	e.statesMu.Lock()
-	st := e.states[id]
-	e.statesMu.Unlock()
+// calls come often, and each would read it again).
+func (ss *sessionStates) lockSession(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
+	ss.statesMu.Lock()
+	st := ss.states[id]
+	ss.statesMu.Unlock()
 	if st != nil && st.active != nil {
-		e.awaitAnswered(id)
+		ss.awaitAnswered(id)
 		st.mu.Lock()
 		s := *st.active
 		return &s, st, st.unlock, nil
 	}
-	s, err := e.Session(ctx, id)
+	s, err := ss.Session(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if st, err = e.state(ctx, s); err != nil {
+	if st, err = ss.state(ctx, s); err != nil {
 		return nil, nil, nil, err
 	}
 	st.mu.Lock()
@@ -186,8 +217,8 @@ func (e *Engine) lockSession(ctx context.Context, id string) (*prsm.Session, *se
 
 // lockActive is lockSession for the work only an active session takes:
 // it refuses an ended session (requireActive), holding no lock then.
-func (e *Engine) lockActive(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
-	s, st, unlock, err := e.lockSession(ctx, id)
+func (ss *sessionStates) lockActive(ctx context.Context, id string) (*prsm.Session, *sessionState, func(), error) {
+	s, st, unlock, err := ss.lockSession(ctx, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -209,27 +240,27 @@ func requireActive(s *prsm.Session) error {
 // afterAnswer runs fn, the part of a tool call's work that its answer
 // does not wait for, in the background, holding the session's lock (taken
 // over from lock) until fn returns, and then the work thenAfter queued
-// meanwhile. e.Session waits for it: whatever comes next for session id,
+// meanwhile. Session waits for it: whatever comes next for session id,
 // and every read of it, sees that work done.
-func (e *Engine) afterAnswer(id string, lock *heldLock, fn func()) {
+func (ss *sessionStates) afterAnswer(id string, lock *heldLock, fn func()) {
 	unlock := lock.handOver()
 	w := &afterWork{done: make(chan struct{})}
-	e.statesMu.Lock()
-	e.finishing[id] = w
-	e.statesMu.Unlock()
-	e.background(func() {
+	ss.statesMu.Lock()
+	ss.finishing[id] = w
+	ss.statesMu.Unlock()
+	ss.background(func() {
 		defer close(w.done)
 		defer unlock()
 		for fn != nil {
 			fn()
-			e.statesMu.Lock()
+			ss.statesMu.Lock()
 			fn = nil
 			if len(w.next) > 0 {
 				fn, w.next = w.next[0], w.next[1:]
 			} else {
 				w.ended = true
 			}
-			e.statesMu.Unlock()
+			ss.statesMu.Unlock()
 		}
 	})
 }
@@ -238,7 +269,7 @@ func (e *Engine) afterAnswer(id string, lock *heldLock, fn func()) {
 // and what was queued behind it are done and the lock is let go.
 type afterWork struct {
 	done  chan struct{}
-	next  []func() // guarded by Engine.statesMu
+	next  []func() // guarded by sessionStates.statesMu
 	ended bool     // nothing more is taken into next
 }
 
@@ -246,10 +277,10 @@ type afterWork struct {
 // runs now, under the same hold of the session's lock: nothing else takes
 // the lock in between. It reports false, queuing nothing, when no such
 // work runs (fn must then take the lock itself).
-func (e *Engine) thenAfter(id string, fn func()) bool {
-	e.statesMu.Lock()
-	defer e.statesMu.Unlock()
-	w := e.finishing[id]
+func (ss *sessionStates) thenAfter(id string, fn func()) bool {
+	ss.statesMu.Lock()
+	defer ss.statesMu.Unlock()
+	w := ss.finishing[id]
 	if w == nil || w.ended {
 		return false
 	}
@@ -278,33 +309,33 @@ func (l *heldLock) handOver() func() {
 
 // awaitAllAnswered waits until the work afterAnswer runs is done for
 // every session, for what reads across sessions.
-func (e *Engine) awaitAllAnswered() {
-	e.statesMu.Lock()
-	ids := make([]string, 0, len(e.finishing))
-	for id := range e.finishing {
+func (ss *sessionStates) awaitAllAnswered() {
+	ss.statesMu.Lock()
+	ids := make([]string, 0, len(ss.finishing))
+	for id := range ss.finishing {
 		ids = append(ids, id)
 	}
-	e.statesMu.Unlock()
+	ss.statesMu.Unlock()
 	for _, id := range ids {
-		e.awaitAnswered(id)
+		ss.awaitAnswered(id)
 	}
 }
 
 // awaitAnswered waits until the work afterAnswer runs for session id is
 // done.
-func (e *Engine) awaitAnswered(id string) {
-	e.statesMu.Lock()
-	w := e.finishing[id]
-	e.statesMu.Unlock()
+func (ss *sessionStates) awaitAnswered(id string) {
+	ss.statesMu.Lock()
+	w := ss.finishing[id]
+	ss.statesMu.Unlock()
 	if w == nil {
 		return
 	}
 	<-w.done
-	e.statesMu.Lock()
-	if e.finishing[id] == w {
-		delete(e.finishing, id)
+	ss.statesMu.Lock()
+	if ss.finishing[id] == w {
+		delete(ss.finishing, id)
 	}
-	e.statesMu.Unlock()
+	ss.statesMu.Unlock()
 }
 
 // orTurn is a tool call's message index: as given, or the current turn.

@@ -49,7 +49,7 @@ func TestEndedSessionRefusesWorkAndLetsGo(t *testing.T) {
 					return err
 				},
 				"rollback": func() error {
-					_, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 1, DryRun: true})
+					_, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 1, DryRun: true})
 					return err
 				},
 				"tool call": func() error {

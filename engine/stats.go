@@ -14,9 +14,9 @@ import (
 // server stops (SaveStats). A stat row only saves a read: a file whose
 // facts differ from the stored ones is read again, and a file's ctime
 // never goes back. So a crash that loses the newest rows costs reads
-// after the restart, never a wrong record. In the capture's and the
-// complete's transactions they were four of the about 23 b-tree pages
-// a tool call wrote, and two of its seven statements.
+// after the restart, never a wrong record. Kept out of the capture's and
+// the complete's transactions, they no longer add pages and statements
+// to every tool call's commits (docs/performance.md).
 
 // StatsDelay is how long after a tool call that left stat cache news
 // they are stored, with those of the tool calls after it.
@@ -43,24 +43,20 @@ func (e *Engine) statsChanged(st *sessionState) {
 		if closed {
 			return
 		}
-		if err := e.SaveStats(context.Background()); err != nil {
+		if err := e.sessions.SaveStats(context.Background()); err != nil {
 			e.Log.Warn("store stat cache", "err", err)
 		}
 	})
 }
 
-// SaveStats stores the stat cache news of every session tracked, each
-// session's in one transaction. It takes each session's lock in turn, so
-// its caller holds none.
-func (e *Engine) SaveStats(ctx context.Context) error {
-	e.statesMu.Lock()
-	states := make(map[string]*sessionState, len(e.states))
-	for id, st := range e.states {
+// SaveStats is Engine.SaveStats's work.
+func (ss *sessionStates) SaveStats(ctx context.Context) error {
+	states := map[string]*sessionState{}
+	ss.sessions.each(func(id string, st *sessionState) {
 		if st.active != nil {
 			states[id] = st
 		}
-	}
-	e.statesMu.Unlock()
+	})
 	var errs []error
 	for id, st := range states {
 		st.mu.Lock() // held by a tool call's work after its answer until it is done
@@ -69,14 +65,11 @@ func (e *Engine) SaveStats(ctx context.Context) error {
 		if len(stats) == 0 {
 			continue
 		}
-		err := e.DB.Tx(ctx, func(q store.Querier) error { return store.PutStats(ctx, q, id, stats) })
+		err := ss.DB.Tx(ctx, func(q store.Querier) error { return store.PutStats(ctx, q, id, stats) })
 		if err == nil {
 			continue
 		}
-		e.statesMu.Lock()
-		tracked := e.states[id] == st
-		e.statesMu.Unlock()
-		if !tracked {
+		if ss.sessions.loaded(id) != st {
 			continue // the session ended meanwhile: nothing reads its cache
 		}
 		st.mu.Lock()

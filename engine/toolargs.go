@@ -13,7 +13,7 @@ import (
 // argPath finds the file a tool's arguments name and makes it relative to
 // the worktree. Paths outside the worktree (and the workspace, which agents
 // sometimes name instead) are ignored with a warning: they are never read.
-func (e *Engine) argPath(s *prsm.Session, args json.RawMessage, cwd string) string {
+func (cr *capturer) argPath(s *prsm.Session, args json.RawMessage, cwd string) string {
 	p := namedPath(args)
 	if p == "" {
 		return ""
@@ -27,12 +27,12 @@ func (e *Engine) argPath(s *prsm.Session, args json.RawMessage, cwd string) stri
 		}
 		p = filepath.Join(base, p)
 	}
-	for _, root := range []string{s.WorktreePath, e.Repo.Root} {
+	for _, root := range []string{s.WorktreePath, cr.Repo.Root} {
 		if rel, err := safepath.Rel(root, p); err == nil {
 			return rel
 		}
 	}
-	e.Log.Warn("tool argument path outside the session's worktree ignored", "session", s.ID, "path", p)
+	cr.Log.Warn("tool argument path outside the session's worktree ignored", "session", s.ID, "path", p)
 	return ""
 }
 
@@ -72,7 +72,7 @@ const maxBashTargets = 1000
 // (sed -i, redirects, mv, rm, ...), found by a real shell parser. They are
 // only candidates: the watcher and the scan after the call decide what
 // changed. Paths outside the worktree are dropped, never read.
-func (e *Engine) bashPaths(s *prsm.Session, args json.RawMessage, cwd string) []string {
+func (cr *capturer) bashPaths(s *prsm.Session, args json.RawMessage, cwd string) []string {
 	var m struct {
 		Command string `json:"command"`
 	}
@@ -84,7 +84,7 @@ func (e *Engine) bashPaths(s *prsm.Session, args json.RawMessage, cwd string) []
 		if len(out) == maxBashTargets {
 			break
 		}
-		for _, root := range []string{s.WorktreePath, e.Repo.Root} {
+		for _, root := range []string{s.WorktreePath, cr.Repo.Root} {
 			if rel, err := safepath.Rel(root, p); err == nil {
 				out = append(out, rel)
 				break
@@ -122,7 +122,7 @@ func patchFiles(patch string) []string {
 // relative to the worktree as argPath does. Like bashPaths, they are only
 // candidates for the pre-tool capture; what changed is found at complete.
 // Paths outside the worktree are dropped, never read.
-func (e *Engine) patchPaths(s *prsm.Session, args json.RawMessage, cwd string) []string {
+func (cr *capturer) patchPaths(s *prsm.Session, args json.RawMessage, cwd string) []string {
 	var m struct {
 		Command string `json:"command"`
 	}
@@ -138,7 +138,7 @@ func (e *Engine) patchPaths(s *prsm.Session, args json.RawMessage, cwd string) [
 		if err != nil {
 			continue
 		}
-		if rel := e.argPath(s, b, cwd); rel != "" {
+		if rel := cr.argPath(s, b, cwd); rel != "" {
 			out = append(out, rel)
 		}
 	}

@@ -7,14 +7,32 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
+
+// capturer follows the agent's hooks: a tool call's capture and complete
+// (toolcalls.go), the paths its arguments name (toolargs.go), its early
+// workspace write (early.go), what it wrote to the workspace's own path
+// (wsshell.go), the calls left open (dangling.go) and the turns
+// (turns.go). The records of what a call changed are its recorder's to
+// make, and their workspace writes the workspace writer's.
+type capturer struct {
+	*Engine
+	rec *recorder
+	ws  *workspace.Writer // for the early write, and the workspace's own path
+	// earlyWatched counts the early workspace writes (earlyWrite) the
+	// watcher started, earlyRedone those complete started anew
+	// (takeEarly); the workspace writer counts those that served.
+	earlyWatched, earlyRedone atomic.Int64
+}
 
 func checkToolCallID(id string) error {
 	if !prsm.ValidToolCallID(id) {
@@ -29,9 +47,9 @@ type snapshot map[string]store.FileState
 
 // mayHaveCall reports whether the session may have a tool call id: false
 // means it surely does not. The caller holds the session's lock.
-func (e *Engine) mayHaveCall(ctx context.Context, s *prsm.Session, st *sessionState, id string) (bool, error) {
+func (cr *capturer) mayHaveCall(ctx context.Context, s *prsm.Session, st *sessionState, id string) (bool, error) {
 	if st.calls == nil {
-		ids, err := store.ToolCallIDs(ctx, e.DB.Q(), s.ID)
+		ids, err := store.ToolCallIDs(ctx, cr.DB.Q(), s.ID)
 		if err != nil {
 			return false, err
 		}
@@ -49,36 +67,34 @@ func insertToolCall(ctx context.Context, q store.Querier, st *sessionState, tc *
 	return store.InsertToolCall(ctx, q, tc)
 }
 
-func (e *Engine) blobs(ctx context.Context) tracker.BlobReader {
-	return func(hash string) ([]byte, error) { return store.GetBlob(ctx, e.DB.Q(), hash) }
+func (cr *capturer) blobs(ctx context.Context) tracker.BlobReader {
+	return func(hash string) ([]byte, error) { return store.GetBlob(ctx, cr.DB.Q(), hash) }
 }
 
-// StartToolCall is the pre-tool capture: it records the call and snapshots
-// its candidate paths (the file its arguments name and the worktree's dirty
-// set), so complete can tell what the tool changed.
-func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) (*api.ToolCallAnswer, error) {
+// StartToolCall is Engine.StartToolCall's work.
+func (cr *capturer) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) (*api.ToolCallAnswer, error) {
 	if err := checkToolCallID(req.ToolCallID); err != nil {
 		return nil, err
 	}
 	if err := checkLabel("agent_id", req.AgentID); err != nil {
 		return nil, err
 	}
-	s, st, unlock, err := e.lockActive(ctx, sessionID)
+	s, st, unlock, err := cr.sessions.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
-	e.hookCall(s.ID, req.AgentID, s.AgentID)
+	cr.health.hookCall(s.ID, req.AgentID, s.AgentID)
 	name := tracker.CanonicalToolName(req.ToolName)
 	var old *prsm.ToolCall
-	known, err := e.mayHaveCall(ctx, s, st, req.ToolCallID)
+	known, err := cr.mayHaveCall(ctx, s, st, req.ToolCallID)
 	if err != nil {
 		return nil, err
 	}
 	err = prsm.ErrNotFound
 	if known {
-		err = e.DB.ReadWarm(ctx, func(q store.Querier) (err error) {
+		err = cr.DB.ReadWarm(ctx, func(q store.Querier) (err error) {
 			old, err = store.GetToolCall(ctx, q, s.ID, req.ToolCallID)
 			return err
 		})
@@ -97,10 +113,10 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 	// is found at complete, so the capture stays cheap: no git process, no
 	// read of a file the watcher or the stat cache vouches for.
 	paths, exact := st.tracker.Pending(ctx)
-	argRel := e.argPath(s, req.Args, req.Cwd)
+	argRel := cr.argPath(s, req.Args, req.Cwd)
 	var targets []string
 	if name == "Bash" {
-		targets = e.bashPaths(s, req.Args, req.Cwd)
+		targets = cr.bashPaths(s, req.Args, req.Cwd)
 	}
 	if !exact {
 		if argRel != "" {
@@ -110,7 +126,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 			paths = append(paths, targets...)
 		} else if argRel == "" && tracker.ChangesNamedFileOnly(name) {
 			// Codex's apply_patch (Edit) names its files in the patch.
-			paths = append(paths, e.patchPaths(s, req.Args, req.Cwd)...)
+			paths = append(paths, cr.patchPaths(s, req.Args, req.Cwd)...)
 		}
 	}
 	paths, err = st.tracker.Filter(ctx, dedupe(paths))
@@ -121,7 +137,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 	var pre []tracker.Change
 	st.tracker.NewLook()
 	for _, rel := range paths {
-		ch, differs, err := st.tracker.Differs(rel, e.blobs(ctx))
+		ch, differs, err := st.tracker.Differs(rel, cr.blobs(ctx))
 		if errors.Is(err, tracker.ErrUnsettled) {
 			continue // written as it was read: its pre-tool content is unknown
 		}
@@ -148,7 +164,7 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 	// The answer does not wait for the store: the call's row and the
 	// checkpoint before it are built and committed in the background,
 	// while the tool runs, holding the session's lock. Whatever comes next
-	// for the session (complete, a rollback, a read through e.Session)
+	// for the session (complete, a rewind, a read through Session)
 	// waits for that commit. A capture the store then refuses is logged
 	// and complete goes on as if it never arrived: the agent is never
 	// stopped by prsm's bookkeeping.
@@ -157,14 +173,14 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 	}
 	call := &inflightCall{tc: tc, rel: argRel, targets: targets}
 	if tracker.IsFileChangingTool(name) {
-		call.wsPre = e.workspaceShellPaths(ctx, s, st, name, req.Args, req.Cwd)
+		call.wsPre = cr.workspaceShellPaths(ctx, s, st, name, req.Args, req.Cwd)
 	}
 	if s.Mode == prsm.ModeAuto && argRel != "" && tracker.IsFileChangingTool(name) {
-		call.early = e.registerEarly(s, st, argRel)
+		call.early = cr.registerEarly(s, st, argRel)
 	}
 	st.inflight[tc.ID] = call
 	target := toolTarget(req.Args, argRel)
-	e.afterAnswer(s.ID, lock, func() {
+	cr.sessions.afterAnswer(s.ID, lock, func() {
 		ctx := context.WithoutCancel(ctx)
 		// What the tracker knows of the file the tool names: the base of
 		// its workspace write, which can then start before complete has
@@ -174,13 +190,13 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 		// not store it again (putBlob) unless a gc sweep ran in between.
 		var known *sync.Version
 		if call.early != nil {
-			if v, err := st.tracker.KnownVersion(argRel, e.blobs(ctx)); err == nil {
+			if v, err := st.tracker.KnownVersion(argRel, cr.blobs(ctx)); err == nil {
 				known = &v
-				e.earlyKnown(st, call.early, v)
+				cr.earlyKnown(st, call.early, v)
 			}
 		}
-		if !e.storeCapture(ctx, s, st, tc, pre, known, target) && call.early != nil {
-			e.endEarly(st, call.early)
+		if !cr.storeCapture(ctx, s, st, tc, pre, known, target) && call.early != nil {
+			cr.endEarly(st, call.early)
 		}
 	})
 	return &api.ToolCallAnswer{ToolCallID: req.ToolCallID, ToolName: name, Candidates: len(snap)}, nil
@@ -191,13 +207,13 @@ func (e *Engine) StartToolCall(ctx context.Context, sessionID string, req api.To
 // for a file-changing tool the automatic checkpoint before it, in one
 // transaction; target names what the tool works on, for the checkpoint's
 // name. The caller holds the session's lock.
-func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, known *sync.Version, target string) (stored bool) {
+func (cr *capturer) storeCapture(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, pre []tracker.Change, known *sync.Version, target string) (stored bool) {
 	var ckpt *lazyCkpt
 	if tracker.IsFileChangingTool(tc.ToolName) {
 		var err error
-		if ckpt, err = e.lazyCheckpoint(ctx, s, st, tc, target); err != nil {
+		if ckpt, err = cr.ckpt.lazyCheckpoint(ctx, s, st, tc, target); err != nil {
 			// A failed checkpoint must not stop the agent; it is logged.
-			e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
+			cr.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
 			ckpt = nil
 		}
 	}
@@ -216,11 +232,11 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 			if err != nil {
 				return err
 			}
-			knownHash, sweeps = hash, e.DB.BlobSweeps()
+			knownHash, sweeps = hash, cr.DB.BlobSweeps()
 		}
 		return insertToolCall(ctx, q, st, tc)
 	}
-	err := e.DB.Tx(ctx, func(q store.Querier) error {
+	err := cr.DB.Tx(ctx, func(q store.Querier) error {
 		if err := capture(q); err != nil {
 			return err
 		}
@@ -230,21 +246,21 @@ func (e *Engine) storeCapture(ctx context.Context, s *prsm.Session, st *sessionS
 		return nil
 	})
 	if err != nil && ckpt != nil {
-		e.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
+		cr.Log.Error("auto checkpoint", "session", s.ID, "tool_call", tc.ID, "err", err)
 		ckpt = nil
-		err = e.DB.Tx(ctx, capture) // the call without its checkpoint
+		err = cr.DB.Tx(ctx, capture) // the call without its checkpoint
 	}
 	if err != nil {
-		e.Log.Error("pre-tool capture not stored: complete will record against the known state", "session", s.ID, "tool_call", tc.ID, "err", err)
+		cr.Log.Error("pre-tool capture not stored: complete will record against the known state", "session", s.ID, "tool_call", tc.ID, "err", err)
 		delete(st.inflight, tc.ID)
 		return false
 	}
 	if knownHash != "" {
 		st.noteStored(knownHash, sweeps)
 	}
-	e.statsChanged(st)
+	cr.statsChanged(st)
 	if ckpt != nil {
-		e.lazyStored(ctx, st, ckpt)
+		cr.ckpt.lazyStored(ctx, st, ckpt)
 	}
 	return true
 }
@@ -262,91 +278,72 @@ func dedupe(paths []string) []string {
 	return out
 }
 
-// CompleteToolCall detects what the tool call changed, stores a record per
-// changed file, applies each to the workspace (auto mode) and only then
-// returns the records. A repeated complete returns the same records, after
-// trying again the workspace writes that failed (retrySyncs).
-func (e *Engine) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) (*api.Records, error) {
-	return e.completeToolCall(ctx, sessionID, toolCallID, req, false)
+// CompleteToolCall is Engine.CompleteToolCall's work.
+func (cr *capturer) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) (*api.Records, error) {
+	return cr.completeToolCall(ctx, sessionID, toolCallID, req, false)
 }
 
-// CompleteToolCallLater is CompleteToolCall for a caller that does not read
-// the records: an agent's PostToolUse hook, which the agent waits for
-// before it goes on. It answers once the call is queued behind the
-// session's work after an earlier answer (most often the capture's store,
-// still under way while the tool ran), or else once the session's lock is
-// taken; the detection, the records and the workspace writes are done
-// after the answer, holding that lock, as the capture's store is
-// (afterAnswer), so whatever comes next for the session (the next
-// capture, a read, a rollback, the turn's end) sees them done. The
-// agent's wait is then the answer alone, and the work overlaps the
-// agent's next step (its model's answer). A failure after the answer is
-// logged, as the agent would not read it anyway; a crash before the
-// records are stored leaves the call open, and the next start closes it
-// with what it changed (closeCrashed). An ended session's complete is
-// done in place.
-func (e *Engine) CompleteToolCallLater(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
-	_, err := e.completeToolCall(ctx, sessionID, toolCallID, req, true)
+// CompleteToolCallLater is Engine.CompleteToolCallLater's work.
+func (cr *capturer) CompleteToolCallLater(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
+	_, err := cr.completeToolCall(ctx, sessionID, toolCallID, req, true)
 	return err
 }
 
-func (e *Engine) completeToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest, later bool) (*api.Records, error) {
+func (cr *capturer) completeToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest, later bool) (*api.Records, error) {
 	if err := checkToolCallID(toolCallID); err != nil {
 		return nil, err
 	}
-	if later && e.completeQueued(ctx, sessionID, toolCallID, req) {
+	if later && cr.completeQueued(ctx, sessionID, toolCallID, req) {
 		return nil, nil
 	}
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+	s, st, unlock, err := cr.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	lock := &heldLock{unlock}
 	defer lock.release()
 	if s.Status == prsm.SessionActive && checkLabel("agent_id", req.AgentID) == nil {
-		e.hookCall(s.ID, req.AgentID, s.AgentID)
+		cr.health.hookCall(s.ID, req.AgentID, s.AgentID)
 	}
 	if later && s.Status == prsm.SessionActive {
 		ctx := context.WithoutCancel(ctx)
-		e.afterAnswer(s.ID, lock, func() { e.completeAfterAnswer(ctx, s, st, toolCallID, req) })
+		cr.sessions.afterAnswer(s.ID, lock, func() { cr.completeAfterAnswer(ctx, s, st, toolCallID, req) })
 		return nil, nil
 	}
-	return e.completeLocked(ctx, s, st, lock, toolCallID, req, false)
+	return cr.completeLocked(ctx, s, st, lock, toolCallID, req, false)
 }
 
 // completeQueued queues a later complete behind the work the session runs
 // after an answer now (most often its capture's store, still under way
 // while the tool ran), so that the complete's answer need not wait for
 // the lock that work holds: false when none runs.
-func (e *Engine) completeQueued(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) bool {
-	e.statesMu.Lock()
-	st := e.states[sessionID]
-	e.statesMu.Unlock()
+func (cr *capturer) completeQueued(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) bool {
+	st := cr.sessions.loaded(sessionID)
 	if st == nil {
 		return false
 	}
 	ctx = context.WithoutCancel(ctx)
-	return e.thenAfter(sessionID, func() {
+	return cr.sessions.thenAfter(sessionID, func() {
 		if st.active == nil || st.active.Status != prsm.SessionActive {
 			// Ended meanwhile (endState waited for this hold of the lock
 			// to end): what the call changed is left to the end's look.
-			e.Log.Warn("complete after the answer: the session ended first", "session", sessionID, "tool_call", toolCallID)
+			cr.Log.Warn("complete after the answer: the session ended first", "session", sessionID, "tool_call", toolCallID)
 			return
 		}
 		s := *st.active
 		if checkLabel("agent_id", req.AgentID) == nil {
-			e.hookCall(s.ID, req.AgentID, s.AgentID)
+			cr.health.hookCall(s.ID, req.AgentID, s.AgentID)
 		}
-		e.completeAfterAnswer(ctx, &s, st, toolCallID, req)
+		cr.completeAfterAnswer(ctx, &s, st, toolCallID, req)
 	})
 }
 
 // completeAfterAnswer is a later complete's work, in an afterAnswer that
 // holds the session's lock: the work gets no lock to release, and runs
 // its own end in place. A failure is logged.
-func (e *Engine) completeAfterAnswer(ctx context.Context, s *prsm.Session, st *sessionState, toolCallID string, req api.CompleteRequest) {
-	if _, err := e.completeLocked(ctx, s, st, &heldLock{}, toolCallID, req, true); err != nil {
-		e.Log.Error("complete after the answer", "session", s.ID, "tool_call", toolCallID, "err", err)
+func (cr *capturer) completeAfterAnswer(ctx context.Context, s *prsm.Session, st *sessionState, toolCallID string, req api.CompleteRequest) {
+	if _, err := cr.completeLocked(ctx, s, st, &heldLock{}, toolCallID, req, true); err != nil {
+		cr.Log.Error("complete after the answer", "session", s.ID, "tool_call", toolCallID, "err", err)
 	}
 }
 
@@ -354,7 +351,7 @@ func (e *Engine) completeAfterAnswer(ctx context.Context, s *prsm.Session, st *s
 // (lock); the sync states and announcements after the records are left to
 // afterAnswer, or done in place when inPlace is set (the caller is after
 // its answer already).
-func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, toolCallID string, req api.CompleteRequest, inPlace bool) (*api.Records, error) {
+func (cr *capturer) completeLocked(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, toolCallID string, req api.CompleteRequest, inPlace bool) (*api.Records, error) {
 	var err error
 	// A call in flight is stored and not completed: its capture's copy
 	// serves. Anything else is looked up.
@@ -363,20 +360,20 @@ func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessio
 	if call != nil {
 		tc = call.tc
 	} else {
-		tc, err = store.GetToolCall(ctx, e.DB.Q(), s.ID, toolCallID)
+		tc, err = store.GetToolCall(ctx, cr.DB.Q(), s.ID, toolCallID)
 	}
 	switch {
 	case call != nil:
 		// In flight: go on with it.
 	case err == nil && tc.CompletedAt != nil:
-		recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: toolCallID})
+		recs, err := store.ListRecords(ctx, cr.DB.Q(), store.RecordFilter{SessionID: s.ID, ToolCallID: toolCallID})
 		if err != nil {
 			return nil, err
 		}
-		if err := e.retrySyncs(ctx, s, recs); err != nil {
+		if err := cr.retrySyncs(ctx, s, recs); err != nil {
 			return nil, err
 		}
-		return e.answer(ctx, recs)
+		return cr.rec.answer(ctx, recs)
 	case errors.Is(err, prsm.ErrNotFound):
 		// The pre-tool capture never arrived: the tracker's known state is
 		// the base (path 2).
@@ -392,7 +389,7 @@ func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessio
 		}
 		tc = &prsm.ToolCall{SessionID: s.ID, ID: toolCallID, ToolName: tracker.CanonicalToolName(req.ToolName),
 			Args: req.Args, AgentID: agent, Cwd: req.Cwd, MessageIndex: orTurn(req.MessageIndex, st), StartedAt: time.Now().UTC()}
-		if err := insertToolCall(ctx, e.DB.Q(), st, tc); err != nil {
+		if err := insertToolCall(ctx, cr.DB.Q(), st, tc); err != nil {
 			return nil, err
 		}
 	case err != nil:
@@ -402,14 +399,14 @@ func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessio
 		return nil, err
 	}
 	if call != nil && call.early != nil {
-		e.claimEarly(st, call.early)
+		cr.claimEarly(st, call.early)
 	}
 	if call != nil && len(call.wsPre) > 0 {
-		call.moved = e.workspaceShellWrites(s, st, call.wsPre)
+		call.moved = cr.workspaceShellWrites(s, st, call.wsPre)
 	}
-	recs, finish, err := e.detectAndRecord(ctx, s, st, tc, call, req.Result, false)
+	recs, finish, err := cr.detectAndRecord(ctx, s, st, tc, call, req.Result, false)
 	if call != nil && len(call.wsPre) > 0 {
-		e.settleWorkspaceShell(s, st, call.wsPre, call.moved, recs)
+		cr.settleWorkspaceShell(s, st, call.wsPre, call.moved, recs)
 	}
 	delete(st.inflight, tc.ID)
 	if err != nil {
@@ -419,17 +416,17 @@ func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessio
 	if inPlace {
 		// No answer is read: the warnings are logged (reportUnseen), and
 		// the records' contents are not read for it.
-		e.reportUnseen(s, st)
+		cr.guard.reportUnseen(s, st)
 		finish()
 		return nil, nil
 	}
-	ans, err := e.answer(ctx, recs)
+	ans, err := cr.rec.answer(ctx, recs)
 	if ans != nil {
-		ans.Warnings = e.reportUnseen(s, st)
+		ans.Warnings = cr.guard.reportUnseen(s, st)
 	}
 	// The sync states are stored, and the records announced, after the
 	// answer, as a capture is: the workspace has the changes already.
-	e.afterAnswer(s.ID, lock, finish)
+	cr.sessions.afterAnswer(s.ID, lock, finish)
 	return ans, err
 }
 
@@ -441,7 +438,7 @@ func (e *Engine) completeLocked(ctx context.Context, s *prsm.Session, st *sessio
 // new states, not the failure as it was. recs are updated in place; a
 // write that fails again the same way gives a syncError. The caller holds
 // the session's lock.
-func (e *Engine) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.Record) error {
+func (cr *capturer) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.Record) error {
 	if s.Status != prsm.SessionActive || s.Mode != prsm.ModeAuto {
 		return nil
 	}
@@ -451,28 +448,28 @@ func (e *Engine) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.R
 		if r.Status != prsm.StatusPending || r.SyncState != prsm.SyncPendingReview {
 			continue
 		}
-		before, after, err := e.versions(ctx, r)
+		before, after, err := cr.rec.versions(ctx, r)
 		if err != nil {
 			return err
 		}
-		state, err := e.syncToWorkspace(ctx, s, r.RelPath, before, after)
+		state, err := cr.ws.Sync(s.ID, r.RelPath, before, after)
 		if err != nil && transient(err) {
-			e.Log.Error("sync failed again", "session", s.ID, "record", r.ID, "err", err)
+			cr.Log.Error("sync failed again", "session", s.ID, "record", r.ID, "err", err)
 			failed = append(failed, fmt.Errorf("%s: %w", r.RelPath, err))
 			continue
 		}
 		if err != nil {
 			// As record: a path prsm may never write keeps the workspace
 			// file as it is.
-			e.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", r.ID, "err", err)
+			cr.Log.Error("sync refused: workspace file left as it is", "session", s.ID, "record", r.ID, "err", err)
 		}
 		done = append(done, stateChange{r: r, status: r.Status, syncSt: state})
 	}
-	if err := e.setStates(ctx, done, ""); err != nil {
+	if err := cr.review.setStates(ctx, done, ""); err != nil {
 		return err
 	}
 	if len(done) > 0 {
-		e.publishSession(ctx, s.ID)
+		cr.publishSession(ctx, s.ID)
 	}
 	if len(failed) > 0 {
 		return &syncError{errs: failed}
@@ -488,7 +485,7 @@ func (e *Engine) retrySyncs(ctx context.Context, s *prsm.Session, recs []*prsm.R
 // tool names, started before the changes are known) is taken once they
 // are; record uses it if it turns out to be the one change, else drops
 // it.
-func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, call *inflightCall, result []byte, full bool) (recs []*prsm.Record, finish func(), err error) {
+func (cr *capturer) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessionState, tc *prsm.ToolCall, call *inflightCall, result []byte, full bool) (recs []*prsm.Record, finish func(), err error) {
 	finish = func() {}
 	var early *earlyWrite
 	defer func() {
@@ -496,9 +493,9 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 			return
 		}
 		if early != nil {
-			early.drop() // no-op once record settled it
+			early.Drop() // no-op once record settled it
 		} else if call != nil && call.early != nil {
-			e.endEarly(st, call.early)
+			cr.endEarly(st, call.early)
 		}
 	}()
 	var snap snapshot
@@ -515,7 +512,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	if call != nil {
 		p = call.rel // worked out by the capture
 	} else {
-		p = e.argPath(s, tc.Args, tc.Cwd)
+		p = cr.argPath(s, tc.Args, tc.Cwd)
 	}
 	if p != "" {
 		extra = append(extra, p)
@@ -525,7 +522,7 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 			extra = append(extra, rel)
 		}
 	}
-	changes, ack, err := e.detect(ctx, st, extra, full, 0)
+	changes, ack, err := cr.detect(ctx, st, extra, full, 0)
 	if err != nil {
 		return nil, finish, err
 	}
@@ -533,14 +530,14 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	if call != nil {
 		targets = call.targets
 	} else if tc.ToolName == "Bash" {
-		targets = e.bashPaths(s, tc.Args, tc.Cwd)
+		targets = cr.bashPaths(s, tc.Args, tc.Cwd)
 	}
 	changes, left := claim(st, tc, p, targets, changes)
 	if call != nil && call.early != nil {
-		early = e.takeEarly(st, call.early, changes)
+		early = cr.takeEarly(st, call.early, changes)
 	}
 	suffix := len(changes) > 1 || tc.ToolName == "Bash" || tc.ToolName == "Watch"
-	recs, finish, err = e.record(ctx, s, st, tc, changes, snap, early, func(i int) string {
+	recs, finish, err = cr.rec.record(ctx, s, st, tc, changes, snap, early, func(i int) string {
 		if suffix {
 			return fmt.Sprintf("%s:%d", tc.ID, i)
 		}
@@ -554,8 +551,8 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 	ack()
 	st.tracker.Unclaimed(left)
 	if err == nil && call == nil && len(recs) == 0 && p != "" && !suffix {
-		if r, aerr := e.adoptWatch(ctx, s, tc, p); aerr != nil {
-			e.Log.Warn("adopt the watcher's record", "session", s.ID, "tool_call", tc.ID, "err", aerr)
+		if r, aerr := cr.adoptWatch(ctx, s, tc, p); aerr != nil {
+			cr.Log.Warn("adopt the watcher's record", "session", s.ID, "tool_call", tc.ID, "err", aerr)
 		} else if r != nil {
 			recs = append(recs, r)
 		}
@@ -571,8 +568,8 @@ func (e *Engine) detectAndRecord(ctx context.Context, s *prsm.Session, st *sessi
 // the complete finds nothing of its own. The record becomes tc's when it
 // is rel's newest, of the same turn, still pending and never decided:
 // its content is what the complete found, since it found no change.
-func (e *Engine) adoptWatch(ctx context.Context, s *prsm.Session, tc *prsm.ToolCall, rel string) (*prsm.Record, error) {
-	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: rel})
+func (cr *capturer) adoptWatch(ctx context.Context, s *prsm.Session, tc *prsm.ToolCall, rel string) (*prsm.Record, error) {
+	recs, err := store.ListRecords(ctx, cr.DB.Q(), store.RecordFilter{SessionID: s.ID, RelPath: rel})
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
@@ -581,19 +578,19 @@ func (e *Engine) adoptWatch(ctx context.Context, s *prsm.Session, tc *prsm.ToolC
 		return nil, nil
 	}
 	var ok bool
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
+	err = cr.DB.Tx(ctx, func(q store.Querier) error {
 		ok, err = store.Reattribute(ctx, q, s.ID, r.Seq, tc.ID, tc.ID, tc.ToolName, tc.AgentID)
 		return err
 	})
 	if err != nil || !ok {
 		return nil, err
 	}
-	r, err = store.GetRecord(ctx, e.DB.Q(), s.ID, tc.ID)
+	r, err = store.GetRecord(ctx, cr.DB.Q(), s.ID, tc.ID)
 	if err != nil {
 		return nil, err
 	}
-	e.publishStatus(r)
-	e.publishSession(ctx, s.ID)
+	cr.review.publishStatus(r)
+	cr.publishSession(ctx, s.ID)
 	return r, nil
 }
 
@@ -668,7 +665,7 @@ func namesFile(targets map[string]bool, rel string) bool {
 // changes are recorded. A file still being written (written while it was
 // read, or less than quiet before) is no change yet: the watcher looks
 // at it again (watchAgain).
-func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, full bool, quiet time.Duration) ([]tracker.Change, func(), error) {
+func (cr *capturer) detect(ctx context.Context, st *sessionState, extra []string, full bool, quiet time.Duration) ([]tracker.Change, func(), error) {
 	var paths []string
 	ack := func() {}
 	var err error
@@ -680,16 +677,16 @@ func (e *Engine) detect(ctx context.Context, st *sessionState, extra []string, f
 	if err != nil {
 		return nil, nil, err
 	}
-	paths, err = e.filter(ctx, st, dedupe(append(paths, extra...)))
+	paths, err = cr.guard.filter(ctx, st, dedupe(append(paths, extra...)))
 	if err != nil {
 		return nil, nil, err
 	}
-	changes, unsettled, err := st.tracker.Detect(paths, e.blobs(ctx), quiet)
+	changes, unsettled, err := st.tracker.Detect(paths, cr.blobs(ctx), quiet)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(unsettled) > 0 {
-		e.watchAgain(st, unsettled)
+		cr.watch.watchAgain(st, unsettled)
 	}
 	return changes, ack, nil
 }

@@ -10,33 +10,28 @@ import (
 	"github.com/prsm-dev/prsm/store"
 )
 
-// Turn marks the start of a turn: an automatic checkpoint of the worktree as
-// it is, described by the prompt. With automatic checkpoints off (for the
-// session or by configuration) the turn is only counted, and the answer is
-// nil. A turn that starts where the turn before it started, nothing done
-// since, is the same moment: it takes over that turn's checkpoint (see
-// retakeTurn) instead of making a second one.
-func (e *Engine) Turn(ctx context.Context, sessionID string, req api.TurnRequest) (*prsm.Checkpoint, error) {
-	s, st, unlock, err := e.lockBetweenTurns(ctx, sessionID)
+// Turn is Engine.Turn's work.
+func (cr *capturer) Turn(ctx context.Context, sessionID string, req api.TurnRequest) (*prsm.Checkpoint, error) {
+	s, st, unlock, err := cr.lockBetweenTurns(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	e.hookTurn(s.ID, true)
+	cr.health.hookTurn(s.ID, true)
 	// What changed since the last look was written before this turn (a
 	// command's flush that failed, a watcher's record that waits for a
 	// busy store): it is recorded now, as the turn before's.
 	if _, err := os.Stat(s.WorktreePath); err == nil {
-		if err := e.settleUnclaimed(ctx, s, st); err != nil {
+		if err := cr.watch.settleUnclaimed(ctx, s, st); err != nil {
 			return nil, err
 		}
 	}
-	on, err := e.autoCheckpointsOn(ctx, s, st)
+	on, err := cr.ckpt.autoCheckpointsOn(ctx, s, st)
 	if err != nil {
 		return nil, err
 	}
 	if on {
-		if c, err := e.retakeTurn(ctx, s, st, req); c != nil || err != nil {
+		if c, err := cr.retakeTurn(ctx, s, st, req); c != nil || err != nil {
 			return c, err
 		}
 	}
@@ -51,7 +46,7 @@ func (e *Engine) Turn(ctx context.Context, sessionID string, req api.TurnRequest
 	if !on {
 		return nil, nil // the turn is counted; automatic checkpoints are off
 	}
-	c, err := e.checkpoint(ctx, s, st, prsm.CheckpointAuto, turnName(req), "", req.MessageIndex, "")
+	c, err := cr.ckpt.checkpoint(ctx, s, st, prsm.CheckpointAuto, turnName(req), "", req.MessageIndex, "")
 	if err == nil {
 		st.lastTurn = c
 	}
@@ -75,25 +70,25 @@ func turnName(req api.TurnRequest) string {
 // renamed after the newer prompt; the empty turn is not counted again (the
 // turn keeps its number unless the adapter gives one). nil means req
 // needs a checkpoint of its own. The caller holds the session's lock.
-func (e *Engine) retakeTurn(ctx context.Context, s *prsm.Session, st *sessionState, req api.TurnRequest) (*prsm.Checkpoint, error) {
+func (cr *capturer) retakeTurn(ctx context.Context, s *prsm.Session, st *sessionState, req api.TurnRequest) (*prsm.Checkpoint, error) {
 	last := st.lastTurn
 	if last == nil {
 		return nil, nil
 	}
-	c, err := store.GetCheckpoint(ctx, e.DB.Q(), s.ID, last.ID)
+	c, err := store.GetCheckpoint(ctx, cr.DB.Q(), s.ID, last.ID)
 	if err != nil || c.Annotation != "" {
 		return nil, nil // gone, or the user's now: a new one
 	}
-	later, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: s.ID, AfterSeq: c.RecordSeq})
+	later, err := store.ListRecords(ctx, cr.DB.Q(), store.RecordFilter{SessionID: s.ID, AfterSeq: c.RecordSeq})
 	if err != nil || len(later) > 0 {
 		return nil, err
 	}
 	// A decision since (an accept between the turns) makes the review
 	// state another one, which a rewind to this turn gives back.
-	if since, err := store.StatesAt(ctx, e.DB.Q(), s.ID, c.DecisionSeq); err != nil || len(since) > 0 {
+	if since, err := store.StatesAt(ctx, cr.DB.Q(), s.ID, c.DecisionSeq); err != nil || len(since) > 0 {
 		return nil, err
 	}
-	ts, err := e.stateTree(ctx, s, st)
+	ts, err := cr.ckpt.stateTree(ctx, s, st)
 	if err != nil || ts.tree != c.Tree {
 		return nil, err
 	}
@@ -102,45 +97,39 @@ func (e *Engine) retakeTurn(ctx context.Context, s *prsm.Session, st *sessionSta
 	}
 	st.turn = max(st.turn, req.MessageIndex)
 	name := turnName(req)
-	if err := store.RenameCheckpoint(ctx, e.DB.Q(), s.ID, c.ID, name, req.MessageIndex); err != nil {
+	if err := store.RenameCheckpoint(ctx, cr.DB.Q(), s.ID, c.ID, name, req.MessageIndex); err != nil {
 		return nil, err
 	}
 	c.Name, c.MessageIndex = name, req.MessageIndex
 	st.lastTurn = c
 	ev := *c
-	e.Events.Publish(api.EventCheckpoint, &ev)
+	cr.Events.Publish(api.EventCheckpoint, &ev)
 	return c, nil
 }
 
-// EndTurn is the end of an agent's turn (Claude Code's Stop event). No
-// tool of the turn runs any more: a call still in flight lost its
-// PostToolUse (its tool was denied) and is closed now, not at the next
-// prompt, so it no longer holds up a rewind or the watcher's records.
-// What changed in the worktree that no tool call claimed is recorded at
-// once, as a Watch call: the turn ends settled. The records made are
-// returned.
-func (e *Engine) EndTurn(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
-	s, st, unlock, err := e.lockBetweenTurns(ctx, sessionID)
+// EndTurn is Engine.EndTurn's work.
+func (cr *capturer) EndTurn(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
+	s, st, unlock, err := cr.lockBetweenTurns(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	e.hookTurn(s.ID, false)
+	cr.health.hookTurn(s.ID, false)
 	if _, err := os.Stat(s.WorktreePath); err != nil {
 		return nil, nil // reconcile deals with a worktree gone
 	}
-	return e.watchRecord(ctx, s, st, 0)
+	return cr.watch.watchRecord(ctx, s, st, 0)
 }
 
 // lockBetweenTurns locks an active session at a turn's start or end, when
 // none of the agent's tools runs: every tool call still open lost its
 // PostToolUse and is closed.
-func (e *Engine) lockBetweenTurns(ctx context.Context, sessionID string) (*prsm.Session, *sessionState, func(), error) {
-	s, st, unlock, err := e.lockActive(ctx, sessionID)
+func (cr *capturer) lockBetweenTurns(ctx context.Context, sessionID string) (*prsm.Session, *sessionState, func(), error) {
+	s, st, unlock, err := cr.sessions.lockActive(ctx, sessionID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := e.closeDangling(ctx, s, st, 0); err != nil {
+	if err := cr.closeDangling(ctx, s, st, 0); err != nil {
 		unlock()
 		return nil, nil, nil, err
 	}

@@ -88,14 +88,14 @@ func TestRollbackRecordsUnrecordedChangesFirst(t *testing.T) {
 	write(t, s.WorktreePath, "shell.txt", "made by a shell\n")
 	// The preview shows what the rollback will do, the unrecorded files
 	// included.
-	plan, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{File: "shell.txt", DryRun: true})
+	plan, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{File: "shell.txt", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(plan.Operations) != 1 || plan.Operations[0].Path != "shell.txt" || plan.Operations[0].Type != "delete" {
 		t.Fatalf("preview of rolling back shell.txt: %+v", plan.Operations)
 	}
-	if _, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{Last: 1}); err != nil {
+	if _, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{Last: 1}); err != nil {
 		t.Fatal(err)
 	}
 	all, err := f.eng.Records(f.ctx, s.ID, "", "")
@@ -204,7 +204,7 @@ func TestSelectorRollbackPreviewRefusesAsTheRollbackDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dry := range []bool{true, false} {
-		_, err := f.eng.SelectRollback(f.ctx, s.ID, api.RollbackRequest{AgentID: "X", DryRun: dry})
+		_, err := f.eng.SelectRewind(f.ctx, s.ID, api.RollbackRequest{AgentID: "X", DryRun: dry})
 		if err == nil || !strings.Contains(err.Error(), "later changes overlap") {
 			t.Errorf("rollback (dry run %v): %v", dry, err)
 		}

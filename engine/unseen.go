@@ -19,7 +19,7 @@ import (
 // the log, a notice `prsm status` shows, and the returned warnings, which
 // a tool call's complete answers with. Each path is told once per server
 // run. Called under the session's lock, after a look (detect).
-func (e *Engine) reportUnseen(s *prsm.Session, st *sessionState) []string {
+func (g *guard) reportUnseen(s *prsm.Session, st *sessionState) []string {
 	paths, more := st.tracker.TakeTooLong()
 	if len(paths) == 0 && more == 0 {
 		return nil
@@ -27,16 +27,16 @@ func (e *Engine) reportUnseen(s *prsm.Session, st *sessionState) []string {
 	var warns []string
 	for _, p := range paths {
 		size := len(s.WorktreePath) + 1 + len(p)
-		e.Log.Warn("path too long to record; the agent's files there stay in the worktree only",
+		g.Log.Warn("path too long to record; the agent's files there stay in the worktree only",
 			"session", s.ID, "path", shortPath(p), "bytes", size, "max", safepath.MaxPath)
 		warns = append(warns, fmt.Sprintf("%s: path too long to record (%d bytes in the session's worktree, over the system's %d); "+
 			"it and anything below it are neither recorded nor synced to the workspace, and stay in the worktree only", shortPath(p), size, safepath.MaxPath))
 	}
 	if more > 0 {
-		e.Log.Warn("more paths too long to record", "session", s.ID, "count", more)
+		g.Log.Warn("more paths too long to record", "session", s.ID, "count", more)
 		warns = append(warns, fmt.Sprintf("and %d more paths too long to record", more))
 	}
-	e.notices.add(s.ID, warns)
+	g.notices.add(s.ID, warns)
 	return warns
 }
 
@@ -88,13 +88,12 @@ func (l *noticeLog) add(session string, msgs []string) {
 	}
 }
 
-// Notices lists, oldest first, what the agents did in the last day that
-// prsm could not record, one line each, naming the session.
-func (e *Engine) Notices() []string {
-	e.notices.mu.Lock()
-	defer e.notices.mu.Unlock()
+// Notices is Engine.Notices's work.
+func (g *guard) Notices() []string {
+	g.notices.mu.Lock()
+	defer g.notices.mu.Unlock()
 	var out []string
-	for _, n := range e.notices.list {
+	for _, n := range g.notices.list {
 		if time.Since(n.at) < noticeAge {
 			out = append(out, api.SessionNotice(n.session, n.msg))
 		}

@@ -31,6 +31,13 @@ import (
 // prepared anew, and the session starts cold. PRSM_WARM_WORKTREES=0
 // turns it off.
 
+// warmer keeps a warm worktree ready for the next session start and hands
+// it over (warm.go, warmwatch.go); pool is its state, guarded by pool.mu.
+type warmer struct {
+	*Engine
+	pool warmPool
+}
+
 // warmPool is the workspace's warm worktree and its preparation.
 type warmPool struct {
 	mu      stdsync.Mutex
@@ -59,9 +66,9 @@ type warmTree struct {
 // cleanSince watches the warm worktree at path and then checks it is
 // clean at commit: from then on its watch tells whether it still is. It
 // returns nil when it is not clean.
-func (e *Engine) cleanSince(ctx context.Context, path, commit string) (*warmTree, string, error) {
+func (wm *warmer) cleanSince(ctx context.Context, path, commit string) (*warmTree, string, error) {
 	var ww *warmWatch
-	l, werr := e.Repo.Linked(path)
+	l, werr := wm.Repo.Linked(path)
 	if werr == nil {
 		ww, werr = watchWarm(path, l.GitDir)
 	}
@@ -72,10 +79,10 @@ func (e *Engine) cleanSince(ctx context.Context, path, commit string) (*warmTree
 		werr = errors.New("watching switched off")
 	}
 	if werr != nil {
-		e.Log.Debug("warm worktree not watched; a start checks it with git status", "err", werr)
+		wm.Log.Debug("warm worktree not watched; a start checks it with git status", "err", werr)
 		ww = nil
 	}
-	why, err := e.Repo.CleanWarm(ctx, path, commit)
+	why, err := wm.Repo.CleanWarm(ctx, path, commit)
 	if err != nil || why != "" {
 		if ww != nil {
 			ww.Close()
@@ -86,25 +93,21 @@ func (e *Engine) cleanSince(ctx context.Context, path, commit string) (*warmTree
 }
 
 // warmDir is where the warm worktree lives.
-func (e *Engine) warmDir() string { return filepath.Join(e.WorktreeDir(), ".warm") }
+func (wm *warmer) warmDir() string { return filepath.Join(wm.WorktreeDir(), ".warm") }
 
-// StartWarming prepares a warm worktree in the background, and another
-// after each session start takes it, until ctx ends. A warm worktree a
-// previous server left is kept when still clean. With
-// PRSM_WARM_WORKTREES=0 none is made, and one left from before is
-// removed.
-func (e *Engine) StartWarming(ctx context.Context) {
-	e.warm.mu.Lock()
-	e.warm.ctx = ctx
-	e.warm.on = os.Getenv("PRSM_WARM_WORKTREES") != "0"
-	e.warm.mu.Unlock()
-	e.refillWarm()
+// StartWarming is Engine.StartWarming's work.
+func (wm *warmer) StartWarming(ctx context.Context) {
+	wm.pool.mu.Lock()
+	wm.pool.ctx = ctx
+	wm.pool.on = os.Getenv("PRSM_WARM_WORKTREES") != "0"
+	wm.pool.mu.Unlock()
+	wm.refillWarm()
 	context.AfterFunc(ctx, func() {
 		// The watch of the ready one ends with the server; a next
 		// server checks it with git status.
-		e.warm.mu.Lock()
-		defer e.warm.mu.Unlock()
-		if w := e.warm.ready; w != nil && w.watch != nil {
+		wm.pool.mu.Lock()
+		defer wm.pool.mu.Unlock()
+		if w := wm.pool.ready; w != nil && w.watch != nil {
 			w.watch.Close()
 			w.watch = nil
 		}
@@ -113,29 +116,29 @@ func (e *Engine) StartWarming(ctx context.Context) {
 
 // refillWarm starts a preparation unless one runs or a warm worktree is
 // ready.
-func (e *Engine) refillWarm() {
-	e.flushMu.Lock()
-	closed := e.closed
-	e.flushMu.Unlock()
-	e.warm.mu.Lock()
-	defer e.warm.mu.Unlock()
-	if closed || e.warm.ctx == nil || e.warm.filling || e.warm.ready != nil {
+func (wm *warmer) refillWarm() {
+	wm.flushMu.Lock()
+	closed := wm.closed
+	wm.flushMu.Unlock()
+	wm.pool.mu.Lock()
+	defer wm.pool.mu.Unlock()
+	if closed || wm.pool.ctx == nil || wm.pool.filling || wm.pool.ready != nil {
 		return
 	}
-	e.warm.filling = true
-	ctx := e.warm.ctx
-	e.background(func() {
-		w := e.prepareWarm(ctx)
-		e.warm.mu.Lock()
-		e.warm.filling = false
-		e.warm.ready = w
+	wm.pool.filling = true
+	ctx := wm.pool.ctx
+	wm.background(func() {
+		w := wm.prepareWarm(ctx)
+		wm.pool.mu.Lock()
+		wm.pool.filling = false
+		wm.pool.ready = w
 		if w != nil && w.watch != nil && ctx.Err() != nil {
 			w.watch.Close() // the server's end came first
 			w.watch = nil
 		}
-		e.warm.mu.Unlock()
+		wm.pool.mu.Unlock()
 		if w != nil {
-			e.Log.Info("warm worktree ready", "path", w.path, "commit", w.commit)
+			wm.Log.Info("warm worktree ready", "path", w.path, "commit", w.commit)
 		}
 	})
 }
@@ -143,55 +146,55 @@ func (e *Engine) refillWarm() {
 // prepareWarm removes what is in warmDir but a clean warm worktree, and
 // makes one when there is none (and warm worktrees are on). It returns
 // the warm worktree, nil when there is none.
-func (e *Engine) prepareWarm(ctx context.Context) *warmTree {
+func (wm *warmer) prepareWarm(ctx context.Context) *warmTree {
 	if ctx.Err() != nil {
 		return nil // the server stops: what is there stays for the next
 	}
-	e.warm.mu.Lock()
-	on := e.warm.on
-	e.warm.mu.Unlock()
+	wm.pool.mu.Lock()
+	on := wm.pool.on
+	wm.pool.mu.Unlock()
 	var kept *warmTree
-	for _, path := range e.warmPaths(ctx) {
-		e.warm.mu.Lock()
-		doomed := e.warm.doomed[path]
-		delete(e.warm.doomed, path)
-		e.warm.mu.Unlock()
+	for _, path := range wm.warmPaths(ctx) {
+		wm.pool.mu.Lock()
+		doomed := wm.pool.doomed[path]
+		delete(wm.pool.doomed, path)
+		wm.pool.mu.Unlock()
 		if fi, err := os.Lstat(path); on && kept == nil && err == nil && fi.IsDir() && !doomed {
-			if w := e.leftWarm(ctx, path); w != nil {
+			if w := wm.leftWarm(ctx, path); w != nil {
 				kept = w
 				continue
 			}
 		}
-		e.removeWarm(ctx, path)
+		wm.removeWarm(ctx, path)
 	}
 	if !on || kept != nil || ctx.Err() != nil {
 		return kept
 	}
-	head, err := e.Repo.Head(ctx)
+	head, err := wm.Repo.Head(ctx)
 	if err != nil || head == "" {
 		return nil // no commit yet: every start is cold
 	}
-	if err := os.MkdirAll(e.warmDir(), 0o700); err != nil {
-		e.Log.Warn("warm worktree", "err", err)
+	if err := os.MkdirAll(wm.warmDir(), 0o700); err != nil {
+		wm.Log.Warn("warm worktree", "err", err)
 		return nil
 	}
-	path := filepath.Join(safepath.Real(e.warmDir()), "w"+newID())
-	e.mu.Lock()
-	err = e.Repo.AddWarm(ctx, path, head)
-	e.mu.Unlock()
+	path := filepath.Join(safepath.Real(wm.warmDir()), "w"+newID())
+	wm.mu.Lock()
+	err = wm.Repo.AddWarm(ctx, path, head)
+	wm.mu.Unlock()
 	if err == nil {
-		err = e.Repo.FillWarm(ctx, path)
+		err = wm.Repo.FillWarm(ctx, path)
 	}
 	why := ""
 	var w *warmTree
 	if err == nil {
-		w, why, err = e.cleanSince(ctx, path, head)
+		w, why, err = wm.cleanSince(ctx, path, head)
 	}
 	if err != nil || why != "" {
 		if ctx.Err() == nil {
-			e.Log.Warn("warm worktree not prepared", "err", err, "why", why)
+			wm.Log.Warn("warm worktree not prepared", "err", err, "why", why)
 		}
-		e.removeWarm(context.WithoutCancel(ctx), path)
+		wm.removeWarm(context.WithoutCancel(ctx), path)
 		return nil
 	}
 	return w
@@ -199,8 +202,8 @@ func (e *Engine) prepareWarm(ctx context.Context) *warmTree {
 
 // warmPaths lists what lies in warmDir, and the worktrees git has there
 // whose directory is gone.
-func (e *Engine) warmPaths(ctx context.Context) []string {
-	dir := safepath.Real(e.warmDir())
+func (wm *warmer) warmPaths(ctx context.Context) []string {
+	dir := safepath.Real(wm.warmDir())
 	seen := map[string]bool{}
 	var paths []string
 	add := func(p string) {
@@ -213,7 +216,7 @@ func (e *Engine) warmPaths(ctx context.Context) []string {
 	for _, ent := range ents {
 		add(filepath.Join(dir, ent.Name()))
 	}
-	out, err := e.Repo.Git().Run(ctx, worktree.NewCmd("worktree", "list", "--porcelain", "-z").Dir(e.Repo.Root))
+	out, err := wm.Repo.Git().Run(ctx, worktree.NewCmd("worktree", "list", "--porcelain", "-z").Dir(wm.Repo.Root))
 	if err != nil {
 		return paths
 	}
@@ -227,25 +230,25 @@ func (e *Engine) warmPaths(ctx context.Context) []string {
 
 // leftWarm is the warm worktree at path, left by an earlier server, when
 // it is still clean.
-func (e *Engine) leftWarm(ctx context.Context, path string) *warmTree {
-	out, err := e.Repo.RunIn(ctx, path, worktree.NewCmd("rev-parse", "--verify", "HEAD"))
+func (wm *warmer) leftWarm(ctx context.Context, path string) *warmTree {
+	out, err := wm.Repo.RunIn(ctx, path, worktree.NewCmd("rev-parse", "--verify", "HEAD"))
 	if err != nil {
 		return nil
 	}
-	w, _, _ := e.cleanSince(ctx, path, strings.TrimSpace(string(out)))
+	w, _, _ := wm.cleanSince(ctx, path, strings.TrimSpace(string(out)))
 	return w
 }
 
 // removeWarm removes the warm worktree at path, files first without the
 // engine's lock, then git's entry under it.
-func (e *Engine) removeWarm(ctx context.Context, path string) {
-	err := e.Repo.RemoveWarm(ctx, path, func(fn func() error) error {
-		e.mu.Lock()
-		defer e.mu.Unlock()
+func (wm *warmer) removeWarm(ctx context.Context, path string) {
+	err := wm.Repo.RemoveWarm(ctx, path, func(fn func() error) error {
+		wm.mu.Lock()
+		defer wm.mu.Unlock()
 		return fn()
 	})
 	if err != nil {
-		e.Log.Warn("remove warm worktree", "path", path, "err", err)
+		wm.Log.Warn("remove warm worktree", "path", path, "err", err)
 	}
 }
 
@@ -257,12 +260,12 @@ type warmCheck struct {
 
 // takeWarm takes the ready warm worktree, if any, and starts checking in
 // the background that it is clean (the caller snapshots meanwhile). The
-// caller holds e.mu.
-func (e *Engine) takeWarm(ctx context.Context) (*warmTree, <-chan warmCheck) {
-	e.warm.mu.Lock()
-	w := e.warm.ready
-	e.warm.ready = nil
-	e.warm.mu.Unlock()
+// caller holds the engine's mu.
+func (wm *warmer) takeWarm(ctx context.Context) (*warmTree, <-chan warmCheck) {
+	wm.pool.mu.Lock()
+	w := wm.pool.ready
+	wm.pool.ready = nil
+	wm.pool.mu.Unlock()
 	if w == nil {
 		return nil, nil
 	}
@@ -279,7 +282,7 @@ func (e *Engine) takeWarm(ctx context.Context) (*warmTree, <-chan warmCheck) {
 		return w, ch
 	}
 	go func() {
-		why, err := e.Repo.CleanWarm(ctx, w.path, w.commit)
+		why, err := wm.Repo.CleanWarm(ctx, w.path, w.commit)
 		ch <- warmCheck{why, err}
 	}()
 	return w, ch
@@ -287,63 +290,63 @@ func (e *Engine) takeWarm(ctx context.Context) (*warmTree, <-chan warmCheck) {
 
 // doomWarm marks the warm worktree w for removal by the next
 // preparation.
-func (e *Engine) doomWarm(w *warmTree) {
-	e.warm.mu.Lock()
-	if e.warm.doomed == nil {
-		e.warm.doomed = map[string]bool{}
+func (wm *warmer) doomWarm(w *warmTree) {
+	wm.pool.mu.Lock()
+	if wm.pool.doomed == nil {
+		wm.pool.doomed = map[string]bool{}
 	}
-	e.warm.doomed[w.path] = true
-	e.warm.mu.Unlock()
+	wm.pool.doomed[w.path] = true
+	wm.pool.mu.Unlock()
 }
 
 // returnWarm gives back the warm worktree w that takeWarm took for a
 // start that failed before using it: ready again when clean.
-func (e *Engine) returnWarm(w *warmTree, check <-chan warmCheck) {
+func (wm *warmer) returnWarm(w *warmTree, check <-chan warmCheck) {
 	if w == nil {
 		return
 	}
-	defer e.refillWarm()
+	defer wm.refillWarm()
 	if c := <-check; c.err != nil || c.why != "" {
-		e.doomWarm(w)
+		wm.doomWarm(w)
 		return
 	}
-	e.warm.mu.Lock()
-	if e.warm.ready == nil {
-		e.warm.ready = w
+	wm.pool.mu.Lock()
+	if wm.pool.ready == nil {
+		wm.pool.ready = w
 	}
-	e.warm.mu.Unlock()
+	wm.pool.mu.Unlock()
 }
 
 // startWarm makes s's worktree out of the warm worktree w (none: it
 // reports false at once), which check says is clean or not, seeded with
 // commit. It reports whether it did; when not, s's worktree does not
 // exist and the caller starts cold. A warm worktree that was not clean,
-// or not taken, is removed and another prepared. The caller holds e.mu.
-func (e *Engine) startWarm(ctx context.Context, s *prsm.Session, commit string, w *warmTree, check <-chan warmCheck) bool {
+// or not taken, is removed and another prepared. The caller holds the engine's mu.
+func (wm *warmer) startWarm(ctx context.Context, s *prsm.Session, commit string, w *warmTree, check <-chan warmCheck) bool {
 	if w == nil {
 		return false
 	}
-	defer e.refillWarm()
+	defer wm.refillWarm()
 	c := <-check
 	if c.err != nil || c.why != "" {
-		e.Log.Warn("warm worktree changed since it was prepared; starting cold and preparing another", "why", c.why, "err", c.err)
-		e.doomWarm(w)
+		wm.Log.Warn("warm worktree changed since it was prepared; starting cold and preparing another", "why", c.why, "err", c.err)
+		wm.doomWarm(w)
 		return false
 	}
-	err := e.Repo.TakeWarm(ctx, w.path, w.commit, s.WorktreePath, s.Branch, commit)
+	err := wm.Repo.TakeWarm(ctx, w.path, w.commit, s.WorktreePath, s.Branch, commit)
 	if err == nil {
-		e.warm.taken.Add(1)
+		wm.pool.taken.Add(1)
 		return true
 	}
-	e.Log.Warn("warm worktree not taken; starting cold", "session", s.ID, "err", err)
+	wm.Log.Warn("warm worktree not taken; starting cold", "session", s.ID, "err", err)
 	if _, serr := os.Lstat(s.WorktreePath); serr == nil {
 		// Moved, not checked out: removed with its branch, so the cold
 		// start finds the place free.
-		if rerr := e.Repo.RemoveWorktree(context.WithoutCancel(ctx), s.WorktreePath, s.Branch); rerr != nil {
-			e.Log.Error("remove half-taken warm worktree", "path", s.WorktreePath, "err", rerr)
+		if rerr := wm.Repo.RemoveWorktree(context.WithoutCancel(ctx), s.WorktreePath, s.Branch); rerr != nil {
+			wm.Log.Error("remove half-taken warm worktree", "path", s.WorktreePath, "err", rerr)
 		}
 		return false
 	}
-	e.doomWarm(w)
+	wm.doomWarm(w)
 	return false
 }

@@ -11,9 +11,9 @@ func AwaitWarm(t testing.TB, e *Engine) string {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		e.warm.mu.Lock()
-		filling, ready := e.warm.filling, e.warm.ready
-		e.warm.mu.Unlock()
+		e.warm.pool.mu.Lock()
+		filling, ready := e.warm.pool.filling, e.warm.pool.ready
+		e.warm.pool.mu.Unlock()
 		if !filling {
 			if ready == nil {
 				return ""
@@ -27,7 +27,7 @@ func AwaitWarm(t testing.TB, e *Engine) string {
 }
 
 // WarmTaken counts the session starts that took a warm worktree.
-func WarmTaken(e *Engine) int64 { return e.warm.taken.Load() }
+func WarmTaken(e *Engine) int64 { return e.warm.pool.taken.Load() }
 
 // NoWarmWatch leaves warm worktrees unwatched until the test ends: a
 // start checks them with git status.

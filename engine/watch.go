@@ -21,22 +21,33 @@ import (
 // tool call claimed become a Watch record.
 const WatchQuiet = 300 * time.Millisecond
 
-// StartWatching starts the file watcher over every active session's
-// worktree. Without it, change detection scans with git status.
-func (e *Engine) StartWatching(ctx context.Context) error {
-	w, err := tracker.NewWatcher(e.Log)
+// watcher records the changes no hook told of: it follows the watcher's
+// events (or, past the watch budget, a periodic scan: scan.go) and makes
+// Watch records of them once a session is quiet; Reconcile, at a start,
+// squares the store with the worktrees left on disk.
+type watcher struct {
+	*Engine
+	// watchCtx is the server's, for the records the watcher makes.
+	watchCtx context.Context
+	// scanStop stops the periodic scan (startScanner).
+	scanStop func()
+}
+
+// StartWatching is Engine.StartWatching's work.
+func (wa *watcher) StartWatching(ctx context.Context) error {
+	w, err := tracker.NewWatcher(wa.Log)
 	if err != nil {
 		return err
 	}
-	w.Ignored = e.ignoredDirs
-	w.Changed = e.changed
-	w.Written = e.written
-	w.Budget = e.WatchBudget
-	w.SentinelDir = filepath.Join(e.ProjectDir, "sentinels")
-	e.watchCtx = ctx
-	e.Watcher = w
-	e.startScanner(ctx)
-	sessions, err := store.ListSessions(ctx, e.DB.Q(), prsm.SessionActive)
+	w.Ignored = wa.ignoredDirs
+	w.Changed = wa.changed
+	w.Written = wa.capture.written
+	w.Budget = wa.WatchBudget
+	w.SentinelDir = filepath.Join(wa.ProjectDir, "sentinels")
+	wa.watchCtx = ctx
+	wa.Watcher = w
+	wa.startScanner(ctx)
+	sessions, err := store.ListSessions(ctx, wa.DB.Q(), prsm.SessionActive)
 	if err != nil {
 		return err
 	}
@@ -44,18 +55,18 @@ func (e *Engine) StartWatching(ctx context.Context) error {
 		if _, err := os.Stat(s.WorktreePath); err != nil {
 			continue // reconcile deals with it
 		}
-		if _, err := e.state(ctx, s); err != nil {
+		if _, err := wa.sessions.state(ctx, s); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// StopWatching stops the watcher.
-func (e *Engine) StopWatching() {
-	e.stopScanner()
-	if e.Watcher != nil {
-		e.Watcher.Close()
+// StopWatching is Engine.StopWatching's work.
+func (wa *watcher) StopWatching() {
+	wa.stopScanner()
+	if wa.Watcher != nil {
+		wa.Watcher.Close()
 	}
 }
 
@@ -63,9 +74,9 @@ func (e *Engine) StopWatching() {
 // so the watcher spends no watches on node_modules and the like. The
 // worktree's git directory is named by prsm (RunIn), never found through
 // its .git file.
-func (e *Engine) ignoredDirs(root string, dirs []string) map[string]bool {
+func (wa *watcher) ignoredDirs(root string, dirs []string) map[string]bool {
 	in := []byte(strings.Join(dirs, "\x00") + "\x00")
-	out, err := e.Repo.RunIn(context.Background(), root, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).
+	out, err := wa.Repo.RunIn(context.Background(), root, worktree.NewCmd("check-ignore", "-z", "--stdin").Stdin(in).
 		Env("GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=0"))
 	if err != nil && worktree.ExitCode(err) != 1 {
 		return nil
@@ -80,15 +91,13 @@ func (e *Engine) ignoredDirs(root string, dirs []string) map[string]bool {
 }
 
 // changed is the watcher's callback: (re)start the session's quiet timer.
-func (e *Engine) changed(sessionID string) { e.watchIn(sessionID, WatchQuiet, 0) }
+func (wa *watcher) changed(sessionID string) { wa.watchIn(sessionID, WatchQuiet, 0) }
 
 // watchIn (re)starts the session's quiet timer: a look (watchTick) in d,
 // the busy-th try of a record the store refused as busy (0: the first).
-func (e *Engine) watchIn(sessionID string, d time.Duration, busy int) {
-	e.statesMu.Lock()
-	st, ok := e.states[sessionID]
-	e.statesMu.Unlock()
-	if !ok {
+func (wa *watcher) watchIn(sessionID string, d time.Duration, busy int) {
+	st := wa.sessions.loaded(sessionID)
+	if st == nil {
 		return
 	}
 	st.timerMu.Lock()
@@ -96,7 +105,7 @@ func (e *Engine) watchIn(sessionID string, d time.Duration, busy int) {
 	if st.watchTimer != nil {
 		st.watchTimer.Stop()
 	}
-	st.watchTimer = time.AfterFunc(d, func() { e.watchTick(sessionID, busy) })
+	st.watchTimer = time.AfterFunc(d, func() { wa.watchTick(sessionID, busy) })
 }
 
 // watchRetryMax caps the wait between two tries of a watcher's record
@@ -110,16 +119,16 @@ const watchRetryMax = 5 * time.Second
 // is tried again, after WatchQuiet, then twice as long each time up to
 // watchRetryMax, for as long as the session is active; the change keeps
 // the turn that wrote it (a turn's start records what is left first).
-func (e *Engine) watchTick(sessionID string, busy int) {
-	_, err := e.watchLook(e.watchCtx, sessionID, WatchQuiet)
+func (wa *watcher) watchTick(sessionID string, busy int) {
+	_, err := wa.watchLook(wa.watchCtx, sessionID, WatchQuiet)
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
 	case store.IsBusy(err):
 		wait := min(WatchQuiet<<min(busy, 8), watchRetryMax)
-		e.Log.Warn("watch record: the store is busy; trying again", "session", sessionID, "in", wait, "try", busy+1, "err", err)
-		e.watchIn(sessionID, wait, busy+1)
+		wa.Log.Warn("watch record: the store is busy; trying again", "session", sessionID, "in", wait, "try", busy+1, "err", err)
+		wa.watchIn(sessionID, wait, busy+1)
 	default:
-		e.Log.Error("watch record", "session", sessionID, "err", err)
+		wa.Log.Error("watch record", "session", sessionID, "err", err)
 	}
 }
 
@@ -127,25 +136,23 @@ func (e *Engine) watchTick(sessionID string, busy int) {
 // may have settled: the unsettled ones were being written when a look
 // read them (tracker.ErrUnsettled), and they are kept as changed
 // meanwhile. Without a watcher, the next look's scan finds them anyway.
-func (e *Engine) watchAgain(st *sessionState, unsettled []string) {
+func (wa *watcher) watchAgain(st *sessionState, unsettled []string) {
 	st.tracker.Unclaimed(unsettled)
-	if e.Watcher != nil {
-		e.changed(st.tracker.ID)
+	if wa.Watcher != nil {
+		wa.changed(st.tracker.ID)
 	}
 }
 
-// WatchNow records what changed in the session's worktree that no tool call
-// claimed, as a pseudo tool call with tool name Watch. While a tool call is
-// in flight it does nothing: the change belongs to that call.
-func (e *Engine) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
-	return e.watchLook(ctx, sessionID, 0)
+// WatchNow is Engine.WatchNow's work.
+func (wa *watcher) WatchNow(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
+	return wa.watchLook(ctx, sessionID, 0)
 }
 
 // watchLook is WatchNow for a look that records only files left alone
 // for quiet (the watcher's own, which runs while the agent may still
 // write).
-func (e *Engine) watchLook(ctx context.Context, sessionID string, quiet time.Duration) ([]*prsm.Record, error) {
-	s, st, unlock, err := e.lockSession(ctx, sessionID)
+func (wa *watcher) watchLook(ctx context.Context, sessionID string, quiet time.Duration) ([]*prsm.Record, error) {
+	s, st, unlock, err := wa.sessions.lockSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -156,36 +163,36 @@ func (e *Engine) watchLook(ctx context.Context, sessionID string, quiet time.Dur
 	if _, err := os.Stat(s.WorktreePath); err != nil {
 		return nil, nil
 	}
-	return e.watchRecord(ctx, s, st, quiet)
+	return wa.watchRecord(ctx, s, st, quiet)
 }
 
 // watchRecord records the session's unclaimed changes as a Watch call,
 // unless a tool call runs (calls in flight past maxToolCall are closed
 // first); the caller holds the session's lock. quiet is the look's
 // (recordUnclaimed).
-func (e *Engine) watchRecord(ctx context.Context, s *prsm.Session, st *sessionState, quiet time.Duration) ([]*prsm.Record, error) {
-	if err := e.closeDangling(ctx, s, st, maxToolCall); err != nil {
+func (wa *watcher) watchRecord(ctx context.Context, s *prsm.Session, st *sessionState, quiet time.Duration) ([]*prsm.Record, error) {
+	if err := wa.capture.closeDangling(ctx, s, st, maxToolCall); err != nil {
 		return nil, err
 	}
 	if len(st.inflight) > 0 {
 		return nil, nil
 	}
-	return e.recordUnclaimed(ctx, s, st, "watch-"+newID(), "Watch", s.AgentID, false, quiet)
+	return wa.recordUnclaimed(ctx, s, st, "watch-"+newID(), "Watch", s.AgentID, false, quiet)
 }
 
 // settleUnclaimed records, as WatchNow would a moment later, what changed
-// in the session's worktree that no record describes yet. A rollback runs
+// in the session's worktree that no record describes yet. A rewind runs
 // it first, so that it works from a worktree whose every change has a
 // record: a change is then undone like the others and kept by the safety
-// checkpoint, never absorbed into the rollback's own write nor dropped from
+// checkpoint, never absorbed into the rewind's own write nor dropped from
 // the worktree unrecorded. While a tool call is in flight the changes are
-// that call's: nothing is recorded (and a rollback refuses to run).
-func (e *Engine) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState) error {
+// that call's: nothing is recorded (and a rewind refuses to run).
+func (wa *watcher) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState) error {
 	// A call open in the store only (captured before a restart) counts.
-	if tc, err := e.inFlight(ctx, s.ID); err != nil || tc != "" {
+	if tc, err := wa.capture.inFlight(ctx, s.ID); err != nil || tc != "" {
 		return err
 	}
-	_, err := e.watchRecord(ctx, s, st, 0)
+	_, err := wa.watchRecord(ctx, s, st, 0)
 	if se := (*syncError)(nil); errors.As(err, &se) {
 		// Recorded; the workspace is behind, as the records say.
 		return nil
@@ -196,12 +203,12 @@ func (e *Engine) settleUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 // recordUnclaimed detects changes and, if any, records them under a new
 // pseudo tool call. With quiet, only files left alone that long are
 // recorded (the others when they have settled: watchAgain).
-func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState, tcID, tool, agent string, full bool, quiet time.Duration) ([]*prsm.Record, error) {
-	changes, ack, err := e.detect(ctx, st, nil, full, quiet)
+func (wa *watcher) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessionState, tcID, tool, agent string, full bool, quiet time.Duration) ([]*prsm.Record, error) {
+	changes, ack, err := wa.capture.detect(ctx, st, nil, full, quiet)
 	if err != nil {
 		return nil, err
 	}
-	e.reportUnseen(s, st)
+	wa.guard.reportUnseen(s, st)
 	if len(changes) == 0 {
 		ack()
 		return nil, nil
@@ -210,16 +217,16 @@ func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 	id := func(i int) string { return fmt.Sprintf("%s:%d", tcID, i) }
 	if tool == "Reconcile" {
 		tc.ToolName = "Watch"
-		n, err := e.reconcileCount(ctx, s.ID)
+		n, err := wa.reconcileCount(ctx, s.ID)
 		if err != nil {
 			return nil, err
 		}
 		id = func(i int) string { return fmt.Sprintf("reconcile-%s-%d", s.ID[:8], n+i) }
 	}
-	recs, finish, err := e.record(ctx, s, st, tc, changes, nil, nil, id, nil, false)
+	recs, finish, err := wa.rec.record(ctx, s, st, tc, changes, nil, nil, id, nil, false)
 	finish()
 	if tool == "Watch" && len(recs) > 0 {
-		e.watched(s.ID, s.AgentID)
+		wa.health.watched(s.ID, s.AgentID)
 	}
 	if se := (*syncError)(nil); errors.As(err, &se) {
 		ack() // recorded; only the workspace is behind, and its intents are open
@@ -232,8 +239,8 @@ func (e *Engine) recordUnclaimed(ctx context.Context, s *prsm.Session, st *sessi
 	return recs, nil
 }
 
-func (e *Engine) reconcileCount(ctx context.Context, sessionID string) (int, error) {
-	recs, err := store.ListRecords(ctx, e.DB.Q(), store.RecordFilter{SessionID: sessionID})
+func (wa *watcher) reconcileCount(ctx context.Context, sessionID string) (int, error) {
+	recs, err := store.ListRecords(ctx, wa.DB.Q(), store.RecordFilter{SessionID: sessionID})
 	if err != nil {
 		return 0, err
 	}
@@ -256,33 +263,26 @@ type ReconcileReport struct {
 	Branches []string `json:"branches"`
 }
 
-// Reconcile runs at start: tool calls a crash left open (captured, never
-// completed) are closed, what changed in their worktree recorded as
-// theirs (closeCrashed); other changes made in session worktrees while
-// the server was down become records (agent "unknown", ids
-// reconcile-<session8>-N); all are synced; sessions whose worktree vanished
-// are ended and say so (their records stay readable); prsm's own worktree
-// directories that no active session owns and that hold nothing pending are
-// removed. Worktrees with pending work are never deleted.
-func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
+// Reconcile is Engine.Reconcile's work.
+func (wa *watcher) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	rep := &ReconcileReport{Records: []*prsm.Record{}, Vanished: []string{}, Pruned: []string{}, Branches: []string{}}
 	// Leftover temp files of writes a crash cut off, then the operations
 	// themselves, before anything else looks at the files.
-	if n, err := e.ws().cleanTemp(); err != nil {
-		e.Log.Warn("clean temp files", "err", err)
+	if n, err := wa.ws.CleanTemp(); err != nil {
+		wa.Log.Warn("clean temp files", "err", err)
 	} else if n > 0 {
-		e.Log.Info("removed temp files left by a crash", "count", n)
+		wa.Log.Info("removed temp files left by a crash", "count", n)
 	}
 	// Checkpoints whose objects a crash kept from the repository. What
 	// cannot be written (a bad row) is logged and set aside or left; the
 	// start goes on.
-	if err := e.flushAtStart(ctx); err != nil {
-		e.Log.Error("reconcile: checkpoints not written", "err", err)
+	if err := wa.ckpt.flushAtStart(ctx); err != nil {
+		wa.Log.Error("reconcile: checkpoints not written", "err", err)
 	}
-	if _, err := e.RecoverIntents(ctx); err != nil {
+	if _, err := wa.intents.RecoverIntents(ctx); err != nil {
 		return nil, err
 	}
-	sessions, err := store.ListSessions(ctx, e.DB.Q(), "")
+	sessions, err := store.ListSessions(ctx, wa.DB.Q(), "")
 	if err != nil {
 		return nil, err
 	}
@@ -297,30 +297,30 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 			// off (an older prsm removed the worktree before it ended
 			// the session). Its files are not read as changes; what is
 			// left stays (the prune below skips it).
-			note, err := e.endVanished(ctx, s)
+			note, err := wa.endVanished(ctx, s)
 			if err != nil {
 				return nil, err
 			}
-			e.Log.Warn("session ended: "+note, "session", s.ID, "worktree", s.WorktreePath)
+			wa.Log.Warn("session ended: "+note, "session", s.ID, "worktree", s.WorktreePath)
 			s.Status, s.Note = prsm.SessionEnded, note
 			rep.Vanished = append(rep.Vanished, s.ID)
 			continue
 		}
 		if _, err := sync.CleanTemp(s.WorktreePath); err != nil {
-			e.Log.Warn("clean temp files", "session", s.ID, "err", err)
+			wa.Log.Warn("clean temp files", "session", s.ID, "err", err)
 		}
-		ss, st, unlock, err := e.lockSession(ctx, s.ID)
+		ss, st, unlock, err := wa.sessions.lockSession(ctx, s.ID)
 		if err != nil {
 			// Its state cannot be loaded (a bad row): the others are
 			// served all the same.
-			e.Log.Error("reconcile: session not loaded", "session", s.ID, "err", err)
+			wa.Log.Error("reconcile: session not loaded", "session", s.ID, "err", err)
 			continue
 		}
 		// The tool calls a crash left open first: what changed is theirs.
 		// The rest is nobody's.
-		recs, err := e.closeCrashed(ctx, ss, st)
+		recs, err := wa.capture.closeCrashed(ctx, ss, st)
 		if se := (*syncError)(nil); err == nil || errors.As(err, &se) {
-			more, uerr := e.recordUnclaimed(ctx, ss, st, "reconcile-"+s.ID[:8]+"-"+newID()[:6], "Reconcile", "unknown", true, 0)
+			more, uerr := wa.recordUnclaimed(ctx, ss, st, "reconcile-"+s.ID[:8]+"-"+newID()[:6], "Reconcile", "unknown", true, 0)
 			recs = append(recs, more...)
 			if uerr != nil {
 				err = uerr
@@ -331,17 +331,17 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 		if se := (*syncError)(nil); errors.As(err, &se) {
 			// Recorded, not yet applied: the start goes on, and the
 			// records' open intents are tried again at the next one.
-			e.Log.Error("reconcile: workspace not updated", "session", s.ID, "err", err)
+			wa.Log.Error("reconcile: workspace not updated", "session", s.ID, "err", err)
 			err = nil
 		}
 		if err != nil {
 			// One session's worktree that cannot be read does not keep
 			// the server (and every other session) down; it is tried
 			// again at the next start.
-			e.Log.Error("reconcile: changes made while the server was down not recorded", "session", s.ID, "err", err)
+			wa.Log.Error("reconcile: changes made while the server was down not recorded", "session", s.ID, "err", err)
 		}
 	}
-	entries, _ := os.ReadDir(e.WorktreeDir())
+	entries, _ := os.ReadDir(wa.WorktreeDir())
 	for _, ent := range entries {
 		s, ok := owned[ent.Name()]
 		if ok && s.Status == prsm.SessionActive {
@@ -356,22 +356,22 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 			// the note says what was kept. Never deleted.
 			continue
 		}
-		path := filepath.Join(e.WorktreeDir(), ent.Name())
+		path := filepath.Join(wa.WorktreeDir(), ent.Name())
 		branch := "prsm/" + ent.Name()
-		if !ok && (!looksLikeSessionID(ent.Name()) || !e.isWorktree(ctx, path)) {
+		if !ok && (!looksLikeSessionID(ent.Name()) || !wa.isWorktree(ctx, path)) {
 			continue // not prsm's worktree: never deleted
 		}
 		// An ended session's, with nothing unreviewed, or prsm's own
 		// orphan: removed, even where a kill cut off its removal.
-		if err := e.removeWorktree(ctx, path, branch); err != nil {
-			e.Log.Warn("prune worktree", "path", path, "err", err)
+		if err := wa.sessions.removeWorktree(ctx, path, branch); err != nil {
+			wa.Log.Warn("prune worktree", "path", path, "err", err)
 			continue
 		}
 		rep.Pruned = append(rep.Pruned, ent.Name())
 	}
-	rep.Branches = e.pruneBranches(ctx, owned)
+	rep.Branches = wa.pruneBranches(ctx, owned)
 	if len(rep.Records)+len(rep.Vanished)+len(rep.Pruned)+len(rep.Branches) > 0 {
-		e.Log.Info("reconciled", "records", len(rep.Records), "vanished", len(rep.Vanished), "pruned", len(rep.Pruned), "branches", len(rep.Branches))
+		wa.Log.Info("reconciled", "records", len(rep.Records), "vanished", len(rep.Vanished), "pruned", len(rep.Pruned), "branches", len(rep.Branches))
 	}
 	return rep, nil
 }
@@ -383,11 +383,11 @@ func (e *Engine) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 // deleted: its content is the workspace's at that start, and deleting a
 // branch touches no file. Another prsm project of the same repository
 // has its sessions' branches checked out in their worktrees.
-func (e *Engine) pruneBranches(ctx context.Context, owned map[string]*prsm.Session) []string {
+func (wa *watcher) pruneBranches(ctx context.Context, owned map[string]*prsm.Session) []string {
 	deleted := []string{}
-	branches, err := e.Repo.SessionBranches(ctx)
+	branches, err := wa.Repo.SessionBranches(ctx)
 	if err != nil {
-		e.Log.Warn("list session branches", "err", err)
+		wa.Log.Warn("list session branches", "err", err)
 		return deleted
 	}
 	for _, b := range branches {
@@ -395,11 +395,11 @@ func (e *Engine) pruneBranches(ctx context.Context, owned map[string]*prsm.Sessi
 		if !looksLikeSessionID(id) || owned[id] != nil || b.CheckedOut || !b.ByPrsm {
 			continue
 		}
-		if err := e.Repo.DeleteBranchAt(ctx, b.Name, b.Tip); err != nil {
-			e.Log.Warn("delete stray session branch", "branch", b.Name, "err", err)
+		if err := wa.Repo.DeleteBranchAt(ctx, b.Name, b.Tip); err != nil {
+			wa.Log.Warn("delete stray session branch", "branch", b.Name, "err", err)
 			continue
 		}
-		e.Log.Info("deleted the branch of a session start cut off", "branch", b.Name)
+		wa.Log.Info("deleted the branch of a session start cut off", "branch", b.Name)
 		deleted = append(deleted, b.Name)
 	}
 	return deleted
@@ -418,8 +418,8 @@ func looksLikeSessionID(s string) bool {
 }
 
 // isWorktree reports whether git lists path as a worktree of the repository.
-func (e *Engine) isWorktree(ctx context.Context, path string) bool {
-	out, err := e.Repo.Git().Run(ctx, worktree.NewCmd("worktree", "list", "--porcelain", "-z").Dir(e.Repo.Root))
+func (wa *watcher) isWorktree(ctx context.Context, path string) bool {
+	out, err := wa.Repo.Git().Run(ctx, worktree.NewCmd("worktree", "list", "--porcelain", "-z").Dir(wa.Repo.Root))
 	if err != nil {
 		return false
 	}

@@ -40,8 +40,8 @@ const workspaceShellNote = "written to the workspace's own path, not the session
 // tool runs: a Bash command's targets, the file an edit tool's arguments
 // name, the files of a patch. Paths prsm does not track (ignored,
 // scratch, its own state) are left out. Nil when it names none.
-func (e *Engine) workspaceShellPaths(ctx context.Context, s *prsm.Session, st *sessionState, tool string, args json.RawMessage, cwd string) map[string]sync.Version {
-	root := e.Repo.Root
+func (cr *capturer) workspaceShellPaths(ctx context.Context, s *prsm.Session, st *sessionState, tool string, args json.RawMessage, cwd string) map[string]sync.Version {
+	root := cr.Repo.Root
 	if !strings.Contains(string(args), root) {
 		return nil // a path named some other way (a variable, ~) is not seen
 	}
@@ -105,24 +105,24 @@ func (e *Engine) workspaceShellPaths(ctx context.Context, s *prsm.Session, st *s
 // with what each holds now. The caller holds the session's lock, records
 // the call's changes with these paths among them, then calls
 // settleWorkspaceShell.
-func (e *Engine) workspaceShellWrites(s *prsm.Session, st *sessionState, pre map[string]sync.Version) map[string]sync.Version {
+func (cr *capturer) workspaceShellWrites(s *prsm.Session, st *sessionState, pre map[string]sync.Version) map[string]sync.Version {
 	moved := map[string]sync.Version{}
 	for rel, before := range pre {
-		now, err := sync.ReadVersionMax(e.Repo.Root, rel, maxWorkspaceShellBytes)
+		now, err := sync.ReadVersionMax(cr.Repo.Root, rel, maxWorkspaceShellBytes)
 		if err != nil || sync.Same(before, now) {
 			continue
 		}
 		if _, big := now.Big(); big {
 			// No bytes to bring over; the watcher of the worktree never
 			// sees it. Say so rather than record half of it.
-			e.Log.Warn("a shell command wrote a large file to the workspace's own path; not recorded", "session", s.ID, "file", rel)
+			cr.Log.Warn("a shell command wrote a large file to the workspace's own path; not recorded", "session", s.ID, "file", rel)
 			continue
 		}
 		if wt, err := sync.ReadVersion(s.WorktreePath, rel); err == nil && sync.Same(wt, now) {
 			continue // the worktree has it already
 		}
 		if err := sync.Write(s.WorktreePath, rel, now); err != nil {
-			e.Log.Error("bring a workspace write into the worktree", "session", s.ID, "file", rel, "err", err)
+			cr.Log.Error("bring a workspace write into the worktree", "session", s.ID, "file", rel, "err", err)
 			continue
 		}
 		moved[rel] = now
@@ -140,7 +140,7 @@ func (e *Engine) workspaceShellWrites(s *prsm.Session, st *sessionState, pre map
 // call's records are stored: in review mode, the workspace files the
 // command changed go back to what they held before it (pre), while their
 // records wait for review; a file the user changed since is left as it is.
-func (e *Engine) settleWorkspaceShell(s *prsm.Session, st *sessionState, pre, moved map[string]sync.Version, recs []*prsm.Record) {
+func (cr *capturer) settleWorkspaceShell(s *prsm.Session, st *sessionState, pre, moved map[string]sync.Version, recs []*prsm.Record) {
 	st.notes = nil
 	if s.Mode != prsm.ModeReview || len(moved) == 0 {
 		return
@@ -154,11 +154,9 @@ func (e *Engine) settleWorkspaceShell(s *prsm.Session, st *sessionState, pre, mo
 		if _, big := before.Big(); big {
 			continue // no bytes to put back; the record says what changed
 		}
-		unlock := e.fileLock(r.RelPath)
-		out, _, err := e.ws().apply(r.RelPath, now, before)
-		unlock()
+		out, err := cr.ws.Apply(r.RelPath, now, before)
 		if err != nil || out == sync.Conflict {
-			e.Log.Warn("workspace file the shell wrote left as it is", "session", s.ID, "file", r.RelPath, "outcome", fmt.Sprint(out), "err", err)
+			cr.Log.Warn("workspace file the shell wrote left as it is", "session", s.ID, "file", r.RelPath, "outcome", fmt.Sprint(out), "err", err)
 		}
 	}
 }

@@ -112,7 +112,7 @@ func (s *Server) rollbackSelect(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	p, err := s.eng.SelectRollback(c.Request().Context(), c.Param("id"), req)
+	p, err := s.eng.SelectRewind(c.Request().Context(), c.Param("id"), req)
 	if err != nil {
 		return err
 	}

@@ -10,42 +10,45 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/tracker"
 )
 
-// runRollback executes a selector rollback's plan: safety checkpoint, then
+// runSelector executes a selector rewind's plan: safety checkpoint, then
 // (carryOut) worktree, workspace and statuses. A failure while writing the worktree puts it back as it was.
 // The files' syncs to the disk run after the answer, holding the
 // session's lock (taken over from lock), and the intent is done once they
-// are: a crash before that finishes the rollback again at the next start.
-func (e *Engine) runRollback(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rb *rollback, what string) (*api.Plan, error) {
-	if err := e.refuseInFlight(ctx, s); err != nil {
+// are: a crash before that finishes the rewind again at the next start.
+func (rn *rewinder) runSelector(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, rb *selectorRewind, what string) (*api.Plan, error) {
+	if err := rn.refuseInFlight(ctx, s); err != nil {
 		return nil, err
 	}
-	// The writes are decided first: a rollback refused (a later change
+	// The writes are decided first: a rewind refused (a later change
 	// overlaps) leaves nothing behind, not even its safety checkpoint.
-	p, err := e.planWrites(ctx, s, st, rb)
+	p, err := rn.planWrites(ctx, s, st, rb)
 	if err != nil {
 		return nil, fmt.Errorf("rollback: %w", err) // nothing written yet
 	}
-	safety, err := e.checkpoint(ctx, s, st, prsm.CheckpointAuto, "before "+what, "", 0, "")
+	safety, err := rn.ckpt.checkpoint(ctx, s, st, prsm.CheckpointAuto, "before "+what, "", 0, "")
 	if err != nil {
 		return nil, fmt.Errorf("safety checkpoint: %w", err)
 	}
 	rb.plan.SafetyCheckpointID = safety.ID
 	p.Safety = safety.ID
-	rest := func(ctx context.Context, syncs *diskSyncs) error { return e.rollbackWorkspace(ctx, s, st, p, syncs) }
-	if err := e.carryOut(ctx, s, st, lock, intentRollback, p, p.Worktree, p.Before, rest, "rollback"); err != nil {
+	rest := func(ctx context.Context, syncs *workspace.DiskSyncs) error {
+		return rn.selectorWorkspace(ctx, s, st, p, syncs)
+	}
+	if err := rn.carryOut(ctx, s, st, lock, intentSelector, p, p.Worktree, p.Before, rest, "rollback"); err != nil {
 		return nil, err
 	}
 	return rb.plan, nil
 }
 
-// refuseInFlight refuses a rollback while a tool call of the session runs.
-func (e *Engine) refuseInFlight(ctx context.Context, s *prsm.Session) error {
-	if tc, err := e.inFlight(ctx, s.ID); err != nil {
+// refuseInFlight refuses a rewind while a tool call of the session runs.
+func (rn *rewinder) refuseInFlight(ctx context.Context, s *prsm.Session) error {
+	if tc, err := rn.capture.inFlight(ctx, s.ID); err != nil {
 		return err
 	} else if tc != "" {
 		return prsm.Errorf(prsm.ErrConflict, "tool_call_in_flight", "wait for the agent's tool call to finish, then try again",
@@ -54,81 +57,81 @@ func (e *Engine) refuseInFlight(ctx context.Context, s *prsm.Session) error {
 	return nil
 }
 
-// carryOut runs a rollback (a rewind or a selector's) once its safety
+// carryOut runs a rewind (a rewind or a selector's) once its safety
 // checkpoint is taken: its intent (kind, payload) is written down, then
 // the worktree takes its exact targets (put back as before on a failure),
 // then rest does the workspace and the records. A failure there leaves the
-// intent open. The files' syncs to the disk (about half of a 100-file
-// rollback on a slow disk) do not hold up the answer, as a tool call's do
+// intent open. The files' syncs to the disk (a large share of a rewind's
+// time on a slow disk: docs/performance.md) do not hold up the answer, as a tool call's do
 // not: until they end, the session stays locked (the lock is taken over)
-// and the intent open, so a crash meanwhile finishes the rollback again at
+// and the intent open, so a crash meanwhile finishes the rewind again at
 // the next start (exact targets, and merges that find their change already
 // made), and nothing of the session moves under it. A failed sync is
 // logged: the content is in place.
-func (e *Engine) carryOut(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, kind string, payload any,
-	worktree, before map[string]store.FileState, rest func(context.Context, *diskSyncs) error, word string) error {
+func (rn *rewinder) carryOut(ctx context.Context, s *prsm.Session, st *sessionState, lock *heldLock, kind string, payload any,
+	worktree, before map[string]store.FileState, rest func(context.Context, *workspace.DiskSyncs) error, word string) error {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return err
 	}
-	intent, err := store.AddIntent(ctx, e.DB.Q(), s.ID, kind, b)
+	intent, err := store.AddIntent(ctx, rn.DB.Q(), s.ID, kind, b)
 	if err != nil {
 		return err
 	}
 	// Written down: it runs to its end even if the caller goes away.
 	ctx = context.WithoutCancel(ctx)
 	// The worktree first: it is prsm's own, and can always be put back.
-	syncs := &diskSyncs{}
-	if err := e.rollbackWorktree(ctx, s, st, &rollbackPayload{Worktree: worktree}, syncs); err != nil {
-		syncs.run() // what was placed is put back below, synced
-		was, verr := e.stateVersions(ctx, before)
+	syncs := &workspace.DiskSyncs{}
+	if err := rn.selectorWorktree(ctx, s, st, &selectorPayload{Worktree: worktree}, syncs); err != nil {
+		syncs.Run() // what was placed is put back below, synced
+		was, verr := rn.stateVersions(ctx, before)
 		if verr == nil {
-			verr = e.restoreWorktree(ctx, s, st, was)
+			verr = rn.restoreWorktree(ctx, s, st, was)
 		}
 		if verr != nil {
 			// The intent stays open: the next start finishes it.
-			e.Log.Error("restore worktree after failed "+word, "session", s.ID, "err", verr)
+			rn.Log.Error("restore worktree after failed "+word, "session", s.ID, "err", verr)
 			return fmt.Errorf("%s: %w (putting the worktree back failed too: %v; the next start finishes the %s)", word, err, verr, word)
 		}
-		if derr := store.DoneIntent(ctx, e.DB.Q(), intent); derr != nil {
+		if derr := store.DoneIntent(ctx, rn.DB.Q(), intent); derr != nil {
 			return derr
 		}
 		return fmt.Errorf("%s: %w (the worktree was put back)", word, err)
 	}
 	if err := rest(ctx, syncs); err != nil {
-		if serr := syncs.run(); serr != nil {
-			e.Log.Error(word+": sync files to the disk", "session", s.ID, "err", serr)
+		if serr := syncs.Run(); serr != nil {
+			rn.Log.Error(word+": sync files to the disk", "session", s.ID, "err", serr)
 		}
 		return err
 	}
-	e.afterAnswer(s.ID, lock, func() {
-		if err := syncs.run(); err != nil {
-			e.Log.Error(word+": sync files to the disk", "session", s.ID, "err", err)
+	rn.sessions.afterAnswer(s.ID, lock, func() {
+		if err := syncs.Run(); err != nil {
+			rn.Log.Error(word+": sync files to the disk", "session", s.ID, "err", err)
 		}
-		if err := store.DoneIntent(ctx, e.DB.Q(), intent); err != nil {
-			e.Log.Error(word+": mark done", "session", s.ID, "err", err)
+		if err := store.DoneIntent(ctx, rn.DB.Q(), intent); err != nil {
+			rn.Log.Error(word+": mark done", "session", s.ID, "err", err)
 		}
-		e.publishSession(ctx, s.ID)
+		rn.publishSession(ctx, s.ID)
 	})
 	return nil
 }
 
-// applyRollback finishes a rollback a crash cut off: every step again,
+// applySelector finishes a rewind a crash cut off: every step again,
 // skipping what is done.
-func (e *Engine) applyRollback(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload) error {
-	syncs := &diskSyncs{}
-	err := e.rollbackWorktree(ctx, s, st, p, syncs)
+func (rn *rewinder) applySelector(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload) error {
+	syncs := &workspace.DiskSyncs{}
+	err := rn.selectorWorktree(ctx, s, st, p, syncs)
 	if err == nil {
-		err = e.rollbackWorkspace(ctx, s, st, p, syncs)
+		err = rn.selectorWorkspace(ctx, s, st, p, syncs)
 	}
-	return errors.Join(err, syncs.run())
+	return errors.Join(err, syncs.Run())
 }
 
-// rollbackWorktree makes every path of the plan hold its target exactly
+// selectorWorktree makes every path of the plan hold its target exactly
 // (a path that already does is left alone) and tells the tracker. The
 // files are independent, so they are written at once; their syncs to the
 // disk go to syncs, for the caller to run together with the workspace's.
-func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, syncs *diskSyncs) error {
+func (rn *rewinder) selectorWorktree(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload, syncs *workspace.DiskSyncs) error {
 	rels := make([]string, 0, len(p.Worktree))
 	for rel := range p.Worktree {
 		rels = append(rels, rel)
@@ -137,7 +140,7 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 	vs := make([]sync.Version, len(rels))
 	write := make([]bool, len(rels))
 	for i, rel := range rels {
-		v, err := e.stateVersion(ctx, p.Worktree[rel])
+		v, err := rn.stateVersion(ctx, p.Worktree[rel])
 		if err != nil {
 			return err
 		}
@@ -145,13 +148,13 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 		vs[i] = v
 		write[i] = err != nil || !sync.Same(cur, v) || (v.Present && cur.Mode != v.Mode)
 	}
-	errs := inPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !vs[i].Present }, func(i int) error {
+	errs := workspace.InPathOrder(len(rels), func(i int) string { return rels[i] }, func(i int) bool { return !vs[i].Present }, func(i int) error {
 		if !write[i] {
 			return nil
 		}
 		w, err := sync.WriteUnsynced(s.WorktreePath, rels[i], vs[i])
 		if w != nil {
-			syncs.add(w.Settle)
+			syncs.Add(w.Settle)
 		}
 		return err
 	})
@@ -162,7 +165,7 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 			st.tracker.Learn(rel, vs[i])
 		}
 	}
-	if err := e.DB.Tx(ctx, func(q store.Querier) error {
+	if err := rn.DB.Tx(ctx, func(q store.Querier) error {
 		for i, rel := range rels {
 			if errs[i] != nil {
 				continue
@@ -179,16 +182,16 @@ func (e *Engine) rollbackWorktree(ctx context.Context, s *prsm.Session, st *sess
 	return errors.Join(errs...)
 }
 
-// rollbackWorkspace takes the deltas of the plan's records out of the
+// selectorWorkspace takes the deltas of the plan's records out of the
 // workspace, newest first (a record already rejected was done before a
-// crash), and marks them rejected. A rollback makes no record of its own:
+// crash), and marks them rejected. A rewind makes no record of its own:
 // its safety checkpoint keeps the review state, and a rewind to it gives
 // that back.
-func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *rollbackPayload, syncs *diskSyncs) error {
+func (rn *rewinder) selectorWorkspace(ctx context.Context, s *prsm.Session, st *sessionState, p *selectorPayload, syncs *workspace.DiskSyncs) error {
 	p.session = s.ID
 	var undone []*prsm.Record
 	for _, id := range p.Undo {
-		r, err := store.GetRecord(ctx, e.DB.Q(), s.ID, id)
+		r, err := store.GetRecord(ctx, rn.DB.Q(), s.ID, id)
 		if errors.Is(err, prsm.ErrNotFound) {
 			continue
 		}
@@ -197,14 +200,14 @@ func (e *Engine) rollbackWorkspace(ctx context.Context, s *prsm.Session, st *ses
 		}
 		undone = append(undone, r)
 	}
-	return e.undoByRecord(ctx, s, undone, map[string]bool{})
+	return rn.undoByRecord(ctx, s, undone, map[string]bool{})
 }
 
 // undoByRecord takes the deltas of recs (newest first; those rejected were
 // done before a crash) out of the workspace one by one, the ones that
 // reached it only, and marks them rejected. After a conflict the rest of
 // the file's records are marked conflict and the file is left as it is.
-func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm.Record, conflicted map[string]bool) error {
+func (rn *rewinder) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm.Record, conflicted map[string]bool) error {
 	// Undoing a create removes its path.
 	recs = removalsFirst(recs, func(r *prsm.Record) bool { return r.ChangeType == prsm.ChangeCreate })
 	for _, r := range recs {
@@ -216,12 +219,12 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 		}
 		state := rejectedState(r, prsm.SyncSynced)
 		if r.SyncState == prsm.SyncSynced && !conflicted[r.RelPath] {
-			b, a, err := e.versions(ctx, r)
+			b, a, err := rn.rec.versions(ctx, r)
 			if err != nil {
 				return err
 			}
-			if state, err = e.syncToWorkspace(ctx, s, r.RelPath, a, b); err != nil {
-				e.Log.Error("rollback: workspace", "session", s.ID, "record", r.ID, "err", err)
+			if state, err = rn.ws.Sync(s.ID, r.RelPath, a, b); err != nil {
+				rn.Log.Error("rollback: workspace", "session", s.ID, "record", r.ID, "err", err)
 			}
 			if state == prsm.SyncConflict {
 				conflicted[r.RelPath] = true
@@ -229,7 +232,7 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 		} else if conflicted[r.RelPath] {
 			state = prsm.SyncConflict
 		}
-		if err := e.setState(ctx, r, prsm.StatusRejected, state); err != nil {
+		if err := rn.rec.setState(ctx, r, prsm.StatusRejected, state); err != nil {
 			return err
 		}
 		crashPoint("rollback:workspace")
@@ -237,10 +240,10 @@ func (e *Engine) undoByRecord(ctx context.Context, s *prsm.Session, recs []*prsm
 	return nil
 }
 
-// restoreWorktree puts paths back as they were before a failed rollback.
-func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]sync.Version) error {
+// restoreWorktree puts paths back as they were before a failed rewind.
+func (rn *rewinder) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessionState, before map[string]sync.Version) error {
 	var errs []string
-	rels := pathOrdered(sortedKeys(before), func(rel string) string { return rel }, func(rel string) bool { return !before[rel].Present })
+	rels := workspace.PathOrdered(sortedKeys(before), func(rel string) string { return rel }, func(rel string) bool { return !before[rel].Present })
 	for _, rel := range rels {
 		v := before[rel]
 		if err := sync.Write(s.WorktreePath, rel, v); err != nil {
@@ -248,7 +251,7 @@ func (e *Engine) restoreWorktree(ctx context.Context, s *prsm.Session, st *sessi
 			continue
 		}
 		st.tracker.Learn(rel, v)
-		if err := store.PutFileState(ctx, e.DB.Q(), s.ID, rel, tracker.StateOf(v)); err != nil {
+		if err := store.PutFileState(ctx, rn.DB.Q(), s.ID, rel, tracker.StateOf(v)); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}

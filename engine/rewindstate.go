@@ -16,10 +16,10 @@ import (
 	"github.com/prsm-dev/prsm/sync"
 )
 
-// rollback is what a selector rollback will do: the records it undoes
+// selectorRewind is what a selector rewind will do: the records it undoes
 // (newest first). A rewind plans with the same struct the checkpoint's
 // exact worktree targets (asCheckedOut), then works as rewind.go says.
-type rollback struct {
+type selectorRewind struct {
 	plan    *api.Plan
 	undo    []*prsm.Record
 	targets map[string]sync.Version // a rewind's exact worktree targets
@@ -32,10 +32,10 @@ type rollback struct {
 type delta struct{ before, after sync.Version }
 
 // deltas are the changes of recs, in their order.
-func (e *Engine) deltas(ctx context.Context, recs []*prsm.Record) ([]delta, error) {
+func (rn *rewinder) deltas(ctx context.Context, recs []*prsm.Record) ([]delta, error) {
 	ds := make([]delta, len(recs))
 	for i, r := range recs {
-		b, a, err := e.versions(ctx, r)
+		b, a, err := rn.rec.versions(ctx, r)
 		if err != nil {
 			return nil, err
 		}
@@ -54,14 +54,14 @@ func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return out
 }
 
-// rollbackPayload is a selector rollback's intent (SPEC rule 6):
+// selectorPayload is a selector rewind's intent (SPEC rule 6):
 // everything needed to finish it after a crash, decided before its first
 // write. The worktree side is exact targets, so writing them again is
 // harmless; the workspace side is the records to undo, and those already
 // marked rejected are done. (A rewind has its own, rewindPayload. Intents
 // of older versions may carry fields of rewinds that made records of
 // their own; they are finished record by record.)
-type rollbackPayload struct {
+type selectorPayload struct {
 	Safety   string                     `json:"safety"`   // the safety checkpoint taken first
 	Undo     []string                   `json:"undo"`     // records it undoes, newest first
 	Worktree map[string]store.FileState `json:"worktree"` // the exact target of every worktree path it writes
@@ -75,21 +75,21 @@ type rollbackPayload struct {
 }
 
 // stateVersion is the version a stored file state describes.
-func (e *Engine) stateVersion(ctx context.Context, fs store.FileState) (sync.Version, error) {
+func (rn *rewinder) stateVersion(ctx context.Context, fs store.FileState) (sync.Version, error) {
 	if !fs.Present {
 		return sync.Absent, nil
 	}
-	b, err := store.GetBlob(ctx, e.DB.Q(), fs.Hash)
+	b, err := store.GetBlob(ctx, rn.DB.Q(), fs.Hash)
 	if err != nil {
 		return sync.Version{}, err
 	}
 	return sync.Version{Present: true, Mode: fs.Mode, Content: b}, nil
 }
 
-func (e *Engine) stateVersions(ctx context.Context, m map[string]store.FileState) (map[string]sync.Version, error) {
+func (rn *rewinder) stateVersions(ctx context.Context, m map[string]store.FileState) (map[string]sync.Version, error) {
 	out := make(map[string]sync.Version, len(m))
 	for rel, fs := range m {
-		v, err := e.stateVersion(ctx, fs)
+		v, err := rn.stateVersion(ctx, fs)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func (e *Engine) stateVersions(ctx context.Context, m map[string]store.FileState
 }
 
 // fileAt reads rel under root (the worktree or the workspace) as a
-// rollback compares it: a directory there holds no file of that name (its
+// rewind compares it: a directory there holds no file of that name (its
 // files are paths of their own, a link replaced by a directory in a later
 // turn, say), so it reads as absent, and isDir says so. Anything else
 // that is no file or link (a device) stays an error.
@@ -119,7 +119,7 @@ func fileAt(root, rel string) (v sync.Version, isDir bool, err error) {
 }
 
 // emptiedBy reports whether every file and link below the directory rel
-// of root is one that gone says the rollback removes: the directory then
+// of root is one that gone says the rewind removes: the directory then
 // goes with them (sync.RemoveFile prunes it), and a file or link can take
 // its place.
 func emptiedBy(root, rel string, gone func(rel string) bool) bool {

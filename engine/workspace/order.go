@@ -1,4 +1,4 @@
-package engine
+package workspace
 
 import (
 	"path"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// pathOrder orders n operations on workspace or worktree paths when some
+// PathOrder orders n operations on workspace or worktree paths when some
 // of those paths lie inside others: a directory replaced by a file of its
 // name, or a file by a directory, in one tool call (or the undoing of
 // one). The paths whose operations leave them absent (gone, asked of a
@@ -15,7 +15,7 @@ import (
 // file takes its name, and a file is gone before a directory takes it. The
 // operations of one path keep their order. It returns nil when no path
 // lies inside another: then any order, or all at once, works.
-func pathOrder(n int, rel func(i int) string, gone func(i int) bool) []int {
+func PathOrder(n int, rel func(i int) string, gone func(i int) bool) []int {
 	paths := make(map[string][]int, n)
 	var names []string
 	for i := 0; i < n; i++ {
@@ -53,17 +53,17 @@ func pathOrder(n int, rel func(i int) string, gone func(i int) bool) []int {
 	return order
 }
 
-// inPathOrder runs fn for 0..n-1: one after the other in pathOrder when
+// InPathOrder runs fn for 0..n-1: one after the other in PathOrder when
 // paths nest, else all at once (parallel). It returns each one's error.
-func inPathOrder(n int, rel func(i int) string, gone func(i int) bool, fn func(i int) error) []error {
-	return runInOrder(pathOrder(n, rel, gone), n, fn)
+func InPathOrder(n int, rel func(i int) string, gone func(i int) bool, fn func(i int) error) []error {
+	return RunInOrder(PathOrder(n, rel, gone), n, fn)
 }
 
-// runInOrder runs fn for 0..n-1 one after the other in order, or all at
+// RunInOrder runs fn for 0..n-1 one after the other in order, or all at
 // once (parallel) when order is nil. It returns each one's error.
-func runInOrder(order []int, n int, fn func(i int) error) []error {
+func RunInOrder(order []int, n int, fn func(i int) error) []error {
 	if order == nil {
-		return parallel(n, fn)
+		return Parallel(n, fn)
 	}
 	errs := make([]error, n)
 	for _, i := range order {
@@ -72,10 +72,10 @@ func runInOrder(order []int, n int, fn func(i int) error) []error {
 	return errs
 }
 
-// pathOrdered is items in pathOrder where their paths (rel) nest, and as
+// PathOrdered is items in PathOrder where their paths (rel) nest, and as
 // they are otherwise; gone says whether an item leaves its path absent.
-func pathOrdered[T any](items []T, rel func(T) string, gone func(T) bool) []T {
-	order := pathOrder(len(items), func(i int) string { return rel(items[i]) }, func(i int) bool { return gone(items[i]) })
+func PathOrdered[T any](items []T, rel func(T) string, gone func(T) bool) []T {
+	order := PathOrder(len(items), func(i int) string { return rel(items[i]) }, func(i int) bool { return gone(items[i]) })
 	if order == nil {
 		return items
 	}

@@ -13,7 +13,7 @@ import (
 
 // fillPlan lists operations, warnings and conflicts. opType names the
 // operation of a path (false: the worktree does not change there).
-func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, opType func(string) (string, bool)) error {
+func (rn *rewinder) fillPlan(ctx context.Context, s *prsm.Session, rb *selectorRewind, opType func(string) (string, bool)) error {
 	p := rb.plan
 	p.Operations, p.AffectedFiles, p.Conflicts, p.Warnings = []api.Operation{}, []string{}, []api.Conflict{}, []string{}
 	byPath := map[string][]*prsm.Record{} // newest first
@@ -45,7 +45,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 	results := map[string]sync.Version{} // each path's file afterwards, where no conflict
 	dirs := map[string]bool{}            // paths where the workspace has a directory (fileAt)
 	for _, path := range sortedKeys(paths) {
-		ws, isDir, err := fileAt(e.Repo.Root, path)
+		ws, isDir, err := fileAt(rn.Repo.Root, path)
 		if err != nil {
 			p.Conflicts = append(p.Conflicts, api.Conflict{Path: path, Reason: err.Error()})
 			continue
@@ -56,7 +56,7 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 			if r.SyncState != prsm.SyncSynced {
 				continue // never reached the workspace: nothing to take out
 			}
-			before, after, err := e.versions(ctx, r)
+			before, after, err := rn.rec.versions(ctx, r)
 			if err != nil {
 				return err
 			}
@@ -71,10 +71,10 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 		}
 	}
 	// A file or link comes back where a directory stands only if the
-	// rollback takes out all that the directory holds.
+	// rewind takes out all that the directory holds.
 	gone := func(rel string) bool { v, ok := results[rel]; return ok && !v.Present }
 	for _, path := range sortedKeys(dirs) {
-		if v, ok := results[path]; dirs[path] && ok && v.Present && !emptiedBy(e.Repo.Root, path, gone) {
+		if v, ok := results[path]; dirs[path] && ok && v.Present && !emptiedBy(rn.Repo.Root, path, gone) {
 			p.Conflicts = append(p.Conflicts, api.Conflict{Path: path,
 				Reason: "your workspace has a directory there, holding files this rollback keeps; it will be left as it is"})
 		}
@@ -82,12 +82,12 @@ func (e *Engine) fillPlan(ctx context.Context, s *prsm.Session, rb *rollback, op
 	return nil
 }
 
-// planWrites decides a selector rollback's worktree writes without making
+// planWrites decides a selector rewind's worktree writes without making
 // any: each record's delta comes out of the file by reverse merges, newest
 // first, and it refuses when a later change overlaps. Every content it may write, now or
 // to put the worktree back, goes to the blob store.
-func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionState, rb *rollback) (*rollbackPayload, error) {
-	p := &rollbackPayload{Undo: []string{}, Worktree: map[string]store.FileState{}, Before: map[string]store.FileState{}}
+func (rn *rewinder) planWrites(ctx context.Context, s *prsm.Session, st *sessionState, rb *selectorRewind) (*selectorPayload, error) {
+	p := &selectorPayload{Undo: []string{}, Worktree: map[string]store.FileState{}, Before: map[string]store.FileState{}}
 	for _, r := range rb.undo {
 		p.Undo = append(p.Undo, r.ID)
 	}
@@ -99,13 +99,13 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 			p.Unsynced[r.ID] = r.Status
 		}
 	}
-	targets, err := e.selectorTargets(ctx, s, rb.undo)
+	targets, err := rn.selectorTargets(ctx, s, rb.undo)
 	if err != nil {
 		return nil, err
 	}
 	var contents [][]byte
 	for _, rel := range sortedKeys(targets) {
-		before, err := st.tracker.KnownVersion(rel, e.blobs(ctx))
+		before, err := st.tracker.KnownVersion(rel, rn.capture.blobs(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +117,7 @@ func (e *Engine) planWrites(ctx context.Context, s *prsm.Session, st *sessionSta
 			}
 		}
 	}
-	err = e.DB.Tx(ctx, func(q store.Querier) error {
+	err = rn.DB.Tx(ctx, func(q store.Querier) error {
 		for _, c := range contents {
 			if _, err := store.PutBlob(ctx, q, c); err != nil {
 				return err
