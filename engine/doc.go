@@ -40,7 +40,9 @@
 //   - review (reviewer): review.go: accept, reject, diffs; hunks.go: a
 //     record's hunks and the decisions on them; resolve.go: conflicts
 //     left in the workspace and their resolution; states.go: storing and
-//     announcing many records' states at once.
+//     announcing many records' states at once; prefix.go: a change's or a
+//     checkpoint's id from a prefix of it, in one session or the one
+//     active session that has it (the server's one-request lookups).
 //   - bulk decisions (bulker): bulkstart.go: the entry points (one
 //     session's pending records, or every session's); bulk.go: a reject
 //     of many records, planned from their paths and worked a chunk at a
