@@ -12,8 +12,8 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
-	"github.com/prsm-dev/prsm/internal/linediff"
 	"github.com/prsm-dev/prsm/internal/memtest"
+	"github.com/prsm-dev/prsm/sync/linediff"
 )
 
 // Issue 42, item 1: a file an agent writes must not drive the server's

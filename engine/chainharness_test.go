@@ -20,7 +20,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/sync"
-	"github.com/prsm-dev/prsm/tracker"
+	"github.com/prsm-dev/prsm/sync/patch"
 )
 
 var chainFiles = []string{"f.txt", "g.txt", "n.txt", "keep.txt"}
@@ -113,7 +113,7 @@ func (z *chain) effective(r *prsm.Record) string {
 		return after
 	}
 	keep := func(i int) bool { return r.Hunks[i].Status != prsm.StatusRejected }
-	b, err := tracker.ApplyHunks([]byte(strings.TrimSuffix(before, chainAbsent)), []byte(strings.TrimSuffix(after, chainAbsent)), keep)
+	b, err := patch.ApplyHunks([]byte(strings.TrimSuffix(before, chainAbsent)), []byte(strings.TrimSuffix(after, chainAbsent)), keep)
 	if err != nil {
 		z.t.Fatalf("hunks of %s: %v", r.ID, err)
 	}

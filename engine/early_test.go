@@ -12,7 +12,6 @@ import (
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
-	"github.com/prsm-dev/prsm/tracker"
 )
 
 // wantEarlySynced checks that recs is the one synced record want names
@@ -39,7 +38,7 @@ func (f *fixture) wantParts(r *prsm.Record, before, after string) {
 	if err != nil || string(got) != after {
 		f.t.Fatalf("stored content after %s = %q, %v; want %q", r.ID, got, err, after)
 	}
-	added, removed := tracker.LineRanges([]byte(before), []byte(after))
+	added, removed := sync.LineRanges([]byte(before), []byte(after))
 	if fmt.Sprint(r.AddedRanges, r.RemovedRanges) != fmt.Sprint(added, removed) {
 		f.t.Fatalf("ranges of %s = %v %v, want %v %v", r.ID, r.AddedRanges, r.RemovedRanges, added, removed)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
-	"github.com/prsm-dev/prsm/tracker"
+	"github.com/prsm-dev/prsm/sync/patch"
 )
 
 // Per-hunk review (SPEC rule 4). A text record's hunks can be decided one
@@ -46,7 +46,7 @@ func withHunks(r *prsm.Record, before, after sync.Version, keep func(prsm.Hunk) 
 	case none:
 		return before, nil
 	}
-	b, err := tracker.ApplyHunks(before.Content, after.Content, func(i int) bool { return i < len(r.Hunks) && keep(r.Hunks[i]) })
+	b, err := patch.ApplyHunks(before.Content, after.Content, func(i int) bool { return i < len(r.Hunks) && keep(r.Hunks[i]) })
 	if err != nil {
 		return sync.Version{}, fmt.Errorf("hunks of %s: %w", r.ID, err)
 	}
@@ -328,7 +328,7 @@ func side(start, lines int) span {
 
 // blockHunks are the hunks of old -> new (tracker's, the one diff).
 func blockHunks(old, new []byte) []prsm.Hunk {
-	_, _, hunks, _ := tracker.RangesAndHunks(old, new)
+	_, _, hunks, _ := sync.RangesAndHunks(old, new)
 	return hunks
 }
 

@@ -364,7 +364,7 @@ func trackerState(v sync.Version) store.FileState { return tracker.StateOf(v) }
 
 // isBinaryVersion: a regular file whose content is not text.
 func isBinaryVersion(v sync.Version) bool {
-	return v.Present && !v.IsLink() && tracker.IsBinary(v.Content)
+	return v.Present && !v.IsLink() && sync.IsBinary(v.Content)
 }
 
 // rangesAndHunks are the record ranges and hunks of a text change, from
@@ -377,7 +377,7 @@ func rangesAndHunks(before, after sync.Version) (added, removed []prsm.Range, hu
 	if after.Present {
 		new = after.Content
 	}
-	return tracker.RangesAndHunks(old, new)
+	return sync.RangesAndHunks(old, new)
 }
 
 // lineRanges are the record ranges of a text change.
@@ -389,7 +389,7 @@ func lineRanges(before, after sync.Version) (added, removed []prsm.Range) {
 	if after.Present {
 		new = after.Content
 	}
-	added, removed = tracker.LineRanges(old, new)
+	added, removed = sync.LineRanges(old, new)
 	if added == nil {
 		added = []prsm.Range{}
 	}

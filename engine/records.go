@@ -220,7 +220,7 @@ func legacyHunks(r *prsm.Record) {
 		}
 		*side.dst = []byte(*side.content)
 	}
-	added, removed, hunks, note := tracker.RangesAndHunks(old, new)
+	added, removed, hunks, note := sync.RangesAndHunks(old, new)
 	for i := range hunks {
 		hunks[i].Status = prsm.HunkStatus(r.Status, "")
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/prsm-dev/prsm/engine/workspace"
 	"github.com/prsm-dev/prsm/store"
 	"github.com/prsm-dev/prsm/sync"
-	"github.com/prsm-dev/prsm/tracker"
 )
 
 // reviewer decides records one by one: accept, reject, the hunks of
@@ -133,7 +132,7 @@ func needsEarlier(id string, earlier []*prsm.Record) error {
 			ids = append(ids, fmt.Sprintf("and %d more", len(earlier)-show))
 			break
 		}
-		ids = append(ids, r.ID+" ("+tracker.QuotePath(r.RelPath)+")")
+		ids = append(ids, r.ID+" ("+sync.QuotePath(r.RelPath)+")")
 	}
 	return prsm.Errorf(prsm.ErrConflict, "needs_earlier",
 		"accept them with it (prsm changes accept --with-earlier, or with_earlier in the API), or decide them first",
@@ -457,7 +456,7 @@ func diffOne(r *prsm.Record, before, after sync.Version, room int) string {
 	}
 	// Names are quoted as git quotes them: a newline in one would split
 	// the header, an escape would reach the reviewer's terminal.
-	fmt.Fprintf(&b, "diff --git %s %s\n", tracker.QuotePath("a/"+r.RelPath), tracker.QuotePath("b/"+r.RelPath))
+	fmt.Fprintf(&b, "diff --git %s %s\n", sync.QuotePath("a/"+r.RelPath), sync.QuotePath("b/"+r.RelPath))
 	switch {
 	case !before.Present:
 		fmt.Fprintf(&b, "new file mode %o\n", after.Mode)
@@ -467,10 +466,10 @@ func diffOne(r *prsm.Record, before, after sync.Version, room int) string {
 		fmt.Fprintf(&b, "old mode %o\nnew mode %o\n", before.Mode, after.Mode)
 	}
 	if r.Binary {
-		fmt.Fprintf(&b, "Binary files %s and %s differ\n", tracker.QuotePath(oldName), tracker.QuotePath(newName))
+		fmt.Fprintf(&b, "Binary files %s and %s differ\n", sync.QuotePath(oldName), sync.QuotePath(newName))
 		return b.String()
 	}
-	d, ok := tracker.UnifiedDiffMax(oldName, newName, before.Content, after.Content, 3, room-b.Len())
+	d, ok := sync.UnifiedDiffMax(oldName, newName, before.Content, after.Content, 3, room-b.Len())
 	if !ok {
 		where := "GET .../file-changes/" + r.ID + "/content?side=before|after serves each side"
 		if r.ID == "" {

@@ -23,7 +23,7 @@ import (
 
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
-	"github.com/prsm-dev/prsm/tracker"
+	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/web"
 )
 
@@ -569,7 +569,7 @@ func (s *Server) uiWorkspaceFile(c echo.Context) error {
 	case !f.Regular:
 		return apiError(api.CodeNotAFile, "%s is not a regular file in the workspace", rel)
 	case f.Read:
-		if tracker.IsBinary(f.Content) {
+		if sync.IsBinary(f.Content) {
 			out.Binary = true
 		} else {
 			text := string(f.Content)

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prsm-dev/prsm/internal/linediff"
 	"github.com/prsm-dev/prsm/internal/memtest"
 	"github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/sync/linediff"
 )
 
 // TestMerge3PastTheBounds: a merge of files past a diff's bounds is not

@@ -3,7 +3,7 @@ package sync
 import (
 	"bytes"
 
-	"github.com/prsm-dev/prsm/internal/linediff"
+	"github.com/prsm-dev/prsm/sync/linediff"
 )
 
 // Merge3 merges the changes that ours and theirs each made to base, line by

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prsm-dev/prsm/internal/linediff"
+	"github.com/prsm-dev/prsm/sync/linediff"
 )
 
 // gitMerger runs the real `git merge-file -p` as the reference Merge3 must
@@ -508,17 +508,6 @@ func TestDiffMatchesGit(t *testing.T) {
 		moved := moveBlocks(r, lines, 20+r.IntN(60))
 		check(100+i, render(lines, "\n", false), render(moved, "\n", false))
 	}
-}
-
-// hunkRange formats a range like git's -U0 hunk headers.
-func hunkRange(start, count int) string {
-	if count == 0 {
-		return fmt.Sprintf("%d,0", start)
-	}
-	if count == 1 {
-		return fmt.Sprintf("%d", start+1)
-	}
-	return fmt.Sprintf("%d,%d", start+1, count)
 }
 
 // gitDiffHunks returns the hunk headers of `git diff -U0` between a and b,

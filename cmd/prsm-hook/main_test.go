@@ -30,7 +30,7 @@ func TestDepsLean(t *testing.T) {
 		mod + "/internal/safepath": true, mod + "/internal/wire": true, mod + "/cmd/prsm-hook": true,
 		mod + "/agents": true, mod + "/agents/agent": true,
 		// the one atomic writer (an agent's settings), and what it needs
-		mod + "/sync": true, mod + "/internal/bigfile": true, mod + "/internal/linediff": true}
+		mod + "/sync": true, mod + "/internal/bigfile": true, mod + "/sync/linediff": true}
 	for _, name := range agents.Names() {
 		allowed[mod+"/agents/"+name] = true // each agent's folder
 	}

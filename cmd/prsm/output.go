@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/prsm-dev/prsm/tracker"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // printJSON writes v as indented JSON.
@@ -46,11 +46,11 @@ func (t *table) flush() { t.tw.Flush() }
 
 // quoteName is a path as prsm shows it: as git quotes names (core.quotePath
 // semantics, "a\nb"), so that a newline, an escape or a bell in it shows.
-func quoteName(p string) string { return tracker.QuotePath(p) }
+func quoteName(p string) string { return sync.QuotePath(p) }
 
 // printable is one line of text as prsm shows it: control bytes in caret
 // notation (^[ for ESC, ^M for CR, ^J for a newline), and the runes that
-// tracker.HiddenRune names as <U+202E> (or \xff for a byte that is not
+// sync.HiddenRune names as <U+202E> (or \xff for a byte that is not
 // UTF-8).
 func printable(s string) string { return visible(s, "") }
 
@@ -75,7 +75,7 @@ func visible(s, keep string) string {
 				b.WriteByte('^')
 				b.WriteByte(byte(r) ^ 0x40)
 			}
-		case r < utf8.RuneSelf || !tracker.HiddenRune(r, size):
+		case r < utf8.RuneSelf || !sync.HiddenRune(r, size):
 			b.WriteString(s[i : i+size])
 		case r == utf8.RuneError:
 			fmt.Fprintf(&b, "\\x%02x", s[i])

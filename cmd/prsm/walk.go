@@ -13,12 +13,12 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/client"
-	"github.com/prsm-dev/prsm/tracker"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // walkContext is how many unchanged lines the walk shows around a hunk;
 // blocks whose context would meet are shown together, as `git add -p`
-// shows them (groupBlocks follows tracker.DiffHunks's rule), and `s`
+// shows them (groupBlocks follows sync.DiffHunks's rule), and `s`
 // splits them.
 const walkContext = 3
 
@@ -185,7 +185,7 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 			q := queue[i]
 			// Always for a person's eyes, the hidden bytes of a line shown,
 			// before the question about it.
-			writeDiff(w, tracker.DiffHunks(old, new, walkContext, q.has), diffView{visible: true, color: colorOK(w)})
+			writeDiff(w, sync.DiffHunks(old, new, walkContext, q.has), diffView{visible: true, color: colorOK(w)})
 			canSplit := len(q.blocks) > 1
 			keys := "y,n,a,d"
 			if canSplit {

@@ -1,4 +1,8 @@
-package tracker
+// Package patch applies the hunks of a change that a user keeps, through
+// go-gitdiff: a package of its own so that sync, which the lean hook
+// binary links for its atomic writer, does not bring go-gitdiff (and
+// with it package net) along.
+package patch
 
 import (
 	"bytes"
@@ -6,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
+	"github.com/prsm-dev/prsm/sync"
 )
 
 // A record's hunks as a patch. The patch of a change is its unified diff
@@ -19,7 +25,7 @@ import (
 // HunkFragments parses the -U0 patch of old → new into its fragments, one
 // per hunk, in file order; none when old and new are equal.
 func HunkFragments(old, new []byte) ([]*gitdiff.TextFragment, error) {
-	patch := UnifiedDiff("a/f", "b/f", old, new, 0)
+	patch := sync.UnifiedDiff("a/f", "b/f", old, new, 0)
 	if patch == "" {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package tracker
+package sync
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/internal/linediff"
 	"github.com/prsm-dev/prsm/internal/memtest"
 	"github.com/prsm-dev/prsm/internal/testgit"
+	"github.com/prsm-dev/prsm/sync/linediff"
 )
 
 // TestRangesAndHunksPastTheBounds: the file (every other line

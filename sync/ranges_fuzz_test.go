@@ -1,4 +1,4 @@
-package tracker
+package sync
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/prsm-dev/prsm/internal/linediff"
+	"github.com/prsm-dev/prsm/sync/linediff"
 )
 
 // FuzzLineRanges checks record computation on any pair of contents: the

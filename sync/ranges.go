@@ -1,10 +1,10 @@
-package tracker
+package sync
 
 import (
 	"fmt"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/internal/linediff"
+	"github.com/prsm-dev/prsm/sync/linediff"
 )
 
 // LineRanges reports which lines a change from old to new touched, as the

@@ -1,4 +1,4 @@
-package tracker
+package sync
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
-	"github.com/prsm-dev/prsm/internal/linediff"
+	"github.com/prsm-dev/prsm/sync/linediff"
 )
 
 func rs(pairs ...int) []prsm.Range {

@@ -1,4 +1,4 @@
-package tracker_test
+package patch_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/prsm-dev/prsm/sync"
-	"github.com/prsm-dev/prsm/tracker"
+	"github.com/prsm-dev/prsm/sync/patch"
 )
 
 // randomEdit is a text of up to 30 lines (of alphabet different ones) and an edit of it: lines
@@ -65,8 +65,8 @@ func TestApplyHunksMatchesMerge(t *testing.T) {
 			alphabet = 4
 		}
 		old, new := randomEdit(r, alphabet)
-		_, _, hunks, _ := tracker.RangesAndHunks(old, new)
-		frags, err := tracker.HunkFragments(old, new)
+		_, _, hunks, _ := sync.RangesAndHunks(old, new)
+		frags, err := patch.HunkFragments(old, new)
 		if err != nil {
 			t.Fatalf("case %d: %v", n, err)
 		}
@@ -81,7 +81,7 @@ func TestApplyHunksMatchesMerge(t *testing.T) {
 		}
 		apply := func(keep func(int) bool) []byte {
 			t.Helper()
-			out, err := tracker.ApplyHunks(old, new, keep)
+			out, err := patch.ApplyHunks(old, new, keep)
 			if err != nil {
 				t.Fatalf("case %d: %v\nold %q\nnew %q", n, err, old, new)
 			}

@@ -1,4 +1,4 @@
-package tracker
+package sync
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/prsm-dev/prsm/internal/linediff"
+	"github.com/prsm-dev/prsm/sync/linediff"
 )
 
 // binaryCheckLen is how far IsBinary looks for a NUL byte; git looks at the
