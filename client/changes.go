@@ -42,7 +42,7 @@ func withFile(path, file string) string { return withQuery(path, "file", file) }
 // StartToolCall is the pre-tool capture of a tool call.
 func (c *Client) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) (*api.ToolCallAnswer, error) {
 	var ans api.ToolCallAnswer
-	return &ans, c.doHot(ctx, api.RouteStartToolCall.Path(sessionID), req, &ans)
+	return &ans, c.Do(ctx, api.RouteStartToolCall.Method(), api.RouteStartToolCall.Path(sessionID), req, &ans)
 }
 
 // CompleteToolCall completes a tool call; it answers once the records are
@@ -50,7 +50,7 @@ func (c *Client) StartToolCall(ctx context.Context, sessionID string, req api.To
 func (c *Client) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) (*api.Records, error) {
 	var recs api.Records
 	path := api.RouteCompleteToolCall.Path(sessionID, toolCallID)
-	return &recs, c.doHot(ctx, path, req, &recs)
+	return &recs, c.Do(ctx, api.RouteCompleteToolCall.Method(), path, req, &recs)
 }
 
 // Changes lists a session's records; status and file filter when set.

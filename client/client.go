@@ -28,15 +28,11 @@ type Client struct {
 	BaseURL string
 	Token   string
 	HTTP    *http.Client
-	// hot keeps the connection of the tool-call requests (see doHot);
-	// nil: they go through HTTP like the others.
-	hot *hotConns
 }
 
 // New returns a client for the server described by info.
 func New(info *api.Info) *Client {
-	return &Client{BaseURL: "http://" + info.Addr, Token: info.Token, HTTP: &http.Client{Timeout: 10 * time.Minute},
-		hot: &hotConns{}}
+	return &Client{BaseURL: "http://" + info.Addr, Token: info.Token, HTTP: &http.Client{Timeout: 10 * time.Minute}}
 }
 
 // APIError is an error answer of the server (an api.ErrorBody), with its

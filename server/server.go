@@ -132,12 +132,6 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // Token is the bearer token clients must send.
 func (s *Server) Token() string { return s.token }
 
-// Handler is the server's HTTP handler (for tests).
-func (s *Server) Handler() http.Handler { return s.echo }
-
-// ShutdownRequested is closed when a client asked the server to stop.
-func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
-
 // InfoCheck is how often a server checks that server.json still describes
 // it.
 var InfoCheck = time.Second
@@ -339,13 +333,13 @@ func (s *Server) handlers() map[api.RouteID]echo.HandlerFunc {
 		api.RouteAgentHook:             s.agentHook,
 
 		// The review page, its login and its helper API (ui.go).
-		api.RouteUIIndex:         s.uiIndex,
-		api.RouteUILogin:         s.uiLoginRoute,
-		api.RouteUILoginPost:     s.uiLoginPost,
-		api.RouteUIAsset:         s.uiAsset,
+		api.RouteUIIndex:         page{s}.uiIndex,
+		api.RouteUILogin:         page{s}.uiLoginRoute,
+		api.RouteUILoginPost:     page{s}.uiLoginPost,
+		api.RouteUIAsset:         page{s}.uiAsset,
 		api.RouteUIMintCode:      s.uiMintCode,
-		api.RouteUILogout:        s.uiLogout,
-		api.RouteUIWorkspaceFile: s.uiWorkspaceFile,
+		api.RouteUILogout:        page{s}.uiLogout,
+		api.RouteUIWorkspaceFile: page{s}.uiWorkspaceFile,
 	}
 }
 

@@ -373,7 +373,7 @@ func (s *Server) cookieAuth(c echo.Context, next echo.HandlerFunc) error {
 	l := s.ui.login(c)
 	if l == nil {
 		if isPageRequest(c) {
-			return s.loginHint(c, http.StatusUnauthorized, "Log in to prsm",
+			return page{s}.loginHint(c, http.StatusUnauthorized, "Log in to prsm",
 				"This page needs a login. Run this in your workspace; it opens the page, logged in:")
 		}
 		return apiError(api.CodeUnauthorized, "missing or wrong token")
@@ -432,7 +432,11 @@ func (s *Server) uiMintCode(c echo.Context) error {
 
 // uiLoginRoute swaps a one-time code for a login cookie and redirects to
 // the page's clean address; without a code it explains how to log in.
-func (s *Server) uiLoginRoute(c echo.Context) error {
+// page is the server seen from the review page's routes: its login and
+// its files (the handlers of the page, apart from the API's).
+type page struct{ *Server }
+
+func (s page) uiLoginRoute(c echo.Context) error {
 	if c.QueryParam("code") != "" {
 		return s.swapCode(c)
 	}
@@ -443,7 +447,7 @@ func (s *Server) uiLoginRoute(c echo.Context) error {
 		"This page needs a login. Run this in your workspace; it opens the page, logged in:")
 }
 
-func (s *Server) swapCode(c echo.Context) error {
+func (s page) swapCode(c echo.Context) error {
 	noStore(c)
 	if !s.ui.useCode(c.QueryParam("code")) {
 		return s.expiredCode(c)
@@ -462,7 +466,7 @@ func (s *Server) swapCode(c echo.Context) error {
 // redirect: the browser does not send a SameSite=Strict cookie on a redirect
 // that a cross-site post started, and the page would find itself logged out.
 // A navigation that our own page starts does send it.
-func (s *Server) uiLoginPost(c echo.Context) error {
+func (s page) uiLoginPost(c echo.Context) error {
 	if o := c.Request().Header.Get("Origin"); o != "" && o != "null" && !s.ownOrigin(o) {
 		return apiError(api.CodeForbiddenOrigin, "origin %q is not allowed", o)
 	}
@@ -474,13 +478,13 @@ func (s *Server) uiLoginPost(c echo.Context) error {
 	return c.HTMLBlob(http.StatusOK, []byte(loginDoneHTML))
 }
 
-func (s *Server) expiredCode(c echo.Context) error {
+func (s page) expiredCode(c echo.Context) error {
 	return s.loginHint(c, http.StatusForbidden, "This login link has expired",
 		"Each link from prsm ui works once, for a few minutes. Get a new one:")
 }
 
 // setLoginCookie starts a cookie login for the browser.
-func (s *Server) setLoginCookie(c echo.Context) {
+func (s page) setLoginCookie(c echo.Context) {
 	value, _ := s.ui.newLogin()
 	c.SetCookie(&http.Cookie{
 		Name: s.ui.cookie, Value: value, Path: "/",
@@ -488,7 +492,7 @@ func (s *Server) setLoginCookie(c echo.Context) {
 	})
 }
 
-func (s *Server) uiLogout(c echo.Context) error {
+func (s page) uiLogout(c echo.Context) error {
 	s.ui.logout(c)
 	c.SetCookie(&http.Cookie{Name: s.ui.cookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	return c.JSON(http.StatusOK, api.OK{OK: true})
@@ -511,7 +515,7 @@ func noStore(c echo.Context) {
 }
 
 // uiIndex serves the page, with the login's CSRF token in a meta tag.
-func (s *Server) uiIndex(c echo.Context) error {
+func (s page) uiIndex(c echo.Context) error {
 	if c.QueryParam("code") != "" {
 		return s.swapCode(c)
 	}
@@ -529,7 +533,7 @@ func (s *Server) uiIndex(c echo.Context) error {
 }
 
 // uiAsset serves one built file of the page.
-func (s *Server) uiAsset(c echo.Context) error {
+func (s page) uiAsset(c echo.Context) error {
 	a := s.ui.files[c.Param("name")]
 	if a == nil || c.Param("name") == "index.html" {
 		return apiError(api.CodeNotFound, "no asset %q", c.Param("name"))
@@ -544,7 +548,7 @@ func (s *Server) uiAsset(c echo.Context) error {
 	return c.Blob(http.StatusOK, a.ctype, a.body)
 }
 
-func (s *Server) uiWorkspaceFile(c echo.Context) error {
+func (s page) uiWorkspaceFile(c echo.Context) error {
 	recs, err := s.eng.RecordsOf(c.Request().Context(), c.Param("id"), c.Param("record"))
 	if err != nil {
 		return err
@@ -581,7 +585,7 @@ func (s *Server) uiWorkspaceFile(c echo.Context) error {
 
 // loginHint is the page shown instead of the review page when the browser
 // is not logged in: what happened, and the command that fixes it.
-func (s *Server) loginHint(c echo.Context, status int, title, text string) error {
+func (s page) loginHint(c echo.Context, status int, title, text string) error {
 	noStore(c)
 	page := fmt.Sprintf(loginHintHTML, html.EscapeString(title), html.EscapeString(title), html.EscapeString(text))
 	return c.HTMLBlob(status, []byte(page))

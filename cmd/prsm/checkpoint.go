@@ -20,8 +20,12 @@ import (
 
 // checkpointCmd is `prsm checkpoint`: create, list, show, annotate, delete
 // and diff a session's checkpoints.
+// checkpointCmds are the subcommands of `prsm checkpoint`.
+type checkpointCmds struct{ *app }
+
 func (a *app) checkpointCmd() *cobra.Command {
 	var sessionID string
+	cc := checkpointCmds{a}
 	c := &cobra.Command{
 		Use:   "checkpoint",
 		Short: "Create, list, show, annotate, delete and diff a session's checkpoints",
@@ -32,17 +36,17 @@ func (a *app) checkpointCmd() *cobra.Command {
 	}
 	c.PersistentFlags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
 	c.AddCommand(
-		a.checkpointCreateCmd(&sessionID),
-		a.checkpointListCmd(&sessionID),
-		a.checkpointShowCmd(&sessionID),
-		a.checkpointAnnotateCmd(&sessionID),
-		a.checkpointDeleteCmd(&sessionID),
-		a.checkpointDiffCmd(&sessionID),
+		cc.checkpointCreateCmd(&sessionID),
+		cc.checkpointListCmd(&sessionID),
+		cc.checkpointShowCmd(&sessionID),
+		cc.checkpointAnnotateCmd(&sessionID),
+		cc.checkpointDeleteCmd(&sessionID),
+		cc.checkpointDiffCmd(&sessionID),
 	)
 	return c
 }
 
-func (a *app) checkpointCreateCmd(sessionID *string) *cobra.Command {
+func (a checkpointCmds) checkpointCreateCmd(sessionID *string) *cobra.Command {
 	var req api.CheckpointRequest
 	c := &cobra.Command{
 		Use:   "create --name N [--note T] [--session ID]",
@@ -52,7 +56,7 @@ func (a *app) checkpointCreateCmd(sessionID *string) *cobra.Command {
 			if strings.TrimSpace(req.Name) == "" {
 				return usagef("usage: "+cmd.UseLine(), "a named checkpoint needs --name")
 			}
-			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
+			return askSession(a.app, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
 				return cl.CreateCheckpoint(ctx, s.ID, req)
 			}, func(_ *prsm.Session, cp *prsm.Checkpoint) {
 				fmt.Fprintf(a.stdio.Out, "created checkpoint %s\n", cp.ID)
@@ -66,14 +70,14 @@ func (a *app) checkpointCreateCmd(sessionID *string) *cobra.Command {
 	return c
 }
 
-func (a *app) checkpointListCmd(sessionID *string) *cobra.Command {
+func (a checkpointCmds) checkpointListCmd(sessionID *string) *cobra.Command {
 	var grep string
 	c := &cobra.Command{
 		Use:   "list [--grep TEXT] [--session ID]",
 		Short: "Show a session's checkpoints as a timeline, oldest first",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) ([]*prsm.Checkpoint, error) {
+			return askSession(a.app, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) ([]*prsm.Checkpoint, error) {
 				return cl.Checkpoints(ctx, s.ID, grep)
 			}, func(s *prsm.Session, list []*prsm.Checkpoint) {
 				w := a.stdio.Out
@@ -128,7 +132,7 @@ func cutRunes(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-func (a *app) showCheckpoint(cp *prsm.Checkpoint) {
+func (a checkpointCmds) showCheckpoint(cp *prsm.Checkpoint) {
 	tc := cp.ToolCallID
 	if tc == "" {
 		tc = "-"
@@ -161,13 +165,13 @@ func (a *app) showCheckpoint(cp *prsm.Checkpoint) {
 	}
 }
 
-func (a *app) checkpointShowCmd(sessionID *string) *cobra.Command {
+func (a checkpointCmds) checkpointShowCmd(sessionID *string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "show CHECKPOINT [--session ID]",
 		Short: "Show one checkpoint (id, unique id prefix, or its name)",
 		Args:  exactArgs(1, "one checkpoint id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
+			return askSession(a.app, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
 				return cl.Checkpoint(ctx, s.ID, args[0])
 			}, func(_ *prsm.Session, cp *prsm.Checkpoint) { a.showCheckpoint(cp) })
 		},
@@ -176,7 +180,7 @@ func (a *app) checkpointShowCmd(sessionID *string) *cobra.Command {
 	return c
 }
 
-func (a *app) checkpointAnnotateCmd(sessionID *string) *cobra.Command {
+func (a checkpointCmds) checkpointAnnotateCmd(sessionID *string) *cobra.Command {
 	var note string
 	c := &cobra.Command{
 		Use:   "annotate CHECKPOINT (TEXT | --note TEXT) [--session ID]",
@@ -190,7 +194,7 @@ func (a *app) checkpointAnnotateCmd(sessionID *string) *cobra.Command {
 			default:
 				return usagef("usage: "+cmd.UseLine(), "prsm checkpoint annotate takes a checkpoint id and the text (as an argument or with --note)")
 			}
-			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
+			return askSession(a.app, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
 				return cl.Annotate(ctx, s.ID, args[0], note)
 			}, func(_ *prsm.Session, cp *prsm.Checkpoint) {
 				fmt.Fprintf(a.stdio.Out, "annotated checkpoint %s\n", cp.ID)
@@ -203,14 +207,14 @@ func (a *app) checkpointAnnotateCmd(sessionID *string) *cobra.Command {
 	return c
 }
 
-func (a *app) checkpointDeleteCmd(sessionID *string) *cobra.Command {
+func (a checkpointCmds) checkpointDeleteCmd(sessionID *string) *cobra.Command {
 	var yes bool
 	c := &cobra.Command{
 		Use:   "delete CHECKPOINT [--yes] [--session ID]",
 		Short: "Delete a checkpoint",
 		Args:  exactArgs(1, "one checkpoint id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
+			return askSession(a.app, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
 				id := args[0]
 				if !yes && !isTTY(a.stdio.In) {
 					return nil, usagef("pass --yes to delete without asking",
@@ -254,7 +258,7 @@ func (a *app) confirm(question string) bool {
 	return false
 }
 
-func (a *app) checkpointDiffCmd(sessionID *string) *cobra.Command {
+func (a checkpointCmds) checkpointDiffCmd(sessionID *string) *cobra.Command {
 	var stat, nameOnly bool
 	c := &cobra.Command{
 		Use:   "diff A [B] [--stat | --name-only] [--session ID]",
@@ -270,7 +274,7 @@ func (a *app) checkpointDiffCmd(sessionID *string) *cobra.Command {
 			if len(args) == 2 {
 				b = args[1]
 			}
-			return askSession(a, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*api.CheckpointDiff, error) {
+			return askSession(a.app, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*api.CheckpointDiff, error) {
 				return cl.CheckpointDiff(ctx, s.ID, args[0], b)
 			}, func(_ *prsm.Session, d *api.CheckpointDiff) {
 				if len(d.Files) == 0 {
