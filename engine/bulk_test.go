@@ -74,11 +74,11 @@ func listGen(n int) []string {
 // pendingOf counts the pending records of s.
 func (f *fixture) pendingOf(s *prsm.Session) int {
 	f.t.Helper()
-	n, err := store.PendingCount(f.ctx, f.q(), s.ID)
+	got, err := store.GetSession(f.ctx, f.q(), s.ID)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return n
+	return got.PendingCount
 }
 
 // gone checks that nothing of the generated tree is left in root but the

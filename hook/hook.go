@@ -127,7 +127,7 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *agent.Call, ev
 	defer cancel()
 	// The call goes straight to the server server.json names, without
 	// asking it for its status first (a round trip and a listing of the
-	// sessions, 0.8 ms of the hook's 8.5). A call that did not reach a
+	// sessions, a tenth of the hook's time). A call that did not reach a
 	// prsm server (none listens there now, or another program answered)
 	// goes again, to the server connect finds or starts; one that
 	// reached it is not sent twice.

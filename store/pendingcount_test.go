@@ -128,3 +128,13 @@ func TestPendingCountMigrated(t *testing.T) {
 	pendingRecord(t, db.Q(), "s2", "p0", prsm.StatusPending)
 	checkPending(t, db.Q(), "after migration")
 }
+
+// pendingCount counts a session's pending records from the records
+// themselves (what the kept count must equal).
+func pendingCount(ctx context.Context, q Querier, sessionID string) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx,
+		"SELECT COUNT(*) FROM records WHERE session_id = ? AND status = ?",
+		sessionID, prsm.StatusPending).Scan(&n)
+	return n, err
+}

@@ -326,18 +326,6 @@ func MarkRejected(ctx context.Context, q Querier, sessionID, id string, at time.
 	return nil
 }
 
-// PendingCount returns how many records of a session are pending.
-func PendingCount(ctx context.Context, q Querier, sessionID string) (int, error) {
-	var n int
-	err := q.QueryRowContext(ctx,
-		"SELECT COUNT(*) FROM records WHERE session_id = ? AND status = ?",
-		sessionID, prsm.StatusPending).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("count pending records: %w", mapErr(err))
-	}
-	return n, nil
-}
-
 // UpdateRecordNote sets a record's note.
 func UpdateRecordNote(ctx context.Context, q Querier, sessionID, id, note string) error {
 	res, err := q.ExecContext(ctx, "UPDATE records SET note = ? WHERE session_id = ? AND id = ?", note, sessionID, id)

@@ -117,7 +117,7 @@ func TestUpdateRecordStateAndPendingCount(t *testing.T) {
 	if r.Status != prsm.StatusRejected || r.SyncState != prsm.SyncConflict {
 		t.Fatalf("state = %s/%s, want rejected/conflict", r.Status, r.SyncState)
 	}
-	n, err := PendingCount(ctx, q, "s1")
+	n, err := pendingCount(ctx, q, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,7 +169,7 @@ func (db *DB) Q() Querier { return db.DB }
 // no transaction holds it, and on the pool otherwise. The transaction
 // connection has the pages the last writes touched in its cache; a pool
 // connection drops its cache whenever another connection wrote, and a
-// point read on it after a write took 50-60 µs of preads instead of 10.
+// point read on it after a write reads its pages from the file again.
 // For the small reads of a tool call, between the writes of the ones
 // before; fn must not write or begin a transaction.
 func (db *DB) ReadWarm(ctx context.Context, fn func(q Querier) error) error {

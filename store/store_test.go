@@ -308,7 +308,7 @@ func TestConcurrentWriters(t *testing.T) {
 				err := db.Tx(ctx, func(q Querier) error {
 					// Read then write in one transaction: with a deferred
 					// BEGIN this is where SQLITE_BUSY would show up.
-					if _, err := PendingCount(ctx, q, "s1"); err != nil {
+					if _, err := pendingCount(ctx, q, "s1"); err != nil {
 						return err
 					}
 					return InsertRecord(ctx, q, testRecord("s1", fmt.Sprintf("r-%d-%d", w, i), "t", "f.txt"))

@@ -20,8 +20,8 @@ import (
 // Apply is Prepare, Place and Settle at once.
 //
 // The content is synced after the rename, not before it as WriteFileAtomic
-// does: the sync waits for the disk (0.3 to 0.7 ms
-// here, the largest step of a tool call's write) and was the last thing a
+// does: the sync waits for the disk (the largest step of a tool call's
+// write, docs/performance.md) and was the last thing a
 // tool call's answer waited for. A killed process loses nothing either
 // way: the written content is the kernel's, and the rename shows all of
 // it or none. Only a power loss in the moment between Place and Settle
@@ -50,8 +50,8 @@ type Prepared struct {
 	placed       bool
 	// replaced is the file that Place replaces, held open from its read
 	// to Settle. The rename then only unlinks a name: freeing the old
-	// inode and its blocks, which made the rename cost 100-150 µs here,
-	// happens when Settle closes it, after the caller's answer.
+	// inode and its blocks, the most of what the rename cost, happens
+	// when Settle closes it, after the caller's answer.
 	replaced *os.File
 }
 

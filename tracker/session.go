@@ -106,7 +106,7 @@ const DefaultLookBudget = 256 << 20
 func init() { lookBudget.Store(DefaultLookBudget) }
 
 // SetLookBudget sets LookBudget's floor and returns a function that puts
-// the previous one back, for tests.
+// the previous one back (PRSM_LOOK_BUDGET of prsm serve, and tests).
 func SetLookBudget(n int64) (restore func()) {
 	old := lookBudget.Swap(n)
 	return func() { lookBudget.Store(old) }

@@ -99,8 +99,8 @@ var zlibReaders stdsync.Pool
 
 // readLoose reads the loose object h straight from objects/xx/yyyy (and
 // checks its bytes). go-git's own read of a loose object first resolves
-// its path through billy's chroot, an lstat per path element: 70 of the
-// 100 µs a tool call's capture spent reading a base blob.
+// its path through billy's chroot, an lstat per path element: most of
+// what a tool call's capture spent reading a base blob.
 // An object that inflates past maxLooseRead is left to go-git, which
 // streams it (largeObject): a loose file of a few MiB can hold GiBs.
 func (o *Objects) readLoose(h plumbing.Hash) (Object, error) {
@@ -139,8 +139,8 @@ func inflateMax(data []byte, max int) ([]byte, error) {
 // zlibWriters are reused: a new deflate writer allocates about 600 KB of
 // tables, which was 40% of a checkpoint's CPU. They are klauspost's zlib
 // (the zstd of the store's blobs comes from the same module): it deflates
-// a 100-entry tree in 30 µs here against the standard library's 57, at
-// the same size, and trees are most of what the flusher deflates.
+// a tree in about half the standard library's time, at the same size, and
+// trees are most of what the flusher deflates.
 var zlibWriters = stdsync.Pool{New: func() any {
 	w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
 	return w

@@ -16,7 +16,7 @@ import (
 // Proc is a git command that keeps running, reading requests on its
 // standard input and answering each on its standard output (git
 // check-ignore --stdin): one process for many questions, instead of a
-// process start (2 to 3 ms) for each. It runs with the runner's argument
+// process start for each. It runs with the runner's argument
 // list and environment, as Run's calls do; each exchange has a deadline
 // instead of the whole process.
 type Proc struct {

@@ -139,8 +139,8 @@ func AddHandlers(s map[string]any, handler map[string]any) error {
 // claudeExecFormSince is the first Claude Code known to run a command
 // hook in exec form ("command" the program, "args" its arguments), with
 // no shell between it and the hook: the version prsm's real-agent tests
-// run. A shell form hook costs a bash start, about 1.1 ms on the 2-core VM
-// of the benchmarks, and Claude runs two per tool call.
+// run. A shell form hook costs a bash start more (docs/performance.md),
+// and Claude runs two per tool call.
 var claudeExecFormSince = [3]int{2, 1, 328}
 
 // claudeExecForm reports whether the Claude Code that claude (a path, or

@@ -23,6 +23,7 @@ import (
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/tracker"
 )
 
 func (a *app) serveCmd() *cobra.Command {
@@ -260,6 +261,13 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 			return fmt.Errorf("PRSM_MAX_FILE_SIZE=%q: want a size such as 100M or 2G", b)
 		}
 		bigfile.SetLimit(n)
+	}
+	if b := os.Getenv("PRSM_LOOK_BUDGET"); b != "" {
+		n, err := parseSize(b)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("PRSM_LOOK_BUDGET=%q: want a size such as 256M", b)
+		}
+		tracker.SetLookBudget(n)
 	}
 	// Watch first, then reconcile: changes made while no server ran become
 	// records, and from then on the watcher reports every change.
