@@ -38,9 +38,14 @@ type Job struct {
 	State     string `json:"state"`
 	// Total is how many changes the job decides; Done how many it has
 	// decided so far, Conflicts how many of those were left in conflict.
-	Total     int       `json:"total"`
-	Done      int       `json:"done"`
-	Conflicts int       `json:"conflicts"`
+	Total     int `json:"total"`
+	Done      int `json:"done"`
+	Conflicts int `json:"conflicts"`
+	// Left (an accept or reject of all) is how many pending changes it
+	// left pending: those in conflict with your edits, and the others of
+	// their files. A conflict is resolved (prsm changes resolve), never
+	// decided in bulk.
+	Left      int       `json:"left"`
 	StartedAt time.Time `json:"started_at"`
 	// Error is why a failed job stopped (what it decided stays decided;
 	// the rest is tried again at the next start).

@@ -443,3 +443,65 @@ func TestAcceptAllOfManyFiles(t *testing.T) {
 		t.Errorf("accept again: %v %v", ans, err)
 	}
 }
+
+// A bulk accept or reject, of one session or of all, leaves a change in
+// conflict with the user's edits pending, and the other changes of its
+// file; it says how many it left (issue 44, item 1). A conflict is
+// resolved, never merely accepted.
+func TestBulkLeavesConflictsPending(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		for _, accept := range []bool{true, false} {
+			f := newFixture(t)
+			s := f.start("")
+			// The user edits line 2 of f.txt; the agent edits the same line.
+			write(t, f.ws, "f.txt", strings.Replace(lines(20, ""), "line 2 \n", "mine2\n", 1))
+			f.tool(s, "c1", "Edit", "f.txt", func(wt string) {
+				write(t, wt, "f.txt", strings.Replace(lines(20, ""), "line 2 \n", "agent2\n", 1))
+			})
+			f.tool(s, "c2", "Edit", "f.txt", func(wt string) {
+				write(t, wt, "f.txt", strings.Replace(lines(20, ""), "line 2 \n", "agent2b\n", 1))
+			})
+			f.tool(s, "o1", "Write", "other.txt", func(wt string) { write(t, wt, "other.txt", "other\n") })
+			recs, err := f.eng.Records(f.ctx, s.ID, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				if r.ID == "c1:0" && r.SyncState != prsm.SyncConflict {
+					t.Fatalf("setup: c1:0 %s, want a conflict", r.SyncState)
+				}
+			}
+			var ans *api.Records
+			if all {
+				ans, err = f.eng.BulkAll(f.ctx, accept)
+			} else {
+				ans, err = f.eng.Bulk(f.ctx, s.ID, accept, "")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ans.Job == nil || ans.Job.Left != 2 || ans.Job.Done != 1 {
+				t.Fatalf("all %v accept %v: job %+v, want 1 done, 2 left", all, accept, ans.Job)
+			}
+			recs, err = f.eng.Records(f.ctx, s.ID, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				want := prsm.StatusPending
+				if r.RelPath == "other.txt" {
+					want = prsm.StatusRejected
+					if accept {
+						want = prsm.StatusAccepted
+					}
+				}
+				if r.Status != want {
+					t.Errorf("all %v accept %v: %s %s, want %s", all, accept, r.ID, r.Status, want)
+				}
+			}
+			if got := read(t, f.ws, "f.txt"); !strings.Contains(got, "mine2\n") || strings.Contains(got, "agent2") {
+				t.Errorf("all %v accept %v: the user's f.txt changed: %q", all, accept, got)
+			}
+		}
+	}
+}

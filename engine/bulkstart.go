@@ -50,6 +50,7 @@ func (bk *bulker) startBulk(ctx context.Context, sessionID string, accept bool, 
 	}
 	return bk.jobs.startJob(kind, s.ID, run.total(), async, func(j *job) ([]*prsm.Record, error) {
 		defer unlock()
+		j.leave(run.left, false)
 		return run.run(ctx, j)
 	}), nil
 }
@@ -59,6 +60,9 @@ type bulkRun struct {
 	e      *bulker
 	accept *acceptRun
 	reject *rejectRun
+	// left counts the pending records the run leaves: of files with a
+	// record in conflict.
+	left int
 }
 
 func (b *bulkRun) total() int {
@@ -76,6 +80,9 @@ func (bk *bulker) planBulk(ctx context.Context, s *prsm.Session, st *sessionStat
 	pend, err := store.PendingRefs(ctx, bk.DB.Q(), s.ID, rel)
 	if err != nil {
 		return nil, err
+	}
+	if !end {
+		pend, b.left = withoutConflicts(pend)
 	}
 	if accept {
 		if b.accept, err = bk.planAccept(ctx, s, pend); err != nil {
@@ -154,6 +161,7 @@ func (bk *bulker) startBulkAll(ctx context.Context, accept, async bool) (*job, e
 			run, err := bk.planBulk(ctx, s, st, accept, "", false)
 			var recs []*prsm.Record
 			if err == nil {
+				j.leave(run.left, true)
 				recs, err = run.run(ctx, j)
 			}
 			unlock()
@@ -166,4 +174,27 @@ func (bk *bulker) startBulkAll(ctx context.Context, accept, async bool) (*job, e
 		}
 		return all, nil
 	}), nil
+}
+
+// withoutConflicts is pend less the records of every file that has a
+// record in conflict: a conflict is resolved (Resolve), never accepted or
+// rejected in bulk, and the file's other pending records are built on it
+// or under it. It returns how many it left out.
+func withoutConflicts(pend []store.RecordRef) ([]store.RecordRef, int) {
+	conflicted := map[string]bool{}
+	for _, r := range pend {
+		if r.SyncState == prsm.SyncConflict {
+			conflicted[r.RelPath] = true
+		}
+	}
+	if len(conflicted) == 0 {
+		return pend, 0
+	}
+	kept := pend[:0:0]
+	for _, r := range pend {
+		if !conflicted[r.RelPath] {
+			kept = append(kept, r)
+		}
+	}
+	return kept, len(pend) - len(kept)
 }

@@ -132,6 +132,17 @@ func (j *job) snapshot() api.Job {
 	return j.info
 }
 
+// leave counts n pending records the job leaves pending (in conflict);
+// with ofTotal they were counted in its total, and leave it.
+func (j *job) leave(n int, ofTotal bool) {
+	j.mu.Lock()
+	j.info.Left += n
+	if ofTotal {
+		j.info.Total -= n
+	}
+	j.mu.Unlock()
+}
+
 // add counts done more records decided, conflicts of them left in
 // conflict, and announces the progress (at most every progressEvery).
 // A nil job counts nothing.

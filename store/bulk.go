@@ -18,16 +18,18 @@ type RecordRef struct {
 	ID         string
 	RelPath    string
 	ChangeType string
+	// SyncState (PendingRefs only) says whether the record is in conflict.
+	SyncState string
 }
 
 // PendingRefs returns the pending records of a session (of the file
 // relPath, when set) in the order they were inserted.
 func PendingRefs(ctx context.Context, q Querier, sessionID, relPath string) ([]RecordRef, error) {
-	query := "SELECT seq, id, rel_path, change_type FROM records WHERE session_id = ? AND status = ? ORDER BY seq"
+	query := "SELECT seq, id, rel_path, change_type, sync_state FROM records WHERE session_id = ? AND status = ? ORDER BY seq"
 	args := []any{sessionID, prsm.StatusPending}
 	if relPath != "" {
 		// records_rel_path, not records_status (see recordsQuery).
-		query = "SELECT seq, id, rel_path, change_type FROM records WHERE session_id = ? AND rel_path = ? AND +status = ? ORDER BY seq"
+		query = "SELECT seq, id, rel_path, change_type, sync_state FROM records WHERE session_id = ? AND rel_path = ? AND +status = ? ORDER BY seq"
 		args = []any{sessionID, relPath, prsm.StatusPending}
 	}
 	rows, err := q.QueryContext(ctx, query, args...)
@@ -36,7 +38,7 @@ func PendingRefs(ctx context.Context, q Querier, sessionID, relPath string) ([]R
 	}
 	refs, err := collect(rows, func(sc scanner) (RecordRef, error) {
 		var r RecordRef
-		err := sc.Scan(&r.Seq, &r.ID, &r.RelPath, &r.ChangeType)
+		err := sc.Scan(&r.Seq, &r.ID, &r.RelPath, &r.ChangeType, &r.SyncState)
 		return r, err
 	})
 	if err != nil {

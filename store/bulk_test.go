@@ -37,7 +37,7 @@ func TestPendingRefsAndRecordsBySeq(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []RecordRef{{seqs[0], "r1", "a.txt", prsm.ChangeCreate}, {seqs[3], "r4", "a.txt", prsm.ChangeModify}, {seqs[4], "r5", "c/d.txt", prsm.ChangeDelete}}
+	want := []RecordRef{{seqs[0], "r1", "a.txt", prsm.ChangeCreate, prsm.SyncSynced}, {seqs[3], "r4", "a.txt", prsm.ChangeModify, prsm.SyncSynced}, {seqs[4], "r5", "c/d.txt", prsm.ChangeDelete, prsm.SyncSynced}}
 	if !reflect.DeepEqual(refs, want) {
 		t.Errorf("PendingRefs(s1) = %+v, want %+v", refs, want)
 	}

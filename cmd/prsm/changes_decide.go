@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,7 +134,19 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				answers = recs.Records
+				if err := a.printReview(ctx, cl, s, verb, done, ids, before, recs.Records); err != nil || a.jsonOut || recs.Job == nil {
+					return err
+				}
+				// A bulk decision leaves conflicts (and their files' other
+				// changes) pending: each is resolved, never decided in bulk.
+				var conflicted []string
+				for _, r := range before {
+					if r.Status == prsm.StatusPending && r.SyncState == prsm.SyncConflict && (rel == "" || r.RelPath == rel) {
+						conflicted = append(conflicted, r.ID)
+					}
+				}
+				printLeft(a.stdio.Out, recs.Job.Left, conflicted)
+				return nil
 			}
 			return a.printReview(ctx, cl, s, verb, done, ids, before, answers)
 		},
@@ -437,4 +450,16 @@ func (a *app) printReview(ctx context.Context, cl *client.Client, s *prsm.Sessio
 		fmt.Fprintf(w, "%s in conflict: prsm left those workspace files as they are; merge them by hand\n", prsm.Plural(conflicts, "change"))
 	}
 	return nil
+}
+
+// printLeft says what a bulk decision left pending: n changes, for the
+// conflicts among them (their ids, when known).
+func printLeft(w io.Writer, n int, conflicted []string) {
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "left %s pending: in conflict with your edits, or of a file that is; resolve each with `prsm changes resolve ID mine|agent|markers`\n", prsm.Plural(n, "change"))
+	for _, id := range conflicted {
+		fmt.Fprintf(w, "  prsm changes resolve %s mine|agent|markers\n", printable(id))
+	}
 }

@@ -102,6 +102,7 @@ func (a *app) bulkJob(ctx context.Context, cl *client.Client, s *prsm.Session, v
 		if end.Conflicts > 0 {
 			fmt.Fprintf(a.stdio.Out, "%s in conflict: prsm left those workspace files as they are; merge them by hand\n", prsm.Plural(end.Conflicts, "change"))
 		}
+		printLeft(a.stdio.Out, end.Left, nil)
 	}
 	return err
 }

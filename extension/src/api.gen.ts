@@ -633,6 +633,13 @@ export interface Job {
   total: number;
   done: number;
   conflicts: number;
+  /**
+   * Left (an accept or reject of all) is how many pending changes it
+   * left pending: those in conflict with your edits, and the others of
+   * their files. A conflict is resolved (prsm changes resolve), never
+   * decided in bulk.
+   */
+  left: number;
   started_at: string;
   /**
    * Error is why a failed job stopped (what it decided stays decided;
