@@ -97,6 +97,13 @@ async function settleDocument(ctx: AppContext, r: FileChangeRecord): Promise<boo
 function done(ctx: AppContext, ans: Records | undefined): void {
   if (ans) {
     ctx.model.upsertRecords(ans.records);
+    // A bulk decision leaves conflicts pending: each is resolved.
+    const left = ans.job?.left ?? 0;
+    if (left > 0) {
+      void vscode.window.showWarningMessage(
+        `prsm: ${plural(left, 'change')} left pending: in conflict with your edits, or of a file that is. Resolve each (Conflict: Keep My Version, Take Agent's Version, or Merge in Editor).`,
+      );
+    }
   }
 }
 

@@ -112,7 +112,7 @@ describe('Model', () => {
     const m = new Model();
     await m.refresh(fakeClient({ sessions: [session()], records: [r] }));
     const client = fakeClient({ sessions: [session()], records: [{ ...r, status: 'rejected' }] });
-    const job = { id: 'j1', kind: 'reject_all' as const, session_id: 's1', total: 900, done: 300, conflicts: 0, started_at: '2026-01-01T00:00:00Z' };
+    const job = { id: 'j1', kind: 'reject_all' as const, session_id: 's1', total: 900, done: 300, conflicts: 0, left: 0, started_at: '2026-01-01T00:00:00Z' };
     m.apply({ type: 'job_progress', data: { ...job, state: 'running' } }, client);
     expect(client.calls).toEqual([]);
     m.apply({ type: 'job_progress', data: { ...job, state: 'done', done: 900 } }, client);

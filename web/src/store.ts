@@ -402,6 +402,12 @@ async function review(
     // A large decision lists part of its changes; its job counts them.
     const n = ans.job ? ans.job.done : ans.records.length;
     toast('info', n ? `${label}: ${plural(n, 'change')}` : `${label}: nothing was pending`);
+    // A bulk decision leaves conflicts pending: each is resolved.
+    const left = ans.job?.left ?? 0;
+    if (left > 0) {
+      toast('error', `${plural(left, 'change')} left pending: in conflict with your edits, or of a file that is`,
+        'Resolve each: Keep mine, Take the agent\'s, or Merge in the editor');
+    }
     await Promise.all([refreshSessions(), ...reload.map((sid) => loadSession(sid))]);
   } catch (e) {
     if (!(await handled(e))) fail(e);
