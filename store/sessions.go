@@ -90,7 +90,18 @@ func ResolveSession(ctx context.Context, q Querier, idOrPrefix string) (*prsm.Se
 	}
 	switch len(ids) {
 	case 0:
-		return nil, fmt.Errorf("resolve session %s: %w", idOrPrefix, prsm.ErrNotFound)
+		// No id starts so: a name, as `prsm run --name` gives (the active
+		// session of that name, else the newest one).
+		var id string
+		err := q.QueryRowContext(ctx, `SELECT id FROM sessions WHERE name = ?
+			ORDER BY status = ? DESC, created_at DESC, id LIMIT 1`, idOrPrefix, prsm.SessionActive).Scan(&id)
+		if err != nil {
+			if errors.Is(mapErr(err), prsm.ErrNotFound) {
+				return nil, fmt.Errorf("resolve session %s: %w", idOrPrefix, prsm.ErrNotFound)
+			}
+			return nil, fmt.Errorf("resolve session %s: %w", idOrPrefix, mapErr(err))
+		}
+		return GetSession(ctx, q, id)
 	case 1:
 		return GetSession(ctx, q, ids[0])
 	default:

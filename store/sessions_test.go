@@ -163,3 +163,34 @@ func TestResolveSession(t *testing.T) {
 		t.Fatalf("ResolveSession(\"\") error = %v, want ErrInvalid", err)
 	}
 }
+
+// A session is found by its name when no id starts so: the active session
+// of that name, else the newest (issue 44, item 6).
+func TestResolveSessionByName(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	q := db.Q()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, id := range []string{"aaa111", "bbb222", "ccc333"} {
+		s := &prsm.Session{ID: id, Name: "edge", Mode: prsm.ModeAuto, Status: prsm.SessionEnded, CreatedAt: t0.Add(time.Duration(i) * time.Hour)}
+		if id == "bbb222" {
+			s.Status = prsm.SessionActive
+		}
+		if id == "ccc333" {
+			s.Name = "aaa"
+		}
+		if err := CreateSession(ctx, q, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, err := ResolveSession(ctx, q, "edge"); err != nil || s.ID != "bbb222" {
+		t.Errorf("edge: %v %v, want the active bbb222", s, err)
+	}
+	// An id's prefix comes before a name.
+	if s, err := ResolveSession(ctx, q, "aaa"); err != nil || s.ID != "aaa111" {
+		t.Errorf("aaa: %v %v, want aaa111 by its id", s, err)
+	}
+	if _, err := ResolveSession(ctx, q, "nosuch"); !errors.Is(err, prsm.ErrNotFound) {
+		t.Errorf("nosuch: %v, want not found", err)
+	}
+}
