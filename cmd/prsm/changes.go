@@ -26,6 +26,24 @@ func (a *app) changesCmd() *cobra.Command {
 			if len(args) > 0 {
 				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept, reject, review or resolve", args[0])
 			}
+			if sessionID == "" {
+				// With several sessions active and none named: all of
+				// them, a table each, as the page shows them.
+				ctx := cmd.Context()
+				cl, p, err := a.connect(ctx)
+				if err != nil {
+					return err
+				}
+				if a.inSession == "" {
+					active, err := cl.Sessions(ctx, prsm.SessionActive)
+					if err != nil {
+						return err
+					}
+					if len(active) > 1 {
+						return a.changesOfEach(ctx, cl, active, status, p.fileArg(file), file)
+					}
+				}
+			}
 			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) ([]*prsm.Record, error) {
 				return cl.Changes(ctx, s.ID, status, a.proj.fileArg(file))
 			}, func(s *prsm.Session, recs []*prsm.Record) { a.printChanges(s, recs, status, file) })
@@ -37,6 +55,34 @@ func (a *app) changesCmd() *cobra.Command {
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	c.AddCommand(a.changesDiffCmd(&sessionID), a.reviewCmd(&sessionID, true), a.reviewCmd(&sessionID, false), a.changesReviewCmd(&sessionID), a.changesResolveCmd(&sessionID))
 	return c
+}
+
+// changesOfEach prints the changes of each session, a table each (as
+// JSON, one list of them all: each record names its session).
+func (a *app) changesOfEach(ctx context.Context, cl *client.Client, sessions []prsm.Session, status, rel, file string) error {
+	var all []*prsm.Record
+	for i := range sessions {
+		s := &sessions[i]
+		recs, err := cl.Changes(ctx, s.ID, status, rel)
+		if err != nil {
+			return err
+		}
+		if a.jsonOut {
+			all = append(all, recs...)
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(a.stdio.Out)
+		}
+		a.printChanges(s, recs, status, file)
+	}
+	if a.jsonOut {
+		if all == nil {
+			all = []*prsm.Record{}
+		}
+		return printJSON(a.stdio.Out, all)
+	}
+	return nil
 }
 
 // fileArg turns a user-given path into what the server expects: relative
