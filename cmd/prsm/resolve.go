@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -50,9 +51,12 @@ func (a *app) resolveChange(ctx context.Context, cl *client.Client, sessionID, a
 	if a.jsonOut {
 		return printJSON(a.stdio.Out, ans)
 	}
+	// Aligned as accept's and reject's lines are.
+	tw := tabwriter.NewWriter(a.stdio.Out, 0, 0, 2, ' ', 0)
 	for _, r := range ans.Records {
-		fmt.Fprintf(a.stdio.Out, "%s\t%s\t%s\t(%s)\n", r.Status, printable(r.ID), quoteName(r.RelPath), r.SyncState)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t(%s)\n", r.Status, printable(r.ID), quoteName(r.RelPath), r.SyncState)
 	}
+	tw.Flush()
 	switch how {
 	case "mine":
 		fmt.Fprintln(a.stdio.Out, "kept your version; the agent's change is rejected")

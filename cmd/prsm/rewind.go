@@ -21,8 +21,9 @@ func (a *app) rewindCmd() *cobra.Command {
 		Short: "Roll a session back to a checkpoint: the worktree becomes it, later changes leave the workspace",
 		Long: "Roll a session back to a checkpoint. The worktree becomes the checkpoint exactly; the\n" +
 			"deltas of the later changes are taken out of the workspace (your own edits stay) and\n" +
-			"the changes are marked rejected. The plan is shown first. A safety checkpoint is taken\n" +
-			"before anything changes, so a rewind can itself be undone with `prsm rewind SAFETY`.\n" +
+			"the changes are set aside as rewound (`prsm changes --status rewound` lists them).\n" +
+			"The plan is shown first. A safety checkpoint is taken before anything changes, so a\n" +
+			"rewind can itself be undone with `prsm rewind SAFETY`.\n" +
 			"CHECKPOINT is an id, a unique id prefix, or the name of one checkpoint of the session.",
 		Args: exactArgs(1, "one checkpoint id or name (see `prsm checkpoint list`)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
