@@ -1,9 +1,11 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/prsm-dev/prsm/agents"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -43,6 +45,25 @@ func TestWorkspaceFlagWhereItMeans(t *testing.T) {
 		shown := f != nil && !f.Hidden
 		if want := path[0] == "status"; shown != want {
 			t.Errorf("prsm %s: --workspace in its help = %v, want %v", strings.Join(path, " "), shown, want)
+		}
+	}
+}
+
+// Each agent's install detail is in docs/reference.md, word for word,
+// since `prsm hooks install --help` points there (issue 44, item 15).
+func TestInstallHelpInReference(t *testing.T) {
+	b, err := os.ReadFile("../../docs/reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(string(b)), " ")
+	for _, n := range agents.Names() {
+		in := agents.Lookup(n).Installer()
+		if in == nil {
+			continue
+		}
+		if !strings.Contains(doc, strings.Join(strings.Fields(in.Help), " ")) {
+			t.Errorf("docs/reference.md lacks the install help of %s, or has an old one:\n%s", n, in.Help)
 		}
 	}
 }

@@ -29,19 +29,19 @@ func (a *app) hooksInstallCmd(install bool) *cobra.Command {
 		verb, short = "install", "Add prsm's hooks to an agent's settings, keeping every other setting"
 	}
 	names := hookAgentNames()
-	var help []string
-	for _, n := range names {
-		help = append(help, agents.Lookup(n).Installer().Help)
-	}
 	var user, proj bool
 	c := &cobra.Command{
 		Use:   verb + " AGENT [--user | --project]",
 		Short: short,
 		Long: short + ". AGENT is one of: " + strings.Join(names, ", ") + `.
 Running it twice changes nothing; a settings file prsm cannot parse is
-refused and left as it is.
-
-` + strings.Join(help, "\n\n"),
+refused and left as it is. --user (the default) edits the agent's settings
+of your user, --project the workspace's (which some agents read only when
+committed or trusted). Which file each agent's is, and what else install
+does for it: docs/reference.md, "Installing hooks, agent by agent".`,
+		Example: `  prsm hooks install claude
+  prsm hooks install codex --project
+  prsm hooks status`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || installerOf(args[0]) == nil {
 				return usagef("usage: "+cmd.UseLine(), "prsm hooks %s takes the agent: %s", verb, strings.Join(names, ", "))
