@@ -20,8 +20,9 @@ import (
 func (a *app) changesCmd() *cobra.Command {
 	var status, file, sessionID string
 	c := &cobra.Command{
-		Use:   "changes [--session ID] [--file P] [--status pending|accepted|rejected]",
-		Short: "List the file changes of a session; diff, accept or reject them",
+		Use:     "changes [--session ID] [--file P] [--status pending|accepted|rejected|partial|rewound]",
+		Example: "  prsm changes\n  prsm changes --status pending --file src/app.go\n  prsm changes --session my-run --json",
+		Short:   "List the file changes of a session; diff, accept or reject them",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept, reject, review or resolve", args[0])

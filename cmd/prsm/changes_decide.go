@@ -35,6 +35,8 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 	c := &cobra.Command{
 		Use:   use,
 		Short: short,
+		Example: "  prsm changes " + verb + " e1\n  prsm changes " + verb + " e1 --hunk 1\n  prsm changes " + verb +
+			" --file src/app.go\n  prsm changes " + verb + " --all --yes",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("hunk") {
 				if len(args) != 1 || file != "" || all {

@@ -18,8 +18,9 @@ func (a *app) changesDiffCmd(sessionID *string) *cobra.Command {
 	var file string
 	var every bool
 	c := &cobra.Command{
-		Use:   "diff [ID... | --file P] [--all] [--session ID]",
-		Short: "Show the unified diff of changes: the pending ones (of a file with --file), every one with --all, or those named",
+		Use:     "diff [ID... | --file P] [--all] [--session ID]",
+		Example: "  prsm changes diff\n  prsm changes diff e1\n  prsm changes diff --file src/app.go",
+		Short:   "Show the unified diff of changes: the pending ones (of a file with --file), every one with --all, or those named",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && file != "" {
 				return usagef("usage: "+cmd.UseLine(), "give change ids or --file, not both")

@@ -27,8 +27,9 @@ const walkContext = 3
 func (a *app) changesReviewCmd(sessionID *string) *cobra.Command {
 	var answers string
 	c := &cobra.Command{
-		Use:   "review [--session ID] [--answers KEYS]",
-		Short: "Walk the pending hunks one by one and accept or reject each (as git add -p)",
+		Use:     "review [--session ID] [--answers KEYS]",
+		Example: "  prsm changes review\n  prsm changes review --answers ynq   # from a script",
+		Short:   "Walk the pending hunks one by one and accept or reject each (as git add -p)",
 		Long: `Walk the pending hunks of the session, file by file, and decide each:
   y  accept this hunk          n  reject this hunk
   a  accept it and the rest of this change

@@ -49,9 +49,10 @@ func (a *app) checkpointCmd() *cobra.Command {
 func (a checkpointCmds) checkpointCreateCmd(sessionID *string) *cobra.Command {
 	var req api.CheckpointRequest
 	c := &cobra.Command{
-		Use:   "create --name N [--note T] [--session ID]",
-		Short: "Take a named checkpoint of the session's worktree as it is now",
-		Args:  exactArgs(0, "no arguments (give the name with --name)"),
+		Use:     "create --name N [--note T] [--session ID]",
+		Example: "  prsm checkpoint create --name before-refactor --note \"tests green\"",
+		Short:   "Take a named checkpoint of the session's worktree as it is now",
+		Args:    exactArgs(0, "no arguments (give the name with --name)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.TrimSpace(req.Name) == "" {
 				return usagef("usage: "+cmd.UseLine(), "a named checkpoint needs --name")
@@ -73,9 +74,10 @@ func (a checkpointCmds) checkpointCreateCmd(sessionID *string) *cobra.Command {
 func (a checkpointCmds) checkpointListCmd(sessionID *string) *cobra.Command {
 	var grep string
 	c := &cobra.Command{
-		Use:   "list [--grep TEXT] [--session ID]",
-		Short: "Show a session's checkpoints as a timeline, oldest first",
-		Args:  exactArgs(0, "no arguments"),
+		Use:     "list [--grep TEXT] [--session ID]",
+		Example: "  prsm checkpoint list\n  prsm checkpoint list --grep green",
+		Short:   "Show a session's checkpoints as a timeline, oldest first",
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return askSession(a.app, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) ([]*prsm.Checkpoint, error) {
 				return cl.Checkpoints(ctx, s.ID, grep)
@@ -167,9 +169,10 @@ func (a checkpointCmds) showCheckpoint(cp *prsm.Checkpoint) {
 
 func (a checkpointCmds) checkpointShowCmd(sessionID *string) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "show CHECKPOINT [--session ID]",
-		Short: "Show one checkpoint (id, unique id prefix, or its name)",
-		Args:  exactArgs(1, "one checkpoint id"),
+		Use:     "show CHECKPOINT [--session ID]",
+		Example: "  prsm checkpoint show before-refactor",
+		Short:   "Show one checkpoint (id, unique id prefix, or its name)",
+		Args:    exactArgs(1, "one checkpoint id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return askSession(a.app, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
 				return cl.Checkpoint(ctx, s.ID, args[0])
@@ -183,8 +186,9 @@ func (a checkpointCmds) checkpointShowCmd(sessionID *string) *cobra.Command {
 func (a checkpointCmds) checkpointAnnotateCmd(sessionID *string) *cobra.Command {
 	var note string
 	c := &cobra.Command{
-		Use:   "annotate CHECKPOINT (TEXT | --note TEXT) [--session ID]",
-		Short: "Replace a checkpoint's annotation (an empty text clears it)",
+		Use:     "annotate CHECKPOINT (TEXT | --note TEXT) [--session ID]",
+		Example: "  prsm checkpoint annotate 3f2a \"the good one\"",
+		Short:   "Replace a checkpoint's annotation (an empty text clears it)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			hasNote := cmd.Flags().Changed("note")
 			switch {
@@ -210,9 +214,10 @@ func (a checkpointCmds) checkpointAnnotateCmd(sessionID *string) *cobra.Command 
 func (a checkpointCmds) checkpointDeleteCmd(sessionID *string) *cobra.Command {
 	var yes bool
 	c := &cobra.Command{
-		Use:   "delete CHECKPOINT [--yes] [--session ID]",
-		Short: "Delete a checkpoint",
-		Args:  exactArgs(1, "one checkpoint id"),
+		Use:     "delete CHECKPOINT [--yes] [--session ID]",
+		Example: "  prsm checkpoint delete before-refactor --yes",
+		Short:   "Delete a checkpoint",
+		Args:    exactArgs(1, "one checkpoint id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return askSession(a.app, cmd.Context(), *sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) (*prsm.Checkpoint, error) {
 				id := args[0]
@@ -261,8 +266,9 @@ func (a *app) confirm(question string) bool {
 func (a checkpointCmds) checkpointDiffCmd(sessionID *string) *cobra.Command {
 	var stat, nameOnly bool
 	c := &cobra.Command{
-		Use:   "diff A [B] [--stat | --name-only] [--session ID]",
-		Short: "Compare checkpoint A with checkpoint B, or with the worktree now",
+		Use:     "diff A [B] [--stat | --name-only] [--session ID]",
+		Example: "  prsm checkpoint diff 3f2a\n  prsm checkpoint diff 3f2a 9c1b --stat",
+		Short:   "Compare checkpoint A with checkpoint B, or with the worktree now",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usagef("usage: "+cmd.UseLine(), "prsm checkpoint diff takes one or two checkpoint ids")

@@ -30,8 +30,9 @@ import (
 func (a *app) demoCmd() *cobra.Command {
 	var keep bool
 	c := &cobra.Command{
-		Use:   "demo [--keep]",
-		Short: "Try prsm: a scratch repository, a scripted agent session, and the review page",
+		Use:     "demo [--keep]",
+		Example: "  prsm demo\n  prsm demo --keep",
+		Short:   "Try prsm: a scratch repository, a scripted agent session, and the review page",
 		Long: "Create a scratch git repository in a temp dir, start a prsm server on it, and play a scripted\n" +
 			"agent session there: edits, a shell command that touches several files, a binary file, a\n" +
 			"deletion and a change that conflicts with an edit of yours. Then print the review page's\n" +

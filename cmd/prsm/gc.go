@@ -16,9 +16,10 @@ func (a *app) gcCmd() *cobra.Command {
 	var req api.GCRequest
 	var budget string
 	c := &cobra.Command{
-		Use:   "gc [--keep-sessions N] [--keep-auto N] [--budget SIZE]",
-		Short: "Drop old automatic checkpoints and ended sessions beyond retention; report the bytes freed",
-		Args:  exactArgs(0, "no arguments"),
+		Use:     "gc [--keep-sessions N] [--keep-auto N] [--budget SIZE]",
+		Example: "  prsm gc\n  prsm gc --budget 500M",
+		Short:   "Drop old automatic checkpoints and ended sessions beyond retention; report the bytes freed",
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if budget != "" {
 				n, err := parseSize(budget)

@@ -67,3 +67,24 @@ func TestInstallHelpInReference(t *testing.T) {
 		}
 	}
 }
+
+// Every command that does something shows examples in its help, as gh's
+// do (issue 44, item 15); a group with subcommands shows its list.
+func TestEveryCommandHasExamples(t *testing.T) {
+	skip := map[string]bool{"prsm help": true, "prsm completion": true, "prsm version": true, "prsm hook": true}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		path := c.CommandPath()
+		if c.HasSubCommands() || !c.Runnable() || c.Hidden || skip[path] || strings.HasPrefix(path, "prsm completion ") ||
+			strings.HasPrefix(path, "prsm hook ") {
+			return
+		}
+		if strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%s has no examples", path)
+		}
+	}
+	walk((&app{}).rootCmd())
+}

@@ -39,9 +39,7 @@ refused and left as it is. --user (the default) edits the agent's settings
 of your user, --project the workspace's (which some agents read only when
 committed or trusted). Which file each agent's is, and what else install
 does for it: docs/reference.md, "Installing hooks, agent by agent".`,
-		Example: `  prsm hooks install claude
-  prsm hooks install codex --project
-  prsm hooks status`,
+		Example: "  prsm hooks " + verb + " claude\n  prsm hooks " + verb + " codex --project\n  prsm hooks status",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || installerOf(args[0]) == nil {
 				return usagef("usage: "+cmd.UseLine(), "prsm hooks %s takes the agent: %s", verb, strings.Join(names, ", "))
@@ -80,8 +78,9 @@ does for it: docs/reference.md, "Installing hooks, agent by agent".`,
 // and project settings hold prsm's hooks.
 func (a *app) hooksStatusCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "status",
-		Short: "Show which agents have prsm's hooks installed, and where",
+		Use:     "status",
+		Example: "  prsm hooks status",
+		Short:   "Show which agents have prsm's hooks installed, and where",
 		Long: `Show, for every agent prsm has hooks for, whether its user settings and the
 workspace's project settings hold prsm's hooks. Outside a git repository
 only the user settings are shown.`,

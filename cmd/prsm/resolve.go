@@ -13,8 +13,9 @@ import (
 // changesResolveCmd is `prsm changes resolve ID mine|agent|markers`.
 func (a *app) changesResolveCmd(sessionID *string) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "resolve ID mine|agent|markers [--session ID]",
-		Short: "Settle a change in conflict: keep yours, take the agent's, or merge in your editor",
+		Use:     "resolve ID mine|agent|markers [--session ID]",
+		Example: "  prsm changes resolve c1 mine\n  prsm changes resolve c1 markers   # merge in your editor",
+		Short:   "Settle a change in conflict: keep yours, take the agent's, or merge in your editor",
 		Long: `Settle a change in conflict (your edits and the agent's overlap, and prsm left
 the workspace file as you had it):
   mine     reject the change; your file stays as it is

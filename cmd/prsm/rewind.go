@@ -17,8 +17,9 @@ func (a *app) rewindCmd() *cobra.Command {
 	var sessionID string
 	var dryRun, yes bool
 	c := &cobra.Command{
-		Use:   "rewind CHECKPOINT [--dry-run] [--yes] [--session ID]",
-		Short: "Roll a session back to a checkpoint: the worktree becomes it, later changes leave the workspace",
+		Use:     "rewind CHECKPOINT [--dry-run] [--yes] [--session ID]",
+		Example: "  prsm rewind 3f2a --dry-run\n  prsm rewind before-refactor --yes",
+		Short:   "Roll a session back to a checkpoint: the worktree becomes it, later changes leave the workspace",
 		Long: "Roll a session back to a checkpoint. The worktree becomes the checkpoint exactly; the\n" +
 			"deltas of the later changes are taken out of the workspace (your own edits stay) and\n" +
 			"the changes are set aside as rewound (`prsm changes --status rewound` lists them).\n" +
@@ -69,8 +70,9 @@ func (a *app) rollbackCmd() *cobra.Command {
 	var last int
 	var dryRun, yes bool
 	c := &cobra.Command{
-		Use:   "rollback (--agent A | --after TIME | --file P | --last N) [--dry-run] [--yes] [--session ID]",
-		Short: "Undo the changes of an agent, after a time, of a file, or the last N",
+		Use:     "rollback (--agent A | --after TIME | --file P | --last N) [--dry-run] [--yes] [--session ID]",
+		Example: "  prsm rollback --last 2 --dry-run\n  prsm rollback --file src/app.go\n  prsm rollback --after 10m --yes",
+		Short:   "Undo the changes of an agent, after a time, of a file, or the last N",
 		Long: "Undo the changes one selector picks, accepted ones too: their deltas leave the worktree\n" +
 			"and the workspace (your own edits stay) and they are marked rejected. The plan is shown\n" +
 			"first. A safety checkpoint is taken before anything changes, so a rollback can be undone\n" +

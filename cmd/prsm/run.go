@@ -25,8 +25,9 @@ func (a *app) runCmd() *cobra.Command {
 	var sessionID, name, mode, agent string
 	var noAuto, fresh bool
 	c := &cobra.Command{
-		Use:   "run [--session ID | --name N | --new] [--mode M] -- CMD [ARGS...]",
-		Short: "Run an agent (any command) inside a session's worktree; every change it makes is recorded",
+		Use:     "run [--session ID | --name N | --new] [--mode M] -- CMD [ARGS...]",
+		Example: "  prsm run -- claude\n  prsm run --new --name edge -- codex\n  prsm run --mode review -- gemini",
+		Short:   "Run an agent (any command) inside a session's worktree; every change it makes is recorded",
 		Long: `Run an agent (any command) inside a session's worktree; every change it makes
 is recorded. The session is the one --session or --name names; else the one
 active session of the same agent (the command's name, or --agent), when there

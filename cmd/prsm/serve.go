@@ -30,9 +30,10 @@ func (a *app) serveCmd() *cobra.Command {
 	var addr string
 	var detach bool
 	c := &cobra.Command{
-		Use:   "serve [--workspace DIR] [--addr 127.0.0.1:0] [--detach]",
-		Short: "Serve the workspace: sessions, changes and the API (one server per workspace)",
-		Args:  exactArgs(0, "no arguments"),
+		Use:     "serve [--workspace DIR] [--addr 127.0.0.1:0] [--detach]",
+		Example: "  prsm serve --detach\n  prsm serve --workspace ~/src/app",
+		Short:   "Serve the workspace: sessions, changes and the API (one server per workspace)",
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			// A bad address is a usage error before anything else, with
@@ -356,9 +357,10 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 
 func (a *app) stopCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "stop",
-		Short: "Stop the workspace's server",
-		Args:  exactArgs(0, "no arguments"),
+		Use:     "stop",
+		Example: "  prsm stop",
+		Short:   "Stop the workspace's server",
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			p, err := a.project(ctx)

@@ -29,9 +29,10 @@ func (a *app) sessionStartCmd() *cobra.Command {
 	var req api.StartRequest
 	var noAuto bool
 	c := &cobra.Command{
-		Use:   "start [--name N] [--agent A] [--mode auto|review] [--no-auto-checkpoints]",
-		Short: "Start a session in its own worktree, seeded with the workspace as it is",
-		Args:  exactArgs(0, "no arguments"),
+		Use:     "start [--name N] [--agent A] [--mode auto|review] [--no-auto-checkpoints]",
+		Example: "  prsm session start --name edge --mode review",
+		Short:   "Start a session in its own worktree, seeded with the workspace as it is",
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if req.Mode != "" && req.Mode != prsm.ModeAuto && req.Mode != prsm.ModeReview {
@@ -83,9 +84,10 @@ func (a *app) showSession(s *prsm.Session) {
 func (a *app) sessionListCmd() *cobra.Command {
 	var status string
 	c := &cobra.Command{
-		Use:   "list [--status active|ended]",
-		Short: "List sessions",
-		Args:  exactArgs(0, "no arguments"),
+		Use:     "list [--status active|ended]",
+		Example: "  prsm session list\n  prsm session list --status ended --json",
+		Short:   "List sessions",
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return ask(a, cmd.Context(), func(ctx context.Context, cl *client.Client) ([]prsm.Session, error) {
 				return cl.Sessions(ctx, status)
@@ -110,9 +112,10 @@ func (a *app) sessionListCmd() *cobra.Command {
 func (a *app) sessionShowCmd() *cobra.Command {
 	var sessionID string
 	c := &cobra.Command{
-		Use:   "show [ID | --session ID]",
-		Short: "Show one session (ID or a unique prefix; default: the one active session)",
-		Args:  oneSessionArg(&sessionID),
+		Use:     "show [ID | --session ID]",
+		Example: "  prsm session show edge",
+		Short:   "Show one session (ID or a unique prefix; default: the one active session)",
+		Args:    oneSessionArg(&sessionID),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// What the agent did that prsm could not record (a path too
 			// long for the system) is in the server's notices, as
@@ -162,8 +165,9 @@ func (a *app) sessionEndCmd() *cobra.Command {
 	var discard, yes bool
 	var sessionID string
 	c := &cobra.Command{
-		Use:   "end [ID | --session ID] [--discard [--yes]]",
-		Short: "End a session: remove its worktree and branch (refused while changes are unreviewed); default: the one active session",
+		Use:     "end [ID | --session ID] [--discard [--yes]]",
+		Example: "  prsm session end edge\n  prsm session end edge --discard --yes",
+		Short:   "End a session: remove its worktree and branch (refused while changes are unreviewed); default: the one active session",
 		Long: `End a session: remove its worktree and branch. It is refused while changes
 are unreviewed, unless --discard: that lists the pending changes it drops
 from your workspace and asks first, as a bulk reject does (--yes off a

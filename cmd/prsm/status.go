@@ -13,9 +13,10 @@ import (
 
 func (a *app) statusCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "status",
-		Short: "Show the workspace's server, sessions and pending changes",
-		Args:  exactArgs(0, "no arguments"),
+		Use:     "status",
+		Example: "  prsm status\n  prsm status --json",
+		Short:   "Show the workspace's server, sessions and pending changes",
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return ask(a, cmd.Context(), func(ctx context.Context, cl *client.Client) (*api.StatusResponse, error) {
 				return cl.Status(ctx)

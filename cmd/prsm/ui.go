@@ -34,8 +34,9 @@ import (
 func (a *app) uiCmd() *cobra.Command {
 	var printURL bool
 	c := &cobra.Command{
-		Use:   "ui [--print-url]",
-		Short: "Open the review page in your browser, logged in",
+		Use:     "ui [--print-url]",
+		Example: "  prsm ui\n  prsm ui --print-url",
+		Short:   "Open the review page in your browser, logged in",
 		Long: "Open the review page of the workspace's server in your default browser ($BROWSER, else the\n" +
 			"system's opener). The browser opens a login file that only you can read; it posts a one-time\n" +
 			"code, which works once, within " + server.CodeTTL.String() + ", and the browser swaps it for a login cookie. The\n" +
