@@ -226,9 +226,13 @@ func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, acce
 	for _, r := range ans.Records {
 		var hs []string
 		for _, h := range r.Hunks {
-			hs = append(hs, fmt.Sprintf("%d %s", h.Index, prsm.HunkStatus(r.Status, h.Status)))
+			st := prsm.HunkStatus(r.Status, h.Status)
+			if st == prsm.StatusPending {
+				st = "still pending"
+			}
+			hs = append(hs, fmt.Sprintf("hunk %d %s", h.Index, st))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t(hunks: %s; %s)\n", r.Status, printable(r.ID), quoteName(r.RelPath), strings.Join(hs, ", "), r.SyncState)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t(%s; %s)\n", r.Status, printable(r.ID), quoteName(r.RelPath), strings.Join(hs, ", "), r.SyncState)
 	}
 	for _, r := range ans.Earlier {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t(%s; earlier of the same file, applied first)\n", r.Status, printable(r.ID), quoteName(r.RelPath), r.SyncState)
