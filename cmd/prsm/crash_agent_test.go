@@ -39,13 +39,24 @@ type agent struct {
 
 // retry runs op until it gets an answer from a server: a kill makes calls
 // fail to connect (or lose their answer); the same call goes to the next
-// server. It gives up, with the error, once stop is set.
+// server. Once stop is set (the last server is up) it gives up, with the
+// error, after a minute more without an answer: how many times it tried
+// before does not count, since under load a call may fail for a long
+// stretch of kills and restarts and still reach the last server.
 func (a *agent) retry(stop *atomic.Bool, op func(cl *client.Client) error) error {
+	var stoppedAt time.Time
 	for i := 0; ; i++ {
 		err := op(a.h.client())
 		var ae *client.APIError
-		if err == nil || errors.As(err, &ae) || (stop.Load() && i > 1000) {
+		if err == nil || errors.As(err, &ae) {
 			return err
+		}
+		if stop.Load() {
+			if stoppedAt.IsZero() {
+				stoppedAt = time.Now()
+			} else if time.Since(stoppedAt) > time.Minute {
+				return err
+			}
 		}
 		if i == 0 {
 			a.retries++
