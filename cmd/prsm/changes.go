@@ -27,27 +27,37 @@ func (a *app) changesCmd() *cobra.Command {
 			if len(args) > 0 {
 				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept, reject, review or resolve", args[0])
 			}
-			if sessionID == "" {
-				// With several sessions active and none named: all of
-				// them, a table each, as the page shows them.
-				ctx := cmd.Context()
-				cl, p, err := a.connect(ctx)
+			ctx := cmd.Context()
+			cl, p, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			var s *prsm.Session
+			if sessionID == "" && a.inSession == "" {
+				// No session named: the one active session, or with
+				// several, all of them, a table each, as the page shows
+				// them.
+				active, err := cl.Sessions(ctx, prsm.SessionActive)
 				if err != nil {
 					return err
 				}
-				if a.inSession == "" {
-					active, err := cl.Sessions(ctx, prsm.SessionActive)
-					if err != nil {
-						return err
-					}
-					if len(active) > 1 {
-						return a.changesOfEach(ctx, cl, active, status, p.fileArg(file), file)
-					}
+				if len(active) > 1 {
+					return a.changesOfEach(ctx, cl, active, status, p.fileArg(file), file)
+				}
+				if len(active) == 1 {
+					s = &active[0]
 				}
 			}
-			return askSession(a, cmd.Context(), sessionID, func(ctx context.Context, cl *client.Client, s *prsm.Session) ([]*prsm.Record, error) {
-				return cl.Changes(ctx, s.ID, status, a.proj.fileArg(file))
-			}, func(s *prsm.Session, recs []*prsm.Record) { a.printChanges(s, recs, status, file) })
+			if s == nil {
+				if s, err = a.resolveSession(ctx, cl, sessionID); err != nil {
+					return err
+				}
+			}
+			recs, err := cl.Changes(ctx, s.ID, status, p.fileArg(file))
+			if err != nil {
+				return err
+			}
+			return a.answer(recs, func() { a.printChanges(s, recs, status, file) })
 		},
 	}
 	c.PersistentFlags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
@@ -62,28 +72,23 @@ func (a *app) changesCmd() *cobra.Command {
 // JSON, one list of them all: each record names its session).
 func (a *app) changesOfEach(ctx context.Context, cl *client.Client, sessions []prsm.Session, status, rel, file string) error {
 	var all []*prsm.Record
+	var each [][]*prsm.Record
 	for i := range sessions {
-		s := &sessions[i]
-		recs, err := cl.Changes(ctx, s.ID, status, rel)
+		recs, err := cl.Changes(ctx, sessions[i].ID, status, rel)
 		if err != nil {
 			return err
 		}
-		if a.jsonOut {
-			all = append(all, recs...)
-			continue
-		}
-		if i > 0 {
-			fmt.Fprintln(a.stdio.Out)
-		}
-		a.printChanges(s, recs, status, file)
+		all = append(all, recs...)
+		each = append(each, recs)
 	}
-	if a.jsonOut {
-		if all == nil {
-			all = []*prsm.Record{}
+	return a.answer(all, func() {
+		for i, recs := range each {
+			if i > 0 {
+				fmt.Fprintln(a.stdio.Out)
+			}
+			a.printChanges(&sessions[i], recs, status, file)
 		}
-		return printJSON(a.stdio.Out, all)
-	}
-	return nil
+	})
 }
 
 // fileArg turns a user-given path into what the server expects: relative

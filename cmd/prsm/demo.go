@@ -416,30 +416,17 @@ func demoLogo() []byte {
 // on $PATH (onPath), else this binary's absolute path (after `make run`,
 // bin/prsm of the clone), so that the hints printed work when pasted.
 func selfCommand() (cmd string, onPath bool) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "prsm", false
-	}
-	if real, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = real
-	}
+	exe := selfPath()
 	if p, err := exec.LookPath("prsm"); err == nil {
-		if real, err := filepath.EvalSymlinks(p); err == nil && sameFile(real, exe) {
-			return "prsm", true
+		// Stat follows links: a prsm on PATH that links to this one is it.
+		if fp, err := os.Stat(p); err == nil {
+			if fe, err := os.Stat(exe); err == nil && os.SameFile(fp, fe) {
+				return "prsm", true
+			}
 		}
 	}
 	if strings.ContainsAny(exe, " '\"\\$`") {
 		return "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'", false
 	}
 	return exe, false
-}
-
-// sameFile says whether a and b name one file.
-func sameFile(a, b string) bool {
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	fb, err := os.Stat(b)
-	return err == nil && os.SameFile(fa, fb)
 }

@@ -136,11 +136,8 @@ func (a *app) run(ctx context.Context, sessionID, name, mode, agent string, noAu
 				s = &mine[0]
 				fmt.Fprintf(a.stdio.Err, "prsm: joining session %s (%s), the active session of %s; --new starts another\n", s.ID, printable(s.Name), printable(agent))
 			} else {
-				by := "another live run"
-				if pid > 0 {
-					by += fmt.Sprintf(" (pid %d)", pid)
-				}
-				fmt.Fprintf(a.stdio.Err, "prsm: session %s (%s) of %s is held by %s; starting a new one\n", mine[0].ID, printable(mine[0].Name), printable(agent), by)
+				fmt.Fprintf(a.stdio.Err, "prsm: session %s (%s) of %s is held by %s; starting a new one\n",
+					mine[0].ID, printable(mine[0].Name), printable(agent), holder("another live run", pid))
 			}
 		} else if len(mine) > 1 {
 			fmt.Fprintf(a.stdio.Err, "prsm: %d sessions of %s are active; starting a new one (--session ID joins one)\n", len(mine), printable(agent))

@@ -53,12 +53,16 @@ func (h *runHold) release() {
 	}
 }
 
+// holder names the live run that holds a session: its pid when known.
+func holder(run string, pid int) string {
+	if pid > 0 {
+		return fmt.Sprintf("%s (pid %d)", run, pid)
+	}
+	return run
+}
+
 // heldError is the refusal of a session another live run holds.
 func heldError(s *prsm.Session, pid int) error {
-	holder := "another live `prsm run`"
-	if pid > 0 {
-		holder += fmt.Sprintf(" (pid %d)", pid)
-	}
 	return usagef("wait for that run to end, or start another session with --new (--new --name N names it)",
-		"session %s (%s) is held by %s; two runs never share a worktree", s.ID, printable(s.Name), holder)
+		"session %s (%s) is held by %s; two runs never share a worktree", s.ID, printable(s.Name), holder("another live `prsm run`", pid))
 }
