@@ -35,6 +35,7 @@ func gitHas(dir, id string) bool {
 // next start writes them and points the refs at the commit, and the
 // checkpoint can be rewound to after git gc --prune=now.
 func TestCheckpointObjectsFlushedAfterCrash(t *testing.T) {
+	noTimedFlush(t)
 	f := newFixture(t)
 	s := f.start("")
 	base := read(t, f.ws, "f.txt")
@@ -138,10 +139,20 @@ func TestCheckpointReadableBeforeWritten(t *testing.T) {
 	}
 }
 
+// noTimedFlush keeps the flusher a tool call kicks from running during
+// the test: the flush it schedules would otherwise, on a loaded machine,
+// fire after a crash point and write what the crash kept out.
+func noTimedFlush(t *testing.T) {
+	was := engine.FlushDelay
+	engine.FlushDelay = time.Hour
+	t.Cleanup(func() { engine.FlushDelay = was })
+}
+
 // crashWithPendingCheckpoint makes a named checkpoint whose objects a
 // crash kept out of the repository, and returns it with its pending row.
 func crashWithPendingCheckpoint(t *testing.T, f *fixture) (*prsm.Checkpoint, *store.Pending) {
 	t.Helper()
+	noTimedFlush(t)
 	s := f.start("")
 	f.tool(s, "e1", "Edit", "f.txt", func(wt string) { write(t, wt, "f.txt", replaceLine(read(t, wt, "f.txt"), 3, "one")) })
 	if err := f.eng.FlushObjects(f.ctx); err != nil {
@@ -402,6 +413,7 @@ func TestLargeFlushGoesIntoOnePack(t *testing.T) {
 // next start sets it aside, with why, writes the other checkpoints, and
 // serves.
 func TestReconcileSetsBadPendingRowAside(t *testing.T) {
+	noTimedFlush(t)
 	f := newFixture(t)
 	s := f.start("")
 	base := read(t, f.ws, "f.txt")
