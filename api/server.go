@@ -88,6 +88,11 @@ type StatusResponse struct {
 	ActiveSessions int    `json:"active_sessions"`
 	EndedSessions  int    `json:"ended_sessions"`
 	PendingCount   int    `json:"pending_count"`
+	// ConflictCount is how many of the pending changes are in conflict
+	// with the user's edits; Conflicts names the first of them
+	// (MaxStatusConflicts), each resolved, never accepted.
+	ConflictCount int           `json:"conflict_count"`
+	Conflicts     []ConflictRef `json:"conflicts,omitempty"`
 	// Watcher is "inotify" when every active session is watched; sessions
 	// that fell back to scanning are listed with the reason.
 	Watcher        string            `json:"watcher"`
@@ -99,6 +104,17 @@ type StatusResponse struct {
 	Notices []string `json:"notices,omitempty"`
 	// Hooks lists, per active session, whose hooks reported and when.
 	Hooks []HookHealth `json:"hooks,omitempty"`
+}
+
+// MaxStatusConflicts bounds StatusResponse.Conflicts.
+const MaxStatusConflicts = 20
+
+// ConflictRef names a pending change in conflict: its session, its id
+// and its file.
+type ConflictRef struct {
+	SessionID string `json:"session_id"`
+	ID        string `json:"id"`
+	Path      string `json:"rel_path"`
 }
 
 // SessionNotice is a notice of StatusResponse.Notices about what the

@@ -45,6 +45,18 @@ func (s *Server) status(c echo.Context) error {
 			st.EndedSessions++
 		}
 		st.PendingCount += ss.PendingCount
+		if ss.PendingCount > 0 {
+			cs, err := s.eng.Conflicts(c.Request().Context(), ss.ID)
+			if err != nil {
+				return err
+			}
+			st.ConflictCount += len(cs)
+			for _, r := range cs {
+				if len(st.Conflicts) < api.MaxStatusConflicts {
+					st.Conflicts = append(st.Conflicts, api.ConflictRef{SessionID: ss.ID, ID: r.ID, Path: r.RelPath})
+				}
+			}
+		}
 		if ss.Note != "" && ss.EndedAt != nil && time.Since(*ss.EndedAt) < 24*time.Hour {
 			st.Notices = append(st.Notices, fmt.Sprintf("session %s (%s) ended: %s", ss.ID, ss.Name, ss.Note))
 		} else if ss.Note != "" && ss.Status == prsm.SessionActive {

@@ -203,6 +203,9 @@ type RecordFilter struct {
 	RelPath string
 	// Status limits the list to one status (prsm.StatusPending, ...).
 	Status string
+	// SyncState limits the list to one sync state (prsm.SyncConflict,
+	// ...); with Status and SessionID, records_status finds the rows.
+	SyncState string
 	// ToolCallID matches records of that tool call: the exact id, or the id
 	// with a ":N" suffix that a multi-file tool call gives its records.
 	ToolCallID string
@@ -242,7 +245,7 @@ func recordsQuery(f RecordFilter) (string, []any) {
 		// sqlite from taking an index by session, which holds no seq
 		// order and made every page sort the whole session.
 		cond := "session_id = ?"
-		if f.Limit > 0 && f.RelPath == "" && f.Status == "" && f.ToolCallID == "" {
+		if f.Limit > 0 && f.RelPath == "" && f.Status == "" && f.ToolCallID == "" && f.SyncState == "" {
 			cond = "+session_id = ?"
 		}
 		where = append(where, cond)
@@ -262,6 +265,10 @@ func recordsQuery(f RecordFilter) (string, []any) {
 		}
 		where = append(where, cond)
 		args = append(args, f.Status)
+	}
+	if f.SyncState != "" {
+		where = append(where, "+sync_state = ?")
+		args = append(args, f.SyncState)
 	}
 	if f.ToolCallID != "" {
 		// Either the id itself, or id + ":" + one or more digits. The

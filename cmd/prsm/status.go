@@ -25,13 +25,20 @@ func (a *app) statusCmd() *cobra.Command {
 					"workspace", st.Workspace,
 					"server", fmt.Sprintf("http://%s (pid %d, prsm %s)", st.Addr, st.PID, st.Version),
 					"sessions", fmt.Sprintf("%d active, %d ended", st.ActiveSessions, st.EndedSessions),
-					"pending", prsm.Plural(st.PendingCount, "change"),
+					"pending", pendingLine(st),
 					"watcher", st.Watcher,
 				}
 				for _, h := range st.Hooks {
 					kv = append(kv, "hooks", fmt.Sprintf("session %s (%s): %s", h.SessionID, h.Name, hookLine(h)))
 				}
 				fields(a.stdio.Out, kv...)
+				for _, c := range st.Conflicts {
+					fmt.Fprintf(a.stdio.Out, "conflict: %s  %s: resolve with `prsm changes resolve %s mine|agent|markers`\n",
+						printable(c.ID), printable(c.Path), printable(c.ID))
+				}
+				if more := st.ConflictCount - len(st.Conflicts); more > 0 {
+					fmt.Fprintf(a.stdio.Out, "conflict: %d more; list them with `prsm changes --status pending`\n", more)
+				}
 				for id, why := range st.WatchFallbacks {
 					fmt.Fprintf(a.stdio.Out, "  session %s: %s\n", printable(id), printable(why))
 				}
@@ -48,6 +55,15 @@ func (a *app) statusCmd() *cobra.Command {
 	}
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
+}
+
+// pendingLine counts the pending changes and, apart, those in conflict.
+func pendingLine(st *api.StatusResponse) string {
+	line := prsm.Plural(st.PendingCount, "change")
+	if st.ConflictCount > 0 {
+		line += fmt.Sprintf(", %d in conflict", st.ConflictCount)
+	}
+	return line
 }
 
 // hookLine says whose hooks reported for a session and how long ago the

@@ -251,6 +251,13 @@ export interface StatusResponse {
   ended_sessions: number;
   pending_count: number;
   /**
+   * ConflictCount is how many of the pending changes are in conflict
+   * with the user's edits; Conflicts names the first of them
+   * (MaxStatusConflicts), each resolved, never accepted.
+   */
+  conflict_count: number;
+  conflicts?: ConflictRef[];
+  /**
    * Watcher is "inotify" when every active session is watched; sessions
    * that fell back to scanning are listed with the reason.
    */
@@ -290,6 +297,16 @@ export interface HookHealth {
    * came only through the watcher.
    */
   warning?: string;
+}
+
+/**
+ * ConflictRef names a pending change in conflict: its session, its id
+ * and its file.
+ */
+export interface ConflictRef {
+  session_id: string;
+  id: string;
+  rel_path: string;
 }
 
 /** StartRequest is the body of POST /sessions. */

@@ -64,6 +64,7 @@ var types = []wireType{
 	{v: api.ErrorBody{}},
 	{v: api.StatusResponse{}},
 	{v: api.HookHealth{}},
+	{v: api.ConflictRef{}},
 	{v: api.StartRequest{}},
 	{v: api.ToolCallRequest{}},
 	{v: api.ToolCallAnswer{}},
