@@ -204,12 +204,15 @@ func lineCounts(r *prsm.Record) string {
 	if r.Binary {
 		s = "binary"
 	} else {
-		add, del := 0, 0
-		for _, x := range r.AddedRanges {
-			add += x.EndLine - x.StartLine + 1
-		}
-		for _, x := range r.RemovedRanges {
-			del += x.EndLine - x.StartLine + 1
+		add, del, ok := linesLeft(r)
+		if !ok {
+			add, del = 0, 0
+			for _, x := range r.AddedRanges {
+				add += x.EndLine - x.StartLine + 1
+			}
+			for _, x := range r.RemovedRanges {
+				del += x.EndLine - x.StartLine + 1
+			}
 		}
 		s = fmt.Sprintf("+%d/-%d", add, del)
 	}
@@ -222,6 +225,25 @@ func lineCounts(r *prsm.Record) string {
 		}
 	}
 	return s
+}
+
+// linesLeft counts the lines of a change some of whose hunks were
+// rejected alone: those of the hunks left, pending or accepted, which is
+// what the change still does; ok is false for a change with no hunk so
+// rejected (its ranges count it).
+func linesLeft(r *prsm.Record) (add, del int, ok bool) {
+	if r.Status != prsm.StatusPending && r.Status != prsm.StatusPartial {
+		return 0, 0, false
+	}
+	for _, h := range r.Hunks {
+		if h.Status == prsm.StatusRejected {
+			ok = true
+			continue
+		}
+		add += h.NewLines
+		del += h.OldLines
+	}
+	return add, del, ok
 }
 
 // namesChange reports whether id is a record's or a tool call's of recs.
