@@ -269,9 +269,9 @@ func (rn *rewinder) fillRewindPlan(ctx context.Context, s *prsm.Session, rw *rew
 	for rel := range rw.wsTo {
 		paths[rel] = true
 	}
-	for rel := range changed {
-		paths[rel] = true
-	}
+	// A path only a change names (its change rejected already, so both
+	// sides hold the checkpoint's bytes) has no operation: its change is
+	// among the decisions, and the table lists what the summary counts.
 	for rel := range rw.wsConflict {
 		paths[rel] = true
 	}
