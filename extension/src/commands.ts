@@ -94,16 +94,86 @@ async function settleDocument(ctx: AppContext, r: FileChangeRecord): Promise<boo
   return doc.save();
 }
 
-function done(ctx: AppContext, ans: Records | undefined): void {
+/** What a bulk decision covered: a session, a file of it, or (neither) every session. */
+export interface BulkScope {
+  sessionId?: string;
+  relPath?: string;
+}
+
+/**
+ * The warning after a bulk decision that left changes pending (job.left):
+ * how many, the files in conflict among them, and how to resolve each
+ * (tested).
+ */
+export function leftMessage(left: number, conflicts: readonly FileChangeRecord[]): string {
+  const files = [...new Set(conflicts.map((r) => r.rel_path))];
+  const what = files.length
+    ? `${files.join(', ')} ${files.length === 1 ? 'is' : 'are'} in conflict with your edits${left > conflicts.length ? `, and the other changes of ${files.length === 1 ? 'that file' : 'those files'} wait with ${files.length === 1 ? 'it' : 'them'}` : ''}`
+    : 'in conflict with your edits, or of a file that is';
+  return (
+    `prsm: ${plural(left, 'change')} left pending: ${what}. A conflict is resolved, never accepted in bulk: ` +
+    "Conflict: Keep My Version, Take Agent's Version, or Merge in Editor."
+  );
+}
+
+/** The label of the warning's button that leads to resolving the conflicts. */
+export const RESOLVE_CONFLICTS = 'Resolve Conflicts';
+
+function done(ctx: AppContext, ans: Records | undefined, scope?: BulkScope): void {
   if (ans) {
     ctx.model.upsertRecords(ans.records);
     // A bulk decision leaves conflicts pending: each is resolved.
     const left = ans.job?.left ?? 0;
     if (left > 0) {
-      void vscode.window.showWarningMessage(
-        `prsm: ${plural(left, 'change')} left pending: in conflict with your edits, or of a file that is. Resolve each (Conflict: Keep My Version, Take Agent's Version, or Merge in Editor).`,
+      const conflicts = ctx.model.conflicts.filter(
+        (r) => (!scope?.sessionId || r.session_id === scope.sessionId) && (!scope?.relPath || r.rel_path === scope.relPath),
       );
+      void vscode.window.showWarningMessage(leftMessage(left, conflicts), RESOLVE_CONFLICTS).then((choice) => {
+        if (choice === RESOLVE_CONFLICTS) {
+          void resolveConflicts(ctx);
+        }
+      });
     }
+  }
+}
+
+/**
+ * Leads to resolving the pending conflicts (the status bar's click, the
+ * warning after a bulk decision): picks one when there are several, opens
+ * its file, where its lenses are, and asks which way to resolve it.
+ */
+export async function resolveConflicts(ctx: AppContext): Promise<void> {
+  const conflicts = ctx.model.conflicts;
+  if (!conflicts.length) {
+    void vscode.window.showInformationMessage('prsm: no change is in conflict.');
+    return;
+  }
+  const r =
+    conflicts.length === 1
+      ? conflicts[0]
+      : (
+          await vscode.window.showQuickPick(
+            conflicts.map((c) => ({
+              label: recordLabel(c),
+              description: [ctx.model.session(c.session_id)?.name, changeSummary(c)].filter(Boolean).join(' · '),
+              detail: `id ${c.id}`,
+              record: c,
+            })),
+            { placeHolder: `${plural(conflicts.length, 'change')} in conflict with your edits: resolve which?` },
+          )
+        )?.record;
+  if (!r) {
+    return;
+  }
+  const local = vscode.Uri.file(ctx.paths()?.toLocal(r.file_path) ?? r.file_path);
+  try {
+    await vscode.window.showTextDocument(local, { preview: false });
+  } catch {
+    // a file the user deleted: the question below still settles it
+  }
+  const how = await pickResolution(r);
+  if (how) {
+    await resolveConflict(ctx, r, how);
   }
 }
 
@@ -385,7 +455,11 @@ export async function bulkFile(ctx: AppContext, accept: boolean, arg?: unknown):
   }
   for (const t of targets) {
     log.info(`${accept ? 'accept' : 'reject'} file ${t.relPath} of ${t.sessionId}`);
-    done(ctx, await ctx.call(`${accept ? 'accept' : 'reject'} ${t.relPath}`, (c) => (accept ? c.acceptAll(t.sessionId, t.relPath) : c.rejectAll(t.sessionId, t.relPath))));
+    done(
+      ctx,
+      await ctx.call(`${accept ? 'accept' : 'reject'} ${t.relPath}`, (c) => (accept ? c.acceptAll(t.sessionId, t.relPath) : c.rejectAll(t.sessionId, t.relPath))),
+      t,
+    );
   }
 }
 
@@ -421,7 +495,7 @@ export async function bulkSession(ctx: AppContext, accept: boolean, arg?: unknow
   }
   const id = sessionId;
   log.info(`${accept ? 'accept' : 'reject'} session ${id}`);
-  done(ctx, await ctx.call(`${accept ? 'accept' : 'reject'} the session's changes`, (c) => (accept ? c.acceptAll(id) : c.rejectAll(id))));
+  done(ctx, await ctx.call(`${accept ? 'accept' : 'reject'} the session's changes`, (c) => (accept ? c.acceptAll(id) : c.rejectAll(id))), { sessionId: id });
 }
 
 export async function bulkEverything(ctx: AppContext, accept: boolean): Promise<void> {
@@ -437,7 +511,7 @@ export async function bulkEverything(ctx: AppContext, accept: boolean): Promise<
     }
   }
   log.info(`${accept ? 'accept' : 'reject'} everything`);
-  done(ctx, await ctx.call(`${accept ? 'accept' : 'reject'} every change`, (c) => (accept ? c.acceptEverything() : c.rejectEverything())));
+  done(ctx, await ctx.call(`${accept ? 'accept' : 'reject'} every change`, (c) => (accept ? c.acceptEverything() : c.rejectEverything())), {});
 }
 
 export async function openFile(ctx: AppContext, arg?: unknown): Promise<void> {

@@ -179,6 +179,7 @@ export function activate(context: vscode.ExtensionContext): void {
   reg(Commands.keepMine, (...a) => commands.keepMine(app, ...a));
   reg(Commands.takeAgents, (...a) => commands.takeAgents(app, ...a));
   reg(Commands.mergeInEditor, (...a) => commands.mergeInEditor(app, ...a));
+  reg(Commands.resolveConflicts, () => commands.resolveConflicts(app));
   reg(Commands.copyId, (...a) => commands.copyId(app, ...a));
   reg(Commands.acceptFile, (a) => commands.bulkFile(app, true, a));
   reg(Commands.rejectFile, (a) => commands.bulkFile(app, false, a));

@@ -127,6 +127,15 @@ export class Model {
     return n;
   }
 
+  /**
+   * The pending changes in conflict with the user's edits, oldest first:
+   * each is resolved (keep mine, take the agent's, merge), never decided in
+   * bulk. Among the pending ones, not apart from them.
+   */
+  get conflicts(): FileChangeRecord[] {
+    return this.records.filter((r) => r.status === 'pending' && r.sync_state === 'conflict').sort(byTime);
+  }
+
   checkpoints(sessionId: string): Checkpoint[] {
     return this.checkpointsBySession.get(sessionId) ?? [];
   }

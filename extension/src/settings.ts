@@ -53,6 +53,7 @@ export const Commands = {
   keepMine: 'prsm.keepMine',
   takeAgents: 'prsm.takeAgents',
   mergeInEditor: 'prsm.mergeInEditor',
+  resolveConflicts: 'prsm.resolveConflicts',
   copyId: 'prsm.copyId',
   acceptFile: 'prsm.acceptFile',
   rejectFile: 'prsm.rejectFile',

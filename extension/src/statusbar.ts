@@ -1,4 +1,5 @@
-// The status bar item: the number of pending changes; a click opens the view.
+// The status bar item: the number of pending changes, and of those in
+// conflict apart; a click opens the view, or with conflicts resolves them.
 // Its tooltip also says, per active session, whose hooks reported and when,
 // and warns when they do not fire in a session's worktree (GET /status).
 
@@ -10,20 +11,46 @@ import { Disposable } from './lifecycle';
 import { Commands, type ConnectionState } from './settings';
 import { plural } from './words';
 
-/** The text and tooltip of the item for a state and a pending count (tested). */
-export function statusText(state: ConnectionState, pending: number): { text: string; tooltip: string } {
+/**
+ * The text, tooltip and click of the item for a state, a pending count and
+ * the files of the pending changes in conflict (among the pending, one entry
+ * per conflicting change). Conflicts are named apart: a bulk accept leaves
+ * them, and the click leads to resolving them (tested).
+ */
+export function statusText(
+  state: ConnectionState,
+  pending: number,
+  conflicts: readonly string[] = [],
+): { text: string; tooltip: string; command: string } {
   switch (state) {
-    case 'connected':
+    case 'connected': {
+      if (!conflicts.length) {
+        return {
+          text: `$(git-compare) prsm: ${pending} pending`,
+          tooltip: pending ? `${plural(pending, 'agent change')} to review. Click to open the prsm view.` : 'No agent changes to review.',
+          command: Commands.showView,
+        };
+      }
+      const files = [...new Set(conflicts)];
+      const shown = files.length > 3 ? `${files.slice(0, 3).join(', ')} and ${files.length - 3} more` : files.join(', ');
       return {
-        text: `$(git-compare) prsm: ${pending} pending`,
-        tooltip: pending ? `${plural(pending, 'agent change')} to review. Click to open the prsm view.` : 'No agent changes to review.',
+        text: `$(git-compare) prsm: ${pending} pending · ${plural(conflicts.length, 'conflict')}`,
+        tooltip:
+          `${plural(pending, 'agent change')} to review, ${conflicts.length} in conflict with your edits: ${shown}. ` +
+          "A conflict is resolved, never accepted in bulk. Click to resolve: Keep mine, Take agent's or Merge in editor.",
+        command: Commands.resolveConflicts,
       };
+    }
     case 'connecting':
-      return { text: '$(sync~spin) prsm', tooltip: 'Connecting to the prsm server…' };
+      return { text: '$(sync~spin) prsm', tooltip: 'Connecting to the prsm server…', command: Commands.showView };
     case 'disconnected':
-      return { text: '$(circle-slash) prsm: not running', tooltip: 'prsm is not running in this workspace. Click to open the prsm view and start it.' };
+      return {
+        text: '$(circle-slash) prsm: not running',
+        tooltip: 'prsm is not running in this workspace. Click to open the prsm view and start it.',
+        command: Commands.showView,
+      };
     case 'noWorkspace':
-      return { text: '$(circle-slash) prsm', tooltip: 'Open a folder inside a git repository to use prsm.' };
+      return { text: '$(circle-slash) prsm', tooltip: 'Open a folder inside a git repository to use prsm.', command: Commands.showView };
   }
 }
 
@@ -62,7 +89,6 @@ export class StatusBar extends Disposable {
     super();
     this.item = this._register(vscode.window.createStatusBarItem('prsm.pending', vscode.StatusBarAlignment.Left, 50));
     this.item.name = 'prsm';
-    this.item.command = Commands.showView;
     this._register(ctx.model.onChange(() => this.update(true)));
     this._register(ctx.connection.onState(() => this.update(true)));
     this._register({ dispose: () => clearTimeout(this.timer) });
@@ -96,10 +122,12 @@ export class StatusBar extends Disposable {
     }
     const pending = this.ctx.model.pendingCount;
     const connected = this.ctx.connection.state === 'connected';
-    const s = statusText(this.ctx.connection.state, pending);
+    const conflicts = this.ctx.model.conflicts.map((r) => r.rel_path);
+    const s = statusText(this.ctx.connection.state, pending, conflicts);
     const hooks = connected ? hookSummary(this.hooks, Date.now()) : { lines: [], warning: false };
     this.item.text = hooks.warning ? `${s.text} $(warning)` : s.text;
     this.item.tooltip = [s.tooltip, ...hooks.lines].join('\n');
+    this.item.command = s.command;
     this.item.backgroundColor = (pending || hooks.warning) && connected ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
 }

@@ -180,4 +180,15 @@ describe('mergeRecord', () => {
     expect(mergeRecord(old, event)).toEqual({ ...old, status: 'accepted' });
     expect(mergeRecord(old, { ...event, summary: 'make test' }).summary).toBe('make test');
   });
+  it('lists the pending conflicts apart, oldest first, among the pending ones', () => {
+    const m = new Model();
+    m.upsertRecords([
+      rec({ id: 'c2', sync_state: 'conflict', timestamp: '2026-01-02T00:00:00Z' }),
+      rec({ id: 'c1', sync_state: 'conflict', timestamp: '2026-01-01T00:00:00Z' }),
+      rec({ id: 'done', sync_state: 'conflict', status: 'rejected' }),
+      rec({ id: 'plain' }),
+    ]);
+    expect(m.conflicts.map((r) => r.id)).toEqual(['c1', 'c2']);
+    expect(m.pendingCount).toBe(3);
+  });
 });

@@ -17,7 +17,18 @@ import {
   rewindToCheckpoint,
 } from '../src/checkpoints';
 import { lensSpecs, placementsFor, PrsmCodeLensProvider } from '../src/codelens';
-import { acceptChange, keepMine, mergeInEditor, recordFromArgs, rejectChange, takeAgents } from '../src/commands';
+import {
+  acceptChange,
+  bulkEverything,
+  bulkSession,
+  keepMine,
+  leftMessage,
+  mergeInEditor,
+  recordFromArgs,
+  rejectChange,
+  resolveConflicts,
+  takeAgents,
+} from '../src/commands';
 import type { AppContext } from '../src/context';
 import { planDecorations } from '../src/decorations';
 import { binaryMessage, contentUri, parseContentUri } from '../src/diff';
@@ -26,10 +37,10 @@ import { PathMap } from '../src/paths';
 import { placeRecords } from '../src/ranges';
 import { serveArgs } from '../src/serverctl';
 import { Commands } from '../src/settings';
-import { hookSummary, statusText } from '../src/statusbar';
+import { hookSummary, StatusBar, statusText } from '../src/statusbar';
 import { buildTree, contextValue, toTreeItem } from '../src/tree';
 import { answers, FakeDocument, recorded, resetStub, setConfig, Uri, window } from './vscode-stub';
-import { checkpoint, lines, rec, session } from './helpers';
+import { checkpoint, lines, rec, session, until } from './helpers';
 import type { Plan } from '../src/api.gen';
 import type { PrsmClient } from '../src/client';
 
@@ -372,6 +383,70 @@ describe('commands', () => {
     expect(c.m.record('s1', 'x')?.status).toBe('accepted');
   });
 
+  it('a bulk accept that left a conflict warns, naming its file and the ways to resolve it, and leads there', async () => {
+    const c = conflictCase();
+    const clean = rec({ id: 'clean', file_path: '/ws/b.txt', rel_path: 'b.txt', old: '', new: lines('b') });
+    c.m.upsertRecords([clean]);
+    const job = { id: 'j1', kind: 'accept_all' as const, state: 'done', total: 1, done: 1, conflicts: 0, left: 1, started_at: '2026-01-01T00:00:00Z' };
+    const call = c.ctx.call;
+    const everything = { acceptEverything: async () => ({ records: [{ ...clean, status: 'accepted' as const }], job }) };
+    c.ctx.call = (what, fn) => (what === 'accept every change' ? fn(everything as unknown as PrsmClient) : call(what, fn));
+    answers.message.push('Resolve Conflicts');
+    answers.quickPick.push((items) => items[0]); // Keep mine
+    const stub = await import('./vscode-stub');
+    const shown: string[] = [];
+    const show = stub.window.showTextDocument;
+    stub.window.showTextDocument = async (u: unknown) => (shown.push((u as { fsPath: string }).fsPath), undefined);
+    try {
+      await bulkEverything(c.ctx, true);
+      await until(() => c.sent.length > 0, 2000, 'the resolve sent');
+    } finally {
+      stub.window.showTextDocument = show;
+    }
+    expect(c.m.record('s1', 'clean')?.status).toBe('accepted');
+    const warning = recorded.messages.find((x) => x.kind === 'warning');
+    expect(warning?.text).toBe(
+      "prsm: 1 change left pending: a.txt is in conflict with your edits. A conflict is resolved, never accepted in bulk: Conflict: Keep My Version, Take Agent's Version, or Merge in Editor.",
+    );
+    expect(warning?.items).toEqual(['Resolve Conflicts']);
+    // Its button opens the file of the one conflict and asks which way.
+    expect(shown).toEqual(['/ws/a.txt']);
+    expect(c.sent).toEqual(['resolve s1 x mine']);
+  });
+
+  it('a bulk decision that left nothing pending says nothing more', async () => {
+    const c = conflictCase();
+    const job = { id: 'j1', kind: 'reject_all' as const, state: 'done', total: 1, done: 1, conflicts: 0, left: 0, started_at: '2026-01-01T00:00:00Z' };
+    c.ctx.call = async (_what, fn) => fn({ rejectAll: async () => ({ records: [], job }) } as unknown as PrsmClient);
+    await bulkSession(c.ctx, false, { kind: 'session', session: session() });
+    expect(recorded.messages.filter((x) => x.kind === 'warning')).toEqual([]);
+  });
+
+  it('says what a bulk decision left: the files in conflict, and the other changes of those files', () => {
+    const a = rec({ rel_path: 'a.txt', sync_state: 'conflict' });
+    const b = rec({ rel_path: 'b.txt', sync_state: 'conflict' });
+    expect(leftMessage(3, [a])).toMatch(/^prsm: 3 changes left pending: a\.txt is in conflict with your edits, and the other changes of that file wait with it\. /);
+    expect(leftMessage(2, [a, b])).toMatch(/^prsm: 2 changes left pending: a\.txt, b\.txt are in conflict with your edits\. /);
+    // Conflicts the model does not hold (another session's): the count still says it.
+    expect(leftMessage(1, [])).toMatch(/^prsm: 1 change left pending: in conflict with your edits, or of a file that is\. /);
+  });
+
+  it('Resolve Conflicts picks among several conflicts, opens the file and resolves the one picked', async () => {
+    const c = conflictCase();
+    const other = rec({ id: 'y', file_path: '/ws/c.txt', rel_path: 'c.txt', old: lines('c'), new: lines('agent c'), sync_state: 'conflict' });
+    c.m.upsertRecords([other]);
+    answers.quickPick.push((items) => items.find((i: { record: { id: string } }) => i.record.id === 'y'));
+    answers.quickPick.push((items) => items[1]); // Take agent's
+    await resolveConflicts(c.ctx);
+    expect(recorded.quickPicks[0].items.map((i: { label: string }) => i.label)).toEqual(['Edit a.txt', 'Edit c.txt']);
+    expect(recorded.quickPicks[0].options.placeHolder).toBe('2 changes in conflict with your edits: resolve which?');
+    expect(c.sent).toEqual(['resolve s1 y agent']);
+
+    c.m.upsertRecords([{ ...c.r, status: 'rejected' }, { ...other, status: 'accepted', sync_state: 'synced' }]);
+    await resolveConflicts(c.ctx);
+    expect(recorded.messages.map((x) => x.text)).toContain('prsm: no change is in conflict.');
+  });
+
   it('saves unsaved edits before the agent\'s version or the markers are written', async () => {
     const c = conflictCase();
     const doc = new FakeDocument('/ws/a.txt', 'mine, unsaved');
@@ -531,6 +606,37 @@ describe('status bar', () => {
   it('shows the pending count, or that prsm is not running', () => {
     expect(statusText('connected', 3).text).toBe('$(git-compare) prsm: 3 pending');
     expect(statusText('disconnected', 0).text).toBe('$(circle-slash) prsm: not running');
+    expect(statusText('connected', 3).command).toBe(Commands.showView);
+  });
+
+  it('names conflicts apart from the pending changes, and a click leads to resolving them', () => {
+    const s = statusText('connected', 3, ['conf.ini']);
+    expect(s.text).toBe('$(git-compare) prsm: 3 pending · 1 conflict');
+    expect(s.tooltip).toBe(
+      "3 agent changes to review, 1 in conflict with your edits: conf.ini. A conflict is resolved, never accepted in bulk. Click to resolve: Keep mine, Take agent's or Merge in editor.",
+    );
+    expect(s.command).toBe(Commands.resolveConflicts);
+    const many = statusText('connected', 9, ['a', 'b', 'b', 'c', 'd', 'e']);
+    expect(many.text).toBe('$(git-compare) prsm: 9 pending · 6 conflicts');
+    expect(many.tooltip).toContain('6 in conflict with your edits: a, b, c and 2 more.');
+    // Not connected: no counts at all.
+    expect(statusText('disconnected', 0, ['a']).text).toBe('$(circle-slash) prsm: not running');
+  });
+
+  it('the item follows the model: a conflict shows apart, and goes once resolved', () => {
+    const m = new Model();
+    const ctx = appContext(m);
+    (ctx.connection as unknown as { onState: () => { dispose(): void } }).onState = () => ({ dispose() {} });
+    const bar = new StatusBar(ctx);
+    const item = (bar as unknown as { item: { text: string; command: string } }).item;
+    const conflict = rec({ id: 'x', rel_path: 'conf.ini', sync_state: 'conflict' });
+    m.upsertRecords([rec({ id: 'clean' }), conflict]);
+    expect(item.text).toBe('$(git-compare) prsm: 2 pending · 1 conflict');
+    expect(item.command).toBe(Commands.resolveConflicts);
+    m.upsertRecords([{ ...conflict, status: 'rejected', sync_state: 'synced' }]);
+    expect(item.text).toBe('$(git-compare) prsm: 1 pending');
+    expect(item.command).toBe(Commands.showView);
+    bar.dispose();
   });
 
   it('says per session whose hooks reported and when, and warns when they do not fire', () => {

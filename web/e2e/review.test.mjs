@@ -969,6 +969,49 @@ uiTest('Accept and Reject of everything, across sessions', async () => {
   await record('tc-all-r1').locator('.pill.rejected').waitFor();
 });
 
+uiTest('Accept of a session leaves its conflict pending, and the toast names it and how to resolve it', async () => {
+  // The user's own file, not committed: part of the session's base.
+  const CONF = 'name = demo\nport = 8080\n';
+  writeWs('bc/conf.ini', CONF);
+  const sess = await startSession('bulk-conflict');
+  await agentWrite(sess, 'tc-bc-clean', 'bc/clean.txt', 'clean\n', 'Write');
+  // While the agent edits a line, the user edits the same line: a conflict.
+  const mine = CONF.replace('port = 8080', 'port = 9090 # mine');
+  const rc = await agentWrite(sess, 'tc-bc-conf', 'bc/conf.ini', CONF.replace('port = 8080', 'port = 3000 # agent'), 'Edit', () =>
+    writeWs('bc/conf.ini', mine),
+  );
+  assert.equal(rc.sync_state, 'conflict');
+
+  await sessionLink('bulk-conflict').click();
+  await page.locator('.session-head .summary strong', { hasText: /^2 pending$/ }).waitFor();
+  await record('tc-bc-conf').locator('.pill.sync-conflict').waitFor();
+  await sessionButton('bulk-conflict', 'Accept').click();
+
+  // The clean change is accepted; the conflict is not decided in bulk.
+  await eventually('the clean change accepted', async () => (await statuses(sess))['tc-bc-clean'] === 'accepted');
+  const r = await recordOf(sess, 'tc-bc-conf');
+  assert.deepEqual([r.status, r.sync_state], ['pending', 'conflict'], 'the conflict is still pending');
+  assert.equal(readWs('bc/conf.ini'), mine, "the user's file is left as it is");
+  // The page says so: a toast names the conflict and the ways to resolve it.
+  const toast = page.locator('.toast.error', { hasText: 'left pending' });
+  await toast.waitFor();
+  const said = (await toast.innerText()).replace(/\s+/g, ' ');
+  assert.match(said, /1 change left pending/, said);
+  assert.match(said, /bc\/conf\.ini/, `the toast names the conflicting file: ${said}`);
+  assert.match(said, /Keep mine, Take agent's, or Merge in editor/, `the toast says how to resolve it: ${said}`);
+  await record('tc-bc-clean').locator('.pill.accepted').waitFor();
+  await record('tc-bc-conf').locator('.record-head .pill.pending').waitFor();
+  await record('tc-bc-conf').getByRole('group', { name: 'Resolve the conflict of bc/conf.ini' }).waitFor();
+  await page.locator('.session-head .summary strong', { hasText: /^1 pending$/ }).waitFor();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'bulk-left-conflict.png'), fullPage: true });
+
+  // The way it names settles it: Keep mine.
+  await toast.getByRole('button', { name: 'Dismiss' }).click();
+  await record('tc-bc-conf').getByRole('button', { name: 'Keep mine', exact: true }).click();
+  await eventually('the conflict resolved', async () => (await statuses(sess))['tc-bc-conf'] === 'rejected');
+  assert.equal(readWs('bc/conf.ini'), mine);
+});
+
 uiTest('Reject hunk takes one hunk of an Edit out; the later change on its lines cascades; Accept hunk makes it partial', async () => {
   const hs = await startSession('e2e hunks');
   // One Edit with two hunks (lines 2 and 9), in one @@ block of the page's diff.

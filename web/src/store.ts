@@ -389,11 +389,39 @@ function refreshStatus(): void {
 
 // ---- actions --------------------------------------------------------------
 
+/** What a bulk decision covers: a session (and a file of it), or every session. */
+interface Scope {
+  sid?: string;
+  file?: string;
+}
+
+/** The pending conflicts the page knows of in scope. */
+function conflictsIn(scope: Scope): FileChangeRecord[] {
+  const sids = scope.sid ? [scope.sid] : Object.keys(state.records);
+  return sids.flatMap((sid) =>
+    (state.records[sid] ?? []).filter(
+      (r) => r.status === 'pending' && r.sync_state === 'conflict' && (!scope.file || r.rel_path === scope.file),
+    ),
+  );
+}
+
+/**
+ * What a bulk decision left pending: "1 change left pending: a.txt is in
+ * conflict with your edits", naming the files the page knows of.
+ */
+function leftText(left: number, conflicts: FileChangeRecord[]): string {
+  const files = [...new Set(conflicts.map((r) => r.rel_path))];
+  if (!files.length) return `${plural(left, 'change')} left pending: in conflict with your edits, or of a file that is`;
+  const others = left > conflicts.length ? `; the other changes of ${files.length === 1 ? 'that file' : 'those files'} wait with them` : '';
+  return `${plural(left, 'change')} left pending: ${files.join(', ')} ${files.length === 1 ? 'is' : 'are'} in conflict with your edits${others}`;
+}
+
 async function review(
   label: string,
   run: () => Promise<Records>,
   reload: string[] = [],
   handled: (e: unknown) => Promise<boolean> = async () => false,
+  scope: Scope = {},
 ): Promise<void> {
   update({ busy: state.busy + 1 });
   try {
@@ -402,13 +430,10 @@ async function review(
     // A large decision lists part of its changes; its job counts them.
     const n = ans.job ? ans.job.done : ans.records.length;
     toast('info', n ? `${label}: ${plural(n, 'change')}` : `${label}: nothing was pending`);
+    await Promise.all([refreshSessions(), ...reload.map((sid) => loadSession(sid))]);
     // A bulk decision leaves conflicts pending: each is resolved.
     const left = ans.job?.left ?? 0;
-    if (left > 0) {
-      toast('error', `${plural(left, 'change')} left pending: in conflict with your edits, or of a file that is`,
-        'Resolve each: Keep mine, Take the agent\'s, or Merge in the editor');
-    }
-    await Promise.all([refreshSessions(), ...reload.map((sid) => loadSession(sid))]);
+    if (left > 0) toast('error', leftText(left, conflictsIn(scope)), "Resolve each on its change: Keep mine, Take agent's, or Merge in editor");
   } catch (e) {
     if (!(await handled(e))) fail(e);
   } finally {
@@ -539,9 +564,11 @@ export const actions = {
   rejectChange: (r: FileChangeRecord) => review('Rejected', () => api.reject(r.session_id, r.id)),
   acceptHunk: (r: FileChangeRecord, index: number) => decideHunk(r, index, true),
   rejectHunk: (r: FileChangeRecord, index: number) => decideHunk(r, index, false),
-  acceptFile: (sid: string, file: string) => review(`Accepted ${file}`, () => api.acceptAll(sid, file)),
-  rejectFile: (sid: string, file: string) => review(`Rejected ${file}`, () => api.rejectAll(sid, file)),
-  acceptSession: (s: Session) => review('Accepted the session', () => api.acceptAll(s.id), [s.id]),
+  acceptFile: (sid: string, file: string) =>
+    review(`Accepted ${file}`, () => api.acceptAll(sid, file), [], undefined, { sid, file }),
+  rejectFile: (sid: string, file: string) =>
+    review(`Rejected ${file}`, () => api.rejectAll(sid, file), [], undefined, { sid, file }),
+  acceptSession: (s: Session) => review('Accepted the session', () => api.acceptAll(s.id), [s.id], undefined, { sid: s.id }),
   rejectSession: (s: Session) =>
     ask({
       title: `Reject every pending change of “${s.name || s.id}”?`,
@@ -551,7 +578,7 @@ export const actions = {
       ],
       confirmLabel: `Reject ${plural(s.pending_count, 'change')}`,
       danger: true,
-      run: () => review('Rejected the session', () => api.rejectAll(s.id), [s.id]),
+      run: () => review('Rejected the session', () => api.rejectAll(s.id), [s.id], undefined, { sid: s.id }),
     }),
   acceptEverything: () =>
     review('Accepted everything', () => api.acceptEverything(), Object.keys(state.records)),

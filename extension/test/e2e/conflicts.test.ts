@@ -1,0 +1,134 @@
+// End-to-end: a bulk accept in a real VS Code (code-server, driven through
+// Chromium) against a real prsm server leaves a conflict pending, says so,
+// and the status bar names the conflict apart and leads to resolving it.
+// The state is checked over the server's API after every step.
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import type { FileChangeRecord, Session } from '../../src/api.gen';
+import type { PrsmClient } from '../../src/client';
+import { lines, until } from '../helpers';
+import { agentWrite, PRSM_BIN, scratchRepo, startPrsm, stopPrsm, type Scratch } from '../prsm';
+import { CODE_SERVER_BIN, VSIX, Workbench } from './workbench';
+
+const ARTIFACTS =
+  process.env.PRSM_E2E_ARTIFACTS ?? path.join(process.env.PRSM_E2E_OUTER_TMP ?? os.tmpdir(), `prsm-e2e-conflicts-${Date.now()}`);
+
+const CONF = lines('name = demo', 'port = 8080', 'level = info');
+
+if (!PRSM_BIN || !CODE_SERVER_BIN) {
+  throw new Error('PRSM_BIN and CODE_SERVER_BIN must be set: run `npm run test:e2e` (scripts/e2e.sh)');
+}
+
+const watchdog = setTimeout(() => {
+  process.stderr.write('e2e watchdog: 5 minutes passed, giving up\n');
+  void cleanup().finally(() => process.exit(1));
+}, 5 * 60_000);
+watchdog.unref();
+
+let s: Scratch;
+let wb: Workbench;
+let client: PrsmClient | undefined;
+let session: Session;
+let failed = false;
+
+async function cleanup(): Promise<void> {
+  await wb?.close();
+  client?.dispose();
+  if (s) {
+    await stopPrsm(s);
+  }
+}
+
+const read = (rel: string) => fs.readFileSync(path.join(s.repo, rel), 'utf8');
+
+async function record(id: string): Promise<FileChangeRecord> {
+  return (await client!.getChange(session.id, id)).records[0];
+}
+
+beforeAll(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  s = scratchRepo({ 'conf.ini': CONF }, 'prsm-e2e-conflicts-');
+  // The server runs before VS Code opens: the extension connects at once.
+  client = await startPrsm(s);
+  wb = new Workbench({ root: s.root, env: { PRSM_HOME: s.home }, settings: { 'prsm.binaryPath': PRSM_BIN }, artifacts: ARTIFACTS });
+  wb.installExtension(VSIX);
+  await wb.start();
+  await wb.open(s.repo);
+});
+
+afterEach(async (ctx) => {
+  const name = ctx.task.name.replace(/\s+/g, '-').slice(0, 60);
+  if (ctx.task.result?.state === 'fail') {
+    failed = true;
+    process.stderr.write(`e2e: screenshot of the failure: ${await wb.screenshot(`FAILED-${name}`)}\n`);
+  } else {
+    await wb.screenshot(`ok-${name}`);
+  }
+});
+
+afterAll(async () => {
+  wb?.saveLogs();
+  await cleanup();
+  clearTimeout(watchdog);
+  if (s) {
+    fs.rmSync(s.root, { recursive: true, force: true });
+  }
+  if (!failed && !process.env.PRSM_E2E_ARTIFACTS) {
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+  } else {
+    process.stderr.write(`e2e: artifacts (screenshots, code-server, browser and extension logs) in ${ARTIFACTS}\n`);
+  }
+});
+
+describe('a bulk accept in code-server', () => {
+  it('Accept Everything accepts the clean change, leaves the conflict pending and says so; the status bar names the conflict and resolves it', async () => {
+    const p = wb.page;
+    const bar = (text: string) => p.locator('.statusbar-item', { hasText: text }).first();
+    await bar('prsm: 0 pending').waitFor({ timeout: 30_000 });
+
+    // One clean change, and one the user's edit to the same line puts in conflict.
+    session = await client!.startSession({ name: 'bulk-conflict', agent_id: 'e2e' });
+    const [clean] = await agentWrite(client!, session, 'tc-clean', 'clean.txt', lines('clean'), 'Write');
+    expect(clean).toMatchObject({ status: 'pending', sync_state: 'synced' });
+    const mine = CONF.replace('port = 8080', 'port = 9090 # USER');
+    fs.writeFileSync(path.join(s.repo, 'conf.ini'), mine);
+    const [conflict] = await agentWrite(client!, session, 'tc-conflict', 'conf.ini', CONF.replace('port = 8080', 'port = 3000 # AGENT'));
+    expect(conflict).toMatchObject({ status: 'pending', sync_state: 'conflict' });
+
+    // The status bar names the conflict apart from the pending changes.
+    await bar('prsm: 2 pending · 1 conflict').waitFor({ timeout: 15_000 });
+
+    await wb.command('prsm: Accept Everything');
+    const warning = p.locator('.notifications-toasts .notification-toast', { hasText: 'left pending' }).first();
+    await warning.waitFor({ timeout: 15_000 });
+    const said = (await warning.locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ').trim();
+    expect(said).toBe(
+      "prsm: 1 change left pending: conf.ini is in conflict with your edits. A conflict is resolved, never accepted in bulk: Conflict: Keep My Version, Take Agent's Version, or Merge in Editor.",
+    );
+    await warning.locator('.monaco-button', { hasText: 'Resolve Conflicts' }).first().waitFor();
+    await wb.screenshot('bulk-accept-left-a-conflict');
+
+    // The server: the clean change accepted, the conflict still pending, the user's file as it was.
+    await until(async () => (await record('tc-clean')).status === 'accepted', 10_000, 'the clean change accepted');
+    expect(await record('tc-conflict')).toMatchObject({ status: 'pending', sync_state: 'conflict' });
+    expect(read('conf.ini')).toBe(mine);
+    expect(read('clean.txt')).toBe(lines('clean'));
+    await bar('prsm: 1 pending · 1 conflict').waitFor({ timeout: 10_000 });
+
+    // A click on the status bar leads to resolving it: the file opens and
+    // the three ways out are offered.
+    await bar('prsm: 1 pending · 1 conflict').click();
+    const pick = p.locator('.quick-input-widget', { hasText: 'Keep mine' }).first();
+    await pick.waitFor({ timeout: 10_000 });
+    await p.locator('.tabs-container .tab.active', { hasText: 'conf.ini' }).waitFor({ timeout: 10_000 });
+    await p.locator('.quick-input-list .monaco-list-row', { hasText: 'Keep mine' }).first().click();
+    await until(async () => (await record('tc-conflict')).status === 'rejected', 10_000, 'the conflict resolved: keep mine');
+    expect(read('conf.ini')).toBe(mine);
+    await bar('prsm: 0 pending').waitFor({ timeout: 10_000 });
+    expect(await p.locator('.statusbar-item', { hasText: 'conflict' }).count()).toBe(0);
+  });
+});
