@@ -33,6 +33,7 @@ func TestRealAgentCopilot(t *testing.T) {
 	// first start: once, beside the cached package, not in every HOME.
 	pkgCache := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(exe))), "pkg-cache")
 	t.Run("installed", func(t *testing.T) { realCopilotRun(t, exe, pkgCache, true) })
+	t.Run("run-wired", func(t *testing.T) { realCopilotRun(t, exe, pkgCache, false) })
 }
 
 // realCopilotRun is one run of TestRealAgentCopilot; install says whether
