@@ -22,8 +22,9 @@ import (
 // toolResult) and no tool call id. The PascalCase ones (PreToolUse, ...),
 // which it fires for hooks it reads from Claude Code's settings, are Claude
 // Code's payloads with Claude's tool names: the Claude mapping takes them.
-// Copilot cannot run here (it needs a GitHub login), so this follows its
-// documentation (docs.github.com, "GitHub Copilot CLI hooks reference").
+// Checked on the real Copilot CLI 1.0.102, run offline in its BYOK mode
+// (TestRealAgentCopilot): toolArgs is an object, agentStop carries
+// stopReason, and no payload names its event or a tool call id.
 
 // copilotPayload is a Copilot CLI event: camelCase fields, or (with
 // hook_event_name) a Claude-shaped one.

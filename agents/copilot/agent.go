@@ -1,8 +1,8 @@
 // Package copilot is prsm's GitHub Copilot CLI agent: its hook adapter
 // (its camelCase events, numbered in a state file, and the Claude-shaped
 // ones, which agents/claude maps); `prsm hooks install copilot` (a hooks
-// file of prsm's own); and `prsm run -- copilot`, which only says when the
-// hooks are missing, as Copilot reads hooks from files alone.
+// file of prsm's own); and `prsm run -- copilot`, which hands Copilot
+// prsm's hooks as a plugin for the run (--plugin-dir).
 package copilot
 
 import (
@@ -44,10 +44,9 @@ exits 0: a failure is one line on stderr. It prints nothing on stdout.`,
 // Installer implements agent.Agent.
 func (Agent) Installer() *agent.Installer { return installer() }
 
-// Runner implements agent.Agent: a note when prsm's hooks are missing.
+// Runner implements agent.Agent: prsm's hooks as a plugin for the run.
 func (Agent) Runner() agent.Runner {
 	return func(_ context.Context, r *agent.Run) ([]string, []string) {
-		copilotRunNote(r.Argv, r.Worktree, r.Err)
-		return r.Argv, nil
+		return copilotRunArgs(r.Argv, r.Worktree, r.Self, r.Err), nil
 	}
 }

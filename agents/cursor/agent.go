@@ -1,9 +1,12 @@
 // Package cursor is prsm's Cursor agent: its hook adapter (shell and
 // file-edit events, numbered per conversation) and `prsm hooks install
-// cursor` (hooks.json); it has no `prsm run` wiring.
+// cursor` (hooks.json); `prsm run` can add no hooks to a Cursor run, and
+// says so when they are not installed.
 package cursor
 
 import (
+	"context"
+
 	"github.com/prsm-dev/prsm/agents/agent"
 )
 
@@ -42,6 +45,12 @@ Cursor lets pass.`,
 // Installer implements agent.Agent.
 func (Agent) Installer() *agent.Installer { return installer() }
 
-// Runner implements agent.Agent: none. `prsm run` adds nothing to a
-// Cursor run; its hooks come from `prsm hooks install cursor`.
-func (Agent) Runner() agent.Runner { return nil }
+// Runner implements agent.Agent: a note when prsm's hooks are missing;
+// `prsm run` adds nothing to a Cursor run, whose hooks come from `prsm
+// hooks install cursor`.
+func (Agent) Runner() agent.Runner {
+	return func(_ context.Context, r *agent.Run) ([]string, []string) {
+		cursorRunNote(r.Argv, r.Worktree, r.Err)
+		return r.Argv, nil
+	}
+}

@@ -1,8 +1,9 @@
 // Package gemini is prsm's Gemini CLI agent: its hook adapter
 // (BeforeTool and AfterTool, numbered in a state file, as Gemini gives no
 // tool call id); `prsm hooks install gemini` (settings.json, comments
-// allowed); and `prsm run -- gemini`, which carries the workspace's folder
-// trust over to the worktree and says when the hooks are missing.
+// allowed); and `prsm run -- gemini`, which gives Gemini prsm's hooks
+// through a home of the run's own (the user's settings, login and trust
+// kept) and carries the workspace's folder trust over to the worktree.
 package gemini
 
 import (
@@ -51,10 +52,10 @@ takes as a warning.`,
 // Installer implements agent.Agent.
 func (Agent) Installer() *agent.Installer { return installer() }
 
-// Runner implements agent.Agent: Gemini CLI gets the workspace's trust
-// for the run, and a word on its hooks.
+// Runner implements agent.Agent: Gemini CLI gets prsm's hooks and the
+// workspace's trust for the run.
 func (Agent) Runner() agent.Runner {
 	return func(_ context.Context, r *agent.Run) ([]string, []string) {
-		return r.Argv, geminiRun(r.Err, r.Argv, r.Workspace, r.Worktree)
+		return r.Argv, geminiRun(r.Err, r.Argv, r.Workspace, r.Worktree, r.Self)
 	}
 }

@@ -7,21 +7,23 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/prsm-dev/prsm/agents/agent"
 )
 
 // geminiRun prepares a `prsm run -- gemini ...` (argv[0] named gemini) in
-// the session worktree wt of the workspace ws: it returns the environment
-// the run adds, and says on w what it did and what the user must do.
+// the session worktree wt of the workspace ws, whose hooks run prsm at
+// self: it returns the environment the run adds, and says on w what it did
+// and what the user must do.
 //
-// Gemini CLI has no flag or variable that adds a settings file for one
-// run (GEMINI_CLI_SYSTEM_SETTINGS_PATH is read only when the file and
-// every directory above it belong to root; GEMINI_CLI_HOME would hide the
-// user's login and settings), so its hooks come from `prsm hooks install
-// gemini`: a run without them is told so. Gemini trusts folders by path,
+// Without prsm's hooks installed, the run gets them through a home of its
+// own (geminiRunHome) that keeps the user's settings, login and trust;
+// should that fail, the run is told to `prsm hooks install gemini`. Gemini
+// trusts folders by path,
 // and headless it exits 55 in one it does not trust: when it trusts the
 // workspace but not the worktree, the run gets GEMINI_CLI_TRUST_WORKSPACE
 // (what its --skip-trust sets), which carries the workspace's trust over.
-func geminiRun(w io.Writer, argv []string, ws, wt string) []string {
+func geminiRun(w io.Writer, argv []string, ws, wt, self string) []string {
 	if len(argv) == 0 || strings.TrimSuffix(filepath.Base(argv[0]), ".js") != "gemini" {
 		return nil
 	}
@@ -42,21 +44,25 @@ func geminiRun(w io.Writer, argv []string, ws, wt string) []string {
 		// removeGeminiHooks leaves hooksConfig alone.
 		off = append(off, geminiHooksOff(s)...)
 	}
+	var env []string
 	if !installed {
-		fmt.Fprintln(w, "prsm: Gemini CLI tells prsm about its tool calls only through prsm's hooks; run `prsm hooks install gemini` once (until then its changes are recorded as Watch)")
+		var err error
+		if env, err = geminiRunHome(self); err != nil {
+			fmt.Fprintf(w, "prsm: could not add prsm's Gemini CLI hooks for this run (%s); its changes come in as Watch records. `prsm hooks install gemini` installs them for good\n", agent.OneLine(strings.TrimSpace(err.Error())))
+		}
 	}
 	for _, o := range off {
 		fmt.Fprintf(w, "prsm: warning: %s\n", o)
 	}
 	if os.Getenv("GEMINI_CLI_TRUST_WORKSPACE") != "" || os.Getenv("GEMINI_RESTRICTED_MODE") == "true" {
-		return nil // the user decided
+		return env // the user decided
 	}
 	rules := geminiTrustRules()
 	if geminiTrusted(rules, ws) != 1 || geminiTrusted(rules, wt) == 1 {
-		return nil
+		return env
 	}
 	fmt.Fprintf(w, "prsm: Gemini CLI trusts the workspace %s; the session's worktree is trusted for this run too (GEMINI_CLI_TRUST_WORKSPACE=true)\n", ws)
-	return []string{"GEMINI_CLI_TRUST_WORKSPACE=true"}
+	return append(env, "GEMINI_CLI_TRUST_WORKSPACE=true")
 }
 
 // geminiTrustRules reads Gemini CLI's trusted folders file (path: trust

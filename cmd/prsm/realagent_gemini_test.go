@@ -24,13 +24,23 @@ import (
 // `prsm run -- gemini` against a fake Gemini API that plays a write_file,
 // a replace, one shell command that creates, changes and deletes several
 // files, and a final answer. Gemini trusts only the workspace, so the run
-// must carry that trust to the worktree; prsm's hooks are installed in
-// Gemini's user settings (HOME is a temp dir). It then checks, through the
-// API, the records (derived tool call ids, paired; canonical tool names;
-// the shell's files as :N records), the bytes in the workspace, the
-// prompt's turn checkpoint, and that a reject puts a file back.
+// must carry that trust to the worktree. prsm's hooks are installed in
+// Gemini's user settings (HOME is a temp dir), or, in run-wired, nothing
+// is installed and prsm run gives Gemini a home of the run's own (the
+// user's settings, login and trust, with prsm's hooks). It then checks,
+// through the API, the records (derived tool call ids, paired; canonical
+// tool names; the shell's files as :N records), the bytes in the
+// workspace, the prompt's turn checkpoint, and that a reject puts a file
+// back.
 func TestRealAgentGemini(t *testing.T) {
 	gemini := realAgent(t, "@google/gemini-cli", "0.61.0", "gemini")
+	t.Run("installed", func(t *testing.T) { realGeminiRun(t, gemini, true) })
+	t.Run("run-wired", func(t *testing.T) { realGeminiRun(t, gemini, false) })
+}
+
+// realGeminiRun is one run of TestRealAgentGemini; install says whether
+// prsm's hooks are installed first, or left to prsm run.
+func realGeminiRun(t *testing.T, gemini string, install bool) {
 	prsmHome := testgit.Env(t)
 	home := os.Getenv("HOME")
 	t.Setenv("GORACE", "atexit_sleep_ms=0")
@@ -88,8 +98,14 @@ func TestRealAgentGemini(t *testing.T) {
 		err := cmd.Run()
 		return out.String(), errb.String(), err
 	}
-	if out, errs, err := run(time.Minute, "hooks", "install", "gemini"); err != nil {
-		t.Fatalf("prsm hooks install gemini: %v\n%s%s", err, out, errs)
+	if install {
+		if out, errs, err := run(time.Minute, "hooks", "install", "gemini"); err != nil {
+			t.Fatalf("prsm hooks install gemini: %v\n%s%s", err, out, errs)
+		}
+	}
+	userSettings, err := os.ReadFile(filepath.Join(gdir, "settings.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	const prompt = "Greet, fix a.txt, then shuffle the files."
@@ -119,8 +135,14 @@ func TestRealAgentGemini(t *testing.T) {
 	if !strings.Contains(errs, "trusts the workspace "+repo+"; the session's worktree is trusted for this run too") {
 		t.Errorf("prsm run did not say it carried Gemini's trust over; stderr:\n%s", errs)
 	}
-	if strings.Contains(errs, "prsm hooks install gemini") {
-		t.Errorf("prsm run asked for hooks that are installed; stderr:\n%s", errs)
+	if strings.Contains(errs, "prsm hooks install gemini") || strings.Contains(errs, "Watch") {
+		t.Errorf("prsm run said Gemini's calls come in as Watch; stderr:\n%s", errs)
+	}
+	// Without an install, the user's settings stay as they were (Gemini
+	// rewrites them itself only to migrate old keys, as with an install
+	// it did: disableAutoUpdate became enableAutoUpdate).
+	if after, err := os.ReadFile(filepath.Join(gdir, "settings.json")); !install && (err != nil || string(after) != string(userSettings)) {
+		t.Errorf("the run changed the user's Gemini settings:\n%s\nwas:\n%s", after, userSettings)
 	}
 
 	// the bytes in the workspace

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -13,10 +14,21 @@ import (
 
 // ChatToolCall is one tool call a scripted Chat Completions answer makes.
 type ChatToolCall struct {
-	ID        string // the model's tool call id, which the agent hands back
-	Name      string // the tool, as the agent names it ("write", "bash")
-	Arguments string // the tool's arguments, a JSON object
+	ID   string // the model's tool call id, which the agent hands back
+	Name string // the tool, as the agent names it ("write", "bash")
+	// Arguments are the tool's arguments, a JSON object. {{cwd}} in them
+	// becomes the working directory the agent's system message names
+	// ("Current working directory: DIR", as Copilot CLI writes it), for
+	// tools that take absolute paths only.
+	Arguments string
 }
+
+// CwdVar is the placeholder ChatToolCall.Arguments may hold for the
+// agent's working directory.
+const CwdVar = "{{cwd}}"
+
+// cwdLine finds the working directory an agent's system message names.
+var cwdLine = regexp.MustCompile(`Current working directory: ([^\n]+)`)
 
 // ChatStep is one scripted answer of the main loop: tool calls, or (with
 // none) a final text.
@@ -121,6 +133,16 @@ func (s *ChatServer) completions(w http.ResponseWriter, r *http.Request) {
 		seen.Tools = append(seen.Tools, t.Function.Name)
 	}
 	step := ChatStep{Text: "prsm"} // a side request's answer: a title, say
+	cwd := ""
+	for _, m := range req.Messages {
+		var text string
+		if m.Role == "system" && json.Unmarshal(m.Content, &text) == nil {
+			if sub := cwdLine.FindStringSubmatch(text); sub != nil {
+				cwd = sub[1]
+				break
+			}
+		}
+	}
 	if len(req.Tools) > 0 && len(s.steps) > 0 {
 		n := 0
 		for _, m := range req.Messages {
@@ -130,6 +152,7 @@ func (s *ChatServer) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		seen.Step = min(n, len(s.steps)-1)
 		step = s.steps[seen.Step]
+		step.ToolCalls = withCwd(step.ToolCalls, cwd)
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, seen)
@@ -183,6 +206,18 @@ func (s *ChatServer) completions(w http.ResponseWriter, r *http.Request) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// withCwd is calls with CwdVar in their arguments replaced by cwd (as a
+// JSON string's content); calls without it come back as they are.
+func withCwd(calls []ChatToolCall, cwd string) []ChatToolCall {
+	out := make([]ChatToolCall, len(calls))
+	q, _ := json.Marshal(cwd)
+	for i, c := range calls {
+		c.Arguments = strings.ReplaceAll(c.Arguments, CwdVar, string(q[1:len(q)-1]))
+		out[i] = c
+	}
+	return out
 }
 
 // chatToolCalls is the tool_calls array of a message, or of a stream's

@@ -119,3 +119,35 @@ func TestChatScript(t *testing.T) {
 		t.Fatalf("plain answer: %+v", c)
 	}
 }
+
+// TestChatCwd: {{cwd}} in a step's arguments becomes the working
+// directory the request's system message names, JSON-escaped.
+func TestChatCwd(t *testing.T) {
+	s, err := ChatStart([]ChatStep{{ToolCalls: []ChatToolCall{{ID: "c1", Name: "create", Arguments: `{"path":"{{cwd}}/a.txt"}`}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	body := `{"model":"m","tools":[{"type":"function","function":{"name":"create"}}],"messages":[` +
+		`{"role":"system","content":"<environment_context>\n* Current working directory: /w/my t\n* Git repository root: /w/t"},{"role":"user","content":"go"}]}`
+	resp, err := http.Post(s.URL+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var c struct {
+		Choices []struct {
+			Message struct {
+				ToolCalls []struct {
+					Function struct{ Arguments string } `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Choices[0].Message.ToolCalls[0].Function.Arguments; got != `{"path":"/w/my t/a.txt"}` {
+		t.Fatalf("arguments %s, want the system message's cwd in them", got)
+	}
+}
