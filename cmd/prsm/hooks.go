@@ -38,7 +38,7 @@ Running it twice changes nothing; a settings file prsm cannot parse is
 refused and left as it is. --user (the default) edits the agent's settings
 of your user, --project the workspace's (which some agents read only when
 committed or trusted). Which file each agent's is, and what else install
-does for it: docs/reference.md, "Installing hooks, agent by agent".`,
+does for it: docs/reference.md, "Agents, one by one".`,
 		Example: "  prsm hooks " + verb + " claude\n  prsm hooks " + verb + " codex --project\n  prsm hooks status",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || installerOf(args[0]) == nil {
