@@ -143,12 +143,6 @@ func (e *Engine) Records(ctx context.Context, sessionID, status, file string) ([
 	return e.rec.Records(ctx, sessionID, status, file)
 }
 
-// Conflicts lists a session's pending changes in conflict with the
-// user's edits.
-func (e *Engine) Conflicts(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
-	return e.rec.Conflicts(ctx, sessionID)
-}
-
 // RecordsOf returns the records of id: the record with that id, or every
 // record of the tool call with that id.
 func (e *Engine) RecordsOf(ctx context.Context, sessionID, id string) ([]*prsm.Record, error) {

@@ -342,13 +342,6 @@ func (rc *recorder) Records(ctx context.Context, sessionID, status, file string)
 	return recs, nil
 }
 
-// Conflicts lists the pending changes of a session that are in conflict
-// with the user's edits: what waits for a resolve, not a decision.
-func (rc *recorder) Conflicts(ctx context.Context, sessionID string) ([]*prsm.Record, error) {
-	return store.ListRecords(ctx, rc.DB.Q(), store.RecordFilter{
-		SessionID: sessionID, Status: prsm.StatusPending, SyncState: prsm.SyncConflict})
-}
-
 // recordFilter is what Records lists: checked, the session resolved.
 func (rc *recorder) recordFilter(ctx context.Context, sessionID, status, file string) (store.RecordFilter, error) {
 	f := store.RecordFilter{Status: status}

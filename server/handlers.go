@@ -12,6 +12,7 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/store"
 )
 
 func (s *Server) healthz(c echo.Context) error {
@@ -46,7 +47,10 @@ func (s *Server) status(c echo.Context) error {
 		}
 		st.PendingCount += ss.PendingCount
 		if ss.PendingCount > 0 {
-			cs, err := s.eng.Conflicts(c.Request().Context(), ss.ID)
+			// What waits for a resolve, not a decision: records_status
+			// finds the session's pending rows.
+			cs, err := store.ListRecords(c.Request().Context(), s.eng.DB.Q(), store.RecordFilter{
+				SessionID: ss.ID, Status: prsm.StatusPending, SyncState: prsm.SyncConflict})
 			if err != nil {
 				return err
 			}
