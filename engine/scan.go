@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/tracker"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -34,11 +36,14 @@ func (wa *watcher) stopScanner() {
 	}
 }
 
-// scanDegraded gives the sessions the watcher cannot cover what events
-// would: every ScanInterval a look (a full git status scan, since their
-// dirty set is never trusted) that turns unclaimed changes into Watch
-// records. Tool calls need no help: their complete always scans such a
-// worktree. It runs until ctx ends.
+// scanDegraded gives the sessions the watcher cannot cover (tracker's
+// Limits: out of watches or descriptors, past PRSM_MAX_WATCHES, a network
+// file system, kqueue past its bound; or every session, when no watcher
+// started) what events would: every ScanInterval a look (a full git
+// status scan, since their dirty set is never trusted) that turns
+// unclaimed changes into Watch records. Tool calls and turns need no
+// help: their end always scans such a worktree, so the agent's changes
+// are its calls' whatever the watcher sees. It runs until ctx ends.
 func (wa *watcher) scanDegraded(ctx context.Context) {
 	t := time.NewTicker(ScanInterval)
 	defer t.Stop()
@@ -49,11 +54,7 @@ func (wa *watcher) scanDegraded(ctx context.Context) {
 		case <-t.C:
 		}
 		wa.review.checkMarkers(ctx)
-		w := wa.Watcher
-		if w == nil {
-			continue
-		}
-		for _, id := range w.DegradedRoots() {
+		for _, id := range wa.scanned() {
 			// As the watcher's own look: what is still being written is
 			// recorded at a later scan, once it settled, and a busy
 			// store's record is tried again at the next.
@@ -67,6 +68,34 @@ func (wa *watcher) scanDegraded(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// scanned lists the sessions the periodic scan looks at: the watcher's
+// limited ones, or, with no watcher, every loaded one.
+func (wa *watcher) scanned() []string {
+	if w := wa.Watcher; w != nil {
+		return w.DegradedRoots()
+	}
+	if wa.noWatcher.Cause == "" {
+		return nil // not watching at all (tests; a one-shot command)
+	}
+	var ids []string
+	wa.sessions.each(func(id string, _ *sessionState) { ids = append(ids, id) })
+	sort.Strings(ids)
+	return ids
+}
+
+// WatchLimits is Engine.WatchLimits's work: per session, why it is
+// scanned instead of watched.
+func (wa *watcher) WatchLimits() map[string]tracker.Limit {
+	if w := wa.Watcher; w != nil {
+		return w.Limits()
+	}
+	out := map[string]tracker.Limit{}
+	if wa.noWatcher.Cause != "" {
+		wa.sessions.each(func(id string, _ *sessionState) { out[id] = wa.noWatcher })
+	}
+	return out
 }
 
 // endVanished ends a session whose worktree was deleted by hand, and says

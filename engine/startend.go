@@ -134,7 +134,9 @@ func (ss *sessionStates) StartSession(ctx context.Context, req api.StartRequest)
 		cleanup()
 		return nil, err
 	}
-	if ss.Watcher != nil {
+	if ss.Watcher != nil || ss.watch.noWatcher.Cause != "" {
+		// Watched, or scanned periodically (scan.go): either needs its
+		// state loaded.
 		if _, err := ss.state(ctx, s); err != nil {
 			ss.Log.Error("watch new session", "session", id, "err", err)
 		}

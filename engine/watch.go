@@ -31,12 +31,24 @@ type watcher struct {
 	watchCtx context.Context
 	// scanStop stops the periodic scan (startScanner).
 	scanStop func()
+	// noWatcher is why the watcher could not start (no Cause: it did, or
+	// StartWatching was not called); every session is then scanned.
+	noWatcher tracker.Limit
 }
+
+// newWatcher is tracker.NewWatcher; tests make it fail.
+var newWatcher = tracker.NewWatcher
 
 // StartWatching is Engine.StartWatching's work.
 func (wa *watcher) StartWatching(ctx context.Context) error {
-	w, err := tracker.NewWatcher(wa.Log)
+	w, err := newWatcher(wa.Log)
 	if err != nil {
+		// No watcher (no descriptor, no inotify instance left): every
+		// look is a git status scan, and the periodic scan covers every
+		// session (scan.go). Nothing is lost; the status says why.
+		wa.noWatcher = tracker.StartLimit(err)
+		wa.watchCtx = ctx
+		wa.startScanner(ctx)
 		return err
 	}
 	w.Ignored = wa.ignoredDirs
