@@ -64,7 +64,7 @@
 //     writes them.
 //   - the watcher (watcher): watch.go: watcher records and Reconcile;
 //     scan.go: the periodic scan of the sessions the watcher cannot
-//     cover (tracker's Limits, or no watcher at all), and WatchLimits.
+//     cover (tracker's Limits, or no watcher at all).
 //   - warm worktrees (warmer): warm.go: the warm worktree a session start
 //     takes; warmwatch.go: the watch that tells it is still clean.
 //   - hook health (hookMonitor): hookhealth.go: which agent's hooks

@@ -8,7 +8,6 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
-	"github.com/prsm-dev/prsm/tracker"
 )
 
 // Sessions (sessionStates).
@@ -356,14 +355,6 @@ func (e *Engine) StartWatching(ctx context.Context) error {
 // StopWatching stops the watcher.
 func (e *Engine) StopWatching() {
 	e.watch.StopWatching()
-}
-
-// WatchLimits reports, per active session, why the watcher cannot watch
-// its worktree and the fix (none: every change gets an event). Such a
-// session loses nothing: each tool call's and turn's end scans it, and so
-// does a periodic scan.
-func (e *Engine) WatchLimits() map[string]tracker.Limit {
-	return e.watch.WatchLimits()
 }
 
 // WatchNow records what changed in the session's worktree that no tool call

@@ -4,18 +4,17 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sort"
 	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
-	"github.com/prsm-dev/prsm/tracker"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
 // ScanInterval is how often a session the watcher cannot cover (a worktree
-// larger than the watch budget, or the kernel out of inotify watches) is
-// scanned with git status for changes no tool call claimed.
+// larger than the watch budget, the kernel out of inotify watches: any of
+// tracker's Limits) is scanned with git status for changes no tool call
+// claimed.
 var ScanInterval = 2 * time.Second
 
 // startScanner starts scanDegraded; stopScanner ends it and waits.
@@ -38,12 +37,13 @@ func (wa *watcher) stopScanner() {
 
 // scanDegraded gives the sessions the watcher cannot cover (tracker's
 // Limits: out of watches or descriptors, past PRSM_MAX_WATCHES, a network
-// file system, kqueue past its bound; or every session, when no watcher
-// started) what events would: every ScanInterval a look (a full git
-// status scan, since their dirty set is never trusted) that turns
-// unclaimed changes into Watch records. Tool calls and turns need no
-// help: their end always scans such a worktree, so the agent's changes
-// are its calls' whatever the watcher sees. It runs until ctx ends.
+// file system, kqueue past its bound, or a watcher that could not start:
+// tracker.ScanningWatcher) what events would: every ScanInterval a look
+// (a full git status scan, since their dirty set is never trusted) that
+// turns unclaimed changes into Watch records. Tool calls and turns need
+// no help: their end always scans such a worktree, so the agent's
+// changes are its calls' whatever the watcher sees. It runs until ctx
+// ends.
 func (wa *watcher) scanDegraded(ctx context.Context) {
 	t := time.NewTicker(ScanInterval)
 	defer t.Stop()
@@ -54,7 +54,11 @@ func (wa *watcher) scanDegraded(ctx context.Context) {
 		case <-t.C:
 		}
 		wa.review.checkMarkers(ctx)
-		for _, id := range wa.scanned() {
+		w := wa.Watcher
+		if w == nil {
+			continue
+		}
+		for _, id := range w.DegradedRoots() {
 			// As the watcher's own look: what is still being written is
 			// recorded at a later scan, once it settled, and a busy
 			// store's record is tried again at the next.
@@ -68,34 +72,6 @@ func (wa *watcher) scanDegraded(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// scanned lists the sessions the periodic scan looks at: the watcher's
-// limited ones, or, with no watcher, every loaded one.
-func (wa *watcher) scanned() []string {
-	if w := wa.Watcher; w != nil {
-		return w.DegradedRoots()
-	}
-	if wa.noWatcher.Cause == "" {
-		return nil // not watching at all (tests; a one-shot command)
-	}
-	var ids []string
-	wa.sessions.each(func(id string, _ *sessionState) { ids = append(ids, id) })
-	sort.Strings(ids)
-	return ids
-}
-
-// WatchLimits is Engine.WatchLimits's work: per session, why it is
-// scanned instead of watched.
-func (wa *watcher) WatchLimits() map[string]tracker.Limit {
-	if w := wa.Watcher; w != nil {
-		return w.Limits()
-	}
-	out := map[string]tracker.Limit{}
-	if wa.noWatcher.Cause != "" {
-		wa.sessions.each(func(id string, _ *sessionState) { out[id] = wa.noWatcher })
-	}
-	return out
 }
 
 // endVanished ends a session whose worktree was deleted by hand, and says

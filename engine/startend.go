@@ -134,9 +134,7 @@ func (ss *sessionStates) StartSession(ctx context.Context, req api.StartRequest)
 		cleanup()
 		return nil, err
 	}
-	if ss.Watcher != nil || ss.watch.noWatcher.Cause != "" {
-		// Watched, or scanned periodically (scan.go): either needs its
-		// state loaded.
+	if ss.Watcher != nil {
 		if _, err := ss.state(ctx, s); err != nil {
 			ss.Log.Error("watch new session", "session", id, "err", err)
 		}

@@ -31,9 +31,6 @@ type watcher struct {
 	watchCtx context.Context
 	// scanStop stops the periodic scan (startScanner).
 	scanStop func()
-	// noWatcher is why the watcher could not start (no Cause: it did, or
-	// StartWatching was not called); every session is then scanned.
-	noWatcher tracker.Limit
 }
 
 // newWatcher is tracker.NewWatcher; tests make it fail.
@@ -44,12 +41,12 @@ func (wa *watcher) StartWatching(ctx context.Context) error {
 	w, err := newWatcher(wa.Log)
 	if err != nil {
 		// No watcher (no descriptor, no inotify instance left): every
-		// look is a git status scan, and the periodic scan covers every
-		// session (scan.go). Nothing is lost; the status says why.
-		wa.noWatcher = tracker.StartLimit(err)
-		wa.watchCtx = ctx
-		wa.startScanner(ctx)
-		return err
+		// session is limited (the status says why, with the fix) and
+		// scanned at each look and periodically (scan.go). Nothing is
+		// lost.
+		l := tracker.StartLimit(err)
+		wa.Log.Warn("file watcher unavailable", "reason", l.Reason, "fix", l.Fix)
+		w = tracker.ScanningWatcher(wa.Log, l)
 	}
 	w.Ignored = wa.ignoredDirs
 	w.Changed = wa.changed

@@ -25,13 +25,13 @@ func TestNoWatcherScansEverySession(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); f.eng.StopWatching() })
-	if err := f.eng.StartWatching(ctx); err == nil {
-		t.Fatal("StartWatching did not report the watcher's failure")
+	if err := f.eng.StartWatching(ctx); err != nil {
+		t.Fatalf("StartWatching failed with the watcher: %v", err)
 	}
 	s := f.start("")
-	l := f.eng.WatchLimits()[s.ID]
+	l := f.eng.Watcher.Limits()[s.ID]
 	if l.Cause != tracker.LimitNoWatcher || !strings.Contains(l.Fix, "ulimit -n") {
-		t.Fatalf("WatchLimits()[%s] = %+v", s.ID, l)
+		t.Fatalf("Limits()[%s] = %+v", s.ID, l)
 	}
 	write(t, s.WorktreePath, "by-hand.txt", "scanned\n")
 	var recs []*prsm.Record
@@ -60,8 +60,8 @@ func TestLimitedSessionTurnEndScans(t *testing.T) {
 	f.eng.WatchBudget = 2
 	f.watch()
 	s := f.start("")
-	if l := f.eng.WatchLimits()[s.ID]; l.Cause != tracker.LimitBudget || !strings.Contains(l.Fix, "PRSM_MAX_WATCHES") {
-		t.Fatalf("WatchLimits()[%s] = %+v", s.ID, l)
+	if l := f.eng.Watcher.Limits()[s.ID]; l.Cause != tracker.LimitBudget || !strings.Contains(l.Fix, "PRSM_MAX_WATCHES") {
+		t.Fatalf("Limits()[%s] = %+v", s.ID, l)
 	}
 	write(t, s.WorktreePath, "sub/dir/x.txt", "y\n")
 	recs, err := f.eng.EndTurn(f.ctx, s.ID)

@@ -80,8 +80,10 @@ type Watcher struct {
 	// which the tracker finds too long to record) and not tried again.
 	tooLong map[string]bool
 	kqUsed  int // descriptors the kqueue worktrees were counted at (Kqueue)
-	gen     uint64
-	done    chan struct{}
+	// noBackend limits every worktree of a ScanningWatcher (fs is nil).
+	noBackend Limit
+	gen       uint64
+	done      chan struct{}
 	// progress counts the events handled and the directories walked, and
 	// handling is set while an event is handled: a Flush waits past
 	// flushQuiet for as long as the watcher moves or works on an event
@@ -115,6 +117,9 @@ func NewWatcher(log *slog.Logger) (*Watcher, error) {
 
 // Close stops the watcher.
 func (w *Watcher) Close() error {
+	if w.fs == nil {
+		return nil // a ScanningWatcher
+	}
 	err := w.fs.Close()
 	<-w.done
 	return err
@@ -128,7 +133,13 @@ func (w *Watcher) Add(sessionID, root string) error {
 	wr := &watchedRoot{sessionID: sessionID, root: root, dirty: map[string]uint64{}}
 	w.mu.Lock()
 	w.roots[root] = wr
+	if w.fs == nil {
+		w.degradeLocked(wr, w.noBackend)
+	}
 	w.mu.Unlock()
+	if w.fs == nil {
+		return nil
+	}
 	if w.RemoteFS != nil {
 		if name := w.RemoteFS(root); name != "" {
 			w.mu.Lock()

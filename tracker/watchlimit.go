@@ -3,6 +3,7 @@ package tracker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -94,6 +95,17 @@ func StartLimit(err error) Limit {
 		l.Fix = descriptorsFix()
 	}
 	return l
+}
+
+// ScanningWatcher is a watcher with no backend, for when NewWatcher
+// failed: every worktree added is limited by l (StartLimit) and scanned,
+// as a watched one that lost its events would be.
+func ScanningWatcher(log *slog.Logger, l Limit) *Watcher {
+	w := &Watcher{log: log, roots: map[string]*watchedRoot{}, dirs: map[string]*watchedRoot{},
+		sentinels: map[string]sentinelWait{}, ignored: map[string]bool{}, tooLong: map[string]bool{},
+		done: make(chan struct{}), noBackend: l}
+	close(w.done)
+	return w
 }
 
 // openFilesNote names the open files limit, when it is known.

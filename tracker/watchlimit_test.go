@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/prsm-dev/prsm/tracker"
@@ -155,5 +156,23 @@ func TestWatcherKqueueChoosesByRepositorySize(t *testing.T) {
 	shell(t, third, "echo y > d0/f0")
 	if d := settled(t, w, third); d.Full || strings.Join(d.Paths, ",") != "d0/f0" {
 		t.Fatalf("the worktree that fits is not watched: %+v", d)
+	}
+}
+
+// A watcher that could not start still takes worktrees: each is limited
+// with the start's reason and every look at it is a full scan.
+func TestScanningWatcher(t *testing.T) {
+	w := tracker.ScanningWatcher(slog.New(slog.NewTextHandler(io.Discard, nil)), tracker.StartLimit(syscall.EMFILE))
+	root := t.TempDir()
+	if err := w.Add("s", root); err != nil {
+		t.Fatal(err)
+	}
+	limited(t, w, "s", root, tracker.LimitNoWatcher, "ulimit -n")
+	if ids := w.DegradedRoots(); len(ids) != 1 || ids[0] != "s" {
+		t.Fatalf("DegradedRoots() = %v", ids)
+	}
+	w.Remove(root)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
