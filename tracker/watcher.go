@@ -347,7 +347,11 @@ var errBudget = fmt.Errorf("watch budget spent: %w", syscall.ENOSPC)
 func (w *Watcher) watchDir(wr *watchedRoot, d string) {
 	w.mu.Lock()
 	full := w.Budget > 0 && len(w.dirs) >= w.Budget
+	limited := wr.limit.Cause != ""
 	w.mu.Unlock()
+	if limited {
+		return // scanned, not watched (degradeLocked)
+	}
 	var err error
 	if full {
 		err = errBudget

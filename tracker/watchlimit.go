@@ -134,6 +134,14 @@ func (w *Watcher) degradeLocked(wr *watchedRoot, l Limit) {
 	}
 	wr.limit = l
 	w.log.Warn("file watcher fallback", "session", wr.sessionID, "reason", l.Reason, "fix", l.Fix)
+	// Its watches are of no use (every look scans) and are given back,
+	// so that they serve other worktrees; no more are added (watchDir).
+	for d, o := range w.dirs {
+		if o == wr {
+			w.fs.Remove(d)
+			delete(w.dirs, d)
+		}
+	}
 }
 
 // Limits reports, per session, why it is scanned instead of watched.

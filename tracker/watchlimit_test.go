@@ -176,3 +176,26 @@ func TestScanningWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A worktree that does not fit gives its watches back: another one that
+// fits is watched in full.
+func TestWatcherLimitedGivesWatchesBack(t *testing.T) {
+	w := quietWatcher(t)
+	w.Budget = 10
+	big := tree(t, 1000) // 21 directories
+	if err := w.Add("big", big); err != nil {
+		t.Fatal(err)
+	}
+	limited(t, w, "big", big, tracker.LimitBudget, "PRSM_MAX_WATCHES")
+	small := tree(t, 400) // 9 directories
+	if err := w.Add("small", small); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := w.Limits()["small"]; ok {
+		t.Fatalf("the watches of the limited worktree were kept: %+v", l)
+	}
+	shell(t, small, "echo y > d7/f399")
+	if d := settled(t, w, small); d.Full || strings.Join(d.Paths, ",") != "d7/f399" {
+		t.Fatalf("the worktree that fits is not watched: %+v", d)
+	}
+}
