@@ -93,10 +93,15 @@ type StatusResponse struct {
 	// (MaxStatusConflicts), each resolved, never accepted.
 	ConflictCount int           `json:"conflict_count"`
 	Conflicts     []ConflictRef `json:"conflicts,omitempty"`
-	// Watcher is "inotify" when every active session is watched; sessions
-	// that fell back to scanning are listed with the reason.
+	// Watcher is the backend ("inotify" on Linux), with ", limited" when
+	// some active session is not watched: WatchFallbacks gives each such
+	// session's reason, and WatchLimits groups them by cause with the fix
+	// (the CLI, the page and the extension say "watcher limited: …").
+	// A limited session loses no change: each tool call's and turn's end
+	// scans it with git status, and so does a periodic scan.
 	Watcher        string            `json:"watcher"`
 	WatchFallbacks map[string]string `json:"watch_fallbacks,omitempty"`
+	WatchLimits    []WatchLimit      `json:"watch_limits,omitempty"`
 	// Notices are what prsm did on its own lately: sessions it ended in
 	// the last day, and why; what it refused the agents of active
 	// sessions; and what agents did in the last day that prsm could not
@@ -104,6 +109,23 @@ type StatusResponse struct {
 	Notices []string `json:"notices,omitempty"`
 	// Hooks lists, per active session, whose hooks reported and when.
 	Hooks []HookHealth `json:"hooks,omitempty"`
+}
+
+// WatchLimit is one reason the watcher cannot watch some sessions'
+// worktrees, the fix, and the sessions (ids, sorted).
+type WatchLimit struct {
+	Reason   string   `json:"reason"`
+	Fix      string   `json:"fix,omitempty"`
+	Sessions []string `json:"sessions"`
+}
+
+// Line is the limit as the surfaces say it: "watcher limited: …".
+func (l WatchLimit) Line() string {
+	line := "watcher limited: " + l.Reason
+	if l.Fix != "" {
+		line += "; fix: " + l.Fix
+	}
+	return line
 }
 
 // MaxStatusConflicts bounds StatusResponse.Conflicts.

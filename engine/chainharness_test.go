@@ -14,13 +14,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/sync"
 	"github.com/prsm-dev/prsm/sync/patch"
+	"github.com/prsm-dev/prsm/tracker"
 )
 
 var chainFiles = []string{"f.txt", "g.txt", "n.txt", "keep.txt"}
@@ -64,8 +67,44 @@ func (z *chain) wantSnap(cp string, before map[string]string, what string) {
 
 func chainNew(t *testing.T, mode string) *chain {
 	f := newFixture(t)
+	capped := chainCap(f)
 	s := f.start(mode)
+	if capped {
+		if l := f.eng.Watcher.Limits()[s.ID]; l.Cause != tracker.LimitBudget {
+			t.Fatalf("the capped chain's session is watched: %+v", l)
+		}
+	}
 	return &chain{fixture: f, s: s, base: read(t, f.ws, "f.txt"), review: mode == prsm.ModeReview, snaps: map[string]fuzzCP{}}
+}
+
+// chainCap runs a chain with the watcher capped (PRSM_CHAIN_MAX_WATCHES=N,
+// or TestChainCappedWatcher): the watcher is on with a budget of N
+// directories, and the repository gets 2N more, so the session's worktree
+// is past it and scanned instead of watched (tracker.LimitBudget), as
+// with inotify out of watches. Every change must be found all the same:
+//
+//	PRSM_CHAIN_MAX_WATCHES=100 go test -run 'TestChain2LongChain' ./engine
+func chainCap(f *fixture) bool {
+	n, _ := strconv.Atoi(os.Getenv("PRSM_CHAIN_MAX_WATCHES"))
+	if n <= 0 {
+		return false
+	}
+	for i := 0; i < 2*n; i++ {
+		testgit.Write(f.t, f.ws, fmt.Sprintf("pad/d%03d/k.txt", i), "k\n", 0o644)
+	}
+	testgit.Git(f.t, f.ws, "add", "-A")
+	testgit.Git(f.t, f.ws, "commit", "-qm", "more directories than the watch budget")
+	f.eng.WatchBudget = n
+	f.watch()
+	return true
+}
+
+// TestChainCappedWatcher is a long chain (TestChain2LongChain, each
+// mode) with the watcher capped at 100 directories: every change is
+// found, byte-exact, by the scans at the calls' ends.
+func TestChainCappedWatcher(t *testing.T) {
+	t.Setenv("PRSM_CHAIN_MAX_WATCHES", "100")
+	TestChain2LongChain(t)
 }
 
 func chainGet(root, rel string) string {

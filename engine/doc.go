@@ -65,7 +65,8 @@
 //     objects; checkout.go: a checkpoint's files as git's checkout
 //     writes them.
 //   - the watcher (watcher): watch.go: watcher records and Reconcile;
-//     scan.go: the periodic scan past the watch budget.
+//     scan.go: the periodic scan of the sessions the watcher cannot
+//     cover (tracker's Limits, or no watcher at all).
 //   - warm worktrees (warmer): warm.go: the warm worktree a session start
 //     takes; warmwatch.go: the watch that tells it is still clean.
 //   - hook health (hookMonitor): hookhealth.go: which agent's hooks

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/prsm-dev/prsm/store"
@@ -91,4 +92,12 @@ func EarlyPartsOf(before, read, changed string) (whileReading, afterRead bool) {
 	w.parts.blob = &b
 	close(w.partsDone)
 	return whileReading, w.partsOf(ch) != nil
+}
+
+// FailWatcher makes StartWatching's watcher fail to start with err (as
+// when no descriptor is left) until the returned func is called.
+func FailWatcher(err error) (restore func()) {
+	old := newWatcher
+	newWatcher = func(*slog.Logger) (*tracker.Watcher, error) { return nil, err }
+	return func() { newWatcher = old }
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // ScanInterval is how often a session the watcher cannot cover (a worktree
-// larger than the watch budget, or the kernel out of inotify watches) is
-// scanned with git status for changes no tool call claimed.
+// larger than the watch budget, the kernel out of inotify watches: any of
+// tracker's Limits) is scanned with git status for changes no tool call
+// claimed.
 var ScanInterval = 2 * time.Second
 
 // startScanner starts scanDegraded; stopScanner ends it and waits.
@@ -34,11 +35,15 @@ func (wa *watcher) stopScanner() {
 	}
 }
 
-// scanDegraded gives the sessions the watcher cannot cover what events
-// would: every ScanInterval a look (a full git status scan, since their
-// dirty set is never trusted) that turns unclaimed changes into Watch
-// records. Tool calls need no help: their complete always scans such a
-// worktree. It runs until ctx ends.
+// scanDegraded gives the sessions the watcher cannot cover (tracker's
+// Limits: out of watches or descriptors, past PRSM_MAX_WATCHES, a network
+// file system, kqueue past its bound, or a watcher that could not start:
+// tracker.ScanningWatcher) what events would: every ScanInterval a look
+// (a full git status scan, since their dirty set is never trusted) that
+// turns unclaimed changes into Watch records. Tool calls and turns need
+// no help: their end always scans such a worktree, so the agent's
+// changes are its calls' whatever the watcher sees. It runs until ctx
+// ends.
 func (wa *watcher) scanDegraded(ctx context.Context) {
 	t := time.NewTicker(ScanInterval)
 	defer t.Stop()

@@ -33,11 +33,20 @@ type watcher struct {
 	scanStop func()
 }
 
+// newWatcher is tracker.NewWatcher; tests make it fail.
+var newWatcher = tracker.NewWatcher
+
 // StartWatching is Engine.StartWatching's work.
 func (wa *watcher) StartWatching(ctx context.Context) error {
-	w, err := tracker.NewWatcher(wa.Log)
+	w, err := newWatcher(wa.Log)
 	if err != nil {
-		return err
+		// No watcher (no descriptor, no inotify instance left): every
+		// session is limited (the status says why, with the fix) and
+		// scanned at each look and periodically (scan.go). Nothing is
+		// lost.
+		l := tracker.StartLimit(err)
+		wa.Log.Warn("file watcher unavailable", "reason", l.Reason, "fix", l.Fix)
+		w = tracker.ScanningWatcher(wa.Log, l)
 	}
 	w.Ignored = wa.ignoredDirs
 	w.Changed = wa.changed

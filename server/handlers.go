@@ -30,10 +30,11 @@ func (s *Server) status(c echo.Context) error {
 	}
 	st.Watcher = "git status scan"
 	if w := s.eng.Watcher; w != nil {
-		st.Watcher = "inotify"
+		st.Watcher = watchBackend()
 		if d := w.Degraded(); len(d) > 0 {
 			st.WatchFallbacks = d
-			st.Watcher = "inotify, with fallbacks"
+			st.Watcher += ", limited"
+			st.WatchLimits = watchLimits(w.Limits())
 		}
 	}
 	for _, ss := range sessions {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	stdsync "sync"
@@ -54,6 +55,17 @@ type Watcher struct {
 	// A burst beyond it (an unignored npm install) is not kept path by
 	// path: the next look is one git status scan, which costs less.
 	MaxDirty int
+	// RemoteFS names the network file system a worktree is on ("" for a
+	// local one); such a worktree is scanned, not watched. NewWatcher
+	// sets it (statfs); tests replace it before the first Add.
+	RemoteFS func(root string) string
+	// Kqueue says the backend takes a descriptor per watched file and
+	// directory (darwin and the BSDs); then a worktree is watched only
+	// while all watched worktrees' files fit KqueueBound(OpenFiles), and
+	// scanned otherwise. NewWatcher sets both (runtime.GOOS, ulimit -n);
+	// tests replace them before the first Add.
+	Kqueue    bool
+	OpenFiles uint64
 
 	mu        stdsync.Mutex
 	roots     map[string]*watchedRoot // by worktree root
@@ -67,8 +79,11 @@ type Watcher struct {
 	// longer than the system takes: they are reported (as dirty paths,
 	// which the tracker finds too long to record) and not tried again.
 	tooLong map[string]bool
-	gen     uint64
-	done    chan struct{}
+	kqUsed  int // descriptors the kqueue worktrees were counted at (Kqueue)
+	// noBackend limits every worktree of a ScanningWatcher (fs is nil).
+	noBackend Limit
+	gen       uint64
+	done      chan struct{}
 	// progress counts the events handled and the directories walked, and
 	// handling is set while an event is handled: a Flush waits past
 	// flushQuiet for as long as the watcher moves or works on an event
@@ -82,7 +97,8 @@ type watchedRoot struct {
 	root      string
 	dirty     map[string]uint64 // rel path -> generation of its newest event
 	full      uint64            // non-zero: the next look must be a full scan (generation of the cause)
-	degraded  string            // why this root is scanned, not watched ("" = watched)
+	limit     Limit             // why this root is scanned, not watched (no Cause: watched)
+	kqCost    int               // descriptors counted for it (Kqueue)
 	rewalk    map[string]bool   // directories whose walk did not catch up (addTree)
 }
 
@@ -93,33 +109,80 @@ func NewWatcher(log *slog.Logger) (*Watcher, error) {
 		return nil, fmt.Errorf("start file watcher: %w", err)
 	}
 	w := &Watcher{fs: f, log: log, roots: map[string]*watchedRoot{}, dirs: map[string]*watchedRoot{},
-		sentinels: map[string]sentinelWait{}, ignored: map[string]bool{}, tooLong: map[string]bool{}, done: make(chan struct{})}
+		sentinels: map[string]sentinelWait{}, ignored: map[string]bool{}, tooLong: map[string]bool{}, done: make(chan struct{}),
+		RemoteFS: remoteFS, Kqueue: usesKqueue(runtime.GOOS), OpenFiles: openFilesLimit()}
 	go w.loop()
 	return w, nil
 }
 
 // Close stops the watcher.
 func (w *Watcher) Close() error {
+	if w.fs == nil {
+		return nil // a ScanningWatcher
+	}
 	err := w.fs.Close()
 	<-w.done
 	return err
 }
 
 // Add starts watching a session's worktree. Every directory is watched
-// except .git and ignored ones.
+// except .git and ignored ones. A worktree on a network file system, or
+// (kqueue) one whose files would take too many descriptors, is scanned
+// instead, and says why (Limits).
 func (w *Watcher) Add(sessionID, root string) error {
 	wr := &watchedRoot{sessionID: sessionID, root: root, dirty: map[string]uint64{}}
 	w.mu.Lock()
 	w.roots[root] = wr
+	if w.fs == nil {
+		w.degradeLocked(wr, w.noBackend)
+	}
 	w.mu.Unlock()
+	if w.fs == nil {
+		return nil
+	}
+	if w.RemoteFS != nil {
+		if name := w.RemoteFS(root); name != "" {
+			w.mu.Lock()
+			w.degradeLocked(wr, remoteLimit(name))
+			w.mu.Unlock()
+			return nil
+		}
+	}
+	if w.Kqueue && !w.fitKqueue(wr) {
+		return nil
+	}
 	w.addTree(wr, root, false)
 	return nil
+}
+
+// fitKqueue counts what watching wr with kqueue costs and reserves it,
+// or, past the bound, marks wr as scanned and reports false.
+func (w *Watcher) fitKqueue(wr *watchedRoot) bool {
+	bound := KqueueBound(w.OpenFiles)
+	w.mu.Lock()
+	room := bound - w.kqUsed
+	w.mu.Unlock()
+	cost := w.kqueueCost(wr.root, room)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cost > bound-w.kqUsed {
+		w.degradeLocked(wr, Limit{Cause: LimitKqueue,
+			Reason: fmt.Sprintf("too large to watch with kqueue: %d files and directories would take more than the %d descriptors left to it%s", cost, max(bound-w.kqUsed, 0), openFilesNote()) + scanNote,
+			Fix:    descriptorsFix()})
+		return false
+	}
+	wr.kqCost = cost
+	w.kqUsed += cost
+	return true
 }
 
 // Remove stops watching a worktree.
 func (w *Watcher) Remove(root string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if wr := w.roots[root]; wr != nil {
+		w.kqUsed -= wr.kqCost
+	}
 	delete(w.roots, root)
 	for d, wr := range w.dirs {
 		if wr.root == root {
@@ -148,6 +211,13 @@ func (w *Watcher) addTree(wr *watchedRoot, dir string, mark bool) {
 	for round := 0; round < maxWalks; round++ {
 		var fresh []string
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if l, ok := w.errLimit(err); ok {
+				// A directory not listed (no descriptor left): what
+				// is below it gets no watch, so scan.
+				w.mu.Lock()
+				w.degradeLocked(wr, l)
+				w.mu.Unlock()
+			}
 			if err != nil || !d.IsDir() {
 				return nil
 			}
@@ -277,7 +347,11 @@ var errBudget = fmt.Errorf("watch budget spent: %w", syscall.ENOSPC)
 func (w *Watcher) watchDir(wr *watchedRoot, d string) {
 	w.mu.Lock()
 	full := w.Budget > 0 && len(w.dirs) >= w.Budget
+	limited := wr.limit.Cause != ""
 	w.mu.Unlock()
+	if limited {
+		return // scanned, not watched (degradeLocked)
+	}
 	var err error
 	if full {
 		err = errBudget
@@ -299,16 +373,11 @@ func (w *Watcher) watchDir(wr *watchedRoot, d string) {
 	}
 	if err != nil {
 		w.mu.Lock()
-		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE) {
-			if wr.degraded == "" {
-				wr.degraded = "out of inotify watches; scanning with git status instead"
-				if errors.Is(err, errBudget) {
-					wr.degraded = fmt.Sprintf("larger than the watch budget (%d directories); scanning with git status instead", w.Budget)
-				}
-				w.log.Warn("file watcher fallback", "session", wr.sessionID, "reason", wr.degraded)
-			}
+		if l, ok := w.errLimit(err); ok {
+			w.degradeLocked(wr, l)
+		} else {
+			w.setFull(wr)
 		}
-		w.setFull(wr)
 		w.mu.Unlock()
 		return
 	}
@@ -486,7 +555,7 @@ func (w *Watcher) Peek(root string) Dirty {
 		d.Full = true
 		return d
 	}
-	d.Full = wr.full != 0 || wr.degraded != ""
+	d.Full = wr.full != 0 || wr.limit.Cause != ""
 	d.fullGen = wr.full
 	for p, g := range wr.dirty {
 		d.Paths = append(d.Paths, p)
@@ -537,7 +606,7 @@ func (w *Watcher) DegradedRoots() []string {
 	defer w.mu.Unlock()
 	var ids []string
 	for _, wr := range w.roots {
-		if wr.degraded != "" {
+		if wr.limit.Cause != "" {
 			ids = append(ids, wr.sessionID)
 		}
 	}
@@ -551,8 +620,8 @@ func (w *Watcher) Degraded() map[string]string {
 	defer w.mu.Unlock()
 	out := map[string]string{}
 	for _, wr := range w.roots {
-		if wr.degraded != "" {
-			out[wr.sessionID] = wr.degraded
+		if wr.limit.Cause != "" {
+			out[wr.sessionID] = wr.limit.Reason
 		}
 	}
 	return out

@@ -20,7 +20,8 @@ import (
 // been handled: it makes an event of its own (a sentinel) and waits for
 // it, since inotify delivers in order. The sentinel is a file of
 // SentinelDir whose times it changes, or else a file it creates and
-// removes in root. On timeout the root falls back to a full scan.
+// removes in root. On timeout, or when the sentinel cannot be written,
+// the root falls back to a full scan.
 func (w *Watcher) Flush(ctx context.Context, root string) error {
 	w.walkAgain(root)
 	ch := make(chan struct{})
@@ -51,11 +52,14 @@ func (w *Watcher) Flush(ctx context.Context, root string) error {
 		defer os.Remove(p)
 	}
 	if err != nil {
+		// No sentinel (no descriptor left, a full disk): the look is a
+		// full scan, which needs none of the events.
 		w.mu.Lock()
 		delete(w.sentinels, p)
 		w.setFull(wr)
 		w.mu.Unlock()
-		return fmt.Errorf("flush %s: %w", root, err)
+		w.log.Warn("file watcher flush: no sentinel; full scan", "root", root, "err", err)
+		return nil
 	}
 	// The watcher may be busy with what came before the sentinel (the
 	// walk of a tree the agent just made, thousands of directories or

@@ -249,12 +249,16 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	eng := engine.New(p.repo, db, p.dir, log)
 	defer eng.Close() // before the store closes (deferred earlier)
 	eng.NoAutoCheckpoints = os.Getenv("PRSM_AUTO_CHECKPOINTS") == "0"
-	if b := os.Getenv("PRSM_WATCH_BUDGET"); b != "" {
-		n, err := strconv.Atoi(b)
-		if err != nil || n < 0 {
-			return fmt.Errorf("PRSM_WATCH_BUDGET=%q: want a number of directories", b)
+	// PRSM_MAX_WATCHES caps the directories watched (PRSM_WATCH_BUDGET
+	// is its older name); a worktree past it is scanned instead.
+	for _, name := range []string{"PRSM_WATCH_BUDGET", "PRSM_MAX_WATCHES"} {
+		if b := os.Getenv(name); b != "" {
+			n, err := strconv.Atoi(b)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%s=%q: want a number of directories", name, b)
+			}
+			eng.WatchBudget = n
 		}
-		eng.WatchBudget = n
 	}
 	if b := os.Getenv("PRSM_MAX_FILE_SIZE"); b != "" {
 		n, err := parseSize(b)

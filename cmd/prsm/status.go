@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -39,8 +40,8 @@ func (a *app) statusCmd() *cobra.Command {
 				if more := st.ConflictCount - len(st.Conflicts); more > 0 {
 					fmt.Fprintf(a.stdio.Out, "conflict: %d more; list them with `prsm changes --status pending`\n", more)
 				}
-				for id, why := range st.WatchFallbacks {
-					fmt.Fprintf(a.stdio.Out, "  session %s: %s\n", printable(id), printable(why))
+				for _, l := range st.WatchLimits {
+					fmt.Fprintf(a.stdio.Out, "%s (sessions %s)\n", printable(l.Line()), printable(strings.Join(l.Sessions, ", ")))
 				}
 				for _, h := range st.Hooks {
 					if h.Warning != "" {

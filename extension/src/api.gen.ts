@@ -258,11 +258,16 @@ export interface StatusResponse {
   conflict_count: number;
   conflicts?: ConflictRef[];
   /**
-   * Watcher is "inotify" when every active session is watched; sessions
-   * that fell back to scanning are listed with the reason.
+   * Watcher is the backend ("inotify" on Linux), with ", limited" when
+   * some active session is not watched: WatchFallbacks gives each such
+   * session's reason, and WatchLimits groups them by cause with the fix
+   * (the CLI, the page and the extension say "watcher limited: …").
+   * A limited session loses no change: each tool call's and turn's end
+   * scans it with git status, and so does a periodic scan.
    */
   watcher: string;
   watch_fallbacks?: Record<string, string>;
+  watch_limits?: WatchLimit[];
   /**
    * Notices are what prsm did on its own lately: sessions it ended in
    * the last day, and why; what it refused the agents of active
@@ -307,6 +312,16 @@ export interface ConflictRef {
   session_id: string;
   id: string;
   rel_path: string;
+}
+
+/**
+ * WatchLimit is one reason the watcher cannot watch some sessions'
+ * worktrees, the fix, and the sessions (ids, sorted).
+ */
+export interface WatchLimit {
+  reason: string;
+  fix?: string;
+  sessions: string[] | null;
 }
 
 /** StartRequest is the body of POST /sessions. */

@@ -1,11 +1,12 @@
 // The status bar item: the number of pending changes, and of those in
 // conflict apart; a click opens the view, or with conflicts resolves them.
 // Its tooltip also says, per active session, whose hooks reported and when,
-// and warns when they do not fire in a session's worktree (GET /status).
+// and warns when they do not fire in a session's worktree, or when the
+// watcher is limited (GET /status: watch_limits), with the fix.
 
 import * as vscode from 'vscode';
 
-import type { HookHealth } from './api.gen';
+import type { HookHealth, WatchLimit } from './api.gen';
 import type { AppContext } from './context';
 import { Disposable } from './lifecycle';
 import { Commands, type ConnectionState } from './settings';
@@ -65,8 +66,15 @@ function ago(iso: string, now: number): string {
   return `${Math.floor(s / 3600)}h ago`;
 }
 
-/** The tooltip lines of the sessions' hook health, and whether any warns (tested). */
-export function hookSummary(hooks: HookHealth[] | undefined, now: number): { lines: string[]; warning: boolean } {
+/**
+ * The tooltip lines of the sessions' hook health and of the watcher's
+ * limits, and whether any warns (tested).
+ */
+export function hookSummary(
+  hooks: HookHealth[] | undefined,
+  now: number,
+  limits: readonly WatchLimit[] = [],
+): { lines: string[]; warning: boolean } {
   const lines: string[] = [];
   const warnings: string[] = [];
   for (const h of hooks ?? []) {
@@ -76,11 +84,15 @@ export function hookSummary(hooks: HookHealth[] | undefined, now: number): { lin
       warnings.push(`⚠ ${name}: ${h.warning}`);
     }
   }
+  for (const l of limits) {
+    warnings.push(`⚠ watcher limited: ${l.reason}${l.fix ? `; fix: ${l.fix}` : ''}`);
+  }
   return { lines: [...lines, ...warnings], warning: warnings.length > 0 };
 }
 
 export class StatusBar extends Disposable {
   private hooks: HookHealth[] | undefined;
+  private limits: WatchLimit[] | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   private readonly item: vscode.StatusBarItem;
@@ -109,6 +121,7 @@ export class StatusBar extends Disposable {
       client.status().then(
         (st) => {
           this.hooks = st.hooks;
+          this.limits = st.watch_limits;
           this.update();
         },
         () => {}, // the connection reports a server gone
@@ -124,7 +137,7 @@ export class StatusBar extends Disposable {
     const connected = this.ctx.connection.state === 'connected';
     const conflicts = this.ctx.model.conflicts.map((r) => r.rel_path);
     const s = statusText(this.ctx.connection.state, pending, conflicts);
-    const hooks = connected ? hookSummary(this.hooks, Date.now()) : { lines: [], warning: false };
+    const hooks = connected ? hookSummary(this.hooks, Date.now(), this.limits) : { lines: [], warning: false };
     this.item.text = hooks.warning ? `${s.text} $(warning)` : s.text;
     this.item.tooltip = [s.tooltip, ...hooks.lines].join('\n');
     this.item.command = s.command;

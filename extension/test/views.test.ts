@@ -662,4 +662,16 @@ describe('status bar', () => {
     });
     expect(hookSummary(undefined, now)).toEqual({ lines: [], warning: false });
   });
+
+  it('warns when the watcher is limited, with the fix', () => {
+    const now = Date.parse('2026-11-27T12:00:00Z');
+    const s = hookSummary([{ session_id: 'aaa', name: 'one', agent: 'claude', last_hook_at: '2026-11-27T11:59:30Z' }], now, [
+      { reason: 'out of inotify watches', fix: 'sudo sysctl fs.inotify.max_user_watches=524288', sessions: ['aaa'] },
+    ]);
+    expect(s.lines).toEqual([
+      'one: claude hooks, last event 30s ago',
+      '⚠ watcher limited: out of inotify watches; fix: sudo sysctl fs.inotify.max_user_watches=524288',
+    ]);
+    expect(s.warning).toBe(true);
+  });
 });

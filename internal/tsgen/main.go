@@ -65,6 +65,7 @@ var types = []wireType{
 	{v: api.StatusResponse{}},
 	{v: api.HookHealth{}},
 	{v: api.ConflictRef{}},
+	{v: api.WatchLimit{}},
 	{v: api.StartRequest{}},
 	{v: api.ToolCallRequest{}},
 	{v: api.ToolCallAnswer{}},

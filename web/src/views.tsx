@@ -249,6 +249,7 @@ function SessionView({ s, sess }: { s: State; sess: Session }) {
   const conflicts = live.filter((r) => r.sync_state === 'conflict' && r.status !== 'rejected').length;
   const files = new Set(live.map((r) => r.rel_path));
   const hook = s.status?.hooks?.find((h) => h.session_id === sess.id);
+  const limit = s.status?.watch_limits?.find((l) => l.sessions?.includes(sess.id));
   return (
     <div class="session">
       <div class="session-head">
@@ -280,6 +281,12 @@ function SessionView({ s, sess }: { s: State; sess: Session }) {
           {hook?.warning && sess.status === 'active' && (
             <p class="warning hook-warning" role="alert">
               {hook.warning}
+            </p>
+          )}
+          {limit && sess.status === 'active' && (
+            <p class="warning watch-limit" title="Every change is still recorded: each tool call's and turn's end scans the worktree">
+              watcher limited: {limit.reason}
+              {limit.fix && <> · fix: {limit.fix}</>}
             </p>
           )}
           {recs && (
