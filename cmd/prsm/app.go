@@ -153,7 +153,7 @@ func (a *app) rootCmd() *cobra.Command {
 		Short:         "prsm gives every AI agent session its own worktree and lets you review each change",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       prsm.Version,
+		Version:       prsm.BuildInfo(),
 	}
 	root.PersistentFlags().StringVar(&a.workspace, "workspace", "", "the workspace (git working tree); default: the current directory")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -181,7 +181,7 @@ func (a *app) versionCmd() *cobra.Command {
 		Short: "Print prsm's version",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(a.stdio.Out, "prsm version %s\n", prsm.Version)
+			fmt.Fprintf(a.stdio.Out, "prsm version %s\n", prsm.BuildInfo())
 			return nil
 		},
 	}
