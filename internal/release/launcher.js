@@ -27,7 +27,9 @@ try {
   process.exit(1);
 }
 
-const child = spawn(bin, process.argv.slice(2), { stdio: 'inherit' });
+// PRSM_NPM_LAUNCHER: prsm's hints name this command, not the binary.
+const env = { ...process.env, PRSM_NPM_LAUNCHER: process.argv[1] };
+const child = spawn(bin, process.argv.slice(2), { stdio: 'inherit', env });
 // A signal sent to this process alone (kill, a timeout) reaches prsm too; a
 // Ctrl-C reaches both, and prsm heeds the first.
 const signals = process.platform === 'win32' ? [] : ['SIGINT', 'SIGTERM', 'SIGHUP'];

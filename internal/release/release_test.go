@@ -225,6 +225,9 @@ func TestReleaseNPMInstall(t *testing.T) {
 	if !strings.Contains(seen.String(), "stopping the demo server and removing") {
 		t.Errorf("prsm demo did not stop on SIGINT to its launcher (%v):\n%s\nstderr:\n%s", err, seen.String(), stderr.String())
 	}
+	if !strings.Contains(seen.String(), "\n  prsm changes diff\n") || strings.Contains(seen.String(), "not the one on your PATH") {
+		t.Errorf("prsm demo's hints do not name the prsm on PATH, the npm command:\n%s", seen.String())
+	}
 	if left, _ := filepath.Glob(filepath.Join(envValue(env, "TMPDIR"), "prsm-demo-*")); len(left) > 0 {
 		t.Errorf("the demo left %v", left)
 	}
