@@ -87,6 +87,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@# Windows and macOS are built and vetted here, tests too, though run
+	@# only on Linux (docs/reference.md, "Platforms").
+	GOOS=windows $(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
 	@# The TypeScript types of the extension and the page, generated from api.
 	$(GO) run ./internal/tsgen -check
 

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	stdsync "sync"
-	"syscall"
 	"time"
 
 	"github.com/prsm-dev/prsm"
@@ -110,7 +109,7 @@ func (b *bench) all(ctx context.Context) error {
 // and for the server (pid, when not 0) to use at most one clock tick of
 // CPU per 100 ms, for 300 ms.
 func settle(pid int) {
-	syscall.Sync()
+	syncDisks()
 	time.Sleep(200 * time.Millisecond)
 	deadline := time.Now().Add(20 * time.Second)
 	last, lastCPU, still := diskActivity(), cpuTicks(pid), 0

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/internal/osproc"
 	"github.com/prsm-dev/prsm/server"
 )
 
@@ -150,7 +151,7 @@ func startServer(ctx context.Context, bin, home, ws string, env ...string) (*prs
 	cmd := exec.Command(bin, "serve", "--workspace", ws)
 	cmd.Env = append(append(os.Environ(), "PRSM_HOME="+home), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	osproc.Group(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -187,7 +188,7 @@ func (s *prsmServer) stop() {
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		osproc.StopGroup(s.cmd.Process.Pid, true)
 		<-done
 	}
 }

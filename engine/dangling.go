@@ -32,6 +32,13 @@ func (cr *capturer) closeDangling(ctx context.Context, s *prsm.Session, st *sess
 		cr.Log.Warn("tool call closed: it never completed", "session", s.ID, "tool_call", id, "tool", tool)
 		return nil
 	}
+	if age == 0 {
+		// Between turns no tool runs: a patch still open (it failed, or
+		// Codex applied it from the shell) takes the files its text names.
+		if err := cr.closeOpenPatches(ctx, s, st); err != nil {
+			return err
+		}
+	}
 	for id, c := range st.inflight {
 		if now.Sub(c.tc.StartedAt) < age {
 			continue
@@ -101,6 +108,9 @@ func (cr *capturer) closeCrashed(ctx context.Context, s *prsm.Session, st *sessi
 		c := &inflightCall{tc: tc, rel: cr.argPath(s, tc.Args, tc.Cwd)}
 		if tc.ToolName == "Bash" {
 			c.targets = cr.bashPaths(s, tc.Args, tc.Cwd)
+		}
+		if c.patch, c.patchCall = cr.patchCall(s, tc.ToolName, tc.Args, tc.Cwd); c.patchCall && tc.ToolName == "Bash" {
+			c.targets = dedupe(append(c.targets, c.patch...))
 		}
 		calls = append(calls, c)
 	}

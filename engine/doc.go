@@ -26,7 +26,9 @@
 //     gc.go: removing what ended sessions left (GC); stats.go: saving the
 //     stat caches (SaveStats; the timer that calls it is the engine's).
 //   - capture (capturer): toolcalls.go: a tool call's capture and
-//     complete; toolargs.go: the paths its arguments name; early.go: the
+//     complete; toolargs.go: the paths its arguments name; claim.go:
+//     which changes a call may claim, and the patch calls closed without
+//     their PostToolUse; early.go: the
 //     workspace write started before complete; wsshell.go: what a tool
 //     call wrote to the workspace's own path; dangling.go: calls left
 //     open; turns.go: turn hooks.

@@ -57,7 +57,11 @@ func TestApplyPatchCapturesNamedFiles(t *testing.T) {
 	if len(cps) == 0 || !strings.HasPrefix(cps[len(cps)-1].Name, "before Edit: a.txt, new.txt, /") {
 		t.Fatalf("checkpoints %+v, want the last one named by the patch's files", cps)
 	}
-	// Not a patch: no candidates from "command".
+	// Not a patch: no candidates from "command" (once the patch, whose
+	// files every capture looks at while it is open, is closed).
+	if _, err := eng.EndTurn(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
 	args, _ = json.Marshal(map[string]string{"command": "*** Update File: a.txt"})
 	ans, err = eng.StartToolCall(ctx, s.ID, api.ToolCallRequest{ToolCallID: "call_notpatch", ToolName: "apply_patch", Args: args, Cwd: s.WorktreePath})
 	if err != nil || ans.Candidates != 0 {

@@ -123,6 +123,20 @@ type inflightCall struct {
 	// redirects, sed -i, touch, cp and mv targets...): while it runs, a
 	// call completing beside it leaves them to it (claim).
 	targets []string
+	// patchCall: the call applies a patch in Codex's format (apply_patch,
+	// or a Bash command that is only such a patch), and patch are the
+	// worktree files its text names. Such a call claims those files,
+	// whatever else runs; a patch that fails, or that Codex applies
+	// itself from the shell, sends no PostToolUse, so it is closed when a
+	// call started after it completes (claim.go).
+	patchCall bool
+	patch     []string
+	// before are the patch calls in flight when this call was captured:
+	// its complete closes those still open.
+	before []string
+	// closing, when set, are the only files the call may claim: it is
+	// being closed without its PostToolUse (claim.go).
+	closing map[string]bool
 	// early is the workspace write of the file the tool names (auto
 	// mode; nil otherwise), started before complete knows the change.
 	early *earlySlot

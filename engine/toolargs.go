@@ -94,29 +94,6 @@ func (cr *capturer) bashPaths(s *prsm.Session, args json.RawMessage, cwd string)
 	return out
 }
 
-// patchHeaders are the lines of a patch in Codex's apply_patch format
-// that name a file: the file added, updated or deleted, and the new name
-// of a moved one.
-var patchHeaders = []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "}
-
-// patchFiles are the paths a patch in Codex's apply_patch format names
-// in its header lines, as written; none when it is not such a patch.
-func patchFiles(patch string) []string {
-	if !strings.HasPrefix(strings.TrimSpace(patch), "*** Begin Patch") {
-		return nil
-	}
-	var out []string
-	for _, line := range strings.Split(patch, "\n") {
-		line = strings.TrimRight(line, "\r")
-		for _, h := range patchHeaders {
-			if p, ok := strings.CutPrefix(line, h); ok && strings.TrimSpace(p) != "" {
-				out = append(out, strings.TrimSpace(p))
-			}
-		}
-	}
-	return out
-}
-
 // patchPaths are the worktree files a patch in Codex's apply_patch format
 // (the tool's input is the patch itself, in "command") names, made
 // relative to the worktree as argPath does. Like bashPaths, they are only
@@ -130,7 +107,7 @@ func (cr *capturer) patchPaths(s *prsm.Session, args json.RawMessage, cwd string
 		return nil
 	}
 	var out []string
-	for _, p := range patchFiles(m.Command) {
+	for _, p := range tracker.PatchFiles(m.Command) {
 		if len(out) == maxBashTargets {
 			break
 		}
@@ -145,6 +122,53 @@ func (cr *capturer) patchPaths(s *prsm.Session, args json.RawMessage, cwd string
 	return out
 }
 
+// patchCall reads a tool call that applies a patch in Codex's format,
+// which names its files in its text: apply_patch (an edit-class tool with
+// the patch as its "command" and no path argument), or a Bash command
+// that is, as a whole, such a patch (Codex applies it itself, and sends
+// no PostToolUse for it). files are the worktree files the patch names
+// (added, updated, deleted, moved to), relative to the worktree; a path
+// outside it is dropped, never read. ok is false for any other call.
+func (cr *capturer) patchCall(s *prsm.Session, name string, args json.RawMessage, cwd string) (files []string, ok bool) {
+	var m struct {
+		Command *string `json:"command"`
+	}
+	if json.Unmarshal(args, &m) != nil || m.Command == nil {
+		return nil, false
+	}
+	switch {
+	case name == "Bash":
+		abs, ok := tracker.ShellPatch(*m.Command, shellDir(s, cwd))
+		if !ok {
+			return nil, false
+		}
+		for _, p := range abs {
+			if len(files) == maxBashTargets {
+				break
+			}
+			if rel := cr.inWorktree(s, p); rel != "" {
+				files = append(files, rel)
+			}
+		}
+		return files, true
+	case tracker.ChangesNamedFileOnly(name) && namedPath(args) == "":
+		return cr.patchPaths(s, args, cwd), true
+	}
+	return nil, false
+}
+
+// inWorktree is absolute path p relative to the session's worktree (or
+// the workspace, which agents sometimes name instead); "" outside both.
+func (cr *capturer) inWorktree(s *prsm.Session, p string) string {
+	for _, root := range []string{s.WorktreePath, cr.Repo.Root} {
+		if rel, err := safepath.Rel(root, p); err == nil {
+			return rel
+		}
+	}
+	cr.Log.Warn("patch path outside the session's worktree ignored", "session", s.ID, "path", p)
+	return ""
+}
+
 // toolTarget names what a tool call works on, for checkpoint descriptions:
 // a Bash command, the files of an apply_patch, or the file.
 func toolTarget(args json.RawMessage, rel string) string {
@@ -152,7 +176,7 @@ func toolTarget(args json.RawMessage, rel string) string {
 	if json.Unmarshal(args, &m) == nil {
 		if c, ok := m["command"].(string); ok && c != "" {
 			// A patch is named by its files, not its text.
-			if files := patchFiles(c); len(files) > 0 {
+			if files := tracker.PatchFiles(c); len(files) > 0 {
 				return strings.Join(files, ", ")
 			}
 			return c

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -118,17 +117,24 @@ func (cr *capturer) StartToolCall(ctx context.Context, sessionID string, req api
 	if name == "Bash" {
 		targets = cr.bashPaths(s, req.Args, req.Cwd)
 	}
+	// A patch (apply_patch, or one sent through the shell) names its
+	// files in its text; a Bash patch's files are its targets too.
+	patch, patchCall := cr.patchCall(s, name, req.Args, req.Cwd)
+	if patchCall && name == "Bash" {
+		targets = dedupe(append(targets, patch...))
+	}
 	if !exact {
 		if argRel != "" {
 			paths = append(paths, argRel)
 		}
-		if name == "Bash" {
-			paths = append(paths, targets...)
-		} else if argRel == "" && tracker.ChangesNamedFileOnly(name) {
-			// Codex's apply_patch (Edit) names its files in the patch.
-			paths = append(paths, cr.patchPaths(s, req.Args, req.Cwd)...)
-		}
+		paths = append(paths, targets...)
+		paths = append(paths, patch...)
 	}
+	// What the patches in flight name is looked at whatever the watcher
+	// says: a file one wrote before this call is then never this call's
+	// (claim), even when the watcher has not reported it yet.
+	before, patched := openPatchFiles(st)
+	paths = append(paths, patched...)
 	paths, err = st.tracker.Filter(ctx, dedupe(paths))
 	if err != nil {
 		return nil, err
@@ -171,7 +177,7 @@ func (cr *capturer) StartToolCall(ctx context.Context, sessionID string, req api
 	if st.inflight == nil {
 		st.inflight = map[string]*inflightCall{}
 	}
-	call := &inflightCall{tc: tc, rel: argRel, targets: targets}
+	call := &inflightCall{tc: tc, rel: argRel, targets: targets, patchCall: patchCall, patch: patch, before: before}
 	if tracker.IsFileChangingTool(name) {
 		call.wsPre = cr.workspaceShellPaths(ctx, s, st, name, req.Args, req.Cwd)
 	}
@@ -409,6 +415,14 @@ func (cr *capturer) completeLocked(ctx context.Context, s *prsm.Session, st *ses
 		cr.settleWorkspaceShell(s, st, call.wsPre, call.moved, recs)
 	}
 	delete(st.inflight, tc.ID)
+	if se := (*syncError)(nil); call != nil && len(call.before) > 0 && (err == nil || errors.As(err, &se)) {
+		// The patches in flight when it started have ended.
+		closed, cerr := cr.closePatches(ctx, s, st, call, decodeSnapshot(tc.Snapshot))
+		finish = both(finish, closed)
+		if cerr != nil {
+			cr.Log.Error("close patch calls", "session", s.ID, "tool_call", tc.ID, "err", cerr)
+		}
+	}
 	if err != nil {
 		finish()
 		return nil, err
@@ -521,6 +535,7 @@ func (cr *capturer) detectAndRecord(ctx context.Context, s *prsm.Session, st *se
 		for rel := range call.moved {
 			extra = append(extra, rel)
 		}
+		extra = append(extra, call.patch...)
 	}
 	changes, ack, err := cr.detect(ctx, st, extra, full, 0)
 	if err != nil {
@@ -532,7 +547,24 @@ func (cr *capturer) detectAndRecord(ctx context.Context, s *prsm.Session, st *se
 	} else if tc.ToolName == "Bash" {
 		targets = cr.bashPaths(s, tc.Args, tc.Cwd)
 	}
-	changes, left := claim(st, tc, p, targets, changes)
+	names := call // what the call names: its capture's, else from its args
+	if names == nil {
+		names = &inflightCall{tc: tc, targets: targets}
+	}
+	changes, left, notes := claim(st, tc, p, names, snap, changes)
+	if len(notes) > 0 {
+		if st.notes == nil {
+			st.notes = map[string]string{}
+		}
+		for rel, n := range notes {
+			st.notes[rel] = joinNotes(st.notes[rel], n)
+		}
+		defer func() {
+			for rel := range notes {
+				delete(st.notes, rel)
+			}
+		}()
+	}
 	if call != nil && call.early != nil {
 		early = cr.takeEarly(st, call.early, changes)
 	}
@@ -592,71 +624,6 @@ func (cr *capturer) adoptWatch(ctx context.Context, s *prsm.Session, tc *prsm.To
 	cr.review.publishStatus(r)
 	cr.publishSession(ctx, s.ID)
 	return r, nil
-}
-
-// claim keeps, of the changes found for tool call tc (named: the file its
-// arguments name; targets: the files its shell command names), those
-// that are its own when other tool calls run at the same time (parallel
-// tool calls, subagents). A tool that changes the one file it names
-// claims that file only; any other tool claims what no other running call
-// names: not the file of a running Edit or Write, nor a file a running
-// Bash's command names (a redirect, sed -i, touch, a cp or mv target),
-// or a file under a directory it names (rm -r, cp -r, mv), unless its
-// own command names it too. A file both commands name, or
-// none, goes to the first to complete: which wrote it is unknown. What
-// it leaves (left) stays unrecorded, for the calls still running or,
-// after them, a Watch record.
-func claim(st *sessionState, tc *prsm.ToolCall, named string, targets []string, changes []tracker.Change) (own []tracker.Change, left []string) {
-	theirs := map[string]bool{}
-	shell := map[string]bool{} // what running shell commands name
-	others := false
-	for id, c := range st.inflight {
-		if id == tc.ID {
-			continue
-		}
-		others = true
-		if tracker.ChangesNamedFileOnly(c.tc.ToolName) && c.rel != "" {
-			theirs[c.rel] = true
-		}
-		for _, rel := range c.targets {
-			shell[rel] = true
-		}
-	}
-	if !others {
-		return changes, nil
-	}
-	ours := map[string]bool{}
-	for _, rel := range targets {
-		ours[rel] = true
-	}
-	for _, ch := range changes {
-		mine := !theirs[ch.Rel] && (!namesFile(shell, ch.Rel) || namesFile(ours, ch.Rel))
-		if tracker.ChangesNamedFileOnly(tc.ToolName) {
-			// Its file only: none, when it names none in the worktree
-			// (a path outside it, or arguments it cannot read).
-			mine = named != "" && ch.Rel == named
-		}
-		if mine {
-			own = append(own, ch)
-		} else {
-			left = append(left, ch.Rel)
-		}
-	}
-	return own, left
-}
-
-// namesFile reports whether targets (a shell command's) name rel or a
-// directory it is in (rm -r, cp -r and mv name directories).
-func namesFile(targets map[string]bool, rel string) bool {
-	if len(targets) == 0 {
-		return false
-	}
-	for p := rel; p != "." && p != "/" && p != ""; p = path.Dir(p) {
-		if targets[p] {
-			return true
-		}
-	}
-	return false
 }
 
 // detect finds the changed files: the watcher's dirty set (or a git status

@@ -62,7 +62,7 @@ func (cr *capturer) workspaceShellPaths(ctx context.Context, s *prsm.Session, st
 			Command string `json:"command"`
 		}
 		if json.Unmarshal(args, &m) == nil {
-			for _, p := range patchFiles(m.Command) {
+			for _, p := range tracker.PatchFiles(m.Command) {
 				if filepath.IsAbs(p) {
 					abs = append(abs, p)
 				}

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/internal/osproc"
 	"github.com/prsm-dev/prsm/sync"
 )
 
@@ -54,9 +54,9 @@ func AcquireLock(projectDir string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if ok, err := osproc.TryLock(f); !ok {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if err == nil {
 			return nil, ErrRunning
 		}
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
@@ -67,7 +67,7 @@ func AcquireLock(projectDir string) (*Lock, error) {
 // Release drops the lock.
 func (l *Lock) Release() {
 	if l != nil && l.f != nil {
-		syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+		osproc.Unlock(l.f)
 		l.f.Close()
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/prsm-dev/prsm/internal/bigfile"
+	"github.com/prsm-dev/prsm/internal/osproc"
 	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
@@ -508,7 +509,7 @@ func readOpenWith(d *os.Root, path string, max int64, like []byte) (_ Version, _
 		}
 		return Version{Present: true, Mode: ModeSymlink, Content: []byte(target)}, fi, nil, nil
 	case fi.Mode().IsRegular():
-		f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		f, err := d.OpenFile(name, os.O_RDONLY|osproc.NoFollow, 0)
 		if err != nil {
 			return Version{}, nil, nil, fmt.Errorf("read %s: %w", path, err)
 		}

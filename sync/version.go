@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 	stdsync "sync"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm/internal/bigfile"
+	"github.com/prsm-dev/prsm/internal/osproc"
 	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
@@ -272,7 +272,5 @@ var umask = stdsync.OnceValue(func() uint32 {
 			}
 		}
 	}
-	old := syscall.Umask(0)
-	syscall.Umask(old)
-	return uint32(old) & 0o777
+	return osproc.Umask()
 })

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/prsm-dev/prsm/internal/bigfile"
+	"github.com/prsm-dev/prsm/internal/osproc"
 	"github.com/prsm-dev/prsm/sync"
 )
 
@@ -76,7 +77,7 @@ var errNotRegular = errors.New("not a regular file")
 // again, twice at most.
 func (r *Repo) hashBig(rel string) (in bigfile.Info, exec bool, err error) {
 	p := filepath.Join(r.Root, filepath.FromSlash(rel))
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|osproc.NoFollow, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			err = errNotRegular

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 	stdsync "sync"
-	"syscall"
+
+	"github.com/prsm-dev/prsm/internal/osproc"
 )
 
 // Every git call runs in a process group of its own, so that ending it
@@ -34,7 +35,7 @@ type group struct {
 // exec.CommandContext is stopped as a group when its context ends.
 func inGroup(cmd *exec.Cmd) *group {
 	g := &group{cmd: cmd}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	osproc.Group(cmd)
 	if cmd.Cancel != nil { // set by exec.CommandContext
 		cmd.Cancel = g.stop
 	}
@@ -49,8 +50,8 @@ func (g *group) stop() error {
 	g.mu.Lock()
 	g.temps, g.ended = temps, true
 	g.mu.Unlock()
-	if err := syscall.Kill(-pid, syscall.SIGTERM); err != nil {
-		if errors.Is(err, syscall.ESRCH) {
+	if err := osproc.StopGroup(pid, false); err != nil {
+		if errors.Is(err, osproc.ErrGone) {
 			return os.ErrProcessDone
 		}
 		return err
@@ -69,7 +70,7 @@ func (g *group) finish() {
 	}
 	// The group's id stays taken while any of it lives: this reaches
 	// nothing else.
-	syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+	osproc.StopGroup(g.cmd.Process.Pid, true)
 	for _, p := range temps {
 		os.Remove(p)
 	}
@@ -78,7 +79,7 @@ func (g *group) finish() {
 // kill ends the whole group at once (a Proc that does not exit).
 func (g *group) kill() {
 	if g.cmd.Process != nil {
-		syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+		osproc.StopGroup(g.cmd.Process.Pid, true)
 	}
 }
 

@@ -8,7 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/prsm-dev/prsm/internal/osproc"
 )
 
 // A session worktree's .git file ("gitdir: <git's entry for it>") is an
@@ -148,7 +149,7 @@ func entryGitdir(admin string) (string, bool) {
 // never blocks on a FIFO and never follows a symlink at p: the file may
 // be the agent's.
 func readSmall(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|osproc.NoFollow, 0)
 	if err != nil {
 		return nil, err
 	}

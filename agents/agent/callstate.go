@@ -5,15 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/prsm-dev/prsm/internal/osproc"
 )
 
 // Gemini CLI's hook events carry no tool call id. Its calls run one after
@@ -163,16 +163,19 @@ func withCallState(path string, edit func(*CallState)) error {
 	// Bounded: the hook must not hang the agent on a stuck lock.
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
+		ok, err := osproc.TryLock(f)
+		if ok {
 			break
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+		if err != nil {
 			return fmt.Errorf("lock %s: %w", path, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("lock %s: held by another hook for 2s", path)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	defer osproc.Unlock(f)
 	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	if err != nil {
 		return err

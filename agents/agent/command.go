@@ -3,11 +3,27 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
-// LeanHookName is the lean hook binary `make install` puts beside prsm.
+// LeanHookName is the lean hook binary `make install` puts beside prsm
+// (prsm-hook.exe on Windows).
 const LeanHookName = "prsm-hook"
+
+// leanHookFile is LeanHookName's file name on goos.
+func leanHookFile(goos string) string {
+	if goos == "windows" {
+		return LeanHookName + ".exe"
+	}
+	return LeanHookName
+}
+
+// isLeanHook reports whether the program prog is the lean hook binary.
+func isLeanHook(prog string) bool {
+	b := filepath.Base(prog)
+	return b == LeanHookName || strings.EqualFold(b, LeanHookName+".exe")
+}
 
 // HookCommand is the hook command for agent of the prsm binary at self:
 // the lean prsm-hook beside it when there is one (its process starts in a
@@ -17,8 +33,9 @@ func HookCommand(self, agent string) string { return ShellJoin(HookArgv(self, ag
 
 // HookArgv is HookCommand as an argument list.
 func HookArgv(self, agent string) []string {
-	lean := filepath.Join(filepath.Dir(self), LeanHookName)
-	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+	lean := filepath.Join(filepath.Dir(self), leanHookFile(runtime.GOOS))
+	// Windows has no executable bit: its .exe name says it.
+	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && (fi.Mode()&0o111 != 0 || runtime.GOOS == "windows") {
 		return []string{lean, agent}
 	}
 	return []string{self, "hook", agent}
@@ -33,17 +50,30 @@ func ShellJoin(argv []string) string {
 	return strings.Join(q, " ")
 }
 
-// ShellQuote quotes p for the shell Claude Code runs hook commands with.
-func ShellQuote(p string) string {
+// ShellQuote quotes p for the shell agents run hook commands with: sh on
+// Unix; on Windows cmd.exe or PowerShell, which both take a double-quoted
+// word (a Windows path holds no double quote).
+func ShellQuote(p string) string { return quoteFor(runtime.GOOS, p) }
+
+// quoteFor is ShellQuote for the shells of goos.
+func quoteFor(goos, p string) string {
+	safeRunes := "/._-+,:@%="
+	if goos == "windows" {
+		// No % (cmd expands %VAR%), and the path separator is safe.
+		safeRunes = `/\._-+,:@=`
+	}
 	safe := p != ""
 	for _, r := range p {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@%=", r)) {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(safeRunes, r)) {
 			safe = false
 			break
 		}
 	}
-	if safe {
+	switch {
+	case safe:
 		return p
+	case goos == "windows":
+		return `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
 	}
 	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
@@ -55,7 +85,7 @@ func IsPrsmHookArgv(argv []string, agent string) bool {
 	case len(argv) == 3 && argv[1] == "hook" && argv[2] == agent:
 		return strings.Contains(filepath.Base(argv[0]), "prsm")
 	case len(argv) == 2 && argv[1] == agent:
-		return filepath.Base(argv[0]) == LeanHookName
+		return isLeanHook(argv[0])
 	}
 	return false
 }

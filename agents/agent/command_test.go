@@ -52,3 +52,31 @@ func TestHookCommandFor(t *testing.T) {
 		}
 	}
 }
+
+// TestQuoteForEachShell: a hook's program path is quoted for the shell
+// the agent runs it with: sh's single quotes on Unix, a double-quoted
+// word for cmd.exe and PowerShell on Windows, where % (cmd's variables)
+// and spaces are quoted and a plain path is left as it is.
+func TestQuoteForEachShell(t *testing.T) {
+	for _, c := range []struct{ goos, in, want string }{
+		{"linux", "/usr/local/bin/prsm-hook", "/usr/local/bin/prsm-hook"},
+		{"linux", "/home/a b/it's", `'/home/a b/it'\''s'`},
+		{"linux", "/x/50%", "/x/50%"},
+		{"windows", `C:\Users\ann\bin\prsm-hook.exe`, `C:\Users\ann\bin\prsm-hook.exe`},
+		{"windows", `C:\Program Files\prsm\prsm-hook.exe`, `"C:\Program Files\prsm\prsm-hook.exe"`},
+		{"windows", `C:\x\100%\prsm.exe`, `"C:\x\100%\prsm.exe"`},
+		{"windows", "", `""`},
+	} {
+		if got := quoteFor(c.goos, c.in); got != c.want {
+			t.Errorf("quoteFor(%s, %q) = %s, want %s", c.goos, c.in, got, c.want)
+		}
+	}
+	if got := leanHookFile("windows"); got != "prsm-hook.exe" {
+		t.Errorf("lean hook on windows: %s", got)
+	}
+	for prog, want := range map[string]bool{"/b/prsm-hook": true, "PRSM-HOOK.EXE": true, "/b/prsm-hooks": false, "/b/prsm": false} {
+		if got := isLeanHook(prog); got != want {
+			t.Errorf("isLeanHook(%s) = %v", prog, got)
+		}
+	}
+}

@@ -45,7 +45,7 @@ otherwise it says how to trust them.
 ` + "`prsm run -- codex`" + ` needs no install: it wires prsm's hooks for its run.`,
 		Path:      codexHooksPath,
 		Install:   installCodexHooks,
-		Uninstall: agent.UninstallSettingsHooks("Codex", removeCodexHooks),
+		Uninstall: uninstallCodexHooks,
 		Installed: agent.SettingsHooksInstalled(removeCodexHooks),
 	}
 }
@@ -80,6 +80,10 @@ func codexHooksPath(root string) (string, error) {
 // has Claude Code's shape: {"hooks": {Event: [{matcher, hooks: [...]}]}}.
 func installCodexHooks(out io.Writer, path string, argv []string, project bool) error {
 	command := agent.ShellJoin(argv)
+	// What uninstall puts back.
+	if err := noteCodexInstall(path, project); err != nil {
+		return err
+	}
 	changed, err := agent.EditSettings(path, func(s map[string]any) error {
 		if _, err := removeCodexHooks(s); err != nil {
 			return err

@@ -44,18 +44,14 @@ func codexRunArgs(ctx context.Context, argv []string, dir string, env []string, 
 	flags := codexHookFlags(command)
 	ctx, cancel := context.WithTimeout(ctx, codexTrustTimeout)
 	defer cancel()
-	hooks, err := codexListHooks(ctx, argv[0], flags, dir, env)
+	trust, err := codexTrustFor(ctx, argv[0], flags, dir, env, command)
+	if errors.Is(err, errCodexHooksInstalled) {
+		return argv
+	}
 	if err == nil {
-		var trust map[string]string
-		trust, err = codexTrust(hooks, command)
-		if errors.Is(err, errCodexHooksInstalled) {
-			return argv
-		}
-		if err == nil {
-			out := append([]string{argv[0]}, flags...)
-			out = append(out, "-c", "hooks.state="+codexStateTable(trust))
-			return append(out, argv[1:]...)
-		}
+		out := append([]string{argv[0]}, flags...)
+		out = append(out, "-c", "hooks.state="+codexStateTable(trust))
+		return append(out, argv[1:]...)
 	}
 	fmt.Fprintf(errOut, "prsm: could not wire prsm's hooks into codex (%v); its changes come in as Watch records. `prsm hooks install codex` installs them for good\n", agent.OneLine(err.Error()))
 	return argv

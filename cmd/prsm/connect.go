@@ -9,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/hook"
+	"github.com/prsm-dev/prsm/internal/osproc"
 	"github.com/prsm-dev/prsm/internal/safepath"
 	"github.com/prsm-dev/prsm/worktree"
 )
@@ -147,7 +147,7 @@ func (a *app) startBackground(ctx context.Context, p *project, addr string) (*ap
 	}
 	cmd := exec.Command(selfPath(), args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	osproc.Detach(cmd)
 	cmd.Dir = p.repo.Root
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start prsm server: %w", err)

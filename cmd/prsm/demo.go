@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +19,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/internal/osproc"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/worktree"
 )
@@ -160,16 +160,16 @@ func stopDemoServer(ctx context.Context, cl *client.Client, p *project) {
 		cl = client.New(info)
 	}
 	if err := cl.Shutdown(ctx); err != nil && info.PID > 0 {
-		syscall.Kill(info.PID, syscall.SIGTERM)
+		osproc.Stop(info.PID, false)
 	}
 	if info.PID <= 0 {
 		return
 	}
 	// The server is this process's child (connect started it): its exit is
 	// reaped at once, and then the pid is gone.
-	for syscall.Kill(info.PID, 0) == nil {
+	for osproc.Alive(info.PID) {
 		if ctx.Err() != nil {
-			syscall.Kill(info.PID, syscall.SIGKILL)
+			osproc.Stop(info.PID, true)
 			return
 		}
 		sleep(ctx, 20)

@@ -1,10 +1,11 @@
+//go:build unix
+
 package main
 
 import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -18,7 +19,6 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm/api"
-	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/server"
 )
 
@@ -35,20 +35,6 @@ type demoRun struct {
 	lines   chan string   // stdout, line by line; closed at EOF
 	exited  chan struct{} // closed when the process has exited
 	waitErr error         // its exit, once exited is closed
-}
-
-// prsmBinary is the test binary's copy that testscript.Main put first on
-// PATH under the name prsm: run under that name it is prsm's main.
-func prsmBinary(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("prsm")
-	if err != nil {
-		t.Fatalf("prsm on PATH (testscript.Main puts it there): %v", err)
-	}
-	if !strings.HasPrefix(filepath.Base(filepath.Dir(filepath.Dir(p))), "testscript-main") {
-		t.Fatalf("prsm on PATH is %s, not this test binary's copy", p)
-	}
-	return p
 }
 
 func startDemo(t *testing.T, args ...string) *demoRun {
@@ -226,20 +212,6 @@ func (d *demoRun) assertGone(info *api.Info, projectDir string) {
 	}
 }
 
-// alive says whether pid is a running process (a zombie is not).
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true // no /proc: kill(0) says it exists
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
 // TestDemoCtrlC: without --keep, prsm demo serves until Ctrl-C, then stops
 // its server and removes its scratch repository and its state.
 func TestDemoCtrlC(t *testing.T) {
@@ -343,15 +315,6 @@ func TestDemoKeep(t *testing.T) {
 }
 
 // liveClient is a client of the server that projectDir's server.json names,
-// which must answer.
-func liveClient(ctx context.Context, t *testing.T, projectDir string) *client.Client {
-	t.Helper()
-	_, cl, ok := client.LiveServer(ctx, projectDir)
-	if !ok {
-		t.Fatalf("the server of %s does not answer", projectDir)
-	}
-	return cl
-}
 
 func mustEval(t *testing.T, p string) string {
 	t.Helper()

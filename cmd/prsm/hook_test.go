@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/prsm-dev/prsm/agents/agenttest"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/internal/osproc"
 	"github.com/prsm-dev/prsm/server"
 )
 
@@ -137,7 +137,7 @@ func cmdKillServer(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: killserver [-livepid | -foreign | -otherprsm]")
 	}
 	_, info := scriptServer(ts)
-	ts.Check(syscall.Kill(info.PID, syscall.SIGKILL))
+	ts.Check(osproc.Stop(info.PID, true))
 	for i := 0; ; i++ {
 		c, err := net.DialTimeout("tcp", info.Addr, time.Second)
 		if err != nil {

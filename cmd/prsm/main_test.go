@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +19,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/internal/osproc"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/tracker"
@@ -112,8 +113,8 @@ func stopServers(dir string) {
 		if err != nil || info.PID <= 0 {
 			continue
 		}
-		syscall.Kill(info.PID, syscall.SIGTERM)
-		for i := 0; i < 100 && syscall.Kill(info.PID, 0) == nil; i++ {
+		osproc.Stop(info.PID, false)
+		for i := 0; i < 100 && osproc.Alive(info.PID); i++ {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
@@ -338,4 +339,42 @@ func cmdSameFiles(ts *testscript.TestScript, neg bool, args []string) {
 	if !neg && d != "" {
 		ts.Fatalf("trees differ:\n%s", d)
 	}
+}
+
+// prsmBinary is the test binary's copy that testscript.Main put first on
+// PATH under the name prsm: run under that name it is prsm's main.
+func prsmBinary(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("prsm")
+	if err != nil {
+		t.Fatalf("prsm on PATH (testscript.Main puts it there): %v", err)
+	}
+	if !strings.HasPrefix(filepath.Base(filepath.Dir(filepath.Dir(p))), "testscript-main") {
+		t.Fatalf("prsm on PATH is %s, not this test binary's copy", p)
+	}
+	return p
+}
+
+// alive says whether pid is a running process (a zombie is not).
+func alive(pid int) bool {
+	if !osproc.Alive(pid) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no /proc: kill(0) says it exists
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// which must answer.
+func liveClient(ctx context.Context, t *testing.T, projectDir string) *client.Client {
+	t.Helper()
+	_, cl, ok := client.LiveServer(ctx, projectDir)
+	if !ok {
+		t.Fatalf("the server of %s does not answer", projectDir)
+	}
+	return cl
 }

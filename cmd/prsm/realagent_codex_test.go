@@ -146,6 +146,23 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 		}
 		config = string(b)
 	}
+	if install != "" {
+		// Uninstall puts Codex's files back byte for byte: config.toml
+		// as the test wrote it, and no hooks.json.
+		userConfig := config
+		if i := strings.Index(config, "\n[hooks.state]"); i >= 0 {
+			userConfig = config[:i]
+		}
+		defer func() {
+			run(prsmBinary(t), "hooks", "uninstall", "codex")
+			if b, err := os.ReadFile(filepath.Join(codexHome, "config.toml")); err != nil || string(b) != userConfig {
+				t.Errorf("config.toml after the uninstall (%v):\n%s\nwant:\n%s", err, b, userConfig)
+			}
+			if b, err := os.ReadFile(filepath.Join(codexHome, "hooks.json")); !os.IsNotExist(err) {
+				t.Errorf("hooks.json left after the uninstall (%v):\n%s", err, b)
+			}
+		}()
+	}
 	var s prsm.Session
 	if err := json.Unmarshal([]byte(run(prsmBinary(t), "session", "start", "--json")), &s); err != nil {
 		t.Fatal(err)

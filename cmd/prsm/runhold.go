@@ -1,15 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/internal/osproc"
 )
 
 // runHold is a live `prsm run`'s hold on its session: an exclusive lock
@@ -31,9 +30,9 @@ func holdRun(projectDir, id string) (*runHold, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if ok, err := osproc.TryLock(f); !ok {
 		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if err == nil {
 			b, _ := os.ReadFile(f.Name())
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 			return nil, pid, nil

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +18,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/internal/osproc"
 	"github.com/prsm-dev/prsm/server"
 )
 
@@ -124,7 +124,7 @@ func openBrowser(url string) error {
 		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	osproc.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}

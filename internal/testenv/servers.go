@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prsm-dev/prsm/internal/osproc"
 )
 
 // Server is a prsm server process: its pid and the workspace it serves.
@@ -68,10 +69,10 @@ func StopsItsServers(tb testing.TB) {
 		}
 		for _, s := range left {
 			tb.Errorf("the test left a prsm server running: pid %d, workspace %s", s.PID, s.Workspace)
-			syscall.Kill(s.PID, syscall.SIGTERM)
-			for deadline := time.Now().Add(30 * time.Second); syscall.Kill(s.PID, 0) == nil; time.Sleep(20 * time.Millisecond) {
+			osproc.Stop(s.PID, false)
+			for deadline := time.Now().Add(30 * time.Second); osproc.Alive(s.PID); time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
-					syscall.Kill(s.PID, syscall.SIGKILL)
+					osproc.Stop(s.PID, true)
 					break
 				}
 			}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	stdsync "sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -48,11 +47,11 @@ func Engine(tb testing.TB, ws, projectDir string, log *slog.Logger) *engine.Engi
 // the steadier figure to compare two versions by.
 func ReportCPU(b *testing.B) func() {
 	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		d, err := cpuTime()
+		if err != nil {
 			b.Fatal(err)
 		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		return d
 	}
 	c0 := cpu()
 	return func() {

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -142,7 +141,7 @@ func DiskUse(t testing.TB, p string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fi.Sys().(*syscall.Stat_t).Blocks * 512
+	return diskUse(fi)
 }
 
 // Tree describes every file under root except .git and the skipped paths:

@@ -24,10 +24,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/internal/osproc"
 )
 
 // Client sends requests to one prsm server.
@@ -203,7 +203,7 @@ func KnownServer(dir string) (*api.Info, bool) {
 		return nil, false
 	}
 	if info.PID > 0 {
-		if err := syscall.Kill(info.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		if !osproc.Alive(info.PID) {
 			return nil, false
 		}
 	}
