@@ -33,10 +33,12 @@ func Archives(out string, ts []Target, m Meta) ([]string, error) {
 	}
 	var names []string
 	for _, t := range ts {
+		start := time.Now()
 		name, err := archive(out, t, m)
 		if err != nil {
 			return nil, err
 		}
+		fmt.Fprintf(os.Stderr, "release: %s built in %.0fs\n", name, time.Since(start).Seconds())
 		names = append(names, name)
 	}
 	return names, nil

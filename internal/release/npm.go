@@ -84,6 +84,7 @@ func NPM(out string, ts []Target, m Meta) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		fmt.Fprintf(os.Stderr, "release: %s packed\n", filepath.Base(tgz))
 		tgzs = append(tgzs, tgz)
 	}
 	dir := filepath.Join(stage, "main")
