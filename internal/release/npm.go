@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -114,11 +115,14 @@ func NPM(out string, ts []Target, m Meta) ([]string, error) {
 // writePackage writes dir/package.json and copies the repository's README
 // and LICENSE beside it (npm packs both whatever files says).
 func writePackage(dir string, p manifest, m Meta) error {
-	b, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // ">=18", not "\u003e=18"
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(p); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "package.json"), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), b.Bytes(), 0o644); err != nil {
 		return err
 	}
 	for _, f := range []string{"README.md", "LICENSE"} {
