@@ -7,11 +7,15 @@ BIN := bin/prsm
 # (it does without package net), so a plain `go install` of it is static too.
 HOOKBIN := bin/prsm-hook
 
-.PHONY: build install installcheck vsix agents run demo serve test lint unit web extension fuzz bench
+.PHONY: build install installcheck vsix agents run demo serve test lint unit web extension fuzz bench release npm releasecheck
 
+# Built as the release builds them (internal/release): without cgo and with
+# -trimpath, so that `make release` and `make releasecheck` find every
+# package in the build cache already.
+BUILDFLAGS := -trimpath
 build:
-	$(GO) build -o $(BIN) ./cmd/prsm
-	$(GO) build -o $(HOOKBIN) ./cmd/prsm-hook
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/prsm
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o $(HOOKBIN) ./cmd/prsm-hook
 
 # The binaries into $(PREFIX)/bin (~/.local/bin unless PREFIX=... is given).
 PREFIX ?= $(HOME)/.local
@@ -24,6 +28,32 @@ install: build
 # `code --install-extension extension/prsm.vsix`.
 vsix:
 	cd extension && { [ -f node_modules/.package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run package
+
+# The release, from the checked-out commit (internal/release): into dist/,
+# prsm_<version>_<os>_<arch>.tar.gz (.zip for Windows) for linux, darwin and
+# windows on amd64 and arm64, each with prsm, prsm-hook, LICENSE and
+# README.md; the .vsix; SHA256SUMS over them. The version is the tag's (git
+# describe), VERSION=... to name another. Building one commit twice gives
+# the same bytes.
+VERSION ?=
+release: vsix
+	rm -f dist/prsm_* dist/SHA256SUMS
+	$(GO) run ./internal/release -out dist -version "$(VERSION)" -vsix extension/prsm.vsix archives
+
+# The npm packages into dist/npm/*.tgz: @prsm-dev/prsm, whose prsm command
+# runs the binary of the platform package npm installed beside it, and one
+# package per platform (@prsm-dev/prsm-linux-x64, ...). Not published.
+npm:
+	rm -rf dist/npm
+	$(GO) run ./internal/release -out dist -version "$(VERSION)" npm
+
+# The release's checks that build (this machine's platform only): two
+# builds of HEAD in two clones give byte-identical archives whose binaries
+# print the version, commit and date; the npm packages install with
+# `npm install -g` from their tarballs with no network, and the installed
+# prsm runs `prsm demo`.
+releasecheck:
+	PRSM_RELEASE_TEST=1 $(GO) test -count=1 -v -timeout 10m -run '^TestRelease' ./internal/release
 
 # prsm's main job for a newcomer: a scratch repository, a scripted agent
 # session, and the review page's address (Ctrl-C stops and cleans up).
@@ -40,7 +70,7 @@ serve: build
 # page's browser test and the VS Code extension's unit and e2e tests. The two
 # front-end scripts install what they need (npm packages, Debian's chromium,
 # code-server) themselves.
-test: lint unit agents fuzz installcheck web extension
+test: lint unit agents fuzz installcheck releasecheck web extension
 
 # The real agents' CLIs (npm, pinned, cached under ~/.cache/prsm-agents)
 # against a scripted fake model, inside prsm sessions. On Linux, Claude

@@ -13,12 +13,58 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 )
 
 // Version is the prsm version written into server.json and shown by `prsm status`.
-var Version = "0.1.0-dev"
+// Commit and Date are the commit a release was built from and that commit's
+// date (RFC 3339, UTC): `make release` stamps all three with -ldflags -X
+// (internal/release); a plain `go build` leaves Commit and Date empty and
+// BuildInfo reads them from the Go toolchain's VCS stamp when it has one.
+var (
+	Version = "0.1.0-dev"
+	Commit  = ""
+	Date    = ""
+)
+
+// BuildInfo is the version line's tail after "version ": Version, then
+// the commit and its date ("0.2.0 (commit 4f2fff7c, 2026-05-01T10:00:00Z)"),
+// "unknown" for what the binary does not know.
+func BuildInfo() string {
+	commit, date := Commit, Date
+	if commit == "" || date == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			var rev, at, dirty string
+			for _, s := range bi.Settings {
+				switch s.Key {
+				case "vcs.revision":
+					rev = s.Value
+				case "vcs.time":
+					at = s.Value
+				case "vcs.modified":
+					if s.Value == "true" {
+						dirty = "-dirty"
+					}
+				}
+			}
+			if commit == "" && rev != "" {
+				commit = rev[:min(12, len(rev))] + dirty
+			}
+			if date == "" {
+				date = at
+			}
+		}
+	}
+	if commit == "" {
+		commit = "unknown"
+	}
+	if date == "" {
+		date = "date unknown"
+	}
+	return fmt.Sprintf("%s (commit %s, %s)", Version, commit, date)
+}
 
 // Session modes and statuses.
 const (

@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stdout, usage, names)
 			return 0
 		case "--version":
-			fmt.Fprintf(stdout, "prsm-hook version %s\n", prsm.Version)
+			fmt.Fprintf(stdout, "prsm-hook version %s\n", prsm.BuildInfo())
 			return 0
 		}
 	}

@@ -33,6 +33,11 @@ func Main() int {
 			os.Setenv("PRSM_HOME", abs)
 		}
 	}
+	// The npm package's launcher (internal/release) runs this binary with
+	// the path of the prsm command it installed; that is the command to
+	// show. Not passed on to the processes prsm starts.
+	npmLauncher = os.Getenv("PRSM_NPM_LAUNCHER")
+	os.Unsetenv("PRSM_NPM_LAUNCHER")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -44,6 +49,10 @@ func Main() int {
 	}()
 	return Run(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 }
+
+// npmLauncher is the path of the npm package's prsm command when that ran
+// this binary, else "".
+var npmLauncher string
 
 // signalled is the cause of a command's context ending on a signal (Ctrl-C,
 // SIGTERM): a command that stops on it exits as a shell reports a process
@@ -153,7 +162,7 @@ func (a *app) rootCmd() *cobra.Command {
 		Short:         "prsm gives every AI agent session its own worktree and lets you review each change",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       prsm.Version,
+		Version:       prsm.BuildInfo(),
 	}
 	root.PersistentFlags().StringVar(&a.workspace, "workspace", "", "the workspace (git working tree); default: the current directory")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -181,7 +190,7 @@ func (a *app) versionCmd() *cobra.Command {
 		Short: "Print prsm's version",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(a.stdio.Out, "prsm version %s\n", prsm.Version)
+			fmt.Fprintf(a.stdio.Out, "prsm version %s\n", prsm.BuildInfo())
 			return nil
 		},
 	}

@@ -132,7 +132,7 @@ func (a *app) demo(ctx context.Context, keep bool) (err error) {
 	fmt.Fprintf(w, "  cd %s\n", dir)
 	fmt.Fprintf(w, "  %s changes diff\n  %s changes accept --all\n  %s checkpoint list\n", me, me, me)
 	fmt.Fprintf(w, "  %s ui    (a new login, when this address has expired)\n", me)
-	if !onPath {
+	if !onPath && npmLauncher == "" {
 		fmt.Fprintf(w, "(This prsm is not the one on your PATH: `make install` puts it in ~/.local/bin.)\n")
 	}
 	fmt.Fprintln(w)
@@ -417,6 +417,9 @@ func demoLogo() []byte {
 // bin/prsm of the clone), so that the hints printed work when pasted.
 func selfCommand() (cmd string, onPath bool) {
 	exe := selfPath()
+	if npmLauncher != "" {
+		exe = npmLauncher // the command npm installed, not the binary it runs
+	}
 	if p, err := exec.LookPath("prsm"); err == nil {
 		// Stat follows links: a prsm on PATH that links to this one is it.
 		if fp, err := os.Stat(p); err == nil {

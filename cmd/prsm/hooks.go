@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/agents"
 	"github.com/prsm-dev/prsm/worktree"
 )
@@ -132,11 +137,36 @@ only the user settings are shown.`,
 				t.row(r.Agent, r.Scope, state, r.Path)
 			}
 			t.flush()
+			if w := hookVersionWarning(cmd.Context(), selfPath()); w != "" {
+				fmt.Fprintln(a.stdio.Err, w)
+			}
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
+}
+
+// hookVersionWarning is a warning when the lean prsm-hook beside self,
+// which the hooks `prsm hooks install` writes run, is of another build than
+// this prsm (or does not run), else "".
+func hookVersionWarning(ctx context.Context, self string) string {
+	argv := agents.HookArgv(self, "")
+	if len(argv) != 2 {
+		return "" // no lean binary: the hooks run this prsm itself
+	}
+	lean := argv[0]
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, lean, "--version").Output()
+	if err != nil {
+		return fmt.Sprintf("warning: %s --version fails (%v): the hooks run it; install prsm and prsm-hook together (make install, or both from one release)", lean, err)
+	}
+	got := strings.TrimPrefix(strings.TrimSpace(string(out)), "prsm-hook version ")
+	if want := prsm.BuildInfo(); got != want {
+		return fmt.Sprintf("warning: %s is version %s, this prsm is %s: the hooks run that prsm-hook; install prsm and prsm-hook together (make install, or both from one release)", lean, got, want)
+	}
+	return ""
 }
 
 // hooksProjectRoot is the root of the workspace's repository, whose
