@@ -6,12 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,6 +83,65 @@ type costModel struct {
 	played    func() int
 	ids       []string
 	close     func()
+	proxy     *costProxy // between the agent and the model
+}
+
+// costProxy passes an agent's model requests on to the scripted model and
+// notes when each request of the agent's loop (one that offers tools)
+// came: from the first to the last is the run's tool calls, without the
+// agent's start and end.
+type costProxy struct {
+	url  string // the model's URL, with the proxy's host
+	srv  *http.Server
+	mu   sync.Mutex
+	main []time.Time
+}
+
+func newCostProxy(t *testing.T, target string) *costProxy {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &costProxy{url: "http://" + ln.Addr().String() + u.Path}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	rp.FlushInterval = -1
+	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var req struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if json.Unmarshal(body, &req) == nil && len(req.Tools) > 0 {
+			p.mu.Lock()
+			p.main = append(p.main, now)
+			p.mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rp.ServeHTTP(w, r)
+	})}
+	go p.srv.Serve(ln)
+	t.Cleanup(func() { p.srv.Close() })
+	return p
+}
+
+// window is the time from the loop's first model request to its last,
+// and how many there were.
+func (p *costProxy) window() (time.Duration, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.main) < 2 {
+		return 0, len(p.main)
+	}
+	return p.main[len(p.main)-1].Sub(p.main[0]), len(p.main)
 }
 
 // costHome is one variant's user: its HOME (the agent's settings, caches)
@@ -227,9 +291,12 @@ func hookCost(t *testing.T, bin string, a costAgent) {
 
 	const prompt = "Write the files."
 	variants := []string{"none", "null", "prsm"}
-	times := map[string]map[int][]time.Duration{}
+	// times[variant][length] are the whole runs' times, windows[...]
+	// the model windows': from the loop's first model request to its
+	// last, the tool calls without the agent's start and end.
+	times, windows := map[string]map[int][]time.Duration{}, map[string]map[int][]time.Duration{}
 	for _, v := range variants {
-		times[v] = map[int][]time.Duration{}
+		times[v], windows[v] = map[int][]time.Duration{}, map[int][]time.Duration{}
 	}
 	recorded := 0
 	loadStart := loadavg()
@@ -258,6 +325,11 @@ func hookCost(t *testing.T, bin string, a costAgent) {
 				out, took := run(h, dir, m.env, argv...)
 				m.close()
 				times[v][n] = append(times[v][n], took)
+				w, reqs := m.proxy.window()
+				if reqs < n+1 {
+					t.Fatalf("%s run %s: %d model requests of the agent's loop passed the proxy, want %d\n%s", v, tag, reqs, n+1, out)
+				}
+				windows[v][n] = append(windows[v][n], w)
 				if got := m.played(); got != n {
 					t.Fatalf("%s run %s: the model had the results of %d tool calls, want %d\n%s", v, tag, got, n, out)
 				}
@@ -284,18 +356,25 @@ func hookCost(t *testing.T, bin string, a costAgent) {
 		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 		return s[len(s)/2]
 	}
-	perCall := map[string]float64{}
+	perCall, perCallWin := map[string]float64{}, map[string]float64{}
 	for _, v := range variants {
 		perCall[v] = float64(med(times[v][long])-med(times[v][short])) / float64(time.Millisecond) / float64(long-short)
+		perCallWin[v] = float64(med(windows[v][long])-med(windows[v][short])) / float64(time.Millisecond) / float64(long-short)
 	}
 	t.Logf("%s %s, runs of %d and %d file-writing tool calls, %d rounds interleaved, load average %s at the start and %s at the end",
 		a.name, a.version, short, long, rounds, loadStart, loadavg())
 	for _, v := range variants {
-		t.Logf("  %-4s run medians %v / %v (all: %v / %v)", v, med(times[v][short]).Round(time.Millisecond), med(times[v][long]).Round(time.Millisecond),
-			roundAll(times[v][short]), roundAll(times[v][long]))
+		t.Logf("  %-4s whole runs, medians %v / %v (all: %v / %v); model windows %v / %v (all: %v / %v)", v,
+			med(times[v][short]).Round(time.Millisecond), med(times[v][long]).Round(time.Millisecond), roundAll(times[v][short]), roundAll(times[v][long]),
+			med(windows[v][short]).Round(time.Millisecond), med(windows[v][long]).Round(time.Millisecond), roundAll(windows[v][short]), roundAll(windows[v][long]))
 	}
-	t.Logf("%s: one tool call costs %.1f ms with no hooks, %.1f ms with hooks that do nothing, %.1f ms with prsm's hooks: the hooks themselves %.1f ms, prsm's share %.1f ms (target: at most 3 ms on a quiet machine)",
-		a.name, perCall["none"], perCall["null"], perCall["prsm"], perCall["null"]-perCall["none"], perCall["prsm"]-perCall["null"])
+	for _, f := range []struct {
+		what string
+		ms   map[string]float64
+	}{{"whole runs", perCall}, {"model windows", perCallWin}} {
+		t.Logf("%s, %s: one tool call costs %.1f ms with no hooks, %.1f ms with hooks that do nothing, %.1f ms with prsm's hooks: the hooks themselves %.1f ms, prsm's share %.1f ms (target: at most 3 ms on a quiet machine)",
+			a.name, f.what, f.ms["none"], f.ms["null"], f.ms["prsm"], f.ms["null"]-f.ms["none"], f.ms["prsm"]-f.ms["null"])
+	}
 }
 
 func roundAll(ds []time.Duration) []time.Duration {
@@ -365,8 +444,10 @@ func costJSONEvents(t *testing.T, log string) int {
 }
 
 // costNullCommand is the do-nothing hook: it reads the event and exits
-// (appending it to log, where the test counts the events).
-func costNullCommand(log string) string { return "cat >> " + log }
+// (appending it to log, where the test counts the events). exec, so that
+// the agent's shell runs it as it runs prsm-hook, without a fork of its
+// own (bash forks for a command with a redirection).
+func costNullCommand(log string) string { return "exec cat >> " + log }
 
 // costReplaceCommand rewrites the settings file at path, replacing every
 // hook command that runs prsm-hook by the do-nothing command.
@@ -458,10 +539,11 @@ func costAgents() []costAgent {
 						ApplyPatch: "*** Begin Patch\n*** Add File: " + name + "\n+" + strings.TrimSuffix(content, "\n") + "\n*** End Patch\n"})
 				}
 				fake := fakemodel.ResponsesStart(t, append(steps, fakemodel.ResponsesStep{Message: "Done."}))
+				px := newCostProxy(t, fake.URL)
 				return costModel{
 					env:  []string{"PRSM_FAKE_OPENAI_KEY=sk-fake"},
-					args: []string{"-c", `model_providers.fake.base_url="` + fake.URL + `"`},
-					ids:  ids, close: func() {},
+					args: []string{"-c", `model_providers.fake.base_url="` + px.url + `"`},
+					ids:  ids, close: func() {}, proxy: px,
 					played: func() int {
 						reqs := fake.ResponsesRequests()
 						if len(reqs) == 0 {
@@ -503,9 +585,10 @@ func costAgents() []costAgent {
 					steps = append(steps, fakemodel.GeminiStep{Tool: "write_file", Args: map[string]any{"file_path": name, "content": content}})
 				}
 				fake := fakemodel.NewGeminiServer(t, append(steps, fakemodel.GeminiStep{Text: "Done."}))
+				px := newCostProxy(t, fake.URL)
 				return costModel{
-					env:   []string{"GOOGLE_GEMINI_BASE_URL=" + fake.URL, "GEMINI_API_KEY=fake-key"},
-					close: func() {},
+					env:   []string{"GOOGLE_GEMINI_BASE_URL=" + px.url, "GEMINI_API_KEY=fake-key"},
+					close: func() {}, proxy: px,
 					// The final answer is asked for with the last result.
 					played: func() int { return max(fake.Played()-1, 0) },
 				}
@@ -535,11 +618,12 @@ func costAgents() []costAgent {
 				}
 				// The model's address is in opencode's config, written for
 				// each run.
+				px := newCostProxy(t, fake.URL)
 				config, _ := json.Marshal(map[string]any{
 					"$schema": "https://opencode.ai/config.json",
 					"provider": map[string]any{"fake": map[string]any{
 						"npm": "@ai-sdk/openai-compatible", "name": "Fake",
-						"options": map[string]any{"baseURL": fake.URL, "apiKey": "x"},
+						"options": map[string]any{"baseURL": px.url, "apiKey": "x"},
 						"models":  map[string]any{"scripted": map[string]any{"name": "scripted", "tool_call": true}},
 					}},
 					"model": "fake/scripted", "autoupdate": false, "share": "disabled",
@@ -554,7 +638,7 @@ func costAgents() []costAgent {
 				return costModel{
 					env: []string{"OPENCODE_DISABLE_MODELS_FETCH=true", "OPENCODE_DISABLE_AUTOUPDATE=true",
 						"OPENCODE_DISABLE_SHARE=true", "OPENCODE_DISABLE_LSP_DOWNLOAD=true"},
-					ids: ids, played: chatPlayed(fake, ids), close: func() { fake.Close() },
+					ids: ids, played: chatPlayed(fake, ids), close: func() { fake.Close() }, proxy: px,
 				}
 			},
 			argv: func(exe, prompt string, extra []string) []string {
@@ -625,8 +709,10 @@ export const NullPlugin = async () => ({
 				if err != nil {
 					t.Fatal(err)
 				}
+				px := newCostProxy(t, fake.URL)
 				return costModel{
-					env: []string{"COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=" + fake.URL, "COPILOT_PROVIDER_API_KEY=x",
+					proxy: px,
+					env: []string{"COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=" + px.url, "COPILOT_PROVIDER_API_KEY=x",
 						"COPILOT_MODEL=gpt-4.1", "COPILOT_AUTO_UPDATE=false", "COPILOT_PKG_CACHE_HOME=" + c.copilotPkgCache},
 					played: chatPlayed(fake, ids), close: func() { fake.Close() },
 				}
