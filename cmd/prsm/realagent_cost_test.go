@@ -95,6 +95,12 @@ type costProxy struct {
 	srv  *http.Server
 	mu   sync.Mutex
 	main []time.Time
+	all  []costRequest // every request, for PRSM_HOOK_COST_DETAIL
+}
+
+type costRequest struct {
+	at, done time.Time
+	main     bool
 }
 
 func newCostProxy(t *testing.T, target string) *costProxy {
@@ -120,17 +126,53 @@ func newCostProxy(t *testing.T, target string) *costProxy {
 		var req struct {
 			Tools []json.RawMessage `json:"tools"`
 		}
-		if json.Unmarshal(body, &req) == nil && len(req.Tools) > 0 {
+		main := json.Unmarshal(body, &req) == nil && len(req.Tools) > 0
+		if main {
 			p.mu.Lock()
 			p.main = append(p.main, now)
 			p.mu.Unlock()
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rp.ServeHTTP(w, r)
+		p.mu.Lock()
+		p.all = append(p.all, costRequest{at: now, done: time.Now(), main: main})
+		p.mu.Unlock()
 	})}
 	go p.srv.Serve(ln)
 	t.Cleanup(func() { p.srv.Close() })
 	return p
+}
+
+// detail is every request's start, from the loop's first, in ms (M for
+// the loop's, S for a side request), and how long its answer took.
+func (p *costProxy) detail() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.main) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range p.all {
+		kind := "S"
+		if r.main {
+			kind = "M"
+		}
+		fmt.Fprintf(&b, " %s%+d(%d)", kind, r.at.Sub(p.main[0]).Milliseconds(), r.done.Sub(r.at).Milliseconds())
+	}
+	return b.String()
+}
+
+// gaps are the times between the loop's model requests: each one tool
+// call, its hooks, and the model's answer (which the script gives at
+// once).
+func (p *costProxy) gaps() []time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []time.Duration
+	for i := 1; i < len(p.main); i++ {
+		out = append(out, p.main[i].Sub(p.main[i-1]))
+	}
+	return out
 }
 
 // window is the time from the loop's first model request to its last,
@@ -294,7 +336,10 @@ func hookCost(t *testing.T, bin string, a costAgent) {
 	// times[variant][length] are the whole runs' times, windows[...]
 	// the model windows': from the loop's first model request to its
 	// last, the tool calls without the agent's start and end.
+	// gaps[variant] are the times between the loop's model requests, of
+	// every run: each one tool call.
 	times, windows := map[string]map[int][]time.Duration{}, map[string]map[int][]time.Duration{}
+	gaps := map[string][]time.Duration{}
 	for _, v := range variants {
 		times[v], windows[v] = map[int][]time.Duration{}, map[int][]time.Duration{}
 	}
@@ -330,6 +375,11 @@ func hookCost(t *testing.T, bin string, a costAgent) {
 					t.Fatalf("%s run %s: %d model requests of the agent's loop passed the proxy, want %d\n%s", v, tag, reqs, n+1, out)
 				}
 				windows[v][n] = append(windows[v][n], w)
+				gaps[v] = append(gaps[v], m.proxy.gaps()...)
+				if os.Getenv("PRSM_HOOK_COST_DETAIL") == "1" {
+					t.Logf("%s run %s: %v in all, the model window %v; model requests, ms from the loop's first (answer ms):%s", v, tag,
+						took.Round(time.Millisecond), w.Round(time.Millisecond), m.proxy.detail())
+				}
 				if got := m.played(); got != n {
 					t.Fatalf("%s run %s: the model had the results of %d tool calls, want %d\n%s", v, tag, got, n, out)
 				}
@@ -356,8 +406,9 @@ func hookCost(t *testing.T, bin string, a costAgent) {
 		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 		return s[len(s)/2]
 	}
-	perCall, perCallWin := map[string]float64{}, map[string]float64{}
+	perCall, perCallWin, perCallGap := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for _, v := range variants {
+		perCallGap[v] = float64(med(gaps[v])) / float64(time.Millisecond)
 		perCall[v] = float64(med(times[v][long])-med(times[v][short])) / float64(time.Millisecond) / float64(long-short)
 		perCallWin[v] = float64(med(windows[v][long])-med(windows[v][short])) / float64(time.Millisecond) / float64(long-short)
 	}
@@ -371,7 +422,7 @@ func hookCost(t *testing.T, bin string, a costAgent) {
 	for _, f := range []struct {
 		what string
 		ms   map[string]float64
-	}{{"whole runs", perCall}, {"model windows", perCallWin}} {
+	}{{"whole runs, long minus short", perCall}, {"model windows, long minus short", perCallWin}, {"median time between the loop's model requests", perCallGap}} {
 		t.Logf("%s, %s: one tool call costs %.1f ms with no hooks, %.1f ms with hooks that do nothing, %.1f ms with prsm's hooks: the hooks themselves %.1f ms, prsm's share %.1f ms (target: at most 3 ms on a quiet machine)",
 			a.name, f.what, f.ms["none"], f.ms["null"], f.ms["prsm"], f.ms["null"]-f.ms["none"], f.ms["prsm"]-f.ms["null"])
 	}
