@@ -132,15 +132,17 @@ func newCostProxy(t *testing.T, target string) *costProxy {
 			Tools []json.RawMessage `json:"tools"`
 		}
 		main := json.Unmarshal(body, &req) == nil && len(req.Tools) > 0
+		p.mu.Lock()
 		if main {
-			p.mu.Lock()
 			p.main = append(p.main, now)
-			p.mu.Unlock()
 		}
+		i := len(p.all)
+		p.all = append(p.all, costRequest{at: now, main: main})
+		p.mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rp.ServeHTTP(w, r)
 		p.mu.Lock()
-		p.all = append(p.all, costRequest{at: now, done: time.Now(), main: main})
+		p.all[i].done = time.Now()
 		p.mu.Unlock()
 	})}
 	go p.srv.Serve(ln)
@@ -162,7 +164,11 @@ func (p *costProxy) detail() string {
 		if r.main {
 			kind = "M"
 		}
-		fmt.Fprintf(&b, " %s%+d(%d)", kind, r.at.Sub(p.main[0]).Milliseconds(), r.done.Sub(r.at).Milliseconds())
+		took := "?" // not answered yet
+		if !r.done.IsZero() {
+			took = fmt.Sprint(r.done.Sub(r.at).Milliseconds())
+		}
+		fmt.Fprintf(&b, " %s%+d(%s)", kind, r.at.Sub(p.main[0]).Milliseconds(), took)
 	}
 	return b.String()
 }
