@@ -136,7 +136,9 @@ extension: build
 	PRSM_BIN=$(CURDIR)/$(BIN) bash extension/ci.sh
 
 # The performance harness: 10k- and 50k-file repositories, prsm side by side
-# with the git CLI approaches (BENCHFLAGS="-sizes 10k,50k,200k -json out.json").
+# with the git CLI approaches (BENCHFLAGS="-sizes 10k,50k,200k -json out.json"),
+# then what each real agent pays per tool call for prsm's hooks
+# (PRSM_HOOK_COST_ROUNDS=N for more rounds than 3).
 BENCHFLAGS ?=
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
@@ -144,4 +146,8 @@ bench:
 	@# to a listener that does nothing, and under prsm run (the figures in
 	@# the test's log).
 	PRSM_REAL_AGENTS=1 PRSM_CLAUDE_OVERHEAD=1 $(GO) test -count=1 -v -timeout 20m -run '^TestRealAgentClaudeOverhead$$' ./cmd/prsm | grep -E '^\s+realagent_overhead_test.go|^(ok|FAIL|---)'
+	@# A row per other agent (Codex, Gemini CLI, opencode, Copilot CLI): the
+	@# same scripted file-writing run with prsm's hooks, with hooks that do
+	@# nothing and with none; each one's cost per tool call and prsm's share.
+	PRSM_REAL_AGENTS=1 PRSM_HOOK_COST=1 $(GO) test -count=1 -v -timeout 60m -run '^TestRealAgentHookCost$$' ./cmd/prsm | grep -E '^\s+realagent_cost_test.go|^(ok|FAIL|\s*---)'
 
