@@ -16,7 +16,8 @@ func TestDepsWireOnly(t *testing.T) {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}
 	const mod = "github.com/prsm-dev/prsm"
-	allowed := map[string]bool{mod: true, mod + "/api": true, mod + "/client": true, mod + "/internal/wire": true}
+	allowed := map[string]bool{mod: true, mod + "/api": true, mod + "/client": true, mod + "/internal/wire": true,
+		mod + "/internal/osproc": true} // wire's: is a server's process alive
 	seen := 0
 	for _, p := range strings.Fields(string(out)) {
 		if p != mod && !strings.HasPrefix(p, mod+"/") {
@@ -25,7 +26,7 @@ func TestDepsWireOnly(t *testing.T) {
 		seen++
 		if !allowed[p] {
 			// engine, server, store, tracker, worktree, sync, internal/...
-			t.Errorf("client depends on %s; it should need only prsm, api and internal/wire", p)
+			t.Errorf("client depends on %s; it should need only prsm, api, internal/wire and internal/osproc", p)
 		}
 	}
 	if seen == 0 {
