@@ -11,6 +11,7 @@ import (
 
 	"github.com/prsm-dev/prsm/agents/agent"
 	"github.com/prsm-dev/prsm/agents/claude"
+	"github.com/prsm-dev/prsm/agents/copilot"
 )
 
 // Target is the session an event belongs to and where its server is.
@@ -21,7 +22,7 @@ type Target = agent.Target
 type Server = agent.Server
 
 // ErrBadEvent and ErrOtherSession are agent.ErrBadEvent and
-// agent.ErrOtherSession, which ServeClaude returns.
+// agent.ErrOtherSession, which ServeClaude and ServeCopilot return.
 var (
 	ErrBadEvent     = agent.ErrBadEvent
 	ErrOtherSession = agent.ErrOtherSession
@@ -36,11 +37,16 @@ func SessionOfPath(home, dir string) *Target { return agent.SessionOfPath(home, 
 // OneLine is agent.OneLine.
 func OneLine(s string) string { return agent.OneLine(s) }
 
-// ServeClaude is the server's http hook route (POST /hooks/claude): only
-// Claude Code sends its events over HTTP, so this one entry names an
-// agent (claude.Serve says what it does).
+// ServeClaude is the server's http hook route for Claude Code (POST
+// /hooks/claude; claude.Serve says what it does).
 func ServeClaude(ctx context.Context, body []byte, projectDir, workspace, only string, srv Server) (answer []byte, err error) {
 	return claude.Serve(ctx, body, projectDir, workspace, only, srv)
+}
+
+// ServeCopilot is the server's http hook route for GitHub Copilot CLI
+// (POST /hooks/copilot?event=EVENT; copilot.Serve says what it does).
+func ServeCopilot(ctx context.Context, event string, body []byte, projectDir, workspace, only string, srv Server) (answer []byte, err error) {
+	return copilot.Serve(ctx, event, body, projectDir, workspace, only, srv)
 }
 
 // host is what the agents' adapters reach of a: its streams, the

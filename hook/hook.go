@@ -4,8 +4,8 @@
 // events into session API calls, live in the agents' folders under
 // agents/), and this package finds the session whose worktree holds the
 // event's cwd and sends the call to that session's server, starting it
-// when none runs. The server runs Claude Code's mapping in process for its
-// http hooks (ServeClaude).
+// when none runs. The server runs Claude Code's and Copilot CLI's
+// mappings in process for their http hooks (ServeClaude, ServeCopilot).
 //
 // It links neither the store (sqlite), the git layer (go-git), the HTTP
 // server (echo) nor net/http (it sends its requests through

@@ -14,22 +14,33 @@ import (
 )
 
 // agentHook is POST /hooks/{agent}: an agent's own hook event, as its
-// http hooks send it (Claude Code's `"type": "http"`). The mapping is the
-// command hook's (package hook); the engine is called in process. The
-// answer is what the agent reads: Claude's hookSpecificOutput, or {}.
-// Claude Code goes on whatever the status, so a failed call is only an
-// error status (and logged); an event that cannot be read is 400, and
-// one of another session than a hook token's is 403.
+// http hooks send it (Claude Code's `"type": "http"`, and Copilot CLI's,
+// whose URL names the event: /hooks/copilot?event=preToolUse). The
+// mapping is the command hook's (package hook); the engine is called in
+// process. The answer is what the agent reads: Claude's
+// hookSpecificOutput, or {}. Claude Code goes on whatever the status, so
+// a failed call is only an error status (and logged); Copilot may read a
+// failed preToolUse hook as a deny, so its failed call is logged and
+// answered {}, as its command hook exits 0. An event that cannot be read
+// (for Copilot, one whose URL names no event) is 400, and one of another
+// session than a hook token's is 403.
 func (s *Server) agentHook(c echo.Context) error {
-	if c.Param("agent") != "claude" {
-		return apiError(api.CodeUnknownAgent, "no http hooks for agent %q; prsm serves them for claude", c.Param("agent"))
+	agentName := c.Param("agent")
+	if agentName != "claude" && agentName != "copilot" {
+		return apiError(api.CodeUnknownAgent, "no http hooks for agent %q; prsm serves them for claude and copilot", agentName)
 	}
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return err
 	}
 	only, _ := c.Get(hookSessionKey).(string) // set for a hook token
-	ans, err := hook.ServeClaude(c.Request().Context(), body, s.eng.ProjectDir, s.eng.Repo.Root, only, engineHooks{s.eng})
+	ctx := c.Request().Context()
+	var ans []byte
+	if agentName == "copilot" {
+		ans, err = hook.ServeCopilot(ctx, c.QueryParam("event"), body, s.eng.ProjectDir, s.eng.Repo.Root, only, engineHooks{s.eng})
+	} else {
+		ans, err = hook.ServeClaude(ctx, body, s.eng.ProjectDir, s.eng.Repo.Root, only, engineHooks{s.eng})
+	}
 	if errors.Is(err, hook.ErrBadEvent) {
 		return apiError(api.CodeBadHookEvent, "%v", err)
 	}
@@ -37,12 +48,16 @@ func (s *Server) agentHook(c echo.Context) error {
 		return apiError(api.CodeHookTokenScope, "%v", err)
 	}
 	if err != nil {
-		if ans == nil || string(ans) == "{}" {
+		if agentName != "copilot" && (ans == nil || string(ans) == "{}") {
 			return err
 		}
-		// The answer moves a write into the worktree: it must reach
-		// Claude, or the write lands in the workspace unrecorded.
-		s.log.Warn("claude http hook", "err", err)
+		// Claude's answer moves a write into the worktree: it must
+		// reach Claude, or the write lands in the workspace unrecorded.
+		// Copilot's {} lets the tool run.
+		s.log.Warn(agentName+" http hook", "err", err)
+		if ans == nil {
+			ans = []byte("{}")
+		}
 	}
 	return c.JSONBlob(http.StatusOK, ans)
 }

@@ -47,6 +47,6 @@ func (Agent) Installer() *agent.Installer { return installer() }
 // Runner implements agent.Agent: prsm's hooks as a plugin for the run.
 func (Agent) Runner() agent.Runner {
 	return func(_ context.Context, r *agent.Run) ([]string, []string) {
-		return copilotRunArgs(r.Argv, r.Worktree, r.Self, r.Err), nil
+		return copilotRunArgs(r.Argv, r.Worktree, r.ProjectDir, r.BaseURL, r.Self, r.Err)
 	}
 }

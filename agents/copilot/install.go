@@ -59,6 +59,11 @@ func copilotHooksFile(command string) []byte {
 			"env": map[string]string{CopilotEventEnv: e},
 		}}
 	}
+	return encodeCopilotHooks(hooks)
+}
+
+// encodeCopilotHooks is a hooks file holding hooks (event to handlers).
+func encodeCopilotHooks(hooks map[string]any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -189,6 +189,18 @@ func realCopilotRun(t *testing.T, exe, pkgCache string, install bool) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("records (C is %s):\n%s\nwant:\n%s", prefix, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	if !install {
+		// The run's plugin held http hooks alone: the exact ids above came
+		// over HTTP (/hooks/copilot), no hook process ran.
+		plugins, _ := filepath.Glob(filepath.Join(prsmHome, "projects", "*", "copilot-plugin", "hooks", "hooks.json"))
+		if len(plugins) != 1 {
+			t.Fatalf("run's Copilot plugins: %v, want one", plugins)
+		}
+		b, _ := os.ReadFile(plugins[0])
+		if !strings.Contains(string(b), `"type": "http"`) || strings.Contains(string(b), `"type": "command"`) || !strings.Contains(string(b), "/hooks/copilot?event=preToolUse") {
+			t.Errorf("run's Copilot plugin hooks are not prsm's http hooks:\n%s", b)
+		}
+	}
 	// Paired: Copilot's agentStop forgot the open calls of its session.
 	states, _ := filepath.Glob(filepath.Join(prsmHome, "projects", "*", "hooks", "copilot-*.json"))
 	for _, st := range states {
