@@ -92,7 +92,9 @@ lint:
 	@# architecture each, as every other target took CI a minute and a
 	@# half more. `make release` builds all six.
 	@for t in windows/amd64 darwin/arm64; do \
-	  echo "vet $$t"; GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./... || exit 1; done
+	  echo "vet and build $$t"; GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./... && \
+	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/prsm && \
+	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/prsm-hook || exit 1; done
 	@# The TypeScript types of the extension and the page, generated from api.
 	$(GO) run ./internal/tsgen -check
 
