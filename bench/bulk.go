@@ -145,6 +145,9 @@ func bulk(ctx context.Context, o options, dir, bin string, rep *report, n int) e
 		fmt.Sprintf("complete of a Bash call that created %d files: detect, record, write to the workspace; server peak RSS %.0f MB (%.0f MB at start)", n, peak, rss0))
 	rep.add("bulk-record", n, "git add -A", "s", true, seconds(add), "")
 
+	if !want("bulk-reject") && !want("bulk-discard") {
+		return nil
+	}
 	logf("rejecting them all")
 	settle(pid)
 	t0 := time.Now()
@@ -171,6 +174,9 @@ func bulk(ctx context.Context, o options, dir, bin string, rep *report, n int) e
 		fmt.Sprintf("POST reject-all: every created file out of the worktree and the workspace; server peak RSS %.0f MB", peak))
 	rep.add("bulk-reject", n, "git clean -fdq", "s", true, seconds(clean), "")
 
+	if !want("bulk-discard") {
+		return nil
+	}
 	logf("recording them again, then ending the session with --discard")
 	if _, err := generated(); err != nil {
 		return fmt.Errorf("record again: %w", err)

@@ -110,7 +110,10 @@ func ReadVersion(root, rel string) (Version, error) {
 // (or over the size limit) as a big file's stub: a caller that reads many
 // files at once bounds the memory they take.
 func ReadVersionMax(root, rel string, max int64) (Version, error) {
-	p, err := safepath.Join(root, rel)
+	// openDirIn refuses a symlink among the parents, as Join does, and
+	// checks each directory it opens: Join's own look at each parent would
+	// be a second one.
+	p, err := safepath.Lexical(root, rel)
 	if err != nil {
 		return Version{}, err
 	}

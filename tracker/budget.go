@@ -130,8 +130,14 @@ func (s *Session) unreserve(took int64) {
 
 // EndLook gives back what the current look holds of the shared budget:
 // its contents are recorded, or dropped. The engine calls it whenever it
-// lets go of a session's lock; NewLook does too.
+// lets go of a session's lock, and it forgets the directories the look
+// found (dirs). NewLook gives back the budget too.
 func (s *Session) EndLook() {
+	s.giveBack()
+	s.dirs.Reset()
+}
+
+func (s *Session) giveBack() {
 	shared.give(s.held)
 	s.held = 0
 }

@@ -227,7 +227,7 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			}
 			continue
 		}
-		if _, err := safepath.Join(s.Worktree, p); err != nil {
+		if _, err := s.dirs.Join(s.Worktree, p); err != nil {
 			if errors.Is(err, safepath.ErrTooLong) {
 				if !s.toldTooLong[p] {
 					long = append(long, p)

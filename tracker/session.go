@@ -74,6 +74,9 @@ type Session struct {
 	// held is how much of the shared content budget the current look
 	// holds (budget.go).
 	held int64
+	// dirs holds the directories the current look found to be no
+	// symlinks (Filter's and current's checks), until EndLook.
+	dirs safepath.Dirs
 	// tooLong holds the paths Filter found too long to record and
 	// TakeTooLong has not handed out yet (tooLongMore counts those past
 	// its bound); toldTooLong those handed out, so each is told once.
@@ -116,7 +119,7 @@ func SetLookBudget(n int64) (restore func()) {
 // LookBudget anew. Detect starts one; a caller that calls Differs itself
 // starts its own.
 func (s *Session) NewLook() {
-	s.EndLook()
+	s.giveBack()
 	s.read = 0
 }
 
@@ -266,7 +269,7 @@ func (s *Session) Current(rel string) (sync.Version, error) {
 // last changed (lastChange; 0 when nothing is there).
 func (s *Session) current(rel string) (sync.Version, time.Duration, error) {
 	var before fs.FileInfo
-	p, perr := safepath.Join(s.Worktree, rel)
+	p, perr := s.dirs.Join(s.Worktree, rel)
 	if perr == nil {
 		before, _ = os.Lstat(p)
 	}

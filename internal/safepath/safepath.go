@@ -126,6 +126,36 @@ func Escapes(rel string) bool {
 // in a new directory). A result longer than MaxPath is refused with
 // ErrTooLong: no system call would take it.
 func Join(root, rel string) (string, error) {
+	return (*Dirs)(nil).Join(root, rel)
+}
+
+// Lexical is Join without its look at the parent directories: for a
+// caller whose next step opens each of them without following a symlink
+// (sync's reads), which Join's look would only repeat.
+func Lexical(root, rel string) (string, error) {
+	return (*Dirs)(nil).join(root, rel, false)
+}
+
+// Dirs remembers, for one look at a tree (a tool call's detection of what
+// it changed), the directories Join found to be directories and not
+// symlinks: the files of one directory then cost one lstat of each parent
+// between them, not one each (an agent's npm install writes 200k files in
+// a few thousand directories). A directory swapped for a symlink during
+// the look still reads as a directory here; what reads a file under it
+// opens each directory without following a symlink (package sync), so such
+// a swap is refused there. Reset forgets them all, for the next look. A nil
+// *Dirs remembers nothing; Dirs is not safe for concurrent use.
+type Dirs struct{ ok map[string]bool }
+
+// Reset forgets every directory, for a new look.
+func (d *Dirs) Reset() { clear(d.ok) }
+
+// Join is safepath.Join that looks at a parent directory only once.
+func (d *Dirs) Join(root, rel string) (string, error) {
+	return d.join(root, rel, true)
+}
+
+func (d *Dirs) join(root, rel string, look bool) (string, error) {
 	r, err := Rel(root, rel)
 	if err != nil {
 		return "", err
@@ -137,7 +167,13 @@ func Join(root, rel string) (string, error) {
 	segs := strings.Split(r, "/")
 	dir := abs
 	for _, seg := range segs[:len(segs)-1] {
+		if !look {
+			break
+		}
 		dir = filepath.Join(dir, seg)
+		if d != nil && d.ok[dir] {
+			continue
+		}
 		fi, err := os.Lstat(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			break // nothing below exists, so nothing below is a link
@@ -154,6 +190,12 @@ func Join(root, rel string) (string, error) {
 		}
 		if !fi.IsDir() {
 			break // a file stands here; the OS refuses anything below it
+		}
+		if d != nil {
+			if d.ok == nil {
+				d.ok = map[string]bool{}
+			}
+			d.ok[dir] = true
 		}
 	}
 	full := filepath.Join(abs, filepath.FromSlash(r))

@@ -263,3 +263,43 @@ func TestResolve(t *testing.T) {
 		t.Errorf("a relative path: %v, want ErrBadPath", err)
 	}
 }
+
+// TestDirsRemembersUntilReset: a Dirs looks at a parent once per look.
+// Swapped for a symlink during the look, the parent still passes (the
+// reads below refuse it, TestReadVersionRefusesSymlinkedParent in sync);
+// after Reset, the next look finds the symlink. Plain Join never
+// remembers, and Lexical never looks.
+func TestDirsRemembersUntilReset(t *testing.T) {
+	root := t.TempDir()
+	out := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var d Dirs
+	if _, err := d.Join(root, "a/b/f.txt"); err != nil {
+		t.Fatalf("first look: %v", err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(root, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Join(root, "a/b/g.txt"); err != nil {
+		t.Errorf("the same look, a parent already seen: %v", err)
+	}
+	if _, err := Join(root, "a/b/g.txt"); !errors.Is(err, ErrOutside) {
+		t.Errorf("Join through the new symlink: %v, want ErrOutside", err)
+	}
+	d.Reset()
+	if _, err := d.Join(root, "a/b/g.txt"); !errors.Is(err, ErrOutside) {
+		t.Errorf("after Reset: %v, want ErrOutside", err)
+	}
+	p, err := Lexical(root, "a/b/g.txt")
+	if err != nil || p != filepath.Join(root, "a", "b", "g.txt") {
+		t.Errorf("Lexical: %q, %v", p, err)
+	}
+	if _, err := Lexical(root, "../x"); !errors.Is(err, ErrOutside) {
+		t.Errorf("Lexical of ../x: %v, want ErrOutside", err)
+	}
+}
