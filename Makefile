@@ -47,14 +47,14 @@ npm:
 	rm -rf dist/npm
 	$(GO) run ./internal/release -out dist -version "$(VERSION)" npm
 
-# The release's checks that build: `make release` and `make npm` of HEAD in
-# one (each of the six targets built once), whose every archive holds
-# prsm and prsm-hook built for its platform, LICENSE and README.md, and
-# whose SHA256SUMS sha256sum -c accepts; a second build of this
-# platform's archive in another clone gives the same bytes, and its
-# binaries print the version, commit and date; the npm packages install
-# with `npm install -g` from their tarballs with no network, and the
-# installed prsm runs `prsm demo`.
+# The release's checks that build: `make release` (less the .vsix) and
+# `make npm` of HEAD in one, each of the six targets built once, two at a
+# time. Every archive holds prsm and prsm-hook built for its platform,
+# LICENSE and README.md, and sha256sum -c accepts SHA256SUMS; a second
+# build of this platform's archive in another clone gives the same bytes,
+# and its binaries print the version, commit and date; the npm packages
+# install with `npm install -g` from their tarballs with no network, and
+# the installed prsm runs `prsm demo`.
 releasecheck:
 	PRSM_RELEASE_TEST=1 $(GO) test -count=1 -v -timeout 20m -run '^TestRelease' ./internal/release
 
