@@ -47,13 +47,16 @@ npm:
 	rm -rf dist/npm
 	$(GO) run ./internal/release -out dist -version "$(VERSION)" npm
 
-# The release's checks that build (this machine's platform only): two
-# builds of HEAD in two clones give byte-identical archives whose binaries
-# print the version, commit and date; the npm packages install with
-# `npm install -g` from their tarballs with no network, and the installed
-# prsm runs `prsm demo`.
+# The release's checks that build: `make release` (less the .vsix) and
+# `make npm` of HEAD in one, each of the six targets built once, two at a
+# time. Every archive holds prsm and prsm-hook built for its platform,
+# LICENSE and README.md, and sha256sum -c accepts SHA256SUMS; a second
+# build of this platform's archive in another clone gives the same bytes,
+# and its binaries print the version, commit and date; the npm packages
+# install with `npm install -g` from their tarballs with no network, and
+# the installed prsm runs `prsm demo`.
 releasecheck:
-	PRSM_RELEASE_TEST=1 $(GO) test -count=1 -v -timeout 10m -run '^TestRelease' ./internal/release
+	PRSM_RELEASE_TEST=1 $(GO) test -count=1 -v -timeout 20m -run '^TestRelease' ./internal/release
 
 # prsm's main job for a newcomer: a scratch repository, a scripted agent
 # session, and the review page's address (Ctrl-C stops and cleans up).
@@ -89,12 +92,11 @@ lint:
 	$(GO) vet ./...
 	@# Windows and macOS are type-checked and vetted here, tests too,
 	@# though run only on Linux (docs/reference.md, "Platforms"); one
-	@# architecture each, as every other target took CI a minute and a
-	@# half more. `make release` builds all six.
+	@# architecture each. make releasecheck builds prsm and prsm-hook
+	@# for all six targets; with -trimpath as it builds, the packages
+	@# compiled here serve it from the build cache.
 	@for t in windows/amd64 darwin/arm64; do \
-	  echo "vet and build $$t"; GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./... && \
-	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/prsm && \
-	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/prsm-hook || exit 1; done
+	  echo "vet $$t"; GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet $(BUILDFLAGS) ./... || exit 1; done
 	@# The TypeScript types of the extension and the page, generated from api.
 	$(GO) run ./internal/tsgen -check
 

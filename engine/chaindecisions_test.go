@@ -392,29 +392,33 @@ func TestChain2OfferSplitAcrossFiles(t *testing.T) {
 
 // Z20: Bash call with two files, reject whole call, rewind between, undo.
 func TestChain2BashRejectThenRewind(t *testing.T) {
-	chainRun(t, func(z *chain) {
-		cp0 := z.cp(1)
-		z.edit("a1", "f.txt", 3, "A3")
-		z.accept("a1")
-		cp1 := z.cp(2)
-		z.bash2("b1", "f.txt", z.L(3, "A3", 12, "B12"), "g.txt", "g\n")
-		z.reject("b1")
-		z.bash2("b2", "f.txt", z.L(3, "A3", 16, "B16"), "n.txt", "n\n")
-		z.accept("b2")
-		s1 := z.rewind(cp1)
-		z.wantWS("f.txt", z.L(3, "A3"), "after rewind")
-		z.wantWS("n.txt", chainAbsent, "after rewind")
-		z.rewind(s1)
-		z.wantWS("f.txt", z.L(3, "A3", 16, "B16"), "after undo")
-		z.wantWS("n.txt", "n\n", "after undo")
-		z.wantWS("g.txt", chainAbsent, "after undo")
-		s3 := z.rewind(cp0)
-		z.wantWS("f.txt", z.base, "after rewind cp0")
-		z.wantWS("n.txt", chainAbsent, "after rewind cp0")
-		z.rewind(s3)
-		z.wantWS("f.txt", z.L(3, "A3", 16, "B16"), "after undo 2")
-		z.wantWS("n.txt", "n\n", "after undo 2")
-	})
+	chainRun(t, chainBashRejectThenRewind)
+}
+
+// chainBashRejectThenRewind is Z20's chain (TestChainCappedWatcher runs
+// it too).
+func chainBashRejectThenRewind(z *chain) {
+	cp0 := z.cp(1)
+	z.edit("a1", "f.txt", 3, "A3")
+	z.accept("a1")
+	cp1 := z.cp(2)
+	z.bash2("b1", "f.txt", z.L(3, "A3", 12, "B12"), "g.txt", "g\n")
+	z.reject("b1")
+	z.bash2("b2", "f.txt", z.L(3, "A3", 16, "B16"), "n.txt", "n\n")
+	z.accept("b2")
+	s1 := z.rewind(cp1)
+	z.wantWS("f.txt", z.L(3, "A3"), "after rewind")
+	z.wantWS("n.txt", chainAbsent, "after rewind")
+	z.rewind(s1)
+	z.wantWS("f.txt", z.L(3, "A3", 16, "B16"), "after undo")
+	z.wantWS("n.txt", "n\n", "after undo")
+	z.wantWS("g.txt", chainAbsent, "after undo")
+	s3 := z.rewind(cp0)
+	z.wantWS("f.txt", z.base, "after rewind cp0")
+	z.wantWS("n.txt", chainAbsent, "after rewind cp0")
+	z.rewind(s3)
+	z.wantWS("f.txt", z.L(3, "A3", 16, "B16"), "after undo 2")
+	z.wantWS("n.txt", "n\n", "after undo 2")
 }
 
 // Z21: rewinding twice to the same safety checkpoint.

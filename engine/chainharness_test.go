@@ -34,6 +34,9 @@ type chain struct {
 	base   string
 	review bool
 	step   int
+	// capped: the watcher is capped (chainCap), and the session's
+	// worktree scanned instead of watched.
+	capped bool
 	// snaps are the session as it was at each checkpoint the chain took
 	// or a rollback's safety checkpoint noted: what a rewind to it gives
 	// back (SPEC rule 5).
@@ -74,7 +77,29 @@ func chainNew(t *testing.T, mode string) *chain {
 			t.Fatalf("the capped chain's session is watched: %+v", l)
 		}
 	}
-	return &chain{fixture: f, s: s, base: read(t, f.ws, "f.txt"), review: mode == prsm.ModeReview, snaps: map[string]fuzzCP{}}
+	return &chain{fixture: f, s: s, base: read(t, f.ws, "f.txt"), review: mode == prsm.ModeReview, capped: capped, snaps: map[string]fuzzCP{}}
+}
+
+// tool runs one tool call as the fixture's tool does. With the watcher
+// capped it checks, once the call's tool has run, that the watcher holds
+// nothing of its changes (no event came, as no directory of the worktree
+// is watched, and its look is a full scan): what the call's end records
+// was found by the scan alone.
+func (z *chain) tool(s *prsm.Session, id, name, file string, act func(wt string)) []*prsm.Record {
+	z.t.Helper()
+	if !z.capped {
+		return z.fixture.tool(s, id, name, file, act)
+	}
+	return z.fixture.tool(s, id, name, file, func(wt string) {
+		act(wt)
+		w := z.eng.Watcher
+		if err := w.Flush(z.ctx, wt); err != nil {
+			z.t.Fatalf("flush %s: %v", id, err)
+		}
+		if d := w.Peek(wt); len(d.Paths) > 0 || !d.Full || w.Limits()[s.ID].Cause != tracker.LimitBudget {
+			z.t.Errorf("CAPPED %s: the watcher saw %v (full scan %v, limit %+v): the worktree is watched", id, d.Paths, d.Full, w.Limits()[s.ID])
+		}
+	})
 }
 
 // chainCap runs a chain with the watcher capped (PRSM_CHAIN_MAX_WATCHES=N,
@@ -99,12 +124,28 @@ func chainCap(f *fixture) bool {
 	return true
 }
 
-// TestChainCappedWatcher is a long chain (TestChain2LongChain, each
-// mode) with the watcher capped at 100 directories: every change is
-// found, byte-exact, by the scans at the calls' ends.
+// TestChainCappedWatcher is a long chain of edits (TestChain2LongChain,
+// each mode) and a chain of Bash calls that modify, create and remove
+// files (review mode), with the watcher capped at 100 directories: every
+// change is found, byte-exact, by the scans at the calls' ends. At each
+// call the chain checks that the watcher saw none of it (chain.tool). A
+// Bash call names no file that its end could look at without a scan: with
+// a capped worktree's look trusting the watcher's empty dirty set instead
+// of falling back to the scan (tracker.Candidates), the Bash chain fails.
 func TestChainCappedWatcher(t *testing.T) {
 	t.Setenv("PRSM_CHAIN_MAX_WATCHES", "100")
-	TestChain2LongChain(t)
+	t.Run("LongChain", TestChain2LongChain)
+	t.Run("Bash", func(t *testing.T) {
+		z := chainNew(t, prsm.ModeReview)
+		chainBashRejectThenRewind(z)
+		cp3 := z.cp(3)
+		z.rm("d1", "keep.txt")
+		z.accept("d1")
+		z.wantWS("keep.txt", chainAbsent, "after accept delete")
+		z.rewind(cp3)
+		z.wantWS("keep.txt", "keep\n", "after rewind cp3")
+		z.wantWT("keep.txt", "keep\n", "after rewind cp3")
+	})
 }
 
 func chainGet(root, rel string) string {

@@ -134,7 +134,7 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *agent.Call, ev
 	if info, ok := wire.KnownServer(t.ProjectDir); ok {
 		err := agent.Deliver(ctx, wireServer{a.client(info)}, t.SessionID, call)
 		if err == nil || answeredByPrsm(err) || ctx.Err() != nil {
-			return hookError(err, call, event)
+			return hookError(err, call, event, t.ProjectDir)
 		}
 	}
 	cctx, ccancel := context.WithTimeout(ctx, hookConnectTimeout)
@@ -143,7 +143,7 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *agent.Call, ev
 	if err != nil {
 		return err
 	}
-	return hookError(agent.Deliver(ctx, wireServer{cl}, t.SessionID, call), call, event)
+	return hookError(agent.Deliver(ctx, wireServer{cl}, t.SessionID, call), call, event, t.ProjectDir)
 }
 
 // wireServer is a Server over HTTP. The answers' bodies are not needed,
@@ -185,10 +185,11 @@ func answeredByPrsm(err error) bool {
 	return errors.As(err, &ae) && ae.Code != "" && ae.Code != "unauthorized"
 }
 
-// hookError is the hook's error for what one event's call returned. A
-// session that is gone or has ended is outside every session: nothing to
-// do.
-func hookError(err error, call *agent.Call, event string) error {
+// hookError is the hook's error for what one event's call to the server
+// of the project dir projectDir returned. A session that is gone or has
+// ended is outside every session: nothing to do. A server of another
+// version than this hook's is named as such (versionNote).
+func hookError(err error, call *agent.Call, event, projectDir string) error {
 	var ae *wire.Error
 	if errors.As(err, &ae) && (ae.Code == "session_not_found" || ae.Code == "session_ended") {
 		return nil
@@ -200,9 +201,57 @@ func hookError(err error, call *agent.Call, event string) error {
 		}
 		// The message only: a wire.Error must not reach explain,
 		// which could turn it into exit 2.
-		return fmt.Errorf("%s: %s", what, err.Error())
+		return fmt.Errorf("%s: %s%s", what, err.Error(), versionNote(err, projectDir))
 	}
 	return nil
+}
+
+// versionNote is what an error answer of the server of projectDir adds
+// when that server (its server.json's version) is not of this hook's
+// version, else "": prsm and prsm-hook installed apart, or a server left
+// running across an upgrade. Requests and answers are JSON objects whose
+// unknown fields both sides ignore, so most calls work across versions;
+// a route the server does not serve (an older server) is said plainly.
+// The hook fails as on any other error (exit 1, never the exit 2 that
+// blocks the agent's tool); the event is not recorded, though the
+// worktree's changes are (the next call's or turn's scan finds them).
+func versionNote(err error, projectDir string) string {
+	var ae *wire.Error
+	if !errors.As(err, &ae) {
+		return ""
+	}
+	info, rerr := api.ReadInfo(projectDir)
+	if rerr != nil || info.Version == prsm.Version {
+		return ""
+	}
+	server := "version " + info.Version
+	if info.Version == "" {
+		server = "of a version older than " + prsm.Version
+	}
+	fix := "restart it with the prsm of this hook's version (prsm stop; the next hook event starts it), " +
+		"and install prsm and prsm-hook together (make install, or both from one release)"
+	if unknownRoute(ae) {
+		return fmt.Sprintf(": the workspace's prsm server is %s and does not serve this call, which this hook (version %s) sends; %s",
+			server, prsm.Version, fix)
+	}
+	return fmt.Sprintf(" (the workspace's prsm server is %s, this hook %s: %s)", server, prsm.Version, fix)
+}
+
+// unknownRoute reports whether ae is the answer of a server that has no
+// such route (or not for this method): its router's own 404 or 405, not
+// the not-found of an object it looked for; or, to a hook token (prsm
+// run's agents), its refusal of a route it does not count among the hook
+// routes, which every route this hook sends is.
+func unknownRoute(ae *wire.Error) bool {
+	switch api.Code(ae.Code) {
+	case api.CodeNotFound:
+		return ae.Status == 404 && ae.Msg == "Not Found"
+	case api.CodeMethodNotAllowed:
+		return ae.Status == 405
+	case api.CodeHookTokenScope:
+		return ae.Status == 403 && ae.Msg == "a hook token only sends the hook events of its session"
+	}
+	return false
 }
 
 // hookToken is $PRSM_HOOK_TOKEN: the hook token of its session that

@@ -44,11 +44,14 @@ func TestLineRangesAgreeWithDiffs(t *testing.T) {
 	check("blank line", []byte("x\n\ny\n"), []byte("x\n\n\ny\n"))
 	check("brace block", []byte("f {\n}\n"), []byte("f {\n}\ng {\n}\n"))
 	r := rand.New(rand.NewPCG(32, 3))
-	for range 300 {
+	checked := gitCases(t)
+	for i := range 300 {
 		k := 2 + r.IntN(4)
 		a := randomFile(r, r.IntN(30), k)
 		b := randomEdit(r, a, k, 1+r.IntN(4))
-		check("random", []byte(strings.Join(a, "")), []byte(strings.Join(b, "")))
+		if checked(i) {
+			check("random", []byte(strings.Join(a, "")), []byte(strings.Join(b, "")))
+		}
 	}
 }
 

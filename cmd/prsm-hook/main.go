@@ -102,9 +102,21 @@ func runPrsm(ctx context.Context, args ...string) ([]byte, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, fmt.Errorf("prsm %s: %s", args[0], msg)
+		return nil, fmt.Errorf("prsm %s: %s%s", args[0], msg, versionNote(msg, bin))
 	}
 	return out.Bytes(), nil
+}
+
+// versionNote is what a failure of the prsm binary bin, which said msg,
+// adds when bin does not know the command or a flag this prsm-hook gives
+// it (an older prsm took `hook locate` for an agent named locate): bin is
+// of another version (prsm and prsm-hook installed apart).
+func versionNote(msg, bin string) string {
+	if !strings.Contains(msg, "unknown command") && !strings.Contains(msg, "unknown flag") &&
+		!strings.Contains(msg, "unknown shorthand flag") && !strings.Contains(msg, `unknown agent "locate"`) {
+		return ""
+	}
+	return fmt.Sprintf(" (%s is not of this prsm-hook's version, %s: install prsm and prsm-hook together, with make install or both from one release)", bin, prsm.Version)
 }
 
 // discover asks prsm for the working tree that holds dir.

@@ -21,6 +21,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
+	"github.com/prsm-dev/prsm/internal/memtest"
 	"github.com/prsm-dev/prsm/internal/testenv"
 	"github.com/prsm-dev/prsm/internal/testgit"
 	"github.com/prsm-dev/prsm/server"
@@ -48,11 +49,16 @@ import (
 //     its worktree's and every record is settled (see settled); at the end
 //     no intent is left open and no temp file is left.
 //
-// PRSM_CRASH_KILLS sets the number of kills (50), PRSM_CRASH_SEED replays a
+// PRSM_CRASH_KILLS sets the number of kills (50; 25 under the race
+// detector, where each restart of the race-built server costs a second and
+// a half, and each run's new seed picks other moments), PRSM_CRASH_SEED replays a
 // seed (the choices of the agents and of the kill moments; thread timing
 // still varies).
 func TestKillNine(t *testing.T) {
 	kills := 50
+	if memtest.Race {
+		kills = 25
+	}
 	if v := os.Getenv("PRSM_CRASH_KILLS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

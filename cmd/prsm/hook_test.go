@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,24 @@ func cmdListCheckpoints(ts *testscript.TestScript, neg bool, args []string) {
 	enc := json.NewEncoder(ts.Stdout())
 	enc.SetIndent("", "  ")
 	ts.Check(enc.Encode(list))
+}
+
+// checkpoints SESSION N PREFIX creates N named checkpoints, "PREFIX 1" to
+// "PREFIX N", through the API in this process: as many CLI runs cost a
+// start of the race-built binary each.
+func cmdCheckpoints(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: checkpoints SESSION N PREFIX")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	cl, _ := scriptServer(ts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := 1; i <= n; i++ {
+		var cp prsm.Checkpoint
+		ts.Check(cl.Do(ctx, http.MethodPost, "/sessions/"+args[0]+"/checkpoints", api.CheckpointRequest{Name: fmt.Sprintf("%s %d", args[2], i)}, &cp))
+	}
 }
 
 // recordsummary FILE prints one line per record of the JSON list in FILE

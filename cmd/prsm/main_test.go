@@ -46,6 +46,7 @@ func TestScripts(t *testing.T) {
 			"claudehook":      cmdClaudeHook,
 			"codexhook":       cmdCodexHook,
 			"listcheckpoints": cmdListCheckpoints,
+			"checkpoints":     cmdCheckpoints,
 			"recordsummary":   cmdRecordSummary,
 			"killserver":      cmdKillServer,
 			"agentby":         cmdAgentBy,

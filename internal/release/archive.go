@@ -24,36 +24,32 @@ type entry struct {
 	data []byte
 }
 
-// Archives builds each target and writes its archive into out; it returns
-// the archives' names.
-func Archives(out string, ts []Target, m Meta) ([]string, error) {
-	out, err := filepath.Abs(out)
+// Archives writes each target's archive into out, of the binaries b
+// built; it returns the archives' names.
+func Archives(out string, ts []Target, b *Builds) ([]string, error) {
+	names := make([]string, len(ts))
+	i := map[Target]int{}
+	for n, t := range ts {
+		i[t] = n
+	}
+	err := Each(ts, func(t Target) error {
+		name, err := archive(out, t, b)
+		names[i[t]] = name
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	var names []string
-	for _, t := range ts {
-		start := time.Now()
-		name, err := archive(out, t, m)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(os.Stderr, "release: %s built in %.0fs\n", name, time.Since(start).Seconds())
-		names = append(names, name)
 	}
 	return names, nil
 }
 
-// archive builds t and writes its archive into out.
-func archive(out string, t Target, m Meta) (string, error) {
-	bin, err := os.MkdirTemp(out, ".build-")
+// archive writes t's archive into out.
+func archive(out string, t Target, b *Builds) (string, error) {
+	bin, err := b.Of(t)
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(bin)
-	if err := Build(bin, t, m); err != nil {
-		return "", err
-	}
+	m := b.Meta
 	var files []entry
 	for _, f := range []struct {
 		name, path string
@@ -87,9 +83,10 @@ func archive(out string, t Target, m Meta) (string, error) {
 
 // writeTarGz writes files under dir/ as a gzipped tar: entries sorted by
 // name, each dated at, owned by 0:0 with no user or group names, in the
-// USTAR format; the gzip header has no time, name or comment.
+// USTAR format; the gzip header has no time, name or comment. The level is
+// gzip's default: the best took twice the time for 0.1% less.
 func writeTarGz(w io.Writer, dir string, files []entry, at time.Time) error {
-	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 	if err != nil {
 		return err
 	}
@@ -123,7 +120,7 @@ func writeTarGz(w io.Writer, dir string, files []entry, at time.Time) error {
 func writeZip(w io.Writer, dir string, files []entry, at time.Time) error {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(w, flate.BestCompression)
+		return flate.NewWriter(w, flate.DefaultCompression)
 	})
 	at = at.UTC().Truncate(time.Second)
 	dh := &zip.FileHeader{Name: dir + "/", Method: zip.Store, Modified: at}

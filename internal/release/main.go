@@ -4,6 +4,10 @@
 //
 //	release [-out dist] [-targets all|host|os/arch,...] [-version V] [-vsix FILE] archives
 //	release [-out dist] [-targets all|host|os/arch,...] [-version V] npm
+//	release [-out dist] [-targets all|host|os/arch,...] [-version V] [-vsix FILE] archives npm
+//
+// Each target is built once, whatever is asked for: given both, the
+// archives and the npm packages hold the same binaries.
 //
 // archives writes, for each target, dist/prsm_<version>_<os>_<arch>.tar.gz
 // (.zip for Windows) holding prsm, prsm-hook (.exe on Windows), LICENSE and
@@ -26,6 +30,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -35,6 +40,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -78,22 +84,27 @@ func main() {
 	version := flag.String("version", "", "the version (default: from git describe --tags)")
 	vsix := flag.String("vsix", "", "archives: the VS Code extension's .vsix to copy into the release")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: release [flags] archives|npm\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: release [flags] archives|npm...\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() != 1 || (flag.Arg(0) != "archives" && flag.Arg(0) != "npm") {
+	ok := flag.NArg() > 0
+	for _, a := range flag.Args() {
+		ok = ok && (a == "archives" || a == "npm")
+	}
+	if !ok {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), ".", *out, *targets, *version, *vsix); err != nil {
+	if err := run(flag.Args(), ".", *out, *targets, *version, *vsix); err != nil {
 		fmt.Fprintln(os.Stderr, "release:", err)
 		os.Exit(1)
 	}
 }
 
-// run makes what ("archives" or "npm") of the repository that holds dir.
-func run(what, dir, out, targetList, version, vsix string) error {
+// run makes what ("archives", "npm" or both) of the repository that holds
+// dir, building each target once.
+func run(what []string, dir, out, targetList, version, vsix string) error {
 	ts, err := parseTargets(targetList)
 	if err != nil {
 		return err
@@ -108,9 +119,28 @@ func run(what, dir, out, targetList, version, vsix string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
+	b, err := NewBuilds(out, m)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := Each(ts, func(t Target) error { _, err := b.Of(t); return err }); err != nil {
+		return err
+	}
+	for _, w := range what {
+		if err := make1(w, b, out, ts, vsix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// make1 makes one of run's what with the builds b.
+func make1(what string, b *Builds, out string, ts []Target, vsix string) error {
+	m := b.Meta
 	switch what {
 	case "archives":
-		names, err := Archives(out, ts, m)
+		names, err := Archives(out, ts, b)
 		if err != nil {
 			return err
 		}
@@ -132,7 +162,7 @@ func run(what, dir, out, targetList, version, vsix string) error {
 			fmt.Printf("%s/%s\t%.1f MB\n", out, n, float64(fi.Size())/1e6)
 		}
 	case "npm":
-		tgzs, err := NPM(out, ts, m)
+		tgzs, err := NPM(out, ts, b)
 		if err != nil {
 			return err
 		}
@@ -143,6 +173,8 @@ func run(what, dir, out, targetList, version, vsix string) error {
 			}
 			fmt.Printf("%s\t%.1f MB\n", n, float64(fi.Size())/1e6)
 		}
+	default:
+		return fmt.Errorf("unknown %q: archives or npm", what)
 	}
 	return nil
 }
@@ -221,6 +253,82 @@ func describedVersion(desc string) string {
 
 // tagged matches a version tag's MAJOR.MINOR.PATCH.
 var tagged = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+`)
+
+// Builds are the binaries of one release, each target's built once (Of)
+// into a directory of its own under Dir, for the archives and the npm
+// packages alike.
+type Builds struct {
+	Meta Meta
+	Dir  string // absolute; Close removes it
+	mu   sync.Mutex
+	done map[Target]*build
+}
+
+// build is one target's build, made once.
+type build struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// NewBuilds makes the directory of m's builds in out.
+func NewBuilds(out string, m Meta) (*Builds, error) {
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(out, ".build-")
+	if err != nil {
+		return nil, err
+	}
+	return &Builds{Meta: m, Dir: dir, done: map[Target]*build{}}, nil
+}
+
+// Of is the directory that holds t's prsm and prsm-hook (t.Exe of each),
+// built at the first call.
+func (b *Builds) Of(t Target) (string, error) {
+	b.mu.Lock()
+	bd, ok := b.done[t]
+	if !ok {
+		bd = &build{dir: filepath.Join(b.Dir, t.OS+"_"+t.Arch)}
+		b.done[t] = bd
+	}
+	b.mu.Unlock()
+	bd.once.Do(func() {
+		start := time.Now()
+		if bd.err = Build(bd.dir, t, b.Meta); bd.err == nil {
+			fmt.Fprintf(os.Stderr, "release: %s built in %.0fs\n", t, time.Since(start).Seconds())
+		}
+	})
+	return bd.dir, bd.err
+}
+
+// Each runs f for each of ts, Jobs at a time, and returns their errors
+// (errors.Join). Two builds at once keep both of CI's two cores busy: one links
+// (mostly on one core) while the other compiles; and archives compress
+// side by side.
+func Each(ts []Target, f func(Target) error) error {
+	errs := make([]error, len(ts))
+	sem := make(chan struct{}, Jobs)
+	var wg sync.WaitGroup
+	for i, t := range ts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = f(t)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Jobs is how many targets Each works on at once.
+const Jobs = 2
+
+// Close removes the builds.
+func (b *Builds) Close() error { return os.RemoveAll(b.Dir) }
 
 // Build builds prsm and prsm-hook for t into dir (absolute), stamped with m.
 func Build(dir string, t Target, m Meta) error {

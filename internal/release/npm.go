@@ -49,8 +49,10 @@ type manifest struct {
 
 // NPM writes out/npm/*.tgz: a platform package for each target in ts and
 // the main package, which names every target's as an optional dependency
-// whether built or not. It returns the tarballs' paths.
-func NPM(out string, ts []Target, m Meta) ([]string, error) {
+// whether built or not; the binaries are b's. It returns the tarballs'
+// paths.
+func NPM(out string, ts []Target, b *Builds) ([]string, error) {
+	m := b.Meta
 	dest, err := filepath.Abs(filepath.Join(out, "npm"))
 	if err != nil {
 		return nil, err
@@ -73,8 +75,17 @@ func NPM(out string, ts []Target, m Meta) ([]string, error) {
 	var tgzs []string
 	for i, t := range ts {
 		dir := filepath.Join(stage, fmt.Sprint("p", i))
-		if err := Build(filepath.Join(dir, "bin"), t, m); err != nil {
+		bin, err := b.Of(t)
+		if err != nil {
 			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+			return nil, err
+		}
+		for _, name := range []string{t.Exe("prsm"), t.Exe("prsm-hook")} {
+			if err := copyFile(filepath.Join(bin, name), filepath.Join(dir, "bin", name), 0o755); err != nil {
+				return nil, err
+			}
 		}
 		p := common(PlatformPackage(t), fmt.Sprintf("The prsm binaries for %s (%s installs this)", t, Package))
 		p.OS, p.CPU, p.Files = []string{nodeOS[t.OS]}, []string{nodeCPU[t.Arch]}, []string{"bin/"}

@@ -3,13 +3,24 @@
 package main
 
 import (
+	"archive/tar"
+	"archive/zip"
 	"bufio"
 	"bytes"
+	"compress/gzip"
+	"debug/elf"
+	"debug/macho"
+	"debug/pe"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,77 +40,119 @@ func releaseTest(t *testing.T) {
 // alone, without the working tree's changes.
 func cloneHead(t *testing.T) string {
 	t.Helper()
-	head := strings.TrimSpace(gitOut(t, ".", "rev-parse", "HEAD"))
 	dir := filepath.Join(t.TempDir(), "prsm")
-	root := strings.TrimSpace(gitOut(t, ".", "rev-parse", "--show-toplevel"))
-	gitOut(t, ".", "clone", "-q", "--shared", "--no-checkout", root, dir)
-	gitOut(t, dir, "checkout", "-q", "--detach", head)
+	if err := cloneHeadAt(dir); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 
-func gitOut(t *testing.T, dir string, args ...string) string {
-	t.Helper()
+// cloneHeadAt clones this repository's HEAD into dir.
+func cloneHeadAt(dir string) error {
+	head, err := gitOut(".", "rev-parse", "HEAD")
+	if err != nil {
+		return err
+	}
+	root, err := gitOut(".", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return err
+	}
+	if _, err := gitOut(".", "clone", "-q", "--shared", "--no-checkout", root, dir); err != nil {
+		return err
+	}
+	_, err = gitOut(dir, "checkout", "-q", "--detach", head)
+	return err
+}
+
+func gitOut(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+		return "", fmt.Errorf("git %s: %v", strings.Join(args, " "), err)
 	}
-	return string(out)
+	return strings.TrimSpace(string(out)), nil
+}
+
+// built is the release of HEAD for every target, its archives and its npm
+// packages (`make release` and `make npm` in one, each target built once),
+// made in a clone of HEAD by the first test that asks for it (release).
+var built struct {
+	once sync.Once
+	dir  string // a scratch directory of the package's tests; TestMain removes it
+	out  string // dir/dist
+	m    Meta
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// release is built's dist directory and the release's Meta.
+func release(t *testing.T) (string, Meta) {
+	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "prsm-release-test-"); built.err != nil {
+			return
+		}
+		src := filepath.Join(built.dir, "prsm")
+		if built.err = cloneHeadAt(src); built.err != nil {
+			return
+		}
+		if built.m, built.err = gitMeta(src); built.err != nil {
+			return
+		}
+		built.out = filepath.Join(built.dir, "dist")
+		start := time.Now()
+		built.err = run([]string{"archives", "npm"}, src, built.out, "all", "", "")
+		t.Logf("the release for %d targets and its npm packages: %.1fs", len(Targets), time.Since(start).Seconds())
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.out, built.m
 }
 
 // Building one commit twice, in two checkouts at different paths, gives
-// the same archive and SHA256SUMS, byte for byte; the binaries in it print
+// the same archive and checksum, byte for byte; the binaries in it print
 // the version, the commit and the commit's date; and sha256sum -c, as the
-// install instructions have it, accepts the archive and refuses a changed
-// one.
+// install instructions have it, accepts the release and refuses a changed
+// archive. The second build is this platform's alone.
 func TestReleaseReproducible(t *testing.T) {
 	releaseTest(t)
-	var outs [2]string
-	var m Meta
-	for i := range outs {
-		src := cloneHead(t)
-		if i == 0 {
-			var err error
-			if m, err = gitMeta(src); err != nil {
-				t.Fatal(err)
-			}
-		}
-		outs[i] = filepath.Join(t.TempDir(), "dist")
-		start := time.Now()
-		if err := run("archives", src, outs[i], "host", "", ""); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("build %d: %.1fs", i+1, time.Since(start).Seconds())
+	first, m := release(t)
+	second := filepath.Join(t.TempDir(), "dist")
+	start := time.Now()
+	if err := run([]string{"archives"}, cloneHead(t), second, "host", "", ""); err != nil {
+		t.Fatal(err)
 	}
+	t.Logf("second build (%s): %.1fs", runtime.GOOS+"/"+runtime.GOARCH, time.Since(start).Seconds())
 	base := "prsm_" + m.Version + "_" + runtime.GOOS + "_" + runtime.GOARCH
 	archive := base + ".tar.gz"
-	for _, n := range []string{archive, "SHA256SUMS"} {
-		a, err := os.ReadFile(filepath.Join(outs[0], n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(filepath.Join(outs[1], n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs between two builds of one commit (%d and %d bytes)", n, len(a), len(b))
-		}
-		t.Logf("%s: %d bytes", n, len(a))
+	a, err := os.ReadFile(filepath.Join(first, archive))
+	if err != nil {
+		t.Fatal(err)
 	}
+	b, err := os.ReadFile(filepath.Join(second, archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("%s differs between two builds of one commit (%d and %d bytes)", archive, len(a), len(b))
+	}
+	if a, b := sumLine(t, first, archive), sumLine(t, second, archive); a == "" || a != b {
+		t.Errorf("SHA256SUMS of two builds of one commit say %q and %q of %s", a, b, archive)
+	}
+	t.Logf("%s: %d bytes", archive, len(a))
 
 	x := t.TempDir()
-	if out, err := exec.Command("tar", "-xzf", filepath.Join(outs[0], archive), "-C", x).CombinedOutput(); err != nil {
+	if out, err := exec.Command("tar", "-xzf", filepath.Join(first, archive), "-C", x).CombinedOutput(); err != nil {
 		t.Fatalf("tar: %v\n%s", err, out)
-	}
-	entries, _ := os.ReadDir(filepath.Join(x, base))
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if got := strings.Join(names, " "); got != "LICENSE README.md prsm prsm-hook" {
-		t.Errorf("the archive holds %s", got)
 	}
 	for _, bin := range []string{"prsm", "prsm-hook"} {
 		out, err := exec.Command(filepath.Join(x, base, bin), "--version").Output()
@@ -113,21 +166,194 @@ func TestReleaseReproducible(t *testing.T) {
 		t.Log("no sha256sum here: the checksum check is not tried")
 		return
 	}
-	check := exec.Command("sha256sum", "-c", "--ignore-missing", "SHA256SUMS")
-	check.Dir = outs[0]
-	if out, err := check.CombinedOutput(); err != nil || !strings.Contains(string(out), archive+": OK") {
-		t.Errorf("sha256sum -c: %v\n%s", err, out)
+	check := exec.Command("sha256sum", "-c", "SHA256SUMS")
+	check.Dir = first
+	out, err := check.CombinedOutput()
+	if err != nil || strings.Count(string(out), ": OK\n") != len(Targets) {
+		t.Errorf("sha256sum -c of the release: %v\n%s", err, out)
 	}
-	f, err := os.OpenFile(filepath.Join(outs[1], archive), os.O_RDWR, 0)
+	f, err := os.OpenFile(filepath.Join(second, archive), os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.WriteAt([]byte{'x'}, 1000)
 	f.Close()
-	check = exec.Command("sha256sum", "-c", "--ignore-missing", "SHA256SUMS")
-	check.Dir = outs[1]
+	check = exec.Command("sha256sum", "-c", "SHA256SUMS")
+	check.Dir = second
 	if out, err := check.CombinedOutput(); err == nil || !strings.Contains(string(out), archive+": FAILED") {
 		t.Errorf("sha256sum -c passes a changed archive: %v\n%s", err, out)
+	}
+}
+
+// sumLine is SHA256SUMS's line of name in dir.
+func sumLine(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasSuffix(l, "  "+name) {
+			return l
+		}
+	}
+	return ""
+}
+
+// Every target's archive, and its npm package, holds prsm and prsm-hook
+// built for it (the executable format and the machine of the target),
+// stamped with the version and the commit, beside LICENSE and README.md;
+// the npm package holds the archive's very binaries and says its os and
+// cpu. CI builds all six targets here, so that none can stop building.
+func TestReleaseAllTargets(t *testing.T) {
+	releaseTest(t)
+	dist, m := release(t)
+	license, err := os.ReadFile(filepath.Join(m.Root, "LICENSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range Targets {
+		base := "prsm_" + m.Version + "_" + tg.OS + "_" + tg.Arch
+		name := base + ".tar.gz"
+		if tg.OS == "windows" {
+			name = base + ".zip"
+		}
+		files := archiveFiles(t, filepath.Join(dist, name))
+		var names []string
+		for n := range files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		want := []string{base + "/", base + "/LICENSE", base + "/README.md", base + "/" + tg.Exe("prsm"), base + "/" + tg.Exe("prsm-hook")}
+		sort.Strings(want)
+		if strings.Join(names, " ") != strings.Join(want, " ") {
+			t.Errorf("%s holds %v, want %v", name, names, want)
+			continue
+		}
+		if !bytes.Equal(files[base+"/LICENSE"], license) {
+			t.Errorf("%s: LICENSE is not the repository's", name)
+		}
+		pkg := packageFiles(t, npmTgz(dist, PlatformPackage(tg), m.Version))
+		var man manifest
+		if err := json.Unmarshal(pkg["package/package.json"], &man); err != nil {
+			t.Errorf("%s: package.json: %v", PlatformPackage(tg), err)
+		} else if man.Name != PlatformPackage(tg) || man.Version != m.Version || strings.Join(man.OS, ",") != nodeOS[tg.OS] || strings.Join(man.CPU, ",") != nodeCPU[tg.Arch] {
+			t.Errorf("%s: package.json says %s@%s os %v cpu %v", PlatformPackage(tg), man.Name, man.Version, man.OS, man.CPU)
+		}
+		for _, bin := range []string{tg.Exe("prsm"), tg.Exe("prsm-hook")} {
+			b := files[base+"/"+bin]
+			if err := builtFor(b, tg); err != nil {
+				t.Errorf("%s: %s: %v", name, bin, err)
+			}
+			if !bytes.Contains(b, []byte(m.Version)) || !bytes.Contains(b, []byte(m.Commit)) {
+				t.Errorf("%s: %s is not stamped with version %s and commit %s", name, bin, m.Version, m.Commit)
+			}
+			if !bytes.Equal(pkg["package/bin/"+bin], b) {
+				t.Errorf("%s: bin/%s is not the archive's", PlatformPackage(tg), bin)
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(dist, name)); err == nil {
+			t.Logf("%s: %.1f MB (prsm %.1f MB, prsm-hook %.1f MB)", name, float64(fi.Size())/1e6,
+				float64(len(files[base+"/"+tg.Exe("prsm")]))/1e6, float64(len(files[base+"/"+tg.Exe("prsm-hook")]))/1e6)
+		}
+	}
+}
+
+// npmTgz is the tarball npm pack wrote into dist/npm for the package pkg
+// at version: @scope/name-1.0.0 is scope-name-1.0.0.tgz.
+func npmTgz(dist, pkg, version string) string {
+	name := strings.ReplaceAll(strings.TrimPrefix(pkg, "@"), "/", "-")
+	return filepath.Join(dist, "npm", name+"-"+version+".tgz")
+}
+
+// builtFor says why b is not an executable for t, if it is not.
+func builtFor(b []byte, t Target) error {
+	r := bytes.NewReader(b)
+	switch t.OS {
+	case "linux":
+		f, err := elf.NewFile(r)
+		if err != nil {
+			return err
+		}
+		if want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[t.Arch]; f.Machine != want || f.Type != elf.ET_EXEC {
+			return fmt.Errorf("ELF %v %v, want %v executable", f.Machine, f.Type, want)
+		}
+	case "darwin":
+		f, err := macho.NewFile(r)
+		if err != nil {
+			return err
+		}
+		if want := map[string]macho.Cpu{"amd64": macho.CpuAmd64, "arm64": macho.CpuArm64}[t.Arch]; f.Cpu != want || f.Type != macho.TypeExec {
+			return fmt.Errorf("Mach-O %v %v, want %v executable", f.Cpu, f.Type, want)
+		}
+	case "windows":
+		f, err := pe.NewFile(r)
+		if err != nil {
+			return err
+		}
+		if want := map[string]uint16{"amd64": pe.IMAGE_FILE_MACHINE_AMD64, "arm64": pe.IMAGE_FILE_MACHINE_ARM64}[t.Arch]; f.Machine != want || f.Characteristics&pe.IMAGE_FILE_EXECUTABLE_IMAGE == 0 {
+			return fmt.Errorf("PE machine %#x characteristics %#x, want %#x executable", f.Machine, f.Characteristics, want)
+		}
+	default:
+		return fmt.Errorf("no check for %s", t)
+	}
+	return nil
+}
+
+// archiveFiles reads a .tar.gz or a .zip: each entry's content by name.
+func archiveFiles(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	if strings.HasSuffix(path, ".zip") {
+		zr, err := zip.OpenReader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
+		files := map[string][]byte{}
+		for _, f := range zr.File {
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatalf("%s: %s: %v", path, f.Name, err)
+			}
+			files[f.Name] = b
+		}
+		return files
+	}
+	return packageFiles(t, path)
+}
+
+// packageFiles reads a .tar.gz (an npm package's .tgz too): each entry's
+// content by name.
+func packageFiles(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	tr := tar.NewReader(zr)
+	files := map[string][]byte{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		} else if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", path, h.Name, err)
+		}
+		files[h.Name] = b
 	}
 }
 
@@ -142,15 +368,11 @@ func TestReleaseNPMInstall(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Fatal("npm is needed")
 	}
-	src := cloneHead(t)
-	out := filepath.Join(t.TempDir(), "dist")
-	if err := run("npm", src, out, "host", "", ""); err != nil {
-		t.Fatal(err)
-	}
-	main, _ := filepath.Glob(filepath.Join(out, "npm", "prsm-dev-prsm-[0-9]*.tgz"))
-	plat, _ := filepath.Glob(filepath.Join(out, "npm", "prsm-dev-prsm-*-*-[0-9]*.tgz"))
-	if len(main) != 1 || len(plat) != 1 {
-		t.Fatalf("packed: %v %v", main, plat)
+	out, m := release(t)
+	main := []string{npmTgz(out, Package, m.Version)}
+	plat := []string{npmTgz(out, PlatformPackage(Target{runtime.GOOS, runtime.GOARCH}), m.Version)}
+	if all, _ := filepath.Glob(filepath.Join(out, "npm", "*.tgz")); len(all) != len(Targets)+1 {
+		t.Fatalf("packed: %v, want the main package and %d platform packages", all, len(Targets))
 	}
 
 	home := t.TempDir()
