@@ -176,6 +176,21 @@ func (w wireServer) EndTurn(ctx context.Context, sessionID string) error {
 	return w.post(ctx, api.RouteTurnEnd.Path(sessionID), nil)
 }
 
+// TakeFeedback asks for what the session's agent has not heard yet, for
+// the event's answer to carry.
+func (w wireServer) TakeFeedback(ctx context.Context, sessionID string, req api.TakeFeedbackRequest) (*api.Delivery, error) {
+	var d api.Delivery
+	if err := w.cl.Do(ctx, "POST", api.RouteTakeFeedback.Path(sessionID), req, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// ConfirmFeedback says that the answer carrying ids is out.
+func (w wireServer) ConfirmFeedback(ctx context.Context, sessionID string, ids []int64) error {
+	return w.post(ctx, api.RouteConfirmFeedback.Path(sessionID), api.ConfirmFeedbackRequest{IDs: ids})
+}
+
 // answeredByPrsm reports whether err is an error answer of the prsm
 // server the call was meant for: every prsm answer carries a code, and
 // one that refuses the token is another prsm server's (another
