@@ -284,19 +284,25 @@ func (q *Queue) List(ctx context.Context, s *prsm.Session, carrier func(agentID 
 		return nil, err
 	}
 	for _, f := range items {
-		if f.State != prsm.FeedbackQueued && f.State != prsm.FeedbackDelivering {
-			continue
-		}
-		switch {
-		case s.Status == prsm.SessionEnded:
-			f.State, f.Why = prsm.FeedbackUndeliverable, WhyEnded
-		case carrier != nil && carrier(s.AgentID) != "":
-			f.Why = carrier(s.AgentID)
-		default:
-			f.Why = WhyWaiting
-		}
+		Explain(f, s, carrier)
 	}
 	return items, nil
+}
+
+// Explain sets what f, an item of session s, waits for when it is not
+// delivered (List says what).
+func Explain(f *prsm.Feedback, s *prsm.Session, carrier func(agentID string) string) {
+	if f.State != prsm.FeedbackQueued && f.State != prsm.FeedbackDelivering {
+		return
+	}
+	switch {
+	case s.Status == prsm.SessionEnded:
+		f.State, f.Why = prsm.FeedbackUndeliverable, WhyEnded
+	case carrier != nil && carrier(s.AgentID) != "":
+		f.Why = carrier(s.AgentID)
+	default:
+		f.Why = WhyWaiting
+	}
 }
 
 // WhyWaiting is what an item not yet delivered waits for.

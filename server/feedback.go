@@ -75,6 +75,7 @@ func (s notes) comment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	feedback.Explain(f, sess, notYet)
 	return c.JSON(http.StatusCreated, f)
 }
 

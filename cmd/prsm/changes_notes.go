@@ -106,7 +106,7 @@ func printChange(w io.Writer, recs []*prsm.Record, items []*prsm.Feedback) {
 		fmt.Fprintln(w, "no notes or comments")
 		return
 	}
-	fmt.Fprintf(w, "%s:\n", prsm.Plural(len(items), "note or comment"))
+	fmt.Fprintf(w, "notes and comments (%d):\n", len(items))
 	for _, f := range items {
 		what := f.Kind
 		if f.Decision != "" {
