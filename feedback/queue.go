@@ -266,14 +266,6 @@ func (q *Queue) Confirm(ctx context.Context, sessionID string, ids []int64) erro
 	return q.DB.Tx(ctx, func(qq store.Querier) error { return store.ConfirmFeedback(ctx, qq, sessionID, ids, q.now()) })
 }
 
-// SessionEnded marks what the session's agent did not hear undeliverable.
-func (q *Queue) SessionEnded(ctx context.Context, sessionID string) error {
-	return q.DB.Tx(ctx, func(qq store.Querier) error {
-		_, err := store.SetFeedbackUndeliverable(ctx, qq, sessionID, WhyEnded)
-		return err
-	})
-}
-
 // List is a session's items (those of the records recordIDs, when
 // given), oldest first, each with Why saying what it waits for when it
 // is not delivered: the agent's next hook, or, for an agent prsm cannot

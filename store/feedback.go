@@ -120,18 +120,6 @@ func ConfirmFeedback(ctx context.Context, q Querier, sessionID string, ids []int
 	return nil
 }
 
-// SetFeedbackUndeliverable marks the session's items not yet delivered
-// undeliverable, for why (its session ended, say), and returns how many.
-func SetFeedbackUndeliverable(ctx context.Context, q Querier, sessionID, why string) (int, error) {
-	res, err := q.ExecContext(ctx, `UPDATE feedback SET state = ?, why = ? WHERE session_id = ? AND state IN (?, ?)`,
-		prsm.FeedbackUndeliverable, why, sessionID, prsm.FeedbackQueued, prsm.FeedbackDelivering)
-	if err != nil {
-		return 0, fmt.Errorf("feedback of session %s: %w", sessionID, mapErr(err))
-	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
-}
-
 // FeedbackWaiting reports whether the session has an item to hand out:
 // queued, or handed to an answer before staleBefore and never confirmed.
 // It only reads.
