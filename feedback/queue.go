@@ -105,7 +105,7 @@ type Decision struct {
 	Hunks   []int
 	Total   int
 	// Where names what it decided when Records do not (a job that runs
-	// on: "every pending change").
+	// on: "every pending change of src/a.go").
 	Where string
 	// Say is the user's note ("" for none), Author who decided.
 	Say, Author string
@@ -145,9 +145,7 @@ func (q *Queue) Decided(ctx context.Context, d Decision) error {
 		f.RecordID, f.Path = r.ID, r.RelPath
 		f.Lines = hunkLines(r, d.Hunks)
 		f.Excerpt = q.excerpt(ctx, r, d.Hunks)
-	} else if d.Where != "" {
-		f.Path = d.Where
-	} else {
+	} else if d.Where == "" {
 		f.Path = SummarizePaths(d.Records, total)
 	}
 	return q.add(ctx, d.Session, f)
@@ -165,6 +163,12 @@ func (d Decision) describe(total int) string {
 			s += fmt.Sprintf(", undoing %s", plural(total, "change"))
 		}
 		return s
+	}
+	if d.Where != "" {
+		if total > 0 {
+			return fmt.Sprintf("%s %s (%s)", verb, d.Where, plural(total, "change"))
+		}
+		return verb + " " + d.Where
 	}
 	if len(d.Hunks) > 0 {
 		names := make([]string, len(d.Hunks))

@@ -348,7 +348,7 @@ func bulkVerb(accept bool) string {
 func (s notes) bulkStarted(ctx context.Context, job *api.Job, sessions []*prsm.Session, verb, file string, req api.BulkRequest) {
 	d := feedback.Decision{Verb: verb, Say: req.Say, Author: req.Author, Total: job.Total, Where: "every pending change"}
 	if file != "" {
-		d.Where = sync.QuotePath(file)
+		d.Where += " of " + sync.QuotePath(file)
 	}
 	if job.SessionID != "" {
 		s.queue(ctx, job.SessionID, d)

@@ -127,6 +127,22 @@ func TestFeedbackOverHTTPHooks(t *testing.T) {
 	if code != 200 || json.Unmarshal([]byte(out), &mine) != nil || len(mine) != 2 || mine[1].Text != "why \x1b[31mtwo?" {
 		t.Fatalf("the change's feedback: %d %s", code, out)
 	}
+	// A hook token takes only its own session's feedback.
+	code, _, out = ts.do(t, "POST", "/sessions/"+s2.ID+"/hook-tokens", "", nil)
+	var tok api.HookToken
+	if code != 201 && code != 200 || json.Unmarshal([]byte(out), &tok) != nil || tok.Token == "" {
+		t.Fatalf("mint: %d %s", code, out)
+	}
+	code, _, out = ts.do(t, "POST", "/sessions/"+s1.ID+"/feedback/take", `{"agent": "claude", "event": "PostToolUse"}`,
+		map[string]string{"Authorization": "Bearer " + tok.Token})
+	if code != 403 || !strings.Contains(out, "hook_token_scope") {
+		t.Fatalf("another session's token took: %d %s", code, out)
+	}
+	code, _, out = ts.do(t, "POST", "/sessions/"+s2.ID+"/feedback/take", `{"agent": "claude", "event": "PostToolUse"}`,
+		map[string]string{"Authorization": "Bearer " + tok.Token})
+	if code != 200 || !strings.Contains(out, `"ids":[]`) {
+		t.Fatalf("own token's take: %d %s", code, out)
+	}
 	// The command hooks' route: take, then confirm.
 	code, _, out = ts.do(t, "POST", "/sessions/"+s1.ID+"/feedback/take", `{"agent": "claude", "event": "UserPromptSubmit"}`, nil)
 	var d api.Delivery
@@ -150,4 +166,78 @@ func TestFeedbackOverHTTPHooks(t *testing.T) {
 func jsonInt(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// A bulk reject with a note is one item that sums up its files, however
+// many; one that runs on as a job names every pending change; a rewind
+// without a note queues its notice.
+func TestFeedbackOfBulkAndRewind(t *testing.T) {
+	ts := start(t, server.Config{})
+	ctx := context.Background()
+	s, err := ts.eng.StartSession(ctx, api.StartRequest{Name: "bulk", AgentID: "codex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(id string, files ...string) {
+		t.Helper()
+		args, _ := json.Marshal(map[string]any{"tool_call_id": id, "tool_name": "Bash", "args": map[string]string{"command": "gen"}})
+		if code, _, out := ts.do(t, "POST", "/sessions/"+s.ID+"/tool-calls", string(args), nil); code != 200 {
+			t.Fatalf("capture: %d %s", code, out)
+		}
+		for _, f := range files {
+			p := filepath.Join(s.WorktreePath, f)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(f+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if code, _, out := ts.do(t, "POST", "/sessions/"+s.ID+"/tool-calls/"+id+"/complete", `{"result":{}}`, nil); code != 200 {
+			t.Fatalf("complete: %d %s", code, out)
+		}
+	}
+	code, _, out := ts.do(t, "POST", "/sessions/"+s.ID+"/checkpoints", `{"name": "before"}`, nil)
+	var cp prsm.Checkpoint
+	if code != 201 || json.Unmarshal([]byte(out), &cp) != nil {
+		t.Fatalf("checkpoint: %d %s", code, out)
+	}
+	var files []string
+	for i := 0; i < 30; i++ {
+		files = append(files, "gen/f"+jsonInt(int64(i))+".txt")
+	}
+	call("toolu_b1", append(files, "top.txt")...)
+
+	code, _, out = ts.do(t, "POST", "/sessions/"+s.ID+"/file-changes/reject-all", `{"say": "no generated files"}`, nil)
+	if code != 200 {
+		t.Fatalf("reject-all: %d %s", code, out)
+	}
+	call("toolu_b2", "late.txt")
+	code, _, out = ts.do(t, "POST", "/sessions/"+s.ID+"/file-changes/reject-all", `{}`, map[string]string{"Prefer": "respond-async"})
+	if code != 202 {
+		t.Fatalf("reject-all async: %d %s", code, out)
+	}
+	code, _, out = ts.do(t, "POST", "/sessions/"+s.ID+"/checkpoints/"+cp.ID+"/rewind", `{}`, nil)
+	if code != 200 {
+		t.Fatalf("rewind: %d %s", code, out)
+	}
+	code, _, out = ts.do(t, "GET", "/sessions/"+s.ID+"/feedback", "", nil)
+	var items []prsm.Feedback
+	if code != 200 || json.Unmarshal([]byte(out), &items) != nil || len(items) != 3 {
+		t.Fatalf("feedback: %d %s", code, out)
+	}
+	if f := items[0]; f.Kind != prsm.FeedbackNote || f.Decision != "rejected 31 changes" || f.Path != "gen/… (30 files), top.txt" ||
+		f.Text != "no generated files" || f.RecordID != "" {
+		t.Errorf("the bulk reject's item: %+v", f)
+	}
+	if f := items[1]; f.Kind != prsm.FeedbackNotice || f.Path != "" || f.Decision != "rejected every pending change (1 change)" {
+		t.Errorf("the async bulk reject's item: %+v", f)
+	}
+	if f := items[2]; f.Kind != prsm.FeedbackNotice || !strings.HasPrefix(f.Decision, "rewound the session to checkpoint "+cp.ID) {
+		t.Errorf("the rewind's item: %+v", f)
+	}
+	// Codex does not hear it yet, and says so.
+	if !strings.Contains(items[0].Why, "prsm does not deliver feedback to Codex yet") {
+		t.Errorf("why %q", items[0].Why)
+	}
 }
