@@ -1,5 +1,17 @@
 package api
 
+// FeedbackHeader is the header field with which the server's answer to
+// a hook's call (a tool call's start and complete, a turn, a turn's end)
+// says whether the session's agent has feedback waiting (FeedbackWaiting)
+// or none (FeedbackNone), as the queue stood when the call came: a
+// command hook asks for it (POST .../feedback/take) only when it waits,
+// or when the answer does not say.
+const (
+	FeedbackHeader  = "Prsm-Feedback"
+	FeedbackWaiting = "waiting"
+	FeedbackNone    = "none"
+)
+
 // MaxNote bounds a note's or a comment's text, in bytes: a longer one is
 // refused with 413 (CodeNoteTooLarge).
 const MaxNote = 16 << 10

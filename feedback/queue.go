@@ -227,6 +227,12 @@ func ParseLines(s string) (lo, hi int, err error) {
 	return lo, hi, nil
 }
 
+// Waiting reports whether the session has items to hand out; it only
+// reads.
+func (q *Queue) Waiting(ctx context.Context, sessionID string) (bool, error) {
+	return store.FeedbackWaiting(ctx, q.DB.Q(), sessionID, q.now().Add(-Staleness))
+}
+
 // Take hands the session's undelivered items to the answer of a hook
 // event (req): the message, and the items it carries, marked delivering
 // (store.TakeFeedback). It reads the queue first without a write, so
@@ -238,7 +244,7 @@ func (q *Queue) Take(ctx context.Context, sessionID string, req api.TakeFeedback
 		return out, nil
 	}
 	now := q.now()
-	waiting, err := store.FeedbackWaiting(ctx, q.DB.Q(), sessionID, now.Add(-Staleness))
+	waiting, err := q.Waiting(ctx, sessionID)
 	if err != nil || !waiting {
 		return out, err
 	}

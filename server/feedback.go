@@ -57,6 +57,28 @@ func (s notes) queue(ctx context.Context, id string, d feedback.Decision) {
 	}
 }
 
+// hookCalls are the routes of a hook's call, whose answers say whether
+// the session's agent has feedback waiting (api.FeedbackHeader).
+var hookCalls = map[api.RouteID]bool{api.RouteStartToolCall: true, api.RouteCompleteToolCall: true,
+	api.RouteTurn: true, api.RouteTurnEnd: true}
+
+// waitingHeader sets api.FeedbackHeader on the answer, from one read of
+// the queue as the call comes: a command hook then asks for the
+// feedback only when some waits. A failed read says nothing (the hook
+// asks).
+func (s notes) waitingHeader(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if waiting, err := s.fb.Waiting(c.Request().Context(), c.Param("id")); err == nil {
+			v := api.FeedbackNone
+			if waiting {
+				v = api.FeedbackWaiting
+			}
+			c.Response().Header().Set(api.FeedbackHeader, v)
+		}
+		return next(c)
+	}
+}
+
 // comment is POST .../file-changes/{record}/comments.
 func (s notes) comment(c echo.Context) error {
 	var req api.CommentRequest

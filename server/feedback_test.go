@@ -84,6 +84,13 @@ func TestFeedbackOverHTTPHooks(t *testing.T) {
 		t.Fatalf("queued: %+v", items)
 	}
 
+	// A hook's call is answered with whether feedback waits.
+	for sid, want := range map[string]string{s1.ID: api.FeedbackWaiting, s2.ID: api.FeedbackNone} {
+		code, hdr, out := ts.do(t, "POST", "/sessions/"+sid+"/turns", `{"prompt": "go"}`, nil)
+		if code >= 300 || hdr.Get(api.FeedbackHeader) != want {
+			t.Fatalf("turn of %s: %d %q %s, want %s", sid, code, hdr.Get(api.FeedbackHeader), out, want)
+		}
+	}
 	// The other session's agent hears nothing of it.
 	if out := hook(claudeEvent(t, "PostToolUse", s2.WorktreePath, "toolu_o1", "Read", map[string]any{"file_path": "x"})); out != "{}" {
 		t.Fatalf("session two heard %s", out)

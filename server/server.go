@@ -251,6 +251,9 @@ func (s *Server) router() *echo.Echo {
 		case slices.Contains(params, "cid"):
 			mw = append(mw, s.resolveCheckpoint)
 		}
+		if hookCalls[id] {
+			mw = append(mw, notes{s}.waitingHeader)
+		}
 		e.Add(id.Method(), id.Pattern(), h, mw...)
 	}
 	return e
