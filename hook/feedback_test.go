@@ -1,12 +1,9 @@
 package hook
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -37,17 +34,7 @@ func TestHookAsksForFeedbackWhenItWaits(t *testing.T) {
 		fmt.Fprint(w, `{}`)
 	}))
 	defer srv.Close()
-	home := t.TempDir()
-	t.Setenv("PRSM_HOME", home)
-	projectDir := filepath.Join(home, "projects", "repo-1234abcd")
-	wt := filepath.Join(projectDir, "worktrees", "0123456789ab")
-	if err := os.MkdirAll(wt, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	info, _ := json.Marshal(api.Info{PID: os.Getpid(), Addr: strings.TrimPrefix(srv.URL, "http://"), Token: "t"})
-	if err := os.WriteFile(filepath.Join(projectDir, api.InfoFile), info, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	wt := sessionServedBy(t, srv.URL)
 	payload, err := agenttest.Payload("post-bash", wt)
 	if err != nil {
 		t.Fatal(err)

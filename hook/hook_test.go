@@ -87,17 +87,7 @@ func TestHookCompleteRespondAsync(t *testing.T) {
 		fmt.Fprint(w, `{}`)
 	}))
 	defer srv.Close()
-	home := t.TempDir()
-	t.Setenv("PRSM_HOME", home)
-	projectDir := filepath.Join(home, "projects", "repo-1234abcd")
-	wt := filepath.Join(projectDir, "worktrees", "0123456789ab")
-	if err := os.MkdirAll(wt, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	info, _ := json.Marshal(api.Info{PID: os.Getpid(), Addr: strings.TrimPrefix(srv.URL, "http://"), Token: "t"})
-	if err := os.WriteFile(filepath.Join(projectDir, api.InfoFile), info, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	wt := sessionServedBy(t, srv.URL)
 	for _, c := range []struct{ fixture, path, prefer string }{
 		{"pre-bash", "/sessions/0123456789ab/tool-calls", ""},
 		{"post-bash", "/sessions/0123456789ab/tool-calls/toolu_05BashShuffle/complete", "respond-async"},
@@ -118,4 +108,22 @@ func TestHookCompleteRespondAsync(t *testing.T) {
 			t.Fatalf("%s sent nothing", c.fixture)
 		}
 	}
+}
+
+// sessionServedBy makes a session worktree under a temp PRSM_HOME whose
+// project's server.json names the server at url, and returns it.
+func sessionServedBy(t *testing.T, url string) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("PRSM_HOME", home)
+	projectDir := filepath.Join(home, "projects", "repo-1234abcd")
+	wt := filepath.Join(projectDir, "worktrees", "0123456789ab")
+	if err := os.MkdirAll(wt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := json.Marshal(api.Info{PID: os.Getpid(), Addr: strings.TrimPrefix(url, "http://"), Token: "t"})
+	if err := os.WriteFile(filepath.Join(projectDir, api.InfoFile), info, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return wt
 }
