@@ -10,6 +10,7 @@ package agents
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"github.com/prsm-dev/prsm/agents/agent"
 	"github.com/prsm-dev/prsm/agents/claude"
@@ -30,6 +31,26 @@ type (
 // HookArgv is the hook command of agent name for the prsm binary at self
 // (agent.HookArgv).
 func HookArgv(self, name string) []string { return agent.HookArgv(self, name) }
+
+// FeedbackOf says how the hooks of agent name carry the review's
+// feedback to its model: the events (and Stop) that do, or, for an agent
+// whose hooks do not yet, agent.NotYet's words; "" for an agent prsm does
+// not know.
+func FeedbackOf(name string) string {
+	a := Lookup(name)
+	if a == nil {
+		return ""
+	}
+	fb := a.Feedback()
+	if fb == nil {
+		return agent.NotYet(a.Title())
+	}
+	s := "at " + strings.Join(fb.Events, ", ")
+	if fb.Stop != "" {
+		s += "; at " + fb.Stop + " with PRSM_FEEDBACK_ON_STOP=1"
+	}
+	return s
+}
 
 // All lists the agents, in the order `prsm run` offers each its wiring.
 var All = []agent.Agent{

@@ -24,6 +24,9 @@ type AnnotateRequest struct {
 // it may be empty. ?dry_run=true in the query does the same as DryRun.
 type RewindRequest struct {
 	DryRun bool `json:"dry_run"`
+	// Say and Author: the user's note on the rewind (RejectRequest).
+	Say    string `json:"say,omitempty"`
+	Author string `json:"author,omitempty"`
 }
 
 // FileDiff is one file of a checkpoint diff.
@@ -119,4 +122,7 @@ type RollbackRequest struct {
 	File    string `json:"file"`
 	Last    int    `json:"last"`
 	DryRun  bool   `json:"dry_run"`
+	// Say and Author: the user's note on the rollback (RejectRequest).
+	Say    string `json:"say,omitempty"`
+	Author string `json:"author,omitempty"`
 }

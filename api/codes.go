@@ -33,6 +33,7 @@ const (
 	CodeBadBody               Code = "bad_body"
 	CodeBadHookEvent          Code = "bad_hook_event"
 	CodeBadJSON               Code = "bad_json"
+	CodeBadLines              Code = "bad_lines"
 	CodeBadParam              Code = "bad_param"
 	CodeBadPath               Code = "bad_path"
 	CodeBadSelector           Code = "bad_selector"
@@ -82,6 +83,7 @@ const (
 	CodeNotFound              Code = "not_found"
 	CodeNotInConflict         Code = "not_in_conflict"
 	CodeNotText               Code = "not_text"
+	CodeNoteTooLarge          Code = "note_too_large"
 	CodeOneRecord             Code = "one_record"
 	CodeParentIsFile          Code = "parent_is_file"
 	CodeRecordNotFound        Code = "record_not_found"
@@ -113,6 +115,7 @@ var Codes = []CodeInfo{
 	{CodeBadBody, statusBadRequest, "The request body could not be read."},
 	{CodeBadHookEvent, statusBadRequest, "An agent's hook event is not one prsm understands."},
 	{CodeBadJSON, statusBadRequest, "The request body is not one JSON value of the route's request type."},
+	{CodeBadLines, statusBadRequest, "A comment's lines are not N or N-M within the change's new side (from 1)."},
 	{CodeBadParam, statusBadRequest, "A query parameter has a value the route does not take."},
 	{CodeBadPath, statusBadRequest, "A record's path is not a path inside the workspace."},
 	{CodeBadSelector, statusBadRequest, "A rollback names no selector, more than one, or a bad one."},
@@ -162,6 +165,7 @@ var Codes = []CodeInfo{
 	{CodeNotFound, statusNotFound, "The route or the object does not exist."},
 	{CodeNotInConflict, statusConflict, "Only a change in conflict is resolved; accept or reject it instead."},
 	{CodeNotText, statusConflict, "Conflict markers need text on both sides."},
+	{CodeNoteTooLarge, statusRequestEntityTooLarge, "A note or a comment is over 16 KiB (api.MaxNote)."},
 	{CodeOneRecord, statusBadRequest, "The route needs one record id, not a tool call with several records."},
 	{CodeParentIsFile, statusConflict, "A change cannot come back while a file stands where its directory goes."},
 	{CodeRecordNotFound, statusNotFound, "The session has no change with that id or id prefix."},

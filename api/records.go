@@ -73,12 +73,18 @@ type Records struct {
 type AcceptRequest struct {
 	WithEarlier bool `json:"with_earlier,omitempty"`
 	DryRun      bool `json:"dry_run,omitempty"`
+	// Say and Author: the user's note on the decision (RejectRequest).
+	Say    string `json:"say,omitempty"`
+	Author string `json:"author,omitempty"`
 }
 
 // ResolveRequest is the body of POST .../file-changes/{id}/resolve: how
 // to settle a change in conflict (mine, agent or markers).
 type ResolveRequest struct {
 	How string `json:"how"`
+	// Say and Author: the user's note on the decision (RejectRequest).
+	Say    string `json:"say,omitempty"`
+	Author string `json:"author,omitempty"`
 }
 
 // HunkRef names one hunk of one record.
@@ -96,6 +102,9 @@ type HunksRequest struct {
 	// accepted apply the earlier pending changes of its file first (see
 	// AcceptRequest); without it such a decision is refused.
 	WithEarlier bool `json:"with_earlier,omitempty"`
+	// Say and Author: the user's note on the decision (RejectRequest).
+	Say    string `json:"say,omitempty"`
+	Author string `json:"author,omitempty"`
 }
 
 // MarshalJSON writes Records as [] when there are none, never null.

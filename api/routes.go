@@ -54,6 +54,11 @@ const (
 	RouteAcceptEverywhere
 	RouteRejectEverywhere
 	RouteGetJob
+	RouteListFeedback
+	RouteChangeFeedback
+	RouteComment
+	RouteTakeFeedback
+	RouteConfirmFeedback
 	RouteAgentHook
 	RouteUIIndex
 	RouteUILogin
@@ -132,6 +137,11 @@ var Routes = [numRoutes]Route{
 	RouteAcceptEverywhere:      {"acceptEverywhere", methodPost, "/file-changes/accept-all"},
 	RouteRejectEverywhere:      {"rejectEverywhere", methodPost, "/file-changes/reject-all"},
 	RouteGetJob:                {"getJob", methodGet, "/jobs/:id"},
+	RouteListFeedback:          {"listFeedback", methodGet, "/sessions/:id/feedback"},
+	RouteChangeFeedback:        {"changeFeedback", methodGet, "/sessions/:id/file-changes/:record/feedback"},
+	RouteComment:               {"comment", methodPost, "/sessions/:id/file-changes/:record/comments"},
+	RouteTakeFeedback:          {"takeFeedback", methodPost, "/sessions/:id/feedback/take"},
+	RouteConfirmFeedback:       {"confirmFeedback", methodPost, "/sessions/:id/feedback/confirm"},
 	RouteAgentHook:             {"agentHook", methodPost, "/hooks/:agent"},
 	RouteUIIndex:               {"uiIndex", methodGet, "/"},
 	RouteUILogin:               {"uiLogin", methodGet, "/login"},

@@ -110,16 +110,26 @@ func (c *Client) AcceptWith(ctx context.Context, sessionID, id string, req api.A
 // Reject rejects the record id (or every record of the tool call id) and
 // the later pending records of the same file.
 func (c *Client) Reject(ctx context.Context, sessionID, id string) (*api.Records, error) {
+	return c.RejectWith(ctx, sessionID, id, api.RejectRequest{})
+}
+
+// RejectWith is Reject with a note for the agent (req.Say).
+func (c *Client) RejectWith(ctx context.Context, sessionID, id string, req api.RejectRequest) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.call(ctx, api.RouteReject.Path(sessionID, id), api.RouteReject, nil, &recs)
+	return &recs, c.call(ctx, api.RouteReject.Path(sessionID, id), api.RouteReject, req, &recs)
 }
 
 // Resolve settles the change id in conflict: how is mine (reject it,
 // keep the workspace), agent (the workspace takes the agent's version) or
 // markers (both, between conflict markers, for the editor).
 func (c *Client) Resolve(ctx context.Context, sessionID, id, how string) (*api.Records, error) {
+	return c.ResolveWith(ctx, sessionID, id, api.ResolveRequest{How: how})
+}
+
+// ResolveWith is Resolve with the whole request (a note: Say).
+func (c *Client) ResolveWith(ctx context.Context, sessionID, id string, req api.ResolveRequest) (*api.Records, error) {
 	var recs api.Records
-	return &recs, c.call(ctx, api.RouteResolve.Path(sessionID, id), api.RouteResolve, api.ResolveRequest{How: how}, &recs)
+	return &recs, c.call(ctx, api.RouteResolve.Path(sessionID, id), api.RouteResolve, req, &recs)
 }
 
 // DecideHunks accepts and rejects hunks of the record id by their
@@ -138,13 +148,35 @@ func (c *Client) DecideHunksWith(ctx context.Context, sessionID, id string, req 
 // AcceptAll accepts every pending record of a session (of one file when
 // file is set).
 func (c *Client) AcceptAll(ctx context.Context, sessionID, file string) (*api.Records, error) {
-	var recs api.Records
-	return &recs, c.call(ctx, withFile(api.RouteAcceptAll.Path(sessionID), file), api.RouteAcceptAll, nil, &recs)
+	return c.BulkWith(ctx, sessionID, true, file, api.BulkRequest{})
 }
 
 // RejectAll rejects every pending record of a session (of one file when
 // file is set).
 func (c *Client) RejectAll(ctx context.Context, sessionID, file string) (*api.Records, error) {
+	return c.BulkWith(ctx, sessionID, false, file, api.BulkRequest{})
+}
+
+// BulkWith is AcceptAll (accept) or RejectAll with a note for the agent
+// (req.Say).
+func (c *Client) BulkWith(ctx context.Context, sessionID string, accept bool, file string, req api.BulkRequest) (*api.Records, error) {
+	route := api.RouteRejectAll
+	if accept {
+		route = api.RouteAcceptAll
+	}
 	var recs api.Records
-	return &recs, c.call(ctx, withFile(api.RouteRejectAll.Path(sessionID), file), api.RouteRejectAll, nil, &recs)
+	return &recs, c.call(ctx, withFile(route.Path(sessionID), file), route, req, &recs)
+}
+
+// Comment comments on lines of the record id, without a decision.
+func (c *Client) Comment(ctx context.Context, sessionID, id string, req api.CommentRequest) (*prsm.Feedback, error) {
+	var f prsm.Feedback
+	return &f, c.call(ctx, api.RouteComment.Path(sessionID, id), api.RouteComment, req, &f)
+}
+
+// Feedback lists the notes and comments about the record id (every
+// record of a tool call id), with what became of each.
+func (c *Client) Feedback(ctx context.Context, sessionID, id string) ([]*prsm.Feedback, error) {
+	var list []*prsm.Feedback
+	return list, c.call(ctx, api.RouteChangeFeedback.Path(sessionID, id), api.RouteChangeFeedback, nil, &list)
 }

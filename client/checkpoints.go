@@ -73,9 +73,13 @@ func (c *Client) RewindPreview(ctx context.Context, sessionID, id string) (*api.
 // Rewind rolls the session back to checkpoint id (only plans it when
 // dryRun). The answer of a rollback that ran names its safety checkpoint.
 func (c *Client) Rewind(ctx context.Context, sessionID, id string, dryRun bool) (*api.Plan, error) {
-	body := api.RewindRequest{DryRun: dryRun}
+	return c.RewindWith(ctx, sessionID, id, api.RewindRequest{DryRun: dryRun})
+}
+
+// RewindWith is Rewind with the whole request (a note: Say).
+func (c *Client) RewindWith(ctx context.Context, sessionID, id string, req api.RewindRequest) (*api.Plan, error) {
 	var p api.Plan
-	return &p, c.call(ctx, api.RouteRewind.Path(sessionID, id), api.RouteRewind, body, &p)
+	return &p, c.call(ctx, api.RouteRewind.Path(sessionID, id), api.RouteRewind, req, &p)
 }
 
 // Rollback undoes the records one selector of req picks (only plans it

@@ -16,12 +16,17 @@ var async = http.Header{"Prefer": {"respond-async"}}
 // session (of one file when file is set) and returns its job as soon as
 // it runs; WaitJob follows it.
 func (c *Client) StartBulk(ctx context.Context, sessionID string, accept bool, file string) (*api.Job, error) {
+	return c.StartBulkWith(ctx, sessionID, accept, file, api.BulkRequest{})
+}
+
+// StartBulkWith is StartBulk with a note for the agent (req.Say).
+func (c *Client) StartBulkWith(ctx context.Context, sessionID string, accept bool, file string, req api.BulkRequest) (*api.Job, error) {
 	route := api.RouteRejectAll
 	if accept {
 		route = api.RouteAcceptAll
 	}
 	var job api.Job
-	return &job, c.do(ctx, route.Method(), withFile(route.Path(sessionID), file), async, nil, &job)
+	return &job, c.do(ctx, route.Method(), withFile(route.Path(sessionID), file), async, req, &job)
 }
 
 // StartDiscard starts ending a session with its unreviewed work

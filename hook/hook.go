@@ -132,7 +132,7 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *agent.Call, ev
 	// goes again, to the server connect finds or starts; one that
 	// reached it is not sent twice.
 	if info, ok := wire.KnownServer(t.ProjectDir); ok {
-		err := agent.Deliver(ctx, wireServer{a.client(info)}, t.SessionID, call)
+		err := agent.Deliver(ctx, &wireServer{cl: a.client(info)}, t.SessionID, call)
 		if err == nil || answeredByPrsm(err) || ctx.Err() != nil {
 			return hookError(err, call, event, t.ProjectDir)
 		}
@@ -143,20 +143,26 @@ func (a *Adapter) sendHook(ctx context.Context, cwd string, call *agent.Call, ev
 	if err != nil {
 		return err
 	}
-	return hookError(agent.Deliver(ctx, wireServer{cl}, t.SessionID, call), call, event, t.ProjectDir)
+	return hookError(agent.Deliver(ctx, &wireServer{cl: cl}, t.SessionID, call), call, event, t.ProjectDir)
 }
 
 // wireServer is a Server over HTTP. The answers' bodies are not needed,
 // but each must be JSON: a program other than prsm that answered 2xx did
-// not take the call.
-type wireServer struct{ cl *wire.Client }
-
-func (w wireServer) post(ctx context.Context, path string, body any, extra ...wire.Header) error {
-	var ans json.RawMessage
-	return w.cl.Do(ctx, "POST", path, body, &ans, extra...)
+// not take the call. feedback is what the last answer said of the
+// session's feedback (api.FeedbackHeader; "" when it did not say).
+type wireServer struct {
+	cl       *wire.Client
+	feedback string
 }
 
-func (w wireServer) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) error {
+func (w *wireServer) post(ctx context.Context, path string, body any, extra ...wire.Header) error {
+	var ans json.RawMessage
+	fields, err := w.cl.DoFields(ctx, "POST", path, body, &ans, extra...)
+	w.feedback = fields.Get(api.FeedbackHeader)
+	return err
+}
+
+func (w *wireServer) StartToolCall(ctx context.Context, sessionID string, req api.ToolCallRequest) error {
 	return w.post(ctx, api.RouteStartToolCall.Path(sessionID), req)
 }
 
@@ -164,16 +170,35 @@ func (w wireServer) StartToolCall(ctx context.Context, sessionID string, req api
 // session's lock (202, the work done after): the agent need not wait for
 // the records. A server that does not know the preference answers 200
 // once they are stored; either is success.
-func (w wireServer) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
+func (w *wireServer) CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error {
 	return w.post(ctx, api.CompletePath(sessionID, toolCallID), req, wire.Header{Name: "Prefer", Value: "respond-async"})
 }
 
-func (w wireServer) Turn(ctx context.Context, sessionID string, req api.TurnRequest) error {
+func (w *wireServer) Turn(ctx context.Context, sessionID string, req api.TurnRequest) error {
 	return w.post(ctx, api.RouteTurn.Path(sessionID), req)
 }
 
-func (w wireServer) EndTurn(ctx context.Context, sessionID string) error {
+func (w *wireServer) EndTurn(ctx context.Context, sessionID string) error {
 	return w.post(ctx, api.RouteTurnEnd.Path(sessionID), nil)
+}
+
+// TakeFeedback asks for what the session's agent has not heard yet, for
+// the event's answer to carry; when the call's answer said none waits,
+// without a request.
+func (w *wireServer) TakeFeedback(ctx context.Context, sessionID string, req api.TakeFeedbackRequest) (*api.Delivery, error) {
+	if w.feedback == api.FeedbackNone {
+		return &api.Delivery{IDs: []int64{}}, nil
+	}
+	var d api.Delivery
+	if err := w.cl.Do(ctx, "POST", api.RouteTakeFeedback.Path(sessionID), req, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// ConfirmFeedback says that the answer carrying ids is out.
+func (w *wireServer) ConfirmFeedback(ctx context.Context, sessionID string, ids []int64) error {
+	return w.post(ctx, api.RouteConfirmFeedback.Path(sessionID), api.ConfirmFeedbackRequest{IDs: ids})
 }
 
 // answeredByPrsm reports whether err is an error answer of the prsm

@@ -11,6 +11,8 @@ import (
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/feedback"
+	"github.com/prsm-dev/prsm/sync"
 )
 
 func (s *Server) startToolCall(c echo.Context) error {
@@ -146,22 +148,51 @@ func (s *Server) changeContent(c echo.Context) error {
 // file first is refused without with_earlier (409 needs_earlier).
 func (s *Server) accept(c echo.Context) error {
 	var req api.AcceptRequest
-	if err := bind(c, &req); err != nil {
+	if err := bindNote(c, &req, &req.Say); err != nil {
 		return err
 	}
 	recs, err := s.eng.AcceptChange(c.Request().Context(), c.Param("id"), c.Param("record"), req)
 	if err != nil {
 		return err
 	}
+	if !req.DryRun {
+		notes{s}.decidedAll(c.Request().Context(), feedback.DecidedAccept, recs, req.Say, req.Author)
+	}
 	return c.JSON(http.StatusOK, recs)
 }
 
+// reject rejects a change; its body (api.RejectRequest, a note) may be
+// left out.
 func (s *Server) reject(c echo.Context) error {
+	var req api.RejectRequest
+	if err := bindNote(c, &req, &req.Say); err != nil {
+		return err
+	}
 	recs, err := s.eng.Reject(c.Request().Context(), c.Param("id"), c.Param("record"))
 	if err != nil {
 		return err
 	}
+	notes{s}.decidedAll(c.Request().Context(), feedback.DecidedReject, recs, req.Say, req.Author)
 	return c.JSON(http.StatusOK, recs)
+}
+
+// bindNote binds a decision's body and refuses its note (*say) over
+// api.MaxNote before anything is decided.
+func bindNote(c echo.Context, v any, say *string) error {
+	if err := bind(c, v); err != nil {
+		return err
+	}
+	return feedback.CheckText(*say)
+}
+
+// decidedAll tells the queue of a decision of whole changes (recs's
+// records; a job's count when it decided more than it lists).
+func (s notes) decidedAll(ctx context.Context, verb string, recs *api.Records, say, author string) {
+	d := feedback.Decision{Verb: verb, Say: say, Author: author}
+	if recs.Job != nil {
+		d.Total = recs.Job.Total
+	}
+	s.decided(ctx, d, recs.Records)
 }
 
 // decideHunk accepts or rejects hunk n of one record.
@@ -174,13 +205,13 @@ func (s *Server) decideHunk(accept bool) echo.HandlerFunc {
 		// An accept may say with_earlier (api.AcceptRequest), as a
 		// change's accept does.
 		var body api.AcceptRequest
-		if err := bind(c, &body); err != nil {
+		if err := bindNote(c, &body, &body.Say); err != nil {
 			return err
 		}
 		if body.DryRun {
 			return apiError(api.CodeInvalidDryRun, "a hunk's decision has no dry run; POST .../accept with dry_run says what accepting the change would take")
 		}
-		req := api.HunksRequest{WithEarlier: body.WithEarlier}
+		req := api.HunksRequest{WithEarlier: body.WithEarlier, Say: body.Say, Author: body.Author}
 		if accept {
 			req.Accept = []int{n}
 		} else {
@@ -190,6 +221,7 @@ func (s *Server) decideHunk(accept bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		notes{s}.decidedHunks(c.Request().Context(), req, recs)
 		return c.JSON(http.StatusOK, recs)
 	}
 }
@@ -197,7 +229,7 @@ func (s *Server) decideHunk(accept bool) echo.HandlerFunc {
 // resolve settles a change in conflict: mine, agent or markers.
 func (s *Server) resolve(c echo.Context) error {
 	var req api.ResolveRequest
-	if err := bind(c, &req); err != nil {
+	if err := bindNote(c, &req, &req.Say); err != nil {
 		return err
 	}
 	if req.How == "" {
@@ -207,20 +239,36 @@ func (s *Server) resolve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	notes{s}.decided(c.Request().Context(), feedback.Decision{Verb: feedback.DecidedResolve, How: req.How, Say: req.Say, Author: req.Author}, recs.Records)
 	return c.JSON(http.StatusOK, recs)
 }
 
 // decideHunks decides several hunks of one record at once.
 func (s *Server) decideHunks(c echo.Context) error {
 	var req api.HunksRequest
-	if err := bind(c, &req); err != nil {
+	if err := bindNote(c, &req, &req.Say); err != nil {
 		return err
 	}
 	recs, err := s.eng.DecideHunksWith(c.Request().Context(), c.Param("id"), c.Param("record"), req)
 	if err != nil {
 		return err
 	}
+	notes{s}.decidedHunks(c.Request().Context(), req, recs)
 	return c.JSON(http.StatusOK, recs)
+}
+
+// decidedHunks tells the queue of a decision of hunks of one record (the
+// first of recs; the rest are the cascade's): its rejects, or, when it
+// rejected none, its accepts with their note.
+func (s notes) decidedHunks(ctx context.Context, req api.HunksRequest, recs *api.Records) {
+	if len(recs.Records) == 0 {
+		return
+	}
+	d := feedback.Decision{Verb: feedback.DecidedReject, Hunks: req.Reject, Say: req.Say, Author: req.Author}
+	if len(req.Reject) == 0 {
+		d.Verb, d.Hunks = feedback.DecidedAccept, req.Accept
+	}
+	s.decided(ctx, d, recs.Records[:1])
 }
 
 // bulk accepts or rejects every pending change of a session (of one
@@ -234,37 +282,84 @@ func (s *Server) bulk(accept bool) echo.HandlerFunc {
 		if c.QueryParams().Has("file") && c.QueryParam("file") == "" {
 			return apiError(api.CodeInvalidPath, "file= is empty: name a file, or leave file out for every file of the session")
 		}
+		var req api.BulkRequest
+		if err := bindNote(c, &req, &req.Say); err != nil {
+			return err
+		}
 		ctx, id, file := c.Request().Context(), c.Param("id"), c.QueryParam("file")
+		verb := bulkVerb(accept)
 		if prefersAsync(c.Request().Header) {
 			job, err := s.eng.StartBulk(ctx, id, accept, file)
 			if err != nil {
 				return err
 			}
+			notes{s}.bulkStarted(ctx, job, nil, verb, file, req)
 			return jobStarted(c, job)
 		}
 		recs, err := s.eng.Bulk(ctx, id, accept, file)
 		if err != nil {
 			return err
 		}
+		notes{s}.decidedAll(ctx, verb, recs, req.Say, req.Author)
 		return c.JSON(http.StatusOK, recs)
 	}
 }
 
 func (s *Server) bulkAll(accept bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		var req api.BulkRequest
+		if err := bindNote(c, &req, &req.Say); err != nil {
+			return err
+		}
 		ctx := c.Request().Context()
 		if prefersAsync(c.Request().Header) {
+			before, err := s.eng.Sessions(ctx, prsm.SessionActive)
+			if err != nil {
+				return err
+			}
 			job, err := s.eng.StartBulkAll(ctx, accept)
 			if err != nil {
 				return err
 			}
+			notes{s}.bulkStarted(ctx, job, before, bulkVerb(accept), "", req)
 			return jobStarted(c, job)
 		}
 		recs, err := s.eng.BulkAll(ctx, accept)
 		if err != nil {
 			return err
 		}
+		// Of every session: each hears of its own records.
+		notes{s}.decided(ctx, feedback.Decision{Verb: bulkVerb(accept), Say: req.Say, Author: req.Author}, recs.Records)
 		return c.JSON(http.StatusOK, recs)
+	}
+}
+
+func bulkVerb(accept bool) string {
+	if accept {
+		return feedback.DecidedAccept
+	}
+	return feedback.DecidedReject
+}
+
+// bulkStarted tells the queue of a bulk decision that runs on as a job
+// (of one session, or of every session: sessions, as they were before
+// it, those with pending changes): its records are not known yet, so
+// the item names the file (or every pending change) and the job's count.
+func (s notes) bulkStarted(ctx context.Context, job *api.Job, sessions []*prsm.Session, verb, file string, req api.BulkRequest) {
+	d := feedback.Decision{Verb: verb, Say: req.Say, Author: req.Author, Total: job.Total, Where: "every pending change"}
+	if file != "" {
+		d.Where += " of " + sync.QuotePath(file)
+	}
+	if job.SessionID != "" {
+		s.queue(ctx, job.SessionID, d)
+		return
+	}
+	for _, sess := range sessions {
+		if sess.PendingCount > 0 {
+			dd := d
+			dd.Total = sess.PendingCount
+			s.queue(ctx, sess.ID, dd)
+		}
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/feedback"
 )
 
 func (s *Server) turn(c echo.Context) error {
@@ -94,7 +96,7 @@ func (s *Server) rewindPreview(c echo.Context) error {
 
 func (s *Server) rewindCheckpoint(c echo.Context) error {
 	var req api.RewindRequest
-	if err := bind(c, &req); err != nil {
+	if err := bindNote(c, &req, &req.Say); err != nil {
 		return err
 	}
 	if v := c.QueryParam("dry_run"); v == "true" || v == "1" {
@@ -104,18 +106,38 @@ func (s *Server) rewindCheckpoint(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	to := p.CheckpointID
+	if to == "" {
+		to = c.Param("cid")
+	}
+	notes{s}.rewound(c, p, "checkpoint "+to, req.Say, req.Author)
 	return c.JSON(http.StatusOK, p)
+}
+
+// rewound tells the session's queue of a rewind or a rollback that ran
+// (not a dry run), to what, with the records whose status it changed.
+func (s notes) rewound(c echo.Context, p *api.Plan, to, say, author string) {
+	if p.DryRun {
+		return
+	}
+	recs := make([]*prsm.Record, len(p.Decisions))
+	for i, d := range p.Decisions {
+		recs[i] = &prsm.Record{ID: d.RecordID, RelPath: d.RelPath}
+	}
+	s.queue(c.Request().Context(), c.Param("id"), feedback.Decision{Verb: feedback.DecidedRewind, Checkpoint: to,
+		Records: recs, Total: len(recs), Say: say, Author: author})
 }
 
 func (s *Server) rollbackSelect(c echo.Context) error {
 	var req api.RollbackRequest
-	if err := bind(c, &req); err != nil {
+	if err := bindNote(c, &req, &req.Say); err != nil {
 		return err
 	}
 	p, err := s.eng.SelectRewind(c.Request().Context(), c.Param("id"), req)
 	if err != nil {
 		return err
 	}
+	notes{s}.rewound(c, p, "before the changes the rollback picked", req.Say, req.Author)
 	return c.JSON(http.StatusOK, p)
 }
 

@@ -32,7 +32,8 @@ const hookSessionKey = "prsm.hook_session"
 // from the event's cwd and refuses another (agentHook).
 var hookRoutes = func() map[string]bool {
 	m := map[string]bool{}
-	for _, r := range []api.RouteID{api.RouteAgentHook, api.RouteStartToolCall, api.RouteCompleteToolCall, api.RouteTurn, api.RouteTurnEnd} {
+	for _, r := range []api.RouteID{api.RouteAgentHook, api.RouteStartToolCall, api.RouteCompleteToolCall, api.RouteTurn, api.RouteTurnEnd,
+		api.RouteTakeFeedback, api.RouteConfirmFeedback} {
 		m[r.Method()+" "+r.Pattern()] = true
 	}
 	return m

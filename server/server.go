@@ -27,6 +27,7 @@ import (
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/feedback"
 	"github.com/prsm-dev/prsm/store"
 )
 
@@ -56,6 +57,9 @@ type Config struct {
 	MaxConns, MaxUntrustedConns int
 	// Activity, when set, counts the requests (see Activity).
 	Activity *Activity
+	// Feedback is the sessions' feedback queue (package feedback); one
+	// over the engine's store, with the default settings, when nil.
+	Feedback *feedback.Queue
 }
 
 // Server is prsm's HTTP server for one workspace.
@@ -72,6 +76,8 @@ type Server struct {
 	shutdown chan struct{}
 	// ui holds the review page's login codes and cookie logins (ui.go).
 	ui *uiAuth
+	// fb is the sessions' feedback queue (feedback.go).
+	fb *feedback.Queue
 }
 
 // New builds a server and binds its listener (so Addr is known at once).
@@ -118,8 +124,18 @@ func New(eng *engine.Engine, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	fb := cfg.Feedback
+	if fb == nil {
+		fb = &feedback.Queue{DB: eng.DB}
+	}
+	if fb.Content == nil {
+		fb.Content = func(ctx context.Context, sessionID, id, side string) ([]byte, error) {
+			b, _, err := eng.Content(ctx, sessionID, id, side)
+			return b, err
+		}
+	}
 	s := &Server{eng: eng, cfg: cfg, ln: newConnGuard(ln, cfg.MaxConns, cfg.MaxUntrustedConns), port: port, token: token,
-		log: eng.Log, shutdown: make(chan struct{})}
+		log: eng.Log, shutdown: make(chan struct{}), fb: fb}
 	s.echo = s.router()
 	s.http = &http.Server{Handler: s.echo, ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout,
 		WriteTimeout: cfg.WriteTimeout, ConnContext: connContext}
@@ -235,6 +251,9 @@ func (s *Server) router() *echo.Echo {
 		case slices.Contains(params, "cid"):
 			mw = append(mw, s.resolveCheckpoint)
 		}
+		if hookCalls[id] {
+			mw = append(mw, notes{s}.waitingHeader)
+		}
 		e.Add(id.Method(), id.Pattern(), h, mw...)
 	}
 	return e
@@ -330,6 +349,11 @@ func (s *Server) handlers() map[api.RouteID]echo.HandlerFunc {
 		api.RouteAcceptEverywhere:      s.bulkAll(true),
 		api.RouteRejectEverywhere:      s.bulkAll(false),
 		api.RouteGetJob:                s.getJob,
+		api.RouteListFeedback:          notes{s}.listFeedback,
+		api.RouteChangeFeedback:        notes{s}.changeFeedback,
+		api.RouteComment:               notes{s}.comment,
+		api.RouteTakeFeedback:          notes{s}.takeFeedback,
+		api.RouteConfirmFeedback:       notes{s}.confirmFeedback,
 		api.RouteAgentHook:             s.agentHook,
 
 		// The review page, its login and its helper API (ui.go).

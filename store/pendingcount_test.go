@@ -104,7 +104,7 @@ func TestPendingCountMigrated(t *testing.T) {
 		"ALTER TABLE sessions DROP COLUMN pending_count", "ALTER TABLE checkpoints DROP COLUMN changes",
 		"ALTER TABLE records DROP COLUMN rejected_at", "ALTER TABLE records DROP COLUMN note", "ALTER TABLE records DROP COLUMN hunks",
 		"DROP TABLE pending_objects_aside", "DROP TABLE record_history", "ALTER TABLE checkpoints DROP COLUMN decision_seq",
-		"DROP TABLE hook_tokens", "DROP TABLE blob_chunks",
+		"DROP TABLE hook_tokens", "DROP TABLE blob_chunks", "DROP TABLE feedback",
 		"DELETE FROM schema_version WHERE version >= 7",
 	} {
 		if _, err := q.ExecContext(ctx, stmt); err != nil {

@@ -109,3 +109,31 @@ func HiddenRune(r rune, size int) bool {
 	}
 	return false
 }
+
+// Visible is text as prsm shows it to a person or an agent's model:
+// control bytes in caret notation (^[ for ESC, ^M for CR, ^J for a
+// newline) but those in keep, the runes HiddenRune names as <U+202E>,
+// and \xff for a byte that is not UTF-8.
+func Visible(s, keep string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r < 0x20 || r == 0x7f:
+			if strings.ContainsRune(keep, r) {
+				b.WriteRune(r)
+			} else {
+				b.WriteByte('^')
+				b.WriteByte(byte(r) ^ 0x40)
+			}
+		case r < utf8.RuneSelf || !HiddenRune(r, size):
+			b.WriteString(s[i : i+size])
+		case r == utf8.RuneError:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		default:
+			fmt.Fprintf(&b, "<U+%04X>", r)
+		}
+		i += size
+	}
+	return b.String()
+}

@@ -30,6 +30,9 @@ type Agent interface {
 	Installer() *Installer
 	// Runner wires prsm's hooks into one `prsm run -- AGENT ...`.
 	Runner() Runner
+	// Feedback says how its hooks carry the review's feedback to its
+	// model; nil when they do not yet.
+	Feedback() *Feedback
 }
 
 // Adapter is an agent's hook adapter: `prsm hook NAME` and `prsm-hook

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -36,7 +37,29 @@ type Call struct {
 	Start      api.ToolCallRequest
 	Complete   api.CompleteRequest
 	Turn       api.TurnRequest
+	// Ask, when set, asks for the session's feedback after the call, to
+	// carry in the answer to the event (Agent.Feedback). Deliver fills
+	// Heard with it (nil: nothing to hear, or the ask failed: HeardErr);
+	// the answer once out, Confirm marks it delivered.
+	Ask      *Ask
+	Heard    *api.Delivery
+	HeardErr error
+	confirm  func(context.Context) error
 }
+
+// Confirm tells the server that the answer carrying Heard is out, so
+// that its items are marked delivered; nothing when there was none.
+func (c *Call) Confirm(ctx context.Context) error {
+	if c.confirm == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+	defer cancel()
+	return c.confirm(ctx)
+}
+
+// confirmTimeout bounds a confirm: the agent waits for the hook's exit.
+const confirmTimeout = 2 * time.Second
 
 // The kinds of Call.
 const (
@@ -53,6 +76,7 @@ type Server interface {
 	CompleteToolCall(ctx context.Context, sessionID, toolCallID string, req api.CompleteRequest) error
 	Turn(ctx context.Context, sessionID string, req api.TurnRequest) error
 	EndTurn(ctx context.Context, sessionID string) error
+	FeedbackServer
 }
 
 // Deliver sends the server call of one event.
@@ -67,6 +91,18 @@ func Deliver(ctx context.Context, cl Server, sessionID string, call *Call) error
 		err = cl.Turn(ctx, sessionID, call.Turn)
 	case CallTurnEnd:
 		err = cl.EndTurn(ctx, sessionID)
+	}
+	if err == nil && call.Ask != nil {
+		// The feedback's ask failing fails no event: what was not taken
+		// waits for the next one.
+		call.Heard, call.HeardErr = cl.TakeFeedback(ctx, sessionID, *call.Ask)
+		if call.Heard != nil && len(call.Heard.IDs) == 0 {
+			call.Heard = nil
+		}
+		if call.Heard != nil {
+			ids := call.Heard.IDs
+			call.confirm = func(ctx context.Context) error { return cl.ConfirmFeedback(ctx, sessionID, ids) }
+		}
 	}
 	return err
 }

@@ -40,8 +40,18 @@ func readClaudePayload(in io.Reader) (*claudePayload, error) {
 
 // call maps an event to its server call; nil means the event needs none
 // (SessionStart, SessionEnd, Notification and any event prsm does not
-// know).
+// know). An event whose answer can carry the review's feedback asks for
+// it (Call.Ask).
 func (p *claudePayload) call() (*agent.Call, error) {
+	c, err := p.serverCall()
+	if c != nil {
+		c.Ask = p.ask(c.ToolCallID)
+	}
+	return c, err
+}
+
+// serverCall is call without the feedback's ask.
+func (p *claudePayload) serverCall() (*agent.Call, error) {
 	switch p.HookEventName {
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
 	case "UserPromptSubmit":
@@ -138,13 +148,38 @@ func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 		return err
 	}
 	err = h.Send(ctx, p.Cwd, call, p.HookEventName)
-	if answer == nil {
+	var out []byte
+	if answer != nil {
+		// The moved path must reach Claude Code: a failed send is only
+		// reported.
+		if err != nil {
+			fmt.Fprintln(h.Stderr, agent.OneLine("prsm hook: "+err.Error()))
+			err = nil
+		}
+		if out, err = json.Marshal(answer); err != nil {
+			return err
+		}
+	}
+	if call.HeardErr != nil {
+		fmt.Fprintln(h.Stderr, agent.OneLine("prsm hook: feedback: "+call.HeardErr.Error()))
+	}
+	if heard, ferr := withFeedback(p, call, out); ferr != nil {
+		fmt.Fprintln(h.Stderr, agent.OneLine("prsm hook: feedback: "+ferr.Error()))
+	} else {
+		out = heard
+	}
+	if out == nil {
 		return err
 	}
-	if err != nil {
-		fmt.Fprintln(h.Stderr, agent.OneLine("prsm hook: "+err.Error()))
+	if _, werr := h.Stdout.Write(append(out, '\n')); werr != nil {
+		return werr
 	}
-	return json.NewEncoder(h.Stdout).Encode(answer)
+	// The answer is out: its feedback is delivered. Unconfirmed, it is
+	// handed out once more after a while (feedback.Staleness).
+	if cerr := call.Confirm(ctx); cerr != nil {
+		fmt.Fprintln(h.Stderr, agent.OneLine("prsm hook: feedback: "+cerr.Error()))
+	}
+	return err
 }
 
 // Translate maps a Claude Code-shaped hook event in data (Copilot CLI
@@ -164,5 +199,8 @@ func Translate(data []byte, name, as string) (call *agent.Call, cwd, event strin
 	}
 	who := as + strings.TrimPrefix(p.agentID(), "claude")
 	call.Start.AgentID, call.Complete.AgentID = who, who
+	// The feedback is Claude Code's to hear: the other agent's answer
+	// does not carry it.
+	call.Ask = nil
 	return call, p.Cwd, p.HookEventName, nil
 }

@@ -53,6 +53,11 @@ func Serve(ctx context.Context, body []byte, projectDir, workspace, only string,
 		return answer, nil
 	}
 	err = agent.Deliver(ctx, srv, t.SessionID, call)
+	// What the call heard of the review goes into the answer; srv
+	// confirms it once the answer is written.
+	if heard, ferr := withFeedback(p, call, answer); ferr == nil {
+		answer = heard
+	}
 	var pe *prsm.Error
 	if errors.As(err, &pe) && (pe.Code == "session_not_found" || pe.Code == "session_ended") {
 		err = nil

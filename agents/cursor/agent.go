@@ -54,3 +54,7 @@ func (Agent) Runner() agent.Runner {
 		return r.Argv, nil
 	}
 }
+
+// Feedback implements agent.Agent: its hooks do not carry the review's
+// feedback yet (issue 46).
+func (Agent) Feedback() *agent.Feedback { return nil }

@@ -48,3 +48,7 @@ func (Agent) Runner() agent.Runner {
 		return r.Argv, opencodeRunEnv(r.Argv, r.Worktree, r.Self, r.Err)
 	}
 }
+
+// Feedback implements agent.Agent: its hooks do not carry the review's
+// feedback yet (issue 46).
+func (Agent) Feedback() *agent.Feedback { return nil }

@@ -148,6 +148,8 @@ type app struct {
 	stdio     Stdio
 	workspace string
 	jsonOut   bool
+	// say is --say: the user's note on a decision, for the agent.
+	say string
 	// inSession is the session whose worktree the command runs in: the
 	// one meant when no --session is given.
 	inSession string

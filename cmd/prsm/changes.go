@@ -25,7 +25,7 @@ func (a *app) changesCmd() *cobra.Command {
 		Short:   "List the file changes of a session; diff, accept or reject them",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept, reject, review or resolve", args[0])
+				return usagef("see `prsm changes --help`", "unknown subcommand %q of prsm changes; use diff, accept, reject, review, resolve, comment or show", args[0])
 			}
 			ctx := cmd.Context()
 			cl, p, err := a.connect(ctx)
@@ -65,6 +65,7 @@ func (a *app) changesCmd() *cobra.Command {
 	c.Flags().StringVar(&status, "status", "", "only changes with this status: pending, accepted, rejected, partial or rewound")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	c.AddCommand(a.changesDiffCmd(&sessionID), a.reviewCmd(&sessionID, true), a.reviewCmd(&sessionID, false), a.changesReviewCmd(&sessionID), a.changesResolveCmd(&sessionID))
+	c.AddCommand(a.changesNotesCmds(&sessionID)...)
 	return c
 }
 

@@ -28,15 +28,15 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 	}
 	var file, hunks string
 	var all, yes, withEarlier bool
-	use := verb + " [ID... | --file P | --all] [--hunk N[,M]] [--session ID] [--yes]"
+	use := verb + " [ID... | --file P | --all] [--hunk N[,M]] [--say TEXT] [--session ID] [--yes]"
 	if accept {
-		use = verb + " [ID... | --file P | --all] [--hunk N[,M]] [--with-earlier] [--session ID] [--yes]"
+		use = verb + " [ID... | --file P | --all] [--hunk N[,M]] [--with-earlier] [--say TEXT] [--session ID] [--yes]"
 	}
 	c := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Example: "  prsm changes " + verb + " e1\n  prsm changes " + verb + " e1 --hunk 1\n  prsm changes " + verb +
-			" --file src/app.go\n  prsm changes " + verb + " --all --yes",
+			" --file src/app.go\n  prsm changes " + verb + " --all --yes\n  prsm changes " + verb + " e1 --hunk 2 --say \"keep the retry loop; only fix the timeout\"",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("hunk") {
 				if len(args) != 1 || file != "" || all {
@@ -113,7 +113,7 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 					}
 				}
 				for _, id := range ids {
-					recs, err := reviewOne(ctx, cl, accept, s.ID, id)
+					recs, err := reviewOne(ctx, cl, accept, s.ID, id, a.say)
 					if err != nil {
 						if len(answers) > 0 {
 							_ = a.printReview(ctx, cl, s, verb, done, ids, before, answers)
@@ -127,12 +127,7 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 				if err != nil || !ok {
 					return err
 				}
-				var recs *api.Records
-				if accept {
-					recs, err = cl.AcceptAll(ctx, s.ID, rel)
-				} else {
-					recs, err = cl.RejectAll(ctx, s.ID, rel)
-				}
+				recs, err := cl.BulkWith(ctx, s.ID, accept, rel, api.BulkRequest{Say: a.say, Author: author})
 				if err != nil {
 					return err
 				}
@@ -162,9 +157,13 @@ func (a *app) reviewCmd(sessionID *string, accept bool) *cobra.Command {
 	} else {
 		c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before a bulk reject")
 	}
+	c.Flags().StringVar(&a.say, "say", "", "a note for the agent on this decision: it hears it, with the file, the lines and the hunk, at its next step")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }
+
+// author is who a decision or a comment of the CLI is from.
+const author = "cli"
 
 // parseHunks reads --hunk's list of hunk indexes.
 func parseHunks(list string) ([]int, error) {
@@ -190,7 +189,7 @@ func (a *app) decideHunks(ctx context.Context, sessionID, arg, verb string, acce
 		return err
 	}
 	sid := a.sessionOrAny(sessionID)
-	req := api.HunksRequest{WithEarlier: withEarlier}
+	req := api.HunksRequest{WithEarlier: withEarlier, Say: a.say, Author: author}
 	if accept {
 		req.Accept = idx
 	} else {
@@ -279,11 +278,12 @@ func (a *app) askResolve(id string) (string, error) {
 
 // reviewOne accepts or rejects one change; an accept takes the earlier
 // pending changes of its file with it, which confirmEarlier asked about.
-func reviewOne(ctx context.Context, cl *client.Client, accept bool, sessionID, id string) (*api.Records, error) {
+// say is the user's note, for the agent.
+func reviewOne(ctx context.Context, cl *client.Client, accept bool, sessionID, id, say string) (*api.Records, error) {
 	if accept {
-		return cl.AcceptWith(ctx, sessionID, id, api.AcceptRequest{WithEarlier: true})
+		return cl.AcceptWith(ctx, sessionID, id, api.AcceptRequest{WithEarlier: true, Say: say, Author: author})
 	}
-	return cl.Reject(ctx, sessionID, id)
+	return cl.RejectWith(ctx, sessionID, id, api.RejectRequest{Say: say, Author: author})
 }
 
 // confirmEarlier asks before an accept of ids that applies earlier

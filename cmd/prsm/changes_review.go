@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/sync"
 )
@@ -40,8 +41,10 @@ func (a *app) changesReviewCmd(sessionID *string) *cobra.Command {
   ?  help
 Binary, symlink and mode-only changes are decided whole. A reject takes
 the hunk's lines out of the workspace and the worktree at once, and later
-hunks built on them with it. It needs a terminal; --answers gives the keys
-instead (one per question, in order), for scripts.`,
+hunks built on them with it. On a terminal, after n or d it asks for a
+note for the agent (Enter for none), which the agent hears with the hunk
+at its next step. It needs a terminal; --answers gives the keys instead
+(one per question, in order; no notes), for scripts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in := a.stdio.In
@@ -51,7 +54,7 @@ instead (one per question, in order), for scripts.`,
 				return usagef("run it on a terminal, or give the keys with --answers (for example --answers ynq)",
 					"prsm changes review asks about each hunk and needs a terminal")
 			}
-			err := a.walk(cmd.Context(), *sessionID, bufio.NewReader(in))
+			err := a.walk(cmd.Context(), *sessionID, bufio.NewReader(in), !cmd.Flags().Changed("answers"))
 			if err != nil && !errors.As(err, new(*exitError)) {
 				if ie := interrupted(cmd.Context()); ie != nil {
 					return ie // a call the signal cut short
@@ -70,7 +73,9 @@ type walkHunk struct{ blocks []int }
 // has says whether block i is one of q's.
 func (q walkHunk) has(i int) bool { return slices.Contains(q.blocks, i) }
 
-func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) error {
+// walk asks about each pending hunk; with notes, it asks for a note for
+// the agent after each reject.
+func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader, notes bool) error {
 	cl, _, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -106,19 +111,39 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 			}
 		}
 	}()
-	ask := func(prompt string) (string, error) {
+	read := func(prompt string) (string, bool) {
 		fmt.Fprint(w, prompt)
 		select {
 		case line, ok := <-lines:
 			fmt.Fprintln(w)
 			if !ok {
-				return "q", nil // end of input: quit, leaving the rest
+				return "q", false // end of input: quit, leaving the rest
 			}
-			return strings.ToLower(strings.TrimSpace(line)), nil
+			return strings.TrimSpace(line), true
 		case <-ctx.Done():
 			fmt.Fprintln(w)
-			return "!", nil
+			return "!", false
 		}
+	}
+	ask := func(prompt string) (string, error) {
+		line, _ := read(prompt)
+		return strings.ToLower(line), nil
+	}
+	// note asks for a note for the agent after a reject; "" for none,
+	// and at the end of input or a signal (which the next question
+	// meets).
+	note := func(said string) string {
+		if !notes {
+			return said
+		}
+		line, ok := read("Note for the agent on this reject (Enter for none): ")
+		if !ok || line == "" {
+			return said
+		}
+		if said != "" {
+			return said + "\n" + line
+		}
+		return line
 	}
 	summary := func() {
 		fmt.Fprintf(w, "accepted %s, rejected %s\n", prsm.Plural(accepted, "hunk"), prsm.Plural(rejected, "hunk"))
@@ -158,7 +183,7 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 				_, err = cl.Accept(ctx, s.ID, r.ID)
 				accepted++
 			case "n", "d":
-				_, err = cl.Reject(ctx, s.ID, r.ID)
+				_, err = cl.RejectWith(ctx, s.ID, r.ID, api.RejectRequest{Say: note(""), Author: author})
 				rejected++
 			case "q":
 				summary()
@@ -181,6 +206,7 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 		}
 		queue := groupBlocks(r.Hunks, todo)
 		var acc, rej []int
+		say := ""
 		quit, signalled := false, false
 		for i := 0; i < len(queue) && !quit; {
 			q := queue[i]
@@ -202,6 +228,7 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 				i++
 			case "n":
 				rej = append(rej, q.blocks...)
+				say = note(say)
 				i++
 			case "a", "d":
 				for _, rest := range queue[i:] {
@@ -210,6 +237,9 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 					} else {
 						rej = append(rej, rest.blocks...)
 					}
+				}
+				if key == "d" {
+					say = note(say)
 				}
 				i = len(queue)
 			case "s":
@@ -240,7 +270,7 @@ func (a *app) walk(ctx context.Context, sessionID string, in *bufio.Reader) erro
 				dctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 				defer cancel()
 			}
-			ans, err := cl.DecideHunks(dctx, s.ID, r.ID, acc, rej)
+			ans, err := cl.DecideHunksWith(dctx, s.ID, r.ID, api.HunksRequest{Accept: acc, Reject: rej, Say: say, Author: author})
 			if err != nil {
 				return err
 			}

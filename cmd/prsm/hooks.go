@@ -87,8 +87,10 @@ func (a *app) hooksStatusCmd() *cobra.Command {
 		Example: "  prsm hooks status",
 		Short:   "Show which agents have prsm's hooks installed, and where",
 		Long: `Show, for every agent prsm has hooks for, whether its user settings and the
-workspace's project settings hold prsm's hooks. Outside a git repository
-only the user settings are shown.`,
+workspace's project settings hold prsm's hooks, and which of its hook events
+carry the review's feedback (notes, comments, rejects) to its model, or that
+prsm does not deliver it to that agent yet. Outside a git repository only the
+user settings are shown.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			type row struct {
@@ -97,13 +99,16 @@ only the user settings are shown.`,
 				Installed bool   `json:"installed"`
 				Path      string `json:"path"`
 				Error     string `json:"error,omitempty"`
+				// Feedback says which events carry the review's
+				// feedback, or that none does yet.
+				Feedback string `json:"feedback"`
 			}
 			var rows []row
 			root, rootErr := a.hooksProjectRoot(cmd)
 			for _, agent := range hookAgentNames() {
 				h := installerOf(agent)
 				for _, scope := range []string{"user", "project"} {
-					r := row{Agent: agent, Scope: scope}
+					r := row{Agent: agent, Scope: scope, Feedback: feedbackEvents(agent)}
 					var err error
 					if scope == "project" {
 						if rootErr != nil {
@@ -137,6 +142,9 @@ only the user settings are shown.`,
 				t.row(r.Agent, r.Scope, state, r.Path)
 			}
 			t.flush()
+			for _, agent := range hookAgentNames() {
+				fmt.Fprintf(a.stdio.Out, "review feedback to %s: %s\n", agent, feedbackEvents(agent))
+			}
 			if w := hookVersionWarning(cmd.Context(), selfPath()); w != "" {
 				fmt.Fprintln(a.stdio.Err, w)
 			}
@@ -146,6 +154,10 @@ only the user settings are shown.`,
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }
+
+// feedbackEvents says which hook events of agent name carry the
+// review's feedback to its model, or that prsm does not deliver it yet.
+func feedbackEvents(name string) string { return agents.FeedbackOf(name) }
 
 // hookVersionWarning is a warning when the lean prsm-hook beside self,
 // which the hooks `prsm hooks install` writes run, is of another build than

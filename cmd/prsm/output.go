@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prsm-dev/prsm/sync"
 )
@@ -62,30 +61,9 @@ func printableLines(s string) string { return visible(s, "\n\t") }
 // terminal shows it: printable, tabs kept.
 func visibleLine(s string) string { return visible(s, "\t") }
 
-// visible escapes the control bytes of s but those in keep.
-func visible(s, keep string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r < 0x20 || r == 0x7f:
-			if strings.ContainsRune(keep, r) {
-				b.WriteRune(r)
-			} else {
-				b.WriteByte('^')
-				b.WriteByte(byte(r) ^ 0x40)
-			}
-		case r < utf8.RuneSelf || !sync.HiddenRune(r, size):
-			b.WriteString(s[i : i+size])
-		case r == utf8.RuneError:
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		default:
-			fmt.Fprintf(&b, "<U+%04X>", r)
-		}
-		i += size
-	}
-	return b.String()
-}
+// visible escapes the control bytes of s but those in keep
+// (sync.Visible).
+func visible(s, keep string) string { return sync.Visible(s, keep) }
 
 // fields prints "key: value" lines aligned.
 func fields(w io.Writer, kv ...string) {

@@ -88,7 +88,7 @@ func (a *app) bulkJob(ctx context.Context, cl *client.Client, s *prsm.Session, v
 	if err := a.askByCount(s, verb, yes); err != nil {
 		return err
 	}
-	job, err := cl.StartBulk(ctx, s.ID, accept, "")
+	job, err := cl.StartBulkWith(ctx, s.ID, accept, "", api.BulkRequest{Say: a.say, Author: author})
 	if err != nil {
 		return err
 	}

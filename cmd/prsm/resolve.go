@@ -7,13 +7,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 )
 
 // changesResolveCmd is `prsm changes resolve ID mine|agent|markers`.
 func (a *app) changesResolveCmd(sessionID *string) *cobra.Command {
 	c := &cobra.Command{
-		Use:     "resolve ID mine|agent|markers [--session ID]",
+		Use:     "resolve ID mine|agent|markers [--say TEXT] [--session ID]",
 		Example: "  prsm changes resolve c1 mine\n  prsm changes resolve c1 markers   # merge in your editor",
 		Short:   "Settle a change in conflict: keep yours, take the agent's, or merge in your editor",
 		Long: `Settle a change in conflict (your edits and the agent's overlap, and prsm left
@@ -38,6 +39,7 @@ the workspace file as you had it):
 			return a.resolveChange(ctx, cl, a.sessionOrAny(*sessionID), args[0], how)
 		},
 	}
+	c.Flags().StringVar(&a.say, "say", "", "a note for the agent on this decision")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }
@@ -45,7 +47,7 @@ the workspace file as you had it):
 // resolveChange settles change arg (an id or a prefix, which the server
 // resolves) of session sessionID (or api.AnySession), in one request.
 func (a *app) resolveChange(ctx context.Context, cl *client.Client, sessionID, arg, how string) error {
-	ans, err := cl.Resolve(ctx, sessionID, arg, how)
+	ans, err := cl.ResolveWith(ctx, sessionID, arg, api.ResolveRequest{How: how, Say: a.say, Author: author})
 	if err != nil {
 		return err
 	}

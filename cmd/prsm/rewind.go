@@ -17,7 +17,7 @@ func (a *app) rewindCmd() *cobra.Command {
 	var sessionID string
 	var dryRun, yes bool
 	c := &cobra.Command{
-		Use:     "rewind CHECKPOINT [--dry-run] [--yes] [--session ID]",
+		Use:     "rewind CHECKPOINT [--dry-run] [--yes] [--say TEXT] [--session ID]",
 		Example: "  prsm rewind 3f2a --dry-run\n  prsm rewind before-refactor --yes",
 		Short:   "Roll a session back to a checkpoint: the worktree becomes it, later changes leave the workspace",
 		Long: "Roll a session back to a checkpoint. The worktree becomes the checkpoint exactly; the\n" +
@@ -50,7 +50,7 @@ func (a *app) rewindCmd() *cobra.Command {
 			if err != nil || !ok {
 				return err
 			}
-			res, err := cl.Rewind(ctx, s.ID, cp.ID, false)
+			res, err := cl.RewindWith(ctx, s.ID, cp.ID, api.RewindRequest{Say: a.say, Author: author})
 			if err != nil {
 				return err
 			}
@@ -60,6 +60,7 @@ func (a *app) rewindCmd() *cobra.Command {
 	c.Flags().StringVar(&sessionID, "session", "", "the session (id or unique prefix); default: the one active session")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "only show what the rewind would do")
 	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before rewinding")
+	c.Flags().StringVar(&a.say, "say", "", "a note for the agent on the rewind")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c
 }
@@ -70,7 +71,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 	var last int
 	var dryRun, yes bool
 	c := &cobra.Command{
-		Use:     "rollback (--agent A | --after TIME | --file P | --last N) [--dry-run] [--yes] [--session ID]",
+		Use:     "rollback (--agent A | --after TIME | --file P | --last N) [--dry-run] [--yes] [--say TEXT] [--session ID]",
 		Example: "  prsm rollback --last 2 --dry-run\n  prsm rollback --file src/app.go\n  prsm rollback --after 10m --yes",
 		Short:   "Undo the changes of an agent, after a time, of a file, or the last N",
 		Long: "Undo the changes one selector picks, accepted ones too: their deltas leave the worktree\n" +
@@ -144,7 +145,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 			if err != nil || !ok {
 				return err
 			}
-			req.DryRun = false
+			req.DryRun, req.Say, req.Author = false, a.say, author
 			res, err := cl.Rollback(ctx, s.ID, req)
 			if err != nil {
 				return err
@@ -158,6 +159,7 @@ func (a *app) rollbackCmd() *cobra.Command {
 	c.Flags().StringVar(&file, "file", "", "every change of this file")
 	c.Flags().IntVar(&last, "last", 0, "the last N changes")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "only show what the rollback would do")
+	c.Flags().StringVar(&a.say, "say", "", "a note for the agent on the rollback")
 	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before rolling back")
 	c.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
 	return c

@@ -20,6 +20,7 @@ import (
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/engine"
+	"github.com/prsm-dev/prsm/feedback"
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/server"
 	"github.com/prsm-dev/prsm/store"
@@ -322,7 +323,13 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 		return err
 	}
 	act := server.NewActivity()
-	srv, err := server.New(eng, server.Config{Addr: addr, ProjectDir: p.dir, Activity: act})
+	// The review's feedback to the agents: the notice of a reject or a
+	// rewind made without a note is on unless PRSM_FEEDBACK_NOTICES=0;
+	// keeping a Claude Code turn going at its Stop with what it has not
+	// heard is off unless PRSM_FEEDBACK_ON_STOP=1.
+	fb := &feedback.Queue{DB: db, NoNotices: os.Getenv("PRSM_FEEDBACK_NOTICES") == "0",
+		OnStop: os.Getenv("PRSM_FEEDBACK_ON_STOP") == "1"}
+	srv, err := server.New(eng, server.Config{Addr: addr, ProjectDir: p.dir, Activity: act, Feedback: fb})
 	if err != nil {
 		return err
 	}

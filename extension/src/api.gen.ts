@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'bad_body' // 400: The request body could not be read.
   | 'bad_hook_event' // 400: An agent's hook event is not one prsm understands.
   | 'bad_json' // 400: The request body is not one JSON value of the route's request type.
+  | 'bad_lines' // 400: A comment's lines are not N or N-M within the change's new side (from 1).
   | 'bad_param' // 400: A query parameter has a value the route does not take.
   | 'bad_path' // 400: A record's path is not a path inside the workspace.
   | 'bad_selector' // 400: A rollback names no selector, more than one, or a bad one.
@@ -60,6 +61,7 @@ export type ErrorCode =
   | 'not_found' // 404: The route or the object does not exist.
   | 'not_in_conflict' // 409: Only a change in conflict is resolved; accept or reject it instead.
   | 'not_text' // 409: Conflict markers need text on both sides.
+  | 'note_too_large' // 413: A note or a comment is over 16 KiB (api.MaxNote).
   | 'one_record' // 400: The route needs one record id, not a tool call with several records.
   | 'parent_is_file' // 409: A change cannot come back while a file stands where its directory goes.
   | 'record_not_found' // 404: The session has no change with that id or id prefix.
@@ -100,6 +102,10 @@ export type ResolveHow = 'mine' | 'agent' | 'markers';
 export type JobKind = 'reject_all' | 'accept_all' | 'reject' | 'discard' | 'record';
 
 export type JobState = 'running' | 'done' | 'failed';
+
+export type FeedbackKind = 'note' | 'comment' | 'notice';
+
+export type FeedbackState = 'queued' | 'delivering' | 'delivered' | 'undeliverable';
 
 /** Session is one agent run with its own worktree and branch prsm/<id>. */
 export interface Session {
@@ -205,6 +211,25 @@ export interface Checkpoint {
   created_at: string;
   /** FilesChanged counts the files that differ from the checkpoint before. */
   files_changed: number;
+}
+
+export interface Feedback {
+  id: number;
+  session_id: string;
+  record_id?: string;
+  kind: FeedbackKind;
+  decision?: string;
+  path?: string;
+  lines?: string;
+  excerpt?: string;
+  text?: string;
+  author?: string;
+  created_at: string;
+  state: FeedbackState;
+  attempts: number;
+  via?: string;
+  delivered_at?: string;
+  why?: string;
 }
 
 /**
@@ -408,6 +433,9 @@ export interface Records {
 export interface AcceptRequest {
   with_earlier?: boolean;
   dry_run?: boolean;
+  /** Say and Author: the user's note on the decision (RejectRequest). */
+  say?: string;
+  author?: string;
 }
 
 /** HunkRef names one hunk of one record. */
@@ -429,6 +457,9 @@ export interface HunksRequest {
    * AcceptRequest); without it such a decision is refused.
    */
   with_earlier?: boolean;
+  /** Say and Author: the user's note on the decision (RejectRequest). */
+  say?: string;
+  author?: string;
 }
 
 /**
@@ -437,6 +468,9 @@ export interface HunksRequest {
  */
 export interface ResolveRequest {
   how: ResolveHow;
+  /** Say and Author: the user's note on the decision (RejectRequest). */
+  say?: string;
+  author?: string;
 }
 
 /** StatusEvent is the data of a file_change_status event. */
@@ -487,6 +521,9 @@ export interface AnnotateRequest {
  */
 export interface RewindRequest {
   dry_run: boolean;
+  /** Say and Author: the user's note on the rewind (RejectRequest). */
+  say?: string;
+  author?: string;
 }
 
 /** FileDiff is one file of a checkpoint diff. */
@@ -565,6 +602,9 @@ export interface RollbackRequest {
   file: string;
   last: number;
   dry_run: boolean;
+  /** Say and Author: the user's note on the rollback (RejectRequest). */
+  say?: string;
+  author?: string;
 }
 
 /** GCRequest sets the retention limits of a gc; zero values take defaults. */
@@ -680,6 +720,78 @@ export interface Job {
   error?: ErrorBody;
 }
 
+/**
+ * RejectRequest is the body of POST .../file-changes/{id}/reject and of
+ * .../hunks/{n}/reject; it may be left out.
+ */
+export interface RejectRequest {
+  /**
+   * Say is the user's note on the decision, told to the agent (see
+   * Feedback); "" for none.
+   */
+  say?: string;
+  /**
+   * Author says who decided: the surface ("cli", "page",
+   * "extension"), and the user where known.
+   */
+  author?: string;
+}
+
+/**
+ * CommentRequest is the body of POST .../file-changes/{record}/comments:
+ * a comment on lines of the change, without a decision, as a pull
+ * request's review comment is.
+ */
+export interface CommentRequest {
+  /**
+   * Lines are the lines of the change's new side it is about: "12" or
+   * "12-18", from 1; "" for the whole change.
+   */
+  lines?: string;
+  text: string;
+  author?: string;
+}
+
+/**
+ * TakeFeedbackRequest is the body of POST /sessions/{id}/feedback/take:
+ * an agent's hook asks for what the agent has not heard yet, to carry it
+ * in its answer to Event.
+ */
+export interface TakeFeedbackRequest {
+  /**
+   * Agent and Event name the hook event whose answer carries it
+   * ("claude", "PostToolUse"); ToolCallID the tool call, if any.
+   */
+  agent: string;
+  event: string;
+  tool_call_id?: string;
+  /**
+   * Stop asks for the feedback at the end of the agent's turn, to keep
+   * the turn going with it: only a server with PRSM_FEEDBACK_ON_STOP=1
+   * hands it out there.
+   */
+  stop?: boolean;
+}
+
+/**
+ * Delivery is the answer of POST /sessions/{id}/feedback/take: the
+ * message the hook puts in its answer, and the items it carries, which
+ * the hook confirms (POST .../feedback/confirm) once its answer is out.
+ * No items: nothing to say.
+ */
+export interface Delivery {
+  ids: number[] | null;
+  text: string;
+}
+
+/**
+ * ConfirmFeedbackRequest is the body of POST
+ * /sessions/{id}/feedback/confirm.
+ */
+export interface ConfirmFeedbackRequest {
+  ids: number[] | null;
+}
+
 /** The events of GET /events, by type. */
 export type PrsmEvent =
   | { type: 'session_updated'; data: Session }
@@ -747,6 +859,11 @@ export const ROUTES = {
   acceptEverywhere: { method: 'POST', pattern: '/file-changes/accept-all' },
   rejectEverywhere: { method: 'POST', pattern: '/file-changes/reject-all' },
   getJob: { method: 'GET', pattern: '/jobs/:id' },
+  listFeedback: { method: 'GET', pattern: '/sessions/:id/feedback' },
+  changeFeedback: { method: 'GET', pattern: '/sessions/:id/file-changes/:record/feedback' },
+  comment: { method: 'POST', pattern: '/sessions/:id/file-changes/:record/comments' },
+  takeFeedback: { method: 'POST', pattern: '/sessions/:id/feedback/take' },
+  confirmFeedback: { method: 'POST', pattern: '/sessions/:id/feedback/confirm' },
   agentHook: { method: 'POST', pattern: '/hooks/:agent' },
   uiIndex: { method: 'GET', pattern: '/' },
   uiLogin: { method: 'GET', pattern: '/login' },
@@ -811,6 +928,11 @@ export const paths = {
   acceptEverywhere: (): string => '/file-changes/accept-all',
   rejectEverywhere: (): string => '/file-changes/reject-all',
   getJob: (id: string): string => `/jobs/${pathSegment(id)}`,
+  listFeedback: (id: string): string => `/sessions/${pathSegment(id)}/feedback`,
+  changeFeedback: (id: string, record: string): string => `/sessions/${pathSegment(id)}/file-changes/${pathSegment(record)}/feedback`,
+  comment: (id: string, record: string): string => `/sessions/${pathSegment(id)}/file-changes/${pathSegment(record)}/comments`,
+  takeFeedback: (id: string): string => `/sessions/${pathSegment(id)}/feedback/take`,
+  confirmFeedback: (id: string): string => `/sessions/${pathSegment(id)}/feedback/confirm`,
   agentHook: (agent: string): string => `/hooks/${pathSegment(agent)}`,
   uiIndex: (): string => '/',
   uiLogin: (): string => '/login',

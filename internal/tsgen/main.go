@@ -57,6 +57,7 @@ var types = []wireType{
 	{v: prsm.Hunk{}},
 	{v: prsm.Record{}, name: "FileChangeRecord"},
 	{v: prsm.Checkpoint{}},
+	{v: prsm.Feedback{}},
 	// Package api.
 	{v: api.Info{}, name: "ServerInfo"},
 	{v: api.Health{}},
@@ -94,6 +95,11 @@ var types = []wireType{
 	{v: api.HookToken{}},
 	{v: api.WorkspaceFile{}},
 	{v: api.Job{}},
+	{v: api.RejectRequest{}},
+	{v: api.CommentRequest{}},
+	{v: api.TakeFeedbackRequest{}},
+	{v: api.Delivery{}},
+	{v: api.ConfirmFeedbackRequest{}},
 }
 
 // notOnWire are the exported struct types of packages prsm and api that no
@@ -128,6 +134,9 @@ var enums = []enum{
 	{"ResolveHow", []string{"mine", "agent", "markers"}, []string{"ResolveRequest.How"}},
 	{"JobKind", []string{api.JobRejectAll, api.JobAcceptAll, api.JobReject, api.JobDiscard, api.JobRecord}, []string{"Job.Kind"}},
 	{"JobState", []string{api.JobRunning, api.JobDone, api.JobFailed}, []string{"Job.State"}},
+	{"FeedbackKind", []string{prsm.FeedbackNote, prsm.FeedbackComment, prsm.FeedbackNotice}, []string{"Feedback.Kind"}},
+	{"FeedbackState", []string{prsm.FeedbackQueued, prsm.FeedbackDelivering, prsm.FeedbackDelivered, prsm.FeedbackUndeliverable},
+		[]string{"Feedback.State"}},
 }
 
 // events are the events of GET /events with the type of their data.

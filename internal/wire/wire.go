@@ -74,21 +74,31 @@ const maxAnswer = api.DefaultBodyLimit
 // answer's body is decoded into out (when non-nil), any other is an
 // *Error. ctx's deadline is the connection's.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any, extra ...Header) error {
+	_, err := c.DoFields(ctx, method, path, body, out, extra...)
+	return err
+}
+
+// DoFields is Do that also returns the answer's header fields (of the
+// last try; nil when none was read).
+func (c *Client) DoFields(ctx context.Context, method, path string, body, out any, extra ...Header) (Fields, error) {
 	var b []byte
 	if body != nil {
 		var err error
 		if b, err = json.Marshal(body); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	req := c.request(method, path, b, extra)
-	return RetryBusy(ctx, func() error {
+	var fields Fields
+	err := RetryBusy(ctx, func() error {
 		status, header, data, err := c.roundTrip(ctx, req)
 		if err != nil {
 			return fmt.Errorf("reach prsm server at %s: %w", c.Addr, err)
 		}
+		fields = header
 		return Decode(method, path, status, header, data, out)
 	})
+	return fields, err
 }
 
 // request is the whole request, head and body.
