@@ -86,7 +86,11 @@ func (rc *recorder) record(ctx context.Context, s *prsm.Session, st *sessionStat
 	// answer's, up to answerLimit, and those a workspace shell write
 	// needs (their notes); a record of 200k files keeps no more.
 	var kept []int
-	err = rc.DB.Tx(ctx, func(q store.Querier) error {
+	tx := rc.DB.Tx
+	if len(changes) > eventLimit {
+		tx = rc.DB.TxMany // an npm install's thousands of records
+	}
+	err = tx(ctx, func(q store.Querier) error {
 		recs, kept = recs[:0], kept[:0]
 		if !exists {
 			if err := insertToolCall(ctx, q, st, tc); err != nil {

@@ -71,7 +71,7 @@ func BenchmarkRecordMany(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		err = db.Tx(ctx, func(q Querier) error {
+		err = db.TxMany(ctx, func(q Querier) error {
 			for i := range n {
 				rel := fmt.Sprintf("gen/d%04d/f%06d.js", i/50, i)
 				h, err := PutBlob(ctx, q, []byte("module.exports = "+rel+"\n"))

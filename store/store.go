@@ -196,6 +196,25 @@ func (db *DB) ReadWarm(ctx context.Context, fn func(q Querier) error) error {
 // returned as is, so errors.Is still finds the store's sentinels. Do not nest
 // Tx calls: the inner one would wait for the outer one's write lock.
 func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) (err error) {
+	return db.tx(ctx, false, fn)
+}
+
+// TxMany is Tx for a transaction of many rows (the records of a tool call
+// that wrote thousands of files): its connection keeps statement journals
+// in memory, not in a temporary file written a page at a time, and up to
+// manyCache of pages, so that the random inserts into the indexes (record
+// ids, blob hashes) do not spill pages to the WAL and read them back.
+// Both are set back, and the cache freed, at the end: a connection kept
+// with them would hold that memory, and a large content's statement
+// journal in memory too.
+func (db *DB) TxMany(ctx context.Context, fn func(q Querier) error) error {
+	return db.tx(ctx, true, fn)
+}
+
+// manyCache is TxMany's page cache, in KiB (sqlite's default is 2000).
+const manyCache = 32 << 10
+
+func (db *DB) tx(ctx context.Context, many bool, fn func(q Querier) error) (err error) {
 	var tx *sql.Tx
 	if db.DB.Stats().MaxOpenConnections == 1 {
 		// One connection in all: nothing to pin, and pinning it would
@@ -207,6 +226,12 @@ func (db *DB) Tx(ctx context.Context, fn func(q Querier) error) (err error) {
 			return fmt.Errorf("begin transaction: %w", err)
 		}
 		defer release()
+		if many {
+			if err := db.tuneForMany(ctx); err != nil {
+				return err
+			}
+			defer db.untune()
+		}
 		if tx, err = db.w.BeginTx(ctx, nil); err != nil {
 			db.dropWriter(err)
 		}
@@ -413,4 +438,28 @@ func (db *DB) Close() error {
 	<-db.ckptDone
 	db.unpin()
 	return db.DB.Close()
+}
+
+// tuneForMany sets the writer connection up for TxMany; untune sets it
+// back. A connection whose settings could not be set back is closed, so
+// that the pool opens a new one with the DSN's.
+func (db *DB) tuneForMany(ctx context.Context) error {
+	if _, err := db.w.ExecContext(ctx, fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d", manyCache)); err != nil {
+		db.untune()
+		return fmt.Errorf("begin transaction of many rows: %w", mapErr(err))
+	}
+	return nil
+}
+
+func (db *DB) untune() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if db.w == nil {
+		return
+	}
+	if _, err := db.w.ExecContext(ctx, "PRAGMA temp_store = DEFAULT; PRAGMA cache_size = -2000; PRAGMA shrink_memory"); err != nil {
+		// Bad: the pool closes it instead of taking it back.
+		_ = db.w.Raw(func(any) error { return driver.ErrBadConn })
+		db.unpin()
+	}
 }

@@ -545,3 +545,45 @@ func putRandomBlob(t *testing.T, db *DB, seed, size int) {
 		t.Fatal(err)
 	}
 }
+
+// TestTxManySetsBack: a TxMany commits like Tx, with its connection tuned
+// for many rows inside (statement journals in memory, a larger cache);
+// after it, the transaction connection is back to the DSN's settings, so
+// that an ordinary transaction (a 99 MiB content's chunks) keeps its
+// bounded memory (TestBigBlobMemory).
+func TestTxManySetsBack(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	mustSession(t, db.Q(), "s1", t0)
+	settings := func(q Querier) (cache, temp int) {
+		t.Helper()
+		if err := q.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&cache); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&temp); err != nil {
+			t.Fatal(err)
+		}
+		return cache, temp
+	}
+	err := db.TxMany(ctx, func(q Querier) error {
+		if c, tmp := settings(q); c != -manyCache || tmp != 2 {
+			t.Errorf("inside TxMany: cache_size %d, temp_store %d; want %d, 2 (memory)", c, tmp, -manyCache)
+		}
+		return InsertRecord(ctx, q, testRecord("s1", "r1", "t1", "a.txt"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Tx(ctx, func(q Querier) error {
+		if c, tmp := settings(q); c != -2000 || tmp != 0 {
+			t.Errorf("the next Tx: cache_size %d, temp_store %d; want -2000, 0 (the defaults)", c, tmp)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := GetRecord(ctx, db.Q(), "s1", "r1"); err != nil {
+		t.Errorf("TxMany's record: %v", err)
+	}
+}
