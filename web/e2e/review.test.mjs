@@ -1133,7 +1133,7 @@ uiTest('note on Reject: the note (and a comment on a hunk) is stored with the re
   await item.waitFor();
   assert.equal(
     await item.locator('.feedback-text').textContent(),
-    'not this file <b>bold</b> \\x1b[31m red',
+    'not this file <b>bold</b> ^[[31m red',
     'shown as text, the control byte as an escape',
   );
   assert.equal(await item.locator('b').count(), 0, 'no HTML from the note');

@@ -5,32 +5,10 @@
 // shown as escapes, so a note cannot draw anything but its words.
 
 import { useState } from 'preact/hooks';
-import type { Feedback, FileChangeRecord } from '../../extension/src/api.gen';
+import type { FileChangeRecord } from '../../extension/src/api.gen';
+import { deliveryText, kindWord, visibleText } from '../../extension/src/feedbacktext';
 import { state } from './store';
 import { ago, fullTime } from './util';
-
-/** A note's text with its control characters (but newline and tab) visible: "\x1b", "\u009b". */
-export function visibleText(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
-    const n = c.charCodeAt(0);
-    return n < 0x100 ? '\\x' + n.toString(16).padStart(2, '0') : '\\u' + n.toString(16).padStart(4, '0');
-  });
-}
-
-/** An item's delivery state as a person reads it, as the server explains it (feedback.Status). */
-export function deliveryText(f: Feedback): string {
-  switch (f.state) {
-    case 'delivered':
-      return f.via ? `delivered with ${f.via}` : 'delivered';
-    case 'undeliverable':
-      return `not delivered: ${f.why ?? ''}`;
-    default:
-      return f.why ? `queued: ${f.why}` : 'queued';
-  }
-}
-
-const kindWord: Record<Feedback['kind'], string> = { note: 'Note', comment: 'Comment', notice: 'Notice' };
 
 /** The notes and comments on one change, oldest first. */
 export function FeedbackList({ rec }: { rec: FileChangeRecord }) {
