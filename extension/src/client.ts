@@ -13,13 +13,16 @@ import {
   paths,
   type AcceptRequest,
   type Checkpoint,
+  type CommentRequest,
   type CompleteRequest,
   type ErrorBody,
+  type Feedback,
   type FileChangeRecord,
   type Plan,
   type PrsmEvent,
   type Records,
   type RecordStatus,
+  type RejectRequest,
   type ResolveHow,
   type ResolveRequest,
   type RollbackRequest,
@@ -294,8 +297,19 @@ export class PrsmClient {
     return this.json('POST', paths.accept(sessionId, id), req);
   }
 
-  reject(sessionId: string, id: string): Promise<Records> {
-    return this.json('POST', paths.reject(sessionId, id));
+  /** Rejects a change; req.say is the user's note to the agent. */
+  reject(sessionId: string, id: string, req?: RejectRequest): Promise<Records> {
+    return this.json('POST', paths.reject(sessionId, id), req);
+  }
+
+  /** A comment on lines of a change, without a decision: the agent hears it. */
+  comment(sessionId: string, id: string, req: CommentRequest): Promise<Feedback> {
+    return this.json('POST', paths.comment(sessionId, id), req);
+  }
+
+  /** The notes and comments on a change, with what became of each. */
+  async changeFeedback(sessionId: string, id: string): Promise<Feedback[]> {
+    return (await this.json<Feedback[] | null>('GET', paths.changeFeedback(sessionId, id))) ?? [];
   }
 
   /**
@@ -312,7 +326,7 @@ export class PrsmClient {
    * Accepts or rejects hunk index (from 0) of one record. The answer's
    * cascaded names the hunks of later changes a reject took with it.
    */
-  decideHunk(sessionId: string, id: string, index: number, accept: boolean, req?: AcceptRequest): Promise<Records> {
+  decideHunk(sessionId: string, id: string, index: number, accept: boolean, req?: AcceptRequest | RejectRequest): Promise<Records> {
     return this.json('POST', (accept ? paths.acceptHunk : paths.rejectHunk)(sessionId, id, String(index)), req);
   }
 

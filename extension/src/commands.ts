@@ -6,14 +6,15 @@
 
 import * as vscode from 'vscode';
 
-import type { AcceptRequest, FileChangeRecord, Records, ResolveHow } from './api.gen';
+import type { AcceptRequest, FileChangeRecord, Records, RejectRequest, ResolveHow } from './api.gen';
 import { PrsmApiError, type PrsmClient } from './client';
 import { placementsFor } from './codelens';
-import { recordLabel, type AppContext } from './context';
+import { recordLabel, setting, type AppContext } from './context';
 import { showRecordDiff } from './diff';
 import { changeSummary, mergingInEditor } from './labels';
 import { log } from './log';
 import type { ChangeTreeNode, FileNode, SessionNode } from './tree';
+import { Defaults, SettingKeys } from './settings';
 import { plural } from './words';
 
 /** Resolves a command's arguments to the record they name (lens args or a tree node). */
@@ -235,13 +236,80 @@ async function acceptAsking(
   return ctx.call(what, (c) => fn(c, { with_earlier: true }));
 }
 
+/**
+ * Asks why, after a Reject: the words go to the agent as the decision's
+ * note. Empty (Enter) is a reject without a note; undefined (Escape)
+ * cancels the reject. With prsm.reject.askReason off, no question.
+ */
+export async function askReason(what: string): Promise<RejectRequest | undefined> {
+  if (!setting<boolean>(SettingKeys.rejectAsksReason, Defaults.rejectAsksReason)) {
+    return {};
+  }
+  const say = await vscode.window.showInputBox({
+    title: `Reject ${what}`,
+    prompt: 'Why? The agent hears it at its next step. Enter with nothing: reject without a note; Escape: do not reject.',
+    placeHolder: 'Reason for the agent (optional)',
+    ignoreFocusOut: true,
+  });
+  if (say === undefined) {
+    return undefined;
+  }
+  return say.trim() ? { say, author: 'extension' } : {};
+}
+
 export async function rejectChange(ctx: AppContext, ...args: unknown[]): Promise<void> {
   const r = await resolveRecord(ctx, args, 'reject');
-  if (!r || !(await settleDocument(ctx, r))) {
+  if (!r) {
     return;
   }
-  log.info(`reject ${r.session_id}/${r.id}`);
-  done(ctx, await ctx.call('reject the change', (c) => c.reject(r.session_id, r.id)));
+  const req = await askReason(`the change to ${r.rel_path}`);
+  if (!req || !(await settleDocument(ctx, r))) {
+    return;
+  }
+  log.info(`reject ${r.session_id}/${r.id}${req.say ? ' with a note' : ''}`);
+  done(ctx, await ctx.call('reject the change', (c) => c.reject(r.session_id, r.id, req.say ? req : undefined)));
+}
+
+/**
+ * Comments on lines of a change, without a decision: the selected lines
+ * when the change's file is the active editor, else the whole change.
+ */
+export async function commentOnChange(ctx: AppContext, ...args: unknown[]): Promise<void> {
+  const r = await resolveRecord(ctx, args, 'comment on', () => true, 'change');
+  if (!r) {
+    return;
+  }
+  const lines = selectedLines(ctx, r);
+  const text = await vscode.window.showInputBox({
+    title: `Comment on ${r.rel_path}${lines ? ` lines ${lines}` : ''}`,
+    prompt: 'The agent hears it at its next step; nothing is decided.',
+    placeHolder: 'Comment for the agent',
+    ignoreFocusOut: true,
+  });
+  if (!text?.trim()) {
+    return;
+  }
+  log.info(`comment on ${r.session_id}/${r.id} ${lines}`);
+  const ok = await ctx.call('comment on the change', (c) => c.comment(r.session_id, r.id, { lines, text, author: 'extension' }));
+  if (ok) {
+    void vscode.window.showInformationMessage(`prsm: comment on ${r.rel_path}${lines ? ` lines ${lines}` : ''} queued for the agent.`);
+  }
+}
+
+/** The active editor's selected lines ("12" or "12-18", from 1) when it shows r's file; "" otherwise. */
+function selectedLines(ctx: AppContext, r: FileChangeRecord): string {
+  const ed = vscode.window.activeTextEditor;
+  const local = ctx.paths()?.toLocal(r.file_path) ?? r.file_path;
+  if (!ed || ed.document.uri.fsPath !== local) {
+    return '';
+  }
+  return lineRange(ed.selection.start.line, ed.selection.end.line);
+}
+
+/** A 0-based line span as the comments route takes it: "12" or "12-18", from 1. */
+export function lineRange(start: number, end: number): string {
+  const [a, b] = start <= end ? [start, end] : [end, start];
+  return a === b ? String(a + 1) : `${a + 1}-${b + 1}`;
 }
 
 /** A hunk: the record and the hunk's index in it. */
@@ -295,13 +363,14 @@ async function decideHunk(ctx: AppContext, args: readonly unknown[], accept: boo
     return;
   }
   const r = t.record;
-  if (!accept && !(await settleDocument(ctx, r))) {
+  const note = accept ? {} : await askReason(`hunk ${t.index + 1} of ${r.rel_path}`);
+  if (!note || (!accept && !(await settleDocument(ctx, r)))) {
     return;
   }
-  log.info(`${verb} hunk ${t.index} of ${r.session_id}/${r.id}`);
+  log.info(`${verb} hunk ${t.index} of ${r.session_id}/${r.id}${note.say ? ' with a note' : ''}`);
   const ans = accept
     ? await acceptAsking(ctx, r, `${verb} the hunk`, (c, req) => c.decideHunk(r.session_id, r.id, t.index, accept, req))
-    : await ctx.call(`${verb} the hunk`, (c) => c.decideHunk(r.session_id, r.id, t.index, accept));
+    : await ctx.call(`${verb} the hunk`, (c) => c.decideHunk(r.session_id, r.id, t.index, accept, note.say ? note : undefined));
   done(ctx, ans);
   const cascaded = ans?.cascaded ?? [];
   if (cascaded.length) {

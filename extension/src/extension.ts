@@ -173,6 +173,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const reg = (id: string, fn: (...args: unknown[]) => unknown) => sub(vscode.commands.registerCommand(id, fn));
   reg(Commands.acceptChange, (...a) => commands.acceptChange(app, ...a));
   reg(Commands.rejectChange, (...a) => commands.rejectChange(app, ...a));
+  reg(Commands.commentOnChange, (...a) => commands.commentOnChange(app, ...a));
   reg(Commands.acceptHunk, (...a) => commands.acceptHunk(app, ...a));
   reg(Commands.rejectHunk, (...a) => commands.rejectHunk(app, ...a));
   reg(Commands.showDiff, (...a) => commands.showDiff(app, ...a));

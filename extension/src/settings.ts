@@ -15,6 +15,8 @@ export const SettingKeys = {
   codeLensEnabled: 'codeLens.enabled',
   /** Files with more lines than this are not decorated line by line. */
   decorationsMaxLines: 'decorations.maxLines',
+  /** Reject (of a change or a hunk) asks for a reason to tell the agent. */
+  rejectAsksReason: 'reject.askReason',
 } as const;
 
 export type SettingKey = (typeof SettingKeys)[keyof typeof SettingKeys];
@@ -22,6 +24,7 @@ export type SettingKey = (typeof SettingKeys)[keyof typeof SettingKeys];
 export const Defaults = {
   codeLensEnabled: true,
   decorationsMaxLines: 20000,
+  rejectAsksReason: true,
 } as const;
 
 /** Context keys used in package.json "when" clauses. */
@@ -71,6 +74,7 @@ export const Commands = {
   rewindToCheckpoint: 'prsm.rewindToCheckpoint',
   deleteCheckpoint: 'prsm.deleteCheckpoint',
   refreshCheckpoints: 'prsm.refreshCheckpoints',
+  commentOnChange: 'prsm.commentOnChange',
 } as const;
 
 export type CommandId = (typeof Commands)[keyof typeof Commands];

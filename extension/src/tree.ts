@@ -6,8 +6,9 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 
-import type { FileChangeRecord, Session } from './api.gen';
+import type { Feedback, FileChangeRecord, Session } from './api.gen';
 import type { AppContext } from './context';
+import { feedbackLines } from './feedbacktext';
 import { changeLabel, changeSummary, mergingInEditor, toolLabel } from './labels';
 import { Disposable } from './lifecycle';
 import { statusOf, type Model } from './model';
@@ -318,6 +319,22 @@ export class ChangesTree extends Disposable implements vscode.TreeDataProvider<C
   getChildren(n?: ChangeTreeNode): ChangeTreeNode[] {
     return n ? childrenOf(n) : this.roots;
   }
+
+  /** A change's tooltip, when hovered: its notes and comments too, read from the server then. */
+  async resolveTreeItem(item: vscode.TreeItem, n: ChangeTreeNode): Promise<vscode.TreeItem> {
+    if (n.kind === 'change') {
+      const r = n.record;
+      const items = await this.ctx.connection.client?.changeFeedback(r.session_id, r.id).catch(() => undefined);
+      item.tooltip = changeTooltipWithNotes(r, items ?? []);
+    }
+    return item;
+  }
+}
+
+/** A change row's tooltip with its notes and comments (who, when, the delivery state, the words escaped). */
+export function changeTooltipWithNotes(r: FileChangeRecord, items: readonly Feedback[]): string {
+  const notes = feedbackLines(items);
+  return notes.length ? `${changeTooltip(r)}\n\nNotes and comments:\n${notes.join('\n')}` : changeTooltip(r);
 }
 
 /** The children of a node: a session's files and then its rewound group, a file's or the group's changes. */

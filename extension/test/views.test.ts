@@ -25,7 +25,10 @@ import {
   leftMessage,
   mergeInEditor,
   recordFromArgs,
+  commentOnChange,
+  lineRange,
   rejectChange,
+  rejectHunk,
   resolveConflicts,
   takeAgents,
 } from '../src/commands';
@@ -38,10 +41,11 @@ import { placeRecords } from '../src/ranges';
 import { serveArgs } from '../src/serverctl';
 import { Commands } from '../src/settings';
 import { hookSummary, StatusBar, statusText } from '../src/statusbar';
-import { buildTree, contextValue, toTreeItem } from '../src/tree';
+import { visibleText } from '../src/feedbacktext';
+import { buildTree, changeTooltipWithNotes, contextValue, toTreeItem } from '../src/tree';
 import { answers, FakeDocument, recorded, resetStub, setConfig, Uri, window } from './vscode-stub';
 import { checkpoint, lines, rec, session, until } from './helpers';
-import type { Plan } from '../src/api.gen';
+import type { Feedback, Plan } from '../src/api.gen';
 import type { PrsmClient } from '../src/client';
 
 beforeEach(() => resetStub());
@@ -249,6 +253,7 @@ describe('commands', () => {
     });
     await acceptChange(ctx, 's1', 'x');
     expect(m.record('s1', 'x')?.status).toBe('accepted');
+    answers.inputBox.push(''); // no reason
     await rejectChange(ctx, { kind: 'change', record: r });
     expect(sent).toEqual(['accept s1 x', 'reject s1 x']);
     expect(m.record('s1', 'x')?.status).toBe('rejected');
@@ -279,9 +284,11 @@ describe('commands', () => {
     workspace.textDocuments = [doc];
     const sent: string[] = [];
     const ctx = appContext(m, { reject: async () => (sent.push('reject'), { records: [] }) });
+    answers.inputBox.push(''); // no reason
     answers.message.push(undefined); // Escape
     await rejectChange(ctx, 's1', 'x');
     expect(sent).toEqual([]);
+    answers.inputBox.push('');
     answers.message.push('Save and Continue');
     await rejectChange(ctx, 's1', 'x');
     expect(doc.isDirty).toBe(false);
@@ -673,5 +680,91 @@ describe('status bar', () => {
       '⚠ watcher limited: out of inotify watches; fix: sudo sysctl fs.inotify.max_user_watches=524288',
     ]);
     expect(s.warning).toBe(true);
+  });
+});
+
+describe('Reject with a reason, comments and notes (issue 46)', () => {
+  beforeEach(() => resetStub());
+
+  /** A model with one pending change of two hunks, and a client recording what it is sent. */
+  function noteCase() {
+    const m = new Model();
+    const r = rec({ id: 'x', old: lines('a', 'b', 'c'), new: lines('A', 'b', 'C') });
+    m.upsertRecords([r]);
+    const sent: unknown[] = [];
+    const ctx = appContext(m, {
+      reject: async (sid: string, id: string, req?: unknown) => (sent.push(['reject', sid, id, req]), { records: [] }),
+      decideHunk: async (sid: string, id: string, n: number, accept: boolean, req?: unknown) => (
+        sent.push(['hunk', sid, id, n, accept, req]), { records: [] }
+      ),
+      comment: async (sid: string, id: string, req: unknown) => (sent.push(['comment', sid, id, req]), {} as Feedback),
+    });
+    return { r, sent, ctx };
+  }
+
+  it('Reject asks why: the words go as the note; empty is no note; Escape does not reject', async () => {
+    const { sent, ctx } = noteCase();
+    answers.inputBox.push('keep the retry loop');
+    await rejectChange(ctx, 's1', 'x');
+    answers.inputBox.push('   ');
+    await rejectChange(ctx, 's1', 'x');
+    answers.inputBox.push(undefined);
+    await rejectChange(ctx, 's1', 'x');
+    expect(sent).toEqual([
+      ['reject', 's1', 'x', { say: 'keep the retry loop', author: 'extension' }],
+      ['reject', 's1', 'x', undefined],
+    ]);
+    expect(recorded.inputBoxes).toHaveLength(3);
+    expect(recorded.inputBoxes[0].title).toBe('Reject the change to a.txt');
+  });
+
+  it('Reject of a hunk asks why too; the setting turns the question off', async () => {
+    const { sent, ctx } = noteCase();
+    answers.inputBox.push('not this line');
+    await rejectHunk(ctx, 's1', 'x', 1);
+    answers.inputBox.push(undefined);
+    await rejectHunk(ctx, 's1', 'x', 0);
+    setConfig('prsm.reject.askReason', false);
+    await rejectHunk(ctx, 's1', 'x', 0);
+    expect(sent).toEqual([
+      ['hunk', 's1', 'x', 1, false, { say: 'not this line', author: 'extension' }],
+      ['hunk', 's1', 'x', 0, false, undefined],
+    ]);
+    expect(recorded.inputBoxes.map((o: { title: string }) => o.title)).toEqual(['Reject hunk 2 of a.txt', 'Reject hunk 1 of a.txt']);
+  });
+
+  it('comments on the selected lines of the change, and sends nothing for an empty comment', async () => {
+    const { sent, ctx } = noteCase();
+    const doc = new FakeDocument('/ws/a.txt', 'A\nb\nC\n');
+    window.activeTextEditor = { document: doc, selection: { start: { line: 2 }, end: { line: 0 }, active: { line: 0 } } };
+    answers.inputBox.push('why upper case?');
+    await commentOnChange(ctx, 's1', 'x');
+    answers.inputBox.push('');
+    await commentOnChange(ctx, 's1', 'x');
+    expect(sent).toEqual([['comment', 's1', 'x', { lines: '1-3', text: 'why upper case?', author: 'extension' }]]);
+    expect(recorded.inputBoxes[0].title).toBe('Comment on a.txt lines 1-3');
+    expect(lineRange(4, 4)).toBe('5');
+  });
+
+  it("shows a change's notes in its tooltip: who, when, the delivery state, the words with control bytes escaped", () => {
+    const r = rec({ id: 'x' });
+    const f = (o: Partial<Feedback>): Feedback => ({ id: 1, session_id: 's1', record_id: 'x', kind: 'note', created_at: '2026-01-01T00:00:00Z', state: 'queued', attempts: 0, ...o });
+    const tip = changeTooltipWithNotes(r, [
+      f({ decision: 'reject', text: 'no \u001b[31mred\nplease', author: 'extension', why: "waiting for the agent's next hook" }),
+      f({ id: 2, kind: 'comment', lines: '2-3', text: 'hm', author: 'page', state: 'delivered', via: 'claude PostToolUse tc9' }),
+      f({ id: 3, kind: 'notice', text: 'ignored' }),
+      f({ id: 4, state: 'undeliverable', why: 'the session has ended', text: 'late' }),
+    ]);
+    expect(tip.split('\n\nNotes and comments:\n')[1].split('\n')).toEqual([
+      "Note on reject by extension, 2026-01-01T00:00:00Z: queued: waiting for the agent's next hook",
+      '  no ^[[31mred',
+      '  please',
+      'Comment, lines 2-3 by page, 2026-01-01T00:00:00Z: delivered with claude PostToolUse tc9',
+      '  hm',
+      'Note by someone, 2026-01-01T00:00:00Z: not delivered: the session has ended',
+      '  late',
+    ]);
+    expect(changeTooltipWithNotes(r, [])).not.toContain('Notes');
+    expect(visibleText('a\u007fb\u202ec\td\u0085')).toBe('a^?b<U+202E>c\td<U+0085>');
   });
 });

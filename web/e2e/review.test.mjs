@@ -1103,3 +1103,69 @@ uiTest('hunks decided elsewhere (the CLI, the editor) show on the page without a
   assert.equal(await h4.getByRole('button', { name: /hunk$/ }).count(), 0, 'no stale hunk buttons');
   assert.equal(readWs('hunks.txt'), base.replace('l5\n', 'L5 elsewhere\n'));
 });
+
+uiTest('note on Reject: the note (and a comment on a hunk) is stored with the record and shown under the change, escaped', async () => {
+  const ns = await startSession('e2e notes');
+  const base = 'n1\nn2\nn3\nn4\nn5\nn6\nn7\nn8\nn9\nn10\n';
+  await agentWrite(ns, 'tc-n1', 'notes.txt', base, 'Write');
+  // Two hunks: lines 2 and 9.
+  await agentWrite(ns, 'tc-n2', 'notes.txt', base.replace('n2\n', 'N2 agent\n').replace('n9\n', 'N9 agent\n'));
+  await agentWrite(ns, 'tc-n3', 'notes-other.txt', 'other\n', 'Write');
+  await sessionLink('e2e notes').click();
+  const feedbackOf = (id) => api('GET', `/sessions/${ns.id}/file-changes/${id}/feedback`);
+
+  // Reject of a whole change, with a note: HTML and a control byte stay text.
+  const words = 'not this file <b>bold</b> \u001b[31m red';
+  const n3 = record('tc-n3');
+  await n3.getByRole('button', { name: 'Reject with note…', exact: true }).click();
+  await n3.getByRole('textbox', { name: 'Note on rejecting notes-other.txt' }).fill(words);
+  await n3.getByRole('button', { name: 'Reject with this note', exact: true }).click();
+  await eventually('tc-n3 rejected', async () => (await recordOf(ns, 'tc-n3')).status === 'rejected');
+  const [note] = await eventually('the note stored', async () => {
+    const list = (await feedbackOf('tc-n3')).filter((f) => f.kind === 'note');
+    return list.length ? list : null;
+  });
+  assert.equal(note.text, words, 'the words as typed, control byte too');
+  assert.equal(note.author, 'page');
+  assert.equal(note.record_id, 'tc-n3');
+  assert.equal(note.state, 'queued');
+  const item = n3.locator(`[data-feedback="${note.id}"]`);
+  await item.waitFor();
+  assert.equal(
+    await item.locator('.feedback-text').textContent(),
+    'not this file <b>bold</b> ^[[31m red',
+    'shown as text, the control byte as an escape',
+  );
+  assert.equal(await item.locator('b').count(), 0, 'no HTML from the note');
+  const head = await item.locator('.feedback-head').textContent();
+  assert.match(head, /Note/);
+  assert.match(head, /page/);
+  assert.ok(note.why, 'the API says what the note waits for');
+  assert.ok(head.includes(`queued: ${note.why}`), `delivery state as the API says it: ${head}`);
+
+  // Reject of a hunk with a note, and a comment on the other hunk's lines.
+  const n2 = record('tc-n2');
+  const hunk = (i) => n2.locator(`[data-hunk="${i}"]`);
+  await hunk(1).getByRole('button', { name: 'Comment…', exact: true }).click();
+  const lines = hunk(1).getByRole('textbox', { name: 'Lines' });
+  assert.equal(await lines.inputValue(), '9', "the hunk's line, by default");
+  await hunk(1).getByRole('textbox', { name: 'Comment on hunk 2 of notes.txt' }).fill('why N9?');
+  await hunk(1).getByRole('button', { name: 'Comment', exact: true }).click();
+  await hunk(0).getByRole('button', { name: 'Reject hunk with note…', exact: true }).click();
+  await hunk(0).getByRole('textbox', { name: 'Note on rejecting hunk 1 of notes.txt' }).fill('keep n2 as it was');
+  await hunk(0).getByRole('button', { name: 'Reject hunk with this note', exact: true }).click();
+  await eventually('hunk 0 rejected', async () => (await recordOf(ns, 'tc-n2')).hunks[0].status === 'rejected');
+  const fb = await eventually('a comment and a note on tc-n2', async () => {
+    const list = await feedbackOf('tc-n2');
+    const comment = list.find((f) => f.kind === 'comment');
+    const hnote = list.find((f) => f.kind === 'note');
+    return comment && hnote ? { comment, hnote } : null;
+  });
+  assert.equal(fb.comment.text, 'why N9?');
+  assert.equal(fb.comment.lines, '9');
+  assert.equal(fb.hnote.text, 'keep n2 as it was');
+  assert.equal((await recordOf(ns, 'tc-n2')).hunks[1].status, 'pending', 'a comment decides nothing');
+  await n2.locator(`[data-feedback="${fb.comment.id}"] .feedback-text`, { hasText: 'why N9?' }).waitFor();
+  await n2.locator(`[data-feedback="${fb.hnote.id}"] .feedback-text`, { hasText: 'keep n2 as it was' }).waitFor();
+  assert.match(await n2.locator(`[data-feedback="${fb.comment.id}"]`).textContent(), /lines 9/);
+});

@@ -10,11 +10,14 @@ import {
   type AcceptRequest,
   type Checkpoint,
   type CheckpointDiff,
+  type CommentRequest,
   type ErrorBody,
+  type Feedback,
   type FileChangeRecord,
   type OK,
   type Plan,
   type Records,
+  type RejectRequest,
   type ResolveHow,
   type ResolveRequest,
   type RewindRequest,
@@ -86,12 +89,13 @@ export const api = {
     json<WorkspaceFile>('GET', paths.uiWorkspaceFile(sid, id)),
   /** Accepts a change; in review mode one that would apply earlier pending changes first needs with_earlier (else 409 needs_earlier). */
   accept: (sid: string, id: string, req?: AcceptRequest) => json<Records>('POST', paths.accept(sid, id), req),
-  reject: (sid: string, id: string) => json<Records>('POST', paths.reject(sid, id)),
+  /** Rejects a change; req.say is the user's note to the agent. */
+  reject: (sid: string, id: string, req?: RejectRequest) => json<Records>('POST', paths.reject(sid, id), req),
   /** Settles a change in conflict: keep mine, take the agent's, or conflict markers for the editor. */
   resolve: (sid: string, id: string, how: ResolveHow) =>
     json<Records>('POST', paths.resolve(sid, id), { how } satisfies ResolveRequest),
   /** Accepts or rejects hunk n (from 0) of one record. */
-  hunk: (sid: string, id: string, n: number, decision: 'accept' | 'reject', req?: AcceptRequest) =>
+  hunk: (sid: string, id: string, n: number, decision: 'accept' | 'reject', req?: AcceptRequest | RejectRequest) =>
     json<Records>('POST', (decision === 'accept' ? paths.acceptHunk : paths.rejectHunk)(sid, id, String(n)), req),
   acceptAll: (sid: string, file?: string) => json<Records>('POST', withFile(paths.acceptAll(sid), file)),
   rejectAll: (sid: string, file?: string) => json<Records>('POST', withFile(paths.rejectAll(sid), file)),
@@ -101,5 +105,9 @@ export const api = {
   checkpointDiff: (sid: string, id: string) => json<CheckpointDiff>('GET', paths.checkpointDiff(sid, id)),
   rewindPreview: (sid: string, id: string) => json<Plan>('GET', paths.rewindPreview(sid, id)),
   rewind: (sid: string, id: string) => json<Plan>('POST', paths.rewind(sid, id), { dry_run: false } satisfies RewindRequest),
+  /** Every note and comment of a session, with what became of each. */
+  feedback: (sid: string) => json<Feedback[] | null>('GET', paths.listFeedback(sid)),
+  /** A comment on lines of a change, without a decision. */
+  comment: (sid: string, id: string, req: CommentRequest) => json<Feedback>('POST', paths.comment(sid, id), req),
   logout: () => json<OK>('POST', paths.uiLogout()),
 };

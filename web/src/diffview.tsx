@@ -8,6 +8,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { api } from './api';
 import type { FileChangeRecord, Hunk, WorkspaceFile } from '../../extension/src/api.gen';
+import { NoteBox } from './feedback';
 import { hunkLines, splitHunks } from './hunks';
 import { actions, hunkName, state, type DiffMode } from './store';
 import { imageType, sizeChange, underReview } from './util';
@@ -168,6 +169,13 @@ function HunkView({ rec, h, of, text, mode }: { rec: FileChangeRecord; h: Hunk; 
   const busy = state.busy > 0;
   const where =
     h.new_lines > 0 ? hunkLines(h.new_start, h.new_lines) : `${hunkLines(h.old_start, h.old_lines)} removed`;
+  const [box, setBox] = useState<'' | 'reject' | 'comment'>('');
+  // The buttons that open the note box of a Reject, or the comment box.
+  const opener = (which: 'reject' | 'comment', title: string, label: string) => (
+    <button type="button" class="btn small" title={title} disabled={busy} onClick={() => setBox(which)}>
+      {label}
+    </button>
+  );
   return (
     <section
       class={`hunk ${h.status}`}
@@ -202,12 +210,33 @@ function HunkView({ rec, h, of, text, mode }: { rec: FileChangeRecord; h: Hunk; 
             >
               Reject hunk
             </button>
+            {opener('reject', 'Take these lines out and tell the agent why', 'Reject hunk with note…')}
           </span>
         )}
+        {opener('comment', 'Comment on these lines: the agent hears it, nothing is decided', 'Comment…')}
       </div>
+      {(box === 'comment' || (box === 'reject' && decide)) && (
+        <NoteBox
+          key={box}
+          label={`${box === 'reject' ? 'Note on rejecting' : 'Comment on'} hunk ${h.index + 1} of ${rec.rel_path}`}
+          send={box === 'reject' ? 'Reject hunk with this note' : 'Comment'}
+          lines={box === 'comment' ? commentLines(h) : undefined}
+          onSend={async (note, lines) =>
+            (await (box === 'reject' ? actions.rejectHunk(rec, h.index, note) : actions.comment(rec, lines, note))) &&
+            setBox('')
+          }
+          onCancel={() => setBox('')}
+        />
+      )}
       {text && <Patch text={text} mode={mode} />}
     </section>
   );
+}
+
+/** A hunk's lines on the new side as the comments route takes them: "12" or "12-18" (a removal: the line after it). */
+function commentLines(h: Hunk): string {
+  if (h.new_lines <= 0) return String(Math.max(h.new_start, 1));
+  return h.new_lines === 1 ? String(h.new_start) : `${h.new_start}-${h.new_start + h.new_lines - 1}`;
 }
 
 function emptyDiffText(r: FileChangeRecord): string {

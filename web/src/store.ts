@@ -2,7 +2,7 @@
 // kept live by the server's events. The views read it and call the actions.
 
 import { api, ApiError, setOnUnauthorized } from './api';
-import { paths, type Checkpoint, type FileChangeRecord, type HunkRef, type Job, type PrsmEvent, type Records, type ResolveHow, type Session, type StatusEvent, type StatusResponse } from '../../extension/src/api.gen';
+import { paths, type Checkpoint, type Feedback, type FileChangeRecord, type HunkRef, type Job, type PrsmEvent, type Records, type ResolveHow, type Session, type StatusEvent, type StatusResponse } from '../../extension/src/api.gen';
 import { inConflict, plural, shortId } from './util';
 
 export type DiffMode = 'line-by-line' | 'side-by-side';
@@ -68,6 +68,8 @@ export interface State {
    * once one ends.
    */
   jobs: Record<string, Job>;
+  /** The notes and comments of each loaded session (GET .../feedback), by session id. */
+  feedback: Record<string, Feedback[]>;
 }
 
 function stored(key: string): string | null {
@@ -107,6 +109,7 @@ export const state: State = {
   jobs: {},
   now: Date.now(),
   cascaded: {},
+  feedback: {},
 };
 
 const listeners = new Set<() => void>();
@@ -233,7 +236,7 @@ export function loadSession(sid: string): Promise<void> {
     duringLoad.set(sid, []);
     let replay: (() => void)[] = [];
     try {
-      const [recs, cps] = await Promise.all([api.records(sid), api.checkpoints(sid)]);
+      const [recs, cps] = await Promise.all([api.records(sid), api.checkpoints(sid), loadFeedback(sid)]);
       update({
         records: { ...state.records, [sid]: recs ?? [] },
         checkpoints: { ...state.checkpoints, [sid]: cps ?? [] },
@@ -251,6 +254,24 @@ export function loadSession(sid: string): Promise<void> {
   })();
   loading.set(sid, p);
   return p;
+}
+
+/**
+ * Reads a session's notes and comments again. A server without them (or a
+ * failed read) leaves the list as it was: the changes still show.
+ */
+export async function loadFeedback(sid: string): Promise<void> {
+  try {
+    const list = await api.feedback(sid);
+    update({ feedback: { ...state.feedback, [sid]: list ?? [] } });
+  } catch {
+    // keep what was shown
+  }
+}
+
+/** The body of a decision with the user's note: none without words. */
+function noteBody(say?: string): { say: string; author: string } | undefined {
+  return say?.trim() ? { say, author: 'page' } : undefined;
 }
 
 // ---- merging what the server tells ---------------------------------------
@@ -479,10 +500,11 @@ async function askEarlier(r: FileChangeRecord, e: unknown, again: () => Promise<
   return true;
 }
 
-async function decideHunk(r: FileChangeRecord, index: number, accept: boolean, withEarlier = false): Promise<boolean> {
+async function decideHunk(r: FileChangeRecord, index: number, accept: boolean, withEarlier = false, say?: string): Promise<boolean> {
   update({ busy: state.busy + 1 });
   try {
-    const ans = await api.hunk(r.session_id, r.id, index, accept ? 'accept' : 'reject', withEarlier ? { with_earlier: true } : undefined);
+    const req = accept ? (withEarlier ? { with_earlier: true } : undefined) : noteBody(say);
+    const ans = await api.hunk(r.session_id, r.id, index, accept ? 'accept' : 'reject', req);
     mergeRecords(ans.records);
     const cascaded = ans.cascaded ?? [];
     const key = `${r.session_id}/${r.id}`;
@@ -561,9 +583,28 @@ export const actions = {
     return Promise.resolve();
   },
   resolve,
-  rejectChange: (r: FileChangeRecord) => review('Rejected', () => api.reject(r.session_id, r.id)),
+  /** Rejects a change; say, if any, is the note told to the agent. */
+  rejectChange: async (r: FileChangeRecord, say?: string) => {
+    await review(say?.trim() ? 'Rejected with your note' : 'Rejected', () => api.reject(r.session_id, r.id, noteBody(say)));
+    await loadFeedback(r.session_id);
+  },
   acceptHunk: (r: FileChangeRecord, index: number) => decideHunk(r, index, true),
-  rejectHunk: (r: FileChangeRecord, index: number) => decideHunk(r, index, false),
+  rejectHunk: (r: FileChangeRecord, index: number, say?: string) => decideHunk(r, index, false, false, say),
+  /** A comment on lines ("12-18") of a change, without a decision; true once stored. */
+  comment: async (r: FileChangeRecord, lines: string, text: string): Promise<boolean> => {
+    update({ busy: state.busy + 1 });
+    try {
+      await api.comment(r.session_id, r.id, { lines, text, author: 'page' });
+      toast('info', `Comment on ${r.rel_path}${lines ? ' lines ' + lines : ''} sent to the agent's queue`);
+      await loadFeedback(r.session_id);
+      return true;
+    } catch (e) {
+      fail(e);
+      return false;
+    } finally {
+      update({ busy: state.busy - 1 });
+    }
+  },
   acceptFile: (sid: string, file: string) =>
     review(`Accepted ${file}`, () => api.acceptAll(sid, file), [], undefined, { sid, file }),
   rejectFile: (sid: string, file: string) =>

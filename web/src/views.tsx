@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api';
 import type { Checkpoint, CheckpointDiff, FileChangeRecord, JobKind, OperationType, Plan, PlanDecision, Session } from '../../extension/src/api.gen';
 import { ConflictView, Patch, RecordDiff } from './diffview';
+import { FeedbackList, NoteBox } from './feedback';
 import {
   actions,
   ask,
@@ -492,6 +493,7 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
   const tool = toolLabel(r);
   const summary = summaryOf(r);
   const rewound = isRewound(r);
+  const [noting, setNoting] = useState(false);
   return (
     <article
       class={`record ${r.status} ${selected ? 'selected' : ''} ${conflict ? 'is-conflict' : ''}`}
@@ -546,6 +548,17 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
             onReject={() => actions.rejectChange(r)}
           />
         )}
+        {r.status === 'pending' && !merging && !noting && (
+          <button
+            type="button"
+            class="btn small"
+            title={`Reject this change to ${r.rel_path} and tell the agent why`}
+            disabled={s.busy > 0}
+            onClick={() => setNoting(true)}
+          >
+            Reject with note…
+          </button>
+        )}
       </div>
       <div class="record-meta small">
         <span class="who">
@@ -584,6 +597,18 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
         </p>
       )}
       {r.note === 'resolved in your editor' && <p class="resolved-note muted small">Conflict resolved in your editor.</p>}
+      {noting && r.status === 'pending' && (
+        <NoteBox
+          label={`Note on rejecting ${r.rel_path}`}
+          send="Reject with this note"
+          onSend={async (text) => {
+            await actions.rejectChange(r, text);
+            setNoting(false);
+          }}
+          onCancel={() => setNoting(false)}
+        />
+      )}
+      <FeedbackList rec={r} />
       {open &&
         (conflict && !merging ? <ConflictView rec={r} mode={s.diffMode} /> : <RecordDiff rec={r} mode={s.diffMode} />)}
     </article>

@@ -2,6 +2,8 @@
 // Chromium) against a real prsm server leaves a conflict pending, says so,
 // and the status bar names the conflict apart and leads to resolving it.
 // The state is checked over the server's API after every step.
+// And Reject with a reason: the CodeLens Reject asks why; Escape keeps the
+// change; the words typed reach the server as the reject's note.
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -18,6 +20,7 @@ const ARTIFACTS =
   process.env.PRSM_E2E_ARTIFACTS ?? path.join(process.env.PRSM_E2E_OUTER_TMP ?? os.tmpdir(), `prsm-e2e-conflicts-${Date.now()}`);
 
 const CONF = lines('name = demo', 'port = 8080', 'level = info');
+const W = lines('alpha', 'beta', 'gamma');
 
 if (!PRSM_BIN || !CODE_SERVER_BIN) {
   throw new Error('PRSM_BIN and CODE_SERVER_BIN must be set: run `npm run test:e2e` (scripts/e2e.sh)');
@@ -51,7 +54,7 @@ async function record(id: string): Promise<FileChangeRecord> {
 
 beforeAll(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  s = scratchRepo({ 'conf.ini': CONF }, 'prsm-e2e-conflicts-');
+  s = scratchRepo({ 'conf.ini': CONF, 'w.txt': W }, 'prsm-e2e-conflicts-');
   // The server runs before VS Code opens: the extension connects at once.
   client = await startPrsm(s);
   wb = new Workbench({ root: s.root, env: { PRSM_HOME: s.home }, settings: { 'prsm.binaryPath': PRSM_BIN }, artifacts: ARTIFACTS });
@@ -130,5 +133,38 @@ describe('a bulk accept in code-server', () => {
     expect(read('conf.ini')).toBe(mine);
     await bar('prsm: 0 pending').waitFor({ timeout: 10_000 });
     expect(await p.locator('.statusbar-item', { hasText: 'conflict' }).count()).toBe(0);
+  });
+});
+
+describe('review talks back, in code-server', () => {
+  it('Reject with a reason: Escape keeps the change; the reason typed reaches the server as the note', async () => {
+    const p = wb.page;
+    const reasons: Session = await client!.startSession({ name: 'reasons', agent_id: 'e2e' });
+    const edited = W.replace('beta\n', 'beta WHY_EDIT\n');
+    await agentWrite(client!, reasons, 'tc-why', 'w.txt', edited);
+    const status = async () => (await client!.getChange(reasons.id, 'tc-why')).records[0].status;
+    const question = p.locator('.quick-input-widget', { hasText: 'Why?' }).first();
+    const input = question.locator('input');
+
+    await wb.openFile('w.txt', 'WHY_EDIT');
+    await wb.lens('Reject').first().waitFor({ timeout: 15_000 });
+    // Escape: no reject.
+    await wb.lens('Reject').first().click();
+    await input.waitFor({ timeout: 10_000 });
+    await p.keyboard.press('Escape');
+    await question.waitFor({ state: 'hidden', timeout: 10_000 });
+    expect(await status()).toBe('pending');
+    expect(fs.readFileSync(path.join(s.repo, 'w.txt'), 'utf8')).toBe(edited);
+
+    // A reason: the reject goes with it as its note.
+    await wb.lens('Reject').first().click();
+    await input.waitFor({ timeout: 10_000 });
+    await input.fill('keep beta as it was');
+    await p.keyboard.press('Enter');
+    await until(async () => (await status()) === 'rejected', 10_000, 'tc-why rejected');
+    expect(fs.readFileSync(path.join(s.repo, 'w.txt'), 'utf8')).toBe(W);
+    const notes = (await client!.changeFeedback(reasons.id, 'tc-why')).filter((f) => f.kind === 'note');
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatchObject({ record_id: 'tc-why', decision: expect.stringContaining('reject'), text: 'keep beta as it was', author: 'extension', state: 'queued' });
   });
 });

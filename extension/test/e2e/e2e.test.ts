@@ -61,7 +61,8 @@ beforeAll(async () => {
   wb = new Workbench({
     root: s.root,
     env: { PRSM_HOME: s.home },
-    settings: { 'prsm.binaryPath': PRSM_BIN },
+    // Reject here rejects at once; feedback.test.ts answers the reason's question.
+    settings: { 'prsm.binaryPath': PRSM_BIN, 'prsm.reject.askReason': false },
     artifacts: ARTIFACTS,
   });
   wb.installExtension(VSIX);
