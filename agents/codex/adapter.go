@@ -80,5 +80,10 @@ func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 	if err != nil || call == nil {
 		return err
 	}
-	return h.Send(ctx, p.Cwd, call, p.HookEventName)
+	fb := Agent{}.Feedback()
+	call.Ask = fb.AskOf("codex", p.HookEventName, call.ToolCallID)
+	if err := h.Send(ctx, p.Cwd, call, p.HookEventName); err != nil {
+		return err
+	}
+	return h.Answer(ctx, fb, p.HookEventName, call, nil)
 }
