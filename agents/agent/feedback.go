@@ -134,3 +134,15 @@ func (h *Host) Answer(ctx context.Context, f *Feedback, event string, call *Call
 	}
 	return nil
 }
+
+// SendHearing is Send of an adapter that has no answer of its own to
+// give: it asks for the feedback on event when f's answer to it can
+// carry it (AskOf, as agent name), sends call, and writes the answer
+// that carries what it heard (Answer).
+func (h *Host) SendHearing(ctx context.Context, f *Feedback, name, cwd string, call *Call, event string) error {
+	call.Ask = f.AskOf(name, event, call.ToolCallID)
+	if err := h.Send(ctx, cwd, call, event); err != nil {
+		return err
+	}
+	return h.Answer(ctx, f, event, call, nil)
+}

@@ -80,10 +80,5 @@ func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 	if err != nil || call == nil {
 		return err
 	}
-	fb := Agent{}.Feedback()
-	call.Ask = fb.AskOf("codex", p.HookEventName, call.ToolCallID)
-	if err := h.Send(ctx, p.Cwd, call, p.HookEventName); err != nil {
-		return err
-	}
-	return h.Answer(ctx, fb, p.HookEventName, call, nil)
+	return h.SendHearing(ctx, Agent{}.Feedback(), "codex", p.Cwd, call, p.HookEventName)
 }

@@ -92,15 +92,17 @@ type feedbackScript struct {
 func newFeedbackScript(t *testing.T) *feedbackScript {
 	dir := t.TempDir()
 	f := &feedbackScript{t: t, started: filepath.Join(dir, "started"), marker: filepath.Join(dir, "go")}
-	f.wait = "touch " + f.started + "; for i in $(seq 90); do [ -e " + f.marker + " ] && break; sleep 0.1; done; echo waited"
+	// (No command substitution: Gemini CLI refuses a command with one.)
+	f.wait = "touch " + f.started + "; timeout 9 sh -c 'until [ -e " + f.marker + " ]; do sleep 0.1; done'; echo waited"
 	return f
 }
 
 // rejectWhileWaiting runs cmd (the agent under prsm run) and, once the
 // edit editID is recorded and the waiting command has started, rejects
 // the edit's hunk 0 with the note and lets the command end; then waits
-// for cmd, failing the test when it fails.
-func (f *feedbackScript) rejectWhileWaiting(ctx context.Context, cmd *exec.Cmd, cl *client.Client, sessionID, editID string) {
+// for cmd, failing the test when it fails. With editID "", the one
+// record there is is the edit's; rejectWhileWaiting returns its id.
+func (f *feedbackScript) rejectWhileWaiting(ctx context.Context, cmd *exec.Cmd, cl *client.Client, sessionID, editID string) string {
 	t := f.t
 	t.Helper()
 	var stdout, stderr bytes.Buffer
@@ -117,7 +119,8 @@ func (f *feedbackScript) rejectWhileWaiting(ctx context.Context, cmd *exec.Cmd, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := os.Stat(f.started); err == nil && len(recs) == 1 && recs[0].ID == editID {
+		if _, err := os.Stat(f.started); err == nil && len(recs) == 1 && (editID == "" || recs[0].ID == editID) {
+			editID = recs[0].ID
 			break
 		}
 		if time.Now().After(deadline) {
@@ -139,6 +142,7 @@ func (f *feedbackScript) rejectWhileWaiting(ctx context.Context, cmd *exec.Cmd, 
 		t.Fatalf("prsm run: %v\n%s%s", err, stdout.String(), stderr.String())
 	}
 	t.Logf("prsm run:\n%s%s", stdout.String(), stderr.String())
+	return editID
 }
 
 // check checks what the model heard, its requests by scripted step:
