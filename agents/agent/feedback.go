@@ -81,10 +81,23 @@ func (f *Feedback) With(event string, call *Call, answer []byte) ([]byte, error)
 }
 
 // HookContextAnswer is Feedback.Answer for hooks shaped as Claude
-// Code's (Codex's are): the answer to stop is {"decision": "block",
-// "reason": text}, to any other event hookSpecificOutput's
-// additionalContext beside what the rest of answer says.
+// Code's (Codex's, Gemini CLI's are): the answer to stop is
+// {"decision": "block", "reason": text}, to any other event
+// hookSpecificOutput's additionalContext beside what the rest of answer
+// says.
 func HookContextAnswer(stop string) func(event, text string, answer []byte) ([]byte, error) {
+	return contextAnswer(stop, false)
+}
+
+// TopContextAnswer is HookContextAnswer for hooks that take
+// additionalContext at the top of their answer (Copilot CLI's camelCase
+// ones).
+func TopContextAnswer(stop string) func(event, text string, answer []byte) ([]byte, error) {
+	return contextAnswer(stop, true)
+}
+
+// contextAnswer is HookContextAnswer, or with top TopContextAnswer.
+func contextAnswer(stop string, top bool) func(event, text string, answer []byte) ([]byte, error) {
 	return func(event, text string, answer []byte) ([]byte, error) {
 		out := map[string]any{}
 		if len(answer) > 0 {
@@ -92,16 +105,19 @@ func HookContextAnswer(stop string) func(event, text string, answer []byte) ([]b
 				return nil, err
 			}
 		}
-		if stop != "" && event == stop {
+		switch {
+		case stop != "" && event == stop:
 			out["decision"], out["reason"] = "block", text
-			return json.Marshal(out)
+		case top:
+			out["additionalContext"] = text
+		default:
+			spec, _ := out["hookSpecificOutput"].(map[string]any)
+			if spec == nil {
+				spec = map[string]any{}
+			}
+			spec["hookEventName"], spec["additionalContext"] = event, text
+			out["hookSpecificOutput"] = spec
 		}
-		spec, _ := out["hookSpecificOutput"].(map[string]any)
-		if spec == nil {
-			spec = map[string]any{}
-		}
-		spec["hookEventName"], spec["additionalContext"] = event, text
-		out["hookSpecificOutput"] = spec
 		return json.Marshal(out)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/internal/fakemodel"
+	"github.com/prsm-dev/prsm/internal/testgit"
 )
 
 // TestRealAgentClaudeFeedback is issue 46 in Claude Code's own loop: the
@@ -176,4 +177,25 @@ func (f *feedbackScript) check(ctx context.Context, heard map[int]string, cl *cl
 	if got, _ := fileIn(t, repo, "app.py"); !strings.Contains(got, "timeout = 30") {
 		t.Errorf("the rejected hunk is still in the workspace: %q", got)
 	}
+}
+
+// feedbackSession is a repo holding feedbackApp (under testgit.Env's
+// homes, prsm's at prsmHome), a session of it started by prsm, and a
+// client of its server.
+func feedbackSession(ctx context.Context, t *testing.T, prsmHome string) (string, prsm.Session, *client.Client) {
+	t.Helper()
+	repo := testgit.Init(t, "repo")
+	testgit.Commit(t, repo, "first", map[string]string{"app.py": feedbackApp})
+	repo, err := filepath.EvalSymlinks(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := exec.CommandContext(ctx, prsmBinary(t), "session", "start", "--json")
+	start.Dir = repo
+	out, err := start.Output()
+	var s prsm.Session
+	if err != nil || json.Unmarshal(out, &s) != nil {
+		t.Fatalf("session start: %v %s", err, out)
+	}
+	return repo, s, realAgentClient(t, prsmHome)
 }

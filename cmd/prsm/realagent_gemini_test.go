@@ -311,12 +311,7 @@ func TestRealAgentGeminiFeedback(t *testing.T) {
 	prsmHome, home := geminiEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	repo := testgit.Init(t, "repo")
-	testgit.Commit(t, repo, "first", map[string]string{"app.py": feedbackApp})
-	repo, err := filepath.EvalSymlinks(repo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo, s, cl := feedbackSession(ctx, t, prsmHome)
 	fb := newFeedbackScript(t)
 	fake := fakemodel.NewGeminiServer(t, []fakemodel.GeminiStep{
 		{Tool: "replace", Args: map[string]any{"file_path": "app.py", "instruction": "Fail faster.", "old_string": "    retries = 3\n    timeout = 30", "new_string": "    retries = 0\n    timeout = 5"}},
@@ -345,14 +340,6 @@ func TestRealAgentGeminiFeedback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := exec.CommandContext(ctx, prsmBin, "session", "start", "--json")
-	start.Dir = repo
-	out, err := start.Output()
-	var s prsm.Session
-	if err != nil || json.Unmarshal(out, &s) != nil {
-		t.Fatalf("session start: %v %s", err, out)
-	}
-	cl := realAgentClient(t, prsmHome)
 	cmd := exec.CommandContext(ctx, prsmBin, "run", "--session", s.ID, "--", gemini, "-p", "Make fetch fail faster.", "--yolo")
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=fake-key", "NO_COLOR=1")
