@@ -181,7 +181,7 @@ func jsonInt(n int64) string {
 func TestFeedbackOfBulkAndRewind(t *testing.T) {
 	ts := start(t, server.Config{})
 	ctx := context.Background()
-	s, err := ts.eng.StartSession(ctx, api.StartRequest{Name: "bulk", AgentID: "codex"})
+	s, err := ts.eng.StartSession(ctx, api.StartRequest{Name: "bulk", AgentID: "cursor"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,8 +243,8 @@ func TestFeedbackOfBulkAndRewind(t *testing.T) {
 	if f := items[2]; f.Kind != prsm.FeedbackNotice || !strings.HasPrefix(f.Decision, "rewound the session to checkpoint "+cp.ID) {
 		t.Errorf("the rewind's item: %+v", f)
 	}
-	// Codex does not hear it yet, and says so.
-	if !strings.Contains(items[0].Why, "prsm does not deliver feedback to Codex yet") {
+	// Cursor does not hear it yet, and says so.
+	if !strings.Contains(items[0].Why, "prsm does not deliver feedback to Cursor yet") {
 		t.Errorf("why %q", items[0].Why)
 	}
 }

@@ -160,24 +160,8 @@ func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 			return err
 		}
 	}
-	if call.HeardErr != nil {
-		fmt.Fprintln(h.Stderr, agent.OneLine("prsm hook: feedback: "+call.HeardErr.Error()))
-	}
-	if heard, ferr := withFeedback(p, call, out); ferr != nil {
-		fmt.Fprintln(h.Stderr, agent.OneLine("prsm hook: feedback: "+ferr.Error()))
-	} else {
-		out = heard
-	}
-	if out == nil {
-		return err
-	}
-	if _, werr := h.Stdout.Write(append(out, '\n')); werr != nil {
-		return werr
-	}
-	// The answer is out: its feedback is delivered. Unconfirmed, it is
-	// handed out once more after a while (feedback.Staleness).
-	if cerr := call.Confirm(ctx); cerr != nil {
-		fmt.Fprintln(h.Stderr, agent.OneLine("prsm hook: feedback: "+cerr.Error()))
+	if aerr := h.Answer(ctx, Agent{}.Feedback(), p.HookEventName, call, out); aerr != nil {
+		return aerr
 	}
 	return err
 }

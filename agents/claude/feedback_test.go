@@ -154,7 +154,7 @@ func TestClaudeFeedbackAnswers(t *testing.T) {
 // permissionDecision beside the feedback.
 func TestClaudeFeedbackBesideMove(t *testing.T) {
 	moved := []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"r","updatedInput":{"file_path":"/wt/a"}}}`)
-	b, err := feedbackAnswer("PreToolUse", "heard", moved)
+	b, err := Agent{}.Feedback().Answer("PreToolUse", "heard", moved)
 	if err != nil {
 		t.Fatal(err)
 	}

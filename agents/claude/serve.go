@@ -55,7 +55,7 @@ func Serve(ctx context.Context, body []byte, projectDir, workspace, only string,
 	err = agent.Deliver(ctx, srv, t.SessionID, call)
 	// What the call heard of the review goes into the answer; srv
 	// confirms it once the answer is written.
-	if heard, ferr := withFeedback(p, call, answer); ferr == nil {
+	if heard, ferr := (Agent{}).Feedback().With(p.HookEventName, call, answer); ferr == nil {
 		answer = heard
 	}
 	var pe *prsm.Error

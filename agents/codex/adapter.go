@@ -80,5 +80,5 @@ func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 	if err != nil || call == nil {
 		return err
 	}
-	return h.Send(ctx, p.Cwd, call, p.HookEventName)
+	return h.SendHearing(ctx, Agent{}.Feedback(), "codex", p.Cwd, call, p.HookEventName)
 }

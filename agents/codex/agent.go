@@ -50,7 +50,3 @@ func (Agent) Runner() agent.Runner {
 		return codexRunArgs(ctx, r.Argv, r.Dir, r.Env, r.Self, r.Err), nil
 	}
 }
-
-// Feedback implements agent.Agent: its hooks do not carry the review's
-// feedback yet (issue 46).
-func (Agent) Feedback() *agent.Feedback { return nil }

@@ -85,7 +85,7 @@ func copilotEvent(ctx context.Context, h *agent.Host, in io.Reader) error {
 			agent.ForgetOpen(state)
 		}
 	}
-	return h.Send(ctx, p.Cwd, call, event)
+	return h.SendHearing(ctx, Agent{}.Feedback(), "copilot", p.Cwd, call, event)
 }
 
 // CopilotEventEnv names the event a hook runs for: `prsm hooks install

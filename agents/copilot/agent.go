@@ -50,7 +50,3 @@ func (Agent) Runner() agent.Runner {
 		return copilotRunArgs(r.Argv, r.Worktree, r.ProjectDir, r.BaseURL, r.Self, r.Err)
 	}
 }
-
-// Feedback implements agent.Agent: its hooks do not carry the review's
-// feedback yet (issue 46).
-func (Agent) Feedback() *agent.Feedback { return nil }

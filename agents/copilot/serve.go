@@ -22,7 +22,8 @@ import (
 // copilot` means: the session is the one whose worktree holds the event's
 // cwd (an event outside every session, or of a session that is gone or
 // ended, does nothing), and calls are numbered in the same state file.
-// The answer is always {}: prsm allows every tool. With only set (the
+// The answer is {} (prsm allows every tool), with the review's
+// feedback when the event carries it (Feedback). With only set (the
 // session a hook token authorizes), an event of any other session is
 // refused with agent.ErrOtherSession before anything is sent.
 // Claude-shaped events (hook_event_name) are claude.Serve's.
@@ -60,7 +61,14 @@ func Serve(ctx context.Context, event string, body []byte, projectDir, workspace
 			agent.ForgetOpen(state)
 		}
 	}
+	fb := Agent{}.Feedback()
+	call.Ask = fb.AskOf("copilot", event, call.ToolCallID)
 	err = agent.Deliver(ctx, srv, t.SessionID, call)
+	// What the call heard of the review goes into the answer; srv
+	// confirms it once the answer is written.
+	if heard, ferr := fb.With(event, call, answer); ferr == nil {
+		answer = heard
+	}
 	var pe *prsm.Error
 	if errors.As(err, &pe) && (pe.Code == "session_not_found" || pe.Code == "session_ended") {
 		err = nil

@@ -147,7 +147,7 @@ func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 			}
 		}
 	}
-	return h.Send(ctx, p.Cwd, call, p.HookEventName)
+	return h.SendHearing(ctx, Agent{}.Feedback(), "gemini", p.Cwd, call, p.HookEventName)
 }
 
 // geminiStatePath is the state file of a Gemini session in dir.

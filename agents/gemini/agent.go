@@ -59,7 +59,3 @@ func (Agent) Runner() agent.Runner {
 		return r.Argv, geminiRun(r.Err, r.Argv, r.Workspace, r.Worktree, r.Self)
 	}
 }
-
-// Feedback implements agent.Agent: its hooks do not carry the review's
-// feedback yet (issue 46).
-func (Agent) Feedback() *agent.Feedback { return nil }

@@ -62,18 +62,6 @@ func codexRealRun(t *testing.T, install string) {
 	codex := realAgent(t, "@openai/codex", codexVersion, "codex")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	root := t.TempDir()
-	repo, codexHome, userHome, prsmHome := filepath.Join(root, "repo"), filepath.Join(root, "codex-home"), filepath.Join(root, "home"), filepath.Join(root, "prsm")
-	for _, d := range []string{repo, codexHome, userHome} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { stopServers(prsmHome) })
-	gitcfg := filepath.Join(userHome, ".gitconfig")
-	if err := os.WriteFile(gitcfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	const (
 		addID   = "call_codexAddHello"
 		patchID = "call_codexPatchHello"
@@ -88,34 +76,14 @@ func codexRealRun(t *testing.T, install string) {
 		{CallID: twoID, ApplyPatch: "*** Begin Patch\n*** Update File: a.txt\n@@\n-alpha\n+ALPHA\n*** Add File: docs/notes.txt\n+notes\n*** End Patch\n"},
 		{Message: "Done: hello.txt greets, the text files are tidy."},
 	})
-	config := `model = "gpt-5.5"
-model_provider = "fake"
-[model_providers.fake]
-name = "fake"
-base_url = "` + model.URL + `"
-wire_api = "responses"
-env_key = "PRSM_FAKE_OPENAI_KEY"
-`
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(),
-		"PATH="+filepath.Dir(codex)+string(filepath.ListSeparator)+os.Getenv("PATH"),
-		"HOME="+userHome, "PRSM_HOME="+prsmHome, "CODEX_HOME="+codexHome, "PRSM_FAKE_OPENAI_KEY=sk-fake",
-		"GIT_CONFIG_GLOBAL="+gitcfg, "GIT_CONFIG_NOSYSTEM=1", "GORACE=atexit_sleep_ms=0")
+	r := newCodexRig(t, codex, model)
+	repo, codexHome, prsmHome, config, env := r.repo, r.codexHome, r.prsmHome, r.config, r.env
 	var stderrOf string // the last run's stderr
 	run := func(name string, args ...string) string {
 		t.Helper()
-		var stdout, stderr bytes.Buffer
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = repo, env, &stdout, &stderr
-		cmd.WaitDelay = 5 * time.Second
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
-		}
-		t.Logf("%s %s:\n%s%s", filepath.Base(name), args[0], stdout.String(), stderr.String())
-		stderrOf = stderr.String()
-		return stdout.String()
+		stdout, stderr := r.run(ctx, name, args...)
+		stderrOf = stderr
+		return stdout
 	}
 	for rel, content := range map[string]string{"a.txt": "alpha\n", "b.txt": "one\ntwo\n", "c.txt": "gone soon\n"} {
 		if err := os.WriteFile(filepath.Join(repo, rel), []byte(content), 0o644); err != nil {
@@ -264,4 +232,138 @@ env_key = "PRSM_FAKE_OPENAI_KEY"
 			t.Errorf("after the reject %s/c.txt = %q (present %v), want it back", dir, got, ok)
 		}
 	}
+}
+
+// codexRig is a repo, Codex's home and prsm's and the user's, all in
+// the test's temp dir, and the environment that runs Codex against a
+// scripted model: the user's ~/.codex is never read.
+type codexRig struct {
+	t                                   *testing.T
+	repo, codexHome, userHome, prsmHome string
+	config                              string // Codex's config.toml as written
+	env                                 []string
+}
+
+// newCodexRig makes the rig for the codex binary at codex and model.
+func newCodexRig(t *testing.T, codex string, model *fakemodel.ResponsesServer) *codexRig {
+	root := t.TempDir()
+	r := &codexRig{t: t, repo: filepath.Join(root, "repo"), codexHome: filepath.Join(root, "codex-home"), userHome: filepath.Join(root, "home"), prsmHome: filepath.Join(root, "prsm")}
+	for _, d := range []string{r.repo, r.codexHome, r.userHome} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { stopServers(r.prsmHome) })
+	gitcfg := filepath.Join(r.userHome, ".gitconfig")
+	if err := os.WriteFile(gitcfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.config = `model = "gpt-5.5"
+model_provider = "fake"
+[model_providers.fake]
+name = "fake"
+base_url = "` + model.URL + `"
+wire_api = "responses"
+env_key = "PRSM_FAKE_OPENAI_KEY"
+`
+	if err := os.WriteFile(filepath.Join(r.codexHome, "config.toml"), []byte(r.config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.env = append(os.Environ(),
+		"PATH="+filepath.Dir(codex)+string(filepath.ListSeparator)+os.Getenv("PATH"),
+		"HOME="+r.userHome, "PRSM_HOME="+r.prsmHome, "CODEX_HOME="+r.codexHome, "PRSM_FAKE_OPENAI_KEY=sk-fake",
+		"GIT_CONFIG_GLOBAL="+gitcfg, "GIT_CONFIG_NOSYSTEM=1", "GORACE=atexit_sleep_ms=0")
+	return r
+}
+
+// run runs name in the repo, failing the test when it fails; its
+// stdout and stderr.
+func (r *codexRig) run(ctx context.Context, name string, args ...string) (string, string) {
+	t := r.t
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.repo, r.env, &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	t.Logf("%s %s:\n%s%s", filepath.Base(name), args[0], stdout.String(), stderr.String())
+	return stdout.String(), stderr.String()
+}
+
+// TestRealAgentCodexFeedback is issue 46 in Codex's own loop, as
+// TestRealAgentClaudeFeedback is in Claude Code's: the scripted Codex
+// patches app.py, then runs a shell command that waits; meanwhile
+// (after its PreToolUse) the test rejects the patch's hunk with a note
+// through the API and lets the command end. The model's next request
+// must hold the note's words and the file's name (prsm's PostToolUse
+// answer, hookSpecificOutput.additionalContext), the note must be
+// marked delivered with that call's PostToolUse, and the request after
+// the next call holds it no more than once.
+func TestRealAgentCodexFeedback(t *testing.T) {
+	codex := realAgent(t, "@openai/codex", codexVersion, "codex")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	fb := newFeedbackScript(t)
+	const (
+		editID = "call_codexFeedbackEdit"
+		waitID = "call_codexFeedbackWait"
+		readID = "call_codexFeedbackRead"
+	)
+	model := fakemodel.ResponsesStart(t, []fakemodel.ResponsesStep{
+		{CallID: editID, ApplyPatch: "*** Begin Patch\n*** Update File: app.py\n@@\n def fetch():\n-    retries = 3\n-    timeout = 30\n+    retries = 0\n+    timeout = 5\n*** End Patch\n"},
+		{CallID: waitID, Exec: fb.wait},
+		{CallID: readID, Exec: "cat app.py"},
+		{Message: "Done."},
+	})
+	r := newCodexRig(t, codex, model)
+	if err := os.WriteFile(filepath.Join(r.repo, "app.py"), []byte(feedbackApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.run(ctx, "git", "init", "-q")
+	r.run(ctx, "git", "add", "-A")
+	r.run(ctx, "git", "commit", "-qm", "first")
+	out, _ := r.run(ctx, prsmBinary(t), "session", "start", "--json")
+	var s prsm.Session
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	projects, err := filepath.Glob(filepath.Join(r.prsmHome, "projects", "*"))
+	if err != nil || len(projects) != 1 {
+		t.Fatalf("want one project under %s: %v %v", r.prsmHome, projects, err)
+	}
+
+	// Codex runs under prsm run; the test decides while the command
+	// waits.
+	cmd := exec.CommandContext(ctx, prsmBinary(t), "run", "--session", s.ID, "--", codex, "exec", "--dangerously-bypass-approvals-and-sandbox", "Make fetch fail faster.")
+	cmd.Dir, cmd.Env = r.repo, r.env
+	cl := liveClient(ctx, t, projects[0])
+	fb.rejectWhileWaiting(ctx, cmd, cl, s.ID, editID)
+
+	// A request's step is the number of tool outputs it carries: the
+	// one for step 2 (after the waiting command) holds the note and
+	// the file; the one for step 1 (before the reject) does not.
+	heard := map[int]string{}
+	for _, body := range model.ResponsesRequests() {
+		var req struct {
+			Input []struct {
+				Type string `json:"type"`
+			} `json:"input"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, in := range req.Input {
+			if in.Type == "function_call_output" || in.Type == "custom_tool_call_output" {
+				n++
+			}
+		}
+		heard[n] = string(body)
+	}
+	if len(heard) < 4 {
+		t.Fatalf("Codex asked the model for %d scripted steps, want 4", len(heard))
+	}
+	fb.check(ctx, heard, cl, s.ID, editID, "codex PostToolUse "+waitID, r.repo)
 }

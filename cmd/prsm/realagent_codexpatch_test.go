@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -27,18 +25,6 @@ func TestRealAgentCodexPatches(t *testing.T) {
 	codex := realAgent(t, "@openai/codex", codexVersion, "codex")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	root := t.TempDir()
-	repo, codexHome, userHome, prsmHome := filepath.Join(root, "repo"), filepath.Join(root, "codex-home"), filepath.Join(root, "home"), filepath.Join(root, "prsm")
-	for _, d := range []string{repo, codexHome, userHome} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { stopServers(prsmHome) })
-	gitcfg := filepath.Join(userHome, ".gitconfig")
-	if err := os.WriteFile(gitcfg, []byte("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	const (
 		failsID  = "call_codexPatchFails"
 		okID     = "call_codexPatchOK"
@@ -56,32 +42,12 @@ func TestRealAgentCodexPatches(t *testing.T) {
 		{CallID: madeID, Exec: "echo made > out.txt"},
 		{Message: "Done."},
 	})
-	config := `model = "gpt-5.5"
-model_provider = "fake"
-[model_providers.fake]
-name = "fake"
-base_url = "` + model.URL + `"
-wire_api = "responses"
-env_key = "PRSM_FAKE_OPENAI_KEY"
-`
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(),
-		"PATH="+filepath.Dir(codex)+string(filepath.ListSeparator)+os.Getenv("PATH"),
-		"HOME="+userHome, "PRSM_HOME="+prsmHome, "CODEX_HOME="+codexHome, "PRSM_FAKE_OPENAI_KEY=sk-fake",
-		"GIT_CONFIG_GLOBAL="+gitcfg, "GIT_CONFIG_NOSYSTEM=1", "GORACE=atexit_sleep_ms=0")
+	r := newCodexRig(t, codex, model)
+	repo, prsmHome := r.repo, r.prsmHome
 	run := func(name string, args ...string) string {
 		t.Helper()
-		var stdout, stderr bytes.Buffer
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = repo, env, &stdout, &stderr
-		cmd.WaitDelay = 5 * time.Second
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
-		}
-		t.Logf("%s %s:\n%s%s", filepath.Base(name), args[0], stdout.String(), stderr.String())
-		return stdout.String()
+		stdout, _ := r.run(ctx, name, args...)
+		return stdout
 	}
 	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,14 +40,7 @@ func TestRealAgentCopilot(t *testing.T) {
 // realCopilotRun is one run of TestRealAgentCopilot; install says whether
 // prsm's hooks are installed first, or left to prsm run.
 func realCopilotRun(t *testing.T, exe, pkgCache string, install bool) {
-	prsmHome := testgit.Env(t)
-	home := os.Getenv("HOME")
-	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	t.Cleanup(func() { stopServers(prsmHome) })
-	for _, k := range []string{"COPILOT_HOME", "COPILOT_ALLOW_ALL", "COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "PRSM_SESSION_ID", "PRSM_WORKSPACE"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
+	prsmHome, home := copilotEnv(t)
 
 	repo := testgit.Init(t, "repo")
 	testgit.Commit(t, repo, "first", map[string]string{
@@ -76,9 +70,7 @@ func realCopilotRun(t *testing.T, exe, pkgCache string, install bool) {
 	defer fake.Close()
 
 	prsmBin := prsmBinary(t)
-	env := append(os.Environ(),
-		"COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+fake.URL, "COPILOT_PROVIDER_API_KEY=x",
-		"COPILOT_MODEL=gpt-4.1", "COPILOT_AUTO_UPDATE=false", "COPILOT_PKG_CACHE_HOME="+pkgCache, "NO_COLOR=1")
+	env := copilotModelEnv(fake, pkgCache)
 	run := func(timeout time.Duration, args ...string) (string, string, error) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -273,4 +265,72 @@ func realCopilotRun(t *testing.T, exe, pkgCache string, install bool) {
 			t.Errorf("uninstall left files in %s: %v", filepath.Dir(hooksFile), left)
 		}
 	}
+}
+
+// copilotEnv is the test's environment for a real Copilot CLI: a prsm
+// home and a user home of its own (testgit.Env), and none of Copilot's
+// own variables; prsm's home and the user's.
+func copilotEnv(t *testing.T) (prsmHome, home string) {
+	prsmHome = testgit.Env(t)
+	home = os.Getenv("HOME")
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	t.Cleanup(func() { stopServers(prsmHome) })
+	for _, k := range []string{"COPILOT_HOME", "COPILOT_ALLOW_ALL", "COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "PRSM_SESSION_ID", "PRSM_WORKSPACE"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	return prsmHome, home
+}
+
+// copilotModelEnv is the environment that runs Copilot CLI offline
+// against fake, its package extracted under pkgCache.
+func copilotModelEnv(fake *fakemodel.ChatServer, pkgCache string) []string {
+	return append(os.Environ(),
+		"COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+fake.URL, "COPILOT_PROVIDER_API_KEY=x",
+		"COPILOT_MODEL=gpt-4.1", "COPILOT_AUTO_UPDATE=false", "COPILOT_PKG_CACHE_HOME="+pkgCache, "NO_COLOR=1")
+}
+
+// TestRealAgentCopilotFeedback is issue 46 in Copilot CLI's own loop, as
+// TestRealAgentClaudeFeedback is in Claude Code's, through prsm run's
+// http hooks: the scripted Copilot edits app.py, then runs a bash
+// command that waits; meanwhile the test rejects the edit's hunk with a
+// note and lets the command end. The model's next request must hold the
+// note and the file's name (prsm's postToolUse answer,
+// additionalContext), and the note must be marked delivered with that
+// call's postToolUse.
+func TestRealAgentCopilotFeedback(t *testing.T) {
+	exe := realAgent(t, "@github/copilot", "1.0.102", "copilot")
+	pkgCache := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(exe))), "pkg-cache")
+	prsmHome, _ := copilotEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	repo, s, cl := feedbackSession(ctx, t, prsmHome)
+	fb := newFeedbackScript(t)
+	wait, _ := json.Marshal(map[string]any{"command": fb.wait, "description": "Wait.", "mode": "sync"})
+	fake, err := fakemodel.ChatStart([]fakemodel.ChatStep{
+		{ToolCalls: []fakemodel.ChatToolCall{{ID: "call_edit_1", Name: "edit",
+			Arguments: `{"path":"{{cwd}}/app.py","old_str":"    retries = 3\n    timeout = 30","new_str":"    retries = 0\n    timeout = 5"}`}}},
+		{ToolCalls: []fakemodel.ChatToolCall{{ID: "call_wait_2", Name: "bash", Arguments: string(wait)}}},
+		{ToolCalls: []fakemodel.ChatToolCall{{ID: "call_read_3", Name: "bash",
+			Arguments: `{"command":"cat app.py","description":"Read.","mode":"sync"}`}}},
+		{Text: "Done."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	prsmBin := prsmBinary(t)
+	cmd := exec.CommandContext(ctx, prsmBin, "run", "--session", s.ID, "--", exe, "-p", "Make fetch fail faster.", "--allow-all-tools")
+	cmd.Dir, cmd.Env = repo, copilotModelEnv(fake, pkgCache)
+	editID := fb.rejectWhileWaiting(ctx, cmd, cl, s.ID, "")
+	heard := map[int]string{}
+	for _, req := range fake.Requests() {
+		if req.Step >= 0 {
+			b, _ := json.Marshal(req.Messages)
+			heard[req.Step] = string(b)
+		}
+	}
+	// Copilot's calls are numbered: the edit is <id>-1, the wait <id>-2.
+	waitID := strings.TrimSuffix(editID, "-1") + "-2"
+	fb.check(ctx, heard, cl, s.ID, editID, "copilot postToolUse "+waitID, repo)
 }

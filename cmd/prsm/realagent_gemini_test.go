@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,15 +45,7 @@ func TestRealAgentGemini(t *testing.T) {
 // realGeminiRun is one run of TestRealAgentGemini; install says whether
 // prsm's hooks are installed first, or left to prsm run.
 func realGeminiRun(t *testing.T, gemini string, install bool) {
-	prsmHome := testgit.Env(t)
-	home := os.Getenv("HOME")
-	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	t.Cleanup(func() { stopServers(prsmHome) })
-	for _, k := range []string{"GEMINI_CLI_HOME", "GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
-		"GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "PRSM_SESSION_ID", "PRSM_WORKSPACE"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
+	prsmHome, home := geminiEnv(t)
 
 	repo := testgit.Init(t, "repo")
 	testgit.Commit(t, repo, "first", map[string]string{
@@ -73,13 +69,7 @@ func realGeminiRun(t *testing.T, gemini string, install bool) {
 
 	// Gemini's user settings: API-key auth (else it exits 41), and only
 	// the workspace trusted.
-	gdir := filepath.Join(home, ".gemini")
-	writeJSONFile(t, filepath.Join(gdir, "settings.json"), map[string]any{
-		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
-		"general":  map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
-		"privacy":  map[string]any{"usageStatisticsEnabled": false},
-	})
-	writeJSONFile(t, filepath.Join(gdir, "trustedFolders.json"), map[string]any{repo: "TRUST_FOLDER"})
+	gdir := geminiUserSettings(t, home, repo)
 
 	prsmBin, err := exec.LookPath("prsm")
 	if err != nil {
@@ -277,4 +267,93 @@ func writeJSONFile(t *testing.T, path string, v any) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// geminiEnv is the test's environment for a real Gemini CLI: a prsm
+// home and a user home of its own (testgit.Env), and none of Gemini's
+// own variables; prsm's home and the user's.
+func geminiEnv(t *testing.T) (prsmHome, home string) {
+	prsmHome = testgit.Env(t)
+	home = os.Getenv("HOME")
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	t.Cleanup(func() { stopServers(prsmHome) })
+	for _, k := range []string{"GEMINI_CLI_HOME", "GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+		"GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "PRSM_SESSION_ID", "PRSM_WORKSPACE"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	return prsmHome, home
+}
+
+// geminiUserSettings writes Gemini's user settings under home: API-key
+// auth (else it exits 41), and only repo trusted; its ~/.gemini.
+func geminiUserSettings(t *testing.T, home, repo string) string {
+	gdir := filepath.Join(home, ".gemini")
+	writeJSONFile(t, filepath.Join(gdir, "settings.json"), map[string]any{
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"general":  map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"privacy":  map[string]any{"usageStatisticsEnabled": false},
+	})
+	writeJSONFile(t, filepath.Join(gdir, "trustedFolders.json"), map[string]any{repo: "TRUST_FOLDER"})
+	return gdir
+}
+
+// TestRealAgentGeminiFeedback is issue 46 in Gemini CLI's own loop, as
+// TestRealAgentClaudeFeedback is in Claude Code's: the scripted Gemini
+// replaces lines of app.py, then runs a shell command that waits;
+// meanwhile the test rejects the edit's hunk with a note and lets the
+// command end. The model's next request must hold the note and the
+// file's name (prsm's AfterTool answer, additionalContext, which Gemini
+// appends to the tool's result), and the note must be marked delivered
+// with that call's AfterTool.
+func TestRealAgentGeminiFeedback(t *testing.T) {
+	gemini := realAgent(t, "@google/gemini-cli", "0.61.0", "gemini")
+	prsmHome, home := geminiEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	repo, s, cl := feedbackSession(ctx, t, prsmHome)
+	fb := newFeedbackScript(t)
+	fake := fakemodel.NewGeminiServer(t, []fakemodel.GeminiStep{
+		{Tool: "replace", Args: map[string]any{"file_path": "app.py", "instruction": "Fail faster.", "old_string": "    retries = 3\n    timeout = 30", "new_string": "    retries = 0\n    timeout = 5"}},
+		{Tool: "run_shell_command", Args: map[string]any{"command": fb.wait, "description": "Wait."}},
+		{Tool: "run_shell_command", Args: map[string]any{"command": "cat app.py", "description": "Read."}},
+		{Text: "Done."},
+	})
+	// The fake's own log cuts bodies: the test keeps the main loop's
+	// whole, in order (step k's request is the k-th).
+	var mu sync.Mutex
+	var bodies []string
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"functionDeclarations"`) && strings.Contains(r.URL.Path, ":streamGenerateContent") {
+			mu.Lock()
+			bodies = append(bodies, string(body))
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		fake.ServeHTTP(w, r)
+	}))
+	defer model.Close()
+	geminiUserSettings(t, home, repo)
+
+	prsmBin, err := exec.LookPath("prsm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, prsmBin, "run", "--session", s.ID, "--", gemini, "-p", "Make fetch fail faster.", "--yolo")
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_API_KEY=fake-key", "NO_COLOR=1")
+	editID := fb.rejectWhileWaiting(ctx, cmd, cl, s.ID, "")
+	if fake.Played() != 4 {
+		t.Fatalf("the model played %d of 4 steps", fake.Played())
+	}
+	heard := map[int]string{}
+	mu.Lock()
+	for i, b := range bodies {
+		heard[i] = b
+	}
+	mu.Unlock()
+	// Gemini numbers its calls: the edit is <id>-1, the wait <id>-2.
+	waitID := strings.TrimSuffix(editID, "-1") + "-2"
+	fb.check(ctx, heard, cl, s.ID, editID, "gemini AfterTool "+waitID, repo)
 }
