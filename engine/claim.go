@@ -198,6 +198,17 @@ func both(f, g func()) func() {
 	}
 }
 
+// byStart sorts calls oldest first, by when they started and then by id.
+func byStart(calls []*inflightCall) {
+	sort.Slice(calls, func(i, j int) bool {
+		a, b := calls[i].tc, calls[j].tc
+		if !a.StartedAt.Equal(b.StartedAt) {
+			return a.StartedAt.Before(b.StartedAt)
+		}
+		return a.ID < b.ID
+	})
+}
+
 // closeOpenPatches closes every patch call in flight, oldest first, each
 // with the files its text names that changed; the caller knows that no
 // tool runs (a turn starts or ends) and holds the session's lock.
@@ -208,13 +219,7 @@ func (cr *capturer) closeOpenPatches(ctx context.Context, s *prsm.Session, st *s
 			open = append(open, c)
 		}
 	}
-	sort.Slice(open, func(i, j int) bool {
-		a, b := open[i].tc, open[j].tc
-		if !a.StartedAt.Equal(b.StartedAt) {
-			return a.StartedAt.Before(b.StartedAt)
-		}
-		return a.ID < b.ID
-	})
+	byStart(open)
 	for _, p := range open {
 		p.closing = map[string]bool{}
 		for _, rel := range p.patch {

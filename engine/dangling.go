@@ -114,13 +114,7 @@ func (cr *capturer) closeCrashed(ctx context.Context, s *prsm.Session, st *sessi
 		}
 		calls = append(calls, c)
 	}
-	sort.Slice(calls, func(i, j int) bool {
-		a, b := calls[i].tc, calls[j].tc
-		if !a.StartedAt.Equal(b.StartedAt) {
-			return a.StartedAt.Before(b.StartedAt)
-		}
-		return a.ID < b.ID
-	})
+	byStart(calls)
 	// In flight together while they close, so that each claims only its
 	// own changes; none is left in flight whatever happens.
 	for _, c := range calls {
