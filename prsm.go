@@ -213,6 +213,9 @@ type Record struct {
 	// Hunks are the change's blocks of lines, in file order: text records
 	// only (none for binary, symlink and mode-only records).
 	Hunks []Hunk `json:"hunks"`
+	// Commit is the commit prsm commit made of the record's accepted
+	// lines; "" until then.
+	Commit string `json:"commit,omitempty"`
 
 	// Seq orders records of a session (insertion order).
 	Seq int64 `json:"-"`

@@ -36,17 +36,22 @@ const (
 	CodeBadLines              Code = "bad_lines"
 	CodeBadParam              Code = "bad_param"
 	CodeBadPath               Code = "bad_path"
+	CodeBadRev                Code = "bad_rev"
 	CodeBadSelector           Code = "bad_selector"
 	CodeBadSide               Code = "bad_side"
 	CodeBadTime               Code = "bad_time"
+	CodeBinaryFile            Code = "binary_file"
 	CodeBusy                  Code = "busy"
 	CodeChangeNotFound        Code = "change_not_found"
 	CodeCheckpointNotFound    Code = "checkpoint_not_found"
+	CodeCommitFailed          Code = "commit_failed"
 	CodeConflict              Code = "conflict"
 	CodeCSRF                  Code = "csrf"
+	CodeDetachedHead          Code = "detached_head"
 	CodeFileChanged           Code = "file_changed"
 	CodeForbiddenHost         Code = "forbidden_host"
 	CodeForbiddenOrigin       Code = "forbidden_origin"
+	CodeGitInProgress         Code = "git_in_progress"
 	CodeHookTokenScope        Code = "hook_token_scope"
 	CodeHunkConflict          Code = "hunk_conflict"
 	CodeHunkDecided           Code = "hunk_decided"
@@ -84,6 +89,7 @@ const (
 	CodeNotInConflict         Code = "not_in_conflict"
 	CodeNotText               Code = "not_text"
 	CodeNoteTooLarge          Code = "note_too_large"
+	CodeNothingToCommit       Code = "nothing_to_commit"
 	CodeOneRecord             Code = "one_record"
 	CodeParentIsFile          Code = "parent_is_file"
 	CodeRecordNotFound        Code = "record_not_found"
@@ -118,17 +124,22 @@ var Codes = []CodeInfo{
 	{CodeBadLines, statusBadRequest, "A comment's lines are not N or N-M within the change's new side (from 1)."},
 	{CodeBadParam, statusBadRequest, "A query parameter has a value the route does not take."},
 	{CodeBadPath, statusBadRequest, "A record's path is not a path inside the workspace."},
+	{CodeBadRev, statusBadRequest, "The revision names no commit."},
 	{CodeBadSelector, statusBadRequest, "A rollback names no selector, more than one, or a bad one."},
 	{CodeBadSide, statusBadRequest, "side= is neither before nor after."},
 	{CodeBadTime, statusBadRequest, "A time is not in RFC 3339 form."},
+	{CodeBinaryFile, statusConflict, "The file is binary: it has no lines to blame."},
 	{CodeBusy, statusServiceUnavailable, "The store is locked by another process or a long transaction; send the same request again after Retry-After."},
 	{CodeChangeNotFound, statusNotFound, "No change of the session has that id (the CLI checks every id before it acts)."},
 	{CodeCheckpointNotFound, statusNotFound, "The session has no checkpoint with that id, id prefix or name."},
+	{CodeCommitFailed, statusConflict, "git commit failed (a commit hook refused, say): nothing was committed and the index is as it was."},
 	{CodeConflict, statusConflict, "The request conflicts with the state of the session (the generic form)."},
 	{CodeCSRF, statusForbidden, "A request of the review page that changes state lacks its CSRF header."},
+	{CodeDetachedHead, statusConflict, "HEAD is detached: prsm commit commits only on a branch."},
 	{CodeFileChanged, statusConflict, "The file changed while prsm wrote it; nothing was done, try again."},
 	{CodeForbiddenHost, statusForbidden, "The Host header is not a loopback name on the server's port."},
 	{CodeForbiddenOrigin, statusForbidden, "The request comes from a page of another origin."},
+	{CodeGitInProgress, statusConflict, "A merge, rebase, cherry-pick or revert is in progress in the workspace: finish or abort it first."},
 	{CodeHookTokenScope, statusForbidden, "A hook token only sends its own session's hook events."},
 	{CodeHunkConflict, statusConflict, "The hunk's lines were edited since; nothing was changed."},
 	{CodeHunkDecided, statusConflict, "The hunk was decided already."},
@@ -166,6 +177,7 @@ var Codes = []CodeInfo{
 	{CodeNotInConflict, statusConflict, "Only a change in conflict is resolved; accept or reject it instead."},
 	{CodeNotText, statusConflict, "Conflict markers need text on both sides."},
 	{CodeNoteTooLarge, statusRequestEntityTooLarge, "A note or a comment is over 16 KiB (api.MaxNote)."},
+	{CodeNothingToCommit, statusConflict, "No accepted, uncommitted change matches what prsm commit was asked to commit."},
 	{CodeOneRecord, statusBadRequest, "The route needs one record id, not a tool call with several records."},
 	{CodeParentIsFile, statusConflict, "A change cannot come back while a file stands where its directory goes."},
 	{CodeRecordNotFound, statusNotFound, "The session has no change with that id or id prefix."},

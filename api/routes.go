@@ -59,6 +59,10 @@ const (
 	RouteComment
 	RouteTakeFeedback
 	RouteConfirmFeedback
+	RouteBlame
+	RouteCommit
+	RouteTraceShow
+	RouteTraceExport
 	RouteAgentHook
 	RouteUIIndex
 	RouteUILogin
@@ -87,7 +91,8 @@ const AnySession = "-"
 // record's, or a tool call's for all of its records; a unique prefix of
 // either will do: the server resolves it), cid a
 // checkpoint's id, prefix or name, other another checkpoint, n a hunk's
-// index, agent an agent's name, name an asset's file name.
+// index, agent an agent's name, name an asset's file name, rev a commit
+// (anything git rev-parse takes).
 type Route struct {
 	Name    string
 	Method  string
@@ -142,6 +147,10 @@ var Routes = [numRoutes]Route{
 	RouteComment:               {"comment", methodPost, "/sessions/:id/file-changes/:record/comments"},
 	RouteTakeFeedback:          {"takeFeedback", methodPost, "/sessions/:id/feedback/take"},
 	RouteConfirmFeedback:       {"confirmFeedback", methodPost, "/sessions/:id/feedback/confirm"},
+	RouteBlame:                 {"blame", methodGet, "/blame"},
+	RouteCommit:                {"commit", methodPost, "/commits"},
+	RouteTraceShow:             {"traceShow", methodGet, "/traces/:rev"},
+	RouteTraceExport:           {"traceExport", methodGet, "/sessions/:id/trace"},
 	RouteAgentHook:             {"agentHook", methodPost, "/hooks/:agent"},
 	RouteUIIndex:               {"uiIndex", methodGet, "/"},
 	RouteUILogin:               {"uiLogin", methodGet, "/login"},

@@ -11,7 +11,7 @@ import (
 // parameters named as Route says.
 func TestRoutes(t *testing.T) {
 	names, keys := map[string]bool{}, map[string]bool{}
-	known := map[string]bool{"id": true, "call": true, "record": true, "cid": true, "other": true, "n": true, "agent": true, "name": true}
+	known := map[string]bool{"id": true, "call": true, "record": true, "cid": true, "other": true, "n": true, "agent": true, "name": true, "rev": true}
 	for id, r := range Routes {
 		if r.Name == "" || r.Method == "" || !strings.HasPrefix(r.Pattern, "/") {
 			t.Errorf("route %d is incomplete: %+v", id, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
@@ -42,6 +43,10 @@ func (cr *capturer) Turn(ctx context.Context, sessionID string, req api.TurnRequ
 	}
 	if req.MessageIndex > st.turn {
 		st.turn = req.MessageIndex
+	}
+	// The prompt, whole, for blame and prsm commit's messages.
+	if err := store.PutTurn(ctx, cr.DB.Q(), s.ID, req.MessageIndex, req.Prompt, time.Now()); err != nil {
+		return nil, err
 	}
 	if !on {
 		return nil, nil // the turn is counted; automatic checkpoints are off

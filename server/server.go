@@ -28,6 +28,7 @@ import (
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/engine"
 	"github.com/prsm-dev/prsm/feedback"
+	"github.com/prsm-dev/prsm/history"
 	"github.com/prsm-dev/prsm/store"
 )
 
@@ -78,6 +79,8 @@ type Server struct {
 	ui *uiAuth
 	// fb is the sessions' feedback queue (feedback.go).
 	fb *feedback.Queue
+	// hist is blame, prsm commit and the trace notes (history.go).
+	hist *history.History
 }
 
 // New builds a server and binds its listener (so Addr is known at once).
@@ -136,6 +139,7 @@ func New(eng *engine.Engine, cfg Config) (*Server, error) {
 	}
 	s := &Server{eng: eng, cfg: cfg, ln: newConnGuard(ln, cfg.MaxConns, cfg.MaxUntrustedConns), port: port, token: token,
 		log: eng.Log, shutdown: make(chan struct{}), fb: fb}
+	s.hist = &history.History{DB: eng.DB, Repo: eng.Repo, Version: prsm.Version, Content: fb.Content}
 	s.echo = s.router()
 	s.http = &http.Server{Handler: s.echo, ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout,
 		WriteTimeout: cfg.WriteTimeout, ConnContext: connContext}
@@ -354,6 +358,10 @@ func (s *Server) handlers() map[api.RouteID]echo.HandlerFunc {
 		api.RouteComment:               notes{s}.comment,
 		api.RouteTakeFeedback:          notes{s}.takeFeedback,
 		api.RouteConfirmFeedback:       notes{s}.confirmFeedback,
+		api.RouteBlame:                 kept{s}.blame,
+		api.RouteCommit:                kept{s}.commit,
+		api.RouteTraceShow:             kept{s}.traceShow,
+		api.RouteTraceExport:           kept{s}.traceExport,
 		api.RouteAgentHook:             s.agentHook,
 
 		// The review page, its login and its helper API (ui.go).

@@ -105,6 +105,7 @@ func TestPendingCountMigrated(t *testing.T) {
 		"ALTER TABLE records DROP COLUMN rejected_at", "ALTER TABLE records DROP COLUMN note", "ALTER TABLE records DROP COLUMN hunks",
 		"DROP TABLE pending_objects_aside", "DROP TABLE record_history", "ALTER TABLE checkpoints DROP COLUMN decision_seq",
 		"DROP TABLE hook_tokens", "DROP TABLE blob_chunks", "DROP TABLE feedback",
+		"DROP TABLE turns", "ALTER TABLE records DROP COLUMN commit_id",
 		"DELETE FROM schema_version WHERE version >= 7",
 	} {
 		if _, err := q.ExecContext(ctx, stmt); err != nil {

@@ -15,7 +15,7 @@ import (
 
 const recordCols = `seq, id, session_id, file_path, rel_path, agent_id, change_type, tool_call_id,
 	tool_name, message_index, old_hash, new_hash, pre_tool_hash, added_ranges, removed_ranges,
-	timestamp, status, sync_state, binary, mode_before, mode_after, size_before, size_after, rejected_at, note, hunks`
+	timestamp, status, sync_state, binary, mode_before, mode_after, size_before, size_after, rejected_at, note, hunks, commit_id`
 
 func scanRecord(sc scanner) (*prsm.Record, error) {
 	var (
@@ -28,7 +28,7 @@ func scanRecord(sc scanner) (*prsm.Record, error) {
 	if err := sc.Scan(&r.Seq, &r.ID, &r.SessionID, &r.FilePath, &r.RelPath, &r.AgentID,
 		&r.ChangeType, &r.ToolCallID, &r.ToolName, &r.MessageIndex, &r.OldHash, &r.NewHash,
 		&r.PreToolHash, &added, &removed, &ts, &r.Status, &r.SyncState, &r.Binary,
-		&r.ModeBefore, &r.ModeAfter, &r.SizeBefore, &r.SizeAfter, &rejectedAt, &r.Note, &hunks); err != nil {
+		&r.ModeBefore, &r.ModeAfter, &r.SizeBefore, &r.SizeAfter, &rejectedAt, &r.Note, &hunks, &r.Commit); err != nil {
 		return nil, err
 	}
 	var err error

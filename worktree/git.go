@@ -28,6 +28,7 @@ type Cmd struct {
 	dir     string
 	linked  Linked // set by In: a session worktree, named to git by prsm
 	timeout time.Duration
+	user    bool // AsUser
 	err     error
 }
 
@@ -116,6 +117,13 @@ func (c *Cmd) In(l Linked) *Cmd {
 	return c
 }
 
+// AsUser runs the command as the user's own git command would run in
+// the user's workspace: with their hooks and their commit signing
+// (safeConfig switches both off for every other call). Only prsm commit
+// uses it, for the commit it makes on the user's branch. It refuses a
+// session worktree (In): there the agent controls the hooks.
+func (c *Cmd) AsUser() *Cmd { c.user = true; return c }
+
 // Timeout overrides the runner's timeout for this call.
 func (c *Cmd) Timeout(d time.Duration) *Cmd { c.timeout = d; return c }
 
@@ -174,6 +182,14 @@ var safeConfig = []string{
 	"-c", "core.sshCommand=false",
 	"-c", "protocol.allow=never",
 	"-c", "commit.gpgSign=false",
+}
+
+// userConfig is safeConfig without what switches off the user's hooks
+// and signing (Cmd.AsUser).
+var userConfig = []string{
+	"-c", "core.fsmonitor=false",
+	"-c", "core.sshCommand=false",
+	"-c", "protocol.allow=never",
 }
 
 // diffOpts are added to commands that can run an external diff program
@@ -292,7 +308,14 @@ func (r *Runner) argv(c *Cmd) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	argv := append(append([]string(nil), safeConfig...), loc...)
+	cfg := safeConfig
+	if c.user {
+		if c.linked.GitDir != "" {
+			return nil, errors.New("git: a session worktree's command never runs the user's hooks")
+		}
+		cfg = userConfig
+	}
+	argv := append(append([]string(nil), cfg...), loc...)
 	sub := subcommand(c.args)
 	argv = append(argv, c.args[:sub+1]...)
 	if sub < len(c.args) && diffOpts[c.args[sub]] {

@@ -171,7 +171,8 @@ func (a *app) rootCmd() *cobra.Command {
 		return usagef("see `"+c.CommandPath()+" --help`", "%v", err)
 	})
 	root.AddCommand(a.serveCmd(), a.runCmd(), a.gcCmd(), a.stopCmd(), a.statusCmd(), a.sessionCmd(), a.changesCmd(),
-		a.checkpointCmd(), a.rewindCmd(), a.rollbackCmd(), a.hookCmd(), a.hooksCmd(), a.uiCmd(), a.demoCmd(), a.versionCmd())
+		a.checkpointCmd(), a.rewindCmd(), a.rollbackCmd(), blameCmd(a), commitCmd(a), traceCmd(a),
+		a.hookCmd(), a.hooksCmd(), a.uiCmd(), a.demoCmd(), a.versionCmd())
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		switch c.Name() {

@@ -792,6 +792,124 @@ export interface ConfirmFeedbackRequest {
   ids: number[] | null;
 }
 
+/**
+ * Blame is the answer of GET /blame?path=FILE[&start=A&end=B]: who wrote
+ * each line of a workspace file (issue 47). Lines holds the file's lines
+ * (those from start to end, 1-based and inclusive, when they are given);
+ * each names its origin by index into Origins, or -1 for "you": a line
+ * that no record and no trace note explains.
+ */
+export interface Blame {
+  path: string;
+  lines: BlameLine[] | null;
+  origins: BlameOrigin[] | null;
+  /**
+   * Warnings name what blame skipped: a trace note it could not read,
+   * say.
+   */
+  warnings?: string[];
+}
+
+/** BlameLine is one line of a blamed file. */
+export interface BlameLine {
+  /** 1-based, in the workspace file */
+  line: number;
+  /** the line, without its line break */
+  text: string;
+  origin: number;
+}
+
+/**
+ * BlameOrigin is the tool call that wrote some lines: its agent, session,
+ * turn and prompt, and what became of its change.
+ */
+export interface BlameOrigin {
+  /** OriginRecord or OriginNote */
+  source: string;
+  session_id: string;
+  agent_id: string;
+  record_id?: string;
+  tool_name: string;
+  tool_call_id: string;
+  turn: number;
+  prompt: string;
+  time: string;
+  /**
+   * Status is the record's review state (pending, accepted, partial),
+   * or "committed" for a line a trace note explains.
+   */
+  status: string;
+  /**
+   * Commit is the commit that holds the lines, once prsm commit made
+   * it.
+   */
+  commit?: string;
+  model_id?: string;
+}
+
+/**
+ * CommitRequest is the body of POST /commits (prsm commit, issue 47):
+ * turn the accepted work into commits on the user's current branch, one
+ * a turn, or one a session with Squash. Session, Turn and Files narrow
+ * what goes in; all of the workspace's accepted, uncommitted work when
+ * they are empty. IncludeMine commits the files' workspace bytes, the
+ * user's own uncommitted edits included; otherwise only the agents'
+ * accepted lines go in. DryRun makes nothing and answers the plan.
+ * Messages, when given, replace the planned messages in order (prsm
+ * commit --edit).
+ */
+export interface CommitRequest {
+  session?: string;
+  turn?: number;
+  files?: string[];
+  squash?: boolean;
+  include_mine?: boolean;
+  dry_run?: boolean;
+  messages?: string[];
+}
+
+/**
+ * CommitReport is the answer of POST /commits: the commits made (or, for
+ * a dry run, planned) in order, and what was left out and why.
+ */
+export interface CommitReport {
+  commits: PlannedCommit[] | null;
+  left_out?: LeftOut[];
+}
+
+/** PlannedCommit is one commit of prsm commit. */
+export interface PlannedCommit {
+  /** "" in a dry run */
+  commit?: string;
+  session_id: string;
+  agent_id: string;
+  turns: number[] | null;
+  message: string;
+  files: string[] | null;
+  records: string[] | null;
+}
+
+/**
+ * LeftOut is a change prsm commit did not commit, and why: it is pending,
+ * in conflict, rejected in part, or does not apply to HEAD.
+ */
+export interface LeftOut {
+  session_id: string;
+  record_id: string;
+  path: string;
+  reason: string;
+}
+
+/**
+ * Traces is the answer of GET /traces/{rev} (the Agent Trace records of
+ * a commit's note) and of GET /sessions/{id}/trace (a session's
+ * uncommitted work as Agent Trace records): each record is the spec's
+ * JSON (github.com/cursor/agent-trace, v0.1.0) as is.
+ */
+export interface Traces {
+  records: unknown[] | null;
+}
+
 /** The events of GET /events, by type. */
 export type PrsmEvent =
   | { type: 'session_updated'; data: Session }
@@ -864,6 +982,10 @@ export const ROUTES = {
   comment: { method: 'POST', pattern: '/sessions/:id/file-changes/:record/comments' },
   takeFeedback: { method: 'POST', pattern: '/sessions/:id/feedback/take' },
   confirmFeedback: { method: 'POST', pattern: '/sessions/:id/feedback/confirm' },
+  blame: { method: 'GET', pattern: '/blame' },
+  commit: { method: 'POST', pattern: '/commits' },
+  traceShow: { method: 'GET', pattern: '/traces/:rev' },
+  traceExport: { method: 'GET', pattern: '/sessions/:id/trace' },
   agentHook: { method: 'POST', pattern: '/hooks/:agent' },
   uiIndex: { method: 'GET', pattern: '/' },
   uiLogin: { method: 'GET', pattern: '/login' },
@@ -933,6 +1055,10 @@ export const paths = {
   comment: (id: string, record: string): string => `/sessions/${pathSegment(id)}/file-changes/${pathSegment(record)}/comments`,
   takeFeedback: (id: string): string => `/sessions/${pathSegment(id)}/feedback/take`,
   confirmFeedback: (id: string): string => `/sessions/${pathSegment(id)}/feedback/confirm`,
+  blame: (): string => '/blame',
+  commit: (): string => '/commits',
+  traceShow: (rev: string): string => `/traces/${pathSegment(rev)}`,
+  traceExport: (id: string): string => `/sessions/${pathSegment(id)}/trace`,
   agentHook: (agent: string): string => `/hooks/${pathSegment(agent)}`,
   uiIndex: (): string => '/',
   uiLogin: (): string => '/login',

@@ -100,6 +100,14 @@ var types = []wireType{
 	{v: api.TakeFeedbackRequest{}},
 	{v: api.Delivery{}},
 	{v: api.ConfirmFeedbackRequest{}},
+	{v: api.Blame{}},
+	{v: api.BlameLine{}},
+	{v: api.BlameOrigin{}},
+	{v: api.CommitRequest{}},
+	{v: api.CommitReport{}},
+	{v: api.PlannedCommit{}},
+	{v: api.LeftOut{}},
+	{v: api.Traces{}},
 }
 
 // notOnWire are the exported struct types of packages prsm and api that no

@@ -1,0 +1,351 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/internal/safepath"
+	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/sync"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// commitTimeout bounds git commit: the user's hooks run in it.
+const commitTimeout = 10 * time.Minute
+
+// group is the records of one commit: a turn's, or a session's with
+// --squash.
+type group struct {
+	session *prsm.Session
+	turns   []int
+	recs    []*prsm.Record
+	files   []string // in the order first changed
+	// content is each file's content in the commit, nil for a file the
+	// commit deletes; mode its git mode.
+	content map[string][]byte
+	mode    map[string]uint32
+}
+
+// Commit is prsm commit: each group's accepted lines (HEAD plus each
+// accepted record's change, merged in order) committed on the user's
+// current branch with git commit, hooks and signing as the user set
+// them, from a temporary index. The user's index then has the committed
+// files as the new HEAD has them and its other entries as they were; the
+// workspace's bytes do not change. A failed commit undoes the commits
+// made before it, so nothing is half-made, and marks no record.
+func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.CommitReport, error) {
+	branch, head, err := h.commitPoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep := &api.CommitReport{Commits: []api.PlannedCommit{}}
+	groups, err := h.plan(ctx, req, head, rep)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
+		return rep, prsm.Errorf(prsm.ErrConflict, string(api.CodeNothingToCommit), leftOutHint(rep),
+			"nothing to commit: no accepted, uncommitted change matches%s", leftOutSummary(rep))
+	}
+	for i, g := range groups {
+		msg := message(g, h.prompts(ctx, g.session.ID))
+		if i < len(req.Messages) && strings.TrimSpace(req.Messages[i]) != "" {
+			msg = req.Messages[i]
+		}
+		rep.Commits = append(rep.Commits, api.PlannedCommit{SessionID: g.session.ID, AgentID: g.session.AgentID,
+			Turns: g.turns, Message: msg, Files: g.files, Records: ids(g.recs)})
+	}
+	if req.DryRun {
+		return rep, nil
+	}
+	made, err := h.commitAll(ctx, branch, head, groups, rep)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.syncIndex(ctx, groups, made[len(made)-1]); err != nil {
+		return nil, fmt.Errorf("the commits are made; updating the index of their files failed: %w", err)
+	}
+	err = h.DB.Tx(ctx, func(q store.Querier) error {
+		for i, g := range groups {
+			bySession := ids(g.recs)
+			if err := store.MarkCommitted(ctx, q, g.session.ID, made[i], bySession); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range groups {
+		rep.Commits[i].Commit = made[i]
+		if err := h.noteCommit(ctx, made[i], g, req.IncludeMine); err != nil {
+			rep.LeftOut = append(rep.LeftOut, api.LeftOut{SessionID: g.session.ID,
+				Reason: fmt.Sprintf("the trace note of %.12s was not written: %v", made[i], err)})
+		}
+	}
+	return rep, nil
+}
+
+// commitPoint is the branch HEAD is on and its commit ("" on an unborn
+// branch). It refuses a detached HEAD and a merge, rebase, cherry-pick,
+// revert or bisect in progress.
+func (h *History) commitPoint(ctx context.Context) (branch, head string, err error) {
+	out, err := h.git(ctx, worktree.NewCmd("symbolic-ref", "-q", "HEAD"))
+	if err != nil {
+		return "", "", prsm.Errorf(prsm.ErrConflict, string(api.CodeDetachedHead), "check out a branch first (git switch NAME)",
+			"HEAD is detached: prsm commit commits only on a branch")
+	}
+	branch = strings.TrimSpace(string(out))
+	for _, f := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG"} {
+		if _, err := os.Lstat(filepath.Join(h.Repo.GitDir, f)); err == nil {
+			return "", "", prsm.Errorf(prsm.ErrConflict, string(api.CodeGitInProgress), "finish or abort it first",
+				"a %s is in progress in the workspace", inProgress(f))
+		}
+	}
+	out, err = h.git(ctx, worktree.NewCmd("rev-parse", "-q", "--verify").Rev("HEAD^{commit}"))
+	if err == nil {
+		head = strings.TrimSpace(string(out))
+	}
+	return branch, head, nil
+}
+
+func inProgress(f string) string {
+	switch f {
+	case "MERGE_HEAD":
+		return "merge"
+	case "CHERRY_PICK_HEAD":
+		return "cherry-pick"
+	case "REVERT_HEAD":
+		return "revert"
+	case "BISECT_LOG":
+		return "bisect"
+	}
+	return "rebase"
+}
+
+// plan picks the records req names and builds each group's files from
+// HEAD (head) and the groups before it. What it cannot take goes to
+// rep.LeftOut.
+func (h *History) plan(ctx context.Context, req api.CommitRequest, head string, rep *api.CommitReport) ([]*group, error) {
+	q := h.DB.Q()
+	sessions, err := store.ListSessions(ctx, q, "")
+	if err != nil {
+		return nil, err
+	}
+	var files map[string]bool
+	if len(req.Files) > 0 {
+		files = map[string]bool{}
+		for _, f := range req.Files {
+			rel, err := safepath.Rel(h.Repo.Root, f)
+			if err != nil {
+				return nil, prsm.Errorf(prsm.ErrInvalid, string(api.CodeInvalidPath), "name files inside the workspace", "%v", err)
+			}
+			files[rel] = true
+		}
+	}
+	found := false
+	var groups []*group
+	for _, s := range sessions {
+		if req.Session != "" && !strings.HasPrefix(s.ID, req.Session) && s.Name != req.Session {
+			continue
+		}
+		found = true
+		recs, err := store.ListRecords(ctx, q, store.RecordFilter{SessionID: s.ID})
+		if err != nil {
+			return nil, err
+		}
+		byKey := map[int]*group{}
+		for _, r := range recs {
+			if r.Commit != "" || (req.Turn > 0 && r.MessageIndex != req.Turn) || (files != nil && !files[r.RelPath]) {
+				continue
+			}
+			if why := notCommittable(r); why != "" {
+				if why != "-" {
+					rep.LeftOut = append(rep.LeftOut, api.LeftOut{SessionID: s.ID, RecordID: r.ID, Path: r.RelPath, Reason: why})
+				}
+				continue
+			}
+			key := r.MessageIndex
+			if req.Squash {
+				key = 0
+			}
+			g := byKey[key]
+			if g == nil {
+				g = &group{session: s, content: map[string][]byte{}, mode: map[string]uint32{}}
+				byKey[key] = g
+				groups = append(groups, g)
+			}
+			if !slices.Contains(g.turns, r.MessageIndex) {
+				g.turns = append(g.turns, r.MessageIndex)
+			}
+			g.recs = append(g.recs, r)
+		}
+	}
+	if req.Session != "" && !found {
+		return nil, prsm.Errorf(prsm.ErrNotFound, string(api.CodeSessionNotFound), "see `prsm session list`", "no session %q", req.Session)
+	}
+	// Oldest first, so that each builds on the one before.
+	slices.SortStableFunc(groups, func(a, b *group) int { return int(a.recs[0].Seq - b.recs[0].Seq) })
+	return h.build(ctx, groups, head, req.IncludeMine, rep)
+}
+
+// notCommittable says why record r is not committed: "" when it is, "-"
+// when it is out of the work anyway (rejected, rewound).
+func notCommittable(r *prsm.Record) string {
+	switch {
+	case r.Status == prsm.StatusRejected || r.Status == prsm.StatusRewound:
+		return "-"
+	case r.Status == prsm.StatusPending:
+		return "pending review"
+	case r.SyncState == prsm.SyncConflict:
+		return "in conflict"
+	case r.Binary:
+		return "binary: prsm commit takes text lines; commit it yourself"
+	case r.ModeAfter&0o170000 == 0o120000 || r.ModeBefore&0o170000 == 0o120000:
+		return "a symlink: commit it yourself"
+	}
+	return ""
+}
+
+// build works out each group's files: from the tip before it (HEAD for
+// the first), each record's accepted change merged in order (its before
+// as the base, the tip as ours, its after as theirs), or, with mine, the
+// workspace's bytes. A record whose change does not merge cleanly is
+// left out, and so is a group left with nothing.
+func (h *History) build(ctx context.Context, groups []*group, head string, mine bool, rep *api.CommitReport) ([]*group, error) {
+	objs, err := h.Repo.Objects()
+	if err != nil {
+		return nil, err
+	}
+	tip := map[string]*[]byte{} // path -> content at the tip; a nil pointer: absent
+	modes := map[string]uint32{}
+	read := func(rel string) ([]byte, bool, error) {
+		if c, ok := tip[rel]; ok {
+			if c == nil {
+				return nil, false, nil
+			}
+			return *c, true, nil
+		}
+		if head == "" {
+			return nil, false, nil
+		}
+		f, err := objs.ReadFile(head, rel)
+		if errors.Is(err, worktree.ErrNoFile) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		modes[rel] = f.Mode
+		return f.Content, true, nil
+	}
+	var out []*group
+	for _, g := range groups {
+		var kept []*prsm.Record
+		for _, r := range g.recs {
+			cur, present, err := read(r.RelPath)
+			if err != nil {
+				return nil, err
+			}
+			before, err := h.Content(ctx, r.SessionID, r.ID, "before")
+			if err != nil {
+				return nil, err
+			}
+			after, err := h.Content(ctx, r.SessionID, r.ID, "after")
+			if err != nil {
+				return nil, err
+			}
+			merged, clean := sync.Merge3(before, cur, after)
+			if !clean {
+				rep.LeftOut = append(rep.LeftOut, api.LeftOut{SessionID: r.SessionID, RecordID: r.ID, Path: r.RelPath,
+					Reason: "does not apply to HEAD: it overlaps lines that are not committed"})
+				continue
+			}
+			gone := r.ChangeType == prsm.ChangeDelete && len(merged) == 0
+			_ = present
+			if gone {
+				tip[r.RelPath] = nil
+			} else {
+				m := merged
+				tip[r.RelPath] = &m
+				modes[r.RelPath] = gitMode(r.ModeAfter, modes[r.RelPath])
+			}
+			kept = append(kept, r)
+			if !slices.Contains(g.files, r.RelPath) {
+				g.files = append(g.files, r.RelPath)
+			}
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		g.recs = kept
+		for _, f := range g.files {
+			if mine {
+				if b, err := os.ReadFile(filepath.Join(h.Repo.Root, filepath.FromSlash(f))); err == nil {
+					tip[f] = &b
+				} else if errors.Is(err, os.ErrNotExist) {
+					tip[f] = nil
+				}
+			}
+			if c := tip[f]; c != nil {
+				g.content[f], g.mode[f] = *c, modes[f]
+			} else {
+				g.content[f] = nil
+			}
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// gitMode is the git file mode of a record's after side: executable or
+// not; old when the record does not say.
+func gitMode(after, old uint32) uint32 {
+	switch {
+	case after == 0 && old != 0:
+		return old
+	case after&0o111 != 0:
+		return 0o100755
+	}
+	return 0o100644
+}
+
+func ids(recs []*prsm.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// prompts are session id's turn prompts (none on an error: a commit
+// message without the prompt is still a message).
+func (h *History) prompts(ctx context.Context, id string) map[int]string {
+	p, _ := store.TurnPrompts(ctx, h.DB.Q(), id)
+	return p
+}
+
+func leftOutSummary(rep *api.CommitReport) string {
+	if len(rep.LeftOut) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d changes left out: %s)", len(rep.LeftOut), rep.LeftOut[0].Reason)
+}
+
+func leftOutHint(rep *api.CommitReport) string {
+	for _, l := range rep.LeftOut {
+		if l.Reason == "pending review" {
+			return "accept the changes first (prsm changes accept ID)"
+		}
+	}
+	return "accept an agent's changes, then commit them"
+}

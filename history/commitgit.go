@@ -1,0 +1,272 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
+	"github.com/prsm-dev/prsm/worktree"
+)
+
+// commitAll makes the groups' commits on branch, in order, each from a
+// temporary index: HEAD's tree with the group's files in place. On a
+// failure (a commit hook that refuses, say) the branch goes back to head,
+// where it was, and the error says why: nothing is half-made.
+func (h *History) commitAll(ctx context.Context, branch, head string, groups []*group, rep *api.CommitReport) ([]string, error) {
+	tmp, err := os.MkdirTemp("", "prsm-commit-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	var made []string
+	parent := head
+	undo := func(cause error) error {
+		if len(made) > 0 {
+			cmd := worktree.NewCmd("update-ref", "-m", "prsm commit: undone").Rev(branch)
+			if head == "" {
+				cmd = worktree.NewCmd("update-ref", "-d").Rev(branch, made[len(made)-1])
+			} else {
+				cmd.Rev(head, made[len(made)-1])
+			}
+			if _, err := h.git(ctx, cmd); err != nil {
+				return fmt.Errorf("%w; and putting %s back at %.12s failed: %v", cause, branch, head, err)
+			}
+		}
+		return cause
+	}
+	for i, g := range groups {
+		index := filepath.Join(tmp, fmt.Sprintf("index%d", i))
+		env := "GIT_INDEX_FILE=" + index
+		if parent != "" {
+			if _, err := h.git(ctx, worktree.NewCmd("read-tree").Rev(parent).Env(env)); err != nil {
+				return nil, undo(err)
+			}
+		}
+		info, err := h.indexInfo(ctx, tmp, g)
+		if err != nil {
+			return nil, undo(err)
+		}
+		if _, err := h.git(ctx, worktree.NewCmd("update-index", "--index-info").Env(env).Stdin(info)); err != nil {
+			return nil, undo(err)
+		}
+		out, err := h.Repo.Git().Run(ctx, worktree.NewCmd("commit", "-q", "--allow-empty", "-F", "-").
+			Dir(h.Repo.Root).AsUser().Env(env).Stdin([]byte(rep.Commits[i].Message)).Timeout(commitTimeout))
+		if err != nil {
+			return nil, undo(prsm.Errorf(prsm.ErrConflict, string(api.CodeCommitFailed),
+				"fix what git says, then run prsm commit again: nothing was committed, and the index and HEAD are as they were",
+				"git commit failed: %s", strings.TrimSpace(gitStderr(err, out))))
+		}
+		rev, err := h.git(ctx, worktree.NewCmd("rev-parse", "-q", "--verify").Rev("HEAD^{commit}"))
+		if err != nil {
+			return nil, undo(err)
+		}
+		parent = strings.TrimSpace(string(rev))
+		made = append(made, parent)
+	}
+	return made, nil
+}
+
+// gitStderr is what git said of a failed call.
+func gitStderr(err error, out []byte) string {
+	var ge *worktree.Error
+	if e, ok := err.(*worktree.Error); ok {
+		ge = e
+	}
+	if ge != nil && strings.TrimSpace(ge.Stderr) != "" {
+		return ge.Stderr + string(out)
+	}
+	return err.Error()
+}
+
+// indexInfo writes the group's contents to the object store (one git
+// hash-object) and returns update-index --index-info's input for them:
+// each file's mode, blob and path, or its removal.
+func (h *History) indexInfo(ctx context.Context, tmp string, g *group) ([]byte, error) {
+	var paths, rels []string
+	for i, f := range g.files {
+		c := g.content[f]
+		if c == nil {
+			continue
+		}
+		p := filepath.Join(tmp, fmt.Sprintf("blob%d", i))
+		if err := os.WriteFile(p, c, 0o600); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+		rels = append(rels, f)
+	}
+	blobs := map[string]string{}
+	if len(paths) > 0 {
+		out, err := h.git(ctx, worktree.NewCmd("hash-object", "-w", "--no-filters", "--stdin-paths").
+			Stdin([]byte(strings.Join(paths, "\n")+"\n")))
+		if err != nil {
+			return nil, err
+		}
+		shas := strings.Fields(string(out))
+		if len(shas) != len(rels) {
+			return nil, fmt.Errorf("git hash-object gave %d objects for %d files", len(shas), len(rels))
+		}
+		for i, r := range rels {
+			blobs[r] = shas[i]
+		}
+	}
+	var b bytes.Buffer
+	for _, f := range g.files {
+		if sha, ok := blobs[f]; ok {
+			fmt.Fprintf(&b, "%o %s\t%s\n", g.mode[f], sha, f)
+		} else {
+			fmt.Fprintf(&b, "0 %s\t%s\n", strings.Repeat("0", 40), f)
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// syncIndex gives the user's index the committed files as commit (the new
+// HEAD) has them; its other entries stay as they were.
+func (h *History) syncIndex(ctx context.Context, groups []*group, commit string) error {
+	seen := map[string]bool{}
+	var paths []string
+	for _, g := range groups {
+		for _, f := range g.files {
+			if !seen[f] {
+				seen[f] = true
+				paths = append(paths, f)
+			}
+		}
+	}
+	out, err := h.git(ctx, worktree.NewCmd("ls-tree", "-z", "--full-tree").Rev(commit).Paths(paths...))
+	if err != nil {
+		return err
+	}
+	in := map[string]string{}
+	for _, e := range strings.Split(string(out), "\x00") {
+		meta, path, ok := strings.Cut(e, "\t")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(meta) // mode type sha
+		if len(f) == 3 {
+			in[path] = f[0] + " " + f[2]
+		}
+	}
+	var b bytes.Buffer
+	for _, p := range paths {
+		if e, ok := in[p]; ok {
+			fmt.Fprintf(&b, "%s\t%s\n", e, p)
+		} else {
+			fmt.Fprintf(&b, "0 %s\t%s\n", strings.Repeat("0", 40), p)
+		}
+	}
+	_, err = h.git(ctx, worktree.NewCmd("update-index", "--index-info").Stdin(b.Bytes()))
+	return err
+}
+
+// noteCommit writes commit's trace record: for each of its files, the
+// lines the group's records wrote (and, with mine, the user's), as the
+// commit has them.
+func (h *History) noteCommit(ctx context.Context, commit string, g *group, mine bool) error {
+	tb := newTraceBuilder(commit, h.Version, time.Now())
+	in := map[string]bool{}
+	for _, r := range g.recs {
+		in[r.SessionID+"/"+r.ID] = true
+	}
+	keep := func(r *prsm.Record) bool { return in[r.SessionID+"/"+r.ID] }
+	prompts := map[string]map[int]string{}
+	promptsOf := func(id string) map[int]string {
+		if p, ok := prompts[id]; ok {
+			return p
+		}
+		prompts[id] = h.prompts(ctx, id)
+		return prompts[id]
+	}
+	for _, f := range g.files {
+		data := g.content[f]
+		if data == nil {
+			continue
+		}
+		who, err := h.attribute(ctx, f, data, &api.Blame{})
+		if err != nil {
+			return err
+		}
+		tb.addFile(f, data, who, keep, promptsOf)
+		if mine {
+			tb.addMine(f, data, who, keep)
+		}
+	}
+	return h.writeNote(ctx, commit, tb.done())
+}
+
+// message is a group's commit message: the first line sums up the turn's
+// prompt, the body holds the prompts and the tool calls, and trailers
+// name the agent and the session.
+func message(g *group, prompts map[int]string) string {
+	agent := g.session.AgentID
+	if agent == "" {
+		agent = "agent"
+	}
+	first := ""
+	for _, t := range g.turns {
+		if p := strings.TrimSpace(prompts[t]); p != "" {
+			first = summary(p)
+			break
+		}
+	}
+	if first == "" {
+		first = fmt.Sprintf("%s: changes to %s", agent, plural(len(g.files), "file"))
+	}
+	var b strings.Builder
+	b.WriteString(first + "\n\n")
+	for _, t := range g.turns {
+		if p := strings.TrimSpace(prompts[t]); p != "" {
+			fmt.Fprintf(&b, "Prompt (turn %d):\n", t)
+			for _, l := range strings.Split(p, "\n") {
+				b.WriteString("    " + l + "\n")
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("Tool calls:\n")
+	seen := map[string]bool{}
+	for _, r := range g.recs {
+		call := prsm.CallOf(r.ToolCallID)
+		key := call + "\x00" + r.RelPath
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		tool := r.ToolName
+		if tool == "" {
+			tool = "change"
+		}
+		fmt.Fprintf(&b, "- %s %s (%s)\n", tool, r.RelPath, call)
+	}
+	fmt.Fprintf(&b, "\nAgent: %s\nPrsm-Session: %s\n", agent, g.session.ID)
+	return b.String()
+}
+
+// summary is a prompt's first line, cut to 72 bytes at a word.
+func summary(p string) string {
+	line, _, _ := strings.Cut(p, "\n")
+	line = strings.Join(strings.Fields(line), " ")
+	if len(line) <= 72 {
+		return line
+	}
+	cut := strings.LastIndexByte(line[:69], ' ')
+	if cut < 40 {
+		cut = 69
+	}
+	return line[:cut] + "..."
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
