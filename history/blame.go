@@ -148,17 +148,14 @@ func (h *History) sessionFile(ctx context.Context, sessionID, rel string, b *api
 			text, lines = nil, nil
 			continue
 		}
-		before, err := h.Content(ctx, sessionID, r.ID, "before")
+		before, after, err := h.sides(ctx, r)
 		if err == nil {
-			var after []byte
-			if after, err = h.Content(ctx, sessionID, r.ID, "after"); err == nil {
-				if lines == nil || !bytes.Equal(before, text) {
-					lines = follow(text, before, lines, nil)
-				}
-				lines = follow(before, after, lines, r)
-				text = after
-				continue
+			if lines == nil || !bytes.Equal(before, text) {
+				lines = follow(text, before, lines, nil)
 			}
+			lines = follow(before, after, lines, r)
+			text = after
+			continue
 		}
 		if errors.Is(err, prsm.ErrNotFound) {
 			// A side too large to keep: no lines known.

@@ -217,8 +217,9 @@ func notCommittable(r *prsm.Record) string {
 }
 
 // build works out each group's files: from the tip before it (HEAD for
-// the first), each record's accepted change merged in order (its before
-// as the base, the tip as ours, its after as theirs), or, with mine, the
+// the first), each record's accepted change applied in order
+// (sync.Onto: its blocks of lines placed where its unchanged lines are in
+// the tip), or, with mine, the
 // workspace's bytes. A record whose change does not merge cleanly is
 // left out, and so is a group left with nothing.
 func (h *History) build(ctx context.Context, groups []*group, head string, mine bool, rep *api.CommitReport) ([]*group, error) {
@@ -256,23 +257,17 @@ func (h *History) build(ctx context.Context, groups []*group, head string, mine 
 			if err != nil {
 				return nil, err
 			}
-			before, err := h.Content(ctx, r.SessionID, r.ID, "before")
+			before, after, err := h.sides(ctx, r)
 			if err != nil {
 				return nil, err
 			}
-			after, err := h.Content(ctx, r.SessionID, r.ID, "after")
-			if err != nil {
-				return nil, err
-			}
-			merged, clean := sync.Merge3(before, cur, after)
+			merged, clean := sync.Onto(before, after, cur)
 			if !clean {
 				rep.LeftOut = append(rep.LeftOut, api.LeftOut{SessionID: r.SessionID, RecordID: r.ID, Path: r.RelPath,
 					Reason: "does not apply to HEAD: it overlaps lines that are not committed"})
 				continue
 			}
-			gone := r.ChangeType == prsm.ChangeDelete && len(merged) == 0
-			_ = present
-			if gone {
+			if gone := r.ChangeType == prsm.ChangeDelete && len(merged) == 0; gone || (!present && len(merged) == 0 && r.NewHash == "") {
 				tip[r.RelPath] = nil
 			} else {
 				m := merged

@@ -3,7 +3,9 @@ package history
 import (
 	"context"
 
+	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/store"
+	"github.com/prsm-dev/prsm/sync/patch"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
@@ -17,4 +19,32 @@ type History struct {
 	Content func(ctx context.Context, sessionID, recordID, side string) ([]byte, error)
 	// Version is prsm's version, the trace records' tool.version.
 	Version string
+}
+
+// sides are record r's contents before and after (nil for a side where
+// the file did not exist), its rejected hunks left out of after: the
+// change as it now stands.
+func (h *History) sides(ctx context.Context, r *prsm.Record) (before, after []byte, err error) {
+	get := func(side, hash string) ([]byte, error) {
+		if hash == "" {
+			return nil, nil
+		}
+		return h.Content(ctx, r.SessionID, r.ID, side)
+	}
+	if before, err = get("before", r.OldHash); err != nil {
+		return nil, nil, err
+	}
+	if after, err = get("after", r.NewHash); err != nil {
+		return nil, nil, err
+	}
+	rejected := false
+	for _, hk := range r.Hunks {
+		rejected = rejected || hk.Status == prsm.StatusRejected
+	}
+	if rejected {
+		after, err = patch.ApplyHunks(before, after, func(i int) bool {
+			return i < len(r.Hunks) && r.Hunks[i].Status != prsm.StatusRejected
+		})
+	}
+	return before, after, err
 }

@@ -95,7 +95,7 @@ func (h *History) noteOrigins(ctx context.Context, rel string, data []byte, who 
 	if !need || !h.hasNotes(ctx) {
 		return out
 	}
-	raw, err := h.git(ctx, worktree.NewCmd("blame", "--porcelain", "--contents", "-").Rev("HEAD").Paths(rel).Stdin(data))
+	raw, err := h.git(ctx, worktree.NewCmd("blame", "--porcelain", "--contents", "-").Paths(rel).Stdin(data))
 	if err != nil {
 		return out // a file HEAD does not have: no committed lines
 	}

@@ -161,7 +161,11 @@ func (a *app) printChanges(s *prsm.Session, recs []*prsm.Record, status, file st
 		heads = append(heads, len(rows))
 		headNames = append(headNames, quoteName(f))
 		for _, r := range byFile[f] {
-			rows = append(rows, []string{r.ID, r.ChangeType, r.Status, r.SyncState, r.ToolName, r.AgentID, lineCounts(r), age(r.Timestamp), shortSummary(r.Summary)})
+			st := r.Status
+			if r.Commit != "" {
+				st += " @" + r.Commit[:min(len(r.Commit), 8)] // committed by prsm commit
+			}
+			rows = append(rows, []string{r.ID, r.ChangeType, st, r.SyncState, r.ToolName, r.AgentID, lineCounts(r), age(r.Timestamp), shortSummary(r.Summary)})
 		}
 	}
 	widths := make([]int, len(rows[0]))

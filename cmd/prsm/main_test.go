@@ -52,6 +52,7 @@ func TestScripts(t *testing.T) {
 			"agentby":         cmdAgentBy,
 			"turn":            cmdTurn,
 			"setre":           cmdSetRe,
+			"validtrace":      cmdValidTrace,
 			"samefiles":       cmdSameFiles,
 			"uilogin":         cmdUILogin,
 			"waitfile":        cmdWaitFile,

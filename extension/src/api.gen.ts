@@ -14,17 +14,22 @@ export type ErrorCode =
   | 'bad_lines' // 400: A comment's lines are not N or N-M within the change's new side (from 1).
   | 'bad_param' // 400: A query parameter has a value the route does not take.
   | 'bad_path' // 400: A record's path is not a path inside the workspace.
+  | 'bad_rev' // 400: The revision names no commit.
   | 'bad_selector' // 400: A rollback names no selector, more than one, or a bad one.
   | 'bad_side' // 400: side= is neither before nor after.
   | 'bad_time' // 400: A time is not in RFC 3339 form.
+  | 'binary_file' // 409: The file is binary: it has no lines to blame.
   | 'busy' // 503: The store is locked by another process or a long transaction; send the same request again after Retry-After.
   | 'change_not_found' // 404: No change of the session has that id (the CLI checks every id before it acts).
   | 'checkpoint_not_found' // 404: The session has no checkpoint with that id, id prefix or name.
+  | 'commit_failed' // 409: git commit failed (a commit hook refused, say): nothing was committed and the index is as it was.
   | 'conflict' // 409: The request conflicts with the state of the session (the generic form).
   | 'csrf' // 403: A request of the review page that changes state lacks its CSRF header.
+  | 'detached_head' // 409: HEAD is detached: prsm commit commits only on a branch.
   | 'file_changed' // 409: The file changed while prsm wrote it; nothing was done, try again.
   | 'forbidden_host' // 403: The Host header is not a loopback name on the server's port.
   | 'forbidden_origin' // 403: The request comes from a page of another origin.
+  | 'git_in_progress' // 409: A merge, rebase, cherry-pick or revert is in progress in the workspace: finish or abort it first.
   | 'hook_token_scope' // 403: A hook token only sends its own session's hook events.
   | 'hunk_conflict' // 409: The hunk's lines were edited since; nothing was changed.
   | 'hunk_decided' // 409: The hunk was decided already.
@@ -62,6 +67,7 @@ export type ErrorCode =
   | 'not_in_conflict' // 409: Only a change in conflict is resolved; accept or reject it instead.
   | 'not_text' // 409: Conflict markers need text on both sides.
   | 'note_too_large' // 413: A note or a comment is over 16 KiB (api.MaxNote).
+  | 'nothing_to_commit' // 409: No accepted, uncommitted change matches what prsm commit was asked to commit.
   | 'one_record' // 400: The route needs one record id, not a tool call with several records.
   | 'parent_is_file' // 409: A change cannot come back while a file stands where its directory goes.
   | 'record_not_found' // 404: The session has no change with that id or id prefix.
@@ -196,6 +202,11 @@ export interface FileChangeRecord {
    * only (none for binary, symlink and mode-only records).
    */
   hunks: Hunk[];
+  /**
+   * Commit is the commit prsm commit made of the record's accepted
+   * lines; "" until then.
+   */
+  commit?: string;
 }
 
 /** Checkpoint is the whole worktree state at a moment. */
