@@ -40,6 +40,10 @@ type opencodePayload struct {
 	Title         string          `json:"title"`   // after
 	Exit          json.RawMessage `json:"exit"`    // after, bash: metadata.exit
 	Prompt        string          `json:"prompt"`  // chat.message: the text of the user's message
+	// Hears is set by a plugin that hands the answer's feedback to the
+	// model (on tool.execute.after and chat.message); an older plugin,
+	// which ignores the answer, leaves the feedback queued.
+	Hears bool `json:"hears"`
 }
 
 // handle is the adapter: it handles one event of prsm's opencode plugin.
@@ -56,7 +60,10 @@ func handle(ctx context.Context, h *agent.Host, in io.Reader) error {
 	if err != nil || call == nil {
 		return err
 	}
-	return h.Send(ctx, p.Cwd, call, p.HookEventName)
+	if !p.Hears {
+		return h.Send(ctx, p.Cwd, call, p.HookEventName)
+	}
+	return h.SendHearing(ctx, Agent{}.Feedback(), "opencode", p.Cwd, call, p.HookEventName)
 }
 
 // call maps an event to its server call; nil means the event needs none.

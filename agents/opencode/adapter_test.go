@@ -66,3 +66,25 @@ func TestOpencodePayloads(t *testing.T) {
 		t.Fatalf("derived ids: %s %s %s", b1, a1, b2)
 	}
 }
+
+// TestOpencodeFeedback: the events that ask for the feedback are
+// tool.execute.after (for its tool call) and chat.message, and the answer
+// the plugin reads is {"feedback": text}.
+func TestOpencodeFeedback(t *testing.T) {
+	f := Agent{}.Feedback()
+	if a := f.AskOf("opencode", opencodeAfter, "call_1"); a == nil || a.Event != opencodeAfter || a.ToolCallID != "call_1" || a.Stop {
+		t.Errorf("tool.execute.after asks %+v", a)
+	}
+	if a := f.AskOf("opencode", opencodeMessage, ""); a == nil || a.Stop {
+		t.Errorf("chat.message asks %+v", a)
+	}
+	for _, e := range []string{opencodeBefore, opencodeIdle} {
+		if a := f.AskOf("opencode", e, "call_1"); a != nil {
+			t.Errorf("%s asks %+v", e, a)
+		}
+	}
+	b, err := f.Answer(opencodeAfter, "note <\"x\">", nil)
+	if err != nil || string(b) != `{"feedback":"note \u003c\"x\"\u003e"}` {
+		t.Errorf("answer %s, %v", b, err)
+	}
+}

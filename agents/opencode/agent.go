@@ -33,8 +33,12 @@ bash → Bash).
 
 The session is the one whose worktree holds the event's cwd, else
 $PRSM_SESSION_ID (with $PRSM_WORKSPACE); outside any session it does
-nothing. It prints nothing on stdout, and gives up after a few seconds with
-one line on stderr and exit 1; the plugin never lets that stop the tool.`,
+nothing. On tool.execute.after and chat.message it asks the session for
+the review's feedback the agent has not heard, and prints it as
+{"feedback": TEXT}, which the plugin appends to the tool's result or adds
+to the user's message; otherwise it prints nothing on stdout. It gives up
+after a few seconds with one line on stderr and exit 1; the plugin never
+lets that stop the tool.`,
 		Handle: handle,
 	}
 }
@@ -48,7 +52,3 @@ func (Agent) Runner() agent.Runner {
 		return r.Argv, opencodeRunEnv(r.Argv, r.Worktree, r.Self, r.Err)
 	}
 }
-
-// Feedback implements agent.Agent: its hooks do not carry the review's
-// feedback yet (issue 46).
-func (Agent) Feedback() *agent.Feedback { return nil }

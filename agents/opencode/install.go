@@ -65,7 +65,10 @@ func opencodePluginPath(root string) (string, error) {
 // opencode` (through /bin/sh, as the other agents run their hooks).
 //
 // It waits for prsm in tool.execute.before, so that the pre-tool capture
-// is taken before the tool changes anything, and never throws: opencode
+// is taken before the tool changes anything. prsm's answer, {"feedback":
+// TEXT} on tool.execute.after and chat.message (Agent.Feedback), goes to
+// the model: appended to the tool's result, or added to the user's
+// message as one more text part. It never throws: opencode
 // blocks a tool whose before hook throws, and prsm's failure must not stop
 // the agent. Each run is bounded and killed when it overruns (the shell
 // execs prsm, so the kill reaches prsm itself).
@@ -74,15 +77,21 @@ func opencodePlugin(command string) []byte {
 	return []byte(opencodePluginMarker + `; ` + "`prsm hooks uninstall opencode`" + ` removes it.
 // Each event below is sent, as one JSON object on stdin, to ` + "`prsm hook opencode`" + `,
 // which records the tool call in the prsm session whose worktree opencode
-// runs in. A failure of prsm is logged and never stops the tool.
+// runs in. Its answer may carry the review's feedback (the user's notes on
+// the agent's changes): it goes to the model with the tool's result or the
+// user's message. A failure of prsm is logged and never stops the tool.
 import { spawn } from "node:child_process";
+import { randomInt } from "node:crypto";
 
 const COMMAND = ` + string(cmd) + `;
 const TIMEOUT_MS = ` + fmt.Sprint(opencodeHookTimeoutMs) + `;
+const MAX_ANSWER = 4 << 20;
 
+// send runs prsm with event on stdin; it resolves to the feedback prsm
+// answered with, "" for none.
 function send(client, event) {
   return new Promise((resolve) => {
-    let child, timer, stderr = "", finished = false;
+    let child, timer, stderr = "", stdout = "", finished = false;
     const done = (why) => {
       if (finished) return;
       finished = true;
@@ -92,10 +101,10 @@ function send(client, event) {
           client?.app?.log?.({ body: { service: "prsm", level: "warn", message: why } })?.catch?.(() => {});
         } catch {}
       }
-      resolve();
+      resolve(feedbackOf(stdout));
     };
     try {
-      child = spawn("/bin/sh", ["-c", "exec " + COMMAND], { stdio: ["pipe", "ignore", "pipe"] });
+      child = spawn("/bin/sh", ["-c", "exec " + COMMAND], { stdio: ["pipe", "pipe", "pipe"] });
     } catch (e) {
       return done("prsm hook opencode: " + e);
     }
@@ -104,12 +113,68 @@ function send(client, event) {
       done("prsm hook opencode: no answer in " + TIMEOUT_MS + " ms");
     }, TIMEOUT_MS);
     child.on("error", (e) => done("prsm hook opencode: " + e));
+    child.stdout.on("data", (d) => { if (stdout.length < MAX_ANSWER) stdout += d; });
     child.stderr.on("data", (d) => { if (stderr.length < 2000) stderr += d; });
     child.on("close", (code) => done(code === 0 ? "" : stderr.trim() || "prsm hook opencode: exit " + code));
     child.stdin.on("error", () => {});
     try {
       child.stdin.end(JSON.stringify(event));
     } catch {}
+  });
+}
+
+// feedbackOf is the feedback in prsm's answer, {"feedback": TEXT}; "" for
+// none (or an answer that is not one).
+function feedbackOf(answer) {
+  try {
+    const text = answer.trim() ? JSON.parse(answer)?.feedback : "";
+    return typeof text === "string" ? text : "";
+  } catch {
+    return "";
+  }
+}
+
+// hearResult appends the feedback to a tool's result, output, which
+// opencode hands the model once every plugin's tool.execute.after ran: its
+// text (output.output), or an MCP tool's content.
+function hearResult(output, text) {
+  if (!text || !output) return;
+  if (typeof output.output === "string") {
+    output.output = output.output + (output.output ? "\n\n" : "") + text;
+  } else if (Array.isArray(output.content)) {
+    output.content.push({ type: "text", text });
+  } else if (output.output == null) {
+    output.output = text;
+  }
+}
+
+// partID is a new id of a message part, as opencode makes them ascending:
+// "prt_", 12 hex digits of the time, 14 random base62 characters.
+let lastMs = 0, counter = 0;
+function partID() {
+  const ms = Date.now();
+  if (ms !== lastMs) { lastMs = ms; counter = 0; }
+  counter++;
+  const time = (BigInt(ms) * 0x1000n + BigInt(counter)).toString(16).padStart(12, "0").slice(-12);
+  const b62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  let rand = "";
+  for (let i = 0; i < 14; i++) rand += b62[randomInt(62)];
+  return "prt_" + time + rand;
+}
+
+// hearMessage adds the feedback to the user's message, output (its
+// message and parts, before opencode saves them), as one more text part.
+function hearMessage(output, text) {
+  const parts = output?.parts;
+  if (!text || !Array.isArray(parts)) return;
+  const like = parts.find((p) => p?.messageID && p?.sessionID) ?? {};
+  parts.push({
+    id: partID(),
+    messageID: like.messageID ?? output?.message?.id,
+    sessionID: like.sessionID ?? output?.message?.sessionID,
+    type: "text",
+    text,
+    synthetic: true,
   });
 }
 
@@ -125,7 +190,8 @@ function remap(args, worktree) {
 }
 
 export const PrsmPlugin = async ({ client, directory, worktree }) => {
-  const base = (name, sessionID) => ({ hook_event_name: name, session_id: sessionID ?? "", cwd: directory ?? process.cwd() });
+  // hears: this plugin hands prsm's feedback to the model.
+  const base = (name, sessionID) => ({ hook_event_name: name, session_id: sessionID ?? "", cwd: directory ?? process.cwd(), hears: true });
   return {
     "chat.message": async (input, output) => {
       try {
@@ -133,7 +199,7 @@ export const PrsmPlugin = async ({ client, directory, worktree }) => {
           .filter((p) => p?.type === "text" && !p.synthetic && typeof p.text === "string")
           .map((p) => p.text)
           .join("\n");
-        await send(client, { ...base("chat.message", input?.sessionID), prompt });
+        hearMessage(output, await send(client, { ...base("chat.message", input?.sessionID), prompt }));
       } catch {}
     },
     "tool.execute.before": async (input, output) => {
@@ -144,7 +210,7 @@ export const PrsmPlugin = async ({ client, directory, worktree }) => {
     },
     "tool.execute.after": async (input, output) => {
       try {
-        await send(client, {
+        const heard = await send(client, {
           ...base("tool.execute.after", input?.sessionID),
           tool: input?.tool,
           call_id: input?.callID,
@@ -152,6 +218,7 @@ export const PrsmPlugin = async ({ client, directory, worktree }) => {
           title: typeof output?.title === "string" ? output.title : "",
           exit: output?.metadata?.exit ?? null,
         });
+        hearResult(output, heard);
       } catch {}
     },
     event: async ({ event }) => {

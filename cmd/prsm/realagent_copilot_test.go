@@ -323,13 +323,7 @@ func TestRealAgentCopilotFeedback(t *testing.T) {
 	cmd := exec.CommandContext(ctx, prsmBin, "run", "--session", s.ID, "--", exe, "-p", "Make fetch fail faster.", "--allow-all-tools")
 	cmd.Dir, cmd.Env = repo, copilotModelEnv(fake, pkgCache)
 	editID := fb.rejectWhileWaiting(ctx, cmd, cl, s.ID, "")
-	heard := map[int]string{}
-	for _, req := range fake.Requests() {
-		if req.Step >= 0 {
-			b, _ := json.Marshal(req.Messages)
-			heard[req.Step] = string(b)
-		}
-	}
+	heard := chatHeard(fake)
 	// Copilot's calls are numbered: the edit is <id>-1, the wait <id>-2.
 	waitID := strings.TrimSuffix(editID, "-1") + "-2"
 	fb.check(ctx, heard, cl, s.ID, editID, "copilot postToolUse "+waitID, repo)

@@ -179,6 +179,20 @@ func (f *feedbackScript) check(ctx context.Context, heard map[int]string, cl *cl
 	}
 }
 
+// chatHeard is what a scripted Chat Completions model heard: the
+// messages of each request (JSON) by the step it answered (side requests
+// left out), for feedbackScript.check.
+func chatHeard(fake *fakemodel.ChatServer) map[int]string {
+	heard := map[int]string{}
+	for _, req := range fake.Requests() {
+		if req.Step >= 0 {
+			b, _ := json.Marshal(req.Messages)
+			heard[req.Step] = string(b)
+		}
+	}
+	return heard
+}
+
 // feedbackSession is a repo holding feedbackApp (under testgit.Env's
 // homes, prsm's at prsmHome), a session of it started by prsm, and a
 // client of its server.

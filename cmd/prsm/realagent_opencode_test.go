@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prsm-dev/prsm"
+	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/client"
 	"github.com/prsm-dev/prsm/internal/fakemodel"
 	"github.com/prsm-dev/prsm/internal/testgit"
@@ -31,18 +32,79 @@ import (
 // made a turn checkpoint, and that a reject puts a file back.
 func TestRealAgentOpencode(t *testing.T) {
 	exe := realAgent(t, "opencode-ai", "1.18.33", "opencode")
-	realHome, _ := os.UserHomeDir()
-	t.Run("installed", func(t *testing.T) { realOpencodeRun(t, exe, realHome, true) })
-	t.Run("run-wired", func(t *testing.T) { realOpencodeRun(t, exe, realHome, false) })
+	t.Run("installed", func(t *testing.T) { realOpencodeRun(t, exe, true) })
+	t.Run("run-wired", func(t *testing.T) { realOpencodeRun(t, exe, false) })
+}
+
+// TestRealAgentOpencodeFeedback is issue 46 in opencode's own loop, as
+// TestRealAgentClaudeFeedback is in Claude Code's: the real opencode
+// 1.18.33 under prsm run (which adds prsm's plugin) edits app.py, then
+// runs a bash that waits while the test rejects the edit's hunk with a
+// note through the API. prsm's answer to the bash's tool.execute.after
+// carries the note, and the plugin appends it to the bash's result: the
+// model's next request must hold the note's words and the file's name,
+// and the note must be marked delivered with that call's
+// tool.execute.after; the read after it carries nothing more. Then a
+// comment made between runs reaches the model with the next run's prompt
+// (chat.message: the plugin adds it to the user's message).
+func TestRealAgentOpencodeFeedback(t *testing.T) {
+	exe := realAgent(t, "opencode-ai", "1.18.33", "opencode")
+	prsmHome, config, env := opencodeEnv(t)
+	t.Cleanup(func() { stopServers(prsmHome) })
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	repo, s, cl := feedbackSession(ctx, t, prsmHome)
+	fb := newFeedbackScript(t)
+	wait, _ := json.Marshal(map[string]string{"command": fb.wait, "description": "Wait"})
+	fake := opencodeModelStart(t, config, []fakemodel.ChatStep{
+		{ToolCalls: []fakemodel.ChatToolCall{{ID: "call_edit_1", Name: "edit",
+			Arguments: `{"filePath":"app.py","oldString":"    retries = 3\n    timeout = 30","newString":"    retries = 0\n    timeout = 5"}`}}},
+		{ToolCalls: []fakemodel.ChatToolCall{{ID: "call_wait_2", Name: "bash", Arguments: string(wait)}}},
+		{ToolCalls: []fakemodel.ChatToolCall{{ID: "call_read_3", Name: "bash",
+			Arguments: `{"command":"cat app.py","description":"Read"}`}}},
+		{Text: "Done."},
+	})
+	run := func(prompt string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, prsmBinary(t), "run", "--session", s.ID, "--", exe, "run", "--auto", prompt)
+		// PWD as the user's shell sets it (opencode takes its directory
+		// from it).
+		cmd.Dir, cmd.Env = repo, append(env, "PWD="+repo)
+		return cmd
+	}
+	start := time.Now()
+	fb.rejectWhileWaiting(ctx, run("Make fetch fail faster."), cl, s.ID, "call_edit_1")
+	t.Logf("prsm run -- opencode took %s", time.Since(start).Round(time.Millisecond))
+	fb.check(ctx, chatHeard(fake), cl, s.ID, "call_edit_1", "opencode tool.execute.after call_wait_2", repo)
+
+	// A comment made between two runs reaches the model with the next
+	// prompt: the plugin adds it to the user's message (chat.message).
+	const comment = "the timeout lives in config.py now"
+	if _, err := cl.Comment(ctx, s.ID, "call_edit_1", api.CommentRequest{Text: comment, Author: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	second := opencodeModelStart(t, config, []fakemodel.ChatStep{{Text: "Heard."}})
+	if out, err := run("Go on.").CombinedOutput(); err != nil {
+		t.Fatalf("prsm run -- opencode, again: %v\n%s", err, out)
+	}
+	last := chatHeard(second)[0]
+	if !strings.Contains(last, comment) || !strings.Contains(last, "Go on.") {
+		t.Errorf("the second run's request lacks the comment or the prompt:\n%s", last)
+	}
+	items, err := cl.Feedback(ctx, s.ID, "call_edit_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 2 || items[1].Text != comment || items[1].State != prsm.FeedbackDelivered || items[1].Via != "opencode chat.message" {
+		b, _ := json.Marshal(items)
+		t.Errorf("feedback after the second run: %s", b)
+	}
 }
 
 // realOpencodeRun is one run of TestRealAgentOpencode; install says whether
 // prsm's plugin is installed first, or left to prsm run.
-func realOpencodeRun(t *testing.T, exe, realHome string, install bool) {
+func realOpencodeRun(t *testing.T, exe string, install bool) {
 
-	prsmHome := testgit.Env(t)
-	home := os.Getenv("HOME")
-	config := filepath.Join(home, ".config")
+	prsmHome, config, env := opencodeEnv(t)
 	ws := testgit.Init(t, "ws")
 	testgit.Commit(t, ws, "first", map[string]string{"a.txt": "abc\n", "gone.txt": "bye\n", "keep.txt": "keep\n"})
 	absArgs, _ := json.Marshal(map[string]string{"filePath": filepath.Join(ws, "abs.txt"), "content": "abs\n"})
@@ -66,22 +128,6 @@ func realOpencodeRun(t *testing.T, exe, realHome string, install bool) {
 	defer fake.Close()
 
 	prsmExe := prsmBinary(t)
-	env := append(os.Environ(),
-		"XDG_CONFIG_HOME="+config,
-		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
-		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
-		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"OPENCODE_DISABLE_MODELS_FETCH=true",
-		"OPENCODE_DISABLE_AUTOUPDATE=true",
-		"OPENCODE_DISABLE_SHARE=true",
-		"OPENCODE_DISABLE_LSP_DOWNLOAD=true",
-	)
-	if realHome != "" {
-		// opencode installs its plugin SDK into the config directory at
-		// start; the user's npm cache spares the download.
-		env = append(env, "npm_config_cache="+filepath.Join(realHome, ".npm"))
-	}
-
 	if install {
 		cmd := exec.Command(prsmExe, "hooks", "install", "opencode")
 		cmd.Env = env
@@ -89,19 +135,7 @@ func realOpencodeRun(t *testing.T, exe, realHome string, install bool) {
 			t.Fatalf("prsm hooks install opencode: %v\n%s", err, out)
 		}
 	}
-	ocConfig, _ := json.Marshal(map[string]any{
-		"$schema": "https://opencode.ai/config.json",
-		"provider": map[string]any{"fake": map[string]any{
-			"npm":     "@ai-sdk/openai-compatible",
-			"name":    "Fake",
-			"options": map[string]any{"baseURL": fake.URL, "apiKey": "x"},
-			"models":  map[string]any{"scripted": map[string]any{"name": "scripted", "tool_call": true}},
-		}},
-		"model":      "fake/scripted",
-		"autoupdate": false,
-		"share":      "disabled",
-	})
-	testgit.Write(t, config, "opencode/opencode.json", string(ocConfig), 0o644)
+	opencodeModel(t, config, fake)
 
 	const prompt = "Write hello.txt, edit it, then tidy the text files."
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -224,4 +258,61 @@ func realOpencodeRun(t *testing.T, exe, realHome string, install bool) {
 	if b, err := os.ReadFile(filepath.Join(ws, "gone.txt")); err != nil || string(b) != "bye\n" {
 		t.Errorf("after the reject, gone.txt = %q (%v), want %q", b, err, "bye\n")
 	}
+}
+
+// opencodeEnv is the environment of a real opencode run: testgit.Env's
+// homes (prsm's is prsmHome), opencode's XDG directories under the test's
+// HOME (its config directory config), and no network of its own; the
+// user's npm cache (under the HOME before testgit.Env's) spares the
+// download of the plugin SDK opencode installs into its config directory
+// at start.
+func opencodeEnv(t *testing.T) (prsmHome, config string, env []string) {
+	realHome, _ := os.UserHomeDir()
+	prsmHome = testgit.Env(t)
+	home := os.Getenv("HOME")
+	config = filepath.Join(home, ".config")
+	env = append(os.Environ(),
+		"XDG_CONFIG_HOME="+config,
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"OPENCODE_DISABLE_MODELS_FETCH=true",
+		"OPENCODE_DISABLE_AUTOUPDATE=true",
+		"OPENCODE_DISABLE_SHARE=true",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=true",
+	)
+	if realHome != "" {
+		env = append(env, "npm_config_cache="+filepath.Join(realHome, ".npm"))
+	}
+	return prsmHome, config, env
+}
+
+// opencodeModelStart starts a scripted model of steps, stopped when the
+// test ends, and points opencode at it (opencodeModel).
+func opencodeModelStart(t *testing.T, config string, steps []fakemodel.ChatStep) *fakemodel.ChatServer {
+	fake, err := fakemodel.ChatStart(steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Close() })
+	opencodeModel(t, config, fake)
+	return fake
+}
+
+// opencodeModel points opencode (its user config under config) at the
+// scripted model fake, as its only provider and model.
+func opencodeModel(t *testing.T, config string, fake *fakemodel.ChatServer) {
+	ocConfig, _ := json.Marshal(map[string]any{
+		"$schema": "https://opencode.ai/config.json",
+		"provider": map[string]any{"fake": map[string]any{
+			"npm":     "@ai-sdk/openai-compatible",
+			"name":    "Fake",
+			"options": map[string]any{"baseURL": fake.URL, "apiKey": "x"},
+			"models":  map[string]any{"scripted": map[string]any{"name": "scripted", "tool_call": true}},
+		}},
+		"model":      "fake/scripted",
+		"autoupdate": false,
+		"share":      "disabled",
+	})
+	testgit.Write(t, config, "opencode/opencode.json", string(ocConfig), 0o644)
 }
