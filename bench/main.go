@@ -15,7 +15,10 @@
 //   - an agent's bulk work on a small repository (-bulk, 20k and 200k new
 //     files): the complete of a Bash call that created them against `git
 //     add -A` of the same files, a reject of all of them and a discard of
-//     the session against `git clean -fdq` (bulk.go).
+//     the session against `git clean -fdq` (bulk.go);
+//   - prsm blame of a 5,000-line file 200 tool calls edited against git
+//     blame of the same history as commits, and prsm commit of a 20-file
+//     turn against git add plus git commit (history.go).
 //
 // It prints a table of median/min/max with ratios and the targets of the
 // performance issue, and writes every figure as JSON with -json FILE.
@@ -157,7 +160,10 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("bulk %s: %w", sizeName(n), err)
 		}
 	}
-	rep.Checks = append(checks(rep, o.sizes), bulkChecks(rep, o.bulk)...)
+	if err := historyBench(ctx, o, dir, bin, rep); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	rep.Checks = append(append(checks(rep, o.sizes), bulkChecks(rep, o.bulk)...), historyChecks(rep)...)
 	rep.print(os.Stdout)
 	if o.jsonOut != "" {
 		if err := rep.writeJSON(o.jsonOut); err != nil {

@@ -18,7 +18,7 @@ import (
 )
 
 var measureNames = append(append([]string{"session-start", "roundtrip", "checkpoint", "rollback-100", "event-latency", "rss-10-sessions", "store-growth"},
-	hookMeasureNames...), bulkMeasureNames...)
+	hookMeasureNames...), append(bulkMeasureNames, historyMeasureNames...)...)
 
 // bench measures one repository size.
 type bench struct {

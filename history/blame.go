@@ -135,37 +135,106 @@ func (h *History) readFile(path string) (rel string, data []byte, err error) {
 // sessionFile is the last version of the file rel in session sessionID's
 // records, and the record that wrote each of its lines (nil: none did).
 // lines is nil when the session has no text record of the file.
+//
+// A record whose before is the record before's after, and whose hunks
+// are all in its after (none rejected), moves the lines by its stored
+// hunks, reading no content; the others (the first, and those after a
+// reject, a rewind or an edit of the worktree between two records) are
+// diffed from their contents. The last version's content is read once,
+// at the end.
 func (h *History) sessionFile(ctx context.Context, sessionID, rel string, b *api.Blame) (text []byte, lines []*prsm.Record, err error) {
 	recs, err := store.ListRecords(ctx, h.DB.Q(), store.RecordFilter{SessionID: sessionID, RelPath: rel})
 	if err != nil {
 		return nil, nil, err
+	}
+	var last *prsm.Record // the record whose after lines stands for; nil: none
+	after := func(r *prsm.Record) ([]byte, error) {
+		_, a, err := h.sides(ctx, r)
+		return a, err
 	}
 	for _, r := range recs {
 		if r.Status == prsm.StatusRejected || r.Status == prsm.StatusRewound {
 			continue // out of the worktree: the next record's before says what is there
 		}
 		if r.Binary {
-			text, lines = nil, nil
+			last, lines = nil, nil
 			continue
 		}
-		before, after, err := h.sides(ctx, r)
-		if err == nil {
-			if lines == nil || !bytes.Equal(before, text) {
-				lines = follow(text, before, lines, nil)
+		if last != nil && r.OldHash == last.NewHash && !hasRejected(last) && !hasRejected(r) &&
+			(r.Hunks != nil || r.OldHash == r.NewHash) {
+			lines = moveLines(lines, r.Hunks, r)
+			last = r
+			continue
+		}
+		before, a, err := h.sides(ctx, r)
+		if err == nil && last != nil {
+			var prev []byte
+			if prev, err = after(last); err == nil && !bytes.Equal(prev, before) {
+				lines = follow(prev, before, lines, nil)
 			}
-			lines = follow(before, after, lines, r)
-			text = after
+		}
+		if err == nil {
+			if last == nil {
+				lines = follow(nil, before, nil, nil)
+			}
+			lines = follow(before, a, lines, r)
+			last = r
 			continue
 		}
 		if errors.Is(err, prsm.ErrNotFound) {
 			// A side too large to keep: no lines known.
 			b.Warnings = append(b.Warnings, fmt.Sprintf("change %s of %s: its content is not kept", r.ID, rel))
-			text, lines = nil, nil
+			last, lines = nil, nil
 			continue
 		}
 		return nil, nil, err
 	}
+	if last == nil {
+		return nil, nil, nil
+	}
+	if text, err = after(last); err != nil {
+		return nil, nil, err
+	}
+	if len(lines) != linediff.Lines(text) {
+		return nil, nil, fmt.Errorf("blame of %s: the hunks of session %s's records do not add up to its last version", rel, sessionID)
+	}
 	return text, lines, nil
+}
+
+// hasRejected reports whether some hunk of r is rejected: its after
+// content still holds it.
+func hasRejected(r *prsm.Record) bool {
+	for _, h := range r.Hunks {
+		if h.Status == prsm.StatusRejected {
+			return true
+		}
+	}
+	return false
+}
+
+// moveLines is who after the change whose hunks are hunks (stored, as
+// -U0 headers have them): the changed lines are r's.
+func moveLines(who []*prsm.Record, hunks []prsm.Hunk, r *prsm.Record) []*prsm.Record {
+	out := make([]*prsm.Record, 0, len(who)+8)
+	i := 0
+	for _, h := range hunks {
+		start := h.OldStart - 1 // 0-based; a side with no lines names the line before
+		if h.OldLines == 0 {
+			start = h.OldStart
+		}
+		for i < start && i < len(who) {
+			out = append(out, who[i])
+			i++
+		}
+		for k := 0; k < h.NewLines; k++ {
+			out = append(out, r)
+		}
+		i += h.OldLines
+	}
+	if i < len(who) {
+		out = append(out, who[i:]...)
+	}
+	return out
 }
 
 // follow gives each line of new the origin of the line of old it is,

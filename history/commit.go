@@ -32,6 +32,9 @@ type group struct {
 	// commit deletes; mode its git mode.
 	content map[string][]byte
 	mode    map[string]uint32
+	// info is the files' lines of update-index --index-info, once their
+	// blobs are written (indexInfo).
+	info map[string]string
 }
 
 // Commit is prsm commit: each group's accepted lines (HEAD plus each
@@ -70,7 +73,7 @@ func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.Commi
 	if err != nil {
 		return nil, err
 	}
-	if err := h.syncIndex(ctx, groups, made[len(made)-1]); err != nil {
+	if err := h.syncIndex(ctx, groups); err != nil {
 		return nil, fmt.Errorf("the commits are made; updating the index of their files failed: %w", err)
 	}
 	err = h.DB.Tx(ctx, func(q store.Querier) error {
@@ -99,19 +102,24 @@ func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.Commi
 // branch). It refuses a detached HEAD and a merge, rebase, cherry-pick,
 // revert or bisect in progress.
 func (h *History) commitPoint(ctx context.Context) (branch, head string, err error) {
-	out, err := h.git(ctx, worktree.NewCmd("symbolic-ref", "-q", "HEAD"))
+	// HEAD is a file of the git directory: "ref: refs/heads/NAME" on a
+	// branch, a commit's hash when detached.
+	b, err := os.ReadFile(filepath.Join(h.Repo.GitDir, "HEAD"))
 	if err != nil {
+		return "", "", err
+	}
+	branch, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: ")
+	if !ok || !strings.HasPrefix(branch, "refs/heads/") {
 		return "", "", prsm.Errorf(prsm.ErrConflict, string(api.CodeDetachedHead), "check out a branch first (git switch NAME)",
 			"HEAD is detached: prsm commit commits only on a branch")
 	}
-	branch = strings.TrimSpace(string(out))
 	for _, f := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG"} {
 		if _, err := os.Lstat(filepath.Join(h.Repo.GitDir, f)); err == nil {
 			return "", "", prsm.Errorf(prsm.ErrConflict, string(api.CodeGitInProgress), "finish or abort it first",
 				"a %s is in progress in the workspace", inProgress(f))
 		}
 	}
-	out, err = h.git(ctx, worktree.NewCmd("rev-parse", "-q", "--verify").Rev("HEAD^{commit}"))
+	out, err := h.git(ctx, worktree.NewCmd("rev-parse", "-q", "--verify").Rev("HEAD^{commit}"))
 	if err == nil {
 		head = strings.TrimSpace(string(out))
 	}

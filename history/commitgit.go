@@ -52,7 +52,7 @@ func (h *History) commitAll(ctx context.Context, branch, head string, groups []*
 		if err != nil {
 			return nil, undo(err)
 		}
-		if _, err := h.git(ctx, worktree.NewCmd("update-index", "--index-info").Env(env).Stdin(info)); err != nil {
+		if _, err := h.git(ctx, worktree.NewCmd("update-index", "-z", "--index-info").Env(env).Stdin(info)); err != nil {
 			return nil, undo(err)
 		}
 		out, err := h.Repo.Git().Run(ctx, worktree.NewCmd("commit", "-q", "--allow-empty", "-F", "-").
@@ -117,53 +117,37 @@ func (h *History) indexInfo(ctx context.Context, tmp string, g *group) ([]byte, 
 		}
 	}
 	var b bytes.Buffer
+	g.info = map[string]string{}
 	for _, f := range g.files {
 		if sha, ok := blobs[f]; ok {
-			fmt.Fprintf(&b, "%o %s\t%s\n", g.mode[f], sha, f)
+			g.info[f] = fmt.Sprintf("%o %s\t%s\x00", g.mode[f], sha, f)
 		} else {
-			fmt.Fprintf(&b, "0 %s\t%s\n", strings.Repeat("0", 40), f)
+			g.info[f] = fmt.Sprintf("0 %s\t%s\x00", strings.Repeat("0", 40), f)
 		}
+		b.WriteString(g.info[f])
 	}
 	return b.Bytes(), nil
 }
 
-// syncIndex gives the user's index the committed files as commit (the new
-// HEAD) has them; its other entries stay as they were.
-func (h *History) syncIndex(ctx context.Context, groups []*group, commit string) error {
-	seen := map[string]bool{}
+// syncIndex gives the user's index the committed files as the new HEAD
+// has them (each one's entry of the last commit that has it); its other
+// entries stay as they were.
+func (h *History) syncIndex(ctx context.Context, groups []*group) error {
+	last := map[string]string{}
 	var paths []string
 	for _, g := range groups {
 		for _, f := range g.files {
-			if !seen[f] {
-				seen[f] = true
+			if _, ok := last[f]; !ok {
 				paths = append(paths, f)
 			}
-		}
-	}
-	out, err := h.git(ctx, worktree.NewCmd("ls-tree", "-z", "--full-tree").Rev(commit).Paths(paths...))
-	if err != nil {
-		return err
-	}
-	in := map[string]string{}
-	for _, e := range strings.Split(string(out), "\x00") {
-		meta, path, ok := strings.Cut(e, "\t")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(meta) // mode type sha
-		if len(f) == 3 {
-			in[path] = f[0] + " " + f[2]
+			last[f] = g.info[f]
 		}
 	}
 	var b bytes.Buffer
 	for _, p := range paths {
-		if e, ok := in[p]; ok {
-			fmt.Fprintf(&b, "%s\t%s\n", e, p)
-		} else {
-			fmt.Fprintf(&b, "0 %s\t%s\n", strings.Repeat("0", 40), p)
-		}
+		b.WriteString(last[p])
 	}
-	_, err = h.git(ctx, worktree.NewCmd("update-index", "--index-info").Stdin(b.Bytes()))
+	_, err := h.git(ctx, worktree.NewCmd("update-index", "-z", "--index-info").Stdin(b.Bytes()))
 	return err
 }
 
