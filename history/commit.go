@@ -73,7 +73,22 @@ func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.Commi
 	if err != nil {
 		return nil, err
 	}
-	if err := h.syncIndex(ctx, groups); err != nil {
+	// The user's index and the notes are separate files: both at once.
+	indexDone := make(chan error, 1)
+	go func() { indexDone <- h.syncIndex(ctx, groups) }()
+	noted := make(chan []api.LeftOut, 1)
+	go func() {
+		var failed []api.LeftOut
+		for i, g := range groups {
+			if err := h.noteCommit(ctx, made[i], g, req.IncludeMine); err != nil {
+				failed = append(failed, api.LeftOut{SessionID: g.session.ID,
+					Reason: fmt.Sprintf("the trace note of %.12s was not written: %v", made[i], err)})
+			}
+		}
+		noted <- failed
+	}()
+	rep.LeftOut = append(rep.LeftOut, <-noted...)
+	if err := <-indexDone; err != nil {
 		return nil, fmt.Errorf("the commits are made; updating the index of their files failed: %w", err)
 	}
 	err = h.DB.Tx(ctx, func(q store.Querier) error {
@@ -88,12 +103,8 @@ func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.Commi
 	if err != nil {
 		return nil, err
 	}
-	for i, g := range groups {
+	for i := range groups {
 		rep.Commits[i].Commit = made[i]
-		if err := h.noteCommit(ctx, made[i], g, req.IncludeMine); err != nil {
-			rep.LeftOut = append(rep.LeftOut, api.LeftOut{SessionID: g.session.ID,
-				Reason: fmt.Sprintf("the trace note of %.12s was not written: %v", made[i], err)})
-		}
 	}
 	return rep, nil
 }

@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +26,6 @@ func (h *History) commitAll(ctx context.Context, branch, head string, groups []*
 	}
 	defer os.RemoveAll(tmp)
 	var made []string
-	parent := head
 	undo := func(cause error) error {
 		if len(made) > 0 {
 			cmd := worktree.NewCmd("update-ref", "-m", "prsm commit: undone").Rev(branch)
@@ -40,14 +40,27 @@ func (h *History) commitAll(ctx context.Context, branch, head string, groups []*
 		}
 		return cause
 	}
-	for i, g := range groups {
-		index := filepath.Join(tmp, fmt.Sprintf("index%d", i))
-		env := "GIT_INDEX_FILE=" + index
-		if parent != "" {
-			if _, err := h.git(ctx, worktree.NewCmd("read-tree").Rev(parent).Env(env)); err != nil {
-				return nil, undo(err)
+	// One temporary index for all the commits: HEAD's tree, with the
+	// stat data of the user's index where its entries are HEAD's (read-tree
+	// -m keeps them), so that git commit's refresh of the index hashes only
+	// the files that differ, not the whole workspace; after each commit it
+	// holds that commit's tree.
+	index := filepath.Join(tmp, "index")
+	env := "GIT_INDEX_FILE=" + index
+	if head != "" {
+		if err := copyFile(filepath.Join(h.Repo.GitDir, "index"), index); err != nil {
+			return nil, err
+		}
+		if _, err := h.git(ctx, worktree.NewCmd("read-tree", "-m").Rev(head).Env(env)); err != nil {
+			// An index git cannot read from elsewhere (a split index):
+			// HEAD's tree alone, which git commit then hashes whole.
+			os.Remove(index)
+			if _, err := h.git(ctx, worktree.NewCmd("read-tree").Rev(head).Env(env)); err != nil {
+				return nil, err
 			}
 		}
+	}
+	for i, g := range groups {
 		info, err := h.indexInfo(ctx, tmp, g)
 		if err != nil {
 			return nil, undo(err)
@@ -66,10 +79,22 @@ func (h *History) commitAll(ctx context.Context, branch, head string, groups []*
 		if err != nil {
 			return nil, undo(err)
 		}
-		parent = strings.TrimSpace(string(rev))
-		made = append(made, parent)
+		made = append(made, strings.TrimSpace(string(rev)))
 	}
 	return made, nil
+}
+
+// copyFile copies the file src to dst; a src that does not exist (a
+// repository with no index yet) copies nothing.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o600)
 }
 
 // gitStderr is what git said of a failed call.
