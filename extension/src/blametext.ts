@@ -88,6 +88,12 @@ export function shortAgo(iso: string, now: number): string {
   return `${Math.floor(s / 86400)}d ago`;
 }
 
+/** An RFC 3339 time as a person reads it: "2026-11-29 11:55:00 UTC" (to the second). */
+export function plainTime(iso: string): string {
+  const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(iso);
+  return m ? `${m[1]} ${m[2]} ${m[3] === 'Z' ? 'UTC' : m[3]}` : iso;
+}
+
 /** The text after a line (the extension's annotation of the cursor's line). */
 export function annotationText(o: BlameOrigin | undefined, now: number): string {
   if (!o) return 'You · not written by an agent';
@@ -108,7 +114,7 @@ export function originDetails(o: BlameOrigin): Array<[string, string]> {
   ];
   if (o.model_id) rows.push(['Model', visibleText(o.model_id)]);
   if (o.turn > 0) rows.push(['Turn', String(o.turn)]);
-  rows.push(['Time', o.time]);
+  rows.push(['Time', plainTime(o.time)]);
   rows.push(['Review', statusText(o)]);
   rows.push(['Session', visibleText(o.session_id)]);
   if (o.record_id) rows.push(['Change', visibleText(o.record_id)]);
