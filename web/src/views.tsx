@@ -573,6 +573,15 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
           {r.id}
         </code>
         <CopyButton text={r.id} what="id" />
+        {r.commit && (
+          <>
+            <span class="muted">·</span>
+            <span class="muted">commit</span>
+            <code class="commit" title={`prsm commit put this change's accepted lines in commit ${r.commit}`}>
+              {r.commit.slice(0, 7)}
+            </code>
+          </>
+        )}
         {!r.binary && (
           <button
             type="button"
