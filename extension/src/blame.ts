@@ -77,7 +77,13 @@ export class LineBlame extends Disposable implements vscode.HoverProvider {
     this._register(vscode.workspace.onDidCloseTextDocument((d) => this.cache.delete(d.uri.toString())));
     this._register(vscode.window.onDidChangeTextEditorSelection(() => this.schedule()));
     this._register(vscode.window.onDidChangeActiveTextEditor(() => this.schedule()));
-    this._register(vscode.workspace.onDidChangeTextDocument(() => this.schedule()));
+    this._register(
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.document === vscode.window.activeTextEditor?.document) {
+          this.schedule();
+        }
+      }),
+    );
     this._register(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration(`${SECTION}.${SettingKeys.blameEnabled}`)) {
