@@ -12,6 +12,7 @@ import {
   pathSegment,
   paths,
   type AcceptRequest,
+  type Blame,
   type Checkpoint,
   type CommentRequest,
   type CompleteRequest,
@@ -255,6 +256,19 @@ export class PrsmClient {
 
   completeToolCall(sessionId: string, toolCallId: string, req: Partial<CompleteRequest> = {}): Promise<Records> {
     return this.json('POST', paths.completeToolCall(sessionId, toolCallId), req);
+  }
+
+  // -- history --
+
+  /**
+   * GET /blame: who wrote each line of a workspace file (its path absolute
+   * or relative to the workspace), or of lines start to end (1-based).
+   */
+  blame(file: string, lines: { start?: number; end?: number } = {}): Promise<Blame> {
+    return this.json(
+      'GET',
+      `${paths.blame()}${query({ path: file, start: lines.start?.toString(), end: lines.end?.toString() })}`,
+    );
   }
 
   // -- records --

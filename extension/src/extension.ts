@@ -3,6 +3,7 @@
 
 import * as vscode from 'vscode';
 
+import { LineBlame, toggleLineBlame } from './blame';
 import * as checkpoints from './checkpoints';
 import { CheckpointsTree } from './checkpoints';
 import { PrsmCodeLensProvider } from './codelens';
@@ -163,6 +164,7 @@ export function activate(context: vscode.ExtensionContext): void {
   sub(new CheckpointsTree(app, ViewIds.checkpoints));
   sub(new StatusBar(app));
   sub(new Decorations(app));
+  sub(new LineBlame(app));
   const lenses = new PrsmCodeLensProvider(app);
   sub(lenses);
   sub(vscode.languages.registerCodeLensProvider({ scheme: 'file' }, lenses));
@@ -204,6 +206,7 @@ export function activate(context: vscode.ExtensionContext): void {
   reg(Commands.annotateCheckpoint, (a) => checkpoints.annotateCheckpoint(app, a));
   reg(Commands.rewindToCheckpoint, (a) => checkpoints.rewindToCheckpoint(app, a));
   reg(Commands.deleteCheckpoint, (a) => checkpoints.deleteCheckpoint(app, a));
+  reg(Commands.toggleLineBlame, () => toggleLineBlame());
 
   app.start();
 }

@@ -17,6 +17,8 @@ export const SettingKeys = {
   decorationsMaxLines: 'decorations.maxLines',
   /** Reject (of a change or a hunk) asks for a reason to tell the agent. */
   rejectAsksReason: 'reject.askReason',
+  /** Line blame: the hover and the cursor line's annotation of who wrote each line. */
+  blameEnabled: 'blame.enabled',
 } as const;
 
 export type SettingKey = (typeof SettingKeys)[keyof typeof SettingKeys];
@@ -25,6 +27,7 @@ export const Defaults = {
   codeLensEnabled: true,
   decorationsMaxLines: 20000,
   rejectAsksReason: true,
+  blameEnabled: true,
 } as const;
 
 /** Context keys used in package.json "when" clauses. */
@@ -75,6 +78,7 @@ export const Commands = {
   deleteCheckpoint: 'prsm.deleteCheckpoint',
   refreshCheckpoints: 'prsm.refreshCheckpoints',
   commentOnChange: 'prsm.commentOnChange',
+  toggleLineBlame: 'prsm.toggleLineBlame',
 } as const;
 
 export type CommandId = (typeof Commands)[keyof typeof Commands];

@@ -229,6 +229,7 @@ export function changeTooltip(r: FileChangeRecord): string {
     `status: ${statusText(r)}${r.note ? ` (${r.note})` : ''}`,
     `id: ${r.id}${r.tool_call_id !== r.id ? ` (tool call ${r.tool_call_id})` : ''}`,
     `agent: ${r.agent_id || 'unknown'}, ${r.timestamp}`,
+    r.commit ? `commit: ${r.commit}` : '',
   ]
     .filter(Boolean)
     .join('\n');

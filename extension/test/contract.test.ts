@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Checkpoint, FileChangeRecord, Plan, PrsmEvent, ServerInfo, Session, StatusEvent } from '../src/api.gen';
+import type { Blame, BlameLine, BlameOrigin, Checkpoint, FileChangeRecord, Plan, PrsmEvent, ServerInfo, Session, StatusEvent } from '../src/api.gen';
 import type { PrsmClient } from '../src/client';
 import { PrsmApiError } from '../src/client';
 import { placeRecords, splitLines } from '../src/ranges';
@@ -24,12 +24,18 @@ const RECORD = keys<FileChangeRecord>({
   id: true, session_id: true, file_path: true, rel_path: true, agent_id: true, change_type: true, tool_call_id: true,
   tool_name: true, message_index: true, old_content: true, new_content: true, pre_tool_content: true, added_ranges: true,
   removed_ranges: true, timestamp: true, status: true, sync_state: true, binary: true, mode_before: true, mode_after: true,
-  size_before: true, size_after: true, note: true, hunks: true, summary: true,
-}).filter((k) => k !== 'note'); // only on a record with something to say (a side too large to keep); summary is on every record with a line to show, as these have
+  size_before: true, size_after: true, note: true, hunks: true, summary: true, commit: true,
+}).filter((k) => k !== 'note' && k !== 'commit'); // note: only on a record with something to say (a side too large to keep); commit: only once prsm commit made one; summary is on every record with a line to show, as these have
 const STATUS_EVENT = keys<StatusEvent>({
   session_id: true, id: true, tool_call_id: true, rel_path: true, file_path: true, status: true, sync_state: true, hunks: true,
   note: true,
 }).filter((k) => k !== 'note'); // hunks: only on a record with hunks (tc-b, below, has them); note: on a record with one
+const BLAME = keys<Blame>({ path: true, lines: true, origins: true, warnings: true }).filter((k) => k !== 'warnings'); // warnings: only when blame skipped something
+const BLAME_LINE = keys<BlameLine>({ line: true, text: true, origin: true });
+const BLAME_ORIGIN = keys<BlameOrigin>({
+  source: true, session_id: true, agent_id: true, record_id: true, tool_name: true, tool_call_id: true, turn: true, prompt: true,
+  time: true, status: true, commit: true, model_id: true,
+}).filter((k) => k !== 'commit' && k !== 'model_id'); // commit: once committed; model_id: when the agent named its model
 const SERVER_INFO = keys<ServerInfo>({ pid: true, addr: true, token: true, workspace: true, version: true });
 const CHECKPOINT = keys<Checkpoint>({
   id: true, session_id: true, kind: true, name: true, annotation: true, message_index: true, tool_call_id: true, tree: true, created_at: true,
@@ -107,6 +113,19 @@ describe.skipIf(!PRSM_BIN)('contract with a real prsm server', () => {
     const st = events.find((e) => e.type === 'file_change_status' && e.data.id === 'tc-b')!;
     expect(Object.keys(st.data).sort()).toEqual(STATUS_EVENT);
     expect(st.data).toMatchObject({ status: 'accepted', rel_path: 'b.txt' });
+  });
+
+  it('blames a file with exactly the Blame fields: the agent\'s lines to its record, the rest to you; -L; absolute paths too', async () => {
+    const b = await client.blame('a.txt');
+    expect(Object.keys(b).sort()).toEqual(BLAME);
+    expect(Object.keys(b.lines![0]).sort()).toEqual(BLAME_LINE);
+    expect(b.origins).toHaveLength(1);
+    expect(Object.keys(b.origins![0]).sort()).toEqual(BLAME_ORIGIN);
+    expect(b.origins![0]).toMatchObject({ source: 'record', session_id: sess.id, record_id: 'tc-a', tool_call_id: 'tc-a', tool_name: 'Edit', status: 'pending' });
+    const who = (x: Blame) => x.lines!.map((l) => `${l.line} ${l.text} ${l.origin < 0 ? 'you' : x.origins![l.origin].record_id}`);
+    expect(who(b)).toEqual(['1 alpha you', '2 beta you', '3 GAMMA tc-a', '4 gamma.5 tc-a', '5 delta you', '6 epsilon you', '7 zeta you']);
+    expect(who(await client.blame(path.join(s.repo, 'a.txt'), { start: 3, end: 4 }))).toEqual(['3 GAMMA tc-a', '4 gamma.5 tc-a']);
+    await expect(client.blame('no-such.txt')).rejects.toMatchObject({ status: 404 });
   });
 
   it('places a pure deletion at the removed range and rejects it back onto disk', async () => {

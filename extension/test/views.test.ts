@@ -765,6 +765,9 @@ describe('Reject with a reason, comments and notes (issue 46)', () => {
       '  late',
     ]);
     expect(changeTooltipWithNotes(r, [])).not.toContain('Notes');
+    // The commit prsm commit put the change in, once there is one (issue 47).
+    expect(changeTooltipWithNotes(r, [])).not.toContain('commit:');
+    expect(changeTooltipWithNotes(rec({ id: 'x', commit: '0123456789abcdef' }), [])).toContain('\ncommit: 0123456789abcdef');
     expect(visibleText('a\u007fb\u202ec\td\u0085')).toBe('a^?b<U+202E>c\td<U+0085>');
   });
 });

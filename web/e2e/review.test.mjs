@@ -54,6 +54,7 @@ const ORIGINAL = {
   'b.txt': 'one\ntwo\nthree\n',
   'lib/util.js': 'export function add(a, b) {\n  return a + b;\n}\n',
   'hunks.txt': 'l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n',
+  'blame.txt': 'first\nsecond\nthird\n',
 };
 
 function run(cmd, args, opts = {}) {
@@ -1168,4 +1169,64 @@ uiTest('note on Reject: the note (and a comment on a hunk) is stored with the re
   await n2.locator(`[data-feedback="${fb.comment.id}"] .feedback-text`, { hasText: 'why N9?' }).waitFor();
   await n2.locator(`[data-feedback="${fb.hnote.id}"] .feedback-text`, { hasText: 'keep n2 as it was' }).waitFor();
   assert.match(await n2.locator(`[data-feedback="${fb.comment.id}"]`).textContent(), /lines 9/);
+});
+
+uiTest("blame of a file: the agent's line is the agent's (tool, state, prompt), untouched lines are yours, all as text; live", async () => {
+  // Its own page and login, so that it runs alone too (--test-name-pattern blame).
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
+  const p = await ctx.newPage();
+  p.on('pageerror', (e) => console.error('page error:', e.message));
+  try {
+    const bs = await startSession('e2e blame');
+    const prompt = 'shout the <b>second</b> line';
+    await api('POST', `/sessions/${bs.id}/turns`, { message_index: 1, prompt });
+    const agentLine = 'SECOND <i>by the agent</i>';
+    await agentWrite(bs, 'tc-blame', 'blame.txt', `first\n${agentLine}\nthird\n`);
+    assert.equal(readWs('blame.txt'), `first\n${agentLine}\nthird\n`, 'auto mode applied the change');
+
+    await p.goto(run(PRSM, ['ui', '--print-url']).trim());
+    await p.getByRole('link', { name: /^e2e blame / }).click();
+    await p.locator('article[data-record-id="tc-blame"]').getByRole('button', { name: 'Blame', exact: true }).click();
+    const view = p.getByRole('region', { name: 'Blame of blame.txt' });
+    await view.waitFor();
+    const row = (n) => view.locator(`tr[data-line="${n}"]`);
+    await row(2).waitFor();
+
+    // The agent's line: its agent and tool, its review state, the prompt in the title.
+    assert.equal(await row(2).getAttribute('data-who'), 'e2e-agent · Edit');
+    const who = row(2).locator('td.blame-who');
+    const said = await who.textContent();
+    assert.match(said, /e2e-agent · Edit/);
+    assert.match(said, /pending review/);
+    assert.ok(said.includes(prompt), `the prompt beside the line, as text: ${said}`);
+    const title = await who.getAttribute('title');
+    assert.ok(title.includes(`Prompt: ${prompt}`), `the prompt in the title: ${title}`);
+    assert.ok(title.includes('Tool call: Edit tc-blame'), `the tool call in the title: ${title}`);
+    assert.equal(await row(2).locator('td.blame-text').textContent(), agentLine, "the file's line as text");
+    assert.equal(await view.locator('i, b').count(), 0, 'no HTML from the file or the prompt');
+
+    // The untouched lines are yours, each in a run of its own.
+    for (const n of [1, 3]) {
+      assert.equal(await row(n).getAttribute('data-who'), 'you', `line ${n}`);
+      assert.equal((await row(n).locator('td.blame-who').textContent()).trim(), 'you', `line ${n} says you`);
+    }
+    assert.equal(await row(1).locator('td.blame-text').textContent(), 'first');
+    assert.equal(await row(3).locator('td.blame-text').textContent(), 'third');
+
+    // The same as the API says it.
+    const b = await api('GET', `/blame?path=blame.txt`);
+    assert.deepEqual(b.lines.map((l) => l.origin >= 0 ? b.origins[l.origin].tool_call_id : 'you'), ['you', 'tc-blame', 'you']);
+
+    // Accepted through the API: the view follows the event without a reload.
+    await api('POST', `/sessions/${bs.id}/file-changes/tc-blame/accept`);
+    await row(2).locator('.pill.accepted', { hasText: 'accepted' }).waitFor({ timeout: 10_000 });
+    await p.screenshot({ path: path.join(ARTIFACTS, 'blame.png'), fullPage: true });
+
+    // Escape goes back to the changes.
+    await p.keyboard.press('Escape');
+    await view.waitFor({ state: 'detached' });
+    await p.locator('article[data-record-id="tc-blame"]').waitFor();
+  } finally {
+    await ctx.close();
+  }
 });

@@ -8,6 +8,7 @@ import {
   pathSegment as seg,
   paths,
   type AcceptRequest,
+  type Blame,
   type Checkpoint,
   type CheckpointDiff,
   type CommentRequest,
@@ -109,5 +110,7 @@ export const api = {
   feedback: (sid: string) => json<Feedback[] | null>('GET', paths.listFeedback(sid)),
   /** A comment on lines of a change, without a decision. */
   comment: (sid: string, id: string, req: CommentRequest) => json<Feedback>('POST', paths.comment(sid, id), req),
+  /** Who wrote each line of a workspace file (its path in the workspace). */
+  blame: (path: string) => json<Blame>('GET', `${paths.blame()}?path=${encodeURIComponent(path)}`),
   logout: () => json<OK>('POST', paths.uiLogout()),
 };

@@ -3,7 +3,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-import { actions, connectEvents, go, isOpen, loadAll, readRoute, recordOf, setDiffMode, setOpen, state, subscribe, toast, update } from './store';
+import { actions, closeBlame, connectEvents, go, isOpen, loadAll, readRoute, recordOf, setDiffMode, setOpen, state, subscribe, toast, update } from './store';
 import { inConflict, mergingInEditor, splitRewound } from './util';
 import { App, byFile, rewoundKey } from './views';
 import './style.css';
@@ -199,6 +199,7 @@ document.addEventListener('keydown', (e) => {
       break;
     case 'Escape':
       if (state.help) update({ help: false });
+      else if (state.blame) closeBlame();
       else return;
       break;
     default:

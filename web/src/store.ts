@@ -2,7 +2,7 @@
 // kept live by the server's events. The views read it and call the actions.
 
 import { api, ApiError, setOnUnauthorized } from './api';
-import { paths, type Checkpoint, type Feedback, type FileChangeRecord, type HunkRef, type Job, type PrsmEvent, type Records, type ResolveHow, type Session, type StatusEvent, type StatusResponse } from '../../extension/src/api.gen';
+import { paths, type Blame, type Checkpoint, type Feedback, type FileChangeRecord, type HunkRef, type Job, type PrsmEvent, type Records, type ResolveHow, type Session, type StatusEvent, type StatusResponse } from '../../extension/src/api.gen';
 import { inConflict, plural, shortId } from './util';
 
 export type DiffMode = 'line-by-line' | 'side-by-side';
@@ -70,6 +70,16 @@ export interface State {
   jobs: Record<string, Job>;
   /** The notes and comments of each loaded session (GET .../feedback), by session id. */
   feedback: Record<string, Feedback[]>;
+  /** The blame view of a workspace file, while it is open (issue 47). */
+  blame: BlameView | null;
+}
+
+/** A blame view: the file, and the server's answer or why there is none. */
+export interface BlameView {
+  path: string;
+  data: Blame | null;
+  error: string | null;
+  loading: boolean;
 }
 
 function stored(key: string): string | null {
@@ -110,6 +120,7 @@ export const state: State = {
   now: Date.now(),
   cascaded: {},
   feedback: {},
+  blame: null,
 };
 
 const listeners = new Set<() => void>();
@@ -167,7 +178,8 @@ export function readRoute(): void {
   const sid = m ? decodeURIComponent(m[1]) : null;
   const tab: Tab = m?.[2] ? 'timeline' : 'changes';
   const changed = sid !== state.sid;
-  update({ sid, tab, cursor: changed ? null : state.cursor });
+  // A session or a tab chosen: the blame view gives way to it.
+  update({ sid, tab, cursor: changed ? null : state.cursor, blame: null });
   if (sid) void ensureLoaded(sid);
 }
 
@@ -381,8 +393,12 @@ export function connectEvents(): void {
     if (!state.sessions.some((s) => s.id === r.session_id)) void refreshSessions();
     mergeRecords([r]);
     refreshStatus(); // the hook health in the session header
+    reloadBlame();
   });
-  on('file_change_status', patchStatus);
+  on('file_change_status', (st) => {
+    patchStatus(st);
+    reloadBlame();
+  });
   on('job_progress', (j) => {
     const jobs = { ...state.jobs };
     if (j.state === 'running') {
@@ -391,6 +407,7 @@ export function connectEvents(): void {
       delete jobs[j.id];
       if (j.state === 'failed' && j.error) toast('error', j.error.error, j.error.hint);
       void Promise.all([refreshSessions(), ...(j.session_id ? [loadSession(j.session_id)] : [])]);
+      reloadBlame();
     }
     update({ jobs });
   });
@@ -406,6 +423,42 @@ function refreshStatus(): void {
   statusTimer = window.setTimeout(() => {
     api.status().then((status) => update({ status }), () => {});
   }, 150);
+}
+
+// ---- blame ----------------------------------------------------------------
+
+/** Opens the blame view of a workspace file (its path in the workspace). */
+export function openBlame(path: string): void {
+  update({ blame: { path, data: null, error: null, loading: true } });
+  void loadBlame();
+}
+
+export function closeBlame(): void {
+  update({ blame: null });
+}
+
+/** Reads the open blame view's file again. */
+export async function loadBlame(): Promise<void> {
+  const path = state.blame?.path;
+  if (!path) return;
+  update({ blame: { ...state.blame!, loading: true } });
+  let next: Partial<BlameView>;
+  try {
+    next = { data: await api.blame(path), error: null };
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) return;
+    next = { error: e instanceof ApiError && e.hint ? `${e.message} (${e.hint})` : e instanceof Error ? e.message : String(e) };
+  }
+  // Closed, or another file opened, meanwhile: that one has its own answer.
+  if (state.blame?.path === path) update({ blame: { ...state.blame, ...next, loading: false } });
+}
+
+let blameTimer = 0;
+/** After an event about a change: the open blame view reads its file again, once for a burst. */
+function reloadBlame(): void {
+  if (!state.blame) return;
+  clearTimeout(blameTimer);
+  blameTimer = window.setTimeout(() => void loadBlame(), 200);
 }
 
 // ---- actions --------------------------------------------------------------

@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { api } from './api';
 import type { Checkpoint, CheckpointDiff, FileChangeRecord, JobKind, OperationType, Plan, PlanDecision, Session } from '../../extension/src/api.gen';
+import { BlameFile } from './blameview';
 import { ConflictView, Patch, RecordDiff } from './diffview';
 import { FeedbackList, NoteBox } from './feedback';
 import {
@@ -14,6 +15,7 @@ import {
   dismiss,
   go,
   isOpen,
+  openBlame,
   resolveWays,
   setAutoAdvance,
   setDiffMode,
@@ -571,6 +573,25 @@ function RecordView({ s, r }: { s: State; r: FileChangeRecord }) {
           {r.id}
         </code>
         <CopyButton text={r.id} what="id" />
+        {r.commit && (
+          <>
+            <span class="muted">·</span>
+            <span class="muted">commit</span>
+            <code class="commit" title={`prsm commit put this change's accepted lines in commit ${r.commit}`}>
+              {r.commit.slice(0, 7)}
+            </code>
+          </>
+        )}
+        {!r.binary && (
+          <button
+            type="button"
+            class="btn small ghost"
+            title={`Who wrote each line of ${r.rel_path} as it is in your workspace: which agent, tool call and prompt, or you`}
+            onClick={() => openBlame(r.rel_path)}
+          >
+            Blame
+          </button>
+        )}
       </div>
       {conflict && !merging && (
         <div class="resolve-bar" role="group" aria-label={`Resolve the conflict of ${r.rel_path}`}>
@@ -1105,7 +1126,9 @@ export function App({ s }: { s: State }) {
       <div class="layout">
         <Sidebar s={s} />
         <main class="main" aria-busy={s.busy > 0}>
-          {sess ? (
+          {s.blame ? (
+            <BlameFile b={s.blame} now={s.now} />
+          ) : sess ? (
             <SessionView s={s} sess={sess} />
           ) : s.sessionsLoaded && s.sid ? (
             <p class="empty">

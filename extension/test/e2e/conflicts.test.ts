@@ -4,6 +4,8 @@
 // The state is checked over the server's API after every step.
 // And Reject with a reason: the CodeLens Reject asks why; Escape keeps the
 // change; the words typed reach the server as the reject's note.
+// And line blame (issue 47): the hover and the cursor line's annotation name
+// the agent, its tool call, the prompt and the review state, or you.
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -166,5 +168,60 @@ describe('review talks back, in code-server', () => {
     const notes = (await client!.changeFeedback(reasons.id, 'tc-why')).filter((f) => f.kind === 'note');
     expect(notes).toHaveLength(1);
     expect(notes[0]).toMatchObject({ record_id: 'tc-why', decision: expect.stringContaining('reject'), text: 'keep beta as it was', author: 'extension', state: 'queued' });
+  });
+});
+
+describe('line blame, in code-server', () => {
+  it("the hover and the cursor line's annotation name the agent of its line, and you for an untouched one; accept shows", async () => {
+    const p = wb.page;
+    const bs: Session = await client!.startSession({ name: 'blame', agent_id: 'e2e' });
+    await client!.startTurn(bs.id, { message_index: 1, prompt: 'make gamma loud' });
+    const edited = W.replace('gamma\n', 'gamma BLAME_AGENT\n');
+    await agentWrite(client!, bs, 'tc-blame', 'w.txt', edited);
+    expect(read('w.txt')).toBe(edited);
+
+    await wb.openFile('w.txt', 'BLAME_AGENT');
+    // The annotation after the cursor's line: a click puts the cursor there.
+    await wb.line('BLAME_AGENT').click();
+    const annotation = await until(async () => {
+      const t = await wb.afterText('BLAME_AGENT');
+      return t.includes('e2e · Edit') ? t : undefined;
+    }, 15_000, "the annotation of the agent's line");
+    expect(annotation).toMatch(/^e2e · Edit, (just now|\dm ago), pending review · "make gamma loud"$/);
+
+    // The hover of the agent's line: agent, tool call, prompt, review state.
+    await p.mouse.move(0, 0);
+    // Over the text: past a line's end VS Code asks no hover provider.
+    await wb.line('BLAME_AGENT').hover({ position: { x: 10, y: 5 } });
+    const hover = wb.hover('prsm blame');
+    await hover.waitFor({ timeout: 15_000 });
+    const said = (await hover.innerText()).replace(/\s+/g, ' ');
+    expect(said).toContain('prsm blame: e2e · Edit');
+    expect(said).toContain('Tool call: Edit tc-blame');
+    expect(said).toContain('Prompt: make gamma loud');
+    expect(said).toContain('Review: pending review');
+    await wb.screenshot('blame-hover-agent');
+
+    // An untouched line is yours, in the hover and in the annotation.
+    await p.keyboard.press('Escape');
+    await p.mouse.move(0, 0);
+    await wb.line('alpha').hover({ position: { x: 10, y: 5 } });
+    await wb.hover('you wrote this line').waitFor({ timeout: 15_000 });
+    await p.keyboard.press('Escape');
+    await wb.line('alpha').click();
+    await until(async () => (await wb.afterText('alpha')).includes('You'), 10_000, "the annotation of the user's line");
+    expect(await wb.afterText('BLAME_AGENT')).toBe('');
+
+    // Accepted elsewhere: the event refreshes the blame.
+    await client!.accept(bs.id, 'tc-blame');
+    await wb.line('BLAME_AGENT').click();
+    await until(async () => (await wb.afterText('BLAME_AGENT')).includes('accepted'), 15_000, 'the annotation says accepted');
+
+    // Toggle Line Blame: no annotation, no hover; again: back.
+    await wb.command('prsm: Toggle Line Blame');
+    await until(async () => (await wb.afterText('BLAME_AGENT')) === '', 10_000, 'the annotation gone');
+    await wb.command('prsm: Toggle Line Blame');
+    await wb.line('BLAME_AGENT').click();
+    await until(async () => (await wb.afterText('BLAME_AGENT')).includes('e2e · Edit'), 10_000, 'the annotation back');
   });
 });

@@ -220,6 +220,27 @@ export class Workbench {
     return this.page.locator('.editor-group-container.active .monaco-editor .view-lines .view-line', { hasText: text }).first();
   }
 
+  /**
+   * The text an extension's decoration draws after the line with this text
+   * (renderOptions.after): VS Code puts it in a ::after pseudo-element's
+   * content, not in the DOM's text.
+   */
+  async afterText(lineText: string): Promise<string> {
+    return this.line(lineText).evaluate((el) =>
+      [...el.querySelectorAll('span')]
+        .map((s) => (globalThis as unknown as { getComputedStyle(e: unknown, p: string): { content: string } }).getComputedStyle(s, '::after').content)
+        .filter((c) => c && c !== 'none' && c !== 'normal')
+        // a CSS string: "…", with \" and \\ escaped
+        .map((c) => c.replace(/^"|"$/g, '').replace(/\\(.)/g, '$1'))
+        .join(''),
+    );
+  }
+
+  /** The hover widget showing this text. */
+  hover(text: string) {
+    return this.page.locator('.monaco-hover:not(.hidden)', { hasText: text }).first();
+  }
+
   /** The CodeLens link with this title in the active editor. */
   lens(title: string) {
     return this.page.locator('.editor-group-container.active .monaco-editor .codelens-decoration a', { hasText: title });
