@@ -61,23 +61,31 @@ func Discover(ctx context.Context, git *Runner, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", abs, err)
 	}
-	out, err := git.Output(ctx, NewCmd("rev-parse", "--is-bare-repository", "--is-inside-work-tree").Dir(real))
-	if err != nil {
-		if ExitCode(err) == 128 {
-			return nil, fmt.Errorf("%s: %w", abs, ErrNotRepo)
+	// One call in the common case (every CLI command starts here); the
+	// two of before only to say why a directory is no working tree.
+	out, err := git.Output(ctx, NewCmd("rev-parse", "--is-bare-repository", "--is-inside-work-tree",
+		"--show-toplevel", "--absolute-git-dir", "--git-common-dir").Dir(real))
+	if err != nil || !strings.HasPrefix(out, "false\ntrue\n") {
+		out, err = git.Output(ctx, NewCmd("rev-parse", "--is-bare-repository", "--is-inside-work-tree").Dir(real))
+		if err != nil {
+			if ExitCode(err) == 128 {
+				return nil, fmt.Errorf("%s: %w", abs, ErrNotRepo)
+			}
+			return nil, err
 		}
-		return nil, err
-	}
-	if out == "true\nfalse" {
-		return nil, fmt.Errorf("%s: %w", abs, ErrBare)
-	}
-	if out != "false\ntrue" {
-		// Inside .git, for example.
-		return nil, fmt.Errorf("%s: %w (not inside a working tree)", abs, ErrNotRepo)
-	}
-	out, err = git.Output(ctx, NewCmd("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir").Dir(real))
-	if err != nil {
-		return nil, err
+		if out == "true\nfalse" {
+			return nil, fmt.Errorf("%s: %w", abs, ErrBare)
+		}
+		if out != "false\ntrue" {
+			// Inside .git, for example.
+			return nil, fmt.Errorf("%s: %w (not inside a working tree)", abs, ErrNotRepo)
+		}
+		out, err = git.Output(ctx, NewCmd("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir").Dir(real))
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		out = strings.TrimPrefix(out, "false\ntrue\n")
 	}
 	lines := strings.Split(out, "\n")
 	if len(lines) != 3 {
