@@ -1,16 +1,17 @@
-// "Accept | Reject | Diff" above every pending change, and
+// "Accept | Reject | Comment… | Diff" above every pending change, and
 // "Conflict: Keep mine | Take agent's | Merge in editor" above a conflicting one. A change of
-// several hunks gets "Accept | Reject" above each pending hunk (those decide
-// the hunk), and its first pending hunk also "Accept Change | Reject Change"
+// several hunks gets "Accept | Reject | Comment…" above each pending hunk (those decide
+// the hunk, or comment on its lines), and its first pending hunk also "Accept Change | Reject Change"
 // (while none is decided) and "Diff".
 
 import * as vscode from 'vscode';
 
 import type { FileChangeRecord } from './api.gen';
 import { maxDecoratedLines, setting, type AppContext } from './context';
+import { hunkCommentLines } from './feedbacktext';
 import { mergingInEditor, toolLabel } from './labels';
 import { Disposable } from './lifecycle';
-import { placeRecords, type Placement } from './ranges';
+import { placeRecords, recordHunks, type Placement } from './ranges';
 import { Commands, Defaults, SettingKeys, type CommandId } from './settings';
 import { plural } from './words';
 
@@ -19,8 +20,40 @@ export interface LensSpec {
   title: string;
   command: CommandId;
   tooltip: string;
-  /** [session_id, record id], and the hunk's index for a hunk's lens: what the command acts on. */
-  args: [string, string] | [string, string, number];
+  /**
+   * [session_id, record id], and the hunk's index for a hunk's lens, or the
+   * lines ("12-18", "" for the whole change) for a Comment lens: what the
+   * command acts on.
+   */
+  args: [string, string] | [string, string, number] | [string, string, string];
+}
+
+/** A Comment… lens: an input box, then a comment on exactly these lines of r ("" for the whole change). */
+function commentLens(line: number, r: FileChangeRecord, lines: string, what: string): LensSpec {
+  return {
+    line,
+    title: 'Comment…',
+    command: Commands.commentOnChange,
+    tooltip: `Comment on ${lines ? `lines ${lines} of ` : ''}${what} for the agent: it hears it at its next step; nothing is decided`,
+    args: [r.session_id, r.id, lines],
+  };
+}
+
+/**
+ * The lines a change of one hunk is commented on: its hunk's (the server's,
+ * else the one rebuilt from its ranges); "" (the whole change) when it has
+ * none or several.
+ */
+export function changeCommentLines(r: FileChangeRecord): string {
+  if (r.hunks?.length) {
+    return r.hunks.length === 1 ? hunkCommentLines(r.hunks[0]) : '';
+  }
+  const hs = recordHunks(r);
+  if (hs.length !== 1) {
+    return '';
+  }
+  const h = hs[0];
+  return hunkCommentLines({ new_start: h.newCount > 0 ? h.newStart + 1 : h.newStart, new_lines: h.newCount });
 }
 
 function describe(r: FileChangeRecord): string {
@@ -30,8 +63,8 @@ function describe(r: FileChangeRecord): string {
 }
 
 /**
- * The lenses of placed records, in line order: three per change, three per
- * conflict, two per pending hunk of a change of several hunks (plus the
+ * The lenses of placed records, in line order: four per change, three per
+ * conflict, three per pending hunk of a change of several hunks (plus the
  * whole change's on its first).
  */
 export function lensSpecs(placements: readonly Placement[]): LensSpec[] {
@@ -75,6 +108,7 @@ export function lensSpecs(placements: readonly Placement[]): LensSpec[] {
       out.push(
         { line: p.lensLine, title: 'Accept', command: Commands.acceptChange, tooltip: `Accept ${what}${review}`, args },
         { line: p.lensLine, title: 'Reject', command: Commands.rejectChange, tooltip: `Reject ${what}: take its lines out of the file`, args },
+        commentLens(p.lensLine, r, changeCommentLines(r), what),
         { line: p.lensLine, title: 'Diff', command: Commands.showDiff, tooltip: `Show the diff of ${what}`, args },
       );
     }
@@ -82,7 +116,7 @@ export function lensSpecs(placements: readonly Placement[]): LensSpec[] {
   return out.sort((x, y) => x.line - y.line); // stable: a line's lenses keep their order
 }
 
-/** The lenses of a change of several hunks: Accept | Reject above each pending hunk. */
+/** The lenses of a change of several hunks: Accept | Reject | Comment… above each pending hunk. */
 function hunkLenses(p: Placement, what: string): LensSpec[] {
   const r = p.record;
   const out: LensSpec[] = [];
@@ -95,6 +129,7 @@ function hunkLenses(p: Placement, what: string): LensSpec[] {
     out.push(
       { line: h.line, title: 'Accept', command: Commands.acceptHunk, tooltip: `Accept ${hunk}${review}`, args },
       { line: h.line, title: 'Reject', command: Commands.rejectHunk, tooltip: `Reject ${hunk}: take its lines out of the file`, args },
+      commentLens(h.line, r, hunkCommentLines(r.hunks.find((x) => x.index === h.index) ?? r.hunks[h.index]), hunk),
     );
     if (i > 0) {
       return;

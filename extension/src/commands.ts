@@ -271,18 +271,21 @@ export async function rejectChange(ctx: AppContext, ...args: unknown[]): Promise
 }
 
 /**
- * Comments on lines of a change, without a decision: the selected lines
- * when the change's file is the active editor, else the whole change.
+ * Comments on lines of a change, without a decision: the lines the caller
+ * names (a Comment… lens passes [session_id, record id, lines], its hunk's
+ * lines or "" for the whole change), else the selected lines when the
+ * change's file is the active editor, else the whole change.
  */
 export async function commentOnChange(ctx: AppContext, ...args: unknown[]): Promise<void> {
   const r = await resolveRecord(ctx, args, 'comment on', () => true, 'change');
   if (!r) {
     return;
   }
-  const lines = selectedLines(ctx, r);
+  const lines = typeof args[2] === 'string' ? args[2] : selectedLines(ctx, r);
+  const where = `${r.rel_path}${lines ? ` lines ${lines}` : ''}`;
   const text = await vscode.window.showInputBox({
-    title: `Comment on ${r.rel_path}${lines ? ` lines ${lines}` : ''}`,
-    prompt: 'The agent hears it at its next step; nothing is decided.',
+    title: `Comment on ${where} for the agent`,
+    prompt: 'The agent hears it at its next step; nothing is decided. Escape: no comment.',
     placeHolder: 'Comment for the agent',
     ignoreFocusOut: true,
   });
@@ -292,7 +295,9 @@ export async function commentOnChange(ctx: AppContext, ...args: unknown[]): Prom
   log.info(`comment on ${r.session_id}/${r.id} ${lines}`);
   const ok = await ctx.call('comment on the change', (c) => c.comment(r.session_id, r.id, { lines, text, author: 'extension' }));
   if (ok) {
-    void vscode.window.showInformationMessage(`prsm: comment on ${r.rel_path}${lines ? ` lines ${lines}` : ''} queued for the agent.`);
+    // The views redraw, so that the change's tooltip reads its notes again and lists this one.
+    ctx.model.upsertRecords([ctx.model.record(r.session_id, r.id) ?? r]);
+    void vscode.window.showInformationMessage(`prsm: comment on ${where} queued for the agent.`);
   }
 }
 

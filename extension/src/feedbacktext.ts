@@ -1,7 +1,7 @@
 // How the user's notes and comments (issue 46) read, for the extension and
 // the review page alike: no vscode here, so that both can import it.
 
-import type { Feedback } from './api.gen';
+import type { Feedback, Hunk } from './api.gen';
 
 /**
  * A note's text as prsm shows it (the CLI's sync.Visible): control bytes
@@ -43,4 +43,15 @@ export function feedbackLines(items: readonly Feedback[]): string[] {
       `${kindWord[f.kind]}${f.decision ? ` on ${f.decision}` : ''}${f.lines ? `, lines ${f.lines}` : ''} by ${visibleText(f.author || 'someone')}, ${f.created_at}: ${visibleText(deliveryText(f))}`,
       ...(f.text ? visibleText(f.text).split('\n').map((l) => `  ${l}`) : []),
     ]);
+}
+
+/**
+ * A hunk's lines on the new side as the comments route takes them: "12" or
+ * "12-18" (from 1). A pure removal has no new lines: the line git -U0
+ * names for it (the one before it, line 1 at the top of the file), as the
+ * review page's comment on a hunk does.
+ */
+export function hunkCommentLines(h: Pick<Hunk, 'new_start' | 'new_lines'>): string {
+  if (h.new_lines <= 0) return String(Math.max(h.new_start, 1));
+  return h.new_lines === 1 ? String(h.new_start) : `${h.new_start}-${h.new_start + h.new_lines - 1}`;
 }

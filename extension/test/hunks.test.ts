@@ -86,11 +86,13 @@ describe('hunk lenses', () => {
     expect(specs.map((s) => [s.line, s.title, s.command, s.args])).toEqual([
       [1, 'Accept', Commands.acceptHunk, ['s1', 'tc-h', 0]],
       [1, 'Reject', Commands.rejectHunk, ['s1', 'tc-h', 0]],
+      [1, 'Comment…', Commands.commentOnChange, ['s1', 'tc-h', '2']],
       [1, 'Accept Change', Commands.acceptChange, ['s1', 'tc-h']],
       [1, 'Reject Change', Commands.rejectChange, ['s1', 'tc-h']],
       [1, 'Diff', Commands.showDiff, ['s1', 'tc-h']],
       [8, 'Accept', Commands.acceptHunk, ['s1', 'tc-h', 1]],
       [8, 'Reject', Commands.rejectHunk, ['s1', 'tc-h', 1]],
+      [8, 'Comment…', Commands.commentOnChange, ['s1', 'tc-h', '9']],
     ]);
   });
 
@@ -99,6 +101,7 @@ describe('hunk lenses', () => {
     expect(lensSpecs(placed).map((s) => [s.line, s.title, s.args])).toEqual([
       [8, 'Accept', ['s1', 'tc-h', 1]],
       [8, 'Reject', ['s1', 'tc-h', 1]],
+      [8, 'Comment…', ['s1', 'tc-h', '9']],
       [8, 'Diff', ['s1', 'tc-h']],
     ]);
     expect(planDecorations(placed).added).toEqual([{ start: 8, end: 8 }]);
@@ -111,6 +114,7 @@ describe('hunk lenses', () => {
     expect(lensSpecs(placed).map((s) => [s.line, s.title])).toEqual([
       [8, 'Accept'],
       [8, 'Reject'],
+      [8, 'Comment…'],
       [8, 'Diff'],
     ]);
   });
@@ -121,6 +125,7 @@ describe('hunk lenses', () => {
     expect(lensSpecs(place([one], EDITED.replace('L9 agent', 'l9'))).map((s) => [s.line, s.title, s.command, s.args])).toEqual([
       [1, 'Accept', Commands.acceptChange, ['s1', 'one']],
       [1, 'Reject', Commands.rejectChange, ['s1', 'one']],
+      [1, 'Comment…', Commands.commentOnChange, ['s1', 'one', '2']],
       [1, 'Diff', Commands.showDiff, ['s1', 'one']],
     ]);
   });
@@ -132,6 +137,47 @@ describe('hunk lenses', () => {
       [8, 1],
     ]);
     expect(planDecorations(placed).added).toEqual([]);
+  });
+});
+
+describe('the Comment… lens', () => {
+  const comments = (specs: ReturnType<typeof lensSpecs>) =>
+    specs.filter((s) => s.command === Commands.commentOnChange).map((s) => [s.line, s.title, s.args, s.tooltip]);
+
+  it("sits beside each pending hunk's Accept | Reject and names exactly that hunk's new-side lines", () => {
+    // Three blocks: lines 2-3 replaced by three lines, line 6 removed, a line added after the last.
+    const old = lines('a', 'b', 'c', 'd', 'e', 'f', 'g');
+    const neu = lines('a', 'B1', 'B2', 'B3', 'd', 'e', 'g', 'h');
+    const r = rec({ id: 'tc-3', old, new: neu, hunks: apiHunks(old, neu) });
+    expect(r.hunks.map((h) => [h.new_start, h.new_lines])).toEqual([[2, 3], [6, 0], [8, 1]]);
+    const specs = lensSpecs(place([r], neu));
+    expect(specs.filter((s) => s.args[2] === 1).map((s) => s.title)).toEqual(['Accept', 'Reject']);
+    expect(comments(specs)).toEqual([
+      [1, 'Comment…', ['s1', 'tc-3', '2-4'], 'Comment on lines 2-4 of hunk 1 of 3 of Edit tc-3 (+4 −3) by agent, session s1 for the agent: it hears it at its next step; nothing is decided'],
+      [6, 'Comment…', ['s1', 'tc-3', '6'], expect.stringContaining('lines 6 of hunk 2 of 3')], // a removal: the line git names for it
+      [7, 'Comment…', ['s1', 'tc-3', '8'], expect.stringContaining('lines 8 of hunk 3 of 3')],
+    ]);
+    // Each Comment… follows its hunk's Reject, on the same line.
+    const at = (line: number) => specs.filter((s) => s.line === line).map((s) => s.title);
+    expect(at(6)).toEqual(['Accept', 'Reject', 'Comment…']);
+  });
+
+  it('a decided hunk has none; a removal at the top names line 1; a change without server hunks uses its one block, or the whole change', () => {
+    const r = twoHunks(['accepted', 'pending']);
+    expect(comments(lensSpecs(place([r], EDITED))).map((c) => c[2])).toEqual([['s1', 'tc-h', '9']]);
+
+    const top = rec({ id: 'top', old: lines('x', 'a'), new: lines('a'), hunks: apiHunks(lines('x', 'a'), lines('a')) });
+    expect(comments(lensSpecs(place([top], lines('a')))).map((c) => c[2])).toEqual([['s1', 'top', '1']]);
+
+    const noHunks = rec({ id: 'nh', old: BASE, new: BASE.replace('l4\n', 'L4\nL4b\n') }); // hunks: [], rebuilt from ranges
+    expect(comments(lensSpecs(place([noHunks], BASE.replace('l4\n', 'L4\nL4b\n')))).map((c) => c[2])).toEqual([['s1', 'nh', '4-5']]);
+    const two = rec({ id: 'nh2', old: BASE, new: EDITED }); // two blocks, no server hunks: one lens set, on the whole change
+    expect(comments(lensSpecs(place([two], EDITED))).map((c) => c[2])).toEqual([['s1', 'nh2', '']]);
+  });
+
+  it('is not offered on a conflict', () => {
+    const r = twoHunks([], { sync_state: 'conflict' });
+    expect(comments(lensSpecs(place([r], BASE)))).toEqual([]);
   });
 });
 

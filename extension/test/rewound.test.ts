@@ -102,6 +102,7 @@ describe('rewound records in the tree', () => {
     expect(lensSpecs(placed).map((s) => [s.line, s.title, s.args[1]])).toEqual([
       [1, 'Accept', 'p'],
       [1, 'Reject', 'p'],
+      [1, 'Comment…', 'p'],
       [1, 'Diff', 'p'],
     ]);
     expect(planDecorations(placeRecords([later], { text: mine, lineCount: 4, maxLines: 100 })).added).toEqual([]);

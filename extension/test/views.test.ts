@@ -135,7 +135,7 @@ describe('buildTree', () => {
 });
 
 describe('lenses', () => {
-  it('gives Accept | Reject | Diff for a change and Keep mine | Take agent\'s | Merge in editor for a conflict', () => {
+  it('gives Accept | Reject | Comment… | Diff for a change and Keep mine | Take agent\'s | Merge in editor for a conflict', () => {
     const a = rec({ id: 'a', old: lines('1', '2'), new: lines('1', 'two') });
     const c = rec({ id: 'c', session_id: 's2', old: lines('1', '2'), new: lines('one', '2'), sync_state: 'conflict' });
     const done = rec({ id: 'd', session_id: 's3', old: lines('1'), new: lines('x'), status: 'accepted' });
@@ -146,6 +146,7 @@ describe('lenses', () => {
       [0, 'Merge in editor', Commands.mergeInEditor, 'c'],
       [1, 'Accept', Commands.acceptChange, 'a'],
       [1, 'Reject', Commands.rejectChange, 'a'],
+      [1, 'Comment…', Commands.commentOnChange, 'a'],
       [1, 'Diff', Commands.showDiff, 'a'],
     ]);
   });
@@ -161,9 +162,12 @@ describe('lenses', () => {
     expect(lenses.map((l) => [l.range.start.line, l.command?.title])).toEqual([
       [2, 'Accept'],
       [2, 'Reject'],
+      [2, 'Comment…'],
       [2, 'Diff'],
     ]);
     expect(lenses[0].command?.arguments).toEqual(['s1', 'a']);
+    // The Comment… lens names the record and the change's one block: the added line 3.
+    expect(lenses[2].command).toMatchObject({ command: Commands.commentOnChange, arguments: ['s1', 'a', '3'] });
     expect(p.provideCodeLenses(new FakeDocument('/elsewhere/a.txt', 'x\n') as never)).toEqual([]);
     setConfig('prsm.codeLens.enabled', false);
     expect(p.provideCodeLenses(doc as never)).toEqual([]);
@@ -742,8 +746,41 @@ describe('Reject with a reason, comments and notes (issue 46)', () => {
     answers.inputBox.push('');
     await commentOnChange(ctx, 's1', 'x');
     expect(sent).toEqual([['comment', 's1', 'x', { lines: '1-3', text: 'why upper case?', author: 'extension' }]]);
-    expect(recorded.inputBoxes[0].title).toBe('Comment on a.txt lines 1-3');
+    expect(recorded.inputBoxes[0].title).toBe('Comment on a.txt lines 1-3 for the agent');
     expect(lineRange(4, 4)).toBe('5');
+  });
+
+  it("the Comment… lens's lines win over the selection; Escape and blank post nothing; a posted one is queued and the views redraw", async () => {
+    const { sent, ctx } = noteCase();
+    const doc = new FakeDocument('/ws/a.txt', 'A\nb\nC\n');
+    window.activeTextEditor = { document: doc, selection: { start: { line: 2 }, end: { line: 0 }, active: { line: 0 } } };
+    let redraws = 0;
+    ctx.model.onChange(() => redraws++);
+    answers.inputBox.push(undefined);
+    await commentOnChange(ctx, 's1', 'x', '3');
+    answers.inputBox.push('  ');
+    await commentOnChange(ctx, 's1', 'x', '3');
+    expect(sent).toEqual([]);
+    expect(redraws).toBe(0);
+    answers.inputBox.push('why upper case here?');
+    await commentOnChange(ctx, 's1', 'x', '3');
+    answers.inputBox.push('and overall?');
+    await commentOnChange(ctx, 's1', 'x', ''); // "" from a lens: the whole change, not the selection
+    expect(sent).toEqual([
+      ['comment', 's1', 'x', { lines: '3', text: 'why upper case here?', author: 'extension' }],
+      ['comment', 's1', 'x', { lines: '', text: 'and overall?', author: 'extension' }],
+    ]);
+    expect(recorded.inputBoxes.map((o: { title: string }) => o.title)).toEqual([
+      'Comment on a.txt lines 3 for the agent',
+      'Comment on a.txt lines 3 for the agent',
+      'Comment on a.txt lines 3 for the agent',
+      'Comment on a.txt for the agent',
+    ]);
+    expect(recorded.messages.filter((m) => m.kind === 'info').map((m) => m.text)).toEqual([
+      'prsm: comment on a.txt lines 3 queued for the agent.',
+      'prsm: comment on a.txt queued for the agent.',
+    ]);
+    expect(redraws).toBe(2);
   });
 
   it("shows a change's notes in its tooltip: who, when, the delivery state, the words with control bytes escaped", () => {

@@ -3,7 +3,9 @@
 // and the status bar names the conflict apart and leads to resolving it.
 // The state is checked over the server's API after every step.
 // And Reject with a reason: the CodeLens Reject asks why; Escape keeps the
-// change; the words typed reach the server as the reject's note.
+// change; the words typed reach the server as the reject's note. And the
+// Comment… lens of a hunk: the words typed reach the server as a comment on
+// exactly that hunk's lines; Escape posts nothing.
 // And line blame (issue 47): the hover and the cursor line's annotation name
 // the agent, its tool call, the prompt and the review state, or you.
 
@@ -23,6 +25,7 @@ const ARTIFACTS =
 
 const CONF = lines('name = demo', 'port = 8080', 'level = info');
 const W = lines('alpha', 'beta', 'gamma');
+const CM = lines('c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', 'c10');
 
 if (!PRSM_BIN || !CODE_SERVER_BIN) {
   throw new Error('PRSM_BIN and CODE_SERVER_BIN must be set: run `npm run test:e2e` (scripts/e2e.sh)');
@@ -56,7 +59,7 @@ async function record(id: string): Promise<FileChangeRecord> {
 
 beforeAll(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  s = scratchRepo({ 'conf.ini': CONF, 'w.txt': W }, 'prsm-e2e-conflicts-');
+  s = scratchRepo({ 'conf.ini': CONF, 'w.txt': W, 'cm.txt': CM }, 'prsm-e2e-conflicts-');
   // The server runs before VS Code opens: the extension connects at once.
   client = await startPrsm(s);
   wb = new Workbench({ root: s.root, env: { PRSM_HOME: s.home }, settings: { 'prsm.binaryPath': PRSM_BIN }, artifacts: ARTIFACTS });
@@ -168,6 +171,56 @@ describe('review talks back, in code-server', () => {
     const notes = (await client!.changeFeedback(reasons.id, 'tc-why')).filter((f) => f.kind === 'note');
     expect(notes).toHaveLength(1);
     expect(notes[0]).toMatchObject({ record_id: 'tc-why', decision: expect.stringContaining('reject'), text: 'keep beta as it was', author: 'extension', state: 'queued' });
+  });
+  it("Comment… on a hunk: Escape posts nothing; the words typed reach the server as a comment on that hunk's lines", async () => {
+    const p = wb.page;
+    const cs: Session = await client!.startSession({ name: 'comments', agent_id: 'e2e' });
+    // One Edit with two hunks: line 2, and lines 7-8 replaced by new lines 7-9.
+    const edited = CM.replace('c2\n', 'C2 agent\n').replace('c7\nc8\n', 'C7 agent\nC7b agent\nC8 agent\n');
+    const [r] = await agentWrite(client!, cs, 'tc-cm', 'cm.txt', edited);
+    expect(r.hunks.map((h) => [h.new_start, h.new_lines])).toEqual([
+      [2, 1],
+      [7, 3],
+    ]);
+    const comments = async () => (await client!.changeFeedback(cs.id, 'tc-cm')).filter((f) => f.kind === 'comment');
+    const box = p.locator('.quick-input-widget', { hasText: 'for the agent' }).first();
+    const input = box.locator('input');
+
+    await wb.openFile('cm.txt', 'C8 agent');
+    const lens = (title: string) =>
+      p.locator('.editor-group-container.active .monaco-editor .codelens-decoration a', { hasText: new RegExp(`^${title}$`) });
+    await until(async () => (await lens('Comment…').count()) === 2, 15_000, 'a Comment… lens per hunk');
+    // The lower one is the second hunk's, above "C7 agent".
+    const ys = await lens('Comment…').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().y));
+    const second = lens('Comment…').nth(ys[0] > ys[1] ? 0 : 1);
+    await wb.screenshot('comment-lenses');
+
+    // Escape: nothing posted.
+    await second.click();
+    await input.waitFor({ timeout: 10_000 });
+    expect((await box.innerText()).replace(/\s+/g, ' ')).toContain('Comment on cm.txt lines 7-9 for the agent');
+    await p.keyboard.press('Escape');
+    await box.waitFor({ state: 'hidden', timeout: 10_000 });
+    expect(await comments()).toEqual([]);
+
+    // Words: a comment on lines 7-9, queued; nothing decided.
+    await second.click();
+    await input.waitFor({ timeout: 10_000 });
+    await input.fill('why three lines for two?');
+    await p.keyboard.press('Enter');
+    const got = await until(async () => {
+      const list = await comments();
+      return list.length ? list : undefined;
+    }, 10_000, 'the comment on the server');
+    expect(got).toHaveLength(1);
+    expect(got[0]).toMatchObject({ record_id: 'tc-cm', lines: '7-9', text: 'why three lines for two?', author: 'extension', state: 'queued' });
+    await p.locator('.notifications-toasts', { hasText: 'prsm: comment on cm.txt lines 7-9 queued for the agent.' }).first().waitFor({ timeout: 10_000 });
+    const after = (await client!.getChange(cs.id, 'tc-cm')).records[0];
+    expect(after.status).toBe('pending');
+    expect(after.hunks.map((h) => h.status)).toEqual(['pending', 'pending']);
+    expect(read('cm.txt')).toBe(edited);
+    await wb.screenshot('comment-queued');
+    await client!.accept(cs.id, 'tc-cm'); // leaves no pending change for the tests after
   });
 });
 
