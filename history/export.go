@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,13 +26,9 @@ func (h *History) TraceShow(ctx context.Context, rev string) (*api.Traces, error
 	}
 	commit := strings.TrimSpace(string(out))
 	res := &api.Traces{Records: []json.RawMessage{}}
-	note, err := h.git(ctx, worktree.NewCmd("notes", "--ref="+NotesRef, "show").Rev(commit))
-	if err != nil {
-		var ge *worktree.Error
-		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "no note found") {
-			return res, nil
-		}
-		return nil, err
+	note, err := h.noteText(ctx, commit)
+	if note == nil || err != nil {
+		return res, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(note))
 	for {

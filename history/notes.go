@@ -37,6 +37,15 @@ func (h *History) hasNotes(ctx context.Context) bool {
 // foreign or broken one) gives an error that says so, with the records
 // it could read.
 func (h *History) notesOf(ctx context.Context, rev string) ([]*Trace, error) {
+	out, err := h.noteText(ctx, rev)
+	if out == nil || err != nil {
+		return nil, err
+	}
+	return parseTraces(out)
+}
+
+// noteText is commit rev's note under NotesRef; nil when it has none.
+func (h *History) noteText(ctx context.Context, rev string) ([]byte, error) {
 	out, err := h.git(ctx, worktree.NewCmd("notes", "--ref="+NotesRef, "show").Rev(rev))
 	if err != nil {
 		var ge *worktree.Error
@@ -45,7 +54,10 @@ func (h *History) notesOf(ctx context.Context, rev string) ([]*Trace, error) {
 		}
 		return nil, err
 	}
-	return parseTraces(out)
+	if out == nil {
+		out = []byte{}
+	}
+	return out, nil
 }
 
 // parseTraces reads the JSON values of a note, one or more trace records
