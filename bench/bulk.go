@@ -62,12 +62,7 @@ func bulk(ctx context.Context, o options, dir, bin string, rep *report, n int) e
 	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("bulk\n"), 0o644); err != nil {
 		return err
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "first"}} {
-		if _, err := git(ctx, ws, nil, args...); err != nil {
-			return err
-		}
-	}
-	if _, err := git(ctx, d, nil, "clone", "-q", ws, plain); err != nil {
+	if err := commitAndClone(ctx, ws, plain); err != nil {
 		return err
 	}
 	srv, err := startServer(ctx, bin, filepath.Join(d, "home"), ws)
@@ -229,3 +224,15 @@ func bulkChecks(r *report, sizes []int) []check {
 
 // bulkTargetFiles is the bulk size the bulk targets are set on.
 const bulkTargetFiles = 200_000
+
+// commitAndClone makes the files in ws its repository's first commit and
+// clones it to plain, where git does the same work as prsm.
+func commitAndClone(ctx context.Context, ws, plain string) error {
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "first"}} {
+		if _, err := git(ctx, ws, nil, args...); err != nil {
+			return err
+		}
+	}
+	_, err := git(ctx, filepath.Dir(plain), nil, "clone", "-q", ws, plain)
+	return err
+}

@@ -49,12 +49,7 @@ func historyBench(ctx context.Context, o options, dir, bin string, rep *report) 
 			return err
 		}
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "first"}} {
-		if _, err := git(ctx, ws, nil, args...); err != nil {
-			return err
-		}
-	}
-	if _, err := git(ctx, d, nil, "clone", "-q", ws, plain); err != nil {
+	if err := commitAndClone(ctx, ws, plain); err != nil {
 		return err
 	}
 	home := filepath.Join(d, "home")

@@ -167,27 +167,24 @@ func (h *History) sessionFile(ctx context.Context, sessionID, rel string, b *api
 			continue
 		}
 		before, a, err := h.sides(ctx, r)
+		var prev []byte // what the lines stand for now
 		if err == nil && last != nil {
-			var prev []byte
-			if prev, err = after(last); err == nil && !bytes.Equal(prev, before) {
-				lines = follow(prev, before, lines, nil)
-			}
+			prev, err = after(last)
 		}
-		if err == nil {
-			if last == nil {
-				lines = follow(nil, before, nil, nil)
-			}
-			lines = follow(before, a, lines, r)
-			last = r
-			continue
-		}
-		if errors.Is(err, prsm.ErrNotFound) {
+		switch {
+		case errors.Is(err, prsm.ErrNotFound):
 			// A side too large to keep: no lines known.
 			b.Warnings = append(b.Warnings, fmt.Sprintf("change %s of %s: its content is not kept", r.ID, rel))
 			last, lines = nil, nil
 			continue
+		case err != nil:
+			return nil, nil, err
 		}
-		return nil, nil, err
+		if last == nil || !bytes.Equal(prev, before) {
+			lines = follow(prev, before, lines, nil)
+		}
+		lines = follow(before, a, lines, r)
+		last = r
 	}
 	if last == nil {
 		return nil, nil, nil
@@ -308,10 +305,9 @@ func (o *origins) of(r *prsm.Record) int {
 	if status == prsm.StatusPartial {
 		status = prsm.StatusAccepted // its lines left are the accepted hunks'
 	}
-	i := o.add(key, api.BlameOrigin{Source: api.OriginRecord, SessionID: r.SessionID, AgentID: r.AgentID, RecordID: r.ID,
+	return o.add(key, api.BlameOrigin{Source: api.OriginRecord, SessionID: r.SessionID, AgentID: r.AgentID, RecordID: r.ID,
 		ToolName: r.ToolName, ToolCallID: prsm.CallOf(r.ToolCallID), Turn: r.MessageIndex, Prompt: p[r.MessageIndex],
 		Time: r.Timestamp, Status: status, Commit: r.Commit})
-	return i
 }
 
 // add is the index of the origin named key, og when it is new.

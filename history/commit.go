@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,17 +29,16 @@ type group struct {
 	turns   []int
 	recs    []*prsm.Record
 	files   []string // in the order first changed
-	// content is each file's content in the commit, nil for a file the
-	// commit deletes; mode its git mode.
-	content map[string][]byte
-	mode    map[string]uint32
+	// in is each file as the commit has it (its git mode; absent for a
+	// file the commit deletes).
+	in map[string]sync.Version
 	// info is the files' lines of update-index --index-info, once their
 	// blobs are written (indexInfo).
 	info map[string]string
 }
 
 // Commit is prsm commit: each group's accepted lines (HEAD plus each
-// accepted record's change, merged in order) committed on the user's
+// accepted record's change, applied in order) committed on the user's
 // current branch with git commit, hooks and signing as the user set
 // them, from a temporary index. The user's index then has the committed
 // files as the new HEAD has them and its other entries as they were; the
@@ -93,8 +93,7 @@ func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.Commi
 	}
 	err = h.DB.Tx(ctx, func(q store.Querier) error {
 		for i, g := range groups {
-			bySession := ids(g.recs)
-			if err := store.MarkCommitted(ctx, q, g.session.ID, made[i], bySession); err != nil {
+			if err := store.MarkCommitted(ctx, q, g.session.ID, made[i], ids(g.recs)); err != nil {
 				return err
 			}
 		}
@@ -124,10 +123,10 @@ func (h *History) commitPoint(ctx context.Context) (branch, head string, err err
 		return "", "", prsm.Errorf(prsm.ErrConflict, string(api.CodeDetachedHead), "check out a branch first (git switch NAME)",
 			"HEAD is detached: prsm commit commits only on a branch")
 	}
-	for _, f := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG"} {
-		if _, err := os.Lstat(filepath.Join(h.Repo.GitDir, f)); err == nil {
+	for _, op := range inProgress {
+		if _, err := os.Lstat(filepath.Join(h.Repo.GitDir, op.file)); err == nil {
 			return "", "", prsm.Errorf(prsm.ErrConflict, string(api.CodeGitInProgress), "finish or abort it first",
-				"a %s is in progress in the workspace", inProgress(f))
+				"a %s is in progress in the workspace", op.what)
 		}
 	}
 	out, err := h.git(ctx, worktree.NewCmd("rev-parse", "-q", "--verify").Rev("HEAD^{commit}"))
@@ -137,18 +136,11 @@ func (h *History) commitPoint(ctx context.Context) (branch, head string, err err
 	return branch, head, nil
 }
 
-func inProgress(f string) string {
-	switch f {
-	case "MERGE_HEAD":
-		return "merge"
-	case "CHERRY_PICK_HEAD":
-		return "cherry-pick"
-	case "REVERT_HEAD":
-		return "revert"
-	case "BISECT_LOG":
-		return "bisect"
-	}
-	return "rebase"
+// inProgress are the files of the git directory that say an operation
+// is in progress, and what it is.
+var inProgress = []struct{ file, what string }{
+	{"MERGE_HEAD", "merge"}, {"CHERRY_PICK_HEAD", "cherry-pick"}, {"REVERT_HEAD", "revert"},
+	{"rebase-merge", "rebase"}, {"rebase-apply", "rebase"}, {"BISECT_LOG", "bisect"},
 }
 
 // plan picks the records req names and builds each group's files from
@@ -199,7 +191,7 @@ func (h *History) plan(ctx context.Context, req api.CommitRequest, head string, 
 			}
 			g := byKey[key]
 			if g == nil {
-				g = &group{session: s, content: map[string][]byte{}, mode: map[string]uint32{}}
+				g = &group{session: s, in: map[string]sync.Version{}}
 				byKey[key] = g
 				groups = append(groups, g)
 			}
@@ -236,43 +228,34 @@ func notCommittable(r *prsm.Record) string {
 }
 
 // build works out each group's files: from the tip before it (HEAD for
-// the first), each record's accepted change applied in order
-// (sync.Onto: its blocks of lines placed where its unchanged lines are in
-// the tip), or, with mine, the
-// workspace's bytes. A record whose change does not merge cleanly is
-// left out, and so is a group left with nothing.
+// the first), each record's accepted change applied in order (sync.Onto:
+// its blocks of lines placed where its unchanged lines are in the tip),
+// or, with mine, the workspace's bytes. A record whose change does not
+// apply is left out, and so is a group left with nothing.
 func (h *History) build(ctx context.Context, groups []*group, head string, mine bool, rep *api.CommitReport) ([]*group, error) {
 	objs, err := h.Repo.Objects()
 	if err != nil {
 		return nil, err
 	}
-	tip := map[string]*[]byte{} // path -> content at the tip; a nil pointer: absent
-	modes := map[string]uint32{}
-	read := func(rel string) ([]byte, bool, error) {
-		if c, ok := tip[rel]; ok {
-			if c == nil {
-				return nil, false, nil
-			}
-			return *c, true, nil
-		}
-		if head == "" {
-			return nil, false, nil
+	tip := map[string]sync.Version{} // the files the groups before changed
+	read := func(rel string) (sync.Version, error) {
+		if v, ok := tip[rel]; ok || head == "" {
+			return v, nil
 		}
 		f, err := objs.ReadFile(head, rel)
 		if errors.Is(err, worktree.ErrNoFile) {
-			return nil, false, nil
+			return sync.Absent, nil
 		}
 		if err != nil {
-			return nil, false, err
+			return sync.Version{}, err
 		}
-		modes[rel] = f.Mode
-		return f.Content, true, nil
+		return sync.Version{Present: true, Mode: f.Mode, Content: f.Content}, nil
 	}
 	var out []*group
 	for _, g := range groups {
 		var kept []*prsm.Record
 		for _, r := range g.recs {
-			cur, present, err := read(r.RelPath)
+			cur, err := read(r.RelPath)
 			if err != nil {
 				return nil, err
 			}
@@ -280,18 +263,16 @@ func (h *History) build(ctx context.Context, groups []*group, head string, mine 
 			if err != nil {
 				return nil, err
 			}
-			merged, clean := sync.Onto(before, after, cur)
-			if !clean {
+			applied, ok := sync.Onto(before, after, cur.Content)
+			if !ok {
 				rep.LeftOut = append(rep.LeftOut, api.LeftOut{SessionID: r.SessionID, RecordID: r.ID, Path: r.RelPath,
 					Reason: "does not apply to HEAD: it overlaps lines that are not committed"})
 				continue
 			}
-			if gone := r.ChangeType == prsm.ChangeDelete && len(merged) == 0; gone || (!present && len(merged) == 0 && r.NewHash == "") {
-				tip[r.RelPath] = nil
+			if r.NewHash == "" && len(applied) == 0 {
+				tip[r.RelPath] = sync.Absent // the record deleted the file
 			} else {
-				m := merged
-				tip[r.RelPath] = &m
-				modes[r.RelPath] = gitMode(r.ModeAfter, modes[r.RelPath])
+				tip[r.RelPath] = sync.Version{Present: true, Mode: gitMode(r.ModeAfter, cur.Mode), Content: applied}
 			}
 			kept = append(kept, r)
 			if !slices.Contains(g.files, r.RelPath) {
@@ -304,17 +285,15 @@ func (h *History) build(ctx context.Context, groups []*group, head string, mine 
 		g.recs = kept
 		for _, f := range g.files {
 			if mine {
-				if b, err := os.ReadFile(filepath.Join(h.Repo.Root, filepath.FromSlash(f))); err == nil {
-					tip[f] = &b
-				} else if errors.Is(err, os.ErrNotExist) {
-					tip[f] = nil
+				b, err := os.ReadFile(filepath.Join(h.Repo.Root, filepath.FromSlash(f)))
+				switch {
+				case err == nil:
+					tip[f] = sync.Version{Present: true, Mode: cmp.Or(tip[f].Mode, 0o100644), Content: b}
+				case errors.Is(err, os.ErrNotExist):
+					tip[f] = sync.Absent
 				}
 			}
-			if c := tip[f]; c != nil {
-				g.content[f], g.mode[f] = *c, modes[f]
-			} else {
-				g.content[f] = nil
-			}
+			g.in[f] = tip[f]
 		}
 		out = append(out, g)
 	}

@@ -27,16 +27,16 @@ func (h *History) commitAll(ctx context.Context, branch, head string, groups []*
 	defer os.RemoveAll(tmp)
 	var made []string
 	undo := func(cause error) error {
-		if len(made) > 0 {
-			cmd := worktree.NewCmd("update-ref", "-m", "prsm commit: undone").Rev(branch)
-			if head == "" {
-				cmd = worktree.NewCmd("update-ref", "-d").Rev(branch, made[len(made)-1])
-			} else {
-				cmd.Rev(head, made[len(made)-1])
-			}
-			if _, err := h.git(ctx, cmd); err != nil {
-				return fmt.Errorf("%w; and putting %s back at %.12s failed: %v", cause, branch, head, err)
-			}
+		if len(made) == 0 {
+			return cause
+		}
+		tip := made[len(made)-1]
+		cmd := worktree.NewCmd("update-ref", "-m", "prsm commit: undone").Rev(branch, head, tip)
+		if head == "" {
+			cmd = worktree.NewCmd("update-ref", "-d").Rev(branch, tip) // the branch was unborn
+		}
+		if _, err := h.git(ctx, cmd); err != nil {
+			return fmt.Errorf("%w; and putting %s back at %.12s failed: %v", cause, branch, head, err)
 		}
 		return cause
 	}
@@ -65,7 +65,7 @@ func (h *History) commitAll(ctx context.Context, branch, head string, groups []*
 		if err != nil {
 			return nil, undo(err)
 		}
-		if _, err := h.git(ctx, worktree.NewCmd("update-index", "-z", "--index-info").Env(env).Stdin(info)); err != nil {
+		if err := h.Repo.UpdateIndex(ctx, index, info); err != nil {
 			return nil, undo(err)
 		}
 		out, err := h.Repo.Git().Run(ctx, worktree.NewCmd("commit", "-q", "--allow-empty", "-F", "-").
@@ -100,52 +100,45 @@ func copyFile(src, dst string) error {
 // gitStderr is what git said of a failed call.
 func gitStderr(err error, out []byte) string {
 	var ge *worktree.Error
-	if e, ok := err.(*worktree.Error); ok {
-		ge = e
-	}
-	if ge != nil && strings.TrimSpace(ge.Stderr) != "" {
+	if errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) != "" {
 		return ge.Stderr + string(out)
 	}
 	return err.Error()
 }
 
-// indexInfo writes the group's contents to the object store (one git
-// hash-object) and returns update-index --index-info's input for them:
-// each file's mode, blob and path, or its removal.
+// indexInfo writes the group's contents to the object store
+// (worktree.WriteBlobs) and returns update-index --index-info's input for
+// them: each file's mode, blob and path, or its removal.
 func (h *History) indexInfo(ctx context.Context, tmp string, g *group) ([]byte, error) {
-	var paths, rels []string
+	var srcs, rels []string
 	for i, f := range g.files {
-		c := g.content[f]
-		if c == nil {
+		if !g.in[f].Present {
 			continue
 		}
 		p := filepath.Join(tmp, fmt.Sprintf("blob%d", i))
-		if err := os.WriteFile(p, c, 0o600); err != nil {
+		if err := os.WriteFile(p, g.in[f].Content, 0o600); err != nil {
 			return nil, err
 		}
-		paths = append(paths, p)
-		rels = append(rels, f)
+		srcs, rels = append(srcs, p), append(rels, f)
 	}
 	blobs := map[string]string{}
-	if len(paths) > 0 {
-		out, err := h.git(ctx, worktree.NewCmd("hash-object", "-w", "--no-filters", "--stdin-paths").
-			Stdin([]byte(strings.Join(paths, "\n")+"\n")))
+	if len(srcs) > 0 {
+		ids, err := h.Repo.WriteBlobs(ctx, srcs)
 		if err != nil {
 			return nil, err
 		}
-		shas := strings.Fields(string(out))
-		if len(shas) != len(rels) {
-			return nil, fmt.Errorf("git hash-object gave %d objects for %d files", len(shas), len(rels))
+		if len(ids) != len(rels) {
+			return nil, fmt.Errorf("git hash-object gave %d objects for %d files", len(ids), len(rels))
 		}
 		for i, r := range rels {
-			blobs[r] = shas[i]
+			blobs[r] = ids[i]
 		}
 	}
 	var b bytes.Buffer
 	g.info = map[string]string{}
 	for _, f := range g.files {
-		if sha, ok := blobs[f]; ok {
-			g.info[f] = fmt.Sprintf("%o %s\t%s\x00", g.mode[f], sha, f)
+		if id, ok := blobs[f]; ok {
+			g.info[f] = fmt.Sprintf("%o %s\t%s\x00", g.in[f].Mode, id, f)
 		} else {
 			g.info[f] = fmt.Sprintf("0 %s\t%s\x00", strings.Repeat("0", 40), f)
 		}
@@ -172,8 +165,7 @@ func (h *History) syncIndex(ctx context.Context, groups []*group) error {
 	for _, p := range paths {
 		b.WriteString(last[p])
 	}
-	_, err := h.git(ctx, worktree.NewCmd("update-index", "-z", "--index-info").Stdin(b.Bytes()))
-	return err
+	return h.Repo.UpdateIndex(ctx, "", b.Bytes())
 }
 
 // noteCommit writes commit's trace record: for each of its files, the
@@ -195,8 +187,8 @@ func (h *History) noteCommit(ctx context.Context, commit string, g *group, mine 
 		return prompts[id]
 	}
 	for _, f := range g.files {
-		data := g.content[f]
-		if data == nil {
+		data := g.in[f].Content
+		if !g.in[f].Present {
 			continue
 		}
 		who, err := h.attribute(ctx, f, data, &api.Blame{})

@@ -14,8 +14,9 @@ import (
 type History struct {
 	DB   *store.DB
 	Repo *worktree.Repo
-	// Content is one side ("before" or "after") of a record, its
-	// rejected hunks left out (engine.Content).
+	// Content is one side ("before" or "after") of a record as stored,
+	// its rejected hunks still in (engine.Content); sides leaves them
+	// out.
 	Content func(ctx context.Context, sessionID, recordID, side string) ([]byte, error)
 	// Version is prsm's version, the trace records' tool.version.
 	Version string
@@ -37,11 +38,7 @@ func (h *History) sides(ctx context.Context, r *prsm.Record) (before, after []by
 	if after, err = get("after", r.NewHash); err != nil {
 		return nil, nil, err
 	}
-	rejected := false
-	for _, hk := range r.Hunks {
-		rejected = rejected || hk.Status == prsm.StatusRejected
-	}
-	if rejected {
+	if hasRejected(r) {
 		after, err = patch.ApplyHunks(before, after, func(i int) bool {
 			return i < len(r.Hunks) && r.Hunks[i].Status != prsm.StatusRejected
 		})
