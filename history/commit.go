@@ -49,6 +49,19 @@ func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.Commi
 	if err != nil {
 		return nil, err
 	}
+	// The filter drivers are looked up while the plan is made: a git
+	// process off the way.
+	type pin struct {
+		git *worktree.Runner
+		err error
+	}
+	pinned := make(chan pin, 1)
+	if !req.DryRun {
+		go func() {
+			git, err := h.Repo.Git().Pinned(ctx, h.Repo.Root)
+			pinned <- pin{git, err}
+		}()
+	}
 	rep := &api.CommitReport{Commits: []api.PlannedCommit{}}
 	groups, err := h.plan(ctx, req, head, rep)
 	if err != nil {
@@ -69,25 +82,30 @@ func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.Commi
 	if req.DryRun {
 		return rep, nil
 	}
-	made, err := h.commitAll(ctx, branch, head, groups, rep)
+	// The trace records are worked out while git commits: only their
+	// revision waits for the commit.
+	traced := make(chan []traced, 1)
+	go func() { traced <- h.traces(ctx, groups, req.IncludeMine) }()
+	p := <-pinned
+	if p.err != nil {
+		return nil, p.err
+	}
+	made, err := h.commitAll(ctx, p.git, branch, head, groups, rep)
 	if err != nil {
 		return nil, err
 	}
 	// The user's index and the notes are separate files: both at once.
 	indexDone := make(chan error, 1)
-	go func() { indexDone <- h.syncIndex(ctx, groups) }()
-	noted := make(chan []api.LeftOut, 1)
-	go func() {
-		var failed []api.LeftOut
-		for i, g := range groups {
-			if err := h.noteCommit(ctx, made[i], g, req.IncludeMine); err != nil {
-				failed = append(failed, api.LeftOut{SessionID: g.session.ID,
-					Reason: fmt.Sprintf("the trace note of %.12s was not written: %v", made[i], err)})
-			}
+	go func() { indexDone <- h.syncIndex(ctx, p.git, groups) }()
+	for i, t := range <-traced {
+		if t.err == nil {
+			t.err = h.writeNote(ctx, made[i], t.withRevision(made[i]))
 		}
-		noted <- failed
-	}()
-	rep.LeftOut = append(rep.LeftOut, <-noted...)
+		if t.err != nil {
+			rep.LeftOut = append(rep.LeftOut, api.LeftOut{SessionID: groups[i].session.ID,
+				Reason: fmt.Sprintf("the trace note of %.12s was not written: %v", made[i], t.err)})
+		}
+	}
 	if err := <-indexDone; err != nil {
 		return nil, fmt.Errorf("the commits are made; updating the index of their files failed: %w", err)
 	}
@@ -129,11 +147,12 @@ func (h *History) commitPoint(ctx context.Context) (branch, head string, err err
 				"a %s is in progress in the workspace", op.what)
 		}
 	}
-	out, err := h.git(ctx, worktree.NewCmd("rev-parse", "-q", "--verify").Rev("HEAD^{commit}"))
-	if err == nil {
-		head = strings.TrimSpace(string(out))
+	objs, err := h.Repo.Objects()
+	if err != nil {
+		return "", "", err
 	}
-	return branch, head, nil
+	head, err = objs.Ref(branch) // "" on an unborn branch
+	return branch, head, err
 }
 
 // inProgress are the files of the git directory that say an operation

@@ -10,16 +10,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
 	"github.com/prsm-dev/prsm/worktree"
 )
 
-// commitAll makes the groups' commits on branch, in order, each from a
-// temporary index: HEAD's tree with the group's files in place. On a
+// commitAll makes the groups' commits on branch, in order, with git
+// (pinned: one lookup of filter drivers for all its calls). Each group's
+// tree is built in process, on the tree before it (HEAD's for the
+// first), and its objects written as one pack; then, for each, the tree
+// is put in a temporary index and git commit commits it. On a
 // failure (a commit hook that refuses, say) the branch goes back to head,
 // where it was, and the error says why: nothing is half-made.
-func (h *History) commitAll(ctx context.Context, branch, head string, groups []*group, rep *api.CommitReport) ([]string, error) {
+func (h *History) commitAll(ctx context.Context, git *worktree.Runner, branch, head string, groups []*group, rep *api.CommitReport) ([]string, error) {
+	run := func(c *worktree.Cmd) ([]byte, error) { return git.Run(ctx, c.Dir(h.Repo.Root)) }
+	trees, release, err := h.writeTrees(head, groups)
+	if err != nil {
+		return nil, err
+	}
+	// Released once the commits are made (or not): until then the packs
+	// are kept from a gc, which would find nothing that reaches them.
+	defer release()
 	tmp, err := os.MkdirTemp("", "prsm-commit-")
 	if err != nil {
 		return nil, err
@@ -35,66 +48,129 @@ func (h *History) commitAll(ctx context.Context, branch, head string, groups []*
 		if head == "" {
 			cmd = worktree.NewCmd("update-ref", "-d").Rev(branch, tip) // the branch was unborn
 		}
-		if _, err := h.git(ctx, cmd); err != nil {
+		if _, err := run(cmd); err != nil {
 			return fmt.Errorf("%w; and putting %s back at %.12s failed: %v", cause, branch, head, err)
 		}
 		return cause
 	}
-	// One temporary index for all the commits: HEAD's tree, with the
-	// stat data of the user's index where its entries are HEAD's (read-tree
-	// -m keeps them), so that git commit's refresh of the index hashes only
-	// the files that differ, not the whole workspace; after each commit it
-	// holds that commit's tree.
+	// One temporary index for all the commits: the tree of each, with
+	// the stat data of the entries that index (the user's, for the
+	// first) has unchanged, so that git commit's refresh of the index
+	// hashes only the files that differ, not the whole workspace. Built
+	// in process (IndexOfTree), or by git read-tree -m -i where that
+	// cannot be: -i, the workspace's files are not checked against the
+	// entries the tree changes (the user's and the agent's uncommitted
+	// bytes are there).
 	index := filepath.Join(tmp, "index")
 	env := "GIT_INDEX_FILE=" + index
-	if head != "" {
-		if err := copyFile(filepath.Join(h.Repo.GitDir, "index"), index); err != nil {
-			return nil, err
-		}
-		if _, err := h.git(ctx, worktree.NewCmd("read-tree", "-m").Rev(head).Env(env)); err != nil {
-			// An index git cannot read from elsewhere (a split index):
-			// HEAD's tree alone, which git commit then hashes whole.
-			os.Remove(index)
-			if _, err := h.git(ctx, worktree.NewCmd("read-tree").Rev(head).Env(env)); err != nil {
-				return nil, err
-			}
-		}
+	objs, err := h.Repo.Objects()
+	if err != nil {
+		return nil, err
 	}
-	for i, g := range groups {
-		info, err := h.indexInfo(ctx, tmp, g)
-		if err != nil {
+	from := filepath.Join(h.Repo.GitDir, "index")
+	for i := range groups {
+		if err := h.indexOf(ctx, run, objs, from, index, trees[i]); err != nil {
 			return nil, undo(err)
 		}
-		if err := h.Repo.UpdateIndex(ctx, index, info); err != nil {
-			return nil, undo(err)
-		}
-		out, err := h.Repo.Git().Run(ctx, worktree.NewCmd("commit", "-q", "--allow-empty", "-F", "-").
+		from = index
+		out, err := git.Run(ctx, worktree.NewCmd("commit", "-q", "--allow-empty", "-F", "-").
 			Dir(h.Repo.Root).AsUser().Env(env).Stdin([]byte(rep.Commits[i].Message)).Timeout(commitTimeout))
 		if err != nil {
 			return nil, undo(prsm.Errorf(prsm.ErrConflict, string(api.CodeCommitFailed),
 				"fix what git says, then run prsm commit again: nothing was committed, and the index and HEAD are as they were",
 				"git commit failed: %s", strings.TrimSpace(gitStderr(err, out))))
 		}
-		rev, err := h.git(ctx, worktree.NewCmd("rev-parse", "-q", "--verify").Rev("HEAD^{commit}"))
+		rev, err := objs.Ref(branch)
+		if err == nil && rev == "" {
+			err = fmt.Errorf("%s does not exist after git commit", branch)
+		}
 		if err != nil {
 			return nil, undo(err)
 		}
-		made = append(made, strings.TrimSpace(string(rev)))
+		made = append(made, rev)
 	}
 	return made, nil
 }
 
-// copyFile copies the file src to dst; a src that does not exist (a
-// repository with no index yet) copies nothing.
-func copyFile(src, dst string) error {
-	b, err := os.ReadFile(src)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+// writeTrees builds each group's tree, on the one before it (HEAD's for
+// the first), writes their new objects to the object store as one kept
+// pack (a large blob in one of its own), and sets each group's lines of
+// update-index --index-info (its files' modes, blobs and paths, or their
+// removal). release takes the packs' keep files away.
+func (h *History) writeTrees(head string, groups []*group) (trees []string, release func(), err error) {
+	objs, err := h.Repo.Objects()
+	if err != nil {
+		return nil, nil, err
+	}
+	base := ""
+	if head != "" {
+		if base, err = objs.CommitTreeID(head); err != nil {
+			return nil, nil, err
+		}
+	}
+	b := objs.NewBatch()
+	trees = make([]string, len(groups))
+	for i, g := range groups {
+		changes := make([]worktree.TreeChange, 0, len(g.files))
+		g.info = map[string]string{}
+		for _, f := range g.files {
+			v := g.in[f]
+			if !v.Present {
+				changes = append(changes, worktree.TreeChange{Path: f})
+				g.info[f] = fmt.Sprintf("0 %s\t%s\x00", strings.Repeat("0", 40), f)
+				continue
+			}
+			changes = append(changes, worktree.TreeChange{Path: f, File: &worktree.File{Mode: v.Mode, Content: v.Content}})
+			blob := plumbing.ComputeHash(plumbing.BlobObject, v.Content)
+			g.info[f] = fmt.Sprintf("%o %s\t%s\x00", v.Mode, blob, f)
+		}
+		if trees[i], err = b.BuildTree(base, changes); err != nil {
+			objs.ReleaseLarge(b.Objects())
+			return nil, nil, err
+		}
+		base = trees[i]
+	}
+	kept, err := objs.WriteKept(b.Objects())
+	release = func() {
+		kept.Release()
+		objs.ReleaseLarge(b.Objects())
 	}
 	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return trees, release, nil
+}
+
+// indexOf writes to the index file dst the tree, with the stat data of
+// the entries of the index file src that it has unchanged.
+func (h *History) indexOf(ctx context.Context, run func(*worktree.Cmd) ([]byte, error), objs *worktree.Objects, src, dst, tree string) error {
+	tmp := dst + ".new"
+	err := objs.IndexOfTree(src, tmp, tree)
+	if err == nil {
+		return os.Rename(tmp, dst)
+	}
+	if !errors.Is(err, worktree.ErrIndexNotPlain) {
 		return err
 	}
-	return os.WriteFile(dst, b, 0o600)
+	// An index go-git cannot read (a split index, say): git's.
+	b, err := os.ReadFile(src)
+	if err == nil {
+		err = os.WriteFile(tmp, b, 0o600)
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	env := "GIT_INDEX_FILE=" + tmp
+	if _, err := run(worktree.NewCmd("read-tree", "-m", "-i").Rev(tree).Env(env)); err != nil {
+		// One git cannot merge into (unmerged entries): the tree
+		// alone, which git commit then hashes whole.
+		os.Remove(tmp)
+		if _, err := run(worktree.NewCmd("read-tree").Rev(tree).Env(env)); err != nil {
+			return err
+		}
+	}
+	return os.Rename(tmp, dst)
 }
 
 // gitStderr is what git said of a failed call.
@@ -106,51 +182,10 @@ func gitStderr(err error, out []byte) string {
 	return err.Error()
 }
 
-// indexInfo writes the group's contents to the object store
-// (worktree.WriteBlobs) and returns update-index --index-info's input for
-// them: each file's mode, blob and path, or its removal.
-func (h *History) indexInfo(ctx context.Context, tmp string, g *group) ([]byte, error) {
-	var srcs, rels []string
-	for i, f := range g.files {
-		if !g.in[f].Present {
-			continue
-		}
-		p := filepath.Join(tmp, fmt.Sprintf("blob%d", i))
-		if err := os.WriteFile(p, g.in[f].Content, 0o600); err != nil {
-			return nil, err
-		}
-		srcs, rels = append(srcs, p), append(rels, f)
-	}
-	blobs := map[string]string{}
-	if len(srcs) > 0 {
-		ids, err := h.Repo.WriteBlobs(ctx, srcs)
-		if err != nil {
-			return nil, err
-		}
-		if len(ids) != len(rels) {
-			return nil, fmt.Errorf("git hash-object gave %d objects for %d files", len(ids), len(rels))
-		}
-		for i, r := range rels {
-			blobs[r] = ids[i]
-		}
-	}
-	var b bytes.Buffer
-	g.info = map[string]string{}
-	for _, f := range g.files {
-		if id, ok := blobs[f]; ok {
-			g.info[f] = fmt.Sprintf("%o %s\t%s\x00", g.in[f].Mode, id, f)
-		} else {
-			g.info[f] = fmt.Sprintf("0 %s\t%s\x00", strings.Repeat("0", 40), f)
-		}
-		b.WriteString(g.info[f])
-	}
-	return b.Bytes(), nil
-}
-
 // syncIndex gives the user's index the committed files as the new HEAD
 // has them (each one's entry of the last commit that has it); its other
 // entries stay as they were.
-func (h *History) syncIndex(ctx context.Context, groups []*group) error {
+func (h *History) syncIndex(ctx context.Context, git *worktree.Runner, groups []*group) error {
 	last := map[string]string{}
 	var paths []string
 	for _, g := range groups {
@@ -165,19 +200,28 @@ func (h *History) syncIndex(ctx context.Context, groups []*group) error {
 	for _, p := range paths {
 		b.WriteString(last[p])
 	}
-	return h.Repo.UpdateIndex(ctx, "", b.Bytes())
+	_, err := git.Run(ctx, worktree.NewCmd("update-index", "-z", "--index-info").Dir(h.Repo.Root).Stdin(b.Bytes()))
+	return err
 }
 
-// noteCommit writes commit's trace record: for each of its files, the
-// lines the group's records wrote (and, with mine, the user's), as the
-// commit has them.
-func (h *History) noteCommit(ctx context.Context, commit string, g *group, mine bool) error {
-	tb := newTraceBuilder(commit, h.Version, time.Now())
-	in := map[string]bool{}
-	for _, r := range g.recs {
-		in[r.SessionID+"/"+r.ID] = true
-	}
-	keep := func(r *prsm.Record) bool { return in[r.SessionID+"/"+r.ID] }
+// traced is a group's trace record, all but its revision; or why it
+// could not be made.
+type traced struct {
+	tb  *traceBuilder
+	err error
+}
+
+// withRevision is the record, of commit rev.
+func (t traced) withRevision(rev string) *Trace {
+	t.tb.t.VCS = &TraceVCS{Type: "git", Revision: rev}
+	return t.tb.done()
+}
+
+// traces are the groups' trace records: for each of a group's files, the
+// lines its records wrote (and, with mine, the user's), as its commit
+// has them.
+func (h *History) traces(ctx context.Context, groups []*group, mine bool) []traced {
+	out := make([]traced, len(groups))
 	prompts := map[string]map[int]string{}
 	promptsOf := func(id string) map[int]string {
 		if p, ok := prompts[id]; ok {
@@ -186,6 +230,20 @@ func (h *History) noteCommit(ctx context.Context, commit string, g *group, mine 
 		prompts[id] = h.prompts(ctx, id)
 		return prompts[id]
 	}
+	for i, g := range groups {
+		out[i].tb, out[i].err = h.trace(ctx, g, mine, promptsOf)
+	}
+	return out
+}
+
+// trace is group g's trace record, but its revision.
+func (h *History) trace(ctx context.Context, g *group, mine bool, prompts func(string) map[int]string) (*traceBuilder, error) {
+	tb := newTraceBuilder("", h.Version, time.Now())
+	in := map[string]bool{}
+	for _, r := range g.recs {
+		in[r.SessionID+"/"+r.ID] = true
+	}
+	keep := func(r *prsm.Record) bool { return in[r.SessionID+"/"+r.ID] }
 	for _, f := range g.files {
 		data := g.in[f].Content
 		if !g.in[f].Present {
@@ -193,14 +251,14 @@ func (h *History) noteCommit(ctx context.Context, commit string, g *group, mine 
 		}
 		who, err := h.attribute(ctx, f, data, &api.Blame{})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		tb.addFile(f, data, who, keep, promptsOf)
+		tb.addFile(f, data, who, keep, prompts)
 		if mine {
 			tb.addMine(f, data, who, keep)
 		}
 	}
-	return h.writeNote(ctx, commit, tb.done())
+	return tb, nil
 }
 
 // message is a group's commit message: the first line sums up the turn's

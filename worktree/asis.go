@@ -88,7 +88,7 @@ func (r *Repo) addAsIs(ctx context.Context, idx string, exclude, big []string, a
 // workspace, or absolute), with no conversion, and stages them in the
 // index file idx at the paths rels, executable where exec says.
 func (r *Repo) stageBytes(ctx context.Context, idx string, srcs, rels []string, exec []bool) error {
-	ids, err := r.WriteBlobs(ctx, srcs)
+	ids, err := r.writeBlobs(ctx, srcs)
 	if err != nil {
 		return err
 	}
@@ -103,16 +103,16 @@ func (r *Repo) stageBytes(ctx context.Context, idx string, srcs, rels []string, 
 		}
 		fmt.Fprintf(&info, "%s %s\t%s\x00", mode, ids[i], p)
 	}
-	if err := r.UpdateIndex(ctx, idx, info.Bytes()); err != nil {
+	if err := r.updateIndex(ctx, idx, info.Bytes()); err != nil {
 		return fmt.Errorf("stage: %w", err)
 	}
 	return nil
 }
 
-// WriteBlobs stores the bytes of the files srcs (relative to the
+// writeBlobs stores the bytes of the files srcs (relative to the
 // workspace, or absolute) in the object store, with no conversion, and
 // returns their blobs' ids, in order: one git hash-object.
-func (r *Repo) WriteBlobs(ctx context.Context, srcs []string) ([]string, error) {
+func (r *Repo) writeBlobs(ctx context.Context, srcs []string) ([]string, error) {
 	var in strings.Builder
 	for _, p := range srcs {
 		in.WriteString(cQuote(p) + "\n")
@@ -124,11 +124,11 @@ func (r *Repo) WriteBlobs(ctx context.Context, srcs []string) ([]string, error) 
 	return strings.Fields(string(out)), nil
 }
 
-// UpdateIndex applies info, update-index -z --index-info's input (each
+// updateIndex applies info, update-index -z --index-info's input (each
 // entry "MODE BLOB\tPATH\x00", mode 0 to remove), to the index file idx,
 // or to the workspace's own index when idx is "": only those entries
 // change.
-func (r *Repo) UpdateIndex(ctx context.Context, idx string, info []byte) error {
+func (r *Repo) updateIndex(ctx context.Context, idx string, info []byte) error {
 	c := NewCmd("update-index", "-z", "--index-info").Dir(r.Root).Stdin(info)
 	if idx != "" {
 		c.Env("GIT_INDEX_FILE=" + idx)

@@ -24,14 +24,16 @@ import (
 // programs emptied and required off (GIT_CONFIG_KEY_n, which takes any
 // name). Built-in conversions (eol, ident, working-tree-encoding) run no
 // program and stay. A driver added between the two calls (a few
-// milliseconds) would still run: the one gap.
+// milliseconds) would still run: the one gap. A runner Pinned for one
+// short operation asks once for all its calls there, and widens that gap
+// to the operation's length.
 
 // convertsNothing are the subcommands that never read or write a
 // working-tree file's content, and so run no filter. (Any command that
 // writes an index may read a file: git checks a racily clean entry's
 // content when it writes the index, write-tree too.)
 var convertsNothing = map[string]bool{
-	"rev-parse": true, "for-each-ref": true, "update-ref": true, "symbolic-ref": true,
+	"rev-parse": true, "for-each-ref": true, "notes": true, "update-ref": true, "symbolic-ref": true,
 	"commit-tree": true, "branch": true, "config": true, "check-ignore": true,
 	"check-attr": true, "ls-tree": true, "diff-tree": true, "init": true, "merge-base": true,
 	"show-ref": true, "log": true, "show": true,
@@ -69,7 +71,10 @@ func (r *Runner) noFilters(ctx context.Context, c *Cmd) ([]string, error) {
 	if !mayFilter(c) {
 		return nil, nil
 	}
-	names, err := r.filterDrivers(ctx, c)
+	names, err := r.pinnedDrivers(c)
+	if names == nil && err == nil {
+		names, err = r.filterDrivers(ctx, c)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +90,46 @@ func (r *Runner) noFilters(ctx context.Context, c *Cmd) ([]string, error) {
 		return nil, nil
 	}
 	return append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(n)), nil
+}
+
+// pinned is what Pinned found: where, and the filter drivers there.
+type pinned struct {
+	loc   []string
+	names []string
+}
+
+// Pinned returns a runner for one short operation of several calls in
+// the repository at dir (prsm commit's read-tree, commit and index
+// update, say): it asks git once, now, for the filter drivers defined
+// there, and its calls in dir switch those off without asking again, a
+// git process each saved. A driver defined after Pinned would run in
+// them, so the runner must not outlive the operation.
+func (r *Runner) Pinned(ctx context.Context, dir string) (*Runner, error) {
+	c := NewCmd("config").Dir(dir)
+	loc, err := r.location(c)
+	if err != nil {
+		return nil, err
+	}
+	names, err := r.filterDrivers(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	p := *r
+	p.pin = &pinned{loc: loc, names: append([]string{}, names...)}
+	return &p, nil
+}
+
+// pinnedDrivers are the drivers Pinned found for c's location (non-nil,
+// maybe empty); nil when the runner is not pinned there.
+func (r *Runner) pinnedDrivers(c *Cmd) ([]string, error) {
+	if r.pin == nil {
+		return nil, nil
+	}
+	loc, err := r.location(c)
+	if err != nil || !slices.Equal(loc, r.pin.loc) {
+		return nil, err
+	}
+	return r.pin.names, nil
 }
 
 // filterDrivers lists the filter drivers that git's configuration

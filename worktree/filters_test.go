@@ -3,6 +3,7 @@ package worktree_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -77,5 +78,44 @@ func TestRunnerRunsNoFilterDriver(t *testing.T) {
 		if err != nil || string(got) != want {
 			t.Errorf("checkout content of %s: %q %v, want %q", rel, got, err, want)
 		}
+	}
+}
+
+// TestPinnedRunsNoFilterDriver: a runner Pinned for an operation switches
+// off the drivers defined when it was made, in every call in its
+// directory (here hash-object, which cleans what it hashes),
+// without asking git again; a call elsewhere still asks.
+func TestPinnedRunsNoFilterDriver(t *testing.T) {
+	testgit.Env(t)
+	ctx := context.Background()
+	marks := t.TempDir()
+	dir := testgit.Init(t, "ws")
+	other := testgit.Init(t, "other")
+	for d, name := range map[string]string{dir: "evil", other: "mine"} {
+		testgit.Commit(t, d, "init", map[string]string{".gitattributes": "*.dat filter=" + name + "\n", "a.dat": "committed\n"})
+		testgit.Git(t, d, "config", "filter."+name+".clean", "touch "+marks+"/"+name+"; cat")
+	}
+	pin, err := worktree.DefaultRunner.Pinned(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Defined after Pinned: the pinned runner does not know it, which
+	// shows it asked only once.
+	testgit.Git(t, dir, "config", "filter.late.clean", "touch "+marks+"/late; cat")
+	testgit.Write(t, dir, ".gitattributes", "*.dat filter=evil\n*.txt filter=late\n", 0o644)
+	for _, d := range []string{dir, other} {
+		testgit.Write(t, d, "a.dat", "changed\n", 0o644)
+		testgit.Write(t, d, "b.txt", "new\n", 0o644)
+	}
+	os.RemoveAll(marks)
+	os.Mkdir(marks, 0o755)
+	for _, d := range []string{dir, other} {
+		if _, err := pin.Run(ctx, worktree.NewCmd("hash-object", "--stdin-paths").Dir(d).Stdin([]byte("a.dat\nb.txt\n"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := testgit.Names(marks)
+	if len(got) != 1 || got[0] != "late" {
+		t.Fatalf("filters run = %v, want only the one defined after Pinned (late)", got)
 	}
 }

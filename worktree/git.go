@@ -165,6 +165,8 @@ type Runner struct {
 	// worktree's .git file, which the agent controls. Calls there use
 	// Cmd.In.
 	Confined string
+
+	pin *pinned // Pinned
 }
 
 // safeConfig switches off, for every call, what git's configuration

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // TreeChange sets (File non-nil) or deletes (File nil) one file of a tree.
@@ -186,6 +187,22 @@ func (o *Objects) SetRef(name, commit string) error {
 		return fmt.Errorf("set ref %s: %w", name, err)
 	}
 	return nil
+}
+
+// Ref is the commit the ref name (refs/heads/main, say) points at,
+// read from the ref's file or packed-refs without a git process; "" when
+// there is no such ref.
+func (o *Objects) Ref(name string) (string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ref, err := storer.ResolveReference(o.storage, plumbing.ReferenceName(name))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read ref %s: %w", name, err)
+	}
+	return ref.Hash().String(), nil
 }
 
 // DeleteRef removes the ref name.

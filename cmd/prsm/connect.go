@@ -43,9 +43,11 @@ func (a *app) project(ctx context.Context) (*project, error) {
 			return p, err
 		}
 	}
-	repo, err := worktree.Discover(ctx, nil, dir)
-	if err != nil {
-		return nil, err
+	repo, ok := worktree.Find(nil, dir)
+	if !ok {
+		if repo, err = worktree.Discover(ctx, nil, dir); err != nil {
+			return nil, err
+		}
 	}
 	home, err := prsm.Home()
 	if err != nil {

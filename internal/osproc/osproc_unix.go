@@ -77,3 +77,14 @@ func Umask() uint32 {
 	syscall.Umask(old)
 	return uint32(old) & 0o777
 }
+
+// Mine reports whether the file fi describes is owned by this process's
+// user, and its device (a file system's id); ok is false where the
+// platform does not say.
+func Mine(fi os.FileInfo) (mine bool, dev uint64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false, 0, false
+	}
+	return int(st.Uid) == os.Geteuid(), uint64(st.Dev), true
+}

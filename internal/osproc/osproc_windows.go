@@ -100,3 +100,6 @@ func Unlock(f *os.File) error {
 
 // Umask is 0o022: Windows has none, and prsm's modes there are git's.
 func Umask() uint32 { return 0o022 }
+
+// Mine is not known on Windows: ok is false.
+func Mine(fi os.FileInfo) (mine bool, dev uint64, ok bool) { return false, 0, false }
