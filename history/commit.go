@@ -49,18 +49,22 @@ func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.Commi
 	if err != nil {
 		return nil, err
 	}
-	// The filter drivers are looked up while the plan is made: a git
-	// process off the way.
-	type pin struct {
-		git *worktree.Runner
-		err error
-	}
-	pinned := make(chan pin, 1)
+	// The filter drivers are looked up while the plan, the trees and the
+	// index are made: a git process off the way.
+	var (
+		pinned = make(chan struct{})
+		git    *worktree.Runner
+		pinErr error
+	)
 	if !req.DryRun {
 		go func() {
-			git, err := h.Repo.Git().Pinned(ctx, h.Repo.Root)
-			pinned <- pin{git, err}
+			defer close(pinned)
+			git, pinErr = h.Repo.Git().Pinned(ctx, h.Repo.Root)
 		}()
+	}
+	runner := func() (*worktree.Runner, error) {
+		<-pinned
+		return git, pinErr
 	}
 	rep := &api.CommitReport{Commits: []api.PlannedCommit{}}
 	groups, err := h.plan(ctx, req, head, rep)
@@ -86,17 +90,24 @@ func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.Commi
 	// revision waits for the commit.
 	traced := make(chan []traced, 1)
 	go func() { traced <- h.traces(ctx, groups, req.IncludeMine) }()
-	p := <-pinned
-	if p.err != nil {
-		return nil, p.err
-	}
-	made, err := h.commitAll(ctx, p.git, branch, head, groups, rep)
+	made, err := h.commitAll(ctx, runner, branch, head, groups, rep)
 	if err != nil {
 		return nil, err
 	}
-	// The user's index and the notes are separate files: both at once.
-	indexDone := make(chan error, 1)
-	go func() { indexDone <- h.syncIndex(ctx, p.git, groups) }()
+	// The user's index, the records and the notes are separate files:
+	// all three at once.
+	indexDone, marked := make(chan error, 1), make(chan error, 1)
+	go func() { indexDone <- h.syncIndex(ctx, git, groups) }()
+	go func() {
+		marked <- h.DB.Tx(ctx, func(q store.Querier) error {
+			for i, g := range groups {
+				if err := store.MarkCommitted(ctx, q, g.session.ID, made[i], ids(g.recs)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}()
 	for i, t := range <-traced {
 		if t.err == nil {
 			t.err = h.writeNote(ctx, made[i], t.withRevision(made[i]))
@@ -106,19 +117,12 @@ func (h *History) Commit(ctx context.Context, req api.CommitRequest) (*api.Commi
 				Reason: fmt.Sprintf("the trace note of %.12s was not written: %v", made[i], t.err)})
 		}
 	}
-	if err := <-indexDone; err != nil {
-		return nil, fmt.Errorf("the commits are made; updating the index of their files failed: %w", err)
+	indexErr, markErr := <-indexDone, <-marked
+	if indexErr != nil {
+		return nil, fmt.Errorf("the commits are made; updating the index of their files failed: %w", indexErr)
 	}
-	err = h.DB.Tx(ctx, func(q store.Querier) error {
-		for i, g := range groups {
-			if err := store.MarkCommitted(ctx, q, g.session.ID, made[i], ids(g.recs)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	if markErr != nil {
+		return nil, fmt.Errorf("the commits are made; marking their changes committed failed: %w", markErr)
 	}
 	for i := range groups {
 		rep.Commits[i].Commit = made[i]

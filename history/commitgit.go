@@ -17,15 +17,22 @@ import (
 	"github.com/prsm-dev/prsm/worktree"
 )
 
-// commitAll makes the groups' commits on branch, in order, with git
-// (pinned: one lookup of filter drivers for all its calls). Each group's
+// commitAll makes the groups' commits on branch, in order, with the git
+// runner gives (pinned: one lookup of filter drivers for all its calls,
+// waited for only when a git call is due). Each group's
 // tree is built in process, on the tree before it (HEAD's for the
 // first), and its objects written as one pack; then, for each, the tree
 // is put in a temporary index and git commit commits it. On a
 // failure (a commit hook that refuses, say) the branch goes back to head,
 // where it was, and the error says why: nothing is half-made.
-func (h *History) commitAll(ctx context.Context, git *worktree.Runner, branch, head string, groups []*group, rep *api.CommitReport) ([]string, error) {
-	run := func(c *worktree.Cmd) ([]byte, error) { return git.Run(ctx, c.Dir(h.Repo.Root)) }
+func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner, error), branch, head string, groups []*group, rep *api.CommitReport) ([]string, error) {
+	run := func(c *worktree.Cmd) ([]byte, error) {
+		git, err := runner()
+		if err != nil {
+			return nil, err
+		}
+		return git.Run(ctx, c.Dir(h.Repo.Root))
+	}
 	trees, release, err := h.writeTrees(head, groups)
 	if err != nil {
 		return nil, err
@@ -73,8 +80,11 @@ func (h *History) commitAll(ctx context.Context, git *worktree.Runner, branch, h
 			return nil, undo(err)
 		}
 		from = index
-		out, err := git.Run(ctx, worktree.NewCmd("commit", "-q", "--allow-empty", "-F", "-").
-			Dir(h.Repo.Root).AsUser().Env(env).Stdin([]byte(rep.Commits[i].Message)).Timeout(commitTimeout))
+		// maintenance.auto off: prsm wrote the commit's trees and blobs
+		// as a pack, so the commit object is its only loose one; git's
+		// next command of the user's does the upkeep it would.
+		out, err := run(worktree.NewCmd("-c", "maintenance.auto=false", "commit", "-q", "--allow-empty", "-F", "-").
+			AsUser().Env(env).Stdin([]byte(rep.Commits[i].Message)).Timeout(commitTimeout))
 		if err != nil {
 			return nil, undo(prsm.Errorf(prsm.ErrConflict, string(api.CodeCommitFailed),
 				"fix what git says, then run prsm commit again: nothing was committed, and the index and HEAD are as they were",

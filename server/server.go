@@ -139,7 +139,7 @@ func New(eng *engine.Engine, cfg Config) (*Server, error) {
 	}
 	s := &Server{eng: eng, cfg: cfg, ln: newConnGuard(ln, cfg.MaxConns, cfg.MaxUntrustedConns), port: port, token: token,
 		log: eng.Log, shutdown: make(chan struct{}), fb: fb}
-	s.hist = &history.History{DB: eng.DB, Repo: eng.Repo, Version: prsm.Version, Content: fb.Content}
+	s.hist = &history.History{DB: eng.DB, Repo: eng.Repo, Version: prsm.Version}
 	s.echo = s.router()
 	s.http = &http.Server{Handler: s.echo, ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout,
 		WriteTimeout: cfg.WriteTimeout, ConnContext: connContext}
