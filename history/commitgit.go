@@ -21,7 +21,7 @@ import (
 // runner gives (pinned: one lookup of filter drivers for all its calls,
 // waited for only when a git call is due). Each group's
 // tree is built in process, on the tree before it (HEAD's for the
-// first), and its objects written as one pack; then, for each, the tree
+// first), and its objects written; then, for each, the tree
 // is put in a temporary index and git commit commits it. On a
 // failure (a commit hook that refuses, say) the branch goes back to head,
 // where it was, and the error says why: nothing is half-made.
@@ -37,8 +37,9 @@ func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner
 	if err != nil {
 		return nil, err
 	}
-	// Released once the commits are made (or not): until then the packs
-	// are kept from a gc, which would find nothing that reaches them.
+	// Released once the commits are made (or not): until then a large
+	// blob's pack is kept from a gc, which would find nothing that
+	// reaches it.
 	defer release()
 	tmp, err := os.MkdirTemp("", "prsm-commit-")
 	if err != nil {
@@ -80,9 +81,9 @@ func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner
 			return nil, undo(err)
 		}
 		from = index
-		// maintenance.auto off: prsm wrote the commit's trees and blobs
-		// as a pack, so the commit object is its only loose one; git's
-		// next command of the user's does the upkeep it would.
+		// maintenance.auto off: the user's next git command that runs it
+		// (commit, merge, fetch) does the upkeep, a process less here
+		// (prsm leaves as many loose objects as git add would).
 		out, err := run(worktree.NewCmd("-c", "maintenance.auto=false", "commit", "-q", "--allow-empty", "-F", "-").
 			AsUser().Env(env).Stdin([]byte(rep.Commits[i].Message)).Timeout(commitTimeout))
 		if err != nil {
@@ -103,10 +104,11 @@ func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner
 }
 
 // writeTrees builds each group's tree, on the one before it (HEAD's for
-// the first), writes their new objects to the object store as one kept
-// pack (a large blob in one of its own), and sets each group's lines of
-// update-index --index-info (its files' modes, blobs and paths, or their
-// removal). release takes the packs' keep files away.
+// the first), writes their new objects to the object store as loose
+// objects, as git add would (a large blob in a kept pack of its own), and
+// sets each group's lines of update-index --index-info (its files'
+// modes, blobs and paths, or their removal). release takes the large
+// blobs' keep files away.
 func (h *History) writeTrees(head string, groups []*group) (trees []string, release func(), err error) {
 	objs, err := h.Repo.Objects()
 	if err != nil {
@@ -140,12 +142,8 @@ func (h *History) writeTrees(head string, groups []*group) (trees []string, rele
 		}
 		base = trees[i]
 	}
-	kept, err := objs.WriteKept(b.Objects())
-	release = func() {
-		kept.Release()
-		objs.ReleaseLarge(b.Objects())
-	}
-	if err != nil {
+	release = func() { objs.ReleaseLarge(b.Objects()) }
+	if err := objs.WriteLoose(b.Objects()); err != nil {
 		release()
 		return nil, nil, err
 	}

@@ -286,6 +286,41 @@ func (o *Objects) WriteObjects(objs []Object) error {
 	return k.Release()
 }
 
+// WriteLoose stores objects as loose objects, as git add and git commit
+// write theirs: deflated, each in objects/xx/yyyy, not synced to the
+// disk (git syncs packs, not loose objects). For a few objects of the
+// user's own (prsm commit's trees and blobs): a pack's two syncs cost
+// more than git's whole add. An object already there is left as it is.
+func (o *Objects) WriteLoose(objs []Object) error {
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	for _, ob := range objs {
+		hex := ob.Hash.String()
+		dir := filepath.Join(o.objDir, hex[:2])
+		path := filepath.Join(dir, hex[2:])
+		if _, err := os.Lstat(path); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write object %s: %w", hex, err)
+		}
+		tmp, err := writeTempWith(dir, "tmp_obj_", false, func(w io.Writer) error {
+			zw.Reset(w)
+			zw.Write(objectHeader(ob.Type, len(ob.Body)))
+			zw.Write(ob.Body)
+			return zw.Close()
+		})
+		if err != nil {
+			return fmt.Errorf("write object %s: %w", hex, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("write object %s: %w", hex, err)
+		}
+	}
+	return nil
+}
+
 // writeTemp writes data to a new read-only temp file in dir (synced to
 // the disk when sync is set) and returns its path, for the caller to
 // rename into place. On an error nothing is left.

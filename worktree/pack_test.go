@@ -310,3 +310,49 @@ func BenchmarkWriteObjects(b *testing.B) {
 		})
 	}
 }
+
+// TestWriteLooseGitReads: WriteLoose's objects are loose objects git reads
+// (a tree of files in directories, and a commit of it), with no pack
+// written; an object already there is left as it was.
+func TestWriteLooseGitReads(t *testing.T) {
+	testgit.Env(t)
+	dir := testgit.Init(t, "ws")
+	testgit.Commit(t, dir, "init", map[string]string{"a.txt": "a\n"})
+	objs := openObjects(t, dir)
+	objDir := filepath.Join(dir, ".git", "objects")
+	aBlob := testgit.Git(t, dir, "rev-parse", "HEAD:a.txt")
+	aPath := filepath.Join(objDir, aBlob[:2], aBlob[2:])
+	aBefore, err := os.Stat(aPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := objs.NewBatch()
+	tree, err := b.BuildTree("", append(manyFiles(5, "loose"),
+		worktree.TreeChange{Path: "a.txt", File: &worktree.File{Mode: 0o100644, Content: []byte("a\n")}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Commit(tree, "", "loose", time.Unix(1700000000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := objs.WriteLoose(b.Objects()); err != nil {
+		t.Fatal(err)
+	}
+	if packs := glob(t, filepath.Join(objDir, "pack", "pack-*")); len(packs) != 0 {
+		t.Errorf("WriteLoose wrote packs: %v", packs)
+	}
+	testgit.Git(t, dir, "fsck", "--no-dangling")
+	want := testgit.Git(t, dir, "ls-tree", "-r", "--name-only", c)
+	if n := len(strings.Fields(want)); n != 6 {
+		t.Fatalf("the commit's tree lists %d files:\n%s", n, want)
+	}
+	for _, f := range manyFiles(5, "loose") {
+		if got := testgit.Git(t, dir, "cat-file", "blob", c+":"+f.Path); got != strings.TrimRight(string(f.File.Content), "\n") {
+			t.Errorf("%s = %q, want %q", f.Path, got, f.File.Content)
+		}
+	}
+	if aAfter, err := os.Stat(aPath); err != nil || !os.SameFile(aBefore, aAfter) || !aAfter.ModTime().Equal(aBefore.ModTime()) {
+		t.Errorf("the object git had was rewritten: %v", err)
+	}
+}
