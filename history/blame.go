@@ -126,11 +126,15 @@ func (h *History) readFile(path string) (rel string, data []byte, err error) {
 	if data, err = os.ReadFile(abs); err != nil {
 		return "", nil, err
 	}
-	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+	if binary(data) {
 		return "", nil, prsm.Errorf(prsm.ErrConflict, "binary_file", "", "%s is a binary file: it has no lines to blame", rel)
 	}
 	return rel, data, nil
 }
+
+// binary reports whether data is a binary file's, as git tells: a NUL
+// in its first 8000 bytes. It has no lines to blame or trace.
+func binary(data []byte) bool { return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 }
 
 // sessionFile is the last version of the file rel in session sessionID's
 // records, and the record that wrote each of its lines (nil: none did).

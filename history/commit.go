@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -242,10 +243,6 @@ func notCommittable(r *prsm.Record) string {
 		return "pending review"
 	case r.SyncState == prsm.SyncConflict:
 		return "in conflict"
-	case r.Binary:
-		return "binary: prsm commit takes text lines; commit it yourself"
-	case r.ModeAfter&0o170000 == 0o120000 || r.ModeBefore&0o170000 == 0o120000:
-		return "a symlink: commit it yourself"
 	}
 	return ""
 }
@@ -283,10 +280,15 @@ func (h *History) build(ctx context.Context, groups []*group, head string, mine 
 				return nil, err
 			}
 			before, after, err := h.sides(ctx, r)
+			if errors.Is(err, prsm.ErrNotFound) {
+				rep.LeftOut = append(rep.LeftOut, api.LeftOut{SessionID: r.SessionID, RecordID: r.ID, Path: r.RelPath,
+					Reason: "too large: prsm keeps no copy of its content; commit it yourself"})
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
-			applied, ok := sync.Onto(before, after, cur.Content)
+			applied, ok := onto(r, before, after, cur)
 			if !ok {
 				rep.LeftOut = append(rep.LeftOut, api.LeftOut{SessionID: r.SessionID, RecordID: r.ID, Path: r.RelPath,
 					Reason: "does not apply to HEAD: it overlaps lines that are not committed"})
@@ -323,12 +325,26 @@ func (h *History) build(ctx context.Context, groups []*group, head string, mine 
 	return out, nil
 }
 
+// onto is record r's change (before to after) applied to cur: its blocks
+// of lines placed where its unchanged lines are (sync.Onto); a binary
+// file or a symlink, which has no lines, whole, where cur is before.
+func onto(r *prsm.Record, before, after []byte, cur sync.Version) ([]byte, bool) {
+	if r.Binary || isLink(r.ModeBefore) || isLink(r.ModeAfter) {
+		return after, cur.Present == (r.OldHash != "") && bytes.Equal(cur.Content, before)
+	}
+	return sync.Onto(before, after, cur.Content)
+}
+
+func isLink(mode uint32) bool { return mode&0o170000 == 0o120000 }
+
 // gitMode is the git file mode of a record's after side: executable or
 // not; old when the record does not say.
 func gitMode(after, old uint32) uint32 {
 	switch {
 	case after == 0 && old != 0:
 		return old
+	case isLink(after):
+		return 0o120000
 	case after&0o111 != 0:
 		return 0o100755
 	}

@@ -263,8 +263,8 @@ func (h *History) trace(ctx context.Context, g *group, mine bool, prompts func(s
 	keep := func(r *prsm.Record) bool { return in[r.SessionID+"/"+r.ID] }
 	for _, f := range g.files {
 		data := g.in[f].Content
-		if !g.in[f].Present {
-			continue
+		if !g.in[f].Present || binary(data) || isLink(g.in[f].Mode) {
+			continue // no lines
 		}
 		who, err := h.attribute(ctx, f, data, &api.Blame{})
 		if err != nil {
