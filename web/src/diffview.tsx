@@ -233,7 +233,10 @@ function HunkView({ rec, h, of, text, mode }: { rec: FileChangeRecord; h: Hunk; 
   );
 }
 
-/** A hunk's lines on the new side as the comments route takes them: "12" or "12-18" (a removal: the line after it). */
+/**
+ * A hunk's lines on the new side as the comments route takes them: "12" or "12-18"; a removal has none:
+ * the line before it (line 1 at the top), as the extension's hunkCommentLines names it.
+ */
 function commentLines(h: Hunk): string {
   if (h.new_lines <= 0) return String(Math.max(h.new_start, 1));
   return h.new_lines === 1 ? String(h.new_start) : `${h.new_start}-${h.new_start + h.new_lines - 1}`;
