@@ -229,6 +229,9 @@ func (a *agent) toolCall(stop *atomic.Bool) {
 		return
 	}
 	var got []string
+	if _, seen := a.answered[id]; !seen && len(recs.Records) > 0 {
+		a.h.answered.Add(1)
+	}
 	for _, r := range recs.Records {
 		a.answered[id] = append(a.answered[id], r.ID)
 		got = append(got, fmt.Sprintf("%s %s %s/%s", r.ID, r.RelPath, r.Status, r.SyncState))

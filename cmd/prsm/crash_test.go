@@ -119,6 +119,12 @@ func TestKillNine(t *testing.T) {
 			break
 		}
 	}
+	// Under load the kills may leave the agents little time between
+	// restarts: they go on, with no more kills, until ten tool calls are
+	// answered (a generous deadline for that, not a count of kills).
+	for deadline := time.Now().Add(3 * time.Minute); h.answered.Load() < 10 && time.Now().Before(deadline) && !t.Failed(); {
+		time.Sleep(100 * time.Millisecond)
+	}
 	stop.Store(true)
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -162,8 +168,9 @@ type harness struct {
 	cl    atomic.Pointer[client.Client]
 
 	kills           int
-	busyStarts      int // starts that found the killed server's lock still held
-	rejectConflicts int // rejects that ended in conflict (see settled)
+	answered        atomic.Int64 // tool calls the agents' completes were answered with records
+	busyStarts      int          // starts that found the killed server's lock still held
+	rejectConflicts int          // rejects that ended in conflict (see settled)
 	// epoch changes at every kill (before the signal) and start: an agent
 	// step that saw it unchanged ran against one live server throughout.
 	epoch atomic.Int64
