@@ -74,15 +74,17 @@ func sameFile(t *testing.T, a, b string) bool {
 // reach the workspace byte for byte, every record of it must hold a state
 // the file really had (a prefix of it: never a torn read), and every
 // record must be the first turn's, the turn that wrote it, never the
-// next one's.
+// next one's. The sizes count against the size limit the test sets, not
+// in themselves: 3.5 and 5.5 MiB around a 4.5 MiB limit, in 14 and 22
+// chunks, fail without the fix just as 14 and 22 MiB around 18 MiB did.
 func TestParallelLargeWritesSettle(t *testing.T) {
 	const (
 		sessions = 3
-		small    = 14 << 20 // read whole
-		large    = 22 << 20 // past the size limit below
-		chunk    = 1 << 20
+		small    = 14 << 18 // read whole
+		large    = 22 << 18 // past the size limit below
+		chunk    = 1 << 18
 	)
-	defer bigfile.SetLimit(18 << 20)()
+	defer bigfile.SetLimit(18 << 18)()
 	f := newFixture(t)
 	log := f.logTo()
 	f.watch()

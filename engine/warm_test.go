@@ -21,6 +21,13 @@ import (
 func warmWorkspace(t *testing.T) string {
 	t.Helper()
 	testgit.Env(t)
+	return warmRepo(t)
+}
+
+// warmRepo is warmWorkspace's repository, made in the git environment
+// that the caller set with testgit.Env.
+func warmRepo(t *testing.T) string {
+	t.Helper()
 	ws := testgit.Init(t, "ws")
 	testgit.Write(t, ws, "a.txt", "a\n", 0o644)
 	testgit.Write(t, ws, "b.txt", "b\n", 0o644)
@@ -179,9 +186,15 @@ func TestWarmStartEqualsColdStart(t *testing.T) {
 }
 
 // A warm worktree that someone changed is never handed to a session: the
-// start is cold and right, and the changed one is replaced.
+// start is cold and right, and the changed one is replaced. Each case has
+// its own workspace and engine; most of a case's time is spent waiting
+// for its engine to prepare a warm worktree in the background (FillWarm
+// waits out git's racy second), twice, so every case's engine of a group
+// is started first and the cases then go through their starts, and then
+// through their replacements, one by one, while the others' preparations
+// go on.
 func TestDirtyWarmWorktreeNotUsed(t *testing.T) {
-	for name, dirty := range map[string]func(t *testing.T, wt string){
+	dirties := map[string]func(t *testing.T, wt string){
 		"file edited": func(t *testing.T, wt string) {
 			testgit.Write(t, wt, "a.txt", "edited in the warm tree\n", 0o644)
 		},
@@ -213,50 +226,74 @@ func TestDirtyWarmWorktreeNotUsed(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			for _, watched := range []bool{true, false} {
-				t.Run(map[bool]string{true: "watched", false: "git status"}[watched], func(t *testing.T) {
-					if !watched {
-						engine.NoWarmWatch(t)
-					}
-					dirtyWarm(t, dirty)
-				})
+	}
+	for _, watched := range []bool{true, false} {
+		t.Run(map[bool]string{true: "watched", false: "git status"}[watched], func(t *testing.T) {
+			if !watched {
+				engine.NoWarmWatch(t)
+			}
+			testgit.Env(t)
+			cases := map[string]*dirtyWarmCase{}
+			for name := range dirties {
+				ws := warmRepo(t)
+				cases[name] = &dirtyWarmCase{ws: ws, eng: startWarmEngine(t, ws)}
+			}
+			for name, dirty := range dirties {
+				t.Run(name, func(t *testing.T) { cases[name].start(t, dirty) })
+			}
+			for name := range dirties {
+				t.Run(name+" replaced", func(t *testing.T) { cases[name].replaced(t) })
 			}
 		})
 	}
 }
 
-// dirtyWarm changes a prepared warm worktree by dirty and starts a
+// dirtyWarmCase is a case of TestDirtyWarmWorktreeNotUsed: a workspace,
+// an engine that prepares warm worktrees, its first warm worktree and the
+// session started after that was changed.
+type dirtyWarmCase struct {
+	ws   string
+	eng  *engine.Engine
+	path string
+	s    *prsm.Session
+}
+
+// start changes the engine's prepared warm worktree by dirty and starts a
 // session: the start must not take it.
-func dirtyWarm(t *testing.T, dirty func(t *testing.T, wt string)) {
-	ws := warmWorkspace(t)
+func (c *dirtyWarmCase) start(t *testing.T, dirty func(t *testing.T, wt string)) {
 	ctx := context.Background()
-	eng := startWarmEngine(t, ws)
-	path := engine.AwaitWarm(t, eng)
+	path := engine.AwaitWarm(t, c.eng)
 	if path == "" {
 		t.Fatal("no warm worktree prepared")
 	}
 	dirty(t, path)
-	s, err := eng.StartSession(ctx, api.StartRequest{Name: "s"})
+	s, err := c.eng.StartSession(ctx, api.StartRequest{Name: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := engine.WarmTaken(eng); got != 0 {
+	if got := engine.WarmTaken(c.eng); got != 0 {
 		t.Fatalf("a changed warm worktree was taken (%d)", got)
 	}
 	files, _ := sessionTree(t, s)
-	if d := testgit.Diff(files, testgit.Tree(t, ws, testgit.Ignored(t, ws))); d != "" {
+	if d := testgit.Diff(files, testgit.Tree(t, c.ws, testgit.Ignored(t, c.ws))); d != "" {
 		t.Errorf("session tree differs from the workspace:\n%s", d)
 	}
-	next := engine.AwaitWarm(t, eng)
-	if next == "" || next == path {
-		t.Fatalf("changed warm worktree not replaced: %q (was %q)", next, path)
+	c.path, c.s = path, s
+}
+
+// replaced checks that the changed warm worktree gave way to a new one.
+func (c *dirtyWarmCase) replaced(t *testing.T) {
+	if c.s == nil {
+		t.Skip("the case's start failed")
 	}
-	if _, err := os.Lstat(path); !os.IsNotExist(err) {
-		t.Errorf("changed warm worktree %s still there (%v)", path, err)
+	next := engine.AwaitWarm(t, c.eng)
+	if next == "" || next == c.path {
+		t.Fatalf("changed warm worktree not replaced: %q (was %q)", next, c.path)
 	}
-	if list := testgit.Git(t, ws, "worktree", "list", "--porcelain"); strings.Count("\n"+list, "\nworktree ") != 3 {
+	if _, err := os.Lstat(c.path); !os.IsNotExist(err) {
+		t.Errorf("changed warm worktree %s still there (%v)", c.path, err)
+	}
+	if list := testgit.Git(t, c.ws, "worktree", "list", "--porcelain"); strings.Count("\n"+list, "\nworktree ") != 3 {
 		t.Errorf("want the workspace, the session's and one warm worktree:\n%s", list)
 	}
 }
