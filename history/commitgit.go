@@ -39,8 +39,9 @@ func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner
 	}
 	// Released once the commits are made (or not): until then a large
 	// blob's pack is kept from a gc, which would find nothing that
-	// reaches it.
-	defer release()
+	// reaches it. In the background: it waits for the object store's
+	// lock, which the engine's own writes may hold.
+	defer func() { go release() }()
 	tmp, err := os.MkdirTemp("", "prsm-commit-")
 	if err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner
 				"fix what git says, then run prsm commit again: nothing was committed, and the index and HEAD are as they were",
 				"git commit failed: %s", strings.TrimSpace(gitStderr(err, out))))
 		}
-		rev, err := objs.Ref(branch)
+		rev, err := h.branchTip(objs, branch)
 		if err == nil && rev == "" {
 			err = fmt.Errorf("%s does not exist after git commit", branch)
 		}
@@ -101,6 +102,18 @@ func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner
 		made = append(made, rev)
 	}
 	return made, nil
+}
+
+// branchTip is the commit branch points at, read from its loose ref file
+// (git commit writes one) without waiting for the object store's lock,
+// which the engine's background writes may hold; from Objects.Ref where
+// the ref is packed or symbolic.
+func (h *History) branchTip(objs *worktree.Objects, branch string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(h.Repo.CommonDir, filepath.FromSlash(branch)))
+	if id := strings.TrimSpace(string(b)); err == nil && len(id) == 40 && strings.Trim(id, "0123456789abcdef") == "" {
+		return id, nil
+	}
+	return objs.Ref(branch)
 }
 
 // writeTrees builds each group's tree, on the one before it (HEAD's for
