@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/api"
@@ -208,12 +209,23 @@ func porcelainLines(out []byte) []blamed {
 
 // writeNote adds t as the note of commit rev, on top of whatever the
 // notes ref holds (someone else's notes, a fetch's merge): the ref is
-// only ever extended.
+// only ever extended. In process where the notes are plain
+// (worktree.Objects.AddNote); else, and where rev has a note already,
+// with git notes append.
 func (h *History) writeNote(ctx context.Context, rev string, t *Trace) error {
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return err
 	}
-	_, err = h.git(ctx, worktree.NewCmd("notes", "--ref="+NotesRef, "append", "-F", "-").Rev(rev).Stdin(append(b, '\n')))
+	b = append(b, '\n')
+	objs, err := h.Repo.Objects()
+	if err != nil {
+		return err
+	}
+	err = objs.AddNote(NotesRef, rev, b, time.Now())
+	if !errors.Is(err, worktree.ErrNoteNotPlain) {
+		return err
+	}
+	_, err = h.git(ctx, worktree.NewCmd("notes", "--ref="+NotesRef, "append", "-F", "-").Rev(rev).Stdin(b))
 	return err
 }
