@@ -156,7 +156,7 @@ func (h *History) commitPoint(ctx context.Context) (branch, head string, err err
 	if err != nil {
 		return "", "", err
 	}
-	head, err = h.branchTip(objs, branch) // "" on an unborn branch
+	head, err = objs.Ref(branch) // "" on an unborn branch
 	return branch, head, err
 }
 

@@ -19,12 +19,12 @@ import (
 
 // commitAll makes the groups' commits on branch, in order, with the git
 // runner gives (pinned: one lookup of filter drivers for all its calls,
-// waited for only when a git call is due). Each group's
-// tree is built in process, on the tree before it (HEAD's for the
-// first), and its objects written; then, for each, the tree
-// is put in a temporary index and git commit commits it. On a
-// failure (a commit hook that refuses, say) the branch goes back to head,
-// where it was, and the error says why: nothing is half-made.
+// waited for only when a git call is due). Each group's tree is built in
+// process, on the tree before it (HEAD's for the first), and its objects
+// written; then, for each, the tree is put in a temporary index and git
+// commit commits it. On a failure (a commit hook that refuses, say) the
+// branch goes back to head, where it was, and the error says why:
+// nothing is half-made.
 func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner, error), branch, head string, groups []*group, rep *api.CommitReport) ([]string, error) {
 	run := func(c *worktree.Cmd) ([]byte, error) {
 		git, err := runner()
@@ -78,7 +78,7 @@ func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner
 	}
 	from := filepath.Join(h.Repo.GitDir, "index")
 	for i := range groups {
-		if err := h.indexOf(ctx, run, objs, from, index, trees[i]); err != nil {
+		if err := h.indexOf(run, objs, from, index, trees[i]); err != nil {
 			return nil, undo(err)
 		}
 		from = index
@@ -92,7 +92,7 @@ func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner
 				"fix what git says, then run prsm commit again: nothing was committed, and the index and HEAD are as they were",
 				"git commit failed: %s", strings.TrimSpace(gitStderr(err, out))))
 		}
-		rev, err := h.branchTip(objs, branch)
+		rev, err := objs.Ref(branch)
 		if err == nil && rev == "" {
 			err = fmt.Errorf("%s does not exist after git commit", branch)
 		}
@@ -102,18 +102,6 @@ func (h *History) commitAll(ctx context.Context, runner func() (*worktree.Runner
 		made = append(made, rev)
 	}
 	return made, nil
-}
-
-// branchTip is the commit branch points at, read from its loose ref file
-// (git commit writes one) without waiting for the object store's lock,
-// which the engine's background writes may hold; from Objects.Ref where
-// the ref is packed or symbolic.
-func (h *History) branchTip(objs *worktree.Objects, branch string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(h.Repo.CommonDir, filepath.FromSlash(branch)))
-	if id := strings.TrimSpace(string(b)); err == nil && len(id) == 40 && strings.Trim(id, "0123456789abcdef") == "" {
-		return id, nil
-	}
-	return objs.Ref(branch)
 }
 
 // writeTrees builds each group's tree, on the one before it (HEAD's for
@@ -171,7 +159,7 @@ const inProcessIndex = 256 << 10
 
 // indexOf writes to the index file dst the tree, with the stat data of
 // the entries of the index file src that it has unchanged.
-func (h *History) indexOf(ctx context.Context, run func(*worktree.Cmd) ([]byte, error), objs *worktree.Objects, src, dst, tree string) error {
+func (h *History) indexOf(run func(*worktree.Cmd) ([]byte, error), objs *worktree.Objects, src, dst, tree string) error {
 	tmp := dst + ".new"
 	err := worktree.ErrIndexNotPlain
 	if fi, serr := os.Stat(src); serr != nil || fi.Size() <= inProcessIndex {
@@ -276,7 +264,7 @@ func (h *History) trace(ctx context.Context, g *group, mine bool, prompts func(s
 	keep := func(r *prsm.Record) bool { return in[r.SessionID+"/"+r.ID] }
 	for _, f := range g.files {
 		data := g.in[f].Content
-		if !g.in[f].Present || binary(data) || isLink(g.in[f].Mode) {
+		if !g.in[f].Present || binary(data) || g.in[f].IsLink() {
 			continue // no lines
 		}
 		who, err := h.attribute(ctx, f, data, &api.Blame{})

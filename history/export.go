@@ -63,7 +63,7 @@ func (h *History) TraceExport(ctx context.Context, s *prsm.Session) (*Trace, err
 	prompts := h.prompts(ctx, s.ID)
 	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join(h.Repo.Root, filepath.FromSlash(f)))
-		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		if err != nil || binary(data) {
 			continue // gone from the workspace, or binary: no lines
 		}
 		who, err := h.attribute(ctx, f, data, &api.Blame{})

@@ -88,10 +88,15 @@ func (r *Repo) addAsIs(ctx context.Context, idx string, exclude, big []string, a
 // workspace, or absolute), with no conversion, and stages them in the
 // index file idx at the paths rels, executable where exec says.
 func (r *Repo) stageBytes(ctx context.Context, idx string, srcs, rels []string, exec []bool) error {
-	ids, err := r.writeBlobs(ctx, srcs)
+	var in strings.Builder
+	for _, p := range srcs {
+		in.WriteString(cQuote(p) + "\n")
+	}
+	out, err := r.git.Run(ctx, NewCmd("hash-object", "-w", "--no-filters", "--stdin-paths").Dir(r.Root).Stdin([]byte(in.String())))
 	if err != nil {
 		return err
 	}
+	ids := strings.Fields(string(out))
 	if len(ids) != len(rels) {
 		return fmt.Errorf("%d ids for %d files", len(ids), len(rels))
 	}
@@ -103,38 +108,10 @@ func (r *Repo) stageBytes(ctx context.Context, idx string, srcs, rels []string, 
 		}
 		fmt.Fprintf(&info, "%s %s\t%s\x00", mode, ids[i], p)
 	}
-	if err := r.updateIndex(ctx, idx, info.Bytes()); err != nil {
+	if _, err := r.git.Run(ctx, NewCmd("update-index", "-z", "--index-info").Dir(r.Root).Env("GIT_INDEX_FILE="+idx).Stdin(info.Bytes())); err != nil {
 		return fmt.Errorf("stage: %w", err)
 	}
 	return nil
-}
-
-// writeBlobs stores the bytes of the files srcs (relative to the
-// workspace, or absolute) in the object store, with no conversion, and
-// returns their blobs' ids, in order: one git hash-object.
-func (r *Repo) writeBlobs(ctx context.Context, srcs []string) ([]string, error) {
-	var in strings.Builder
-	for _, p := range srcs {
-		in.WriteString(cQuote(p) + "\n")
-	}
-	out, err := r.git.Run(ctx, NewCmd("hash-object", "-w", "--no-filters", "--stdin-paths").Dir(r.Root).Stdin([]byte(in.String())))
-	if err != nil {
-		return nil, err
-	}
-	return strings.Fields(string(out)), nil
-}
-
-// updateIndex applies info, update-index -z --index-info's input (each
-// entry "MODE BLOB\tPATH\x00", mode 0 to remove), to the index file idx,
-// or to the workspace's own index when idx is "": only those entries
-// change.
-func (r *Repo) updateIndex(ctx context.Context, idx string, info []byte) error {
-	c := NewCmd("update-index", "-z", "--index-info").Dir(r.Root).Stdin(info)
-	if idx != "" {
-		c.Env("GIT_INDEX_FILE=" + idx)
-	}
-	_, err := r.git.Run(ctx, c)
-	return err
 }
 
 // addAllBut is `git add -A` into the index file idx of the whole

@@ -78,11 +78,15 @@ func gitIn(t *testing.T, dir, idx string, args ...string) string {
 	return gitInStdin(t, dir, idx, "", args...)
 }
 
+// gitInStdin is gitIn with stdin; idx "" is the repository's own index.
 func gitInStdin(t *testing.T, dir, idx, stdin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx)
+	cmd.Env = os.Environ()
+	if idx != "" {
+		cmd.Env = append(cmd.Env, "GIT_INDEX_FILE="+idx)
+	}
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

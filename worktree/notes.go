@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -66,42 +64,18 @@ func (o *Objects) AddNote(ref, commit string, note []byte, when time.Time) error
 	return o.moveRef(ref, tip, c)
 }
 
-// moveRef points ref (a loose ref file in the common git directory) at
-// to, if it points at from ("" for none) when its lock is held; else
-// ErrNoteNotPlain. A held lock (git at work on the ref) is
-// ErrNoteNotPlain too.
+// moveRef points ref at to, if it points at from ("" for none) when its
+// lock is held (writeRef); else, and when git holds the lock,
+// ErrNoteNotPlain.
 func (o *Objects) moveRef(ref, from, to string) error {
-	p := filepath.Join(o.refDir, filepath.FromSlash(ref))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	lock := p + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	err := o.writeRef(ref, to, false, func() error {
+		if now, err := o.Ref(ref); err != nil || now != from {
+			return ErrNoteNotPlain
+		}
+		return nil
+	})
 	if errors.Is(err, fs.ErrExist) {
 		return ErrNoteNotPlain
 	}
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(lock)
-		}
-	}()
-	if now, err := o.Ref(ref); err != nil || now != from {
-		return ErrNoteNotPlain
-	}
-	if _, err := f.WriteString(to + "\n"); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(lock, p); err != nil {
-		return err
-	}
-	done = true
-	return nil
+	return err
 }

@@ -77,18 +77,12 @@ func TestAddNoteAsGitNotes(t *testing.T) {
 	// A fanned-out tree: c1's note under a directory of its first two
 	// hex digits, as git lays out many notes.
 	blob := testgit.Git(t, dir, "rev-parse", ref+":"+c1)
-	sub := gitStdin(t, dir, "100644 blob "+blob+"\t"+c1[2:]+"\n", "mktree")
-	root := gitStdin(t, dir, "040000 tree "+sub+"\t"+c1[:2]+"\n", "mktree")
+	sub := gitInStdin(t, dir, "", "100644 blob "+blob+"\t"+c1[2:]+"\n", "mktree")
+	root := gitInStdin(t, dir, "", "040000 tree "+sub+"\t"+c1[:2]+"\n", "mktree")
 	fanned := testgit.Git(t, dir, "commit-tree", "-m", "fanned", root)
 	testgit.Git(t, dir, "update-ref", ref, fanned)
 	if got := testgit.Git(t, dir, "notes", "--ref=agent-trace", "show", c1); !strings.Contains(got, `"x"`) {
 		t.Fatalf("the fanned-out tree's note of c1 = %q", got)
 	}
 	unchanged("a fanned-out tree")
-}
-
-// gitStdin runs git in dir with stdin and returns its trimmed output.
-func gitStdin(t *testing.T, dir, stdin string, args ...string) string {
-	t.Helper()
-	return gitInStdin(t, dir, filepath.Join(dir, ".git", "index"), stdin, args...)
 }

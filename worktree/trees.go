@@ -160,22 +160,39 @@ func (o *Objects) SetRef(name, commit string) error {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	// Only prsm writes refs/prsm/, one server per repository, under o.mu:
+	// a lock file here is a crash's leftover.
+	if err := o.writeRef(name, commit, true, nil); err != nil {
+		return fmt.Errorf("set ref %s: %w", name, err)
+	}
+	return nil
+}
+
+// writeRef points the ref file of name (in the common git directory) at
+// commit the way git does: it writes name.lock, then renames it in
+// place. A lock found there is a crash's leftover, taken away, when
+// stale; else the error is fs.ErrExist (git at work on the ref). check,
+// when set, runs with the lock held and may refuse.
+func (o *Objects) writeRef(name, commit string, stale bool, check func() error) error {
 	p := filepath.Join(o.refDir, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("set ref %s: %w", name, err)
+		return err
 	}
 	lock := p + ".lock"
 	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		// Only prsm writes refs/prsm/, one server per repository, under
-		// o.mu: a lock file here is a crash's leftover.
+	if errors.Is(err, fs.ErrExist) && stale {
 		os.Remove(lock)
 		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	}
 	if err != nil {
-		return fmt.Errorf("set ref %s: %w", name, err)
+		return err
 	}
-	_, err = f.WriteString(commit + "\n")
+	if check != nil {
+		err = check()
+	}
+	if err == nil {
+		_, err = f.WriteString(commit + "\n")
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -184,15 +201,24 @@ func (o *Objects) SetRef(name, commit string) error {
 	}
 	if err != nil {
 		os.Remove(lock)
-		return fmt.Errorf("set ref %s: %w", name, err)
 	}
-	return nil
+	return err
 }
 
 // Ref is the commit the ref name (refs/heads/main, say) points at,
 // read from the ref's file or packed-refs without a git process; "" when
-// there is no such ref.
+// there is no such ref. A loose ref (git commit and git notes write one)
+// is read without o.mu, which the engine's background writes may hold
+// for a while: that wait was 10-20 ms of prsm commit.
 func (o *Objects) Ref(name string) (string, error) {
+	if strings.Contains(name, "..") {
+		return "", fmt.Errorf("read ref %s: refused", name)
+	}
+	b, err := os.ReadFile(filepath.Join(o.refDir, filepath.FromSlash(name)))
+	if id := strings.TrimSpace(string(b)); err == nil && hexID.MatchString(id) {
+		return id, nil
+	}
+	// Packed, symbolic, or absent.
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	ref, err := storer.ResolveReference(o.storage, plumbing.ReferenceName(name))
