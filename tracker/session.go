@@ -77,6 +77,9 @@ type Session struct {
 	// dirs holds the directories the current look found to be no
 	// symlinks (Filter's and current's checks), until EndLook.
 	dirs safepath.Dirs
+	// open, during Detect, holds the directories its reads opened
+	// (sync.OpenDirs): the files of one directory cost one open of it.
+	open *sync.OpenDirs
 	// tooLong holds the paths Filter found too long to record and
 	// TakeTooLong has not handed out yet (tooLongMore counts those past
 	// its bound); toldTooLong those handed out, so each is told once.
@@ -279,17 +282,13 @@ func (s *Session) current(rel string) (sync.Version, time.Duration, error) {
 		room, took = s.reserve(before.Size(), room)
 	}
 	seen := time.Now()
-	v, err := sync.ReadVersionMax(s.Worktree, rel, room)
+	v, after, err := s.readThen(rel, p, perr, room)
 	if _, big := v.Big(); took > 0 && (err != nil || big || !v.Present) {
 		s.unreserve(took)
 	}
 	// The facts after the read say whether what was read is what the
 	// file held: the same facts before and after, or it was written
 	// meanwhile. A big file's hash checks its own (bigfile.ErrChanged).
-	var after fs.FileInfo
-	if perr == nil {
-		after, _ = os.Lstat(p)
-	}
 	if errors.Is(err, bigfile.ErrChanged) || (isFile(before) || isFile(after)) && !settled(before, after) {
 		return sync.Version{}, 0, fmt.Errorf("read %s: %w", rel, ErrUnsettled)
 	}
@@ -310,6 +309,30 @@ func (s *Session) current(rel string) (sync.Version, time.Duration, error) {
 	// Settled: the facts belong to the content.
 	s.Stats.Remember(rel, after, Hash(v.Content), seen)
 	return v, seen.Sub(lastChange(after)), nil
+}
+
+// readThen reads rel (at p, unless perr) for current, then lstats p.
+// During Detect it reads through the look's open directories, and reads
+// anew where what it read is not what lies at p now: a directory
+// replaced since the look opened it.
+func (s *Session) readThen(rel, p string, perr error, room int64) (sync.Version, fs.FileInfo, error) {
+	lstat := func() fs.FileInfo {
+		if perr != nil {
+			return nil
+		}
+		fi, _ := os.Lstat(p)
+		return fi
+	}
+	if s.open != nil {
+		v, read, err := s.open.ReadVersionMax(rel, room)
+		after := lstat()
+		if err == nil && (read == nil) == (after == nil) && (read == nil || os.SameFile(read, after)) {
+			return v, after, nil
+		}
+		s.open.Forget(rel)
+	}
+	v, err := sync.ReadVersionMax(s.Worktree, rel, room)
+	return v, lstat(), err
 }
 
 // unchanged reports, from the stat cache alone, that rel still holds what
@@ -376,6 +399,11 @@ func (s *Session) KnownPaths() []string {
 // young waits for them once, and reads them again.
 func (s *Session) Detect(paths []string, blobs BlobReader, quiet time.Duration) (changes []Change, unsettled []string, err error) {
 	s.NewLook()
+	s.open = sync.NewOpenDirs(s.Worktree)
+	defer func() {
+		s.open.Close()
+		s.open = nil
+	}()
 	var young []string
 	var wait time.Duration
 	look := func(rel string, again bool) error {
