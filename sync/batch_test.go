@@ -132,6 +132,27 @@ func TestRemoveAllFailure(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(root, "d/a.js")); err != nil {
 		t.Errorf("a.js: %v", err)
 	}
+	if !CanSyncFS {
+		return
+	}
+	// The removals' one sync fails: each file removed says so (removed,
+	// not yet durable); one left as it was does not.
+	if err := os.WriteFile(filepath.Join(root, "d/b.js"), []byte("d/b.js"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer SetFaultHook(func(op, path string) error {
+		if op == "sync" && path == root {
+			return syscall.EIO
+		}
+		return nil
+	})()
+	outs, errs = RemoveAll(root, []Removal{{"d/a.js", file("other")}, {"d/b.js", file("d/b.js")}})
+	if outs[0] != Conflict || errs[0] != nil {
+		t.Errorf("a.js, which holds something else: %v %v", outs[0], errs[0])
+	}
+	if outs[1] != Written || !errors.Is(errs[1], syscall.EIO) || !strings.Contains(errs[1].Error(), "removed ") {
+		t.Errorf("b.js, removed before the failing sync: %v %v", outs[1], errs[1])
+	}
 }
 
 // TestPlaceUnsynced: a file in a directory that was not there, and one
