@@ -33,7 +33,8 @@ import (
 // unless its own command names it too. A file both commands name, or
 // none, goes to the first to complete: which wrote it is unknown. What it
 // leaves (left) stays unrecorded, for the calls still running or, after
-// them, a Watch record.
+// them, a Watch record. own reuses changes' array: the caller drops
+// changes.
 func claim(st *sessionState, tc *prsm.ToolCall, named string, call *inflightCall, snap snapshot, changes []tracker.Change) (own []tracker.Change, left []string, notes map[string]string) {
 	var targets []string
 	patch := map[string]bool{}
@@ -68,6 +69,9 @@ func claim(st *sessionState, tc *prsm.ToolCall, named string, call *inflightCall
 	for _, rel := range targets {
 		ours[rel] = true
 	}
+	// own takes changes' array (it is never longer): a call that wrote
+	// 200k files holds their changes once.
+	own = changes[:0]
 	for _, ch := range changes {
 		var mine bool
 		switch {

@@ -526,6 +526,7 @@ func (s *Session) Learn(rel string, v sync.Version) {
 		s.Touched = map[string]bool{}
 	}
 	st := StateOf(v)
+	st.Hash = s.Stats.shared(rel, st.Hash)
 	s.Known[rel] = st
 	s.Touched[rel] = true
 	// The content is at hand: the next checkpoint's tree, and the next
