@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
@@ -72,6 +73,20 @@ func (a *app) serveCmd() *cobra.Command {
 func alreadyRunning(info *api.Info) error {
 	return prsm.Errorf(prsm.ErrConflict, "server_running", "use it as it is, or stop it with `prsm stop`",
 		"a prsm server for %s already runs at http://%s (pid %d)", info.Workspace, info.Addr, info.PID)
+}
+
+// memoryBound is the server's soft memory limit (debug.SetMemoryLimit)
+// unless GOMEMLIMIT sets one: past it, Go collects its garbage sooner
+// instead of letting the heap grow to twice what is live. An agent's bulk
+// work (200k new files recorded at once) held 166 MB live and reached
+// 485 MB of RSS without it. Live memory past the bound is not refused:
+// the collector then runs more, at most half the CPU.
+const memoryBound = 256 << 20
+
+func boundMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryBound)
+	}
 }
 
 // startProfiling writes a CPU profile to $PRSM_CPUPROFILE and an
@@ -237,6 +252,7 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	defer lock.Release()
 
 	log := slog.New(slog.NewTextHandler(a.stdio.Err, nil))
+	boundMemory()
 	stopProfile, err := startProfiling()
 	if err != nil {
 		return err
