@@ -22,12 +22,19 @@ func newEngine(t *testing.T) (*engine.Engine, string) { return newEngineTB(t) }
 
 func newEngineTB(t testing.TB) (*engine.Engine, string) {
 	t.Helper()
+	return newEngineFrom(t, "ws")
+}
+
+// newEngineFrom is an engine over a copy of the workspace template name
+// (template_test.go), its store a copy of the empty one.
+func newEngineFrom(t testing.TB, name string) (*engine.Engine, string) {
+	t.Helper()
 	testgit.Env(t)
-	ws := testgit.Init(t, "ws")
-	testgit.Write(t, ws, "a.txt", "a\n", 0o644)
-	testgit.Git(t, ws, "add", "-A")
-	testgit.Git(t, ws, "commit", "-qm", "init")
-	return testenv.Engine(t, ws, t.TempDir(), nil), ws
+	ws := filepath.Join(t.TempDir(), "ws")
+	fromTemplate(t, name, ws)
+	project := t.TempDir()
+	fromTemplate(t, "project", project)
+	return testenv.Engine(t, ws, project, nil), ws
 }
 
 func TestEndRefusesPendingWork(t *testing.T) {

@@ -18,7 +18,9 @@ import (
 	"github.com/prsm-dev/prsm/store"
 )
 
-// fixture is an engine over a workspace with a committed 20-line file.
+// fixture is an engine over a workspace with a committed 20-line file:
+// newEngine's, with f.txt (20 lines), keep.txt and .gitignore (*.log)
+// committed in a second commit (template_test.go).
 type fixture struct {
 	t   *testing.T
 	eng *engine.Engine
@@ -29,12 +31,7 @@ type fixture struct {
 func lines(n int, tag string) string { return testgit.Lines(n, tag) }
 
 func newFixture(t *testing.T) *fixture {
-	eng, ws := newEngine(t)
-	testgit.Write(t, ws, "f.txt", lines(20, ""), 0o644)
-	testgit.Write(t, ws, "keep.txt", "keep\n", 0o644)
-	testgit.Write(t, ws, ".gitignore", "*.log\n", 0o644)
-	testgit.Git(t, ws, "add", "-A")
-	testgit.Git(t, ws, "commit", "-qm", "files")
+	eng, ws := newEngineFrom(t, "fixture") // f.txt, keep.txt and .gitignore committed
 	return &fixture{t: t, eng: eng, ws: ws, ctx: context.Background()}
 }
 
