@@ -167,9 +167,12 @@ func TestWatcherStartsEarlyWrite(t *testing.T) {
 // TestEarlyWriteExpires: an early write whose complete does not come lets
 // its file go after earlyExpiry, so another session's write of the same
 // file goes through; the late complete then writes against the file as
-// it is, keeping both changes.
+// it is, keeping both changes. The expiry runs from the capture, so it
+// must leave the watcher time to start the write first: at 100 ms a
+// loaded machine's watcher came after it (the write never started, and
+// the wait for it failed, 1 run in 15).
 func TestEarlyWriteExpires(t *testing.T) {
-	defer engine.SetEarlyExpiry(100 * time.Millisecond)()
+	defer engine.SetEarlyExpiry(5 * time.Second)()
 	f := newFixture(t)
 	f.watch()
 	s1, s2 := f.start("auto"), f.start("auto")
@@ -190,7 +193,7 @@ func TestEarlyWriteExpires(t *testing.T) {
 			t.Fatalf("records of b:\n%s", got)
 		}
 	case <-time.After(time.Minute):
-		// The early write expires after 100 ms; one that never does
+		// The early write expires after 5 s; one that never does
 		// keeps session 2 waiting for good (a minute: a loaded machine
 		// takes seconds over b's own record).
 		t.Fatal("session 2's write of f.txt waits for session 1's early write, which never expires")
