@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
@@ -14,8 +15,8 @@ import (
 // changed: an agent's npm install writes 200k files in a few thousand
 // directories) with each directory opened once, as ReadVersionMax opens
 // it (no symlink followed from root down), not once for every file in
-// it. A directory stays open until Close, or until maxOpenDirs others
-// were opened since; a path whose directory did not exist reads as
+// it. A directory stays open until Close, until maxOpenDirs others
+// were opened since, or until an open finds no descriptor left; a path whose directory did not exist reads as
 // absent until then too. A directory replaced after it was opened is
 // still read through the one opened: callers that need the file still
 // at its path compare its lstat after the read (the tracker does).
@@ -31,8 +32,10 @@ type openDir struct {
 	err error
 }
 
-// maxOpenDirs bounds the directories OpenDirs holds open.
-const maxOpenDirs = 64
+// maxOpenDirs bounds the directories OpenDirs holds open: few, since a
+// look's paths come a directory at a time, and a server may run under a
+// low limit of open files (ulimit -n 64).
+const maxOpenDirs = 8
 
 // NewOpenDirs reads below root.
 func NewOpenDirs(root string) *OpenDirs {
@@ -54,6 +57,16 @@ func (o *OpenDirs) ReadVersionMax(rel string, max int64) (Version, fs.FileInfo, 
 			o.Close()
 		}
 		od.d, od.err = openDirIn(o.root, dir, false)
+		if errors.Is(od.err, syscall.EMFILE) || errors.Is(od.err, syscall.ENFILE) {
+			// Out of descriptors (a server under a low ulimit -n): the
+			// directories held open go first, and the open is tried
+			// once more.
+			o.Close()
+			od.d, od.err = openDirIn(o.root, dir, false)
+		}
+		if errors.Is(od.err, syscall.EMFILE) || errors.Is(od.err, syscall.ENFILE) {
+			return Version{}, nil, od.err
+		}
 		o.dirs[dir] = od
 	}
 	if errors.Is(od.err, fs.ErrNotExist) || errors.Is(od.err, syscallENOTDIR) {
