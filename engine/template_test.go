@@ -13,7 +13,6 @@ package engine_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	stdsync "sync"
 	"testing"
@@ -43,17 +42,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// templateGit runs git in dir for the templates, which outlive the test
-// that makes them (so no t.Fatal in them).
-func templateGit(dir string, args ...string) error {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("git %q: %v\n%s", args, err, out)
-	}
-	return nil
-}
-
 // templateCommit writes files (relative path, content, ...) under dir and
 // commits them all with message msg.
 func templateCommit(dir, msg string, files ...string) error {
@@ -62,10 +50,11 @@ func templateCommit(dir, msg string, files ...string) error {
 			return err
 		}
 	}
-	if err := templateGit(dir, "add", "-A"); err != nil {
+	if _, err := testgit.Run(dir, "add", "-A"); err != nil {
 		return err
 	}
-	return templateGit(dir, "commit", "-qm", msg)
+	_, err := testgit.Run(dir, "commit", "-qm", msg)
+	return err
 }
 
 // makeTemplates makes the templates in dir (the git environment of
@@ -76,7 +65,7 @@ func makeTemplates(dir string) error {
 		if err := os.Mkdir(repo, 0o755); err != nil {
 			return err
 		}
-		if err := templateGit(repo, "init", "-q"); err != nil {
+		if _, err := testgit.Run(repo, "init", "-q"); err != nil {
 			return err
 		}
 		if err := templateCommit(repo, "init", "a.txt", "a\n"); err != nil {

@@ -463,18 +463,28 @@ func syncRoot(d *os.Root) error {
 // at): a swap cannot make prsm read a file outside root.
 func readPathIn(root, path string, max int64) (Version, error) {
 	d, err := openDirIn(root, filepath.Dir(path), false)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
-		return Absent, nil
+	if d != nil {
+		defer d.Close()
 	}
-	if err != nil {
-		return Version{}, err
+	v, _, err := readInDir(d, err, path, max)
+	return v, err
+}
+
+// readInDir reads the version at path in d, its parent as openDirIn
+// opened it (derr: why it could not; a parent that is not there holds
+// nothing), and returns the lstat of what it read (nil when absent).
+func readInDir(d *os.Root, derr error, path string, max int64) (Version, fs.FileInfo, error) {
+	if errors.Is(derr, fs.ErrNotExist) || errors.Is(derr, syscallENOTDIR) {
+		return Absent, nil, nil
 	}
-	defer d.Close()
-	v, _, f, err := readOpenMax(d, path, max)
+	if derr != nil {
+		return Version{}, nil, derr
+	}
+	v, fi, f, err := readOpenMax(d, path, max)
 	if f != nil {
 		f.Close()
 	}
-	return v, err
+	return v, fi, err
 }
 
 // readOpenMax reads the version at path in d, its open parent, and returns

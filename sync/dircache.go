@@ -16,8 +16,8 @@ import (
 // directories) with each directory opened once, as ReadVersionMax opens
 // it (no symlink followed from root down), not once for every file in
 // it. A directory stays open until Close, until maxOpenDirs others
-// were opened since, or until an open finds no descriptor left; a path whose directory did not exist reads as
-// absent until then too. A directory replaced after it was opened is
+// were opened since, or until an open finds no descriptor left; a path
+// whose directory did not exist reads as absent until then too. A directory replaced after it was opened is
 // still read through the one opened: callers that need the file still
 // at its path compare its lstat after the read (the tracker does).
 // Not safe for concurrent use.
@@ -57,29 +57,25 @@ func (o *OpenDirs) ReadVersionMax(rel string, max int64) (Version, fs.FileInfo, 
 			o.Close()
 		}
 		od.d, od.err = openDirIn(o.root, dir, false)
-		if errors.Is(od.err, syscall.EMFILE) || errors.Is(od.err, syscall.ENFILE) {
+		if outOfFiles(od.err) {
 			// Out of descriptors (a server under a low ulimit -n): the
 			// directories held open go first, and the open is tried
 			// once more.
 			o.Close()
 			od.d, od.err = openDirIn(o.root, dir, false)
 		}
-		if errors.Is(od.err, syscall.EMFILE) || errors.Is(od.err, syscall.ENFILE) {
+		if outOfFiles(od.err) {
 			return Version{}, nil, od.err
 		}
 		o.dirs[dir] = od
 	}
-	if errors.Is(od.err, fs.ErrNotExist) || errors.Is(od.err, syscallENOTDIR) {
-		return Absent, nil, nil
-	}
-	if od.err != nil {
-		return Version{}, nil, od.err
-	}
-	v, fi, f, err := readOpenMax(od.d, p, min(max, bigfile.Limit()))
-	if f != nil {
-		f.Close()
-	}
-	return v, fi, err
+	return readInDir(od.d, od.err, p, min(max, bigfile.Limit()))
+}
+
+// outOfFiles reports whether err is the process's or the system's limit
+// of open files.
+func outOfFiles(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
 // Forget closes the directory of rel, if open: the next read opens it

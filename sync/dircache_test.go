@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/prsm-dev/prsm/internal/bigfile"
 	"github.com/prsm-dev/prsm/internal/safepath"
 )
 
@@ -71,10 +70,7 @@ func TestOpenDirsReadsAsReadVersion(t *testing.T) {
 				t.Errorf("pass %d, %s: lstat %v for a version present=%v", pass, c.rel, fi, want.Present)
 			}
 		}
-		if _, big := func() (bigfile.Info, bool) {
-			v, _, _ := o.ReadVersionMax("a/b/big.bin", 4)
-			return v.Big()
-		}(); !big {
+		if v, _, _ := o.ReadVersionMax("a/b/big.bin", 4); !isBig(v) {
 			t.Errorf("pass %d: a file past max was read whole", pass)
 		}
 		if v, _, err := o.ReadVersionMax("out/secret", 1<<20); !errors.Is(err, safepath.ErrOutside) || len(v.Content) != 0 {
@@ -93,6 +89,11 @@ func TestOpenDirsReadsAsReadVersion(t *testing.T) {
 			t.Errorf("pass %d: %d directories held open, more than %d", pass, len(o.dirs), maxOpenDirs)
 		}
 	}
+}
+
+func isBig(v Version) bool {
+	_, big := v.Big()
+	return big
 }
 
 // TestOpenDirsForget: a directory replaced after OpenDirs opened it is

@@ -40,14 +40,24 @@ func Env(t testing.TB) string {
 // Git runs git in dir and returns its trimmed output; failure fails the test.
 func Git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
+	out, err := Run(dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Run is Git for what no one test owns (a test binary's templates): its
+// failure is an error, with git's stderr.
+func Run(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+		return "", fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, errb.String())
 	}
-	return strings.TrimRight(out.String(), "\n")
+	return strings.TrimRight(out.String(), "\n"), nil
 }
 
 // Init makes a new repository in a temp dir named name and returns its path.
