@@ -376,13 +376,14 @@ func (z *chain) L(kv ...any) string {
 	return c
 }
 
-// chainRun runs a scenario in review and in auto mode, and in review mode
-// also ended by accept-all and by reject-all (the workspace must then
-// equal the worktree).
+// chainRun runs a scenario in auto mode, and in review mode twice: ended
+// by accept-all and by reject-all (the workspace must then equal the
+// worktree). A review run without an end is not run on its own: each of
+// the two runs the whole scenario, with every one of its checks, first.
 func chainRun(t *testing.T, sc func(z *chain)) {
 	for _, mode := range []string{prsm.ModeReview, prsm.ModeAuto} {
 		for _, end := range []string{"", "acceptall", "rejectall"} {
-			if mode == prsm.ModeAuto && end != "" {
+			if (mode == prsm.ModeAuto) != (end == "") {
 				continue
 			}
 			t.Run(mode+"/"+end, func(t *testing.T) {
