@@ -21,7 +21,8 @@ import (
 // records at a time: one read of their records, one of their contents,
 // one transaction for their states, and the created files among them
 // (most of such a bulk) taken out of each directory through one open of
-// it, synced once (sync.RemoveAll).
+// it, renamed into a bin that is emptied after the answer (trashCan),
+// synced once (sync.RemoveAll).
 
 const (
 	// bulkChunk is how many records a chunk holds.
@@ -404,6 +405,9 @@ func (bk *bulker) removeCreated(ctx context.Context, s *prsm.Session, st *sessio
 	if len(idx) == 0 {
 		return
 	}
+	// The files go into one bin, emptied after (trashCan).
+	bin := bk.trash.bin()
+	defer bk.trash.throw(bin)
 	conflicts := 0
 	if s.Status == prsm.SessionActive {
 		known := make([]sync.Version, len(idx))
@@ -418,7 +422,7 @@ func (bk *bulker) removeCreated(ctx context.Context, s *prsm.Session, st *sessio
 			known[k] = v
 			items = append(items, sync.Removal{Rel: p.r.RelPath, Base: p.from})
 		}
-		outs, errs := sync.RemoveAll(s.WorktreePath, items)
+		outs, errs := sync.RemoveAll(s.WorktreePath, items, bin)
 		n := 0
 		for k, i := range idx {
 			p := &steps[i]
@@ -460,7 +464,7 @@ func (bk *bulker) removeCreated(ctx context.Context, s *prsm.Session, st *sessio
 	for k, i := range ws {
 		items[k] = sync.Removal{Rel: steps[i].r.RelPath, Base: steps[i].from}
 	}
-	outs, errs := bk.ws.RemoveAll(items)
+	outs, errs := bk.ws.RemoveAll(items, bin)
 	wsConflicts := 0
 	for k, i := range ws {
 		p := &steps[i]

@@ -126,6 +126,8 @@ func TestRejectAllOfManyCreatedFiles(t *testing.T) {
 	write(t, f.ws, mine, "the user's\n")
 	events, unsubscribe := f.eng.Events.Subscribe()
 	defer unsubscribe()
+	release := engine.HoldTrash(f.eng)
+	defer release()
 
 	ans, err := f.eng.Bulk(f.ctx, s.ID, false, "")
 	if err != nil {
@@ -153,6 +155,14 @@ func TestRejectAllOfManyCreatedFiles(t *testing.T) {
 	if p := f.pendingOf(s); p != 0 {
 		t.Errorf("%d pending", p)
 	}
+	// The created files went into bins: every one of the worktree's, and
+	// the workspace's but the user's. Let go, the emptier deletes them.
+	trash := filepath.Join(f.eng.ProjectDir, "trash")
+	if got := binned(t, trash); got != 2*n-1 {
+		t.Errorf("the bins hold %d files, want %d", got, 2*n-1)
+	}
+	release()
+	awaitEmpty(t, trash)
 	all, err := f.eng.Records(f.ctx, s.ID, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +200,43 @@ func TestRejectAllOfManyCreatedFiles(t *testing.T) {
 	}
 	if _, err := f.eng.Job("nosuch"); err == nil {
 		t.Error("a job that never ran was found")
+	}
+}
+
+// binned counts the files in the bins under trash.
+func binned(t *testing.T, trash string) int {
+	t.Helper()
+	bins, err := os.ReadDir(trash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range bins {
+		files, err := os.ReadDir(filepath.Join(trash, b.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(files)
+	}
+	return n
+}
+
+// awaitEmpty waits (generously: a loaded host) until trash holds nothing.
+func awaitEmpty(t *testing.T, trash string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		left, err := os.ReadDir(trash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the trash still holds %d bins", len(left))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

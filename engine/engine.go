@@ -74,6 +74,7 @@ type Engine struct {
 	health  *hookMonitor // which hooks reported, and when
 	intents *intentLog   // write-ahead intents, and their recovery
 	guard   *guard       // a worktree's .git, and what could not be recorded
+	trash   *trashCan    // the bins bulk removals rename files into
 }
 
 // stateInWorkspace is where prsm's own state (PRSM_HOME, which holds
@@ -114,6 +115,7 @@ func New(repo *worktree.Repo, db *store.DB, projectDir string, log *slog.Logger)
 	e.health = &hookMonitor{Engine: e}
 	e.intents = &intentLog{Engine: e}
 	e.guard = &guard{Engine: e}
+	e.trash = &trashCan{Engine: e}
 	return e
 }
 

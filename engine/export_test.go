@@ -25,6 +25,20 @@ func HoldFlush(e *Engine) (release func()) {
 	return e.ckpt.writeMu.Unlock
 }
 
+// HoldTrash keeps the engine's bins full (trashCan: nothing is emptied)
+// until the returned func is called.
+func HoldTrash(e *Engine) (release func()) {
+	e.trash.mu.Lock()
+	e.trash.held = true
+	e.trash.mu.Unlock()
+	return func() {
+		e.trash.mu.Lock()
+		e.trash.held = false
+		e.trash.mu.Unlock()
+		e.trash.empty()
+	}
+}
+
 // Settle waits for the work every session's tool calls do after their
 // answers (sync states, captures), for tests that read the store directly.
 func Settle(e *Engine) {

@@ -282,6 +282,7 @@ func (wa *watcher) Reconcile(ctx context.Context) (*ReconcileReport, error) {
 	} else if n > 0 {
 		wa.Log.Info("removed temp files left by a crash", "count", n)
 	}
+	wa.trash.emptyLeft()
 	// Checkpoints whose objects a crash kept from the repository. What
 	// cannot be written (a bad row) is logged and set aside or left; the
 	// start goes on.

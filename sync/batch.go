@@ -27,11 +27,13 @@ type Removal struct {
 // openDirIn opens it: no symlink on the way). The removals are made
 // durable once, after the last of them: by one sync of the file system
 // where the system has it (SyncFS), else of each directory.
-// The paths must not nest (a file and a directory of one name). It
-// returns each removal's outcome and error, by index; a failing sync is
-// the error of each file removed under it (removed, but not yet
+// With a bin, each file that goes is renamed into it rather than
+// unlinked (Bin), where the bin is on its file system; the caller deletes
+// the bin after. The paths must not nest (a file and a directory of one
+// name). It returns each removal's outcome and error, by index; a failing
+// sync is the error of each file removed under it (removed, but not yet
 // durable).
-func RemoveAll(root string, items []Removal) ([]Outcome, []error) {
+func RemoveAll(root string, items []Removal, bin *Bin) ([]Outcome, []error) {
 	outs := make([]Outcome, len(items))
 	errs := make([]error, len(items))
 	root = filepath.Clean(root)
@@ -47,7 +49,7 @@ func RemoveAll(root string, items []Removal) ([]Outcome, []error) {
 			outs[i] = Conflict
 		}
 	}
-	inDirs(byDir, func(dir string, idx []int) { removeIn(root, dir, idx, paths, items, outs, errs, !CanSyncFS) })
+	inDirs(byDir, func(dir string, idx []int) { removeIn(root, dir, idx, paths, items, outs, errs, bin, !CanSyncFS) })
 	if CanSyncFS {
 		// One sync of the file system for all of them: a sync of each
 		// directory is a commit of the file system's journal each, and
@@ -122,9 +124,9 @@ func inDirs(byDir map[string][]int, fn func(dir string, idx []int)) {
 	wg.Wait()
 }
 
-// removeIn is RemoveAll's work in one directory, for the items idx;
-// syncDir: it syncs the directory after its removals.
-func removeIn(root, dir string, idx []int, paths []string, items []Removal, outs []Outcome, errs []error, syncDir bool) {
+// removeIn is RemoveAll's work in one directory, for the items idx, with
+// bin (nil: none); syncDir: it syncs the directory after its removals.
+func removeIn(root, dir string, idx []int, paths []string, items []Removal, outs []Outcome, errs []error, bin *Bin, syncDir bool) {
 	d, err := openDirIn(root, dir, false)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
 		// No directory: every file of it is gone already (as Apply finds
@@ -140,9 +142,19 @@ func removeIn(root, dir string, idx []int, paths []string, items []Removal, outs
 		}
 		return
 	}
+	rm := d.Remove
+	if bd := bin.in(d); bd != nil {
+		defer bd.Close()
+		rm = func(name string) error {
+			if err := bin.take(bd, name); !errors.Is(err, errNoBin) {
+				return err
+			}
+			return d.Remove(name)
+		}
+	}
 	var removed []int
 	for _, i := range idx {
-		outs[i], errs[i] = removeOne(d, paths[i], items[i].Base)
+		outs[i], errs[i] = removeOne(d, paths[i], items[i].Base, rm)
 		if outs[i] == Written {
 			removed = append(removed, i)
 		}
@@ -163,8 +175,9 @@ func removeIn(root, dir string, idx []int, paths []string, items []Removal, outs
 // removeOne removes path, in its open parent d, if it holds base (a 3-way
 // merge of base -> absent with the file as it is, as Prepare decides),
 // and only if it is still the file that was read when it goes: one the
-// user saved meanwhile is read again, up to placeTries times.
-func removeOne(d *os.Root, path string, base Version) (Outcome, error) {
+// user saved meanwhile is read again, up to placeTries times. rm takes
+// the file out, by its name in d.
+func removeOne(d *os.Root, path string, base Version, rm func(name string) error) (Outcome, error) {
 	var like []byte
 	if base.Present && !base.IsLink() {
 		like = base.Content
@@ -208,7 +221,7 @@ func removeOne(d *os.Root, path string, base Version) (Outcome, error) {
 		if err := fault("remove", path); err != nil {
 			return Conflict, fmt.Errorf("remove %s: %w", path, err)
 		}
-		if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := rm(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return Conflict, fmt.Errorf("remove %s: %w", path, err)
 		}
 		return Written, nil

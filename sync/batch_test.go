@@ -4,15 +4,30 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 )
 
 // TestRemoveAll: each file goes only if it still holds what the removal
-// undoes; directories left empty are pruned, up to the root.
+// undoes; directories left empty are pruned, up to the root. With a bin,
+// the files that went are in it, and only they.
 func TestRemoveAll(t *testing.T) {
+	t.Run("unlinked", func(t *testing.T) { testRemoveAll(t, false) })
+	t.Run("bin", func(t *testing.T) { testRemoveAll(t, true) })
+}
+
+func testRemoveAll(t *testing.T, withBin bool) {
 	base := t.TempDir()
+	var bin *Bin
+	if withBin {
+		var err error
+		if bin, err = NewBin(filepath.Join(base, "trash")); err != nil {
+			t.Fatal(err)
+		}
+		defer bin.Close()
+	}
 	root := filepath.Join(base, "root")
 	mk := func(rel, content string) {
 		t.Helper()
@@ -67,7 +82,7 @@ func TestRemoveAll(t *testing.T) {
 		{"out/victim.js", file("v\n")},    // through a symlink
 		{"../escape.js", file("x\n")},     // not below root
 	}
-	outs, errs := RemoveAll(root, items)
+	outs, errs := RemoveAll(root, items, bin)
 	want := []Outcome{Written, Written, Written, Conflict, Written, Written, Written, Unchanged, Unchanged, Conflict, Conflict, Conflict}
 	for i, it := range items {
 		if outs[i] != want[i] {
@@ -94,8 +109,29 @@ func TestRemoveAll(t *testing.T) {
 	if _, err := os.Stat(root); err != nil {
 		t.Errorf("the root: %v", err)
 	}
+	if withBin && canRenameAt {
+		var got []string
+		entries, err := os.ReadDir(bin.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			p := filepath.Join(bin.Path, e.Name())
+			if e.Type()&os.ModeSymlink != 0 {
+				l, _ := os.Readlink(p)
+				got = append(got, "-> "+l)
+				continue
+			}
+			b, _ := os.ReadFile(p)
+			got = append(got, string(b))
+		}
+		slices.Sort(got)
+		if want := []string{"-> one.js", "kept\n", "one\n", "three\n", "top\n", "two\n"}; !slices.Equal(got, want) {
+			t.Errorf("the bin holds %q, want %q", got, want)
+		}
+	}
 	// Once more: every removal done is found done.
-	outs, errs = RemoveAll(root, items[:3])
+	outs, errs = RemoveAll(root, items[:3], bin)
 	for i := range outs {
 		if outs[i] != Unchanged || errs[i] != nil {
 			t.Errorf("again, %s: %v %v", items[i].Rel, outs[i], errs[i])
@@ -122,7 +158,7 @@ func TestRemoveAllFailure(t *testing.T) {
 		return nil
 	})()
 	file := func(c string) Version { return Version{Present: true, Mode: ModeRegular | 0o644, Content: []byte(c)} }
-	outs, errs := RemoveAll(root, []Removal{{"d/a.js", file("d/a.js")}, {"d/b.js", file("d/b.js")}})
+	outs, errs := RemoveAll(root, []Removal{{"d/a.js", file("d/a.js")}, {"d/b.js", file("d/b.js")}}, nil)
 	if outs[0] != Conflict || !errors.Is(errs[0], syscall.EIO) {
 		t.Errorf("a.js: %v %v", outs[0], errs[0])
 	}
@@ -146,7 +182,7 @@ func TestRemoveAllFailure(t *testing.T) {
 		}
 		return nil
 	})()
-	outs, errs = RemoveAll(root, []Removal{{"d/a.js", file("other")}, {"d/b.js", file("d/b.js")}})
+	outs, errs = RemoveAll(root, []Removal{{"d/a.js", file("other")}, {"d/b.js", file("d/b.js")}}, nil)
 	if outs[0] != Conflict || errs[0] != nil {
 		t.Errorf("a.js, which holds something else: %v %v", outs[0], errs[0])
 	}

@@ -107,15 +107,15 @@ func (w *Writer) ApplyLocked(rel string, base, theirs sync.Version) (sync.Outcom
 }
 
 // RemoveAll takes the files of items out of the workspace under their
-// locks, each where it still holds its Base (sync.RemoveAll).
-func (w *Writer) RemoveAll(items []sync.Removal) ([]sync.Outcome, []error) {
+// locks, each where it still holds its Base, into bin (sync.RemoveAll).
+func (w *Writer) RemoveAll(items []sync.Removal, bin *sync.Bin) ([]sync.Outcome, []error) {
 	rels := make([]string, len(items))
 	for i, it := range items {
 		rels[i] = it.Rel
 	}
 	unlock := w.LockAll(rels)
 	defer unlock()
-	return sync.RemoveAll(w.root, items)
+	return sync.RemoveAll(w.root, items, bin)
 }
 
 // CleanTemp removes the temporary files of workspace writes a crash cut
