@@ -158,6 +158,12 @@ func bulk(ctx context.Context, o options, dir, bin string, rep *report, n int) e
 		return fmt.Errorf("reject-all left gen/ in the workspace (%v)", err)
 	}
 	_, peak, _ = srv.rssMB()
+	// The files went into bins the server empties after its answer: git
+	// is timed once that is done, not beside it.
+	emptied, err := awaitTrash(filepath.Join(d, "home"), t0.Add(rej))
+	if err != nil {
+		return err
+	}
 	if _, err := git(ctx, plain, nil, "reset", "-q"); err != nil {
 		return err
 	}
@@ -166,7 +172,7 @@ func bulk(ctx context.Context, o options, dir, bin string, rep *report, n int) e
 		return err
 	}
 	rep.add("bulk-reject", n, "prsm", "s", false, seconds(rej),
-		fmt.Sprintf("POST reject-all: every created file out of the worktree and the workspace; server peak RSS %.0f MB", peak))
+		fmt.Sprintf("POST reject-all: every created file out of the worktree and the workspace; server peak RSS %.0f MB; its bins emptied %.1f s after the answer", peak, emptied.Seconds()))
 	rep.add("bulk-reject", n, "git clean -fdq", "s", true, seconds(clean), "")
 
 	if !want("bulk-discard") {
@@ -235,4 +241,24 @@ func commitAndClone(ctx context.Context, ws, plain string) error {
 	}
 	_, err := git(ctx, filepath.Dir(plain), nil, "clone", "-q", ws, plain)
 	return err
+}
+
+// awaitTrash waits until the bins of the server whose home is home are
+// empty (engine's trashCan), and returns how long after answered that
+// was.
+func awaitTrash(home string, answered time.Time) (time.Duration, error) {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		bins, err := filepath.Glob(filepath.Join(home, "projects", "*", "trash", "bin-*"))
+		if err != nil {
+			return 0, err
+		}
+		if len(bins) == 0 {
+			return time.Since(answered), nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("the server's bins are not empty after 10 minutes: %d left", len(bins))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

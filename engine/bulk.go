@@ -182,6 +182,7 @@ func (bk *bulker) runReject(ctx context.Context, run *rejectRun, j *job) ([]*prs
 func (bk *bulker) inChunks(ctx context.Context, sessionID string, seqs []int64, intent int64, point string,
 	fn func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error)) ([]*prsm.Record, error) {
 	ctx = context.WithoutCancel(ctx)
+	defer bk.trash.pause()()
 	keep := len(seqs) <= answerLimit
 	events := len(seqs) <= eventLimit
 	var out []*prsm.Record

@@ -39,6 +39,9 @@ func HoldTrash(e *Engine) (release func()) {
 	}
 }
 
+// PauseTrash holds the emptier back as a bulk job does (trashCan.pause).
+func PauseTrash(e *Engine) (resume func()) { return e.trash.pause() }
+
 // Settle waits for the work every session's tool calls do after their
 // answers (sync states, captures), for tests that read the store directly.
 func Settle(e *Engine) {

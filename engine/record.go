@@ -77,6 +77,7 @@ func (rc *recorder) record(ctx context.Context, s *prsm.Session, st *sessionStat
 	// job, with its writes' progress, and no event per record.
 	var j *job
 	if len(changes) > eventLimit {
+		defer rc.trash.pause()() // its sync would wait for the bins' emptying
 		j = rc.jobs.newJob(api.JobRecord, s.ID, len(changes))
 		if writes != nil {
 			writes.OnProgress(func(n int) { rc.jobs.progress(j, n, 0) })

@@ -24,6 +24,11 @@ type trashCan struct {
 	queue   []string // bins to empty, in order
 	running bool     // an emptier works through queue
 	held    bool     // a test holds the emptier back (HoldTrash)
+	// busy counts the bulk jobs running: the emptier waits for them
+	// (pause). Its deletions would be theirs to wait for: each of their
+	// parts makes its removals durable with a sync of the whole file
+	// system, which writes out every deletion made before it.
+	busy int
 }
 
 // trashBatch is how many files the emptier deletes between two looks at
@@ -76,11 +81,33 @@ func (tc *trashCan) emptyLeft() {
 	}
 }
 
-// empty queues bins for the emptier, and starts it where none runs.
+// pause holds the emptier back while a bulk job runs, until the returned
+// func is called.
+func (tc *trashCan) pause() (resume func()) {
+	tc.mu.Lock()
+	tc.busy++
+	tc.mu.Unlock()
+	return func() {
+		tc.mu.Lock()
+		tc.busy--
+		tc.mu.Unlock()
+		tc.empty()
+	}
+}
+
+// paused reports whether a bulk job holds the emptier back.
+func (tc *trashCan) paused() bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.busy > 0
+}
+
+// empty queues bins for the emptier, and starts it where none runs and
+// nothing holds it back.
 func (tc *trashCan) empty(bins ...string) {
 	tc.mu.Lock()
 	tc.queue = append(tc.queue, bins...)
-	start := !tc.running && !tc.held
+	start := !tc.running && !tc.held && tc.busy == 0 && len(tc.queue) > 0
 	tc.running = tc.running || start
 	tc.mu.Unlock()
 	if start {
@@ -94,7 +121,7 @@ func (tc *trashCan) emptier() {
 	for {
 		closing := tc.closing()
 		tc.mu.Lock()
-		if len(tc.queue) == 0 || closing {
+		if len(tc.queue) == 0 || closing || tc.busy > 0 {
 			tc.running = false
 			tc.mu.Unlock()
 			return
@@ -102,7 +129,13 @@ func (tc *trashCan) emptier() {
 		bin := tc.queue[0]
 		tc.queue = tc.queue[1:]
 		tc.mu.Unlock()
-		if err := tc.deleteBin(bin); err != nil && !errors.Is(err, errStopping) {
+		err := tc.deleteBin(bin)
+		if errors.Is(err, errStopping) {
+			// Closing, or a bulk job began: the bin waits its turn again.
+			tc.mu.Lock()
+			tc.queue = append([]string{bin}, tc.queue...)
+			tc.mu.Unlock()
+		} else if err != nil {
 			tc.Log.Warn("empty bin", "path", bin, "err", err)
 		}
 	}
@@ -123,7 +156,7 @@ func (tc *trashCan) deleteBin(bin string) error {
 	defer d.Close()
 	var kept error
 	for {
-		if tc.closing() {
+		if tc.closing() || tc.paused() {
 			return errStopping
 		}
 		names, err := d.Readdirnames(trashBatch)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/prsm-dev/prsm/engine"
 )
 
 // TestStartEmptiesBinsARunLeft: the bins a stop or a crash left full are
@@ -38,6 +40,29 @@ func TestStartEmptiesBinsARunLeft(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
+}
+
+// TestBulkJobHoldsTheEmptierBack: while a bulk job runs, no bin is
+// emptied (each of its parts syncs the whole file system, which would
+// wait for the emptier's deletions); once it ends, they are.
+func TestBulkJobHoldsTheEmptierBack(t *testing.T) {
+	f := newFixture(t)
+	bin := filepath.Join(f.eng.ProjectDir, "trash", "bin-0123456789abcdef")
+	if err := os.MkdirAll(bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "1"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resume := engine.PauseTrash(f.eng)
+	if _, err := f.eng.Reconcile(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(bin, "1")); err != nil {
+		t.Fatalf("a bin was emptied during a bulk job: %v", err)
+	}
+	resume()
+	awaitGone(t, bin)
 }
 
 // awaitGone waits (generously: a loaded host) until p is gone.
