@@ -107,6 +107,7 @@ func gone(t *testing.T, root string, keep ...string) {
 func TestRejectAllOfManyCreatedFiles(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
+	defer engine.SetBulkChunk(1000)()
 	const n = 2100 // three chunks
 	recs := f.tool(s, "gen", "Bash", "", func(wt string) { generate(t, wt, n) })
 	// The answer lists a bounded part; the store has them all. (Run
@@ -288,6 +289,7 @@ func TestRejectOfAToolCallOfManyFiles(t *testing.T) {
 func TestCrashMidRejectAllFinishesAtStart(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
+	defer engine.SetBulkChunk(1000)()
 	const n = 2100
 	f.tool(s, "gen", "Bash", "", func(wt string) { generate(t, wt, n) })
 	if !crashing(t, "reject:chunk", 1, func() { f.eng.Bulk(f.ctx, s.ID, false, "") }) {
@@ -309,6 +311,7 @@ func TestCrashMidRejectAllFinishesAtStart(t *testing.T) {
 func TestCrashMidDiscardFinishesAtStart(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
+	defer engine.SetBulkChunk(1000)()
 	const n = 2100
 	f.tool(s, "gen", "Bash", "", func(wt string) { generate(t, wt, n) })
 	if !crashing(t, "reject:reverted", 1500, func() { f.eng.EndSession(f.ctx, s.ID, true) }) {
@@ -458,6 +461,7 @@ func TestRecordOfManyFilesKeepsAFileTheUserMade(t *testing.T) {
 func TestAcceptAllOfManyFiles(t *testing.T) {
 	f := newFixture(t)
 	s := f.start("")
+	defer engine.SetBulkChunk(1000)()
 	const n = 2100
 	f.tool(s, "gen", "Bash", "", func(wt string) { generate(t, wt, n) })
 	if !crashing(t, "accept:chunk", 1, func() { f.eng.Bulk(f.ctx, s.ID, true, "") }) {

@@ -42,6 +42,14 @@ func HoldTrash(e *Engine) (release func()) {
 // PauseTrash holds the emptier back as a bulk job does (trashCan.pause).
 func PauseTrash(e *Engine) (resume func()) { return e.trash.pause() }
 
+// SetBulkChunk sets how many records a bulk job's chunk holds until the
+// returned func is called: tests of several chunks use fewer files.
+func SetBulkChunk(n int) (restore func()) {
+	old := bulkChunk
+	bulkChunk = n
+	return func() { bulkChunk = old }
+}
+
 // Settle waits for the work every session's tool calls do after their
 // answers (sync states, captures), for tests that read the store directly.
 func Settle(e *Engine) {
