@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -172,36 +173,78 @@ func (bk *bulker) runReject(ctx context.Context, run *rejectRun, j *job) ([]*prs
 	if run.end {
 		intent = 0
 	}
-	return bk.inChunks(ctx, run.s.ID, run.seqs, intent, "reject:chunk", func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error) {
-		return bk.revertChunk(ctx, run.s, run.st, seqs, events, j)
+	return bk.inChunks(ctx, run.s.ID, run.seqs, intent, "reject:chunk", func(ctx context.Context, seqs []int64, events bool, prev func() error) (commitFn, error) {
+		return bk.revertChunk(ctx, run.s, run.st, seqs, events, j, prev)
 	})
 }
 
+// A commitFn stores what a chunk's file work did (its records' states),
+// and returns the records it decided.
+type commitFn func() ([]*prsm.Record, error)
+
+// A chunkFn does the file work of the chunk seqs (events: announce each
+// record's status) and returns the commit that stores it. It calls prev,
+// which waits for the previous chunk's commit, before any of its own work
+// that must come after that commit (a store of its own, a file whose
+// state the commit holds).
+type chunkFn func(ctx context.Context, seqs []int64, events bool, prev func() error) (commitFn, error)
+
 // inChunks decides the records seqs of session sessionID, bulkChunk at a
-// time (fn; events: announce each record's status), then lets intent
-// go (0: none) and announces the session. It returns the records fn
-// decided, oldest first, when there are at most answerLimit (nil past
-// it). It runs to its end whatever becomes of ctx; a failure, or the
-// server stopping (between two chunks), returns before the intent goes.
-func (bk *bulker) inChunks(ctx context.Context, sessionID string, seqs []int64, intent int64, point string,
-	fn func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error)) ([]*prsm.Record, error) {
+// time (fn), then lets intent go (0: none) and announces the session.
+// Each chunk's commit runs beside the next chunk's file work: the one is
+// the store's work (CPU), the other mostly the disk's. Commits run one at
+// a time, in order. It returns the records the commits decided, oldest
+// first, when there are at most answerLimit (nil past it). It runs to its
+// end whatever becomes of ctx; a failure, or the server stopping (between
+// two chunks), returns before the intent goes.
+func (bk *bulker) inChunks(ctx context.Context, sessionID string, seqs []int64, intent int64, point string, fn chunkFn) ([]*prsm.Record, error) {
 	ctx = context.WithoutCancel(ctx)
 	defer bk.trash.pause()()
 	keep := len(seqs) <= answerLimit
 	events := len(seqs) <= eventLimit
 	var out []*prsm.Record
-	for lo := 0; lo < len(seqs); lo += bulkChunk {
-		if lo > 0 && bk.closing() {
-			return nil, errStopping
+	// running is closed when the commit of the chunk before is done,
+	// with its records (done) and error (cerr).
+	var running chan struct{}
+	var done []*prsm.Record
+	var cerr error
+	prev := func() error {
+		if running == nil {
+			return nil
 		}
-		done, err := fn(ctx, seqs[lo:min(lo+bulkChunk, len(seqs))], events)
+		<-running
+		running = nil
 		if keep {
 			out = append(out, done...)
+		}
+		if cerr != nil {
+			return cerr
+		}
+		crashPoint(point)
+		return nil
+	}
+	for lo := 0; lo < len(seqs); lo += bulkChunk {
+		if lo > 0 && bk.closing() {
+			if err := prev(); err != nil {
+				return nil, err
+			}
+			return nil, errStopping
+		}
+		commit, err := fn(ctx, seqs[lo:min(lo+bulkChunk, len(seqs))], events, prev)
+		if perr := prev(); perr != nil {
+			return nil, perr
 		}
 		if err != nil {
 			return nil, err
 		}
-		crashPoint(point)
+		running = make(chan struct{})
+		go func(finished chan struct{}) {
+			defer close(finished)
+			done, cerr = commit()
+		}(running)
+	}
+	if err := prev(); err != nil {
+		return nil, err
 	}
 	if intent != 0 {
 		if err := store.DoneIntent(ctx, bk.DB.Q(), intent); err != nil {
@@ -234,7 +277,7 @@ type revertStep struct {
 // records it rejected. A step that fails stops the steps after it on the
 // same path; those and it stay pending, and the error is returned once
 // the others are stored.
-func (bk *bulker) revertChunk(ctx context.Context, s *prsm.Session, st *sessionState, seqs []int64, events bool, j *job) ([]*prsm.Record, error) {
+func (bk *bulker) revertChunk(ctx context.Context, s *prsm.Session, st *sessionState, seqs []int64, events bool, j *job, prev func() error) (commitFn, error) {
 	all, err := store.RecordsBySeq(ctx, bk.DB.Q(), s.ID, seqs)
 	if err != nil {
 		return nil, err
@@ -253,19 +296,33 @@ func (bk *bulker) revertChunk(ctx context.Context, s *prsm.Session, st *sessionS
 			bytes += recs[hi].SizeBefore + recs[hi].SizeAfter
 			hi++
 		}
-		done, err := bk.revertPart(ctx, s, st, recs[lo:hi], events, j)
+		commit, err := bk.revertPart(ctx, s, st, recs[lo:hi], events, j, prev)
+		if err != nil {
+			return nil, err
+		}
+		if hi == len(recs) { // the last part's commit is the chunk's
+			return func() ([]*prsm.Record, error) {
+				done, err := commit()
+				return append(out, done...), err
+			}, nil
+		}
+		if err := prev(); err != nil {
+			return nil, err
+		}
+		done, err := commit()
 		out = append(out, done...)
 		if err != nil {
-			return out, err
+			return nil, err
 		}
 		lo = hi
 	}
-	return out, nil
+	return func() ([]*prsm.Record, error) { return out, nil }, nil
 }
 
 // revertPart is revertChunk's work on records whose contents fit in
-// memory at once.
-func (bk *bulker) revertPart(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record, events bool, j *job) ([]*prsm.Record, error) {
+// memory at once: it takes them out and returns the commit that stores
+// their states.
+func (bk *bulker) revertPart(ctx context.Context, s *prsm.Session, st *sessionState, recs []*prsm.Record, events bool, j *job, prev func() error) (commitFn, error) {
 	var hashes []string
 	seen := map[string]bool{}
 	for _, r := range recs {
@@ -297,7 +354,13 @@ func (bk *bulker) revertPart(ctx context.Context, s *prsm.Session, st *sessionSt
 	markFast(steps)
 	// One at a time, in order, each file synced, as a single reject
 	// does; the first failure stops the rest of them (they may share
-	// its path).
+	// its path). Each stores its own state, and may undo a file whose
+	// state the commit before stores: that commit goes first.
+	if slices.ContainsFunc(steps, func(p revertStep) bool { return !p.fast }) {
+		if err := prev(); err != nil {
+			return nil, err
+		}
+	}
 	for i := range steps {
 		p := &steps[i]
 		if p.fast {
@@ -324,8 +387,13 @@ func (bk *bulker) revertPart(ctx context.Context, s *prsm.Session, st *sessionSt
 		crashPoint("reject:reverted")
 	}
 	bk.removeCreated(ctx, s, st, steps, blobs)
-	// Their states, and the file states the fast steps learned, in one
-	// transaction.
+	return func() ([]*prsm.Record, error) { return bk.storeReverted(ctx, s, steps, events, j) }, nil
+}
+
+// storeReverted stores the states of a part's steps, and the file states
+// the fast steps learned, in one transaction, and returns the records it
+// rejected.
+func (bk *bulker) storeReverted(ctx context.Context, s *prsm.Session, steps []revertStep, events bool, j *job) ([]*prsm.Record, error) {
 	var changes []store.StateChange
 	var errs []error
 	conflicts := 0
@@ -343,7 +411,7 @@ func (bk *bulker) revertPart(ctx context.Context, s *prsm.Session, st *sessionSt
 		}
 	}
 	now := time.Now().UTC()
-	err = bk.DB.Tx(ctx, func(q store.Querier) error {
+	err := bk.DB.Tx(ctx, func(q store.Querier) error {
 		for _, p := range steps {
 			if p.wtLearnt {
 				if err := store.PutFileState(ctx, q, s.ID, p.r.RelPath, trackerState(p.learned)); err != nil {
@@ -528,41 +596,52 @@ func (bk *bulker) planAccept(ctx context.Context, s *prsm.Session, refs []store.
 // a time. It returns the records it accepted (up to answerLimit). A
 // failure, or the server stopping, leaves the intent for the next start.
 func (bk *bulker) runAccept(ctx context.Context, run *acceptRun, j *job) ([]*prsm.Record, error) {
-	return bk.inChunks(ctx, run.s.ID, run.seqs, run.intent, "accept:chunk", func(ctx context.Context, seqs []int64, events bool) ([]*prsm.Record, error) {
-		recs, err := store.RecordsBySeq(ctx, bk.DB.Q(), run.s.ID, seqs)
-		if err != nil {
+	return bk.inChunks(ctx, run.s.ID, run.seqs, run.intent, "accept:chunk", func(ctx context.Context, seqs []int64, events bool, prev func() error) (commitFn, error) {
+		// An accept does all of its work here, in order; its commit only
+		// hands the records on.
+		if err := prev(); err != nil {
 			return nil, err
 		}
-		var changes []store.StateChange
-		var plain, done []*prsm.Record
-		for _, r := range recs {
-			switch {
-			case r.Status != prsm.StatusPending:
-				// Decided before a crash, or by an earlier chain.
-			case r.SyncState != prsm.SyncPendingReview && decidedStatus(r) == prsm.StatusAccepted:
-				changes = append(changes, store.StateChange{ID: r.ID, Status: prsm.StatusAccepted, SyncState: r.SyncState})
-				plain = append(plain, r)
-			default:
-				chain, err := bk.review.accept(ctx, run.s, r)
-				if err != nil {
-					return done, err
-				}
-				done = append(done, chain...)
-			}
-		}
-		err = bk.DB.Tx(ctx, func(q store.Querier) error {
-			return store.SetRecordStates(ctx, q, run.s.ID, changes, time.Time{})
-		})
-		if err != nil {
-			return done, err
-		}
-		for _, r := range plain {
-			r.Status = prsm.StatusAccepted
-			if events {
-				bk.review.publishStatus(r)
-			}
-		}
-		bk.jobs.progress(j, len(recs), 0)
-		return append(done, plain...), nil
+		done, err := bk.acceptChunk(ctx, run, seqs, events, j)
+		return func() ([]*prsm.Record, error) { return done, err }, nil
 	})
+}
+
+// acceptChunk accepts the records seqs of run still pending (runAccept).
+func (bk *bulker) acceptChunk(ctx context.Context, run *acceptRun, seqs []int64, events bool, j *job) ([]*prsm.Record, error) {
+	recs, err := store.RecordsBySeq(ctx, bk.DB.Q(), run.s.ID, seqs)
+	if err != nil {
+		return nil, err
+	}
+	var changes []store.StateChange
+	var plain, done []*prsm.Record
+	for _, r := range recs {
+		switch {
+		case r.Status != prsm.StatusPending:
+			// Decided before a crash, or by an earlier chain.
+		case r.SyncState != prsm.SyncPendingReview && decidedStatus(r) == prsm.StatusAccepted:
+			changes = append(changes, store.StateChange{ID: r.ID, Status: prsm.StatusAccepted, SyncState: r.SyncState})
+			plain = append(plain, r)
+		default:
+			chain, err := bk.review.accept(ctx, run.s, r)
+			if err != nil {
+				return done, err
+			}
+			done = append(done, chain...)
+		}
+	}
+	err = bk.DB.Tx(ctx, func(q store.Querier) error {
+		return store.SetRecordStates(ctx, q, run.s.ID, changes, time.Time{})
+	})
+	if err != nil {
+		return done, err
+	}
+	for _, r := range plain {
+		r.Status = prsm.StatusAccepted
+		if events {
+			bk.review.publishStatus(r)
+		}
+	}
+	bk.jobs.progress(j, len(recs), 0)
+	return append(done, plain...), nil
 }
