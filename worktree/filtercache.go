@@ -3,6 +3,7 @@ package worktree
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -160,11 +161,11 @@ func (r *Runner) systemConfig(ctx context.Context) (string, bool) {
 
 // fileDrivers are the drivers the config file at path defines now.
 func (r *Runner) fileDrivers(ctx context.Context, c *Cmd, path string) ([]string, bool) {
-	b, err := os.ReadFile(path)
+	b, err := readConfig(path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDir) {
 		return nil, true // git reads nothing there either
 	}
-	if err != nil || len(b) > maxConfigFile || containsFold(b, "include") {
+	if err != nil || containsFold(b, "include") {
 		return nil, false
 	}
 	if !containsFold(b, "filter") {
@@ -197,6 +198,30 @@ func (r *Runner) fileDrivers(ctx context.Context, c *Cmd, path string) ([]string
 	driverCache.asked++
 	driverCache.mu.Unlock()
 	return names, true
+}
+
+// readConfig reads the config file at path: a regular file of
+// maxConfigFile bytes at most. Opened without waiting, so that a FIFO
+// put where git may not even look (a config.worktree without
+// extensions.worktreeConfig) cannot hold the runner up.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNoWait, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxConfigFile {
+		return nil, errors.New("not a regular config file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
+	if err == nil && len(b) > maxConfigFile {
+		err = errors.New("config file too large")
+	}
+	return b, err
 }
 
 // plainRepo reports whether git, run in the directory above gitDir,

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prsm-dev/prsm/internal/testgit"
 )
@@ -74,6 +76,27 @@ func TestCachedDriversAskGitOnce(t *testing.T) {
 		t.Fatalf("a .git that git passes over: cached drivers %v", got)
 	}
 	os.WriteFile(head, b, 0o644)
+	drivers("one", "two")
+
+	// A FIFO where git may not even look: given up on, not waited on.
+	fifo := filepath.Join(dir, ".git", "config.worktree")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool)
+	go func() {
+		_, ok := r.cachedDrivers(ctx, c)
+		done <- ok
+	}()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Fatal("a FIFO for config.worktree: cached drivers")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a FIFO for config.worktree: still reading it after a minute")
+	}
+	os.Remove(fifo)
 	drivers("one", "two")
 
 	other := testgit.Init(t, "other")

@@ -11,3 +11,5 @@ const driverCacheable = false
 var errNotDir = errors.New("not a directory")
 
 func canEnter(string) bool { return false }
+
+const openNoWait = 0

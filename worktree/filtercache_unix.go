@@ -15,3 +15,6 @@ var errNotDir = syscall.ENOTDIR
 func canEnter(dir string) bool {
 	return syscall.Access(dir, 1) == nil
 }
+
+// openNoWait opens a FIFO without waiting for a writer.
+const openNoWait = syscall.O_NONBLOCK
