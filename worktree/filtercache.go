@@ -3,7 +3,6 @@ package worktree
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -205,19 +204,7 @@ func (r *Runner) fileDrivers(ctx context.Context, c *Cmd, path string) ([]string
 // put where git may not even look (a config.worktree without
 // extensions.worktreeConfig) cannot hold the runner up.
 func readConfig(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openNoWait, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxConfigFile {
-		return nil, errors.New("not a regular config file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
+	b, err := readRegular(path, openNoWait, maxConfigFile)
 	if err == nil && len(b) > maxConfigFile {
 		err = errors.New("config file too large")
 	}
