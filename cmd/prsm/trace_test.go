@@ -14,7 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// traceCheck builds internal/tracecheck, the Agent Trace record schema
+// traceCheck builds cmd/prsm/internal/tracecheck, the Agent Trace record schema
 // (testdata/agent-trace) checker, as dir/tracecheck. It is a program of
 // its own so that the test binary, which every prsm a script runs is,
 // does not pay the schema library's init.
@@ -23,7 +23,7 @@ func traceCheck(dir string) (string, error) {
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/prsm-dev/prsm/internal/tracecheck")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/prsm-dev/prsm/cmd/prsm/internal/tracecheck")
 	cmd.Dir = testDir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build tracecheck: %v\n%s", err, out)
