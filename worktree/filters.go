@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // Filter drivers. A `filter` attribute names a driver whose programs git
@@ -19,10 +18,11 @@ import (
 // config from its worktree (`git config filter.x.clean ...`), so prsm
 // runs none of them, the user's own (git-lfs) included, as it runs no
 // hook or fsmonitor: it cannot tell them apart. git has no switch for
-// all drivers, so every call that could run one first asks git for the
-// drivers its configuration defines there, and runs with each one's
-// programs emptied and required off (GIT_CONFIG_KEY_n, which takes any
-// name). Built-in conversions (eol, ident, working-tree-encoding) run no
+// all drivers, so every call that could run one first lists the drivers
+// its configuration defines there (from the config files' bytes, asking
+// git only for bytes it has not parsed: cachedDrivers; or asking git),
+// and runs with each one's programs emptied and required off
+// (GIT_CONFIG_KEY_n, which takes any name). Built-in conversions (eol, ident, working-tree-encoding) run no
 // program and stay. A driver added between the two calls (a few
 // milliseconds) would still run: the one gap. A runner Pinned for one
 // short operation asks once for all its calls there, and widens that gap
@@ -73,7 +73,7 @@ func (r *Runner) noFilters(ctx context.Context, c *Cmd) ([]string, error) {
 	}
 	names, err := r.pinnedDrivers(c)
 	if names == nil && err == nil {
-		names, err = r.filterDrivers(ctx, c)
+		names, err = r.drivers(ctx, c)
 	}
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func (r *Runner) Pinned(ctx context.Context, dir string) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, err := r.filterDrivers(ctx, c)
+	names, err := r.drivers(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -132,40 +132,57 @@ func (r *Runner) pinnedDrivers(c *Cmd) ([]string, error) {
 	return r.pin.names, nil
 }
 
-// filterDrivers lists the filter drivers that git's configuration
+// drivers lists the filter drivers that git's configuration defines
+// where c runs: from the config files' content when it can
+// (cachedDrivers), else by asking git (filterDrivers).
+func (r *Runner) drivers(ctx context.Context, c *Cmd) ([]string, error) {
+	if names, ok := r.cachedDrivers(ctx, c); ok {
+		return names, nil
+	}
+	return r.filterDrivers(ctx, c)
+}
+
+// filterDrivers asks git for the filter drivers its configuration
 // defines where c runs: the <name> of every filter.<name>.<key>.
 func (r *Runner) filterDrivers(ctx context.Context, c *Cmd) ([]string, error) {
 	loc, err := r.location(c)
 	if err != nil {
 		return nil, err
 	}
-	argv := append(append(append([]string(nil), safeConfig...), loc...), "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
+	out, err := r.listGit(ctx, append(loc, "config", "-z", "--name-only", "--get-regexp", `^filter\.`), nil)
+	if err != nil {
+		if ExitCode(err) == 1 && err.(*Error).Stderr == "" {
+			return nil, nil // none defined
+		}
+		return nil, err
+	}
+	return driverNames(out), nil
+}
+
+// listGit runs git, with safeConfig, for what prsm asks of git's
+// configuration (args: where, then the config command), stdin its
+// input when not nil.
+func (r *Runner) listGit(ctx context.Context, args []string, stdin []byte, env ...string) ([]byte, error) {
+	argv := append(append([]string(nil), safeConfig...), args...)
 	cmd := exec.CommandContext(ctx, r.bin(), argv...)
-	cmd.Env = Environ()
+	cmd.Env = Environ(env...)
 	inGroup(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	out, err := cmd.Output()
 	if err != nil {
+		gerr := &Error{Args: args, ExitCode: -1, Stderr: stderr.String(), Err: fmt.Errorf("list filter drivers: %w", err)}
 		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0 {
-			return nil, nil // none defined
+		if errors.As(err, &ee) {
+			gerr.ExitCode = ee.ExitCode()
 		}
 		if ctx.Err() == context.DeadlineExceeded {
-			err = ErrTimeout
+			gerr.Err = fmt.Errorf("list filter drivers: %w", ErrTimeout)
 		}
-		return nil, &Error{Args: argv[len(safeConfig)+len(loc):], ExitCode: -1, Stderr: stderr.String(), Err: fmt.Errorf("list filter drivers: %w", err)}
+		return out, gerr
 	}
-	var names []string
-	for _, key := range strings.Split(string(out), "\x00") {
-		rest, ok := strings.CutPrefix(key, "filter.")
-		i := strings.LastIndexByte(rest, '.')
-		if !ok || i <= 0 {
-			continue
-		}
-		if name := rest[:i]; !slices.Contains(names, name) {
-			names = append(names, name)
-		}
-	}
-	return names, nil
+	return out, nil
 }

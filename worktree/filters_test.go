@@ -1,6 +1,7 @@
 package worktree_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -118,4 +119,75 @@ func TestPinnedRunsNoFilterDriver(t *testing.T) {
 	if len(got) != 1 || got[0] != "late" {
 		t.Fatalf("filters run = %v, want only the one defined after Pinned (late)", got)
 	}
+}
+
+// TestLateDriverNeverRuns: drivers defined after a call found none (and
+// so after the runner read the config files) are switched off in the
+// next call all the same: one in the repository's config, written by
+// git config; one in the user's global config; one put in the
+// repository's config in place, its size and times kept; one in a
+// session worktree's config.worktree, for a call In it. Each would
+// clean what hash-object hashes.
+func TestLateDriverNeverRuns(t *testing.T) {
+	testgit.Env(t)
+	ctx := context.Background()
+	marks := t.TempDir()
+	dir := testgit.Init(t, "ws")
+	testgit.Commit(t, dir, "init", map[string]string{".gitattributes": "*.a filter=late\n*.b filter=global\n*.c filter=inplace\n*.d filter=wt\n"})
+	repo, err := worktree.Discover(ctx, nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	if err := repo.AddWorktree(ctx, wt, "prsm/late", "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	files := []byte("x.a\nx.b\nx.c\nx.d\n")
+	for _, d := range []string{dir, wt} {
+		for _, f := range []string{"x.a", "x.b", "x.c", "x.d"} {
+			testgit.Write(t, d, f, "content\n", 0o644)
+		}
+	}
+	hash := func(when string) {
+		t.Helper()
+		for _, d := range []string{dir, wt} {
+			if _, err := repo.RunIn(ctx, d, worktree.NewCmd("hash-object", "--stdin-paths").Stdin(files)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if names := testgit.Names(marks); len(names) > 0 {
+			t.Fatalf("%s: filters ran: %v", when, names)
+		}
+	}
+	hash("before any driver")
+	testgit.Git(t, dir, "config", "filter.late.clean", "touch "+marks+"/late; cat")
+	hash("after git config")
+	global := os.Getenv("GIT_CONFIG_GLOBAL")
+	old, _ := os.ReadFile(global)
+	testgit.Write(t, filepath.Dir(global), filepath.Base(global), string(old)+"[filter \"global\"]\n\tclean = touch "+marks+"/global; cat\n", 0o644)
+	hash("after a global driver")
+
+	// In place: the same bytes but one driver's name, the times put back.
+	cfg := filepath.Join(repo.CommonDir, "config")
+	testgit.Git(t, dir, "config", "filter.inplacX.clean", "touch "+marks+"/inplace; cat")
+	hash("before renaming a driver in place")
+	fi, err := os.Stat(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(cfg)
+	f, err := os.OpenFile(cfg, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(bytes.Replace(b, []byte("inplacX"), []byte("inplace"), 1)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	os.Chtimes(cfg, fi.ModTime(), fi.ModTime())
+	hash("after a driver renamed in place")
+
+	testgit.Git(t, dir, "config", "extensions.worktreeConfig", "true")
+	testgit.Git(t, wt, "config", "--worktree", "filter.wt.clean", "touch "+marks+"/wt; cat")
+	hash("after a worktree's driver")
 }

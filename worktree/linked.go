@@ -149,7 +149,13 @@ func entryGitdir(admin string) (string, bool) {
 // never blocks on a FIFO and never follows a symlink at p: the file may
 // be the agent's.
 func readSmall(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|osproc.NoFollow, 0)
+	return readRegular(p, osproc.NoFollow, maxGitdirFile)
+}
+
+// readRegular reads at most limit bytes (and one more, for the caller to
+// tell) of the regular file p, opened with flags besides O_RDONLY.
+func readRegular(p string, flags int, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|flags, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -161,5 +167,5 @@ func readSmall(p string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", p)
 	}
-	return io.ReadAll(io.LimitReader(f, maxGitdirFile+1))
+	return io.ReadAll(io.LimitReader(f, limit+1))
 }
