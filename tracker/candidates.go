@@ -115,9 +115,11 @@ func (s *Session) Dirty(ctx context.Context) ([]string, error) {
 		}
 		set[rel] = true
 	}
-	if s.Base != "" {
+	if head, ok := s.Repo.HeadOf(s.Worktree); s.Base != "" && (!ok || head != s.Base) {
 		// What the agent committed in its worktree is clean against its
-		// HEAD and differs from the base all the same.
+		// HEAD and differs from the base all the same. (A HEAD that is
+		// still the base, as git's files say plainly, has nothing to
+		// add: no git diff for it.)
 		out, err := s.Repo.RunIn(ctx, s.Worktree, worktree.NewCmd("diff", "--name-only", "-z", "--no-renames").Rev(s.Base, "HEAD"))
 		if err != nil {
 			return nil, fmt.Errorf("commits of session %s: %w", s.ID, err)

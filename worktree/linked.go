@@ -169,3 +169,34 @@ func readRegular(p string, flags int, limit int64) ([]byte, error) {
 	}
 	return io.ReadAll(io.LimitReader(f, limit+1))
 }
+
+// HeadOf is the commit the HEAD of the session worktree at path points
+// at, read from git's files without a git process: its entry's HEAD, and
+// the loose branch ref that names (refs/heads/...), or a commit id there.
+// ok is false where the files do not say plainly (a packed or missing
+// ref, a ref of another kind, anything odd): the caller then asks git.
+// The files are the agent's to write too; they can only make prsm ask
+// git, or name the commit git would resolve HEAD to as well.
+func (r *Repo) HeadOf(path string) (commit string, ok bool) {
+	l, err := r.Linked(path)
+	if err != nil {
+		return "", false
+	}
+	b, err := readRegular(filepath.Join(l.GitDir, "HEAD"), osproc.NoFollow, 4096)
+	if err != nil {
+		return "", false
+	}
+	head := strings.TrimRight(string(b), "\n")
+	if hexID.MatchString(head) {
+		return head, true
+	}
+	ref, isRef := strings.CutPrefix(head, "ref: ")
+	if !isRef || !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") || strings.ContainsAny(ref, "\x00\n\r\\") {
+		return "", false
+	}
+	b, err = readRegular(filepath.Join(r.CommonDir, filepath.FromSlash(ref)), osproc.NoFollow, 4096)
+	if id := strings.TrimRight(string(b), "\n"); err == nil && hexID.MatchString(id) {
+		return id, true
+	}
+	return "", false
+}

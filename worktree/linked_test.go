@@ -288,3 +288,35 @@ func TestLinkedFoundFromGitsSide(t *testing.T) {
 		t.Errorf("Linked(unknown) = %+v", l)
 	}
 }
+
+// TestHeadOfReadsGitsFiles: HeadOf names the commit git resolves a
+// session worktree's HEAD to, from git's files, while they say so
+// plainly: the branch's loose ref, an agent's commit on it, a detached
+// HEAD. A packed ref, or a HEAD of another kind, is not read: the caller
+// asks git.
+func TestHeadOfReadsGitsFiles(t *testing.T) {
+	repo, wt := sessionWorktree(t)
+	rev := func() string { return strings.TrimSpace(testgit.Git(t, wt, "rev-parse", "HEAD")) }
+	check := func(when string, wantOK bool) {
+		t.Helper()
+		got, ok := repo.HeadOf(wt)
+		if ok != wantOK || (ok && got != rev()) {
+			t.Errorf("%s: HeadOf = %q %v; git says %s, want ok %v", when, got, ok, rev(), wantOK)
+		}
+	}
+	check("at the base", true)
+	testgit.Commit(t, wt, "the agent's", map[string]string{"c.txt": "c\n"})
+	check("after a commit", true)
+	testgit.Git(t, wt, "pack-refs", "--all")
+	check("packed", false)
+	testgit.Git(t, wt, "checkout", "-q", "--detach")
+	check("detached", true)
+	admin := filepath.Join(repo.CommonDir, "worktrees", filepath.Base(wt))
+	testgit.Write(t, admin, "HEAD", "ref: refs/heads/../../HEAD\n", 0o644)
+	if got, ok := repo.HeadOf(wt); ok {
+		t.Errorf("a HEAD naming ..: %q", got)
+	}
+	if got, ok := repo.HeadOf(t.TempDir()); ok {
+		t.Errorf("not a session worktree: %q", got)
+	}
+}
