@@ -196,6 +196,9 @@ func bulk(ctx context.Context, o options, dir, bin string, rep *report, n int) e
 		return fmt.Errorf("discard left gen/ in the workspace (%v)", err)
 	}
 	_, peak, _ = srv.rssMB()
+	if _, err := awaitTrash(filepath.Join(d, "home"), t0.Add(dis)); err != nil {
+		return err
+	}
 	if err := genBulk(plain, n); err != nil {
 		return err
 	}
