@@ -208,6 +208,13 @@ func (bk *bulker) inChunks(ctx context.Context, sessionID string, seqs []int64, 
 	var running chan struct{}
 	var done []*prsm.Record
 	var cerr error
+	defer func() {
+		// A panic in fn (a crash point's, in tests) leaves no commit
+		// running behind it.
+		if running != nil {
+			<-running
+		}
+	}()
 	prev := func() error {
 		if running == nil {
 			return nil

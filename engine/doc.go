@@ -48,8 +48,12 @@
 //   - bulk decisions (bulker): bulkstart.go: the entry points (one
 //     session's pending records, or every session's); bulk.go: a reject
 //     of many records, planned from their paths and worked a chunk at a
-//     time (one intent, one transaction a chunk, created files removed a
-//     directory at a time), and an accept of many.
+//     time (one intent, one transaction a chunk, stored beside the next
+//     chunk's file work, created files removed a directory at a time into
+//     a bin), and an accept of many.
+//   - bins (trashCan): trash.go: the bins under ProjectDir/trash that
+//     bulk removals rename files into, emptied after the answer, while
+//     no bulk job runs, and at the next start when a stop left them.
 //   - jobs (jobRunner): jobs.go: the jobs long operations run as
 //     (progress events, GET /jobs/{id}, apart from their request).
 //   - rewind (rewinder): rewind.go: a rewind to a checkpoint, which
