@@ -127,7 +127,7 @@ func TestRejectAllOfManyCreatedFiles(t *testing.T) {
 	write(t, f.ws, mine, "the user's\n")
 	events, unsubscribe := f.eng.Events.Subscribe()
 	defer unsubscribe()
-	release := engine.HoldTrash(f.eng)
+	release := engine.PauseTrash(f.eng)
 	defer release()
 
 	ans, err := f.eng.Bulk(f.ctx, s.ID, false, "")

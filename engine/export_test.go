@@ -25,21 +25,8 @@ func HoldFlush(e *Engine) (release func()) {
 	return e.ckpt.writeMu.Unlock
 }
 
-// HoldTrash keeps the engine's bins full (trashCan: nothing is emptied)
-// until the returned func is called.
-func HoldTrash(e *Engine) (release func()) {
-	e.trash.mu.Lock()
-	e.trash.held = true
-	e.trash.mu.Unlock()
-	return func() {
-		e.trash.mu.Lock()
-		e.trash.held = false
-		e.trash.mu.Unlock()
-		e.trash.empty()
-	}
-}
-
-// PauseTrash holds the emptier back as a bulk job does (trashCan.pause).
+// PauseTrash keeps the engine's bins full, as a bulk job does
+// (trashCan.pause), until the returned func is first called.
 func PauseTrash(e *Engine) (resume func()) { return e.trash.pause() }
 
 // SetBulkChunk sets how many records a bulk job's chunk holds until the

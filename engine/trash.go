@@ -23,7 +23,6 @@ type trashCan struct {
 	mu      stdsync.Mutex
 	queue   []string // bins to empty, in order
 	running bool     // an emptier works through queue
-	held    bool     // a test holds the emptier back (HoldTrash)
 	// busy counts the bulk jobs running: the emptier waits for them
 	// (pause). Its deletions would be theirs to wait for: each of their
 	// parts makes its removals durable with a sync of the whole file
@@ -82,17 +81,17 @@ func (tc *trashCan) emptyLeft() {
 }
 
 // pause holds the emptier back while a bulk job runs, until the returned
-// func is called.
+// func is first called.
 func (tc *trashCan) pause() (resume func()) {
 	tc.mu.Lock()
 	tc.busy++
 	tc.mu.Unlock()
-	return func() {
+	return stdsync.OnceFunc(func() {
 		tc.mu.Lock()
 		tc.busy--
 		tc.mu.Unlock()
 		tc.empty()
-	}
+	})
 }
 
 // paused reports whether a bulk job holds the emptier back.
@@ -107,7 +106,7 @@ func (tc *trashCan) paused() bool {
 func (tc *trashCan) empty(bins ...string) {
 	tc.mu.Lock()
 	tc.queue = append(tc.queue, bins...)
-	start := !tc.running && !tc.held && tc.busy == 0 && len(tc.queue) > 0
+	start := !tc.running && tc.busy == 0 && len(tc.queue) > 0
 	tc.running = tc.running || start
 	tc.mu.Unlock()
 	if start {
