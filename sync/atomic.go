@@ -50,15 +50,19 @@ var writebackAtStage = true
 // crash is removed by CleanTemp. Other names with the prefix are.
 const TempPrefix = ".prsm-tmp-"
 
+// tempDigits is how many base-36 digits follow TempPrefix in a
+// temporary file's name.
+const tempDigits = 13
+
 // tempName is a new temporary file name (see TempPrefix).
 func tempName() string {
-	return fmt.Sprintf("%s%013s", TempPrefix, strconv.FormatUint(rand.Uint64(), 36))
+	return fmt.Sprintf("%s%0*s", TempPrefix, tempDigits, strconv.FormatUint(rand.Uint64(), 36))
 }
 
 // IsTempName reports whether name is one tempName gives.
 func IsTempName(name string) bool {
 	digits, ok := strings.CutPrefix(name, TempPrefix)
-	if !ok || len(digits) != 13 {
+	if !ok || len(digits) != tempDigits {
 		return false
 	}
 	for _, c := range digits {

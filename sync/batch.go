@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	stdsync "sync"
 
 	"github.com/prsm-dev/prsm/internal/safepath"
@@ -37,7 +39,7 @@ func RemoveAll(root string, items []Removal, bin *Bin) ([]Outcome, []error) {
 	outs := make([]Outcome, len(items))
 	errs := make([]error, len(items))
 	root = filepath.Clean(root)
-	paths, byDir, err := byDirectory(root, len(items), func(i int) string { return items[i].Rel }, errs)
+	names, byDir, err := byDirectory(root, len(items), func(i int) string { return items[i].Rel }, errs)
 	if err != nil {
 		for i := range items {
 			outs[i], errs[i] = Conflict, err
@@ -49,7 +51,7 @@ func RemoveAll(root string, items []Removal, bin *Bin) ([]Outcome, []error) {
 			outs[i] = Conflict
 		}
 	}
-	inDirs(byDir, func(dir string, idx []int) { removeIn(root, dir, idx, paths, items, outs, errs, bin, !CanSyncFS) })
+	inDirs(byDir, func(dir string, idx []int) { removeIn(root, dir, idx, names, items, outs, errs, bin, !CanSyncFS) })
 	if CanSyncFS {
 		// One sync of the file system for all of them: a sync of each
 		// directory is a commit of the file system's journal each, and
@@ -67,7 +69,7 @@ func RemoveAll(root string, items []Removal, bin *Bin) ([]Outcome, []error) {
 			}
 			if err != nil {
 				for _, i := range removed {
-					errs[i] = fmt.Errorf("removed %s: %w", paths[i], err)
+					errs[i] = fmt.Errorf("removed %s: %w", items[i].Rel, err)
 				}
 			}
 		}
@@ -75,18 +77,21 @@ func RemoveAll(root string, items []Removal, bin *Bin) ([]Outcome, []error) {
 	return outs, errs
 }
 
-// byDirectory joins n relative paths (rel) to root and groups them by
-// directory. A path is checked as safepath.Join checks it, but for the
-// walk of its parents, which the open of each directory does once for
-// all of its files (openDirIn: no symlink on the way); a bad one's
-// error goes to errs.
-func byDirectory(root string, n int, rel func(int) string, errs []error) (paths []string, byDir map[string][]int, err error) {
+// byDirectory checks n relative paths (rel) under root and groups them
+// by directory (absolute): names is each one's name in its directory, a
+// part of the rel string, so that 200k files of an npm install hold no
+// joined path each; join them where one is needed. A path is checked as
+// safepath.Join checks it, but for the walk of its parents, which the
+// open of each directory does once for all of its files (openDirIn: no
+// symlink on the way); a bad one's error goes to errs.
+func byDirectory(root string, n int, rel func(int) string, errs []error) (names []string, byDir map[string][]int, err error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, nil, err
 	}
-	paths = make([]string, n)
+	names = make([]string, n)
 	byDir = map[string][]int{}
+	var lastRel, lastDir string // the path before's directory, most often this one's too
 	for i := 0; i < n; i++ {
 		r, err := safepath.Rel(abs, rel(i))
 		if err == nil && len(abs)+1+len(r) > safepath.MaxPath {
@@ -96,11 +101,17 @@ func byDirectory(root string, n int, rel func(int) string, errs []error) (paths 
 			errs[i] = err
 			continue
 		}
-		paths[i] = filepath.Join(abs, filepath.FromSlash(r))
-		d := filepath.Dir(paths[i])
-		byDir[d] = append(byDir[d], i)
+		dirRel, name := path.Split(r)
+		names[i] = name
+		if dirRel != lastRel || lastDir == "" {
+			lastRel, lastDir = dirRel, abs
+			if dirRel != "" {
+				lastDir = filepath.Join(abs, filepath.FromSlash(dirRel))
+			}
+		}
+		byDir[lastDir] = append(byDir[lastDir], i)
 	}
-	return paths, byDir, nil
+	return names, byDir, nil
 }
 
 // batchWorkers is how many directories a batch works in at once: its
@@ -109,7 +120,7 @@ const batchWorkers = 8
 
 // inDirs runs fn for each directory of byDir and its items, batchWorkers
 // directories at once.
-func inDirs(byDir map[string][]int, fn func(dir string, idx []int)) {
+func inDirs[T any](byDir map[string][]T, fn func(dir string, items []T)) {
 	sem := make(chan struct{}, batchWorkers)
 	var wg stdsync.WaitGroup
 	for dir, idx := range byDir {
@@ -126,7 +137,7 @@ func inDirs(byDir map[string][]int, fn func(dir string, idx []int)) {
 
 // removeIn is RemoveAll's work in one directory, for the items idx, with
 // bin (nil: none); syncDir: it syncs the directory after its removals.
-func removeIn(root, dir string, idx []int, paths []string, items []Removal, outs []Outcome, errs []error, bin *Bin, syncDir bool) {
+func removeIn(root, dir string, idx []int, names []string, items []Removal, outs []Outcome, errs []error, bin *Bin, syncDir bool) {
 	d, err := openDirIn(root, dir, false)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
 		// No directory: every file of it is gone already (as Apply finds
@@ -154,7 +165,7 @@ func removeIn(root, dir string, idx []int, paths []string, items []Removal, outs
 	}
 	var removed []int
 	for _, i := range idx {
-		outs[i], errs[i] = removeOne(d, paths[i], items[i].Base, rm)
+		outs[i], errs[i] = removeOne(d, filepath.Join(dir, names[i]), items[i].Base, rm)
 		if outs[i] == Written {
 			removed = append(removed, i)
 		}
@@ -162,7 +173,7 @@ func removeIn(root, dir string, idx []int, paths []string, items []Removal, outs
 	if len(removed) > 0 && syncDir {
 		if err := syncRoot(d); err != nil {
 			for _, i := range removed {
-				errs[i] = fmt.Errorf("removed %s: %w", paths[i], err)
+				errs[i] = fmt.Errorf("removed %s: %w", filepath.Join(dir, names[i]), err)
 			}
 		}
 	}
@@ -306,29 +317,37 @@ type Staged struct {
 	made map[string]string
 }
 
-// stagedFile is one file of Staged: the index of its Creation, its path
-// and its temporary file.
+// stagedFile is one file of Staged: the index of its Creation, its name
+// in its directory (a part of the creation's Rel, no copy) and its
+// temporary file's digits (tempName): 40 bytes a file, for an npm
+// install's 200k.
 type stagedFile struct {
-	i         int
-	path, tmp string
+	name string
+	i    int32
+	tmp  [tempDigits]byte
 }
 
-// StageAll writes each creation's file beside its name, in a temporary
-// file of its directory (made if missing), as Apply stages what it writes,
-// for Place to rename into place once the caller stored what the files
-// are, and where nothing is there then: the agent's new files, which
-// Apply(root, rel, Absent, V) would write. It serves bulk work (an npm
-// install's 200k new files) while its records are stored: the files of
-// one directory go through that directory, opened once (openDirIn: no
-// symlink on the way), nothing is synced (the caller syncs the file
-// system after Place: SyncFS), and no descriptor stays open. It returns
-// the staged files and, by index, what failed; a creation that is not
-// a regular file is not staged (nor an error).
-func StageAll(root string, items []Creation) (*Staged, []error) {
-	errs := make([]error, len(items))
+func newStagedFile(i int, name, tmp string) stagedFile {
+	f := stagedFile{name: name, i: int32(i)}
+	copy(f.tmp[:], tmp[len(TempPrefix):])
+	return f
+}
+
+// tmpName is f's temporary file's name.
+func (f *stagedFile) tmpName() string { return TempPrefix + string(f.tmp[:]) }
+
+// StageAll writes the file of each of n creations (item(i) is the i-th)
+// beside its name, in a temporary file of its directory (made if
+// missing), as Apply stages what it writes, a directory at a time and
+// several directories at once; nothing is synced (the caller syncs the
+// file system once, SyncFS). A creation that is no regular file (a link,
+// nothing) is not staged. It returns the Staged, and each creation's
+// error by index.
+func StageAll(root string, n int, item func(i int) Creation) (*Staged, []error) {
+	errs := make([]error, n)
 	root = filepath.Clean(root)
-	st := &Staged{root: root, n: len(items), byDir: map[string][]stagedFile{}, made: map[string]string{}}
-	paths, byDir, err := byDirectory(root, len(items), func(i int) string { return items[i].Rel }, errs)
+	st := &Staged{root: root, n: n, byDir: map[string][]stagedFile{}, made: map[string]string{}}
+	names, byDir, err := byDirectory(root, n, func(i int) string { return item(i).Rel }, errs)
 	if err != nil {
 		for i := range errs {
 			errs[i] = err
@@ -347,27 +366,27 @@ func StageAll(root string, items []Creation) (*Staged, []error) {
 		d, err := openDirIn(root, dir, true)
 		if err != nil {
 			for _, i := range idx {
-				errs[i] = fmt.Errorf("create parent of %s: %w", paths[i], err)
+				errs[i] = fmt.Errorf("create parent of %s: %w", filepath.Join(dir, names[i]), err)
 			}
 			return
 		}
 		defer d.Close()
 		var files []stagedFile
 		for _, i := range idx {
-			v := items[i].V
+			v := item(i).V
 			if !v.Present || v.IsLink() {
 				continue
 			}
-			tmp, f, err := stage(d, paths[i], v.Content, os.FileMode(v.Mode&0o777), false)
+			tmp, f, err := stage(d, filepath.Join(dir, names[i]), v.Content, os.FileMode(v.Mode&0o777), false)
 			if err != nil {
 				errs[i] = err
 				continue
 			}
 			f.Close()
-			files = append(files, stagedFile{i: i, path: paths[i], tmp: tmp})
+			files = append(files, newStagedFile(i, names[i], tmp))
 		}
 		mu.Lock()
-		st.byDir[dir] = files
+		st.byDir[dir] = slices.Clip(files)
 		if top != "" {
 			st.made[dir] = top
 		}
@@ -384,36 +403,27 @@ func StageAll(root string, items []Creation) (*Staged, []error) {
 func (s *Staged) Place() (taken []bool, errs []error) {
 	taken = make([]bool, s.n)
 	errs = make([]error, s.n)
-	byDir := make(map[string][]int, len(s.byDir))
-	files := map[int]stagedFile{}
-	for dir, fs := range s.byDir {
-		for _, f := range fs {
-			byDir[dir] = append(byDir[dir], f.i)
-			files[f.i] = f
-		}
-	}
-	inDirs(byDir, func(dir string, idx []int) {
+	inDirs(s.byDir, func(dir string, files []stagedFile) {
 		d, err := openDirIn(s.root, dir, false)
 		if err != nil {
 			// Gone (or swapped) since: nothing is placed; the caller
 			// merges each file anew.
-			for _, i := range idx {
-				errs[i] = fmt.Errorf("place %s: %w", files[i].path, err)
+			for _, f := range files {
+				errs[f.i] = fmt.Errorf("place %s: %w", filepath.Join(dir, f.name), err)
 			}
 			return
 		}
 		defer d.Close()
-		for _, i := range idx {
-			f := files[i]
-			if _, err := d.Lstat(filepath.Base(f.path)); !errors.Is(err, fs.ErrNotExist) {
-				d.Remove(f.tmp)
+		for _, f := range files {
+			if _, err := d.Lstat(f.name); !errors.Is(err, fs.ErrNotExist) {
+				d.Remove(f.tmpName())
 				continue
 			}
-			if err := placeStaged(d, f.tmp, f.path); err != nil {
-				errs[i] = err
+			if err := placeStaged(d, f.tmpName(), filepath.Join(dir, f.name)); err != nil {
+				errs[f.i] = err
 				continue
 			}
-			taken[i] = true
+			taken[f.i] = true
 		}
 	})
 	s.byDir = nil
@@ -423,10 +433,10 @@ func (s *Staged) Place() (taken []bool, errs []error) {
 // Discard takes the staged files back (nothing was placed), and the
 // directories StageAll made for them that are left empty.
 func (s *Staged) Discard() {
-	inDirs(s.dirIndex(), func(dir string, _ []int) {
+	inDirs(s.byDir, func(dir string, files []stagedFile) {
 		if d, err := openDirIn(s.root, dir, false); err == nil {
-			for _, f := range s.byDir[dir] {
-				d.Remove(f.tmp)
+			for _, f := range files {
+				d.Remove(f.tmpName())
 			}
 			d.Close()
 			if top := s.made[dir]; top != "" {
@@ -435,13 +445,4 @@ func (s *Staged) Discard() {
 		}
 	})
 	s.byDir = nil
-}
-
-// dirIndex is the staged files' directories, for inDirs.
-func (s *Staged) dirIndex() map[string][]int {
-	m := make(map[string][]int, len(s.byDir))
-	for dir := range s.byDir {
-		m[dir] = nil
-	}
-	return m
 }

@@ -260,7 +260,7 @@ func TestStageAll(t *testing.T) {
 		{"out/evil.js", file("x\n", 0o644)},
 		{"../escape.js", file("x\n", 0o644)},
 	}
-	staged, errs := StageAll(root, items)
+	staged, errs := StageAll(root, len(items), func(i int) Creation { return items[i] })
 	for i, it := range items {
 		if (errs[i] != nil) != (i >= 6) {
 			t.Errorf("stage %s: %v", it.Rel, errs[i])
@@ -304,7 +304,8 @@ func TestStageAllDiscard(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := Version{Present: true, Mode: ModeRegular | 0o644, Content: []byte("x\n")}
-	staged, errs := StageAll(root, []Creation{{"new/deep/a.js", file}, {"empty/b.js", file}})
+	items := []Creation{{"new/deep/a.js", file}, {"empty/b.js", file}}
+	staged, errs := StageAll(root, len(items), func(i int) Creation { return items[i] })
 	if errs[0] != nil || errs[1] != nil {
 		t.Fatal(errs)
 	}
