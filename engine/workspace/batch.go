@@ -108,16 +108,17 @@ func (b *Batch) start() {
 		}
 		// The new files among them are staged while the records are
 		// stored, a directory at a time, and placed once they are.
-		var items []sync.Creation
 		for i, ch := range b.changes {
 			if !ch.Before.Present && ch.After.Present && !ch.After.IsLink() {
 				b.news = append(b.news, i)
-				items = append(items, sync.Creation{Rel: ch.Rel, V: ch.After})
 			}
 		}
 		go func() {
 			defer close(b.done)
-			b.staged, b.stageErrs = sync.StageAll(b.w.root, items)
+			b.staged, b.stageErrs = sync.StageAll(b.w.root, len(b.news), func(k int) sync.Creation {
+				ch := &b.changes[b.news[k]]
+				return sync.Creation{Rel: ch.Rel, V: ch.After}
+			})
 		}()
 		return
 	}
