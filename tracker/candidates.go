@@ -273,28 +273,42 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			continue
 		}
 		if s.inBase(p) {
-			s.ignored[p] = false
+			if len(s.ignored) < maxIgnoreCache {
+				s.ignored[p] = false
+			}
 			continue
 		}
 		ask = append(ask, p)
 	}
+	var ign map[string]bool // git's answers beyond the cache's bound
 	if len(ask) > 0 {
-		ign, err := s.checkIgnore(ctx, ask)
-		if err != nil {
+		var err error
+		if ign, err = s.checkIgnore(ctx, ask); err != nil {
 			return nil, err
 		}
+		// The cache keeps up to its bound: a look of 200k new files
+		// (an npm install) would hold a decision each.
 		for _, p := range ask {
+			if len(s.ignored) >= maxIgnoreCache {
+				break
+			}
 			s.ignored[p] = ign[p]
 		}
 	}
+	isIgnored := func(p string) bool {
+		if v, ok := s.ignored[p]; ok {
+			return v
+		}
+		return ign[p]
+	}
 	var res []string
 	for _, p := range keep {
-		if !s.ignored[p] {
+		if !isIgnored(p) {
 			res = append(res, p)
 		}
 	}
 	for _, p := range long {
-		if !s.ignored[p] {
+		if !isIgnored(p) {
 			s.noteTooLong(p)
 		}
 	}

@@ -4,6 +4,7 @@ package tracker
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,4 +91,38 @@ func sorted(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+// TestIgnoreCacheKeepsItsBound: a look of more new files than the ignore
+// cache keeps (an npm install's 200k) decides each as git does, and the
+// cache holds no more than its bound.
+func TestIgnoreCacheKeepsItsBound(t *testing.T) {
+	defer func(n int) { maxIgnoreCache = n }(maxIgnoreCache)
+	maxIgnoreCache = 10
+	s, _ := newTrackedSession(t)
+	defer s.Close()
+	testgit.Write(t, s.Worktree, ".gitignore", "*.log\n", 0o644)
+	var paths, want []string
+	for i := range 40 {
+		p := fmt.Sprintf("gen/f%02d.js", i)
+		if i%3 == 0 {
+			p = fmt.Sprintf("gen/f%02d.log", i)
+		} else {
+			want = append(want, p)
+		}
+		testgit.Write(t, s.Worktree, p, "x\n", 0o644)
+		paths = append(paths, p)
+	}
+	for look := range 2 {
+		got, err := s.Filter(context.Background(), paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(sorted(got), want) {
+			t.Errorf("look %d kept %q, want %q", look, got, want)
+		}
+		if len(s.ignored) > maxIgnoreCache {
+			t.Errorf("look %d: the ignore cache holds %d decisions, over its bound %d", look, len(s.ignored), maxIgnoreCache)
+		}
+	}
 }

@@ -146,8 +146,9 @@ const maxKnownRead = 64
 // file is read back when needed.
 const maxLearnedContent = 1 << 20
 
-// maxIgnoreCache bounds the ignore decisions kept per session.
-const maxIgnoreCache = 100_000
+// maxIgnoreCache bounds the ignore decisions kept per session (a var:
+// tests lower it).
+var maxIgnoreCache = 100_000
 
 // Change is one file that differs from what the tracker knew.
 type Change struct {
