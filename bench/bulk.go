@@ -139,6 +139,8 @@ func bulk(ctx context.Context, o options, dir, bin string, rep *report, n int) e
 	rep.add("bulk-record", n, "prsm", "s", false, seconds(rec),
 		fmt.Sprintf("complete of a Bash call that created %d files: detect, record, write to the workspace; server peak RSS %.0f MB (%.0f MB at start)", n, peak, rss0))
 	rep.add("bulk-record", n, "git add -A", "s", true, seconds(add), "")
+	rep.add("bulk-record-rss", n, "prsm", "MB", false, []float64{peak},
+		fmt.Sprintf("the server's peak resident set (VmHWM) over the record of %d new files", n))
 
 	if !want("bulk-reject") && !want("bulk-discard") {
 		return nil
@@ -213,8 +215,8 @@ func bulk(ctx context.Context, o options, dir, bin string, rep *report, n int) e
 }
 
 // bulkChecks evaluates the targets of bulk work: recording within 2x of
-// git add -A, a reject-all of 200k files well under a minute; they bind
-// at 200k files.
+// git add -A at a server peak under 256 MB, a reject-all of 200k files
+// well under a minute; they bind at 200k files.
 func bulkChecks(r *report, sizes []int) []check {
 	var out []check
 	for _, n := range sizes {
@@ -222,6 +224,10 @@ func bulkChecks(r *report, sizes []int) []check {
 			ratio := p.Median / g.Median
 			out = append(out, check{Target: "recording new files within 2x git add -A", Files: n, Figure: ratio,
 				Value: fmt.Sprintf("%.2fx (%.1f s vs %.1f s)", ratio, p.Median, g.Median), OK: ratio <= 2, Binding: n == bulkTargetFiles})
+		}
+		if p := r.prsmOf("bulk-record-rss", n); p != nil {
+			out = append(out, check{Target: "server peak RSS over a bulk record < 256 MB", Files: n, Figure: p.Max,
+				Value: fmt.Sprintf("%.0f MB", p.Max), OK: p.Max < 256, Binding: n == bulkTargetFiles})
 		}
 		if p := r.prsmOf("bulk-reject", n); p != nil {
 			out = append(out, check{Target: "reject-all of created files < 60 s", Files: n, Figure: p.Median,

@@ -212,7 +212,7 @@ func (db *DB) TxMany(ctx context.Context, fn func(q Querier) error) error {
 }
 
 // manyCache is TxMany's page cache, in KiB (sqlite's default is 2000).
-const manyCache = 32 << 10
+const manyCache = 16 << 10
 
 func (db *DB) tx(ctx context.Context, many bool, fn func(q Querier) error) (err error) {
 	var tx *sql.Tx
