@@ -338,11 +338,16 @@ func (f *stagedFile) tmpName() string { return TempPrefix + string(f.tmp[:]) }
 
 // StageAll writes the file of each of n creations (item(i) is the i-th)
 // beside its name, in a temporary file of its directory (made if
-// missing), as Apply stages what it writes, a directory at a time and
-// several directories at once; nothing is synced (the caller syncs the
-// file system once, SyncFS). A creation that is no regular file (a link,
-// nothing) is not staged. It returns the Staged, and each creation's
-// error by index.
+// missing), as Apply stages what it writes, for Place to rename into
+// place once the caller stored what the files are, and where nothing is
+// there then: the agent's new files, which Apply(root, rel, Absent, V)
+// would write. It serves bulk work (an npm install's 200k new files)
+// while its records are stored: the files of one directory go through
+// that directory, opened once (openDirIn: no symlink on the way), nothing
+// is synced (the caller syncs the file system after Place: SyncFS), and
+// no descriptor stays open. It returns the staged files and, by index,
+// what failed; a creation that is not a regular file is not staged (nor
+// an error).
 func StageAll(root string, n int, item func(i int) Creation) (*Staged, []error) {
 	errs := make([]error, n)
 	root = filepath.Clean(root)
