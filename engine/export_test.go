@@ -29,6 +29,14 @@ func HoldFlush(e *Engine) (release func()) {
 // (trashCan.pause), until the returned func is first called.
 func PauseTrash(e *Engine) (resume func()) { return e.trash.pause() }
 
+// TrashQueue is how many bins wait for the emptier, and whether an
+// emptier runs.
+func TrashQueue(e *Engine) (queued int, running bool) {
+	e.trash.mu.Lock()
+	defer e.trash.mu.Unlock()
+	return len(e.trash.queue), e.trash.running
+}
+
 // SetBulkChunk sets how many records a bulk job's chunk holds until the
 // returned func is called: tests of several chunks use fewer files.
 func SetBulkChunk(n int) (restore func()) {

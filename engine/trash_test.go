@@ -58,6 +58,10 @@ func TestBulkJobHoldsTheEmptierBack(t *testing.T) {
 	if _, err := f.eng.Reconcile(f.ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The hold is decided when the bin is queued: no emptier starts.
+	if queued, running := engine.TrashQueue(f.eng); queued != 1 || running {
+		t.Fatalf("during a bulk job: %d bins queued, emptier running %v; want 1 queued, none running", queued, running)
+	}
 	if _, err := os.Stat(filepath.Join(bin, "1")); err != nil {
 		t.Fatalf("a bin was emptied during a bulk job: %v", err)
 	}
