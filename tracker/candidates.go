@@ -273,9 +273,7 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 			continue
 		}
 		if s.inBase(p) {
-			if len(s.ignored) < maxIgnoreCache {
-				s.ignored[p] = false
-			}
+			s.keepIgnored(p, false)
 			continue
 		}
 		ask = append(ask, p)
@@ -286,13 +284,8 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 		if ign, err = s.checkIgnore(ctx, ask); err != nil {
 			return nil, err
 		}
-		// The cache keeps up to its bound: a look of 200k new files
-		// (an npm install) would hold a decision each.
 		for _, p := range ask {
-			if len(s.ignored) >= maxIgnoreCache {
-				break
-			}
-			s.ignored[p] = ign[p]
+			s.keepIgnored(p, ign[p])
 		}
 	}
 	isIgnored := func(p string) bool {
@@ -317,6 +310,15 @@ func (s *Session) Filter(ctx context.Context, paths []string) ([]string, error) 
 		sort.Strings(res)
 	}
 	return res, nil
+}
+
+// keepIgnored caches git's ignore decision of p, up to the cache's bound:
+// a look of 200k new files (an npm install) would hold a decision each.
+// Past it, the look decides from git's answer alone.
+func (s *Session) keepIgnored(p string, ignored bool) {
+	if len(s.ignored) < maxIgnoreCache {
+		s.ignored[p] = ignored
+	}
 }
 
 // maxTooLongKept bounds the too-long paths kept for TakeTooLong, and

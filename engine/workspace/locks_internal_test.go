@@ -10,9 +10,9 @@ import (
 // held is how many file locks w keeps, and the most it kept since its
 // map was made.
 func held(w *Writer) (n, high int) {
-	w.filesMu.Lock()
-	defer w.filesMu.Unlock()
-	return len(w.files), w.filesHigh
+	w.locks.mu.Lock()
+	defer w.locks.mu.Unlock()
+	return len(w.locks.files), w.locks.high
 }
 
 // TestLocksGoWhenLetGo: a file's lock serializes its writers, and once
@@ -25,9 +25,9 @@ func TestLocksGoWhenLetGo(t *testing.T) {
 	go func() { got <- w.Lock("a.txt") }()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		w.filesMu.Lock()
-		refs := w.files["a.txt"].refs
-		w.filesMu.Unlock()
+		w.locks.mu.Lock()
+		refs := w.locks.files["a.txt"].refs
+		w.locks.mu.Unlock()
 		if refs == 2 {
 			break
 		}
@@ -71,9 +71,9 @@ func waitFor(t *testing.T, w *Writer, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		w.filesMu.Lock()
+		w.locks.mu.Lock()
 		ok := cond()
-		w.filesMu.Unlock()
+		w.locks.mu.Unlock()
 		if ok {
 			return
 		}
@@ -99,7 +99,7 @@ func TestClaimsOfManyFiles(t *testing.T) {
 	one := w.Lock("gen/f00007.js")
 	claimed := make(chan func())
 	go func() { claimed <- w.LockAll(many(0)) }()
-	waitFor(t, w, "the claim waits", func() bool { return w.claimsWaiting == 1 })
+	waitFor(t, w, "the claim waits", func() bool { return w.locks.waiting == 1 })
 	select {
 	case <-claimed:
 		t.Fatal("a claim took a file whose lock is held")
@@ -107,8 +107,8 @@ func TestClaimsOfManyFiles(t *testing.T) {
 	}
 	one()
 	unlockAll := <-claimed
-	if n, _ := held(w); n != 0 || len(w.claims) != 1 {
-		t.Errorf("a claim of %d files: %d locks, %d claims; want 0 and 1", claimFrom+1, n, len(w.claims))
+	if n, _ := held(w); n != 0 || len(w.locks.claims) != 1 {
+		t.Errorf("a claim of %d files: %d locks, %d claims; want 0 and 1", claimFrom+1, n, len(w.locks.claims))
 	}
 	// A Lock of a file outside the claim goes at once; one inside and an
 	// overlapping claim wait.
@@ -117,7 +117,7 @@ func TestClaimsOfManyFiles(t *testing.T) {
 	go func() { single <- w.Lock("gen/f00100.js") }()
 	other := make(chan func())
 	go func() { other <- w.LockAll(many(claimFrom)) }() // shares gen/f01024.js
-	waitFor(t, w, "the second claim waits", func() bool { return w.claimsWaiting == 1 })
+	waitFor(t, w, "the second claim waits", func() bool { return w.locks.waiting == 1 })
 	time.Sleep(10 * time.Millisecond) // a lock or claim taken wrongly would show now
 	select {
 	case <-single:
@@ -129,8 +129,8 @@ func TestClaimsOfManyFiles(t *testing.T) {
 	unlockAll()
 	(<-single)()
 	(<-other)()
-	if n, _ := held(w); n != 0 || len(w.claims) != 0 {
-		t.Errorf("after every unlock: %d locks, %d claims", n, len(w.claims))
+	if n, _ := held(w); n != 0 || len(w.locks.claims) != 0 {
+		t.Errorf("after every unlock: %d locks, %d claims", n, len(w.locks.claims))
 	}
 }
 
