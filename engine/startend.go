@@ -225,66 +225,12 @@ func (ss *sessionStates) endSession(ctx context.Context, idOrPrefix string, disc
 	if s.Status == prsm.SessionEnded {
 		return s, nil // ending twice is a no-op
 	}
-	if !discard {
-		if s.PendingCount > 0 {
-			return nil, prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
-				fmt.Sprintf("review them with `prsm changes --session %s`, or pass --discard to drop them", s.ID),
-				"session %s has %s", s.ID, prsm.Plural(s.PendingCount, "pending change"))
-		}
-		dirty, err := ss.unrecorded(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		if dirty != "" {
-			return nil, prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
-				"pass --discard to drop them", "session %s's worktree has changes prsm has not recorded (%s)", s.ID, dirty)
-		}
-	}
-	var intent int64
-	if discard && s.PendingCount > 0 {
-		// Discarding drops the unreviewed changes: out of the workspace
-		// too, by the same reverse merges as a reject (user edits stay).
-		// Its intent goes once the session has ended: a crash before
-		// leaves the next start to finish the rejects and the end.
-		st, err := ss.state(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		err = func() error {
-			st.mu.Lock()
-			defer st.mu.Unlock() // a panic too (a crash point's)
-			run, err := ss.bulk.planBulk(ctx, s, st, false, "", true)
-			if err != nil {
-				return err
-			}
-			intent = run.reject.intent
-			_, err = run.run(ctx, j)
-			return err
-		}()
-		if err != nil {
-			return nil, fmt.Errorf("discard pending changes: %w", err)
-		}
-	}
-	// Its checkpoints are built while its state is at hand.
-	if err := ss.ckpt.materializeSession(ctx, s); err != nil {
-		return nil, err
-	}
-	// The session ends, in the store and for every holder of its state,
-	// before its worktree goes. Git deletes the files one by one: nothing
-	// may take those deletions for the agent's (a watch record would
-	// delete the user's files), and a kill meanwhile must leave an ended
-	// session whose worktree the next start removes, not an active one
-	// whose half-removed worktree it reads as work.
+	crashPoint("end:checking")
 	now := time.Now().UTC()
-	if err := ss.endState(ctx, s, now); err != nil {
+	if err := ss.endChecked(ctx, s, discard, j, now); err != nil {
 		return nil, err
 	}
 	s.Status, s.EndedAt = prsm.SessionEnded, &now
-	if intent != 0 {
-		if err := store.DoneIntent(ctx, ss.DB.Q(), intent); err != nil {
-			return nil, err
-		}
-	}
 	crashPoint("end:remove")
 	if err := ss.removeWorktree(ctx, s.WorktreePath, s.Branch); err != nil {
 		// Ended, and nothing in it is unreviewed: the next start tries again.
@@ -295,14 +241,97 @@ func (ss *sessionStates) endSession(ctx context.Context, idOrPrefix string, disc
 	return s, nil
 }
 
-// endState stores that session s ended and makes every holder of its
-// state see it: a request waiting for the session's lock finds it ended,
-// its watch stops, and a pending watch record does not run.
-func (ss *sessionStates) endState(ctx context.Context, s *prsm.Session, now time.Time) error {
+// endChecked ends session s in the store, holding the session's lock from
+// its checks to the end, so that no record (a watcher's, a late
+// PostToolUse's) comes between them unseen. Without discard, a pending
+// record or a change in the worktree that no record describes refuses
+// the end; with it, the pending records are rejected first.
+func (ss *sessionStates) endChecked(ctx context.Context, s *prsm.Session, discard bool, j *job, now time.Time) error {
 	st := ss.sessions.loaded(s.ID)
+	if _, err := os.Lstat(s.WorktreePath); st == nil && !errors.Is(err, os.ErrNotExist) {
+		if st, err = ss.state(ctx, s); err != nil {
+			return err
+		}
+	}
 	if st != nil {
 		st.mu.Lock()
-		defer st.mu.Unlock()
+		defer st.mu.Unlock() // a panic too (a crash point's)
+	}
+	fresh, err := store.GetSession(ctx, ss.DB.Q(), s.ID)
+	if err != nil {
+		return err
+	}
+	if fresh.Status == prsm.SessionEnded {
+		return nil
+	}
+	if !discard {
+		if fresh.PendingCount > 0 {
+			return prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
+				fmt.Sprintf("review them with `prsm changes --session %s`, or pass --discard to drop them", s.ID),
+				"session %s has %s", s.ID, prsm.Plural(fresh.PendingCount, "pending change"))
+		}
+		if st != nil {
+			dirty, err := ss.unrecorded(ctx, st)
+			if err != nil {
+				return err
+			}
+			if dirty != "" {
+				return prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
+					"pass --discard to drop them", "session %s's worktree has changes prsm has not recorded (%s)", s.ID, dirty)
+			}
+		}
+	}
+	var intent int64
+	if discard && fresh.PendingCount > 0 {
+		// Discarding drops the unreviewed changes: out of the workspace
+		// too, by the same reverse merges as a reject (user edits stay).
+		// Its intent goes once the session has ended: a crash before
+		// leaves the next start to finish the rejects and the end.
+		if st == nil {
+			if st, err = ss.state(ctx, s); err != nil {
+				return err
+			}
+			st.mu.Lock()
+			defer st.mu.Unlock()
+		}
+		run, err := ss.bulk.planBulk(ctx, s, st, false, "", true)
+		if err != nil {
+			return fmt.Errorf("discard pending changes: %w", err)
+		}
+		intent = run.reject.intent
+		if _, err := run.run(ctx, j); err != nil {
+			return fmt.Errorf("discard pending changes: %w", err)
+		}
+	}
+	// Its checkpoints are built while its state is at hand.
+	if err := ss.ckpt.materializeSession(ctx, s); err != nil {
+		return err
+	}
+	// The session ends, in the store and for every holder of its state,
+	// before its worktree goes. Git deletes the files one by one: nothing
+	// may take those deletions for the agent's (a watch record would
+	// delete the user's files), and a kill meanwhile must leave an ended
+	// session whose worktree the next start removes, not an active one
+	// whose half-removed worktree it reads as work.
+	if err := ss.endState(ctx, s, st, now); err != nil {
+		return err
+	}
+	if intent != 0 {
+		return store.DoneIntent(ctx, ss.DB.Q(), intent)
+	}
+	return nil
+}
+
+// endState stores that session s ended and makes every holder of its
+// state see it: a request waiting for the session's lock finds it ended,
+// its watch stops, and a pending watch record does not run. The caller
+// holds the lock of st, the session's state (nil when none is loaded).
+func (ss *sessionStates) endState(ctx context.Context, s *prsm.Session, st *sessionState, now time.Time) error {
+	if st == nil {
+		if st = ss.sessions.loaded(s.ID); st != nil {
+			st.mu.Lock()
+			defer st.mu.Unlock()
+		}
 	}
 	if err := store.EndSession(ctx, ss.DB.Q(), s.ID, now); err != nil {
 		return err
@@ -350,17 +379,12 @@ func (ss *sessionStates) removeWorktree(ctx context.Context, path, branch string
 }
 
 // unrecorded reports (as a short list) files in the session's worktree that
-// changed while no record describes them.
-func (ss *sessionStates) unrecorded(ctx context.Context, s *prsm.Session) (string, error) {
-	if _, err := os.Lstat(s.WorktreePath); errors.Is(err, os.ErrNotExist) {
+// changed while no record describes them. The caller holds st's lock.
+func (ss *sessionStates) unrecorded(ctx context.Context, st *sessionState) (string, error) {
+	if _, err := os.Lstat(st.tracker.Worktree); errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
-	st, err := ss.state(ctx, s)
-	if err != nil {
-		return "", err
-	}
-	st.mu.Lock()
-	defer st.unlock()
+	defer st.tracker.EndLook()
 	paths, err := st.tracker.Dirty(ctx)
 	if err != nil {
 		return "", err
