@@ -191,10 +191,13 @@ func (wm *warmer) prepareWarm(ctx context.Context) *warmTree {
 		w, why, err = wm.cleanSince(ctx, path, head)
 	}
 	if err != nil || why != "" {
-		if ctx.Err() == nil {
-			wm.Log.Warn("warm worktree not prepared", "err", err, "why", why)
+		if ctx.Err() != nil {
+			// The server stops: the next one's preparation removes
+			// what was cut off, and this one's end does not wait.
+			return nil
 		}
-		wm.removeWarm(context.WithoutCancel(ctx), path)
+		wm.Log.Warn("warm worktree not prepared", "err", err, "why", why)
+		wm.removeWarm(ctx, path)
 		return nil
 	}
 	return w

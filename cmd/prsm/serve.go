@@ -302,7 +302,11 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 	if _, err := eng.Reconcile(ctx); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
-	eng.StartWarming(ctx) // PRSM_WARM_WORKTREES=0: none
+	// A warm worktree being made when serving ends is cut off (the next
+	// start clears what is left): the server's end does not wait for it.
+	warmCtx, stopWarming := context.WithCancel(ctx)
+	defer stopWarming()       // before eng.Close waits for its work
+	eng.StartWarming(warmCtx) // PRSM_WARM_WORKTREES=0: none
 	// Retention at start: the defaults (30 ended sessions, 200 automatic
 	// checkpoints each) and PRSM_STORE_BUDGET when set (e.g. 500M).
 	gcReq := api.GCRequest{}
@@ -369,6 +373,7 @@ func (a *app) serve(ctx context.Context, p *project, addr string) error {
 		}()
 	}
 	serveErr := srv.Serve(serveCtx)
+	stopWarming()
 	// Checkpoints answered a moment ago reach the repository before the
 	// store closes (a crash leaves them to the next start).
 	if err := eng.FlushObjects(context.WithoutCancel(ctx)); err != nil {
@@ -411,8 +416,30 @@ func (a *app) stopCmd() *cobra.Command {
 				}
 				sleep(ctx, 25)
 			}
+			// And until its last work (checkpoint objects, the stat
+			// cache, the store's close) is done: it lets go of its lock
+			// last, and a server started meanwhile would find it held.
+			if !lockFreed(ctx, p.dir, 2*time.Minute) {
+				fmt.Fprintf(a.stdio.Out, "prsm server (pid %d) stopped serving and is still finishing its work; it exits on its own\n", info.PID)
+				return nil
+			}
 			fmt.Fprintf(a.stdio.Out, "stopped prsm server (pid %d)\n", info.PID)
 			return nil
 		},
+	}
+}
+
+// lockFreed waits up to wait for the server of the project at dir to let
+// go of its lock (the last thing it does), and reports whether it did.
+func lockFreed(ctx context.Context, dir string, wait time.Duration) bool {
+	for deadline := time.Now().Add(wait); ; sleep(ctx, 25) {
+		l, err := server.AcquireLock(dir)
+		if err == nil {
+			l.Release()
+			return true
+		}
+		if !errors.Is(err, server.ErrRunning) || time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
 	}
 }
