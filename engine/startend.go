@@ -227,8 +227,8 @@ func (ss *sessionStates) endSession(ctx context.Context, idOrPrefix string, disc
 	}
 	crashPoint("end:checking")
 	now := time.Now().UTC()
-	if err := ss.endChecked(ctx, s, discard, j, now); err != nil {
-		return nil, err
+	if ended, err := ss.endChecked(ctx, s, discard, j, now); err != nil || ended != nil {
+		return ended, err // ended meanwhile (a vanished worktree's end): a no-op too
 	}
 	s.Status, s.EndedAt = prsm.SessionEnded, &now
 	crashPoint("end:remove")
@@ -245,12 +245,13 @@ func (ss *sessionStates) endSession(ctx context.Context, idOrPrefix string, disc
 // its checks to the end, so that no record (a watcher's, a late
 // PostToolUse's) comes between them unseen. Without discard, a pending
 // record or a change in the worktree that no record describes refuses
-// the end; with it, the pending records are rejected first.
-func (ss *sessionStates) endChecked(ctx context.Context, s *prsm.Session, discard bool, j *job, now time.Time) error {
+// the end; with it, the pending records are rejected first. A session
+// found ended by then is returned, and nothing is done.
+func (ss *sessionStates) endChecked(ctx context.Context, s *prsm.Session, discard bool, j *job, now time.Time) (*prsm.Session, error) {
 	st := ss.sessions.loaded(s.ID)
 	if _, err := os.Lstat(s.WorktreePath); st == nil && !errors.Is(err, os.ErrNotExist) {
 		if st, err = ss.state(ctx, s); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if st != nil {
@@ -259,24 +260,24 @@ func (ss *sessionStates) endChecked(ctx context.Context, s *prsm.Session, discar
 	}
 	fresh, err := store.GetSession(ctx, ss.DB.Q(), s.ID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if fresh.Status == prsm.SessionEnded {
-		return nil
+		return fresh, nil
 	}
 	if !discard {
 		if fresh.PendingCount > 0 {
-			return prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
+			return nil, prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
 				fmt.Sprintf("review them with `prsm changes --session %s`, or pass --discard to drop them", s.ID),
 				"session %s has %s", s.ID, prsm.Plural(fresh.PendingCount, "pending change"))
 		}
 		if st != nil {
 			dirty, err := ss.unrecorded(ctx, st)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if dirty != "" {
-				return prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
+				return nil, prsm.Errorf(prsm.ErrConflict, "unreviewed_changes",
 					"pass --discard to drop them", "session %s's worktree has changes prsm has not recorded (%s)", s.ID, dirty)
 			}
 		}
@@ -289,23 +290,23 @@ func (ss *sessionStates) endChecked(ctx context.Context, s *prsm.Session, discar
 		// leaves the next start to finish the rejects and the end.
 		if st == nil {
 			if st, err = ss.state(ctx, s); err != nil {
-				return err
+				return nil, err
 			}
 			st.mu.Lock()
 			defer st.mu.Unlock()
 		}
 		run, err := ss.bulk.planBulk(ctx, s, st, false, "", true)
 		if err != nil {
-			return fmt.Errorf("discard pending changes: %w", err)
+			return nil, fmt.Errorf("discard pending changes: %w", err)
 		}
 		intent = run.reject.intent
 		if _, err := run.run(ctx, j); err != nil {
-			return fmt.Errorf("discard pending changes: %w", err)
+			return nil, fmt.Errorf("discard pending changes: %w", err)
 		}
 	}
 	// Its checkpoints are built while its state is at hand.
 	if err := ss.ckpt.materializeSession(ctx, s); err != nil {
-		return err
+		return nil, err
 	}
 	// The session ends, in the store and for every holder of its state,
 	// before its worktree goes. Git deletes the files one by one: nothing
@@ -314,12 +315,12 @@ func (ss *sessionStates) endChecked(ctx context.Context, s *prsm.Session, discar
 	// session whose worktree the next start removes, not an active one
 	// whose half-removed worktree it reads as work.
 	if err := ss.endState(ctx, s, st, now); err != nil {
-		return err
+		return nil, err
 	}
 	if intent != 0 {
-		return store.DoneIntent(ctx, ss.DB.Q(), intent)
+		return nil, store.DoneIntent(ctx, ss.DB.Q(), intent)
 	}
-	return nil
+	return nil, nil
 }
 
 // endState stores that session s ended and makes every holder of its

@@ -409,16 +409,10 @@ func (a *app) stopCmd() *cobra.Command {
 			if err := c.Shutdown(ctx); err != nil {
 				return err
 			}
-			// Wait until it is gone, so the next command starts afresh.
-			for i := 0; i < 200; i++ {
-				if _, err := server.ReadInfo(p.dir); errors.Is(err, os.ErrNotExist) {
-					break
-				}
-				sleep(ctx, 25)
-			}
-			// And until its last work (checkpoint objects, the stat
-			// cache, the store's close) is done: it lets go of its lock
-			// last, and a server started meanwhile would find it held.
+			// Wait until it is gone, so the next command starts afresh:
+			// it lets go of its lock last, after server.json and its last
+			// work (checkpoint objects, the stat cache, the store's
+			// close), and a server started before would find it held.
 			if !lockFreed(ctx, p.dir, 2*time.Minute) {
 				fmt.Fprintf(a.stdio.Out, "prsm server (pid %d) stopped serving and is still finishing its work; it exits on its own\n", info.PID)
 				return nil
