@@ -35,6 +35,22 @@ func (e *Engine) background(fn func()) {
 	}()
 }
 
+// whileOpen runs fn in this goroutine, counted as background work that
+// Close waits for; once Close has begun it does not run fn. A timer's
+// work (the watcher's quiet timer) goes through it: run after Close, it
+// would use a closed store.
+func (e *Engine) whileOpen(fn func()) {
+	e.flushMu.Lock()
+	if e.closed {
+		e.flushMu.Unlock()
+		return
+	}
+	e.settleWG.Add(1)
+	e.flushMu.Unlock()
+	defer e.settleWG.Done()
+	fn()
+}
+
 // Close stops the engine's background work (the delayed writing of
 // checkpoint objects and of the stat caches) and waits for it. What is
 // still pending stays in the store for FlushObjects or the next start; the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prsm-dev/prsm"
 	"github.com/prsm-dev/prsm/engine"
@@ -71,4 +72,40 @@ func TestEndSeesARecordMadeMeanwhile(t *testing.T) {
 			t.Fatalf("pending after end --discard: %d", n)
 		}
 	})
+}
+
+// TestCloseWaitsForAWatchRecord: Close waits for a watch record that
+// runs, and one whose timer fires after Close does not run: before, the
+// quiet timer's record was nobody's background work, and a server's stop
+// closed the store under it ("watch record … sql: database is closed").
+func TestCloseWaitsForAWatchRecord(t *testing.T) {
+	f := newFixture(t)
+	f.watch()
+	s := f.start("")
+	in, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(engine.SetCrashHook(func(point string) {
+		if point == "record:stored" {
+			once.Do(func() { close(in); <-release })
+		}
+	}))
+	testgit.Write(t, s.WorktreePath, "watched.txt", "agent work\n", 0o644)
+	select {
+	case <-in:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the watcher recorded nothing")
+	}
+	closed := make(chan struct{})
+	go func() { f.eng.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a watch record ran")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Close did not return once the watch record ended")
+	}
 }

@@ -114,7 +114,9 @@ func (wa *watcher) watchIn(sessionID string, d time.Duration, busy int) {
 	if st.watchTimer != nil {
 		st.watchTimer.Stop()
 	}
-	st.watchTimer = time.AfterFunc(d, func() { wa.watchTick(sessionID, busy) })
+	st.watchTimer = time.AfterFunc(d, func() {
+		wa.whileOpen(func() { wa.watchTick(sessionID, busy) })
+	})
 }
 
 // watchRetryMax caps the wait between two tries of a watcher's record
