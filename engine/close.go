@@ -39,7 +39,7 @@ func (e *Engine) background(fn func()) {
 // Close waits for; once Close has begun it does not run fn. A timer's
 // work (the watcher's quiet timer) goes through it: run after Close, it
 // would use a closed store.
-func (e *Engine) whileOpen(fn func()) {
+func whileOpen(e *Engine, fn func()) {
 	e.flushMu.Lock()
 	if e.closed {
 		e.flushMu.Unlock()

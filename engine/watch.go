@@ -115,7 +115,7 @@ func (wa *watcher) watchIn(sessionID string, d time.Duration, busy int) {
 		st.watchTimer.Stop()
 	}
 	st.watchTimer = time.AfterFunc(d, func() {
-		wa.whileOpen(func() { wa.watchTick(sessionID, busy) })
+		whileOpen(wa.Engine, func() { wa.watchTick(sessionID, busy) })
 	})
 }
 
